@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""cuforge's default GEMM plan beside cuBLAS (torch.matmul), in one process, on the DESIGN.md shapes.
+
+    python bench/gemm.py                         # all shapes, bf16 and fp16, plus startup costs
+    python bench/gemm.py --dtypes bf16 --shapes 8192x8192x8192,16x4096x4096 --json out.json
+    python bench/gemm.py --skip-startup
+
+Shapes are M×N×K. GEMM times are GPU times between CUDA events around each call, medians of
+--repeats calls after warm-up; the host enqueues the calls behind a GPU sleep so that launch gaps do
+not count. Small problems rotate through several input sets so that they are not served from L2.
+Both sides accumulate in fp32 (cuBLAS's reduced-precision reductions are turned off).
+"""
+
+import argparse
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+import cuforge
+
+DEFAULT_SHAPES = [
+    (8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048), (1024, 1024, 1024),
+    (16, 4096, 4096), (128, 14336, 4096), (4096, 14336, 4096), (8192, 1024, 8192),
+]
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def default_plan(dtype):
+    return cuforge.op.Gemm(element=dtype, layout=cuforge.LayoutType.RowMajor,
+                           element_accumulator=torch.float32)
+
+
+# --------------------------------------------------------------------------------------------------
+# GEMM throughput
+
+
+def input_sets(M, N, K, dtype, l2_bytes):
+    """Enough (A, B, C, D) sets that cycling through them touches about twice the L2 cache."""
+    per_set = (M * K + K * N + 2 * M * N) * torch.finfo(dtype).bits // 8
+    count = max(1, min(8, math.ceil(2 * l2_bytes / per_set)))
+    sets = []
+    for _ in range(count):
+        A = torch.randn((M, K), device="cuda", dtype=dtype)
+        B = torch.randn((K, N), device="cuda", dtype=dtype)
+        C = torch.randn((M, N), device="cuda", dtype=dtype)
+        D = torch.empty((M, N), device="cuda", dtype=dtype)
+        sets.append((A, B, C, D))
+    return sets
+
+
+def gpu_time_ms(call, n_sets, repeats, warmup):
+    """Median GPU time of one call, from events recorded around each call on the current stream."""
+    for i in range(warmup):
+        call(i % n_sets)
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
+    if hasattr(torch.cuda, "_sleep"):
+        torch.cuda._sleep(repeats * 100_000)  # ~50 µs of GPU cycles per call queued behind it
+    for r in range(repeats):
+        starts[r].record()
+        call(r % n_sets)
+        ends[r].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def bench_gemm(M, N, K, dtype_name, plan, args, l2_bytes):
+    dtype = DTYPES[dtype_name]
+    sets = input_sets(M, N, K, dtype, l2_bytes)
+
+    def run_cuforge(i):
+        A, B, C, D = sets[i]
+        plan.run(A, B, C, D, alpha=1.0, beta=0.0, sync=False)
+
+    def run_cublas(i):
+        A, B, _, D = sets[i]
+        torch.matmul(A, B, out=D)
+
+    # Correctness sanity check on random data (tolerance, not bit-exact).
+    A, B, C, D = sets[0]
+    plan.run(A, B, C, D)
+    ref = torch.matmul(A.float(), B.float())
+    rel_err = float((D.float() - ref).norm() / ref.norm())
+
+    t_cuforge = gpu_time_ms(run_cuforge, len(sets), args.repeats, args.warmup)
+    t_cublas = gpu_time_ms(run_cublas, len(sets), args.repeats, args.warmup)
+    flops = 2.0 * M * N * K
+    row = {
+        "M": M, "N": N, "K": K, "dtype": dtype_name, "kernel": plan.select(M, N, K),
+        "input_sets": len(sets), "cuforge_ms": t_cuforge, "cublas_ms": t_cublas,
+        "cuforge_tflops": flops / t_cuforge / 1e9, "cublas_tflops": flops / t_cublas / 1e9,
+        "ratio": t_cublas / t_cuforge, "rel_err": rel_err,
+    }
+    return row
+
+
+def print_gemm_table(rows):
+    kw = max([len("kernel")] + [len(r["kernel"]) for r in rows])
+    head = f"{'M×N×K':<20} {'dtype':<5} {'kernel':<{kw}} {'cuforge':>9} {'cuBLAS':>9} {'ratio':>6} {'rel err':>8}"
+    print(head)
+    print(f"{'':<20} {'':<5} {'':<{kw}} {'TFLOP/s':>9} {'TFLOP/s':>9}")
+    print("-" * len(head))
+    for r in rows:
+        shape = f"{r['M']}×{r['N']}×{r['K']}"
+        print(f"{shape:<20} {r['dtype']:<5} {r['kernel']:<{kw}} {r['cuforge_tflops']:>9.1f} "
+              f"{r['cublas_tflops']:>9.1f} {r['ratio']:>5.2f}× {r['rel_err']:>8.1e}")
+
+
+# --------------------------------------------------------------------------------------------------
+# Host overhead and startup
+
+
+def host_overhead_us(calls=2000, warmup=200):
+    """Wall-clock time per call of 64³ bf16 runs (sync=False), cuforge and torch.matmul."""
+    A, B, C, D = (torch.randn((64, 64), device="cuda", dtype=torch.bfloat16) for _ in range(4))
+    plan = default_plan(torch.bfloat16)
+    result = {}
+    for name, call in [("cuforge", lambda: plan.run(A, B, C, D, sync=False)),
+                       ("torch.matmul", lambda: torch.matmul(A, B, out=D))]:
+        for _ in range(warmup):
+            call()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            call()
+        t_enqueued = time.perf_counter()
+        torch.cuda.synchronize()
+        t1 = time.perf_counter()
+        result[name] = {"per_call_us": (t1 - t0) / calls * 1e6,
+                        "enqueue_only_us": (t_enqueued - t0) / calls * 1e6, "calls": calls}
+    return result
+
+
+CONSTRUCT_SCRIPT = """
+import json, time, torch
+t0 = time.perf_counter(); import cuforge; t1 = time.perf_counter()
+plan = cuforge.op.Gemm(element=torch.bfloat16, layout=cuforge.LayoutType.RowMajor,
+                       element_accumulator=torch.float32)
+t2 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "construct_s": t2 - t1}))
+"""
+
+COMPILE_SCRIPT = """
+import json, time, torch, cuforge
+plan = cuforge.op.Gemm(element=torch.bfloat16, layout=cuforge.LayoutType.RowMajor,
+                       element_accumulator=torch.float32)
+t0 = time.perf_counter(); plan.compile(); t1 = time.perf_counter()
+print(json.dumps({"compile_s": t1 - t0}))
+"""
+
+
+def run_child(script, env=None):
+    """Runs a script in a fresh interpreter and returns the JSON object on its last stdout line."""
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                          timeout=900)
+    if proc.returncode != 0:
+        raise RuntimeError(f"child process failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def startup_costs():
+    result = {"first_plan": run_child(CONSTRUCT_SCRIPT)}
+    cache = tempfile.mkdtemp(prefix="cuforge-bench-cache-")
+    try:
+        env = dict(os.environ, CUFORGE_CACHE_DIR=cache)
+        result["compile_cold"] = run_child(COMPILE_SCRIPT, env)  # empty cache: nvcc runs
+        result["compile_warm"] = run_child(COMPILE_SCRIPT, env)  # new process, cache filled
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    return result
+
+
+def print_startup(overhead, startup):
+    print("\nhost time per run() call, 64³ bf16, sync=False, after warm-up (wall clock incl. final sync):")
+    for name, r in overhead.items():
+        print(f"  {name:<13} {r['per_call_us']:8.2f} µs/call  (enqueue only {r['enqueue_only_us']:.2f} µs)")
+    fp = startup["first_plan"]
+    print(f"first plan construction (fresh process): {fp['construct_s'] * 1e3:.1f} ms"
+          f"  (import cuforge {fp['import_s'] * 1e3:.0f} ms)")
+    print(f"first compile, empty cache:              {startup['compile_cold']['compile_s']:.2f} s")
+    print(f"compile from the cache, new process:     {startup['compile_warm']['compile_s'] * 1e3:.1f} ms")
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+def parse_shapes(text):
+    shapes = []
+    for item in text.split(","):
+        dims = item.lower().replace("×", "x").split("x")
+        if len(dims) != 3:
+            raise argparse.ArgumentTypeError(f"expected a shape MxNxK, got {item!r}")
+        shapes.append(tuple(int(d) for d in dims))
+    return shapes
+
+
+def parse_dtypes(text):
+    names = [d.strip() for d in text.split(",") if d.strip()]
+    for d in names:
+        if d not in DTYPES:
+            raise argparse.ArgumentTypeError(f"expected dtypes among {sorted(DTYPES)}, got {d!r}")
+    return names
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--dtypes", type=parse_dtypes, default=list(DTYPES), help="comma list: bf16,fp16")
+    p.add_argument("--shapes", type=parse_shapes, default=DEFAULT_SHAPES, help="comma list of MxNxK")
+    p.add_argument("--repeats", type=int, default=100, help="timed calls per measurement (median)")
+    p.add_argument("--warmup", type=int, default=10, help="untimed calls before timing")
+    p.add_argument("--jobs", type=int, default=os.cpu_count(), help="parallel compiles for the prebuild")
+    p.add_argument("--json", metavar="PATH", help="write all results to PATH")
+    p.add_argument("--skip-startup", action="store_true",
+                   help="skip host overhead, plan construction and compile timings")
+    p.add_argument("--skip-gemm", action="store_true", help="skip the throughput table")
+    args = p.parse_args()
+
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    props = torch.cuda.get_device_properties(0)
+    l2_bytes = getattr(props, "L2_cache_size", 50 * 2**20)
+    results = {"device": props.name, "torch": torch.__version__,
+               "cuforge": getattr(cuforge, "__version__", None), "repeats": args.repeats}
+    print(f"{props.name}, torch {torch.__version__}, cuforge {results['cuforge']}")
+
+    # Every kernel the run needs, compiled in one parallel step (the 64³ one for the overhead test too).
+    plans = {d: default_plan(DTYPES[d]) for d in args.dtypes}
+    names = set()
+    if not args.skip_gemm:
+        names.update(plans[d].select(M, N, K) for d in args.dtypes for (M, N, K) in args.shapes)
+    if not args.skip_startup:
+        names.add(default_plan(torch.bfloat16).select(64, 64, 64))
+    names = sorted(names)
+    if names:
+        t0 = time.perf_counter()
+        cuforge.build(names, jobs=args.jobs, progress=True)
+        results["prebuild"] = {"kernels": names, "seconds": time.perf_counter() - t0}
+        print(f"prebuilt {len(names)} kernels in {results['prebuild']['seconds']:.1f} s\n")
+
+    if not args.skip_gemm:
+        torch.manual_seed(0)
+        rows = []
+        for (M, N, K) in args.shapes:
+            for d in args.dtypes:
+                rows.append(bench_gemm(M, N, K, d, plans[d], args, l2_bytes))
+                torch.cuda.empty_cache()  # the next shape's inputs start from a clean pool
+        results["gemm"] = rows
+        print_gemm_table(rows)
+
+    if not args.skip_startup:
+        results["host_overhead_64"] = host_overhead_us()
+        results["startup"] = startup_costs()
+        print_startup(results["host_overhead_64"], results["startup"])
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+        print(f"\nwrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+/* The C ABI every emitted cuforge kernel library exports.
+ *
+ * One shared library holds one kernel. Its entry points follow CUTLASS's device-level protocol
+ * (can_implement, get_workspace_size, run) one level up, with plain C types so that libraries
+ * built by any compiler load into any process. Problems are given in the kernel's own terms:
+ * D (M x N) = alpha * A (M x K) * B (K x N) + beta * C, each operand with the layout the kernel
+ * was built for, leading dimensions and batch strides counted in elements.
+ */
+#ifndef CUFORGE_ABI_H
+#define CUFORGE_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CUFORGE_ABI_VERSION 1
+
+typedef struct cuforge_gemm_arguments {
+  int64_t m, n, k, batch;
+  const void* a;
+  const void* b;
+  const void* c; /* may be null when beta == 0 */
+  void* d;
+  int64_t lda, ldb, ldc, ldd;
+  int64_t batch_stride_a, batch_stride_b, batch_stride_c, batch_stride_d;
+  double alpha, beta;
+  int device;   /* CUDA ordinal the launch targets */
+  int sm_count; /* multiprocessors of that device, for persistent schedulers */
+} cuforge_gemm_arguments;
+
+typedef enum cuforge_status {
+  CUFORGE_STATUS_SUCCESS = 0,
+  CUFORGE_STATUS_NOT_SUPPORTED = 1, /* the kernel cannot run this problem */
+  CUFORGE_STATUS_WORKSPACE_TOO_SMALL = 2,
+  CUFORGE_STATUS_LAUNCH_FAILED = 3,
+  CUFORGE_STATUS_INTERNAL_ERROR = 4
+} cuforge_status;
+
+int cuforge_abi_version(void);
+const char* cuforge_kernel_name(void);
+int cuforge_gemm_can_implement(const cuforge_gemm_arguments* args);
+size_t cuforge_gemm_workspace_size(const cuforge_gemm_arguments* args);
+/* stream is a cudaStream_t; workspace holds at least workspace_bytes >= cuforge_gemm_workspace_size. */
+int cuforge_gemm_run(const cuforge_gemm_arguments* args, void* workspace, size_t workspace_bytes,
+                     void* stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUFORGE_ABI_H */

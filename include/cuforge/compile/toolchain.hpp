@@ -1,0 +1,34 @@
+// Where the compiler and the CUTLASS headers are, found once per process at the moment they are
+// first needed (never at import), with errors that say what to install or set.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cuforge/core/types.hpp"
+
+namespace cuforge::compile {
+
+struct Toolchain {
+  std::filesystem::path nvcc;
+  std::string cuda_version;      // "13.0.88", from the toolkit's version.json
+  std::string nvcc_identity;     // path, size and modification time of nvcc, plus cuda_version
+  std::filesystem::path cutlass; // holds include/cutlass/version.h and tools/util/include
+  std::string cutlass_version;   // "4.2.0"
+
+  // nvcc from CUDA_INSTALL_PATH, PATH or /usr/local/cuda; CUTLASS from CUTLASS_PATH or the
+  // default set with set_default_cutlass_path (the pinned nvidia-cutlass wheel). Throws ToolchainError.
+  static const Toolchain& get();
+
+  // The nvcc arguments that build one kernel of `family` into a shared library for SASS `target_cc`.
+  std::vector<std::string> nvcc_flags(Arch family, int target_cc) const;
+};
+
+// The CUTLASS tree used when CUTLASS_PATH is unset (the Python module points it at the wheel).
+void set_default_cutlass_path(const std::filesystem::path& path);
+
+// The CUTLASS major.minor cuforge's templates are written for.
+inline constexpr const char* kCutlassSeries = "4.2";
+
+}  // namespace cuforge::compile

@@ -1,0 +1,34 @@
+// A non-owning view of an operand: where it lives, its element type, its shape and strides.
+// Strides are in elements, as in PyTorch; rank is 1 (a bias vector), 2 (a matrix) or 3 (a batch).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "cuforge/core/types.hpp"
+
+namespace cuforge {
+
+struct TensorRef {
+  static constexpr int kMaxRank = 3;
+  static constexpr int kHost = -1;  // device value of host memory
+
+  const void* data = nullptr;
+  DataType dtype = DataType::f32;
+  int rank = 0;
+  std::array<int64_t, kMaxRank> shape{};
+  std::array<int64_t, kMaxRank> strides{};
+  int device = kHost;
+
+  bool empty() const { return data == nullptr && rank == 0; }
+  int64_t numel() const;
+  // "(128, 64) bf16 with strides (64, 1) on cuda:0", for messages.
+  std::string describe() const;
+
+  // A packed matrix on a device, for C++ callers holding raw pointers.
+  static TensorRef matrix(const void* data, DataType dtype, int64_t rows, int64_t cols, Layout layout,
+                          int device = 0);
+};
+
+}  // namespace cuforge

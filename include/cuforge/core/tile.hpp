@@ -1,0 +1,29 @@
+// How one kernel tiles the problem and schedules its work: the knobs a user may pin on a plan.
+#pragma once
+
+#include <array>
+#include <string>
+
+#include "cuforge/core/types.hpp"
+
+namespace cuforge {
+
+struct TileDescription {
+  std::array<int, 3> threadblock_shape{128, 128, 64};  // M, N, K of one CTA's tile
+  std::array<int, 3> warp_count{2, 2, 1};              // SM80: warps along M, N, K
+  int stages = 0;                                      // 0: as many as shared memory holds (SM90)
+  std::array<int, 3> cluster_shape{1, 1, 1};           // SM90: CTAs per cluster along M, N, K
+  KernelSchedule kernel_schedule = KernelSchedule::Multistage;
+  EpilogueSchedule epilogue_schedule = EpilogueSchedule::Default;
+  TileScheduler tile_scheduler = TileScheduler::Default;
+
+  bool operator==(const TileDescription& o) const {
+    return threadblock_shape == o.threadblock_shape && warp_count == o.warp_count &&
+           stages == o.stages && cluster_shape == o.cluster_shape &&
+           kernel_schedule == o.kernel_schedule && epilogue_schedule == o.epilogue_schedule &&
+           tile_scheduler == o.tile_scheduler;
+  }
+  std::string describe() const;
+};
+
+}  // namespace cuforge

@@ -1,0 +1,87 @@
+// The vocabulary shared by every stage: data types, layouts, opcode classes, math operations,
+// kernel and epilogue schedules, tile schedulers, architectures. Each enum has one name table,
+// used both to print and to parse (kernel names round-trip through these strings).
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "cuforge/core/error.hpp"
+
+namespace cuforge {
+
+enum class DataType { f16, bf16, tf32, f32, f64, s8, u8, s32, e4m3, e5m2 };
+enum class Layout { RowMajor, ColumnMajor };
+enum class OpcodeClass { TensorOp, Simt };
+enum class MathOperation { MultiplyAdd, MultiplyAddFastF32, MultiplyAddSaturate };
+// Multistage is the CUTLASS 2.x (SM80) mainloop; the TMA schedules are CUTLASS 3.x (SM90).
+enum class KernelSchedule { Multistage, TmaWarpSpecializedCooperative, TmaWarpSpecializedPingpong };
+enum class EpilogueSchedule { Default, TmaWarpSpecialized, TmaWarpSpecializedCooperative };
+// Default: data-parallel tiles (SM90: the persistent scheduler; SM80: the identity swizzle).
+enum class TileScheduler { Default, StreamK };
+
+// Compute capability of a kernel family: 80 (CUTLASS 2.x device API) or 90 (CUTLASS 3.x).
+using Arch = int;
+
+template <class E>
+struct EnumNames;  // specialised below: a table of {value, name}
+
+#define CUFORGE_ENUM_NAMES(E, ...)                                  \
+  template <>                                                       \
+  struct EnumNames<E> {                                             \
+    static constexpr std::pair<E, std::string_view> table[] = {__VA_ARGS__}; \
+    static constexpr std::string_view what = #E;                    \
+  }
+
+CUFORGE_ENUM_NAMES(DataType, {DataType::f16, "f16"}, {DataType::bf16, "bf16"},
+                   {DataType::tf32, "tf32"}, {DataType::f32, "f32"}, {DataType::f64, "f64"},
+                   {DataType::s8, "s8"}, {DataType::u8, "u8"}, {DataType::s32, "s32"},
+                   {DataType::e4m3, "e4m3"}, {DataType::e5m2, "e5m2"});
+CUFORGE_ENUM_NAMES(Layout, {Layout::RowMajor, "row"}, {Layout::ColumnMajor, "col"});
+CUFORGE_ENUM_NAMES(OpcodeClass, {OpcodeClass::TensorOp, "tensorop"}, {OpcodeClass::Simt, "simt"});
+CUFORGE_ENUM_NAMES(MathOperation, {MathOperation::MultiplyAdd, "mma"},
+                   {MathOperation::MultiplyAddFastF32, "3xtf32"},
+                   {MathOperation::MultiplyAddSaturate, "sat"});
+CUFORGE_ENUM_NAMES(KernelSchedule, {KernelSchedule::Multistage, "multistage"},
+                   {KernelSchedule::TmaWarpSpecializedCooperative, "coop"},
+                   {KernelSchedule::TmaWarpSpecializedPingpong, "pingpong"});
+CUFORGE_ENUM_NAMES(EpilogueSchedule, {EpilogueSchedule::Default, "default"},
+                   {EpilogueSchedule::TmaWarpSpecialized, "tma"},
+                   {EpilogueSchedule::TmaWarpSpecializedCooperative, "tmacoop"});
+CUFORGE_ENUM_NAMES(TileScheduler, {TileScheduler::Default, "default"},
+                   {TileScheduler::StreamK, "streamk"});
+#undef CUFORGE_ENUM_NAMES
+
+template <class E>
+constexpr std::string_view to_string(E value) {
+  for (const auto& [v, name] : EnumNames<E>::table)
+    if (v == value) return name;
+  return "?";
+}
+
+template <class E>
+std::optional<E> try_parse(std::string_view name) {
+  for (const auto& [v, n] : EnumNames<E>::table)
+    if (n == name) return v;
+  return std::nullopt;
+}
+
+template <class E>
+E parse(std::string_view name) {
+  if (auto v = try_parse<E>(name)) return *v;
+  std::string known;
+  for (const auto& [v, n] : EnumNames<E>::table) known += (known.empty() ? "" : ", ") + std::string(n);
+  throw InvalidArgumentError("unknown " + std::string(EnumNames<E>::what) + " '" + std::string(name) +
+                             "' (expected one of: " + known + ")");
+}
+
+int size_bits(DataType t);
+inline int size_bytes(DataType t) { return size_bits(t) / 8; }
+// The CUTLASS C++ type spelling of a data type (cutlass::half_t, float, ...).
+std::string_view cutlass_type(DataType t);
+inline Layout transposed(Layout l) { return l == Layout::RowMajor ? Layout::ColumnMajor : Layout::RowMajor; }
+
+}  // namespace cuforge

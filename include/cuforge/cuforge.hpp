@@ -1,0 +1,15 @@
+// cuforge: declare, compile (once, cached) and run CUTLASS kernels from C++.
+#pragma once
+
+#include "cuforge/compile/cache.hpp"
+#include "cuforge/compile/compiler.hpp"
+#include "cuforge/compile/toolchain.hpp"
+#include "cuforge/core/error.hpp"
+#include "cuforge/core/tensor.hpp"
+#include "cuforge/core/tile.hpp"
+#include "cuforge/core/types.hpp"
+#include "cuforge/library/catalog.hpp"
+#include "cuforge/op/gemm.hpp"
+#include "cuforge/runtime/device.hpp"
+#include "cuforge/runtime/handle.hpp"
+#include "cuforge/runtime/device_buffer.hpp"

@@ -1,0 +1,33 @@
+// The kernel catalog: every valid GEMM configuration per architecture family, generated from
+// small tables (math instructions, tiles, clusters, schedules, alignments) through the rules of
+// gemm_config.hpp, plus filters over it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuforge/library/gemm_config.hpp"
+
+namespace cuforge::library {
+
+// Architecture families the catalog knows.
+inline constexpr Arch kArchs[] = {80, 90};
+
+// All valid configurations of a family, enumerated once and kept for the process.
+const std::vector<GemmConfig>& gemm_catalog(Arch arch);
+
+struct GemmFilter {
+  std::optional<Arch> arch;
+  std::optional<DataType> element_a, element_b, element_accumulator, element_c, element_d;
+  std::optional<Layout> layout_a, layout_b, layout_c;
+  std::optional<OpcodeClass> opclass;
+  std::optional<MathOperation> math;
+  std::string name_glob;  // shell glob on the kernel name; empty matches all
+
+  bool matches(const GemmConfig& config) const;
+};
+
+std::vector<const GemmConfig*> find_gemms(const GemmFilter& filter);
+
+}  // namespace cuforge::library

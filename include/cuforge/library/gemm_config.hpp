@@ -1,0 +1,42 @@
+// One GEMM kernel configuration: everything needed to emit it, and a stable name that encodes
+// all of it (so a name alone rebuilds the kernel).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cuforge/core/tile.hpp"
+#include "cuforge/core/types.hpp"
+
+namespace cuforge::library {
+
+struct GemmConfig {
+  Arch arch = 90;
+  DataType element_a = DataType::f16, element_b = DataType::f16;
+  DataType element_accumulator = DataType::f32;
+  DataType element_c = DataType::f16, element_d = DataType::f16;
+  Layout layout_a = Layout::RowMajor, layout_b = Layout::ColumnMajor, layout_c = Layout::RowMajor;
+  OpcodeClass opclass = OpcodeClass::TensorOp;
+  MathOperation math = MathOperation::MultiplyAdd;
+  TileDescription tile;
+  int alignment_a = 8, alignment_b = 8, alignment_c = 8;  // in elements
+
+  // e.g. cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x256x64_c2x1x1_s0_coop_tmacoop_default_a8x8x8
+  std::string name() const;
+  bool operator==(const GemmConfig& o) const { return name() == o.name(); }
+};
+
+// The inverse of GemmConfig::name(); throws InvalidArgumentError for a malformed name.
+GemmConfig parse_gemm_name(std::string_view name);
+
+// Why the configuration cannot be built (shared memory, registers, schedule rules, alignment),
+// or nullopt when it can.
+std::optional<std::string> why_invalid(const GemmConfig& config);
+
+// Shared memory one CTA of the kernel uses, in bytes (stages resolved as the builder would).
+int shared_memory_bytes(const GemmConfig& config);
+// The stage count the kernel ends up with (SM90 "auto" resolved against shared memory).
+int resolved_stages(const GemmConfig& config);
+
+}  // namespace cuforge::library

@@ -1,0 +1,29 @@
+// The GPUs of this process: queried once per device, then read from memory.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+namespace cuforge::runtime {
+
+struct DeviceInfo {
+  int ordinal = 0;
+  int cc = 0;  // compute capability as major * 10 + minor
+  int sm_count = 0;
+  std::string name;
+};
+
+// Number of usable CUDA devices; 0 when there is no GPU or no driver.
+int device_count();
+
+// CUTLASS_CUDA_DEVICE_ID if set, else the calling thread's current device.
+int default_device();
+
+// Throws DeviceError naming the device when it does not exist.
+const DeviceInfo& device_info(int ordinal);
+
+// Throws DeviceError("<what>: <CUDA's message>") unless status is cudaSuccess.
+void check(cudaError_t status, const char* what);
+
+}  // namespace cuforge::runtime

@@ -1,0 +1,263 @@
+// cuforge._core: the C++ core, bound. This file converts and forwards; behaviour lives in the core.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/array.h>
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "cuforge/cuforge.hpp"
+#include "cuforge/emit/gemm.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+using namespace cuforge;
+
+namespace {
+
+PyObject* g_error = nullptr;  // the Python exception classes, created at import
+PyObject* g_invalid_argument = nullptr;
+PyObject* g_data_type = nullptr;
+PyObject* g_toolchain = nullptr;
+PyObject* g_device = nullptr;
+PyObject* g_cache = nullptr;
+PyObject* g_compilation = nullptr;
+
+PyObject* new_exception(nb::module_& m, const char* name, PyObject* bases, const char* doc) {
+  std::string qualified = std::string("cuforge.") + name;
+  PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases, nullptr);
+  m.attr(name) = nb::handle(cls);
+  return cls;
+}
+
+// An operand as the Python layer describes it: (data_ptr, dtype, shape, strides, device), or None.
+TensorRef to_tensor_ref(nb::handle h) {
+  TensorRef t;
+  if (h.is_none()) return t;
+  PyObject* tuple = h.ptr();
+  if (!PyTuple_Check(tuple) || PyTuple_GET_SIZE(tuple) != 5) throw nb::type_error("operand descriptor: bad tuple");
+  t.data = reinterpret_cast<const void*>(PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(tuple, 0)));
+  t.dtype = nb::cast<DataType>(nb::handle(PyTuple_GET_ITEM(tuple, 1)));
+  PyObject* shape = PyTuple_GET_ITEM(tuple, 2);
+  PyObject* strides = PyTuple_GET_ITEM(tuple, 3);
+  Py_ssize_t rank = PyTuple_GET_SIZE(shape);
+  if (rank > TensorRef::kMaxRank || PyTuple_GET_SIZE(strides) != rank)
+    throw InvalidArgumentError("operands have rank 1 to 3, got rank " + std::to_string(rank));
+  t.rank = int(rank);
+  for (Py_ssize_t i = 0; i < rank; ++i) {
+    t.shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+    t.strides[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i));
+  }
+  t.device = int(PyLong_AsLong(PyTuple_GET_ITEM(tuple, 4)));
+  if (PyErr_Occurred()) throw nb::python_error();
+  return t;
+}
+
+nb::dict compile_result(const compile::CompileResult& r) {
+  nb::dict d;
+  d["name"] = r.entry.name;
+  d["key"] = r.entry.key;
+  d["library"] = r.entry.library().string();
+  d["source"] = r.entry.source().string();
+  d["cache_hit"] = r.cache_hit;
+  d["seconds"] = r.seconds;
+  return d;
+}
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "cuforge's C++ core: catalog, emission, compilation cache and GEMM plans";
+
+  g_error = new_exception(m, "Error", PyExc_Exception, "Base class of every cuforge error.");
+  auto bases = [](PyObject* a, PyObject* b) { return PyTuple_Pack(2, a, b); };
+  g_invalid_argument = new_exception(m, "InvalidArgumentError", bases(g_error, PyExc_ValueError),
+                                     "A shape, stride, alignment or setting the operation cannot accept.");
+  g_data_type = new_exception(m, "DataTypeError", bases(g_error, PyExc_TypeError),
+                              "An operand whose element type differs from the plan's.");
+  g_toolchain = new_exception(m, "ToolchainError", bases(g_error, PyExc_RuntimeError),
+                              "nvcc, CUDA or the CUTLASS headers are missing or of the wrong version.");
+  g_device = new_exception(m, "DeviceError", bases(g_error, PyExc_RuntimeError),
+                           "No GPU, a GPU the plan cannot target, or a failed CUDA call.");
+  g_cache = new_exception(m, "CacheError", bases(g_error, PyExc_RuntimeError), "The kernel cache is unusable.");
+  g_compilation = new_exception(m, "CompilationError", bases(g_error, PyExc_RuntimeError),
+                                "nvcc rejected a kernel; .log holds its output, .source_path the kept source.");
+
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const CompilationError& e) {
+      PyObject* exc = PyObject_CallFunction(g_compilation, "s", e.what());
+      PyObject_SetAttrString(exc, "log", nb::str(e.log().c_str()).ptr());
+      PyObject_SetAttrString(exc, "source_path", nb::str(e.source_path().c_str()).ptr());
+      PyErr_SetObject(g_compilation, exc);
+      Py_DECREF(exc);
+    } catch (const InvalidArgumentError& e) {
+      PyErr_SetString(g_invalid_argument, e.what());
+    } catch (const DataTypeError& e) {
+      PyErr_SetString(g_data_type, e.what());
+    } catch (const ToolchainError& e) {
+      PyErr_SetString(g_toolchain, e.what());
+    } catch (const DeviceError& e) {
+      PyErr_SetString(g_device, e.what());
+    } catch (const CacheError& e) {
+      PyErr_SetString(g_cache, e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(g_error, e.what());
+    }
+  });
+
+  nb::enum_<DataType>(m, "DataType", "Element types.")
+      .value("f16", DataType::f16).value("bf16", DataType::bf16).value("tf32", DataType::tf32)
+      .value("f32", DataType::f32).value("f64", DataType::f64).value("s8", DataType::s8)
+      .value("u8", DataType::u8).value("s32", DataType::s32).value("e4m3", DataType::e4m3)
+      .value("e5m2", DataType::e5m2);
+  nb::enum_<Layout>(m, "LayoutType", "Matrix layouts.")
+      .value("RowMajor", Layout::RowMajor).value("ColumnMajor", Layout::ColumnMajor);
+  nb::enum_<OpcodeClass>(m, "OpcodeClass", "Tensor cores or CUDA cores.")
+      .value("TensorOp", OpcodeClass::TensorOp).value("Simt", OpcodeClass::Simt);
+  nb::enum_<MathOperation>(m, "MathOperation", "How products are computed.")
+      .value("multiply_add", MathOperation::MultiplyAdd)
+      .value("multiply_add_fast_f32", MathOperation::MultiplyAddFastF32)
+      .value("multiply_add_saturate", MathOperation::MultiplyAddSaturate);
+  nb::enum_<KernelSchedule>(m, "KernelScheduleType", "Mainloop schedules.")
+      .value("Multistage", KernelSchedule::Multistage)
+      .value("TmaWarpSpecializedCooperative", KernelSchedule::TmaWarpSpecializedCooperative)
+      .value("TmaWarpSpecializedPingpong", KernelSchedule::TmaWarpSpecializedPingpong);
+  nb::enum_<EpilogueSchedule>(m, "EpilogueScheduleType", "Epilogue schedules.")
+      .value("Default", EpilogueSchedule::Default)
+      .value("TmaWarpSpecialized", EpilogueSchedule::TmaWarpSpecialized)
+      .value("TmaWarpSpecializedCooperative", EpilogueSchedule::TmaWarpSpecializedCooperative);
+  nb::enum_<TileScheduler>(m, "TileSchedulerType", "How output tiles are assigned to CTAs.")
+      .value("Default", TileScheduler::Default).value("StreamK", TileScheduler::StreamK);
+
+  nb::class_<TileDescription>(m, "TileDescription", "How a kernel tiles the problem and schedules its work.")
+      .def(nb::init<>())
+      .def_rw("threadblock_shape", &TileDescription::threadblock_shape, "M, N, K of one CTA's tile")
+      .def_rw("warp_count", &TileDescription::warp_count, "SM80: warps along M, N, K")
+      .def_rw("stages", &TileDescription::stages, "pipeline stages; 0 = as many as fit (SM90)")
+      .def_rw("cluster_shape", &TileDescription::cluster_shape, "SM90: CTAs per cluster along M, N, K")
+      .def_rw("kernel_schedule", &TileDescription::kernel_schedule)
+      .def_rw("epilogue_schedule", &TileDescription::epilogue_schedule)
+      .def_rw("tile_scheduler", &TileDescription::tile_scheduler)
+      .def("__eq__", [](const TileDescription& a, const TileDescription& b) { return a == b; })
+      .def("__repr__", [](const TileDescription& t) { return "TileDescription(" + t.describe() + ")"; });
+
+  nb::class_<runtime::RunHandle>(m, "RunHandle", "An asynchronous run: sync() waits for it (its stream's event).")
+      .def("sync", &runtime::RunHandle::sync, nb::call_guard<nb::gil_scoped_release>(),
+           "Wait for this run to finish (and copy host results back).")
+      .def("done", &runtime::RunHandle::done, "True once the run has finished on the GPU.");
+
+  nb::class_<runtime::DeviceBuffer>(m, "DeviceBuffer", "Device memory that host arrays are staged through.")
+      .def(nb::init<>())
+      .def("reserve", [](runtime::DeviceBuffer& b, int device, size_t bytes) {
+             return reinterpret_cast<uintptr_t>(b.reserve(device, bytes));
+           })
+      .def("copy_from_host", [](runtime::DeviceBuffer& b, uintptr_t host, size_t bytes, uintptr_t stream) {
+             b.copy_from_host(reinterpret_cast<const void*>(host), bytes, reinterpret_cast<cudaStream_t>(stream));
+           })
+      .def("copy_to_host", [](const runtime::DeviceBuffer& b, uintptr_t host, size_t bytes, uintptr_t stream) {
+             b.copy_to_host(reinterpret_cast<void*>(host), bytes, reinterpret_cast<cudaStream_t>(stream));
+           });
+
+  nb::class_<Gemm>(m, "Gemm", "A GEMM plan of the C++ core (cuforge.op.Gemm wraps it).")
+      .def("__init__",
+           [](Gemm* self, DataType a, DataType b, DataType c, DataType d, DataType acc, Layout la, Layout lb,
+              Layout lc, int cc, int kernel_cc, std::optional<OpcodeClass> opclass,
+              std::optional<MathOperation> math, int device) {
+             GemmOptions o;
+             o.element_a = a;
+             o.element_b = b;
+             o.element_c = c;
+             o.element_d = d;
+             o.element_accumulator = acc;
+             o.layout_a = la;
+             o.layout_b = lb;
+             o.layout_c = lc;
+             o.cc = cc;
+             o.kernel_cc = kernel_cc;
+             o.opclass = opclass;
+             o.math = math;
+             o.device = device;
+             new (self) Gemm(o);
+           },
+           "element_a"_a, "element_b"_a, "element_c"_a, "element_d"_a, "element_accumulator"_a, "layout_a"_a,
+           "layout_b"_a, "layout_c"_a, "cc"_a = 0, "kernel_cc"_a = 0, "opclass"_a = nb::none(),
+           "math"_a = nb::none(), "device"_a = -1)
+      .def_prop_ro("cc", &Gemm::cc)
+      .def_prop_ro("kernel_cc", &Gemm::kernel_cc)
+      .def_prop_ro("device", &Gemm::device)
+      .def("tile_descriptions", &Gemm::tile_descriptions)
+      .def("set_tile_description", &Gemm::set_tile_description)
+      .def("clear_tile_description", &Gemm::clear_tile_description)
+      .def("tile_description", &Gemm::tile_description)
+      .def("select", [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch) {
+             return g.select(m, n, k, batch).name();
+           }, "m"_a, "n"_a, "k"_a, "batch"_a = 1)
+      .def("compile", [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch) {
+             auto source = g.kernel_source(g.select(m, n, k, batch));
+             nb::gil_scoped_release release;
+             auto r = compile::compile(source);
+             nb::gil_scoped_acquire acquire;
+             return compile_result(r);
+           }, "m"_a, "n"_a, "k"_a, "batch"_a = 1)
+      .def("run",
+           [](Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta,
+              uintptr_t stream, std::function<void()> on_complete) {
+             return g.run(to_tensor_ref(a), to_tensor_ref(b), to_tensor_ref(c), to_tensor_ref(d), alpha, beta,
+                          reinterpret_cast<cudaStream_t>(stream), std::move(on_complete));
+           },
+           "a"_a, "b"_a, "c"_a.none(), "d"_a, "alpha"_a, "beta"_a, "stream"_a, "on_complete"_a.none());
+
+  m.def("list_gemms", [](std::optional<int> arch, const std::string& glob) {
+          library::GemmFilter f;
+          f.arch = arch;
+          f.name_glob = glob;
+          std::vector<std::string> names;
+          for (const auto* c : library::find_gemms(f)) names.push_back(c->name());
+          return names;
+        }, "arch"_a = nb::none(), "glob"_a = "", "Names of the catalog's GEMM kernels.");
+  m.def("emit", [](const std::string& name) { return emit::emit_gemm(library::parse_gemm_name(name)); },
+        "name"_a, "The complete CUDA source of a kernel, by name.");
+  m.def("build",
+        [](const std::vector<std::string>& names, int jobs, int cc,
+           std::function<void(size_t, size_t, size_t, std::string)> progress) {
+          std::vector<compile::KernelSource> sources;
+          for (const auto& n : names) sources.push_back(compile::gemm_kernel_source(library::parse_gemm_name(n), cc));
+          std::vector<compile::BuildOutcome> outcomes;
+          {
+            nb::gil_scoped_release release;
+            outcomes = compile::compile_many(sources, jobs, [&](const compile::BuildProgress& p) {
+              if (!progress) return;
+              nb::gil_scoped_acquire acquire;
+              progress(p.done, p.total, p.failed, p.last_name ? *p.last_name : "");
+            });
+          }
+          nb::list out;
+          for (const auto& o : outcomes) {
+            nb::dict d = o.result ? compile_result(*o.result) : nb::dict();
+            d["name"] = o.name;
+            d["error"] = o.error;
+            out.append(d);
+          }
+          return out;
+        },
+        "names"_a, "jobs"_a = 0, "cc"_a = 90, "progress"_a.none() = nb::none(),
+        "Compile kernels by name into the cache, `jobs` nvcc processes at once.");
+  m.def("set_default_cutlass_path", [](const std::string& p) { compile::set_default_cutlass_path(p); });
+  m.def("device_count", &runtime::device_count, "CUDA devices visible to this process.");
+  m.def("device_cc", [] { return runtime::device_info(runtime::default_device()).cc; },
+        "Compute capability of the default device (CUTLASS_CUDA_DEVICE_ID or the current one).");
+  m.def("cache_dir", [] { return compile::KernelCache::user_cache().root().string(); });
+  m.def("cache_clear", [] { compile::KernelCache::user_cache().clear(); });
+  m.def("toolchain", [] {
+    const auto& t = compile::Toolchain::get();
+    nb::dict d;
+    d["nvcc"] = t.nvcc.string();
+    d["cuda_version"] = t.cuda_version;
+    d["cutlass"] = t.cutlass.string();
+    d["cutlass_version"] = t.cutlass_version;
+    return d;
+  }, "The nvcc and CUTLASS headers cuforge compiles with (found on first use).");
+}

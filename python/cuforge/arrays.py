@@ -1,0 +1,97 @@
+"""Operands from NumPy, PyTorch and CuPy arrays, as the C++ core's descriptors.
+
+A descriptor is ``(data_ptr, DataType, shape, strides_in_elements, device)``, device -1 for host
+memory. PyTorch and CuPy arrays are used in place (their strides honoured); NumPy arrays are
+copied to the GPU through a staging buffer that the plan keeps and reuses.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ._core import DeviceBuffer, InvalidArgumentError
+from .dtypes import to_datatype, torch_datatype
+
+
+def _torch_type():
+    torch = sys.modules.get("torch")
+    return torch.Tensor if torch is not None else None
+
+
+def describe(x, name: str):
+    """The descriptor of a device array, or None for a host (NumPy) array that needs staging."""
+    tensor_type = _torch_type()
+    if tensor_type is not None and isinstance(x, tensor_type):
+        return (x.data_ptr(), torch_datatype(x.dtype), x.shape, x.stride(), x.get_device())
+    cai = getattr(x, "__cuda_array_interface__", None)
+    if cai is not None:
+        dt = to_datatype(x.dtype)
+        itemsize = x.dtype.itemsize
+        shape = tuple(cai["shape"])
+        strides = cai.get("strides")
+        if strides is None:  # C-contiguous
+            strides, step = [], 1
+            for extent in reversed(shape):
+                strides.insert(0, step)
+                step *= extent
+        else:
+            if any(s % itemsize for s in strides):
+                raise InvalidArgumentError(f"{name}: strides {strides} are not whole elements of {itemsize} bytes")
+            strides = [s // itemsize for s in strides]
+        device = x.device.id if hasattr(x, "device") and hasattr(x.device, "id") else 0
+        return (cai["data"][0], dt, shape, tuple(strides), device)
+    if hasattr(x, "__array_interface__"):
+        return None
+    raise InvalidArgumentError(
+        f"{name}: expected a PyTorch tensor, a CuPy array or a NumPy array, got {type(x).__name__}"
+    )
+
+
+class HostStaging:
+    """Device copies of host arrays for one plan: one buffer per operand slot, reused."""
+
+    def __init__(self):
+        self._buffers: dict[str, DeviceBuffer] = {}
+
+    def stage(self, x, name: str, device: int, stream: int, copy_in: bool):
+        import numpy as np
+
+        if not isinstance(x, np.ndarray):
+            x = np.asarray(x)
+        if not (x.flags.c_contiguous or x.flags.f_contiguous):
+            raise InvalidArgumentError(
+                f"{name}: a strided NumPy view cannot be copied to the GPU as is; pass np.ascontiguousarray(...)"
+            )
+        buf = self._buffers.setdefault(name, DeviceBuffer())
+        ptr = buf.reserve(device, x.nbytes)
+        if copy_in:
+            buf.copy_from_host(x.ctypes.data, x.nbytes, stream)
+        strides = tuple(s // x.itemsize for s in x.strides)
+        return (ptr, to_datatype(x.dtype), x.shape, strides, device), buf, x
+
+
+def current_stream(operands, stream) -> int:
+    """The stream to run on: the one given, else the current stream of the first device array's
+    framework (torch or CuPy), else the legacy default stream (0)."""
+    if stream is not None:
+        if isinstance(stream, int):
+            return stream
+        for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+            if hasattr(stream, attr):
+                return int(getattr(stream, attr))
+        raise InvalidArgumentError(
+            f"stream: expected an integer handle, a torch.cuda.Stream or a cupy Stream, got {type(stream).__name__}"
+        )
+    tensor_type = _torch_type()
+    for x in operands:
+        if tensor_type is not None and isinstance(x, tensor_type):
+            if x.get_device() < 0:
+                continue
+            torch = sys.modules["torch"]
+            get_raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+            if get_raw is not None:
+                return get_raw(x.get_device())
+            return torch.cuda.current_stream(x.device).cuda_stream
+        if type(x).__module__.startswith("cupy"):
+            return sys.modules["cupy"].cuda.get_current_stream().ptr
+    return 0

@@ -1,0 +1,42 @@
+"""Building many kernels at once, in parallel, with a progress line."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from . import _core
+from ._core import CompilationError
+
+
+def build(names, jobs: int | None = None, progress: bool = True, cc: int | None = None) -> list[dict]:
+    """Compile kernels by name into the cache with ``jobs`` nvcc processes at once (default: one per
+    core). Returns one dict per kernel (name, library, cache_hit, seconds). Raises CompilationError
+    naming every kernel that failed, after all have been tried."""
+    names = list(dict.fromkeys(names))
+    if cc is None:
+        cc = _core.device_cc() if _core.device_count() > 0 else 90
+    start = time.monotonic()
+    tty = sys.stderr.isatty()
+
+    def report(done, total, failed, last):
+        if not progress:
+            return
+        bar = "#" * (30 * done // max(total, 1))
+        line = f"build [{bar:<30}] {done}/{total} {failed} failed {time.monotonic() - start:.0f}s {last}"
+        print(("\r\33[2K" + line) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
+
+    results = _core.build(names, jobs or os.cpu_count() or 1, cc, report if progress else None)
+    if progress and tty:
+        print(file=sys.stderr)
+    failed = [r for r in results if r["error"]]
+    if failed:
+        err = CompilationError(
+            f"{len(failed)} of {len(results)} kernels failed to compile:\n" + "\n".join(r["error"] for r in failed)
+        )
+        err.log = "\n".join(r["error"] for r in failed)
+        err.source_path = None
+        raise err
+    return results
+

@@ -1,0 +1,21 @@
+"""The `cuforge` command installed with the Python package: runs the bundled C++ CLI with the
+CUTLASS headers of the nvidia-cutlass wheel as its default (CUTLASS_PATH still wins)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .cutlass_headers import cutlass_path
+
+
+def main() -> None:
+    binary = os.path.join(os.path.dirname(__file__), "bin", "cuforge")
+    env = dict(os.environ)
+    if not env.get("CUTLASS_PATH") and cutlass_path():
+        env["CUTLASS_PATH"] = cutlass_path()
+    os.execve(binary, [binary, *sys.argv[1:]], env)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""Element types of NumPy, PyTorch and CuPy arrays as cuforge DataTypes."""
+
+from __future__ import annotations
+
+from ._core import DataType, DataTypeError
+
+# NumPy dtype names (CuPy shares them; ml_dtypes adds bfloat16 and the fp8 types).
+_NUMPY_NAMES = {
+    "float16": DataType.f16,
+    "bfloat16": DataType.bf16,
+    "float32": DataType.f32,
+    "float64": DataType.f64,
+    "int8": DataType.s8,
+    "uint8": DataType.u8,
+    "int32": DataType.s32,
+    "float8_e4m3fn": DataType.e4m3,
+    "float8_e5m2": DataType.e5m2,
+}
+
+# Spellings accepted as strings, besides the DataType member names.
+_ALIASES = {"half": DataType.f16, "float": DataType.f32, "double": DataType.f64, "tfloat32": DataType.tf32}
+
+_TORCH: dict = {}  # torch.dtype -> DataType, filled on first use so importing cuforge never imports torch
+
+
+def _torch_table(torch) -> dict:
+    if not _TORCH:
+        for name, dt in _NUMPY_NAMES.items():
+            if hasattr(torch, name):
+                _TORCH[getattr(torch, name)] = dt
+    return _TORCH
+
+
+def to_datatype(element) -> DataType:
+    """DataType of a cuforge DataType, a NumPy/CuPy dtype or scalar type, a torch dtype, or a name."""
+    if isinstance(element, DataType):
+        return element
+    if isinstance(element, str):
+        if element in DataType.__members__:
+            return DataType.__members__[element]
+        if element in _ALIASES:
+            return _ALIASES[element]
+        if element in _NUMPY_NAMES:
+            return _NUMPY_NAMES[element]
+    elif type(element).__module__ == "torch":
+        import torch
+
+        if element in _torch_table(torch):
+            return _TORCH[element]
+    else:
+        try:
+            import numpy as np
+
+            name = np.dtype(element).name
+        except TypeError:
+            name = None
+        if name in _NUMPY_NAMES:
+            return _NUMPY_NAMES[name]
+    raise DataTypeError(f"cuforge has no element type for {element!r} (known: {', '.join(DataType.__members__)})")
+
+
+def torch_datatype(dtype) -> DataType:
+    """Fast path for a torch.dtype (no module inspection)."""
+    dt = _TORCH.get(dtype)
+    if dt is None:
+        return to_datatype(dtype)
+    return dt

@@ -1,0 +1,192 @@
+"""cuforge.op.Gemm: D = alpha * A @ B + beta * C, compatible with the CUTLASS Python interface."""
+
+from __future__ import annotations
+
+from .. import _core
+from .._core import (
+    InvalidArgumentError,
+    LayoutType,
+    MathOperation,
+    OpcodeClass,
+    TileDescription,
+)
+from ..arrays import HostStaging, current_stream, describe
+from ..dtypes import to_datatype
+
+# The problem compiled by plan.compile() when the plan holds no tensors: large and square, the
+# class most plans are built for.
+_DEFAULT_COMPILE_PROBLEM = (4096, 4096, 4096)
+
+
+def _layout_of(x) -> LayoutType | None:
+    """Row-major unless the array's last dimension is not the contiguous one."""
+    if x is None:
+        return None
+    strides = x.stride() if callable(getattr(x, "stride", None)) else getattr(x, "strides", None)
+    shape = tuple(x.shape)
+    if strides is None or len(shape) < 2:
+        return LayoutType.RowMajor
+    if strides[-1] != min(strides[-2:]) and shape[-2] > 1:
+        return LayoutType.ColumnMajor
+    return LayoutType.RowMajor
+
+
+def _tile_from(value) -> TileDescription:
+    if isinstance(value, TileDescription):
+        return value
+    if isinstance(value, dict):
+        td = TileDescription()
+        for key, v in value.items():
+            if not hasattr(td, key):
+                raise InvalidArgumentError(f"tile_description: unknown key {key!r}")
+            setattr(td, key, list(v) if isinstance(v, tuple) else v)
+        return td
+    raise InvalidArgumentError(
+        f"tile_description: expected a cuforge.TileDescription or a dict, got {type(value).__name__}"
+    )
+
+
+class Gemm:
+    """A GEMM plan. Element types and layouts are bound here and cannot change afterwards.
+
+    ``Gemm(element=np.float16, layout=LayoutType.RowMajor)`` sets every operand alike;
+    ``element_A``...``element_D``, ``element_accumulator`` and ``layout_A``/``layout_B``/``layout_C``
+    set them one by one, and tensors given as ``A``...``D`` supply what is not given. The
+    accumulator defaults to f32. ``cc`` is the GPU to build for (default: the device's);
+    ``kernel_cc=80`` asks for CUTLASS 2.x (SM80) kernels, which also run on Hopper.
+    """
+
+    def __init__(self, A=None, B=None, C=None, D=None, alpha=1.0, beta=0.0, element_accumulator=None,
+                 element=None, layout=None, element_A=None, element_B=None, element_C=None, element_D=None,
+                 layout_A=None, layout_B=None, layout_C=None, cc=None, kernel_cc=None, opclass=None,
+                 math_operation=None):
+        def element_of(explicit, tensor, name):
+            chosen = explicit if explicit is not None else element
+            if chosen is None and tensor is not None:
+                chosen = tensor.dtype
+            if chosen is None:
+                raise InvalidArgumentError(f"element_{name}: give element=, element_{name}= or a tensor {name}=")
+            return to_datatype(chosen)
+
+        def layout_of(explicit, tensor):
+            chosen = explicit if explicit is not None else layout
+            return chosen if chosen is not None else (_layout_of(tensor) or LayoutType.RowMajor)
+
+        types = dict(
+            element_a=element_of(element_A, A, "A"),
+            element_b=element_of(element_B, B, "B"),
+            element_c=element_of(element_C, C if C is not None else D, "C"),
+            element_d=element_of(element_D, D if D is not None else C, "D"),
+            layout_a=layout_of(layout_A, A),
+            layout_b=layout_of(layout_B, B),
+            layout_c=layout_of(layout_C, D if D is not None else C),
+        )
+        acc = to_datatype(element_accumulator) if element_accumulator is not None else _core.DataType.f32
+        if acc == _core.DataType.f16 and types["element_a"] != _core.DataType.f16:
+            raise InvalidArgumentError("element_accumulator: f16 accumulation is offered for f16 inputs only")
+        self._plan = _core.Gemm(**types, element_accumulator=acc, cc=cc or 0, kernel_cc=kernel_cc or 0,
+                                opclass=opclass, math=math_operation)
+        self._types = types
+        self.element_accumulator = acc
+        self.A, self.B, self.C, self.D = A, B, C, D
+        self.alpha, self.beta = alpha, beta
+        self._opclass = opclass or OpcodeClass.TensorOp
+        self._math = math_operation or MathOperation.multiply_add
+        self._staging = HostStaging()
+
+    # Properties of the CUTLASS Python interface.
+    element_A = property(lambda self: self._types["element_a"])
+    element_B = property(lambda self: self._types["element_b"])
+    element_C = property(lambda self: self._types["element_c"])
+    element_D = property(lambda self: self._types["element_d"])
+    layout_A = property(lambda self: self._types["layout_a"])
+    layout_B = property(lambda self: self._types["layout_b"])
+    layout_C = property(lambda self: self._types["layout_c"])
+    cc = property(lambda self: self._plan.cc, doc="Compute capability the plan builds for.")
+    kernel_cc = property(lambda self: self._plan.kernel_cc, doc="Kernel family: 80 (CUTLASS 2.x) or 90 (3.x).")
+    opclass = property(lambda self: self._opclass, doc="Tensor cores (TensorOp) for every kernel in the catalog.")
+    math_operation = property(lambda self: self._math, doc="multiply_add; multiply_add_fast_f32 is 3xTF32.")
+
+    def tile_descriptions(self) -> list[TileDescription]:
+        """Every tile description the catalog can build for this plan's types, layouts and target."""
+        return self._plan.tile_descriptions()
+
+    @property
+    def tile_description(self) -> TileDescription | None:
+        """The pinned tile description, or None when cuforge chooses per problem."""
+        return self._plan.tile_description()
+
+    @tile_description.setter
+    def tile_description(self, value):
+        if value is None:
+            self._plan.clear_tile_description()
+        else:
+            self._plan.set_tile_description(_tile_from(value))
+
+    def select(self, M: int, N: int, K: int, batch: int = 1) -> str:
+        """Name of the kernel a run of this size would use (packed, aligned operands); compiles nothing."""
+        return self._plan.select(M, N, K, batch)
+
+    def compile(self, M: int | None = None, N: int | None = None, K: int | None = None, batch: int = 1) -> dict:
+        """Build (or find in the cache) the kernel for a problem size: the plan's tensors' if it holds
+        them, else the one given, else 4096^3. Returns the kernel's name, library path and whether the
+        cache had it."""
+        if M is None:
+            if self.A is not None and self.B is not None:
+                M, K = self.A.shape[-2], self.A.shape[-1]
+                N = self.B.shape[-1]
+            else:
+                M, N, K = _DEFAULT_COMPILE_PROBLEM
+        return self._plan.compile(M, N, K, batch)
+
+    def run(self, A=None, B=None, C=None, D=None, alpha=None, beta=None, sync: bool = True,
+            print_module: bool = False, stream=None):
+        """D = alpha * A @ B + beta * C. Returns a handle whose sync() waits for this run only.
+
+        Operands default to those given at construction. PyTorch and CuPy arrays run in place on
+        their current stream (or ``stream``); NumPy arrays are copied to the GPU and D copied back
+        when the run is synchronized. Every operand is checked before anything runs.
+        """
+        A = self.A if A is None else A
+        B = self.B if B is None else B
+        C = self.C if C is None else C
+        D = self.D if D is None else D
+        alpha = self.alpha if alpha is None else alpha
+        beta = self.beta if beta is None else beta
+        if print_module:
+            print(_core.emit(self.select(*_problem_size(A, B))))
+        operands = (A, B, C, D)
+        descs = [None if x is None else describe(x, name) for x, name in zip(operands, "ABCD")]
+        s = current_stream(operands, stream)
+        on_complete = None
+        if any(d is None and x is not None for d, x in zip(descs, operands)):
+            descs, on_complete = self._stage_host_arrays(operands, descs, s, beta)
+        handle = self._plan.run(descs[0], descs[1], None if C is None else descs[2], descs[3], float(alpha),
+                                float(beta), s, on_complete)
+        if sync:
+            handle.sync()
+        return handle
+
+    def _stage_host_arrays(self, operands, descs, stream, beta):
+        device = self._plan.device
+        staged_d = None
+        out = list(descs)
+        for i, (x, name) in enumerate(zip(operands, "ABCD")):
+            if x is None or descs[i] is not None:
+                continue
+            copy_in = name != "D" or beta != 0
+            out[i], buf, host = self._staging.stage(x, name, device, stream, copy_in)
+            if name == "D":
+                staged_d = (buf, host)
+        if staged_d is None:
+            return out, None
+        buf, host = staged_d
+
+        def copy_back():
+            buf.copy_to_host(host.ctypes.data, host.nbytes, stream)
+
+        return out, copy_back
+
+
+def _problem_size(A, B):
+    return A.shape[-2], B.shape[-1], A.shape[-1]

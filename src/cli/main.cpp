@@ -1,0 +1,184 @@
+// The cuforge command line: list the catalog, emit a kernel's source, build kernels into the
+// cache, and inspect the cache. A front over the C++ core; it holds no logic of its own.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <iostream>
+
+#include "cuforge/compile/compiler.hpp"
+#include "cuforge/compile/toolchain.hpp"
+#include "cuforge/emit/gemm.hpp"
+#include "cuforge/library/catalog.hpp"
+#include "cuforge/runtime/device.hpp"
+#include "progress.hpp"
+
+namespace {
+
+using namespace cuforge;
+
+struct FilterFlags {
+  int arch = 0;
+  std::string a, b, acc, c, d, layouts, math, glob;
+
+  library::GemmFilter to_filter() const {
+    library::GemmFilter f;
+    if (arch) f.arch = arch;
+    if (!a.empty()) f.element_a = parse<DataType>(a);
+    if (!b.empty()) f.element_b = parse<DataType>(b);
+    if (!acc.empty()) f.element_accumulator = parse<DataType>(acc);
+    if (!c.empty()) f.element_c = parse<DataType>(c);
+    if (!d.empty()) f.element_d = parse<DataType>(d);
+    if (!math.empty()) f.math = parse<MathOperation>(math);
+    if (!layouts.empty()) {
+      if (layouts.size() != 3) throw InvalidArgumentError("--layouts takes three letters (A, B, C), e.g. rcr");
+      auto letter = [](char ch) {
+        if (ch != 'r' && ch != 'c') throw InvalidArgumentError("--layouts letters are r (row) or c (column)");
+        return ch == 'r' ? Layout::RowMajor : Layout::ColumnMajor;
+      };
+      f.layout_a = letter(layouts[0]);
+      f.layout_b = letter(layouts[1]);
+      f.layout_c = letter(layouts[2]);
+    }
+    f.name_glob = glob;
+    return f;
+  }
+
+  void add_to(CLI::App* app) {
+    app->add_option("--arch", arch, "architecture family: 80 or 90");
+    app->add_option("--a", a, "element type of A (f16, bf16, f32, ...)");
+    app->add_option("--b", b, "element type of B");
+    app->add_option("--acc", acc, "accumulator type");
+    app->add_option("--c", c, "element type of C");
+    app->add_option("--d", d, "element type of D");
+    app->add_option("--layouts", layouts, "layouts of A, B, C as three letters r/c, e.g. rcr");
+    app->add_option("--math", math, "math operation (mma, 3xtf32, sat)");
+    app->add_option("--filter", glob, "shell glob on kernel names");
+  }
+};
+
+int target_cc(int requested) {
+  if (requested) return requested;
+  return runtime::device_count() > 0 ? runtime::device_info(runtime::default_device()).cc : 90;
+}
+
+int run_list(const FilterFlags& flags, bool json) {
+  auto start = std::chrono::steady_clock::now();
+  auto found = library::find_gemms(flags.to_filter());
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto* c : found) out.push_back(c->name());
+    std::cout << out.dump(1) << "\n";
+  } else {
+    for (const auto* c : found) fmt::print("{}\n", c->name());
+    fmt::print(stderr, "{} kernels ({:.1f} ms)\n", found.size(), ms);
+  }
+  return 0;
+}
+
+int run_build(const FilterFlags& flags, int jobs, int cc, bool dry_run) {
+  auto found = library::find_gemms(flags.to_filter());
+  if (found.empty()) {
+    fmt::print(stderr, "no kernel matches the filter\n");
+    return 1;
+  }
+  std::vector<compile::KernelSource> sources;
+  for (const auto* c : found) sources.push_back(compile::gemm_kernel_source(*c, target_cc(cc)));
+  if (dry_run) {
+    for (const auto& s : sources) fmt::print("{}\n", s.name);
+    return 0;
+  }
+  cli::ProgressBar bar("build");
+  auto start = std::chrono::steady_clock::now();
+  auto outcomes = compile::compile_many(sources, jobs, [&](const auto& p) { bar.update(p); });
+  bar.finish();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  size_t failed = 0, hits = 0;
+  for (const auto& o : outcomes) {
+    if (!o.result) {
+      ++failed;
+      fmt::print(stderr, "FAILED {}\n{}\n", o.name, o.error);
+    } else if (o.result->cache_hit) {
+      ++hits;
+    }
+  }
+  fmt::print("built {} kernels in {:.1f} s: {} compiled, {} from the cache, {} failed (cache: {})\n", outcomes.size(),
+             seconds, outcomes.size() - hits - failed, hits, failed,
+             compile::KernelCache::user_cache().root().string());
+  return failed ? 1 : 0;
+}
+
+int run_cache(const std::string& action, uint64_t max_bytes) {
+  const auto& cache = compile::KernelCache::user_cache();
+  if (action == "info") {
+    auto info = cache.info();
+    fmt::print("cache {}: {} kernels, {:.1f} MiB\n", info.root.string(), info.entries, info.bytes / 1048576.0);
+  } else if (action == "clear") {
+    cache.clear();
+    fmt::print("cleared {}\n", cache.root().string());
+  } else if (action == "verify") {
+    size_t bad = 0;
+    auto checks = cache.verify();
+    for (const auto& c : checks) {
+      if (c.problem.empty()) continue;
+      ++bad;
+      fmt::print("BAD {} {}: {}\n", c.key, c.name, c.problem);
+    }
+    fmt::print("{} entries checked, {} bad (bad entries are rebuilt on next use)\n", checks.size(), bad);
+    return bad ? 1 : 0;
+  } else if (action == "prune") {
+    size_t removed = cache.prune(max_bytes);
+    fmt::print("removed {} least recently used kernels\n", removed);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"cuforge: enumerate, emit, build and cache CUTLASS kernels"};
+  app.require_subcommand(1);
+
+  FilterFlags list_flags, build_flags;
+  bool json = false;
+  auto* list = app.add_subcommand("list", "list the kernel catalog (names and a count)");
+  list_flags.add_to(list);
+  list->add_flag("--json", json, "print a JSON array of names");
+
+  std::string emit_name;
+  auto* emit_cmd = app.add_subcommand("emit", "print the complete CUDA source of a kernel");
+  emit_cmd->add_option("name", emit_name, "kernel name, as `cuforge list` prints it")->required();
+
+  int jobs = 0, cc = 0;
+  bool dry_run = false;
+  auto* build = app.add_subcommand("build", "compile the kernels matching a filter into the cache, in parallel");
+  build_flags.add_to(build);
+  build->add_option("-j,--jobs", jobs, "nvcc processes at once (default: one per core)");
+  build->add_option("--cc", cc, "GPU to build SM80 kernels for (default: this machine's GPU, else 90)");
+  build->add_flag("--dry-run", dry_run, "print what would be built");
+
+  std::string cache_action;
+  uint64_t max_bytes = uint64_t(10) << 30;
+  auto* cache = app.add_subcommand("cache", "inspect or tidy the kernel cache");
+  cache->add_option("action", cache_action, "info | clear | verify | prune")
+      ->required()
+      ->check(CLI::IsMember({"info", "clear", "verify", "prune"}));
+  cache->add_option("--max-bytes", max_bytes, "prune: keep at most this many bytes (default 10 GiB)");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*list) return run_list(list_flags, json);
+    if (*emit_cmd) {
+      std::cout << emit::emit_gemm(library::parse_gemm_name(emit_name));
+      return 0;
+    }
+    if (*build) return run_build(build_flags, jobs, cc, dry_run);
+    if (*cache) return run_cache(cache_action, max_bytes);
+  } catch (const cuforge::Error& e) {
+    fmt::print(stderr, "cuforge: {}\n", e.what());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,123 @@
+#include "cuforge/compile/toolchain.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <sstream>
+
+#include "cuforge/core/error.hpp"
+
+namespace cuforge::compile {
+namespace fs = std::filesystem;
+namespace {
+
+std::mutex g_mutex;
+fs::path g_default_cutlass = CUFORGE_DEFAULT_CUTLASS_PATH;  // set by CMake; may be empty
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path find_nvcc() {
+  if (const char* root = std::getenv("CUDA_INSTALL_PATH"); root && *root) {
+    fs::path nvcc = fs::path(root) / "bin" / "nvcc";
+    if (!fs::exists(nvcc))
+      throw ToolchainError(fmt::format("CUDA_INSTALL_PATH is {}, but {} does not exist: point it at a CUDA toolkit "
+                                       "(the directory holding bin/nvcc)", root, nvcc.string()));
+    return nvcc;
+  }
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream dirs(path);
+    for (std::string dir; std::getline(dirs, dir, ':');)
+      if (!dir.empty() && fs::exists(fs::path(dir) / "nvcc")) return fs::path(dir) / "nvcc";
+  }
+  if (fs::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
+  throw ToolchainError(
+      "nvcc was not found (not under CUDA_INSTALL_PATH, not on PATH, not in /usr/local/cuda): install the CUDA "
+      "toolkit 12.4 or newer and set CUDA_INSTALL_PATH to it");
+}
+
+std::string cuda_version_of(const fs::path& nvcc) {
+  fs::path json = nvcc.parent_path().parent_path() / "version.json";
+  if (fs::exists(json)) {
+    auto doc = nlohmann::json::parse(read_file(json), nullptr, false);
+    if (!doc.is_discarded() && doc.contains("cuda")) return doc["cuda"].value("version", "unknown");
+  }
+  return "unknown";
+}
+
+fs::path find_cutlass() {
+  const char* env = std::getenv("CUTLASS_PATH");
+  fs::path root = env && *env ? fs::path(env) : g_default_cutlass;
+  const char* how = env && *env ? "CUTLASS_PATH" : "the default CUTLASS location";
+  if (root.empty())
+    throw ToolchainError(
+        "the CUTLASS headers were not found: pip install nvidia-cutlass==4.2.0.0, or set CUTLASS_PATH to a CUTLASS "
+        "4.2 checkout (the directory holding include/cutlass)");
+  if (!fs::exists(root / "include" / "cutlass" / "version.h"))
+    throw ToolchainError(fmt::format("{} is {}, which holds no include/cutlass/version.h: set CUTLASS_PATH to a "
+                                     "CUTLASS 4.2 checkout or pip install nvidia-cutlass==4.2.0.0",
+                                     how, root.string()));
+  return root;
+}
+
+std::string cutlass_version_of(const fs::path& root) {
+  std::string text = read_file(root / "include" / "cutlass" / "version.h");
+  std::smatch m;
+  std::string version;
+  for (const char* part : {"MAJOR", "MINOR", "PATCH"}) {
+    std::regex re(std::string("#define CUTLASS_") + part + R"(\s+(\d+))");
+    if (!std::regex_search(text, m, re))
+      throw ToolchainError("cannot read the CUTLASS version from " + (root / "include/cutlass/version.h").string());
+    version += (version.empty() ? "" : ".") + m[1].str();
+  }
+  return version;
+}
+
+}  // namespace
+
+void set_default_cutlass_path(const fs::path& path) {
+  std::lock_guard lock(g_mutex);
+  g_default_cutlass = path;
+}
+
+const Toolchain& Toolchain::get() {
+  static std::unique_ptr<Toolchain> found;
+  std::lock_guard lock(g_mutex);
+  if (found) return *found;
+  auto t = std::make_unique<Toolchain>();
+  t->nvcc = find_nvcc();
+  t->cuda_version = cuda_version_of(t->nvcc);
+  struct stat st {};
+  ::stat(t->nvcc.c_str(), &st);
+  t->nvcc_identity = fmt::format("{}:{}:{}:{}", fs::weakly_canonical(t->nvcc).string(), st.st_size,
+                                 st.st_mtime, t->cuda_version);
+  t->cutlass = find_cutlass();
+  t->cutlass_version = cutlass_version_of(t->cutlass);
+  if (t->cutlass_version.rfind(std::string(kCutlassSeries) + ".", 0) != 0)
+    throw ToolchainError(fmt::format("the CUTLASS headers at {} are version {}, but cuforge's kernels are written for "
+                                     "CUTLASS {}: pip install nvidia-cutlass==4.2.0.0 or point CUTLASS_PATH at a 4.2 tree",
+                                     t->cutlass.string(), t->cutlass_version, kCutlassSeries));
+  found = std::move(t);
+  return *found;
+}
+
+std::vector<std::string> Toolchain::nvcc_flags(Arch family, int target_cc) const {
+  // SM90 kernels need the arch-specific target (wgmma, TMA); SM80 kernels are compiled from
+  // compute_80 into the device's own SASS so they also run on later GPUs.
+  std::string gencode = family >= 90 ? fmt::format("-gencode=arch=compute_{0}a,code=sm_{0}a", target_cc)
+                                     : fmt::format("-gencode=arch=compute_{},code=sm_{}", family, target_cc);
+  return {"-std=c++17", "-O3", "-DNDEBUG", "--shared", "-Xcompiler=-fPIC", "--expt-relaxed-constexpr",
+          "-DCUTLASS_ENABLE_TENSOR_CORE_MMA=1", gencode,
+          "-I" + (cutlass / "include").string(), "-I" + (cutlass / "tools" / "util" / "include").string()};
+}
+
+}  // namespace cuforge::compile

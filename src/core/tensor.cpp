@@ -1,0 +1,36 @@
+#include "cuforge/core/tensor.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <vector>
+
+namespace cuforge {
+
+int64_t TensorRef::numel() const {
+  int64_t n = 1;
+  for (int i = 0; i < rank; ++i) n *= shape[i];
+  return n;
+}
+
+std::string TensorRef::describe() const {
+  std::vector<int64_t> s(shape.begin(), shape.begin() + rank), st(strides.begin(), strides.begin() + rank);
+  std::string where = device == kHost ? "host memory" : fmt::format("cuda:{}", device);
+  return fmt::format("({}) {} with strides ({}) in {}", fmt::join(s, ", "), to_string(dtype),
+                     fmt::join(st, ", "), where);
+}
+
+TensorRef TensorRef::matrix(const void* data, DataType dtype, int64_t rows, int64_t cols, Layout layout,
+                            int device) {
+  TensorRef t;
+  t.data = data;
+  t.dtype = dtype;
+  t.rank = 2;
+  t.shape = {rows, cols, 0};
+  t.strides = layout == Layout::RowMajor ? std::array<int64_t, 3>{cols, 1, 0}
+                                         : std::array<int64_t, 3>{1, rows, 0};
+  t.device = device;
+  return t;
+}
+
+}  // namespace cuforge

@@ -1,0 +1,14 @@
+// Template and header texts compiled into the library (generated from src/emit/templates and
+// include/cuforge/abi.h by cmake/embed.cmake).
+#pragma once
+
+#include <string_view>
+
+namespace cuforge::emit::embedded {
+
+extern const std::string_view gemm_sm90;
+extern const std::string_view gemm_sm80;
+extern const std::string_view gemm_entry;
+extern const std::string_view abi_h;
+
+}  // namespace cuforge::emit::embedded

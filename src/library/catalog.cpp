@@ -1,0 +1,172 @@
+#include "cuforge/library/catalog.hpp"
+
+#include <fnmatch.h>
+
+#include <mutex>
+
+namespace cuforge::library {
+namespace {
+
+// A tensor-core instruction family and the output types its kernels may write.
+struct MathInstruction {
+  DataType a, b, accumulator;
+  MathOperation math;
+  std::vector<DataType> outputs;  // C and D share the type
+};
+
+// SM90 (CUTLASS 3.x, wgmma). f32 operands run as TF32 on the tensor cores.
+const std::vector<MathInstruction> kSm90Math = {
+    {DataType::f16, DataType::f16, DataType::f32, MathOperation::MultiplyAdd, {DataType::f16, DataType::f32}},
+    {DataType::f16, DataType::f16, DataType::f16, MathOperation::MultiplyAdd, {DataType::f16}},
+    {DataType::bf16, DataType::bf16, DataType::f32, MathOperation::MultiplyAdd, {DataType::bf16, DataType::f32}},
+    {DataType::f32, DataType::f32, DataType::f32, MathOperation::MultiplyAdd, {DataType::f32}},
+};
+
+// SM80 (CUTLASS 2.x, mma.sync). 3xTF32 recovers near-fp32 accuracy from TF32 tensor cores.
+const std::vector<MathInstruction> kSm80Math = {
+    {DataType::f16, DataType::f16, DataType::f32, MathOperation::MultiplyAdd, {DataType::f16, DataType::f32}},
+    {DataType::f16, DataType::f16, DataType::f16, MathOperation::MultiplyAdd, {DataType::f16}},
+    {DataType::bf16, DataType::bf16, DataType::f32, MathOperation::MultiplyAdd, {DataType::bf16, DataType::f32}},
+    {DataType::f32, DataType::f32, DataType::f32, MathOperation::MultiplyAdd, {DataType::f32}},
+    {DataType::f32, DataType::f32, DataType::f32, MathOperation::MultiplyAddFastF32, {DataType::f32}},
+};
+
+// CTA tiles: M and N in elements, K in bytes of the A/B type (so one table serves every width).
+struct Sm90Tile {
+  int m, n;
+  KernelSchedule schedule;
+};
+constexpr int kSm90TileKBytes = 128;
+const std::vector<Sm90Tile> kSm90Tiles = {
+    {128, 64, KernelSchedule::TmaWarpSpecializedCooperative},
+    {128, 128, KernelSchedule::TmaWarpSpecializedCooperative},
+    {128, 256, KernelSchedule::TmaWarpSpecializedCooperative},
+    {256, 64, KernelSchedule::TmaWarpSpecializedCooperative},
+    {256, 128, KernelSchedule::TmaWarpSpecializedCooperative},
+    {64, 64, KernelSchedule::TmaWarpSpecializedPingpong},
+    {64, 128, KernelSchedule::TmaWarpSpecializedPingpong},
+    {64, 256, KernelSchedule::TmaWarpSpecializedPingpong},
+    {128, 64, KernelSchedule::TmaWarpSpecializedPingpong},
+    {128, 128, KernelSchedule::TmaWarpSpecializedPingpong},
+};
+const std::vector<std::array<int, 3>> kSm90Clusters = {{1, 1, 1}, {2, 1, 1}, {1, 2, 1}};
+
+struct Sm80Tile {
+  int m, n, k_bytes;
+  std::array<int, 3> warps;
+  int stages;
+};
+const std::vector<Sm80Tile> kSm80Tiles = {
+    {256, 128, 64, {4, 2, 1}, 3}, {128, 256, 64, {2, 4, 1}, 3}, {256, 64, 64, {4, 1, 1}, 4},
+    {64, 256, 64, {1, 4, 1}, 4},  {128, 128, 64, {2, 2, 1}, 4}, {128, 128, 128, {2, 2, 1}, 3},
+    {128, 64, 64, {2, 2, 1}, 5},  {64, 128, 64, {2, 2, 1}, 5},  {64, 64, 64, {2, 2, 1}, 6},
+    {64, 64, 128, {2, 2, 1}, 4},
+};
+
+const std::vector<std::pair<Layout, Layout>> kOperandLayouts = {
+    {Layout::RowMajor, Layout::ColumnMajor},
+    {Layout::RowMajor, Layout::RowMajor},
+    {Layout::ColumnMajor, Layout::ColumnMajor},
+    {Layout::ColumnMajor, Layout::RowMajor},
+};
+
+void add_if_valid(std::vector<GemmConfig>& out, const GemmConfig& c) {
+  if (!why_invalid(c)) out.push_back(c);
+}
+
+GemmConfig base_config(Arch arch, const MathInstruction& mi, DataType out, Layout la, Layout lb) {
+  GemmConfig c;
+  c.arch = arch;
+  c.element_a = mi.a;
+  c.element_b = mi.b;
+  c.element_accumulator = mi.accumulator;
+  c.element_c = c.element_d = out;
+  c.layout_a = la;
+  c.layout_b = lb;
+  c.layout_c = Layout::RowMajor;
+  c.math = mi.math;
+  return c;
+}
+
+std::vector<GemmConfig> enumerate_sm90() {
+  std::vector<GemmConfig> out;
+  for (const auto& mi : kSm90Math)
+    for (DataType o : mi.outputs)
+      for (auto [la, lb] : kOperandLayouts)
+        for (const auto& t : kSm90Tiles)
+          for (const auto& cluster : kSm90Clusters)
+            for (TileScheduler sched : {TileScheduler::Default, TileScheduler::StreamK}) {
+              GemmConfig c = base_config(90, mi, o, la, lb);
+              c.tile.threadblock_shape = {t.m, t.n, kSm90TileKBytes * 8 / size_bits(mi.a)};
+              c.tile.cluster_shape = cluster;
+              c.tile.stages = 0;
+              c.tile.kernel_schedule = t.schedule;
+              c.tile.epilogue_schedule = t.schedule == KernelSchedule::TmaWarpSpecializedCooperative
+                                             ? EpilogueSchedule::TmaWarpSpecializedCooperative
+                                             : EpilogueSchedule::TmaWarpSpecialized;
+              c.tile.tile_scheduler = sched;
+              c.alignment_a = 128 / size_bits(mi.a);
+              c.alignment_b = 128 / size_bits(mi.b);
+              c.alignment_c = 128 / size_bits(o);
+              add_if_valid(out, c);
+            }
+  return out;
+}
+
+std::vector<GemmConfig> enumerate_sm80() {
+  std::vector<GemmConfig> out;
+  for (const auto& mi : kSm80Math)
+    for (DataType o : mi.outputs)
+      for (auto [la, lb] : kOperandLayouts)
+        for (const auto& t : kSm80Tiles)
+          for (int align_bits : {128, 64, 32}) {
+            GemmConfig c = base_config(80, mi, o, la, lb);
+            c.tile.threadblock_shape = {t.m, t.n, t.k_bytes * 8 / size_bits(mi.a)};
+            c.tile.warp_count = t.warps;
+            c.tile.stages = t.stages;
+            c.tile.kernel_schedule = KernelSchedule::Multistage;
+            c.tile.epilogue_schedule = EpilogueSchedule::Default;
+            c.alignment_a = align_bits / size_bits(mi.a);
+            c.alignment_b = align_bits / size_bits(mi.b);
+            c.alignment_c = std::max(1, std::min(align_bits, 128) / size_bits(o));
+            add_if_valid(out, c);
+          }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<GemmConfig>& gemm_catalog(Arch arch) {
+  static std::once_flag once80, once90;
+  static std::vector<GemmConfig> sm80, sm90;
+  if (arch == 90) {
+    std::call_once(once90, [] { sm90 = enumerate_sm90(); });
+    return sm90;
+  }
+  if (arch == 80) {
+    std::call_once(once80, [] { sm80 = enumerate_sm80(); });
+    return sm80;
+  }
+  throw InvalidArgumentError("no kernel catalog for sm" + std::to_string(arch) + " (cuforge has sm80 and sm90)");
+}
+
+bool GemmFilter::matches(const GemmConfig& c) const {
+  auto ok = [](const auto& want, const auto& have) { return !want || *want == have; };
+  return ok(arch, c.arch) && ok(element_a, c.element_a) && ok(element_b, c.element_b) &&
+         ok(element_accumulator, c.element_accumulator) && ok(element_c, c.element_c) &&
+         ok(element_d, c.element_d) && ok(layout_a, c.layout_a) && ok(layout_b, c.layout_b) &&
+         ok(layout_c, c.layout_c) && ok(opclass, c.opclass) && ok(math, c.math) &&
+         (name_glob.empty() || fnmatch(name_glob.c_str(), c.name().c_str(), 0) == 0);
+}
+
+std::vector<const GemmConfig*> find_gemms(const GemmFilter& filter) {
+  std::vector<const GemmConfig*> out;
+  for (Arch arch : kArchs) {
+    if (filter.arch && *filter.arch != arch) continue;
+    for (const auto& c : gemm_catalog(arch))
+      if (filter.matches(c)) out.push_back(&c);
+  }
+  return out;
+}
+
+}  // namespace cuforge::library

@@ -1,0 +1,200 @@
+#include "cuforge/library/gemm_config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <vector>
+
+namespace cuforge::library {
+namespace {
+
+constexpr int kSm90SharedMemory = 227 * 1024;  // opt-in maximum per CTA on Hopper
+constexpr int kSm80SharedMemory = 163 * 1024;  // on A100; Hopper runs these kernels too
+constexpr int kMaxAccumulatorRegisters = 128;   // per thread, leaving room for addressing
+
+char layout_letter(Layout l) { return l == Layout::RowMajor ? 'r' : 'c'; }
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == sep) {
+      parts.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return parts;
+}
+
+int to_int(std::string_view s, std::string_view name) {
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size())
+    throw InvalidArgumentError(fmt::format("kernel name '{}': '{}' is not a number", name, s));
+  return v;
+}
+
+std::array<int, 3> to_triple(std::string_view s, std::string_view name) {
+  auto parts = split(s, 'x');
+  if (parts.size() != 3)
+    throw InvalidArgumentError(fmt::format("kernel name '{}': expected AxBxC, got '{}'", name, s));
+  return {to_int(parts[0], name), to_int(parts[1], name), to_int(parts[2], name)};
+}
+
+Layout from_letter(char c, std::string_view name) {
+  if (c == 'r') return Layout::RowMajor;
+  if (c == 'c') return Layout::ColumnMajor;
+  throw InvalidArgumentError(fmt::format("kernel name '{}': layout letter '{}' is not r or c", name, c));
+}
+
+// Bytes of shared memory the SM90 TMA epilogue keeps (C loads and D stores, two stages of a
+// subtile at most 128 rows by 32 columns), which the mainloop's automatic stage count leaves free.
+int sm90_epilogue_bytes(const GemmConfig& c) {
+  int rows = std::min(c.tile.threadblock_shape[0], 128);
+  return 2 * rows * 32 * (size_bytes(c.element_c) + size_bytes(c.element_d));
+}
+
+int stage_bytes(const GemmConfig& c) {
+  const auto& t = c.tile.threadblock_shape;
+  return (t[0] * size_bits(c.element_a) + t[1] * size_bits(c.element_b)) * t[2] / 8;
+}
+
+}  // namespace
+
+std::string GemmConfig::name() const {
+  const auto& t = tile.threadblock_shape;
+  const auto& shape2 = arch >= 90 ? tile.cluster_shape : tile.warp_count;
+  return fmt::format("cuforge_sm{}_gemm_{}_{}_{}_{}_{}_{}_{}_{}{}{}_{}x{}x{}_{}{}x{}x{}_s{}_{}_{}_{}_a{}x{}x{}", arch,
+                     to_string(opclass), to_string(math), to_string(element_a), to_string(element_b),
+                     to_string(element_accumulator), to_string(element_c), to_string(element_d),
+                     layout_letter(layout_a), layout_letter(layout_b), layout_letter(layout_c), t[0], t[1],
+                     t[2], arch >= 90 ? 'c' : 'w', shape2[0], shape2[1], shape2[2], tile.stages,
+                     to_string(tile.kernel_schedule), to_string(tile.epilogue_schedule),
+                     to_string(tile.tile_scheduler), alignment_a, alignment_b, alignment_c);
+}
+
+GemmConfig parse_gemm_name(std::string_view name) {
+  auto p = split(name, '_');
+  if (p.size() != 18 || p[0] != "cuforge" || p[2] != "gemm" || p[1].substr(0, 2) != "sm" ||
+      p[10].size() != 3 || p[13].empty())
+    throw InvalidArgumentError(fmt::format(
+        "'{}' is not a cuforge GEMM kernel name (expected cuforge_smXX_gemm_<opclass>_<math>_<A>_<B>_"
+        "<acc>_<C>_<D>_<layouts>_<tile>_<cluster|warps>_s<stages>_<kernel>_<epilogue>_<scheduler>_a<align>)",
+        name));
+  GemmConfig c;
+  c.arch = to_int(p[1].substr(2), name);
+  c.opclass = parse<OpcodeClass>(p[3]);
+  c.math = parse<MathOperation>(p[4]);
+  c.element_a = parse<DataType>(p[5]);
+  c.element_b = parse<DataType>(p[6]);
+  c.element_accumulator = parse<DataType>(p[7]);
+  c.element_c = parse<DataType>(p[8]);
+  c.element_d = parse<DataType>(p[9]);
+  c.layout_a = from_letter(p[10][0], name);
+  c.layout_b = from_letter(p[10][1], name);
+  c.layout_c = from_letter(p[10][2], name);
+  c.tile.threadblock_shape = to_triple(p[11], name);
+  const char kind = p[12].empty() ? '?' : p[12][0];
+  if (kind != (c.arch >= 90 ? 'c' : 'w'))
+    throw InvalidArgumentError(fmt::format("kernel name '{}': expected a {} shape, got '{}'", name,
+                                           c.arch >= 90 ? "cluster (c...)" : "warp (w...)", p[12]));
+  (c.arch >= 90 ? c.tile.cluster_shape : c.tile.warp_count) = to_triple(p[12].substr(1), name);
+  if (p[13][0] != 's') throw InvalidArgumentError(fmt::format("kernel name '{}': expected s<stages>", name));
+  c.tile.stages = to_int(p[13].substr(1), name);
+  c.tile.kernel_schedule = parse<KernelSchedule>(p[14]);
+  c.tile.epilogue_schedule = parse<EpilogueSchedule>(p[15]);
+  c.tile.tile_scheduler = parse<TileScheduler>(p[16]);
+  if (p[17].empty() || p[17][0] != 'a')
+    throw InvalidArgumentError(fmt::format("kernel name '{}': expected a<alignments>", name));
+  auto align = to_triple(p[17].substr(1), name);
+  c.alignment_a = align[0];
+  c.alignment_b = align[1];
+  c.alignment_c = align[2];
+  return c;
+}
+
+int resolved_stages(const GemmConfig& c) {
+  if (c.tile.stages > 0) return c.tile.stages;
+  return (kSm90SharedMemory - sm90_epilogue_bytes(c)) / stage_bytes(c);
+}
+
+int shared_memory_bytes(const GemmConfig& c) {
+  int mainloop = resolved_stages(c) * stage_bytes(c);
+  return c.arch >= 90 ? mainloop + sm90_epilogue_bytes(c) : mainloop;
+}
+
+std::optional<std::string> why_invalid(const GemmConfig& c) {
+  const auto& t = c.tile.threadblock_shape;
+  const bool sm90 = c.arch >= 90;
+  if (c.arch != 80 && c.arch != 90) return fmt::format("architecture sm{} is not in the catalog (80, 90)", c.arch);
+  if (c.layout_c != Layout::RowMajor)
+    return std::string("kernels write row-major D; a column-major D is computed as the transposed problem");
+  if (c.opclass != OpcodeClass::TensorOp) return std::string("only tensor-op kernels are in the catalog");
+  if (c.element_a != c.element_b) return std::string("A and B must have the same data type");
+
+  // Alignment: a whole number of elements, at most 128 bits per access.
+  for (auto [what, align, type] : {std::tuple{"A", c.alignment_a, c.element_a}, {"B", c.alignment_b, c.element_b},
+                                   {"C", c.alignment_c, c.element_c}}) {
+    int max_align = 128 / size_bits(type);
+    if (align < 1 || align > max_align || (align & (align - 1)))
+      return fmt::format("alignment of {} must be a power of two from 1 to {} elements of {}, got {}", what,
+                         max_align, to_string(type), align);
+    if (sm90 && align != max_align)
+      return fmt::format("SM90 TMA kernels need 16-byte aligned {} ({} elements of {}), got {}; lower "
+                         "alignments run on SM80 kernels",
+                         what, max_align, to_string(type), align);
+    if (!sm90 && align * size_bits(type) < 32 && std::string_view(what) != "C")
+      return fmt::format("SM80 cp.async loads need at least 4-byte aligned {}, got {} x {} bits", what, align,
+                         size_bits(type));
+  }
+
+  if (sm90) {
+    const bool coop = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
+    const bool pingpong = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong;
+    if (!coop && !pingpong) return std::string("SM90 kernels use a TMA warp-specialized schedule (coop or pingpong)");
+    auto expected_epi = coop ? EpilogueSchedule::TmaWarpSpecializedCooperative : EpilogueSchedule::TmaWarpSpecialized;
+    if (c.tile.epilogue_schedule != expected_epi)
+      return fmt::format("the {} kernel schedule needs the {} epilogue schedule, got {}",
+                         to_string(c.tile.kernel_schedule), to_string(expected_epi),
+                         to_string(c.tile.epilogue_schedule));
+    if (coop && t[0] % 128 != 0)
+      return fmt::format("cooperative kernels split the tile's M across two warpgroups: M must be a multiple "
+                         "of 128, got {} (use pingpong for M = 64)", t[0]);
+    if (pingpong && t[0] % 64 != 0) return fmt::format("tile M must be a multiple of 64, got {}", t[0]);
+    if (c.tile.tile_scheduler == TileScheduler::StreamK && !coop)
+      return std::string("the stream-K tile scheduler runs only with the cooperative kernel schedule");
+    int k_bytes = t[2] * size_bits(c.element_a) / 8;
+    if (k_bytes % 128 != 0)
+      return fmt::format("tile K must span a multiple of 128 bytes of {} ({} elements), got {}",
+                         to_string(c.element_a), 1024 / size_bits(c.element_a), t[2]);
+    if (t[1] % 16 != 0 || t[1] > 256) return fmt::format("tile N must be a multiple of 16 up to 256, got {}", t[1]);
+    const auto& cl = c.tile.cluster_shape;
+    if (cl[2] != 1 || cl[0] * cl[1] > 4 || cl[0] < 1 || cl[1] < 1)
+      return fmt::format("cluster {}x{}x{} is not one CUTLASS builds (M x N up to 4 CTAs, K = 1)", cl[0], cl[1], cl[2]);
+    int acc_elements = (coop ? t[0] / 2 : t[0]) * t[1] / 128;
+    int acc_registers = acc_elements * size_bits(c.element_accumulator) / 32;
+    if (acc_registers > kMaxAccumulatorRegisters)
+      return fmt::format("the tile needs {} accumulator registers per thread (limit {}): use a smaller tile{}",
+                         acc_registers, kMaxAccumulatorRegisters, pingpong ? " or the cooperative schedule" : "");
+    if (resolved_stages(c) < 2 || shared_memory_bytes(c) > kSm90SharedMemory)
+      return fmt::format("{} stages of {} bytes and the epilogue do not fit in {} bytes of shared memory",
+                         std::max(resolved_stages(c), 2), stage_bytes(c), kSm90SharedMemory);
+  } else {
+    if (c.tile.kernel_schedule != KernelSchedule::Multistage || c.tile.epilogue_schedule != EpilogueSchedule::Default)
+      return std::string("SM80 kernels use the multistage mainloop and the default epilogue");
+    if (c.tile.cluster_shape != std::array<int, 3>{1, 1, 1}) return std::string("SM80 kernels have no clusters");
+    if (c.tile.stages < 2) return fmt::format("SM80 kernels need at least 2 stages, got {}", c.tile.stages);
+    const auto& w = c.tile.warp_count;
+    if (w[2] != 1 || t[0] % w[0] || t[1] % w[1]) return std::string("the warps must divide the tile's M and N");
+    int warp_m = t[0] / w[0], warp_n = t[1] / w[1];
+    if (warp_m % 16 || warp_n % 8 || w[0] * w[1] > 8)
+      return fmt::format("warp tile {}x{} does not hold whole 16x8 MMAs, or more than 8 warps", warp_m, warp_n);
+    if (shared_memory_bytes(c) > kSm80SharedMemory)
+      return fmt::format("{} stages of {} bytes exceed {} bytes of shared memory", c.tile.stages, stage_bytes(c),
+                         kSm80SharedMemory);
+  }
+  return std::nullopt;
+}
+
+}  // namespace cuforge::library

@@ -1,0 +1,244 @@
+#include "cuforge/op/gemm.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "cuforge/core/error.hpp"
+#include "cuforge/library/catalog.hpp"
+#include "cuforge/runtime/device.hpp"
+#include "cuforge/runtime/module.hpp"
+#include "cuforge/runtime/workspace.hpp"
+#include "cuforge/select/gemm_heuristic.hpp"
+
+namespace cuforge {
+namespace {
+
+constexpr int kDefaultCc = 90;     // the target when there is no GPU to ask
+constexpr int kDefaultSmCount = 132;
+constexpr int kMaxTries = 4;       // candidates tried when a kernel's can_implement refuses
+
+library::GemmFilter filter_for(const op::GemmTypes& t, Arch arch, const GemmOptions& o) {
+  library::GemmFilter f;
+  f.arch = arch;
+  f.element_a = t.element_a;
+  f.element_b = t.element_b;
+  f.element_c = t.element_c;
+  f.element_d = t.element_d;
+  f.element_accumulator = t.element_accumulator;
+  f.layout_a = t.layout_a;
+  f.layout_b = t.layout_b;
+  f.layout_c = t.layout_c;
+  f.opclass = o.opclass;
+  f.math = o.math;
+  return f;
+}
+
+bool fits(const library::GemmConfig& c, const op::CanonicalGemm& p) {
+  return c.alignment_a <= p.align_a && c.alignment_b <= p.align_b && c.alignment_c <= p.align_c;
+}
+
+cuforge_gemm_arguments abi_arguments(const op::CanonicalGemm& p, double alpha, double beta, int device,
+                                     int sm_count) {
+  return cuforge_gemm_arguments{p.m,   p.n,   p.k,   p.batch, p.a,   p.b,   p.c,   p.d,
+                                p.lda, p.ldb, p.ldc, p.ldd,   p.batch_stride_a, p.batch_stride_b,
+                                p.batch_stride_c, p.batch_stride_d, alpha, beta, device, sm_count};
+}
+
+}  // namespace
+
+struct Gemm::Launchable {
+  const library::GemmConfig* config = nullptr;
+  std::shared_ptr<const runtime::GemmModule> module;
+  size_t workspace_bytes = 0;
+};
+
+// The kernel chosen per problem class (extents and the alignments the operands allow).
+struct Gemm::Memo {
+  struct Key {
+    int64_t m, n, k, batch;
+    int align_a, align_b, align_c;
+    bool operator==(const Key& o) const {
+      return m == o.m && n == o.n && k == o.k && batch == o.batch && align_a == o.align_a &&
+             align_b == o.align_b && align_c == o.align_c;
+    }
+  };
+  struct Hash {
+    size_t operator()(const Key& k) const {
+      size_t h = std::hash<int64_t>()(k.m);
+      for (int64_t v : {k.n, k.k, k.batch, int64_t(k.align_a << 16 | k.align_b << 8 | k.align_c)})
+        h = h * 1000003u ^ std::hash<int64_t>()(v);
+      return h;
+    }
+  };
+  std::unordered_map<Key, Launchable, Hash> chosen;
+};
+
+Gemm::Gemm(const GemmOptions& options) : options_(options), memo_(std::make_unique<Memo>()) {
+  const bool have_gpu = runtime::device_count() > 0;
+  device_ = options.device >= 0 ? options.device : runtime::default_device();
+  int device_cc = have_gpu ? runtime::device_info(device_).cc : 0;
+  cc_ = options.cc ? options.cc : (have_gpu ? device_cc : kDefaultCc);
+  sm_count_ = have_gpu ? runtime::device_info(device_).sm_count : kDefaultSmCount;
+  if (cc_ < 80)
+    throw DeviceError(fmt::format("cuforge's kernels need compute capability 8.0 or newer; the plan targets {}.{}",
+                                  cc_ / 10, cc_ % 10));
+  // sm_90a kernels (wgmma, TMA) run on compute capability 9.0 only; SM80 kernels run on 8.0 and later.
+  kernel_cc_ = options.kernel_cc ? options.kernel_cc : (cc_ == 90 ? 90 : 80);
+  if (kernel_cc_ != 80 && kernel_cc_ != 90)
+    throw InvalidArgumentError(fmt::format("kernel_cc must be 80 or 90, got {}", kernel_cc_));
+  if (kernel_cc_ > cc_ || (kernel_cc_ == 90 && cc_ != 90))
+    throw InvalidArgumentError(fmt::format("kernel_cc={} kernels cannot run on a compute capability {} target{}",
+                                           kernel_cc_, cc_, kernel_cc_ == 90 ? " (sm_90a kernels need exactly 9.0)" : ""));
+
+  kernel_types_ = options.canonical();
+  candidates_ = library::find_gemms(filter_for(kernel_types_, kernel_cc_, options));
+  if (kernel_cc_ == 90) fallback_ = library::find_gemms(filter_for(kernel_types_, 80, options));
+  if (candidates_.empty())
+    throw InvalidArgumentError(fmt::format(
+        "no sm{} kernel computes A {} x B {} with {} accumulation into C {} / D {}{}{}: see `cuforge list` for what "
+        "the catalog offers",
+        kernel_cc_, to_string(options.element_a), to_string(options.element_b),
+        to_string(options.element_accumulator), to_string(options.element_c), to_string(options.element_d),
+        options.opclass ? fmt::format(", opcode class {}", to_string(*options.opclass)) : "",
+        options.math ? fmt::format(", math {}", to_string(*options.math)) : ""));
+}
+
+Gemm::~Gemm() = default;
+Gemm::Gemm(Gemm&&) noexcept = default;
+Gemm& Gemm::operator=(Gemm&&) noexcept = default;
+
+std::vector<TileDescription> Gemm::tile_descriptions() const {
+  std::vector<TileDescription> out;
+  for (const auto* c : candidates_)
+    if (std::find(out.begin(), out.end(), c->tile) == out.end()) out.push_back(c->tile);
+  return out;
+}
+
+void Gemm::set_tile_description(const TileDescription& tile) {
+  std::vector<library::GemmConfig> configs;
+  std::string why;
+  for (const auto* c : candidates_) {
+    library::GemmConfig pinned = *c;
+    pinned.tile = tile;
+    if (auto reason = library::why_invalid(pinned)) {
+      why = *reason;
+      continue;
+    }
+    if (std::find(configs.begin(), configs.end(), pinned) == configs.end()) configs.push_back(pinned);
+  }
+  if (configs.empty())
+    throw InvalidArgumentError(fmt::format("tile description ({}) cannot be built for this plan: {}; "
+                                           "plan.tile_descriptions() lists the {} that can",
+                                           tile.describe(), why, tile_descriptions().size()));
+  pinned_ = tile;
+  pinned_configs_ = std::move(configs);
+  memo_->chosen.clear();
+}
+
+void Gemm::clear_tile_description() {
+  pinned_.reset();
+  pinned_configs_.clear();
+  memo_->chosen.clear();
+}
+
+std::vector<const library::GemmConfig*> Gemm::feasible(const op::CanonicalGemm& p) const {
+  std::vector<const library::GemmConfig*> out;
+  if (pinned_) {
+    for (const auto& c : pinned_configs_)
+      if (fits(c, p)) out.push_back(&c);
+    return out;
+  }
+  for (const auto* c : candidates_)
+    if (fits(*c, p)) out.push_back(c);
+  if (out.empty())  // e.g. odd leading dimensions that TMA cannot load: SM80 kernels take lower alignments
+    for (const auto* c : fallback_)
+      if (fits(*c, p)) out.push_back(c);
+  return select::rank(std::move(out), {p.m, p.n, p.k, p.batch}, sm_count_);
+}
+
+const library::GemmConfig& Gemm::select(int64_t m, int64_t n, int64_t k, int64_t batch) const {
+  // Packed operands on 16-byte aligned allocations: the leading dimensions set the alignment.
+  auto align = [](DataType t, int64_t ld) {
+    int a = 128 / size_bits(t);
+    while (a > 1 && ld % a != 0) a /= 2;
+    return a;
+  };
+  auto ld = [](Layout l, int64_t rows, int64_t cols) { return l == Layout::RowMajor ? cols : rows; };
+  op::CanonicalGemm p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.batch = batch;
+  p.align_a = align(options_.element_a, ld(options_.layout_a, m, k));
+  p.align_b = align(options_.element_b, ld(options_.layout_b, k, n));
+  p.align_c = align(options_.element_d, ld(options_.layout_c, m, n));
+  if (options_.layout_c == Layout::ColumnMajor) {
+    std::swap(p.m, p.n);
+    std::swap(p.align_a, p.align_b);
+  }
+  auto ranked = feasible(p);
+  if (ranked.empty())
+    throw InvalidArgumentError(fmt::format("no kernel of this plan runs a packed {}x{}x{} problem (alignments A {}, "
+                                           "B {}, C {} elements)", m, n, k, p.align_a, p.align_b, p.align_c));
+  return *ranked.front();
+}
+
+compile::KernelSource Gemm::kernel_source(const library::GemmConfig& config) const {
+  return compile::gemm_kernel_source(config, cc_);
+}
+
+const Gemm::Launchable& Gemm::launchable(const op::CanonicalGemm& p) {
+  Memo::Key key{p.m, p.n, p.k, p.batch, p.align_a, p.align_b, p.align_c};
+  if (auto it = memo_->chosen.find(key); it != memo_->chosen.end()) return it->second;
+
+  auto ranked = feasible(p);
+  if (ranked.empty())
+    throw InvalidArgumentError(fmt::format(
+        "no kernel of this plan accepts the operands' alignment: A allows {}, B {}, C/D {} elements (pointers, "
+        "leading dimensions and batch strides must be multiples); the catalog's {} kernels need at least {} "
+        "(pad leading dimensions to a multiple of {} for the fastest kernels)",
+        p.align_a, p.align_b, p.align_c, to_string(kernel_types_.element_a),
+        32 / size_bits(kernel_types_.element_a) > 1 ? 32 / size_bits(kernel_types_.element_a) : 1,
+        128 / size_bits(kernel_types_.element_a)));
+  auto args = abi_arguments(p, 1.0, 0.0, device_, sm_count_);
+  std::string refused;
+  for (size_t i = 0; i < ranked.size() && i < kMaxTries; ++i) {
+    auto built = compile::compile(kernel_source(*ranked[i]));
+    auto module = runtime::GemmModule::load(built.entry);
+    if (!module->can_implement(args)) {
+      refused += " " + ranked[i]->name();
+      continue;
+    }
+    return memo_->chosen[key] = Launchable{ranked[i], module, module->workspace_size(args)};
+  }
+  throw InvalidArgumentError(fmt::format("no kernel can run this {}x{}x{} problem; CUTLASS refused:{}", p.m, p.n,
+                                         p.k, refused));
+}
+
+runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
+                             double alpha, double beta, cudaStream_t stream, std::function<void()> on_complete) {
+  runtime::device_info(device_);  // a clear error when there is no GPU or no such device
+  op::CanonicalGemm p = op::check_gemm(options_, device_, a, b, c, d, beta);
+  int current = 0;
+  runtime::check(cudaGetDevice(&current), "cudaGetDevice");
+  if (current != device_) runtime::check(cudaSetDevice(device_), "cudaSetDevice");
+
+  if (!p.empty_output() && p.k == 0) {
+    if (beta != 0.0)
+      throw InvalidArgumentError("K is 0, so D = beta * C; cuforge runs no kernel for that: compute it directly");
+    const int bytes = size_bytes(options_.element_d);
+    for (int64_t i = 0; i < p.batch; ++i)
+      runtime::check(cudaMemset2DAsync(static_cast<char*>(p.d) + i * p.batch_stride_d * bytes, p.ldd * bytes, 0,
+                                       p.n * bytes, p.m, stream),
+                     "clearing D (K = 0)");
+  } else if (!p.empty_output()) {
+    const Launchable& l = launchable(p);
+    void* ws = runtime::workspace(device_, stream, l.workspace_bytes);
+    l.module->run(abi_arguments(p, alpha, beta, device_, sm_count_), ws, l.workspace_bytes, stream);
+  }
+  return runtime::RunHandle::record(stream, std::move(on_complete));
+}
+
+}  // namespace cuforge

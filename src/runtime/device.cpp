@@ -1,0 +1,71 @@
+#include "cuforge/runtime/device.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+
+#include "cuforge/core/error.hpp"
+
+namespace cuforge::runtime {
+namespace {
+constexpr int kMaxDevices = 64;
+}
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess)
+    throw DeviceError(fmt::format("{}: {} ({})", what, cudaGetErrorString(status), cudaGetErrorName(status)));
+}
+
+int device_count() {
+  static const int count = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      cudaGetLastError();  // clear the sticky "no device" error
+      return 0;
+    }
+    return n;
+  }();
+  return count;
+}
+
+int default_device() {
+  if (const char* id = std::getenv("CUTLASS_CUDA_DEVICE_ID"); id && *id) {
+    char* end = nullptr;
+    long v = std::strtol(id, &end, 10);
+    if (*end != '\0' || v < 0)
+      throw DeviceError(fmt::format("CUTLASS_CUDA_DEVICE_ID is '{}', expected a device ordinal", id));
+    return int(v);
+  }
+  int d = 0;
+  if (device_count() > 0) check(cudaGetDevice(&d), "cudaGetDevice");
+  return d;
+}
+
+const DeviceInfo& device_info(int ordinal) {
+  static std::array<std::unique_ptr<DeviceInfo>, kMaxDevices> infos;
+  static std::mutex mutex;
+  int count = device_count();
+  if (count == 0)
+    throw DeviceError("no CUDA GPU was found (cudaGetDeviceCount reports none): cuforge can emit and compile "
+                      "kernels here, but running them needs a GPU");
+  if (ordinal < 0 || ordinal >= count || ordinal >= kMaxDevices)
+    throw DeviceError(fmt::format("CUDA device {} does not exist: this machine has {} (0 to {})", ordinal, count,
+                                  count - 1));
+  std::lock_guard lock(mutex);
+  if (!infos[ordinal]) {
+    auto info = std::make_unique<DeviceInfo>();
+    info->ordinal = ordinal;
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, ordinal), "cudaGetDeviceProperties");
+    info->cc = prop.major * 10 + prop.minor;
+    info->sm_count = prop.multiProcessorCount;
+    info->name = prop.name;
+    infos[ordinal] = std::move(info);
+  }
+  return *infos[ordinal];
+}
+
+}  // namespace cuforge::runtime

@@ -1,0 +1,409 @@
+"""GEMM numerics on the GPU: bit-exact results against a float64 reference.
+
+Inputs are small random integers, so every product and every fp32 partial sum is exact; the only
+rounding is the final conversion to the output type, which the reference does the same way (round to
+nearest even). Results must therefore be equal bit for bit (torch.equal), whatever the tile shape,
+the K split or the order of accumulation.
+
+Every kernel the module needs is named with `plan.select` and compiled in one parallel
+`cuforge.build` call before the first test runs (a module-scoped fixture).
+"""
+
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+torch = pytest.importorskip("torch")
+np = pytest.importorskip("numpy")
+
+import cuforge  # noqa: E402
+
+ROW, COL = "row", "col"
+DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+
+
+def layout(name):
+    return cuforge.LayoutType.RowMajor if name == ROW else cuforge.LayoutType.ColumnMajor
+
+
+@dataclass(frozen=True)
+class Case:
+    """One plan (types, layouts, kernel family) and one problem to run it on."""
+
+    dtype: str
+    layout_a: str
+    layout_b: str
+    layout_c: str
+    kernel_cc: Optional[int]  # None: the default family (SM90 on the H200); 80: CUTLASS 2.x kernels
+    M: int
+    N: int
+    K: int
+    alpha: float = 1.0
+    beta: float = 0.0
+
+    @property
+    def id(self):
+        cc = "sm80" if self.kernel_cc == 80 else "default"
+        lay = self.layout_a[0] + self.layout_b[0] + self.layout_c[0]
+        ab = f"-a{self.alpha:g}b{self.beta:g}" if (self.alpha, self.beta) != (1.0, 0.0) else ""
+        return f"{self.dtype}-{lay}-{cc}-{self.M}x{self.N}x{self.K}{ab}"
+
+
+def make_plan(case):
+    dt = DTYPES[case.dtype]
+    return cuforge.op.Gemm(
+        element_A=dt, element_B=dt, element_C=dt, element_D=dt,
+        element_accumulator=torch.float32,
+        layout_A=layout(case.layout_a), layout_B=layout(case.layout_b), layout_C=layout(case.layout_c),
+        kernel_cc=case.kernel_cc,
+    )
+
+
+# M not a multiple of any tile; N and K multiples of 8 so every operand stays 16-byte aligned
+# in either layout.
+BASE = (264, 200, 136)
+
+LAYOUT_CASES = [
+    Case(dt, la, lb, ROW, cc, *BASE)
+    for dt in ("f16", "bf16")
+    for la in (ROW, COL)
+    for lb in (ROW, COL)
+    for cc in (None, 80)
+]
+
+AWKWARD_CASES = [
+    Case("f16", ROW, ROW, ROW, cc, M, N, K)
+    for (M, N, K) in [(197, 262, 136), (136, 96, 8), (1, 256, 512)]
+    for cc in (None, 80)
+] + [Case("bf16", ROW, COL, ROW, None, 197, 262, 136)]
+
+EPILOGUE_CASES = [
+    Case("f16", ROW, ROW, ROW, None, *BASE, alpha=1.0, beta=2.0),
+    Case("f16", ROW, ROW, ROW, 80, *BASE, alpha=1.0, beta=2.0),
+    Case("bf16", ROW, COL, ROW, None, *BASE, alpha=2.0, beta=-1.0),
+]
+
+COLUMN_C_CASES = [
+    Case("f16", ROW, ROW, COL, None, *BASE),
+    Case("f16", ROW, ROW, COL, None, *BASE, alpha=1.0, beta=2.0),
+    Case("bf16", COL, COL, COL, 80, *BASE, alpha=1.0, beta=2.0),
+]
+
+F32_CASES = [
+    Case("f32", ROW, ROW, ROW, None, *BASE),
+    Case("f32", ROW, ROW, ROW, 80, *BASE),
+    Case("f32", COL, ROW, ROW, None, *BASE, alpha=1.0, beta=2.0),
+]
+
+# The plan the asynchronous-run and bad-input tests use (its kernel is one of the layout cases').
+PLAIN = Case("f16", ROW, ROW, ROW, None, *BASE)
+
+ALL_CASES = LAYOUT_CASES + AWKWARD_CASES + EPILOGUE_CASES + COLUMN_C_CASES + F32_CASES
+
+
+def seed_plans_and_shapes():
+    """The plans the SEED_API.md snippets build, with the (M, N, K) each one runs."""
+    f16 = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+    f32_torch = cuforge.op.Gemm(element=torch.float32, layout=cuforge.LayoutType.RowMajor)
+    f32_numpy = cuforge.op.Gemm(element=np.float32, layout=cuforge.LayoutType.RowMajor)
+    seed_f32_shapes = [(128, 64, 256), (32, 256, 128)]
+    return [
+        (f16, [(1024, 1024, 1024), (128, 128, 128)]),
+        (f32_torch, seed_f32_shapes),
+        (f32_numpy, seed_f32_shapes),
+    ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def prebuilt_kernels():
+    """Compile every kernel this module runs in one parallel step.
+
+    A problem the catalog has no kernel for is left to its own test (which then fails with
+    cuforge's error) rather than failing every test of the module here.
+    """
+    problems = [(make_plan(c), [(c.M, c.N, c.K)]) for c in ALL_CASES] + seed_plans_and_shapes()
+    names = set()
+    for plan, shapes in problems:
+        for (M, N, K) in shapes:
+            try:
+                names.add(plan.select(M, N, K))
+            except cuforge.Error:
+                pass
+    jobs = max(1, min(16, os.cpu_count() or 1))
+    cuforge.build(sorted(names), jobs=jobs, progress=True)
+    return names
+
+
+# --------------------------------------------------------------------------------------------------
+# Operands and reference
+
+
+@pytest.fixture
+def gen():
+    g = torch.Generator(device="cuda")
+    g.manual_seed(2024)
+    return g
+
+
+def rand_int(rows, cols, dtype, lay, gen):
+    """A rows×cols matrix of integers in [-3, 3]; column-major is the transpose of a row-major one."""
+    shape = (rows, cols) if lay == ROW else (cols, rows)
+    t = torch.randint(-3, 4, shape, device="cuda", generator=gen).to(dtype)
+    return t if lay == ROW else t.t()
+
+
+def poisoned(rows, cols, dtype, lay):
+    shape = (rows, cols) if lay == ROW else (cols, rows)
+    t = torch.full(shape, float("nan"), device="cuda", dtype=dtype)
+    return t if lay == ROW else t.t()
+
+
+def operands(case, gen):
+    dt = DTYPES[case.dtype]
+    A = rand_int(case.M, case.K, dt, case.layout_a, gen)
+    B = rand_int(case.K, case.N, dt, case.layout_b, gen)
+    C = rand_int(case.M, case.N, dt, case.layout_c, gen)
+    D = poisoned(case.M, case.N, dt, case.layout_c)
+    return A, B, C, D
+
+
+def reference(A, B, C, alpha, beta, dtype):
+    ref = alpha * (A.double() @ B.double())
+    if beta != 0.0:
+        ref = ref + beta * C.double()
+    return ref.to(dtype)
+
+
+def assert_exact(D, ref):
+    assert D.shape == ref.shape
+    if not torch.equal(D, ref):
+        mismatch = D.double() != ref.double()  # NaN (never written) counts as a mismatch
+        diff = (D.double() - ref.double()).abs()
+        first = tuple(int(i) for i in mismatch.nonzero()[0])
+        raise AssertionError(
+            f"{int(mismatch.sum())} of {D.numel()} elements differ from the reference "
+            f"({int(torch.isnan(D).sum())} NaN); first at {first}: got {float(D[first])}, "
+            f"expected {float(ref[first])}; max finite |diff| {float(diff.nan_to_num(nan=0.0).max())}"
+        )
+
+
+def run_case(case, gen):
+    plan = make_plan(case)
+    A, B, C, D = operands(case, gen)
+    plan.run(A, B, C, D, alpha=case.alpha, beta=case.beta)
+    assert_exact(D, reference(A, B, C, case.alpha, case.beta, DTYPES[case.dtype]))
+    if case.layout_c == COL:
+        assert D.stride() == (1, case.M), "D must keep its column-major strides"
+
+
+# --------------------------------------------------------------------------------------------------
+# Numerics
+
+
+@pytest.mark.parametrize("case", LAYOUT_CASES, ids=lambda c: c.id)
+def test_layouts(case, gen):
+    run_case(case, gen)
+
+
+@pytest.mark.parametrize("case", AWKWARD_CASES, ids=lambda c: c.id)
+def test_awkward_sizes(case, gen):
+    run_case(case, gen)
+
+
+@pytest.mark.parametrize("case", EPILOGUE_CASES, ids=lambda c: c.id)
+def test_alpha_beta(case, gen):
+    run_case(case, gen)
+
+
+@pytest.mark.parametrize("case", COLUMN_C_CASES, ids=lambda c: c.id)
+def test_column_major_c_d(case, gen):
+    run_case(case, gen)
+
+
+@pytest.mark.parametrize("case", F32_CASES, ids=lambda c: c.id)
+def test_f32_tf32(case, gen):
+    run_case(case, gen)
+
+
+def test_one_plan_many_problems(gen):
+    """A plan reused on problems of different shapes, back and forth (the remembered selection)."""
+    plan = make_plan(PLAIN)
+    for (M, N, K) in [BASE, (197, 262, 136), BASE, (1, 256, 512)]:
+        case = Case("f16", ROW, ROW, ROW, None, M, N, K)
+        A, B, C, D = operands(case, gen)
+        plan.run(A, B, C, D)
+        assert_exact(D, reference(A, B, C, 1.0, 0.0, torch.float16))
+
+
+# --------------------------------------------------------------------------------------------------
+# Asynchronous runs
+
+
+def test_async_run_handle(gen):
+    plan = make_plan(PLAIN)
+    A, B, C, D = operands(PLAIN, gen)
+    handle = plan.run(A, B, C, D, sync=False)
+    assert handle is not None and hasattr(handle, "sync")
+    handle.sync()
+    assert_exact(D, reference(A, B, C, 1.0, 0.0, torch.float16))
+
+
+def test_async_run_on_current_torch_stream(gen):
+    """With stream=None the run goes on torch's current stream; the handle waits for it."""
+    plan = make_plan(PLAIN)
+    A, B, C, D = operands(PLAIN, gen)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        handle = plan.run(A, B, C, D, sync=False)
+    handle.sync()
+    assert_exact(D, reference(A, B, C, 1.0, 0.0, torch.float16))
+
+
+# --------------------------------------------------------------------------------------------------
+# Bad inputs: refused before launch, D untouched, the plan still usable
+
+
+def _bad_dtype_A(A, B, C, D):
+    return A.float(), B, C, D
+
+
+def _bad_dtype_D(A, B, C, D):
+    return A, B, C, torch.full_like(D, float("nan"), dtype=torch.bfloat16)
+
+
+def _bad_K(A, B, C, D):
+    B2 = torch.ones((B.shape[0] + 8, B.shape[1]), device="cuda", dtype=B.dtype)
+    return A, B2, C, D
+
+
+def _bad_D_shape(A, B, C, D):
+    return A, B, C, torch.full((D.shape[0], D.shape[1] + 8), float("nan"), device="cuda", dtype=D.dtype)
+
+
+def _bad_C_shape(A, B, C, D):
+    return A, B, torch.ones((C.shape[0] + 1, C.shape[1]), device="cuda", dtype=C.dtype), D
+
+
+BAD_INPUTS = [
+    ("dtype_A", _bad_dtype_A, cuforge.DataTypeError, TypeError),
+    ("dtype_D", _bad_dtype_D, cuforge.DataTypeError, TypeError),
+    ("K_mismatch", _bad_K, cuforge.InvalidArgumentError, ValueError),
+    ("D_shape", _bad_D_shape, cuforge.InvalidArgumentError, ValueError),
+    ("C_shape", _bad_C_shape, cuforge.InvalidArgumentError, ValueError),
+]
+
+
+@pytest.mark.parametrize("name,corrupt,error,builtin", BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
+def test_bad_input_refused_and_d_untouched(name, corrupt, error, builtin, gen):
+    plan = make_plan(PLAIN)
+    A, B, C, D = operands(PLAIN, gen)
+    expected = reference(A, B, C, 1.0, 2.0, torch.float16)
+
+    # A good run first, so the refusal is also checked on the path of a remembered selection.
+    plan.run(A, B, C, D, beta=2.0)
+    assert_exact(D, expected)
+
+    bA, bB, bC, bD = corrupt(A, B, C, D)
+    bD.fill_(float("nan"))
+    with pytest.raises(error) as info:
+        plan.run(bA, bB, bC, bD, beta=2.0)
+    assert isinstance(info.value, cuforge.Error)
+    assert isinstance(info.value, builtin)
+    assert str(info.value), "the error must say what was wrong"
+    torch.cuda.synchronize()
+    assert torch.isnan(bD).all(), f"D was written by a refused run ({name})"
+
+    # The same plan, in the same process, still runs correct inputs.
+    D.fill_(float("nan"))
+    plan.run(A, B, C, D, beta=2.0)
+    assert_exact(D, expected)
+
+
+# --------------------------------------------------------------------------------------------------
+# SEED_API.md snippets, verbatim under `import cuforge as cutlass`
+
+
+def test_seed_numpy_ones_1024():
+    import cuforge as cutlass
+    import numpy as np
+
+    plan = cutlass.op.Gemm(element=np.float16, layout=cutlass.LayoutType.RowMajor)
+    A, B, C, D = [np.ones((1024, 1024), dtype=np.float16) for i in range(4)]
+    plan.run(A, B, C, D)                       # D = A @ B (+ C with beta), on the GPU, result back in D
+
+    assert D.dtype == np.float16 and D.shape == (1024, 1024)
+    assert (D == np.float16(1024)).all()
+    assert (A == 1).all() and (B == 1).all() and (C == 1).all()
+
+
+def test_seed_installation_check_128():
+    import cuforge as cutlass
+    import numpy as np
+
+    plan = cutlass.op.Gemm(element=np.float16, layout=cutlass.LayoutType.RowMajor)
+    A, B, C, D = [np.ones((128, 128), dtype=np.float16) for i in range(4)]
+    plan.run(A, B, C, D)
+
+    assert (D == np.float16(128)).all()
+
+
+def _seed_torch_inputs():
+    A0 = torch.rand((128, 256), device='cuda'); B0 = torch.rand((256, 64), device='cuda')
+    C0 = torch.zeros((128, 64), device='cuda'); D0 = torch.zeros((128, 64), device='cuda')
+    A1 = torch.rand((32, 128), device='cuda'); B1 = torch.rand((128, 256), device='cuda')
+    C1 = torch.zeros((32, 256), device='cuda'); D1 = torch.zeros((32, 256), device='cuda')
+    return A0, B0, C0, D0, A1, B1, C1, D1
+
+
+def assert_close_tf32(D, A, B):
+    # Inputs in [0, 1): every product is positive, so tf32 rounding of A and B (2^-11 relative
+    # each) bounds the relative error of each element by about 1e-3.
+    ref = A.double() @ B.double()
+    torch.testing.assert_close(D.double(), ref, rtol=3e-3, atol=1e-3)
+
+
+def test_seed_torch_f32_two_plans_two_shapes():
+    import cuforge as cutlass
+    cutlass_cppgen = cutlass
+
+    plan_long = cutlass_cppgen.op.Gemm(element_A=torch.float32, element_B=torch.float32, element_C=torch.float32,
+                                       element_D=torch.float32, element_accumulator=torch.float32,
+                                       layout=cutlass_cppgen.LayoutType.RowMajor)
+    plan = cutlass_cppgen.op.Gemm(element=torch.float32, layout=cutlass_cppgen.LayoutType.RowMajor)
+
+    A0, B0, C0, D0, A1, B1, C1, D1 = _seed_torch_inputs()
+    plan.run(A0, B0, C0, D0)
+    plan.run(A1, B1, C1, D1)
+    assert_close_tf32(D0, A0, B0)
+    assert_close_tf32(D1, A1, B1)
+
+    # "These two are equal": the same kernel for every problem, and the same numbers.
+    assert plan_long.select(128, 64, 256) == plan.select(128, 64, 256)
+    assert plan_long.select(32, 256, 128) == plan.select(32, 256, 128)
+    E0, E1 = torch.zeros_like(D0), torch.zeros_like(D1)
+    plan_long.run(A0, B0, C0, E0)
+    plan_long.run(A1, B1, C1, E1)
+    assert_close_tf32(E0, A0, B0)
+    assert_close_tf32(E1, A1, B1)
+
+
+def test_seed_compile_then_run():
+    import cuforge as cutlass
+    import numpy as np
+    cutlass_cppgen = cutlass
+
+    A0, B0, C0, D0, A1, B1, C1, D1 = _seed_torch_inputs()
+
+    plan = cutlass_cppgen.op.Gemm(element=np.float32, layout=cutlass_cppgen.LayoutType.RowMajor)
+    plan.compile()
+    # ... other work ...
+    plan.run(A0, B0, C0, D0)
+    plan.run(A1, B1, C1, D1)
+
+    assert_close_tf32(D0, A0, B0)
+    assert_close_tf32(D1, A1, B1)
