@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
-#include <regex>
 #include <sstream>
 
 #include "cuforge/core/error.hpp"
@@ -70,14 +69,18 @@ fs::path find_cutlass() {
 }
 
 std::string cutlass_version_of(const fs::path& root) {
+  // A plain scan rather than std::regex: libstdc++'s regex compiler misbehaves when the process
+  // holds another C++ runtime's locale (seen under PyTorch).
   std::string text = read_file(root / "include" / "cutlass" / "version.h");
-  std::smatch m;
   std::string version;
   for (const char* part : {"MAJOR", "MINOR", "PATCH"}) {
-    std::regex re(std::string("#define CUTLASS_") + part + R"(\s+(\d+))");
-    if (!std::regex_search(text, m, re))
+    std::string macro = std::string("#define CUTLASS_") + part;
+    size_t at = text.find(macro);
+    size_t digits = at == std::string::npos ? at : text.find_first_of("0123456789", at + macro.size());
+    if (digits == std::string::npos || text.find_first_not_of(" \t", at + macro.size()) != digits)
       throw ToolchainError("cannot read the CUTLASS version from " + (root / "include/cutlass/version.h").string());
-    version += (version.empty() ? "" : ".") + m[1].str();
+    size_t end = text.find_first_not_of("0123456789", digits);
+    version += (version.empty() ? "" : ".") + text.substr(digits, end - digits);
   }
   return version;
 }
