@@ -164,6 +164,10 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
     if (pingpong && t[0] % 64 != 0) return fmt::format("tile M must be a multiple of 64, got {}", t[0]);
     if (c.tile.tile_scheduler == TileScheduler::StreamK && !coop)
       return std::string("the stream-K tile scheduler runs only with the cooperative kernel schedule");
+    if (size_bits(c.element_a) != 16 && (c.layout_a != Layout::RowMajor || c.layout_b != Layout::ColumnMajor))
+      return fmt::format("wgmma reads {}-bit operands only K-major: SM90 {} kernels need a row-major A and a "
+                         "column-major B (other layouts run on SM80 kernels)",
+                         size_bits(c.element_a), to_string(c.element_a));
     int k_bytes = t[2] * size_bits(c.element_a) / 8;
     if (k_bytes % 128 != 0)
       return fmt::format("tile K must span a multiple of 128 bytes of {} ({} elements), got {}",

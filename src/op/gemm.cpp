@@ -95,6 +95,12 @@ Gemm::Gemm(const GemmOptions& options) : options_(options), memo_(std::make_uniq
   kernel_types_ = options.canonical();
   candidates_ = library::find_gemms(filter_for(kernel_types_, kernel_cc_, options));
   if (kernel_cc_ == 90) fallback_ = library::find_gemms(filter_for(kernel_types_, 80, options));
+  if (candidates_.empty() && !options.kernel_cc && !fallback_.empty()) {
+    // e.g. TF32 with a row-major B: wgmma cannot read it, the SM80 family can.
+    kernel_cc_ = 80;
+    candidates_ = std::move(fallback_);
+    fallback_.clear();
+  }
   if (candidates_.empty())
     throw InvalidArgumentError(fmt::format(
         "no sm{} kernel computes A {} x B {} with {} accumulation into C {} / D {}{}{}: see `cuforge list` for what "
