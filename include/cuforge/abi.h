@@ -18,6 +18,9 @@ extern "C" {
 
 #define CUFORGE_ABI_VERSION 1
 
+/* Kernel libraries are built with hidden visibility; only these entry points are exported. */
+#define CUFORGE_EXPORT __attribute__((visibility("default")))
+
 typedef struct cuforge_gemm_arguments {
   int64_t m, n, k, batch;
   const void* a;
@@ -39,12 +42,12 @@ typedef enum cuforge_status {
   CUFORGE_STATUS_INTERNAL_ERROR = 4
 } cuforge_status;
 
-int cuforge_abi_version(void);
-const char* cuforge_kernel_name(void);
-int cuforge_gemm_can_implement(const cuforge_gemm_arguments* args);
-size_t cuforge_gemm_workspace_size(const cuforge_gemm_arguments* args);
+CUFORGE_EXPORT int cuforge_abi_version(void);
+CUFORGE_EXPORT const char* cuforge_kernel_name(void);
+CUFORGE_EXPORT int cuforge_gemm_can_implement(const cuforge_gemm_arguments* args);
+CUFORGE_EXPORT size_t cuforge_gemm_workspace_size(const cuforge_gemm_arguments* args);
 /* stream is a cudaStream_t; workspace holds at least workspace_bytes >= cuforge_gemm_workspace_size. */
-int cuforge_gemm_run(const cuforge_gemm_arguments* args, void* workspace, size_t workspace_bytes,
+CUFORGE_EXPORT int cuforge_gemm_run(const cuforge_gemm_arguments* args, void* workspace, size_t workspace_bytes,
                      void* stream);
 
 #ifdef __cplusplus

@@ -79,8 +79,8 @@ int run_process(const std::vector<std::string>& argv, const fs::path& log) {
 std::string flags_text(const KernelSource& k) {
   std::string text;
   for (const auto& f : Toolchain::get().nvcc_flags(k.family, k.target_cc)) {
-    // The include paths locate CUTLASS; its version, not its location, is part of the key.
-    if (f.rfind("-I", 0) != 0) text += f + " ";
+    // Include and library paths are locations; CUTLASS's version, not its location, is in the key.
+    if (f.rfind("-I", 0) != 0 && f.rfind("-L", 0) != 0) text += f + " ";
   }
   return text;
 }

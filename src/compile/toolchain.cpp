@@ -118,9 +118,18 @@ std::vector<std::string> Toolchain::nvcc_flags(Arch family, int target_cc) const
   // compute_80 into the device's own SASS so they also run on later GPUs.
   std::string gencode = family >= 90 ? fmt::format("-gencode=arch=compute_{0}a,code=sm_{0}a", target_cc)
                                      : fmt::format("-gencode=arch=compute_{},code=sm_{}", family, target_cc);
-  return {"-std=c++17", "-O3", "-DNDEBUG", "--shared", "-Xcompiler=-fPIC", "--expt-relaxed-constexpr",
-          "-DCUTLASS_ENABLE_TENSOR_CORE_MMA=1", gencode,
-          "-I" + (cutlass / "include").string(), "-I" + (cutlass / "tools" / "util" / "include").string()};
+  std::vector<std::string> flags = {"-std=c++17", "-O3", "-DNDEBUG", "--shared", "-Xcompiler=-fPIC,-fvisibility=hidden",
+                                    "--expt-relaxed-constexpr", "-DCUTLASS_ENABLE_TENSOR_CORE_MMA=1", gencode,
+                                    "-I" + (cutlass / "include").string(),
+                                    "-I" + (cutlass / "tools" / "util" / "include").string()};
+  if (family >= 90) {
+    // TMA descriptors are encoded on every run: call the driver directly rather than looking the
+    // entry point up each time (linked against the toolkit's stub; the real driver loads at run time).
+    flags.push_back("-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL=1");
+    flags.push_back("-L" + (nvcc.parent_path().parent_path() / "lib64" / "stubs").string());
+    flags.push_back("-lcuda");
+  }
+  return flags;
 }
 
 }  // namespace cuforge::compile

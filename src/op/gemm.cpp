@@ -244,7 +244,7 @@ runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const Tenso
     void* ws = runtime::workspace(device_, stream, l.workspace_bytes);
     l.module->run(abi_arguments(p, alpha, beta, device_, sm_count_), ws, l.workspace_bytes, stream);
   }
-  return runtime::RunHandle::record(stream, std::move(on_complete));
+  return runtime::RunHandle::record(device_, stream, std::move(on_complete));
 }
 
 }  // namespace cuforge

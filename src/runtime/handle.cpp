@@ -1,21 +1,62 @@
 #include "cuforge/runtime/handle.hpp"
 
+#include <map>
+#include <mutex>
+#include <vector>
+
 #include "cuforge/runtime/device.hpp"
 
 namespace cuforge::runtime {
+namespace {
+
+// Events are reused: creating one costs more than the rest of a small run's host work.
+class EventPool {
+ public:
+  cudaEvent_t take(int device) {
+    {
+      std::lock_guard lock(mutex_);
+      auto& free = free_[device];
+      if (!free.empty()) {
+        cudaEvent_t e = free.back();
+        free.pop_back();
+        return e;
+      }
+    }
+    cudaEvent_t e = nullptr;
+    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    return e;
+  }
+  void give(int device, cudaEvent_t e) {
+    std::lock_guard lock(mutex_);
+    free_[device].push_back(e);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<int, std::vector<cudaEvent_t>> free_;
+};
+
+EventPool& event_pool() {
+  static auto* pool = new EventPool();  // never destroyed: handles may outlive static teardown
+  return *pool;
+}
+
+}  // namespace
 
 struct RunHandle::State {
+  int device = 0;
   cudaEvent_t event = nullptr;
   std::function<void()> on_complete;
   ~State() {
-    if (event) cudaEventDestroy(event);
+    if (event) event_pool().give(device, event);
   }
 };
 
-RunHandle RunHandle::record(cudaStream_t stream, std::function<void()> on_complete) {
+RunHandle RunHandle::record(int device, cudaStream_t stream, std::function<void()> on_complete) {
   RunHandle h;
   h.state_ = std::make_shared<State>();
-  check(cudaEventCreateWithFlags(&h.state_->event, cudaEventDisableTiming), "cudaEventCreate");
+  h.state_->device = device;
+  h.state_->event = event_pool().take(device);
   check(cudaEventRecord(h.state_->event, stream), "cudaEventRecord");
   h.state_->on_complete = std::move(on_complete);
   return h;

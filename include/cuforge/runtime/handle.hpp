@@ -15,7 +15,7 @@ class RunHandle {
 
   // Records an event on the stream; `on_complete` (e.g. a copy back to host memory) runs once
   // in sync(), after the event.
-  static RunHandle record(cudaStream_t stream, std::function<void()> on_complete = {});
+  static RunHandle record(int device, cudaStream_t stream, std::function<void()> on_complete = {});
 
   void sync();
   bool done() const;  // true once the run finished on the GPU (never blocks)
