@@ -225,8 +225,8 @@ const Gemm::Launchable& Gemm::launchable(const op::CanonicalGemm& p) {
 
 runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
                              double alpha, double beta, cudaStream_t stream, std::function<void()> on_complete) {
-  runtime::device_info(device_);  // a clear error when there is no GPU or no such device
   op::CanonicalGemm p = op::check_gemm(options_, device_, a, b, c, d, beta);
+  runtime::device_info(device_);  // a clear error when there is no GPU or no such device
   int current = 0;
   runtime::check(cudaGetDevice(&current), "cudaGetDevice");
   if (current != device_) runtime::check(cudaSetDevice(device_), "cudaSetDevice");
