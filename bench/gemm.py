@@ -16,7 +16,6 @@ import json
 import math
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ import time
 import torch
 
 import cuforge
+from timing import gpu_time_ms
 
 DEFAULT_SHAPES = [
     (8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048), (1024, 1024, 1024),
@@ -56,23 +56,6 @@ def input_sets(M, N, K, dtype, l2_bytes):
     return sets
 
 
-def gpu_time_ms(call, n_sets, repeats, warmup):
-    """Median GPU time of one call, from events recorded around each call on the current stream."""
-    for i in range(warmup):
-        call(i % n_sets)
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-    if hasattr(torch.cuda, "_sleep"):
-        torch.cuda._sleep(repeats * 100_000)  # ~50 µs of GPU cycles per call queued behind it
-    for r in range(repeats):
-        starts[r].record()
-        call(r % n_sets)
-        ends[r].record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
-
-
 def bench_gemm(M, N, K, dtype_name, plan, args, l2_bytes):
     dtype = DTYPES[dtype_name]
     sets = input_sets(M, N, K, dtype, l2_bytes)
@@ -91,8 +74,8 @@ def bench_gemm(M, N, K, dtype_name, plan, args, l2_bytes):
     ref = torch.matmul(A.float(), B.float())
     rel_err = float((D.float() - ref).norm() / ref.norm())
 
-    t_cuforge = gpu_time_ms(run_cuforge, len(sets), args.repeats, args.warmup)
-    t_cublas = gpu_time_ms(run_cublas, len(sets), args.repeats, args.warmup)
+    t_cuforge = gpu_time_ms(lambda i: run_cuforge(i % len(sets)), args.repeats, args.warmup)
+    t_cublas = gpu_time_ms(lambda i: run_cublas(i % len(sets)), args.repeats, args.warmup)
     flops = 2.0 * M * N * K
     row = {
         "M": M, "N": N, "K": K, "dtype": dtype_name, "kernel": plan.select(M, N, K),

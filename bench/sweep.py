@@ -9,28 +9,15 @@ the choice ranks; writes all times as JSON.
 import argparse
 import json
 import os
-import statistics
 
 import torch
 
 import cuforge
+from timing import gpu_time_ms
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 SHAPES = "8192x8192x8192,4096x4096x4096,2048x2048x2048,1024x1024x1024,16x4096x4096,128x14336x4096," \
          "4096x14336x4096,8192x1024x8192"
-
-
-def median_ms(call, repeats=20, warmup=3):
-    for _ in range(warmup):
-        call()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-    for s, e in zip(starts, ends):
-        s.record()
-        call()
-        e.record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
 
 
 def main():
@@ -57,12 +44,12 @@ def main():
         B = torch.randn((K, N), device="cuda", dtype=dtype)
         D = torch.empty((M, N), device="cuda", dtype=dtype)
         flops = 2.0 * M * N * K
-        cublas = median_ms(lambda: torch.matmul(A, B, out=D))
+        cublas = gpu_time_ms(lambda i: torch.matmul(A, B, out=D))
         chosen = plan.select(M, N, K)
         times = {}
         for td, name in zip(tiles, names):
             plan.tile_description = td
-            times[name] = median_ms(lambda: plan.run(A, B, None, D, sync=False))
+            times[name] = gpu_time_ms(lambda i: plan.run(A, B, None, D, sync=False))
         plan.tile_description = None
         ranked = sorted(times, key=times.get)
         best = ranked[0]

@@ -1,0 +1,435 @@
+// compile/cache: the content-addressed kernel cache, driven directly with staged directories that
+// hold a fake kernel.so (no nvcc): hits and misses, atomic publish, corruption, permissions,
+// ownership, pruning and concurrent writers.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cuforge/compile/cache.hpp"
+#include "cuforge/core/error.hpp"
+#include "test_support.hpp"
+
+namespace cuforge {
+namespace {
+
+namespace fs = std::filesystem;
+using compile::CacheEntry;
+using compile::KernelCache;
+using test::TempDir;
+
+const std::string kKey = "0123456789abcdef0123456789abcdef";
+const std::string kName = "cuforge_fake_kernel";
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A finished build, as the compiler leaves it: a staging directory with kernel.cu and kernel.so.
+fs::path stage(const KernelCache& cache, const std::string& key, const std::string& library) {
+  fs::path dir = cache.make_staging_dir(key);
+  test::write_file(dir / "kernel.cu", "// source of " + key + "\n");
+  test::write_file(dir / "kernel.so", library);
+  return dir;
+}
+
+std::string fake_library(size_t bytes = 4096, char seed = 'x') {
+  std::string s(bytes, '\0');
+  for (size_t i = 0; i < bytes; ++i) s[i] = char(seed + i * 31);
+  return s;
+}
+
+std::vector<fs::path> children(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path());
+  return out;
+}
+
+std::string problem_of(const KernelCache& cache, const std::string& key) {
+  for (const auto& check : cache.verify())
+    if (check.key == key) return check.problem;
+  return "<no such entry>";
+}
+
+class CacheTest : public ::testing::Test {
+ protected:
+  TempDir tmp;
+  KernelCache cache{tmp.path()};
+  fs::path entry_dir() const { return cache.root() / "kernels" / kKey; }
+};
+
+TEST_F(CacheTest, RootIsVersionedUnderTheGivenDirectory) {
+  EXPECT_EQ(cache.root(), tmp.path() / "v1");
+  EXPECT_EQ(cache.lock_path(kKey).parent_path(), cache.root() / "locks");
+  EXPECT_EQ(cache.failed_dir(kKey), cache.root() / "failed" / kKey);
+}
+
+TEST_F(CacheTest, MissThenHit) {
+  EXPECT_EQ(cache.find(kKey), std::nullopt);  // no root yet: a miss, not an error
+  EXPECT_EQ(cache.info().entries, 0u);
+
+  const std::string library = fake_library();
+  CacheEntry published = cache.publish(kKey, kName, stage(cache, kKey, library));
+  EXPECT_EQ(published.key, kKey);
+  EXPECT_EQ(published.name, kName);
+  EXPECT_EQ(published.directory, entry_dir());
+  EXPECT_EQ(test::read_file(published.library()), library);
+  EXPECT_TRUE(fs::exists(published.source()));
+
+  auto found = cache.find(kKey);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->key, kKey);
+  EXPECT_EQ(found->name, kName);
+  EXPECT_EQ(found->directory, entry_dir());
+  EXPECT_EQ(cache.find("ffffffffffffffffffffffffffffffff"), std::nullopt);
+
+  auto info = cache.info();
+  EXPECT_EQ(info.root, cache.root());
+  EXPECT_EQ(info.entries, 1u);
+  EXPECT_GE(info.bytes, library.size());
+  EXPECT_TRUE(children(cache.root() / "staging").empty()) << "the staged build was moved, not copied";
+
+  auto checks = cache.verify();
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].key, kKey);
+  EXPECT_EQ(checks[0].name, kName);
+  EXPECT_EQ(checks[0].problem, "");
+}
+
+TEST_F(CacheTest, SecondPublishOfAKeyKeepsOneGoodEntry) {
+  const std::string first = fake_library(4096, 'a'), second = fake_library(5000, 'b');
+  fs::path staged1 = stage(cache, kKey, first);
+  fs::path staged2 = stage(cache, kKey, second);
+  EXPECT_NE(staged1, staged2) << "each build stages into its own directory";
+  cache.publish(kKey, kName, staged1);
+  CacheEntry again = cache.publish(kKey, kName, staged2);
+  EXPECT_EQ(again.directory, entry_dir());
+  EXPECT_EQ(test::read_file(again.library()), first) << "the entry published first is kept";
+  EXPECT_EQ(children(cache.root() / "kernels").size(), 1u);
+  EXPECT_FALSE(fs::exists(staged2)) << "the losing build is cleaned up";
+  EXPECT_EQ(problem_of(cache, kKey), "");
+  EXPECT_TRUE(cache.find(kKey).has_value());
+}
+
+TEST_F(CacheTest, PublishWithoutALibraryIsAnError) {
+  fs::path dir = cache.make_staging_dir(kKey);
+  test::write_file(dir / "kernel.cu", "// no library\n");
+  EXPECT_THROW(cache.publish(kKey, kName, dir), CacheError);
+  EXPECT_EQ(cache.find(kKey), std::nullopt);
+}
+
+TEST_F(CacheTest, EverythingIsPrivate) {
+  cache.publish(kKey, kName, stage(cache, kKey, fake_library()));
+  EXPECT_EQ(test::mode_of(cache.root()), 0700u);
+  EXPECT_EQ(test::mode_of(cache.root() / "kernels"), 0700u);
+  EXPECT_EQ(test::mode_of(cache.root() / "staging"), 0700u);
+  EXPECT_EQ(test::mode_of(entry_dir()), 0700u);
+  for (const char* f : {"kernel.so", "kernel.cu", "entry.json"})
+    EXPECT_EQ(test::mode_of(entry_dir() / f), 0600u) << f;
+  cache.lock_path(kKey);
+  cache.failed_dir(kKey);
+  EXPECT_EQ(test::mode_of(cache.root() / "locks"), 0700u);
+  EXPECT_EQ(test::mode_of(cache.root() / "failed"), 0700u);
+}
+
+TEST_F(CacheTest, AnOpenRootIsMadePrivate) {
+  fs::create_directories(cache.root());
+  ASSERT_EQ(::chmod(cache.root().c_str(), 0777), 0);
+  cache.publish(kKey, kName, stage(cache, kKey, fake_library()));
+  EXPECT_EQ(test::mode_of(cache.root()), 0700u);
+}
+
+// Each corruption makes the entry unsound: verify() says what is wrong, find() misses and removes
+// the entry (so the kernel is rebuilt), and a new publish of the key works.
+struct Corruption {
+  const char* what;
+  void (*apply)(const fs::path& entry);
+  const char* problem;
+};
+
+const Corruption kCorruptions[] = {
+    {"truncated library",
+     [](const fs::path& e) { fs::resize_file(e / "kernel.so", fs::file_size(e / "kernel.so") / 2); },
+     "checksum"},
+    {"empty library", [](const fs::path& e) { fs::resize_file(e / "kernel.so", 0); }, "checksum"},
+    {"one flipped byte",
+     [](const fs::path& e) {
+       std::fstream f(e / "kernel.so", std::ios::in | std::ios::out | std::ios::binary);
+       f.seekg(1000);
+       char c = 0;
+       f.read(&c, 1);
+       f.seekp(1000);
+       c = char(c ^ 0x01);
+       f.write(&c, 1);
+     },
+     "checksum"},
+    {"library replaced by one of the same size",
+     [](const fs::path& e) { test::write_file(e / "kernel.so", fake_library(4096, 'z')); }, "checksum"},
+    {"library missing", [](const fs::path& e) { fs::remove(e / "kernel.so"); }, "kernel.so is missing"},
+    {"library is a symbolic link",
+     [](const fs::path& e) {
+       fs::rename(e / "kernel.so", e / "real.so");
+       fs::create_symlink(e / "real.so", e / "kernel.so");
+     },
+     "symbolic link"},
+    {"entry.json missing", [](const fs::path& e) { fs::remove(e / "entry.json"); }, "entry.json is missing"},
+    {"entry.json garbage", [](const fs::path& e) { test::write_file(e / "entry.json", "{not json"); },
+     "entry.json is unreadable"},
+    {"entry.json of another key",
+     [](const fs::path& e) {
+       std::string text = test::read_file(e / "entry.json");
+       text.replace(text.find(kKey), kKey.size(), std::string(kKey.size(), 'f'));
+       test::write_file(e / "entry.json", text);
+     },
+     "another key"},
+    {"world-writable library", [](const fs::path& e) { ::chmod((e / "kernel.so").c_str(), 0666); },
+     "writable by other users"},
+    {"group-writable library", [](const fs::path& e) { ::chmod((e / "kernel.so").c_str(), 0620); },
+     "writable by other users"},
+    {"world-writable entry directory", [](const fs::path& e) { ::chmod(e.c_str(), 0777); },
+     "writable by other users"},
+    {"world-writable entry.json", [](const fs::path& e) { ::chmod((e / "entry.json").c_str(), 0646); },
+     "writable by other users"},
+};
+
+TEST_F(CacheTest, CorruptEntriesAreDetectedAndRemoved) {
+  const std::string library = fake_library();
+  for (const auto& c : kCorruptions) {
+    SCOPED_TRACE(c.what);
+    cache.publish(kKey, kName, stage(cache, kKey, library));
+    ASSERT_TRUE(cache.find(kKey).has_value());
+    c.apply(entry_dir());
+
+    std::string problem = problem_of(cache, kKey);
+    EXPECT_TRUE(contains(problem, c.problem)) << "verify() said: '" << problem << "'";
+    EXPECT_EQ(cache.find(kKey), std::nullopt) << "an unsound entry was returned";
+    EXPECT_FALSE(fs::exists(entry_dir())) << "the unsound entry was left in place";
+    EXPECT_TRUE(cache.verify().empty());
+
+    // Rebuilt: publishing the key again gives a sound entry.
+    cache.publish(kKey, kName, stage(cache, kKey, library));
+    EXPECT_TRUE(cache.find(kKey).has_value());
+    EXPECT_EQ(problem_of(cache, kKey), "");
+    cache.clear();
+  }
+}
+
+TEST_F(CacheTest, VerifyReportsEveryEntry) {
+  const std::string other = "fedcba9876543210fedcba9876543210";
+  cache.publish(kKey, kName, stage(cache, kKey, fake_library()));
+  cache.publish(other, "other", stage(cache, other, fake_library(3000)));
+  fs::resize_file(cache.root() / "kernels" / other / "kernel.so", 10);
+  auto checks = cache.verify();
+  ASSERT_EQ(checks.size(), 2u);
+  for (const auto& c : checks) {
+    if (c.key == kKey) {
+      EXPECT_EQ(c.problem, "");
+      EXPECT_EQ(c.name, kName);
+    } else {
+      EXPECT_EQ(c.key, other);
+      EXPECT_TRUE(contains(c.problem, "checksum")) << c.problem;
+    }
+  }
+  EXPECT_EQ(cache.verify().size(), 2u) << "verify() only reports; it removes nothing";
+}
+
+TEST_F(CacheTest, EntryOwnedByAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
+  for (const char* part : {"kernel.so", "entry.json", ""}) {
+    SCOPED_TRACE(part);
+    cache.publish(kKey, kName, stage(cache, kKey, fake_library()));
+    fs::path p = *part ? entry_dir() / part : entry_dir();
+    ASSERT_EQ(::lchown(p.c_str(), test::kOtherUid, test::kOtherUid), 0);
+    EXPECT_TRUE(contains(problem_of(cache, kKey), "belongs to another user")) << problem_of(cache, kKey);
+    EXPECT_EQ(cache.find(kKey), std::nullopt);
+    EXPECT_FALSE(fs::exists(entry_dir()));
+  }
+}
+
+TEST_F(CacheTest, RootOwnedByAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a directory to another user";
+  fs::create_directories(cache.root());
+  ASSERT_EQ(::chown(cache.root().c_str(), test::kOtherUid, test::kOtherUid), 0);
+  try {
+    cache.make_staging_dir(kKey);
+    FAIL() << "a cache directory owned by another user was used";
+  } catch (const CacheError& e) {
+    EXPECT_TRUE(contains(e.what(), "belongs to another user")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "CUFORGE_CACHE_DIR")) << e.what();
+  }
+  EXPECT_THROW(cache.lock_path(kKey), CacheError);
+  EXPECT_THROW(cache.failed_dir(kKey), CacheError);
+}
+
+// Runs `body` as an unprivileged user when the tests run as root (root may write anywhere).
+void expect_cache_error_as_user(const fs::path& parent, const std::function<void()>& body, const std::string& says) {
+  GTEST_FLAG_SET(death_test_style, "fast");
+  const bool root = ::geteuid() == 0;
+  if (root) {
+    ASSERT_EQ(::chmod(parent.c_str(), 0755), 0);  // let the other user reach the cache
+  }
+  EXPECT_EXIT(
+      {
+        if (root && (::setgid(test::kOtherUid) != 0 || ::setuid(test::kOtherUid) != 0)) std::_Exit(3);
+        try {
+          body();
+          std::fprintf(stderr, "no error\n");
+          std::_Exit(1);
+        } catch (const CacheError& e) {
+          std::fprintf(stderr, "CacheError: %s\n", e.what());
+          std::_Exit(0);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "other error: %s\n", e.what());
+          std::_Exit(2);
+        }
+      },
+      ::testing::ExitedWithCode(0), says);
+}
+
+TEST_F(CacheTest, RootThatIsNotWritableIsRefused) {
+  fs::create_directories(cache.root());
+  if (::geteuid() == 0)
+    ASSERT_EQ(::chown(cache.root().c_str(), test::kOtherUid, test::kOtherUid), 0);
+  ASSERT_EQ(::chmod(cache.root().c_str(), 0500), 0);
+  expect_cache_error_as_user(tmp.path(), [&] { cache.make_staging_dir(kKey); }, "not writable");
+}
+
+TEST_F(CacheTest, RootThatCannotBeCreatedIsRefused) {
+  // The parent belongs to this user (root) and is read-only for the user who runs the cache.
+  KernelCache nested(tmp.path() / "sub" / "dir");
+  if (::geteuid() != 0) ASSERT_EQ(::chmod(tmp.path().c_str(), 0500), 0);
+  expect_cache_error_as_user(tmp.path(), [&] { nested.make_staging_dir(kKey); }, "cannot create");
+  ::chmod(tmp.path().c_str(), 0700);
+}
+
+TEST_F(CacheTest, RootThatIsAFileIsRefused) {
+  test::write_file(tmp.path() / "file", "not a directory");
+  KernelCache on_file(tmp.path() / "file");
+  EXPECT_THROW(on_file.make_staging_dir(kKey), CacheError);
+  EXPECT_EQ(on_file.find(kKey), std::nullopt);
+}
+
+void set_mtime(const fs::path& p, time_t seconds_ago) {
+  struct timeval now {};
+  ::gettimeofday(&now, nullptr);
+  struct timeval times[2] = {{now.tv_sec - seconds_ago, 0}, {now.tv_sec - seconds_ago, 0}};
+  ASSERT_EQ(::utimes(p.c_str(), times), 0);
+}
+
+TEST_F(CacheTest, PruneRemovesLeastRecentlyUsedEntries) {
+  const std::vector<std::string> keys = {std::string(32, 'a'), std::string(32, 'b'), std::string(32, 'c')};
+  for (const auto& k : keys) cache.publish(k, "kernel_" + k.substr(0, 1), stage(cache, k, fake_library(10000)));
+  // Used 300 s, 200 s and 100 s ago; then a hit on the oldest makes it the most recent.
+  set_mtime(cache.root() / "kernels" / keys[0], 300);
+  set_mtime(cache.root() / "kernels" / keys[1], 200);
+  set_mtime(cache.root() / "kernels" / keys[2], 100);
+  ASSERT_TRUE(cache.find(keys[0]).has_value());
+
+  const uint64_t total = cache.info().bytes;
+  EXPECT_EQ(cache.prune(total), 0u) << "nothing to remove under the cap";
+  EXPECT_EQ(cache.info().entries, 3u);
+
+  EXPECT_EQ(cache.prune(total - 1), 1u);
+  EXPECT_TRUE(fs::exists(cache.root() / "kernels" / keys[0])) << "a recently used entry was pruned";
+  EXPECT_FALSE(fs::exists(cache.root() / "kernels" / keys[1])) << "the least recently used entry was kept";
+  EXPECT_TRUE(fs::exists(cache.root() / "kernels" / keys[2]));
+
+  EXPECT_EQ(cache.prune(cache.info().bytes / 2 + 1), 1u);
+  EXPECT_TRUE(fs::exists(cache.root() / "kernels" / keys[0]));
+  EXPECT_FALSE(fs::exists(cache.root() / "kernels" / keys[2]));
+
+  EXPECT_EQ(cache.prune(0), 1u);
+  EXPECT_EQ(cache.info().entries, 0u);
+  EXPECT_TRUE(children(cache.root() / "kernels").empty()) << "no leftovers (trash) after pruning";
+}
+
+TEST_F(CacheTest, ClearRemovesEverything) {
+  cache.publish(kKey, kName, stage(cache, kKey, fake_library()));
+  stage(cache, "fedcba9876543210fedcba9876543210", fake_library());  // an abandoned build
+  cache.clear();
+  EXPECT_EQ(cache.info().entries, 0u);
+  EXPECT_EQ(cache.find(kKey), std::nullopt);
+  EXPECT_FALSE(fs::exists(cache.root() / "staging"));
+  cache.publish(kKey, kName, stage(cache, kKey, fake_library()));  // usable again
+  EXPECT_TRUE(cache.find(kKey).has_value());
+}
+
+// Eight processes publish the same key at once: every one ends with the sound entry, no error,
+// and the cache holds exactly one entry.
+void expect_one_entry_from_concurrent_publishers(const KernelCache& cache) {
+  const int kProcesses = 8;
+  auto statuses = test::run_children(kProcesses, [&](int i) {
+    const std::string library = fake_library(8192 + i, char('a' + i));
+    CacheEntry e = cache.publish(kKey, "writer" + std::to_string(i), stage(cache, kKey, library));
+    auto found = cache.find(kKey);
+    if (!found || found->directory != e.directory) return 1;
+    return 0;
+  });
+  for (int i = 0; i < kProcesses; ++i) EXPECT_EQ(statuses[i], 0) << "writer " << i;
+  auto entries = children(cache.root() / "kernels");
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].filename(), kKey);
+  EXPECT_EQ(problem_of(cache, kKey), "");
+  ASSERT_TRUE(cache.find(kKey).has_value());
+  EXPECT_TRUE(children(cache.root() / "staging").empty()) << "losing builds were left in staging";
+}
+
+TEST_F(CacheTest, ConcurrentPublishersLeaveOneGoodEntry) { expect_one_entry_from_concurrent_publishers(cache); }
+
+// The same, from processes forked after the parent had used the cache (Python multiprocessing
+// does this): each child must still stage into a directory of its own.
+TEST_F(CacheTest, DISABLED_ConcurrentPublishersForkedAfterUse) {
+  const std::string other = "fedcba9876543210fedcba9876543210";
+  cache.publish(other, "earlier", stage(cache, other, fake_library()));
+  TempDir tmp2;
+  KernelCache fresh(tmp2.path());
+  expect_one_entry_from_concurrent_publishers(fresh);
+}
+
+// With CUFORGE_CACHE_DIR unset, the cache is under XDG_CACHE_HOME, else ~/.cache; never the
+// current directory. Each case runs in a fresh process (the user cache is made once).
+class UserCacheDeathTest : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+void expect_user_cache_root(const char* cache_dir, const char* xdg, const char* home, const fs::path& expected) {
+  EXPECT_EXIT(
+      {
+        auto set = [](const char* var, const char* value) {
+          if (value) ::setenv(var, value, 1);
+          else ::unsetenv(var);
+        };
+        set("CUFORGE_CACHE_DIR", cache_dir);
+        set("XDG_CACHE_HOME", xdg);
+        set("HOME", home);
+        try {
+          fs::path root = KernelCache::user_cache().root();
+          std::fprintf(stderr, "root %s\n", root.c_str());
+          std::_Exit(root == expected ? 0 : 1);
+        } catch (const CacheError& e) {
+          std::fprintf(stderr, "CacheError: %s\n", e.what());
+          std::_Exit(expected.empty() ? 0 : 2);
+        }
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(UserCacheDeathTest, CufogeCacheDirWins) {
+  expect_user_cache_root("/tmp/cuforge-a", "/tmp/xdg", "/tmp/home", "/tmp/cuforge-a/v1");
+}
+TEST_F(UserCacheDeathTest, ThenXdgCacheHome) {
+  expect_user_cache_root(nullptr, "/tmp/xdg", "/tmp/home", "/tmp/xdg/cuforge/v1");
+  expect_user_cache_root("", "/tmp/xdg", "/tmp/home", "/tmp/xdg/cuforge/v1");
+}
+TEST_F(UserCacheDeathTest, ThenHome) { expect_user_cache_root(nullptr, nullptr, "/tmp/home", "/tmp/home/.cache/cuforge/v1"); }
+TEST_F(UserCacheDeathTest, NoneIsAnErrorNotTheCurrentDirectory) {
+  expect_user_cache_root(nullptr, nullptr, nullptr, fs::path());
+}
+
+}  // namespace
+}  // namespace cuforge

@@ -1,0 +1,445 @@
+// library/: the kernel catalog, its names and its validity rules.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cuforge/library/catalog.hpp"
+#include "test_support.hpp"
+
+namespace cuforge {
+namespace {
+
+using library::GemmConfig;
+
+// The catalog's size per family. A change here is a change of what cuforge offers: update the
+// numbers on purpose (`cuforge list --arch 90` prints the same count).
+constexpr size_t kSm90Kernels = 945;
+constexpr size_t kSm80Kernels = 840;
+
+size_t count(Arch arch, DataType ab, DataType acc, DataType cd, MathOperation math) {
+  library::GemmFilter f;
+  f.arch = arch;
+  f.element_a = ab;
+  f.element_accumulator = acc;
+  f.element_c = cd;
+  f.math = math;
+  return library::find_gemms(f).size();
+}
+
+TEST(Catalog, CountsPerFamilyAreStable) {
+  EXPECT_EQ(library::gemm_catalog(90).size(), kSm90Kernels);
+  EXPECT_EQ(library::gemm_catalog(80).size(), kSm80Kernels);
+  EXPECT_EQ(library::find_gemms({}).size(), kSm90Kernels + kSm80Kernels);
+}
+
+TEST(Catalog, EveryMathInstructionAndLayoutHasKernels) {
+  using D = DataType;
+  for (Arch arch : {80, 90}) {
+    SCOPED_TRACE(arch);
+    EXPECT_GT(count(arch, D::f16, D::f32, D::f16, MathOperation::MultiplyAdd), 0u);
+    EXPECT_GT(count(arch, D::f16, D::f32, D::f32, MathOperation::MultiplyAdd), 0u);
+    EXPECT_GT(count(arch, D::f16, D::f16, D::f16, MathOperation::MultiplyAdd), 0u);
+    EXPECT_GT(count(arch, D::bf16, D::f32, D::bf16, MathOperation::MultiplyAdd), 0u);
+    EXPECT_GT(count(arch, D::bf16, D::f32, D::f32, MathOperation::MultiplyAdd), 0u);
+    EXPECT_GT(count(arch, D::f32, D::f32, D::f32, MathOperation::MultiplyAdd), 0u);
+    // No f16 accumulation into a wider output, no bf16 accumulator.
+    EXPECT_EQ(count(arch, D::f16, D::f16, D::f32, MathOperation::MultiplyAdd), 0u);
+    EXPECT_EQ(count(arch, D::bf16, D::bf16, D::bf16, MathOperation::MultiplyAdd), 0u);
+  }
+  EXPECT_GT(count(80, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32), 0u);
+  EXPECT_EQ(count(90, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32), 0u);
+
+  // 16-bit operands come in all four A/B layouts in both families; SM90 TF32 only as row x col.
+  for (Arch arch : {80, 90})
+    for (DataType t : {D::f16, D::bf16, D::f32})
+      for (Layout la : {Layout::RowMajor, Layout::ColumnMajor})
+        for (Layout lb : {Layout::RowMajor, Layout::ColumnMajor}) {
+          library::GemmFilter f;
+          f.arch = arch;
+          f.element_a = t;
+          f.layout_a = la;
+          f.layout_b = lb;
+          size_t n = library::find_gemms(f).size();
+          bool k_major = la == Layout::RowMajor && lb == Layout::ColumnMajor;
+          if (arch == 90 && t == D::f32 && !k_major)
+            EXPECT_EQ(n, 0u) << "sm90 tf32 " << to_string(la) << to_string(lb);
+          else
+            EXPECT_GT(n, 0u) << arch << " " << to_string(t) << " " << to_string(la) << to_string(lb);
+        }
+}
+
+TEST(Catalog, EveryEntryIsValidAndWritesRowMajorD) {
+  for (Arch arch : library::kArchs)
+    for (const auto& c : library::gemm_catalog(arch)) {
+      EXPECT_EQ(c.arch, arch);
+      EXPECT_EQ(library::why_invalid(c), std::nullopt) << c.name();
+      EXPECT_EQ(c.layout_c, Layout::RowMajor) << c.name();
+      EXPECT_EQ(c.opclass, OpcodeClass::TensorOp) << c.name();
+      EXPECT_GE(library::resolved_stages(c), 2) << c.name();
+      EXPECT_LE(library::shared_memory_bytes(c), (arch == 90 ? 227 : 163) * 1024) << c.name();
+      if (arch == 90) {
+        // TMA: every operand 16-byte aligned.
+        EXPECT_EQ(c.alignment_a * size_bits(c.element_a), 128) << c.name();
+        EXPECT_EQ(c.alignment_b * size_bits(c.element_b), 128) << c.name();
+        EXPECT_EQ(c.alignment_c * size_bits(c.element_c), 128) << c.name();
+        EXPECT_NE(c.tile.kernel_schedule, KernelSchedule::Multistage) << c.name();
+      } else {
+        EXPECT_GE(c.alignment_a * size_bits(c.element_a), 32) << c.name();
+        EXPECT_EQ(c.tile.kernel_schedule, KernelSchedule::Multistage) << c.name();
+      }
+    }
+}
+
+TEST(Catalog, NamesAreUniqueAndRoundTrip) {
+  std::set<std::string> names;
+  for (Arch arch : library::kArchs)
+    for (const auto& c : library::gemm_catalog(arch)) {
+      std::string name = c.name();
+      EXPECT_TRUE(names.insert(name).second) << "duplicate name " << name;
+      EXPECT_EQ(name.rfind("cuforge_sm" + std::to_string(arch) + "_gemm_", 0), 0u) << name;
+      GemmConfig back = library::parse_gemm_name(name);
+      EXPECT_EQ(back.name(), name);
+      // Field by field, not only through the name.
+      EXPECT_EQ(back.arch, c.arch);
+      EXPECT_EQ(back.element_a, c.element_a);
+      EXPECT_EQ(back.element_b, c.element_b);
+      EXPECT_EQ(back.element_accumulator, c.element_accumulator);
+      EXPECT_EQ(back.element_c, c.element_c);
+      EXPECT_EQ(back.element_d, c.element_d);
+      EXPECT_EQ(back.layout_a, c.layout_a);
+      EXPECT_EQ(back.layout_b, c.layout_b);
+      EXPECT_EQ(back.layout_c, c.layout_c);
+      EXPECT_EQ(back.math, c.math);
+      EXPECT_EQ(back.opclass, c.opclass);
+      EXPECT_TRUE(back.tile == c.tile) << name;
+      EXPECT_EQ(back.alignment_a, c.alignment_a);
+      EXPECT_EQ(back.alignment_b, c.alignment_b);
+      EXPECT_EQ(back.alignment_c, c.alignment_c);
+    }
+  EXPECT_EQ(names.size(), kSm90Kernels + kSm80Kernels);
+}
+
+TEST(Catalog, NameEncodesTheConfiguration) {
+  GemmConfig c;  // defaults: sm90 f16 rcr 128x128x64
+  c.element_a = c.element_b = DataType::bf16;
+  c.element_c = c.element_d = DataType::bf16;
+  c.tile.threadblock_shape = {128, 256, 64};
+  c.tile.cluster_shape = {2, 1, 1};
+  c.tile.kernel_schedule = KernelSchedule::TmaWarpSpecializedCooperative;
+  c.tile.epilogue_schedule = EpilogueSchedule::TmaWarpSpecializedCooperative;
+  c.tile.tile_scheduler = TileScheduler::StreamK;
+  EXPECT_EQ(c.name(),
+            "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rcr_128x256x64_c2x1x1_s0_coop_tmacoop_streamk_a8x8x8");
+}
+
+// Enumeration must be fast: measured in a fresh process (a death test re-runs this binary), since
+// the catalog is kept once enumerated.
+void expect_fast_enumeration(Arch arch) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        auto start = std::chrono::steady_clock::now();
+        size_t n = library::gemm_catalog(arch).size();
+        double ms = test::ms_since(start);
+        std::fprintf(stderr, "sm%d: %zu kernels in %.2f ms\n", arch, n, ms);
+        std::fflush(stderr);
+        std::_Exit(n > 0 && ms < 100.0 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "kernels in");
+}
+
+TEST(CatalogDeathTest, Sm90EnumerationTakesUnder100ms) { expect_fast_enumeration(90); }
+TEST(CatalogDeathTest, Sm80EnumerationTakesUnder100ms) { expect_fast_enumeration(80); }
+
+TEST(Catalog, UnknownFamilyIsRefused) {
+  EXPECT_THROW(library::gemm_catalog(70), InvalidArgumentError);
+  EXPECT_THROW(library::gemm_catalog(100), InvalidArgumentError);
+  library::GemmFilter f;
+  f.arch = 70;
+  EXPECT_TRUE(library::find_gemms(f).empty());
+}
+
+TEST(Catalog, FiltersSelectWhatTheySay) {
+  library::GemmFilter f;
+  f.element_a = DataType::bf16;
+  f.layout_a = Layout::ColumnMajor;
+  auto found = library::find_gemms(f);
+  ASSERT_FALSE(found.empty());
+  for (const auto* c : found) {
+    EXPECT_EQ(c->element_a, DataType::bf16);
+    EXPECT_EQ(c->layout_a, Layout::ColumnMajor);
+  }
+
+  library::GemmFilter g;
+  g.name_glob = "*_pingpong_*";
+  auto pingpong = library::find_gemms(g);
+  ASSERT_FALSE(pingpong.empty());
+  for (const auto* c : pingpong) {
+    EXPECT_EQ(c->arch, 90);
+    EXPECT_EQ(c->tile.kernel_schedule, KernelSchedule::TmaWarpSpecializedPingpong);
+  }
+
+  library::GemmFilter h;
+  h.name_glob = library::gemm_catalog(80).front().name();
+  ASSERT_EQ(library::find_gemms(h).size(), 1u);
+  EXPECT_EQ(library::find_gemms(h)[0], &library::gemm_catalog(80).front());
+
+  library::GemmFilter none;
+  none.name_glob = "no_such_kernel*";
+  EXPECT_TRUE(library::find_gemms(none).empty());
+
+  library::GemmFilter streamk;
+  streamk.arch = 90;
+  streamk.name_glob = "*_streamk_*";
+  auto sk = library::find_gemms(streamk);
+  ASSERT_FALSE(sk.empty());
+  for (const auto* c : sk) EXPECT_EQ(c->tile.kernel_schedule, KernelSchedule::TmaWarpSpecializedCooperative);
+}
+
+// --- The validity rules: configurations that must be refused, and what the reason must say. ---
+
+GemmConfig sm90_coop() {
+  GemmConfig c;
+  c.arch = 90;
+  c.element_a = c.element_b = DataType::f16;
+  c.element_c = c.element_d = DataType::f16;
+  c.tile.threadblock_shape = {128, 128, 64};
+  c.tile.cluster_shape = {1, 1, 1};
+  c.tile.stages = 0;
+  c.tile.kernel_schedule = KernelSchedule::TmaWarpSpecializedCooperative;
+  c.tile.epilogue_schedule = EpilogueSchedule::TmaWarpSpecializedCooperative;
+  c.alignment_a = c.alignment_b = c.alignment_c = 8;
+  return c;
+}
+
+GemmConfig sm90_pingpong() {
+  GemmConfig c = sm90_coop();
+  c.tile.threadblock_shape = {64, 128, 64};
+  c.tile.kernel_schedule = KernelSchedule::TmaWarpSpecializedPingpong;
+  c.tile.epilogue_schedule = EpilogueSchedule::TmaWarpSpecialized;
+  return c;
+}
+
+GemmConfig sm80_f16() {
+  GemmConfig c;
+  c.arch = 80;
+  c.element_a = c.element_b = DataType::f16;
+  c.element_c = c.element_d = DataType::f16;
+  c.tile.threadblock_shape = {128, 128, 32};
+  c.tile.warp_count = {2, 2, 1};
+  c.tile.stages = 4;
+  c.tile.kernel_schedule = KernelSchedule::Multistage;
+  c.tile.epilogue_schedule = EpilogueSchedule::Default;
+  c.alignment_a = c.alignment_b = c.alignment_c = 8;
+  return c;
+}
+
+struct Refusal {
+  const char* what;
+  GemmConfig config;
+  std::vector<const char*> reason_mentions;
+};
+
+template <class F>
+GemmConfig with(GemmConfig c, F&& change) {
+  change(c);
+  return c;
+}
+
+std::vector<Refusal> refusals() {
+  using KS = KernelSchedule;
+  using ES = EpilogueSchedule;
+  return {
+      {"pingpong with stream-K", with(sm90_pingpong(), [](auto& c) { c.tile.tile_scheduler = TileScheduler::StreamK; }),
+       {"stream-K", "cooperative"}},
+      {"coop with tile M 64", with(sm90_coop(), [](auto& c) { c.tile.threadblock_shape = {64, 128, 64}; }),
+       {"multiple of 128", "got 64", "pingpong"}},
+      {"pingpong with tile M 96", with(sm90_pingpong(), [](auto& c) { c.tile.threadblock_shape = {96, 128, 64}; }),
+       {"multiple of 64", "got 96"}},
+      {"pingpong 128x256: too many accumulator registers",
+       with(sm90_pingpong(), [](auto& c) { c.tile.threadblock_shape = {128, 256, 64}; }),
+       {"accumulator registers", "256", "cooperative"}},
+      {"coop 256x256: too many accumulator registers",
+       with(sm90_coop(), [](auto& c) { c.tile.threadblock_shape = {256, 256, 64}; }), {"accumulator registers"}},
+      {"sm90 f32 with a column-major A", with(sm90_coop(), [](auto& c) {
+         c.element_a = c.element_b = c.element_c = c.element_d = DataType::f32;
+         c.tile.threadblock_shape = {128, 128, 32};
+         c.alignment_a = c.alignment_b = c.alignment_c = 4;
+         c.layout_a = Layout::ColumnMajor;
+       }),
+       {"K-major", "row-major A", "SM80"}},
+      {"sm90 f32 with a row-major B", with(sm90_coop(), [](auto& c) {
+         c.element_a = c.element_b = c.element_c = c.element_d = DataType::f32;
+         c.tile.threadblock_shape = {128, 128, 32};
+         c.alignment_a = c.alignment_b = c.alignment_c = 4;
+         c.layout_b = Layout::RowMajor;
+       }),
+       {"column-major B"}},
+      {"sm90 alignment of A not 16 bytes", with(sm90_coop(), [](auto& c) { c.alignment_a = 4; }),
+       {"16-byte aligned A", "got 4", "SM80"}},
+      {"sm90 alignment of C not 16 bytes", with(sm90_coop(), [](auto& c) { c.alignment_c = 2; }),
+       {"16-byte aligned C"}},
+      {"sm80 alignment of B below 4 bytes", with(sm80_f16(), [](auto& c) { c.alignment_b = 1; }),
+       {"4-byte aligned B", "1 x 16 bits"}},
+      {"alignment not a power of two", with(sm80_f16(), [](auto& c) { c.alignment_a = 6; }),
+       {"power of two", "got 6"}},
+      {"alignment wider than 128 bits", with(sm80_f16(), [](auto& c) { c.alignment_a = 16; }),
+       {"1 to 8 elements of f16", "got 16"}},
+      {"sm80: too much shared memory", with(sm80_f16(), [](auto& c) {
+         c.tile.threadblock_shape = {256, 128, 64};
+         c.tile.warp_count = {4, 2, 1};
+         c.tile.stages = 6;
+       }),
+       {"shared memory", "6 stages"}},
+      {"sm90: too much shared memory", with(sm90_coop(), [](auto& c) {
+         c.tile.threadblock_shape = {256, 128, 64};
+         c.tile.stages = 8;
+       }),
+       {"shared memory"}},
+      {"cluster of 8 CTAs", with(sm90_coop(), [](auto& c) { c.tile.cluster_shape = {4, 2, 1}; }),
+       {"cluster 4x2x1", "up to 4 CTAs"}},
+      {"cluster along K", with(sm90_coop(), [](auto& c) { c.tile.cluster_shape = {1, 1, 2}; }),
+       {"cluster 1x1x2", "K = 1"}},
+      {"empty cluster", with(sm90_coop(), [](auto& c) { c.tile.cluster_shape = {0, 1, 1}; }), {"cluster 0x1x1"}},
+      {"coop kernel with the pingpong epilogue",
+       with(sm90_coop(), [](auto& c) { c.tile.epilogue_schedule = ES::TmaWarpSpecialized; }),
+       {"coop kernel schedule needs the tmacoop epilogue"}},
+      {"sm90 with the multistage mainloop", with(sm90_coop(), [](auto& c) { c.tile.kernel_schedule = KS::Multistage; }),
+       {"TMA warp-specialized"}},
+      {"sm90 tile K of 32 f16 (64 bytes)", with(sm90_coop(), [](auto& c) { c.tile.threadblock_shape = {128, 128, 32}; }),
+       {"tile K", "128 bytes", "got 32"}},
+      {"sm90 tile N of 272", with(sm90_coop(), [](auto& c) { c.tile.threadblock_shape = {128, 272, 64}; }),
+       {"tile N", "got 272"}},
+      {"sm80 with a cluster", with(sm80_f16(), [](auto& c) { c.tile.cluster_shape = {2, 1, 1}; }), {"no clusters"}},
+      {"sm80 with one stage", with(sm80_f16(), [](auto& c) { c.tile.stages = 1; }), {"at least 2 stages", "got 1"}},
+      {"sm80 with a TMA schedule",
+       with(sm80_f16(), [](auto& c) { c.tile.kernel_schedule = KS::TmaWarpSpecializedCooperative; }),
+       {"multistage"}},
+      {"sm80 warps that do not divide the tile", with(sm80_f16(), [](auto& c) { c.tile.warp_count = {3, 2, 1}; }),
+       {"warps must divide"}},
+      {"sm80 warp tile smaller than one MMA", with(sm80_f16(), [](auto& c) {
+         c.tile.threadblock_shape = {64, 64, 32};
+         c.tile.warp_count = {8, 1, 1};
+       }),
+       {"warp tile 8x64", "16x8"}},
+      {"sm80 with 16 warps", with(sm80_f16(), [](auto& c) {
+         c.tile.threadblock_shape = {256, 256, 32};
+         c.tile.warp_count = {4, 4, 1};
+         c.tile.stages = 2;
+       }),
+       {"more than 8 warps"}},
+      {"column-major C", with(sm90_coop(), [](auto& c) { c.layout_c = Layout::ColumnMajor; }),
+       {"row-major D", "transposed"}},
+      {"SIMT", with(sm80_f16(), [](auto& c) { c.opclass = OpcodeClass::Simt; }), {"tensor-op"}},
+      {"mixed A and B types", with(sm80_f16(), [](auto& c) { c.element_b = DataType::bf16; }), {"same data type"}},
+      {"sm70", with(sm80_f16(), [](auto& c) { c.arch = 70; }), {"sm70", "80, 90"}},
+  };
+}
+
+TEST(CatalogRules, RefusedConfigurationsSayWhy) {
+  ASSERT_EQ(library::why_invalid(sm90_coop()), std::nullopt) << *library::why_invalid(sm90_coop());
+  ASSERT_EQ(library::why_invalid(sm90_pingpong()), std::nullopt) << *library::why_invalid(sm90_pingpong());
+  ASSERT_EQ(library::why_invalid(sm80_f16()), std::nullopt) << *library::why_invalid(sm80_f16());
+  for (const auto& r : refusals()) {
+    SCOPED_TRACE(r.what);
+    auto why = library::why_invalid(r.config);
+    ASSERT_TRUE(why.has_value()) << r.config.name() << " was accepted";
+    for (const char* word : r.reason_mentions) EXPECT_NE(why->find(word), std::string::npos) << "reason: " << *why;
+  }
+}
+
+TEST(CatalogRules, NoRefusedConfigurationIsInTheCatalog) {
+  std::set<std::string> names;
+  for (const auto* c : library::find_gemms({})) names.insert(c->name());
+  for (const auto& r : refusals()) EXPECT_EQ(names.count(r.config.name()), 0u) << r.what;
+}
+
+// --- Malformed names. ---
+
+TEST(CatalogNames, MalformedNamesAreRefused) {
+  const std::string good = library::gemm_catalog(90).front().name();
+  ASSERT_NO_THROW(library::parse_gemm_name(good));
+  auto replace = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+  };
+  const std::vector<std::string> bad = {
+      "",
+      "cuforge",
+      "not_a_kernel_name",
+      good.substr(0, good.rfind('_')),                  // alignment part missing
+      good + "_extra",                                  // one part too many
+      replace("cuforge_", "cutlass_"),                  // wrong prefix
+      replace("_gemm_", "_conv_"),                      // wrong operation
+      replace("cuforge_sm90", "cuforge_xx90"),          // no "sm"
+      replace("cuforge_sm90", "cuforge_smXY"),          // arch not a number
+      replace("_tensorop_", "_wmma_"),                  // unknown opclass
+      replace("_mma_", "_fma_"),                        // unknown math
+      replace("_f16_f16_f32_", "_f17_f16_f32_"),        // unknown data type
+      replace("_rcr_", "_rxr_"),                        // bad layout letter
+      replace("_rcr_", "_rc_"),                         // two layout letters
+      replace("_128x", "_128xx"),                       // malformed tile
+      replace("_c1x1x1_", "_w1x1x1_"),                  // warp shape on sm90
+      replace("_c1x1x1_", "_c1x1_"),                    // two-part cluster
+      replace("_s0_", "_t0_"),                          // stages without s
+      replace("_s0_", "_s_"),                           // stages without a number
+      replace("_s0_", "_s99999999999_"),                // stages out of range
+      replace("_coop_", "_cooperative_"),               // unknown kernel schedule
+      replace("_tmacoop_", "_tmax_"),                   // unknown epilogue schedule
+      replace("_default_a", "_splitk_a"),               // unknown tile scheduler
+      good.substr(0, good.rfind("_a")) + "_b8x8x8",     // alignment without a
+      good.substr(0, good.rfind("_a")) + "_a8x8",       // two alignments
+      good.substr(0, good.rfind("_a")) + "_a8x-x8",     // alignment not a number
+  };
+  for (const auto& name : bad) {
+    SCOPED_TRACE(name);
+    EXPECT_THROW(library::parse_gemm_name(name), InvalidArgumentError);
+  }
+  // The message says what a name looks like, or which part is wrong.
+  try {
+    library::parse_gemm_name("not_a_kernel_name");
+    FAIL();
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a cuforge GEMM kernel name"), std::string::npos) << e.what();
+  }
+  try {
+    library::parse_gemm_name(replace("_f16_f16_f32_", "_f17_f16_f32_"));
+    FAIL();
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("f17"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CatalogNames, SM80NamesCarryWarpsNotClusters) {
+  const auto& c = library::gemm_catalog(80).front();
+  std::string name = c.name();
+  EXPECT_NE(name.find("_w"), std::string::npos) << name;
+  std::string as_cluster = name;
+  as_cluster.replace(as_cluster.find("_w") + 1, 1, "c");
+  EXPECT_THROW(library::parse_gemm_name(as_cluster), InvalidArgumentError);
+}
+
+TEST(CoreTypes, EnumNamesRoundTrip) {
+  for (const auto& [v, n] : EnumNames<DataType>::table) EXPECT_EQ(parse<DataType>(n), v);
+  for (const auto& [v, n] : EnumNames<KernelSchedule>::table) EXPECT_EQ(parse<KernelSchedule>(n), v);
+  try {
+    parse<DataType>("f17");
+    FAIL();
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("expected one of: f16, bf16"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(size_bits(DataType::bf16), 16);
+  EXPECT_EQ(size_bits(DataType::e4m3), 8);
+  EXPECT_EQ(size_bits(DataType::f64), 64);
+  EXPECT_EQ(cutlass_type(DataType::bf16), "cutlass::bfloat16_t");
+  EXPECT_EQ(transposed(Layout::RowMajor), Layout::ColumnMajor);
+}
+
+}  // namespace
+}  // namespace cuforge

@@ -1,0 +1,173 @@
+// emit/: templates with named holes, and the translation unit of each catalog configuration.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "cuforge/emit/gemm.hpp"
+#include "cuforge/emit/template.hpp"
+#include "cuforge/library/catalog.hpp"
+#include "test_support.hpp"
+
+namespace cuforge {
+namespace {
+
+using library::GemmConfig;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The catalog entry with this exact name (the test fails if it is gone).
+const GemmConfig& by_name(const std::string& name) {
+  for (Arch arch : library::kArchs)
+    for (const auto& c : library::gemm_catalog(arch))
+      if (c.name() == name) return c;
+  throw std::runtime_error("not in the catalog: " + name);
+}
+
+TEST(EmitTemplate, FillsEveryHole) {
+  EXPECT_EQ(emit::render("a ${x} b ${y}${x}", {{"x", "1"}, {"y", "two"}}), "a 1 b two1");
+  EXPECT_EQ(emit::render("no holes here", {}), "no holes here");
+  EXPECT_EQ(emit::render("", {}), "");
+  EXPECT_EQ(emit::render("${x}", {{"x", ""}}), "");
+  // A value is inserted as is: a "${" inside it is not a hole.
+  EXPECT_EQ(emit::render("<${x}>", {{"x", "${y}"}}), "<${y}>");
+  EXPECT_EQ(emit::render("$x {x} $", {}), "$x {x} $");
+}
+
+TEST(EmitTemplate, MissingHoleOrUnusedValueThrows) {
+  try {
+    emit::render("a ${missing} b", {});
+    FAIL() << "a hole with no value was filled";
+  } catch (const std::logic_error& e) {
+    EXPECT_TRUE(contains(e.what(), "missing")) << e.what();
+  }
+  try {
+    emit::render("a ${x} b", {{"x", "1"}, {"unused", "2"}});
+    FAIL() << "a value with no hole was accepted";
+  } catch (const std::logic_error& e) {
+    EXPECT_TRUE(contains(e.what(), "unused")) << e.what();
+  }
+  EXPECT_THROW(emit::render("a ${x b", {{"x", "1"}}), std::logic_error);
+}
+
+TEST(EmitGemm, Sm90StreamKBf16) {
+  const std::string name =
+      "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rcr_128x128x64_c2x1x1_s0_coop_tmacoop_streamk_a8x8x8";
+  std::string src = emit::emit_gemm(by_name(name));
+  for (const char* part : {
+           "cutlass::bfloat16_t",
+           "cutlass::gemm::KernelTmaWarpSpecializedCooperative",
+           "cutlass::epilogue::TmaWarpSpecializedCooperative",
+           "cutlass::gemm::StreamKScheduler",
+           "cutlass::arch::Sm90",
+           "Shape<_128, _128, _64>",
+           "Shape<_2, _1, _1>",
+           "StageCountAutoCarveout",
+           "using LayoutA = cutlass::layout::RowMajor;",
+           "using LayoutB = cutlass::layout::ColumnMajor;",
+           "constexpr int AlignmentA = 8;",
+           "#include \"cuforge/abi.h\"",
+           "int cuforge_gemm_run(",
+           "int cuforge_gemm_can_implement(",
+           "size_t cuforge_gemm_workspace_size(",
+           "int cuforge_abi_version(",
+       })
+    EXPECT_TRUE(contains(src, part)) << "missing: " << part;
+  EXPECT_TRUE(contains(src, "// cuforge kernel " + name));
+  EXPECT_TRUE(contains(src, "return \"" + name + "\";")) << "cuforge_kernel_name must return the name";
+  EXPECT_FALSE(contains(src, "${")) << "an unfilled hole";
+  EXPECT_FALSE(contains(src, "Pingpong"));
+}
+
+TEST(EmitGemm, Sm90PingpongColumnMajorA) {
+  const std::string name =
+      "cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_crr_64x128x64_c1x1x1_s0_pingpong_tma_default_a8x8x8";
+  std::string src = emit::emit_gemm(by_name(name));
+  EXPECT_TRUE(contains(src, "cutlass::half_t"));
+  EXPECT_TRUE(contains(src, "cutlass::gemm::KernelTmaWarpSpecializedPingpong"));
+  EXPECT_TRUE(contains(src, "cutlass::epilogue::TmaWarpSpecialized,"));
+  EXPECT_FALSE(contains(src, "StreamKScheduler"));
+  EXPECT_TRUE(contains(src, "CollectiveEpilogue, void>")) << "data-parallel tiles use the default scheduler";
+  // Column-major A: unit stride along M; row-major B (N x K in CUTLASS 3.x): unit stride along N.
+  EXPECT_TRUE(contains(src, "args.mainloop.dA = cute::make_stride(cute::Int<1>{}, p.lda, p.batch_stride_a);"));
+  EXPECT_TRUE(contains(src, "args.mainloop.dB = cute::make_stride(cute::Int<1>{}, p.ldb, p.batch_stride_b);"));
+  EXPECT_TRUE(contains(src, "args.epilogue.dD = cute::make_stride(p.ldd, cute::Int<1>{}, p.batch_stride_d);"));
+}
+
+TEST(EmitGemm, Sm80) {
+  const std::string name =
+      "cuforge_sm80_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x128x32_w2x2x1_s4_multistage_default_default_a2x2x2";
+  std::string src = emit::emit_gemm(by_name(name));
+  for (const char* part : {
+           "cutlass::gemm::device::GemmUniversal<",
+           "cutlass::arch::Sm80",
+           "cutlass::gemm::GemmShape<128, 128, 32>",
+           "cutlass::gemm::GemmShape<64, 64, 32>",  // warp tile
+           "cutlass::gemm::GemmShape<16, 8, 16>",   // mma.sync instruction for 16-bit inputs
+           "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<8>",
+           "cutlass::arch::OpMultiplyAdd>",
+           "cutlass::half_t",
+           "cutlass::epilogue::thread::LinearCombination<ElementC, 2,",
+           "int cuforge_gemm_run(",
+       })
+    EXPECT_TRUE(contains(src, part)) << "missing: " << part;
+  EXPECT_TRUE(contains(src, ", 4, 2, 2, cutlass::arch::OpMultiplyAdd>")) << "stages and alignments";
+  EXPECT_FALSE(contains(src, "Sm90"));
+  EXPECT_FALSE(contains(src, "${"));
+}
+
+TEST(EmitGemm, Sm80FastF32) {
+  library::GemmFilter f;
+  f.arch = 80;
+  f.math = MathOperation::MultiplyAddFastF32;
+  auto found = library::find_gemms(f);
+  ASSERT_FALSE(found.empty());
+  std::string src = emit::emit_gemm(*found.front());
+  EXPECT_TRUE(contains(src, "cutlass::arch::OpMultiplyAddFastF32"));
+  EXPECT_TRUE(contains(src, "3xTF32"));
+  EXPECT_TRUE(contains(src, "cutlass::gemm::GemmShape<16, 8, 8>")) << "tf32 mma.sync is 16x8x8";
+}
+
+TEST(EmitGemm, EveryCatalogEntryEmitsDistinctDeterministicSources) {
+  auto start = std::chrono::steady_clock::now();
+  std::set<size_t> hashes;
+  size_t n = 0;
+  for (Arch arch : library::kArchs)
+    for (const auto& c : library::gemm_catalog(arch)) {
+      std::string src = emit::emit_gemm(c);
+      ASSERT_FALSE(contains(src, "${")) << c.name();
+      ASSERT_TRUE(contains(src, c.name())) << c.name();
+      ASSERT_TRUE(contains(src, "cuforge_gemm_run")) << c.name();
+      hashes.insert(std::hash<std::string>()(src));
+      ++n;
+    }
+  EXPECT_EQ(hashes.size(), n) << "two configurations emitted the same source";
+  const auto& first = library::gemm_catalog(90).front();
+  EXPECT_EQ(emit::emit_gemm(first), emit::emit_gemm(first)) << "emission must be deterministic (cache keys)";
+  EXPECT_LT(test::ms_since(start), 2000.0) << "emitting the whole catalog should take well under a second";
+}
+
+TEST(EmitGemm, InvalidConfigurationIsRefused) {
+  GemmConfig c = library::gemm_catalog(90).front();
+  c.tile.cluster_shape = {1, 1, 2};
+  try {
+    emit::emit_gemm(c);
+    FAIL() << "emitted an invalid configuration";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_TRUE(contains(e.what(), "cannot emit")) << e.what();
+    EXPECT_TRUE(contains(e.what(), c.name())) << e.what();
+    EXPECT_TRUE(contains(e.what(), "cluster")) << e.what();
+  }
+}
+
+TEST(EmitGemm, AbiHeaderIsTheInstalledOne) {
+  std::string header(emit::abi_header());
+  EXPECT_EQ(header, test::read_file(std::filesystem::path(CUFORGE_TEST_SOURCE_DIR) / "include/cuforge/abi.h"));
+  EXPECT_TRUE(contains(header, "CUFORGE_ABI_VERSION"));
+}
+
+}  // namespace
+}  // namespace cuforge
