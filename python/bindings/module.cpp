@@ -32,7 +32,7 @@ PyObject* new_exception(nb::module_& m, const char* name, PyObject* bases, const
 }
 
 // An operand as the Python layer describes it: (data_ptr, dtype, shape, strides, device), or None.
-TensorRef to_tensor_ref(nb::handle h) {
+TensorRef to_tensor_ref(nb::handle h, const char* name) {
   TensorRef t;
   if (h.is_none()) return t;
   PyObject* tuple = h.ptr();
@@ -43,7 +43,8 @@ TensorRef to_tensor_ref(nb::handle h) {
   PyObject* strides = PyTuple_GET_ITEM(tuple, 3);
   Py_ssize_t rank = PyTuple_GET_SIZE(shape);
   if (rank > TensorRef::kMaxRank || PyTuple_GET_SIZE(strides) != rank)
-    throw InvalidArgumentError("operands have rank 1 to 3, got rank " + std::to_string(rank));
+    throw InvalidArgumentError(std::string(name) + ": expected a matrix (rank 2) or a batch of matrices (rank 3), "
+                               "got rank " + std::to_string(rank));
   t.rank = int(rank);
   for (Py_ssize_t i = 0; i < rank; ++i) {
     t.shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
@@ -205,10 +206,17 @@ NB_MODULE(_core, m) {
       .def("run",
            [](Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta,
               uintptr_t stream, std::function<void()> on_complete) {
-             return g.run(to_tensor_ref(a), to_tensor_ref(b), to_tensor_ref(c), to_tensor_ref(d), alpha, beta,
-                          reinterpret_cast<cudaStream_t>(stream), std::move(on_complete));
+             return g.run(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
+                          to_tensor_ref(d, "D"), alpha, beta, reinterpret_cast<cudaStream_t>(stream),
+                          std::move(on_complete));
            },
-           "a"_a, "b"_a, "c"_a.none(), "d"_a, "alpha"_a, "beta"_a, "stream"_a, "on_complete"_a.none());
+           "a"_a, "b"_a, "c"_a.none(), "d"_a, "alpha"_a, "beta"_a, "stream"_a, "on_complete"_a.none())
+      .def("check",
+           [](const Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double beta) {
+             g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"), to_tensor_ref(d, "D"),
+                     beta);
+           },
+           "a"_a, "b"_a, "c"_a.none(), "d"_a, "beta"_a, "The checks of run(), without running.");
 
   m.def("list_gemms", [](std::optional<int> arch, const std::string& glob) {
           library::GemmFilter f;

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from ._core import DeviceBuffer, InvalidArgumentError
+from ._core import DataTypeError, DeviceBuffer, InvalidArgumentError
 from .dtypes import to_datatype, torch_datatype
 
 
@@ -20,6 +20,22 @@ def _torch_type():
 
 def describe(x, name: str):
     """The descriptor of a device array, or None for a host (NumPy) array that needs staging."""
+    try:
+        return _describe(x, name)
+    except DataTypeError as e:
+        raise DataTypeError(f"{name}: {e}") from None
+
+
+def host_descriptor(x, device: int):
+    """A host array described as if it already were on `device`, so that it can be checked before
+    anything is copied."""
+    import numpy as np
+
+    x = np.asarray(x)
+    return (x.ctypes.data, to_datatype(x.dtype), x.shape, tuple(s // x.itemsize for s in x.strides), device)
+
+
+def _describe(x, name: str):
     tensor_type = _torch_type()
     if tensor_type is not None and isinstance(x, tensor_type):
         return (x.data_ptr(), torch_datatype(x.dtype), x.shape, x.stride(), x.get_device())

@@ -30,10 +30,14 @@ fs::path default_root() {
   throw CacheError("no cache directory: set CUFORGE_CACHE_DIR (HOME and XDG_CACHE_HOME are unset)");
 }
 
+// Fresh entropy on every call: a generator seeded once would repeat itself in forked children.
 std::string random_suffix() {
-  static thread_local std::mt19937_64 rng(std::random_device{}() ^ (uint64_t(::getpid()) << 32));
-  return fmt::format("{:016x}", rng());
+  std::random_device rd;
+  return fmt::format("{:08x}{:08x}", rd(), rd());
 }
+
+// Names inside kernels/ that are not entries: directories being removed (see remove_atomically).
+bool is_entry_name(const fs::path& p) { return !p.filename().string().empty() && p.filename().string()[0] != '.'; }
 
 // Removes a directory by first renaming it aside, so that readers never see half of it.
 void remove_atomically(const fs::path& dir) {
@@ -103,6 +107,11 @@ std::optional<CacheEntry> KernelCache::find(const std::string& key) const {
   fs::path dir = root_ / "kernels" / key;
   std::error_code ec;
   if (!fs::exists(dir, ec)) return std::nullopt;
+  struct stat root {};
+  if (::lstat(root_.c_str(), &root) != 0 || root.st_uid != ::geteuid() || (root.st_mode & 0022))
+    throw CacheError(fmt::format("the kernel cache directory {} belongs to another user or is writable by others: "
+                                 "cuforge loads code from it, so it must be yours alone; set CUFORGE_CACHE_DIR",
+                                 root_.string()));
   if (problem_with(dir, key)) {
     remove_atomically(dir);
     return std::nullopt;
@@ -162,6 +171,7 @@ CacheInfo KernelCache::info() const {
   CacheInfo info{root_, 0, 0};
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(root_ / "kernels", ec)) {
+    if (!is_entry_name(e.path())) continue;
     ++info.entries;
     info.bytes += directory_bytes(e.path());
   }
@@ -172,6 +182,7 @@ std::vector<CacheCheck> KernelCache::verify() const {
   std::vector<CacheCheck> checks;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(root_ / "kernels", ec)) {
+    if (!is_entry_name(e.path())) continue;
     std::string key = e.path().filename().string();
     std::ifstream in(e.path() / "entry.json");
     auto entry = nlohmann::json::parse(in, nullptr, false);
@@ -197,6 +208,7 @@ size_t KernelCache::prune(uint64_t max_bytes) const {
   uint64_t total = 0;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(root_ / "kernels", ec)) {
+    if (!is_entry_name(e.path())) continue;
     items.push_back({e.path(), fs::last_write_time(e.path(), ec), directory_bytes(e.path())});
     total += items.back().bytes;
   }

@@ -146,7 +146,7 @@ CanonicalGemm check_gemm(const GemmTypes& plan, int device, const TensorRef& a, 
     fail("C", fmt::format("expected shape (M, N) = ({}, {}) like D, got ({}, {})", m, n, mc->rows, mc->cols));
 
   // Batches: every rank-3 operand has the same count; rank-2 operands are only allowed unbatched.
-  int64_t batch = std::max({ma.batch, mb.batch, md.batch, mc ? mc->batch : 1});
+  int64_t batch = std::max({ma.batch, mb.batch, md.batch, mc ? mc->batch : md.batch});
   for (const Matrix* x : {&ma, &mb, &md, mc ? &*mc : nullptr}) {
     if (!x) continue;
     if (x->t->rank == 3 ? x->batch != batch : batch != 1)

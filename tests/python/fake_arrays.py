@@ -15,7 +15,9 @@ BASE = {"A": 0x1_0000_0000, "B": 0x2_0000_0000, "C": 0x3_0000_0000, "D": 0x4_000
 
 
 class FakeDeviceArray:
-    """A strided device array view: ``shape`` and ``strides`` in elements (None: C-contiguous)."""
+    """A strided device array view, as CuPy presents one (``__cuda_array_interface__``, ``dtype``,
+    ``strides`` in bytes, ``device.id``). Give ``strides`` in elements (None: C-contiguous) or
+    ``byte_strides``."""
 
     def __init__(self, shape, dtype=np.float16, strides=None, ptr=BASE["A"], device=0, byte_strides=None):
         self.shape = tuple(int(s) for s in shape)
@@ -30,6 +32,18 @@ class FakeDeviceArray:
             "strides": byte_strides,
             "version": 3,
         }
+
+    @property
+    def strides(self):
+        """Byte strides, as CuPy reports them."""
+        given = self.__cuda_array_interface__["strides"]
+        if given is not None:
+            return given
+        strides, step = [], self.dtype.itemsize
+        for extent in reversed(self.shape):
+            strides.insert(0, step)
+            step *= extent
+        return tuple(strides)
 
     @property
     def data_ptr(self):

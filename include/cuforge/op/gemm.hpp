@@ -55,6 +55,11 @@ class Gemm {
   // The source a configuration is built from, for this plan's target.
   compile::KernelSource kernel_source(const library::GemmConfig& config) const;
 
+  // The boundary check of run() alone (for callers that must check before staging operands).
+  void check(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d, double beta) const {
+    op::check_gemm(options_, device_, a, b, c, d, beta);
+  }
+
   // D = alpha * A @ B + beta * C on `stream`; C may be empty when beta == 0. Nothing is launched
   // (and D is untouched) when a check fails. `on_complete` runs in the handle's sync().
   runtime::RunHandle run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,

@@ -10,7 +10,7 @@ from .._core import (
     OpcodeClass,
     TileDescription,
 )
-from ..arrays import HostStaging, current_stream, describe
+from ..arrays import HostStaging, current_stream, describe, host_descriptor
 from ..dtypes import to_datatype
 
 # The problem compiled by plan.compile() when the plan holds no tensors: large and square, the
@@ -169,6 +169,9 @@ class Gemm:
 
     def _stage_host_arrays(self, operands, descs, stream, beta):
         device = self._plan.device
+        # Check first: nothing is copied (and no GPU is needed) for a run that would be refused.
+        checked = [host_descriptor(x, device) if d is None and x is not None else d for d, x in zip(descs, operands)]
+        self._plan.check(checked[0], checked[1], None if operands[2] is None else checked[2], checked[3], float(beta))
         staged_d = None
         out = list(descs)
         for i, (x, name) in enumerate(zip(operands, "ABCD")):

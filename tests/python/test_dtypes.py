@@ -1,0 +1,75 @@
+"""Element types: the spellings cuforge accepts (NumPy, names, DataType; torch is optional and never
+imported by cuforge itself), and operands whose type differs from the plan's."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cuforge
+from cuforge.dtypes import to_datatype
+from fake_arrays import operands, row_major
+
+DT = cuforge.DataType
+
+
+@pytest.mark.parametrize("spelling, expected", [
+    (np.float16, DT.f16), (np.dtype("float16"), DT.f16), ("float16", DT.f16), ("half", DT.f16), ("f16", DT.f16),
+    ("bfloat16", DT.bf16), ("bf16", DT.bf16),
+    (np.float32, DT.f32), ("float32", DT.f32), ("float", DT.f32), ("f32", DT.f32),
+    ("tf32", DT.tf32), ("tfloat32", DT.tf32),
+    (np.float64, DT.f64), ("double", DT.f64),
+    (np.int8, DT.s8), ("int8", DT.s8), (np.uint8, DT.u8), (np.int32, DT.s32),
+    ("float8_e4m3fn", DT.e4m3), ("float8_e5m2", DT.e5m2), ("e4m3", DT.e4m3),
+    (DT.bf16, DT.bf16),
+])
+def test_spellings(spelling, expected):
+    assert to_datatype(spelling) == expected
+
+
+@pytest.mark.parametrize("spelling", ["f17", "complex64", np.complex64, np.uint16, np.bool_, 3, object()])
+def test_unknown_spellings_are_data_type_errors(spelling):
+    with pytest.raises(cuforge.DataTypeError, match="no element type"):
+        to_datatype(spelling)
+
+
+def test_importing_cuforge_does_not_import_torch():
+    code = "import sys, cuforge; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+OPERAND_TYPES = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "s8", "uint8": "u8", "int32": "s32"}
+no_gpu = pytest.mark.skipif(cuforge.device_count() > 0,
+                            reason="accepted runs are recognised by the DeviceError of a machine without a GPU")
+
+
+@no_gpu
+@pytest.mark.parametrize("plan_type", ["float16", "float32"])
+@pytest.mark.parametrize("operand_type", list(OPERAND_TYPES))
+@pytest.mark.parametrize("operand", "ABCD")
+def test_operand_of_another_type_is_refused(plan_type, operand_type, operand):
+    plan = cuforge.op.Gemm(element=plan_type, layout=cuforge.LayoutType.RowMajor)
+    ops = dict(zip("ABCD", operands(64, 32, 48, plan_type)))
+    shape = {"A": (64, 48), "B": (48, 32), "C": (64, 32), "D": (64, 32)}[operand]
+    ops[operand] = row_major(*shape, dtype=operand_type, name=operand)
+    with pytest.raises((cuforge.DataTypeError, cuforge.DeviceError)) as info:
+        plan.run(ops["A"], ops["B"], ops["C"], ops["D"], beta=1.0)
+    if operand_type == plan_type:
+        assert isinstance(info.value, cuforge.DeviceError), f"an operand of the plan's type was refused: {info.value}"
+        return
+    message = str(info.value)
+    assert isinstance(info.value, cuforge.DataTypeError), message
+    assert message.startswith(operand + ": "), message
+    assert f"expected element type {OPERAND_TYPES[plan_type]}" in message, message
+    assert f"got {OPERAND_TYPES[operand_type]}" in message, message
+
+
+@no_gpu
+def test_bf16_plan_refuses_f16_operands():
+    plan = cuforge.op.Gemm(element="bf16", layout=cuforge.LayoutType.RowMajor)
+    with pytest.raises(cuforge.DataTypeError, match=r"^A: expected element type bf16 \(the plan's element_A\), got f16"):
+        plan.run(*operands(64, 32, 48, np.float16), beta=1.0)
