@@ -145,12 +145,12 @@ CanonicalGemm check_gemm(const GemmTypes& plan, int device, const TensorRef& a, 
   if (mc && (mc->rows != m || mc->cols != n))
     fail("C", fmt::format("expected shape (M, N) = ({}, {}) like D, got ({}, {})", m, n, mc->rows, mc->cols));
 
-  // Batches: every rank-3 operand has the same count; rank-2 operands are only allowed unbatched.
-  int64_t batch = std::max({ma.batch, mb.batch, md.batch, mc ? mc->batch : md.batch});
-  for (const Matrix* x : {&ma, &mb, &md, mc ? &*mc : nullptr}) {
-    if (!x) continue;
-    if (x->t->rank == 3 ? x->batch != batch : batch != 1)
-      fail(x->name, fmt::format("expected a batch of {} like the other operands, got {}", batch, x->t->describe()));
+  // Batches: D sets the count; every other operand has the same (a matrix is not broadcast).
+  const int64_t batch = md.batch;
+  for (const Matrix* x : {&ma, &mb, mc ? &*mc : nullptr}) {
+    if (x && x->batch != batch)
+      fail(x->name, fmt::format("expected a batch of {} like D, got {}{}", batch, x->t->describe(),
+                                x->t->rank == 2 ? " (a matrix is not broadcast across batches)" : ""));
   }
 
   check_layout(ma, plan.layout_a, "layout_A");

@@ -236,11 +236,11 @@ std::vector<BadInput> bad_inputs() {
 
       // Batches.
       {"batch counts differ", change(batched(3), [](GemmRun& r) { r.a = batch_of(kA, 2, 64, 48); }), K::InvalidArgument,
-       "A", {"expected a batch of 3 like the other operands", "(2, 64, 48)"}},
+       "A", {"expected a batch of 3 like D", "(2, 64, 48)"}},
       {"batched inputs into one D", change(batched(2), [](GemmRun& r) { r.d = row_major(kD, 64, 32); }),
-       K::InvalidArgument, "D", {"expected a batch of 2"}},
+       K::InvalidArgument, "A", {"expected a batch of 1 like D"}},
       {"batched C with unbatched operands", change(with_c(), [](GemmRun& r) { r.c = batch_of(kC, 2, 64, 32); }),
-       K::InvalidArgument, "", {"expected a batch of 2"}},
+       K::InvalidArgument, "C", {"expected a batch of 1 like D"}},
       {"broadcast batch of A (stride 0)",
        change(batched(2), [](GemmRun& r) { r.a = tensor(kA, {2, 64, 48}, {0, 48, 1}); }), K::InvalidArgument, "A",
        {"batch stride of 0", "broadcast"}},

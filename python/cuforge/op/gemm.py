@@ -18,15 +18,12 @@ from ..dtypes import to_datatype
 _DEFAULT_COMPILE_PROBLEM = (4096, 4096, 4096)
 
 
-def _layout_of(x) -> LayoutType | None:
-    """Row-major unless the array's last dimension is not the contiguous one."""
+def _layout_of(x, name) -> LayoutType | None:
+    """Column-major when the array's rows, not its columns, are the contiguous dimension."""
     if x is None:
         return None
-    strides = x.stride() if callable(getattr(x, "stride", None)) else getattr(x, "strides", None)
-    shape = tuple(x.shape)
-    if strides is None or len(shape) < 2:
-        return LayoutType.RowMajor
-    if strides[-1] != min(strides[-2:]) and shape[-2] > 1:
+    _, _, shape, strides, _ = describe(x, name) or host_descriptor(x, -1)
+    if len(shape) >= 2 and shape[-2] > 1 and strides[-2] == 1 and strides[-1] != 1:
         return LayoutType.ColumnMajor
     return LayoutType.RowMajor
 
@@ -68,18 +65,18 @@ class Gemm:
                 raise InvalidArgumentError(f"element_{name}: give element=, element_{name}= or a tensor {name}=")
             return to_datatype(chosen)
 
-        def layout_of(explicit, tensor):
+        def layout_of(explicit, tensor, name):
             chosen = explicit if explicit is not None else layout
-            return chosen if chosen is not None else (_layout_of(tensor) or LayoutType.RowMajor)
+            return chosen if chosen is not None else (_layout_of(tensor, name) or LayoutType.RowMajor)
 
         types = dict(
             element_a=element_of(element_A, A, "A"),
             element_b=element_of(element_B, B, "B"),
             element_c=element_of(element_C, C if C is not None else D, "C"),
             element_d=element_of(element_D, D if D is not None else C, "D"),
-            layout_a=layout_of(layout_A, A),
-            layout_b=layout_of(layout_B, B),
-            layout_c=layout_of(layout_C, D if D is not None else C),
+            layout_a=layout_of(layout_A, A, "A"),
+            layout_b=layout_of(layout_B, B, "B"),
+            layout_c=layout_of(layout_C, D if D is not None else C, "D" if D is not None else "C"),
         )
         acc = to_datatype(element_accumulator) if element_accumulator is not None else _core.DataType.f32
         if acc == _core.DataType.f16 and types["element_a"] != _core.DataType.f16:
