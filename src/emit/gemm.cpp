@@ -48,8 +48,9 @@ std::string emit_sm90(const library::GemmConfig& c) {
   h["kernel_schedule_name"] = coop ? "cooperative" : "ping-pong";
   h["kernel_schedule"] = coop ? "cutlass::gemm::KernelTmaWarpSpecializedCooperative"
                               : "cutlass::gemm::KernelTmaWarpSpecializedPingpong";
-  h["epilogue_schedule"] = coop ? "cutlass::epilogue::TmaWarpSpecializedCooperative"
-                                : "cutlass::epilogue::TmaWarpSpecialized";
+  h["epilogue_schedule"] = c.tile.epilogue_schedule == EpilogueSchedule::TmaWarpSpecializedCooperative
+                               ? "cutlass::epilogue::TmaWarpSpecializedCooperative"
+                               : "cutlass::epilogue::TmaWarpSpecialized";
   h["stage_count"] =
       c.tile.stages > 0
           ? fmt::format("cutlass::gemm::collective::StageCount<{}>", c.tile.stages)

@@ -101,9 +101,7 @@ std::vector<GemmConfig> enumerate_sm90() {
               c.tile.cluster_shape = cluster;
               c.tile.stages = 0;
               c.tile.kernel_schedule = t.schedule;
-              c.tile.epilogue_schedule = t.schedule == KernelSchedule::TmaWarpSpecializedCooperative
-                                             ? EpilogueSchedule::TmaWarpSpecializedCooperative
-                                             : EpilogueSchedule::TmaWarpSpecialized;
+              c.tile.epilogue_schedule = epilogue_for(t.schedule);
               c.tile.tile_scheduler = sched;
               c.alignment_a = 128 / size_bits(mi.a);
               c.alignment_b = 128 / size_bits(mi.b);
@@ -125,7 +123,7 @@ std::vector<GemmConfig> enumerate_sm80() {
             c.tile.warp_count = t.warps;
             c.tile.stages = t.stages;
             c.tile.kernel_schedule = KernelSchedule::Multistage;
-            c.tile.epilogue_schedule = EpilogueSchedule::Default;
+            c.tile.epilogue_schedule = epilogue_for(KernelSchedule::Multistage);
             c.alignment_a = align_bits / size_bits(mi.a);
             c.alignment_b = align_bits / size_bits(mi.b);
             c.alignment_c = std::max(1, std::min(align_bits, 128) / size_bits(o));

@@ -114,6 +114,15 @@ GemmConfig parse_gemm_name(std::string_view name) {
   return c;
 }
 
+EpilogueSchedule epilogue_for(KernelSchedule kernel) {
+  switch (kernel) {
+    case KernelSchedule::TmaWarpSpecializedCooperative: return EpilogueSchedule::TmaWarpSpecializedCooperative;
+    case KernelSchedule::TmaWarpSpecializedPingpong: return EpilogueSchedule::TmaWarpSpecialized;
+    case KernelSchedule::Multistage: return EpilogueSchedule::Default;
+  }
+  return EpilogueSchedule::Default;
+}
+
 int resolved_stages(const GemmConfig& c) {
   if (c.tile.stages > 0) return c.tile.stages;
   return (kSm90SharedMemory - sm90_epilogue_bytes(c)) / stage_bytes(c);
@@ -153,7 +162,7 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
     const bool coop = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
     const bool pingpong = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong;
     if (!coop && !pingpong) return std::string("SM90 kernels use a TMA warp-specialized schedule (coop or pingpong)");
-    auto expected_epi = coop ? EpilogueSchedule::TmaWarpSpecializedCooperative : EpilogueSchedule::TmaWarpSpecialized;
+    auto expected_epi = epilogue_for(c.tile.kernel_schedule);
     if (c.tile.epilogue_schedule != expected_epi)
       return fmt::format("the {} kernel schedule needs the {} epilogue schedule, got {}",
                          to_string(c.tile.kernel_schedule), to_string(expected_epi),

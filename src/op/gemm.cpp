@@ -166,11 +166,7 @@ std::vector<const library::GemmConfig*> Gemm::feasible(const op::CanonicalGemm& 
 
 const library::GemmConfig& Gemm::select(int64_t m, int64_t n, int64_t k, int64_t batch) const {
   // Packed operands on 16-byte aligned allocations: the leading dimensions set the alignment.
-  auto align = [](DataType t, int64_t ld) {
-    int a = 128 / size_bits(t);
-    while (a > 1 && ld % a != 0) a /= 2;
-    return a;
-  };
+  auto align = [](DataType t, int64_t ld) { return op::operand_alignment(t, 0, ld, 0); };
   auto ld = [](Layout l, int64_t rows, int64_t cols) { return l == Layout::RowMajor ? cols : rows; };
   op::CanonicalGemm p;
   p.m = m;

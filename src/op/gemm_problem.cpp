@@ -83,18 +83,12 @@ void check_layout(Matrix& m, Layout layout, const char* layout_role) {
     fail(m.name, "a batch stride of 0 (broadcast batches) is not supported; pass a rank-2 operand only when all are");
 }
 
-// Largest power of two (elements, at most 16 bytes) dividing the address, ld and batch stride.
 int alignment_of(const Matrix& m) {
   const int bytes = size_bytes(m.t->dtype);
   auto address = reinterpret_cast<uintptr_t>(m.t->data);
   if (address % bytes != 0)
     fail(m.name, fmt::format("the data pointer {:#x} is not aligned to its {}-byte elements", address, bytes));
-  int align = 16 / bytes;
-  auto fits = [&](int a) {
-    return address % (uintptr_t(a) * bytes) == 0 && m.ld % a == 0 && (m.batch <= 1 || m.batch_stride % a == 0);
-  };
-  while (align > 1 && !fits(align)) align /= 2;
-  return align;
+  return operand_alignment(m.t->dtype, address, m.ld, m.batch > 1 ? m.batch_stride : 0);
 }
 
 std::pair<uintptr_t, uintptr_t> byte_range(const Matrix& m) {
@@ -111,6 +105,14 @@ bool overlaps(const Matrix& x, const Matrix& y) {
 }
 
 }  // namespace
+
+int operand_alignment(DataType dtype, uintptr_t address, int64_t ld, int64_t batch_stride) {
+  const int bytes = size_bytes(dtype);
+  int align = 16 / bytes;
+  auto fits = [&](int a) { return address % (uintptr_t(a) * bytes) == 0 && ld % a == 0 && batch_stride % a == 0; };
+  while (align > 1 && !fits(align)) align /= 2;
+  return align;
+}
 
 GemmTypes GemmTypes::canonical() const {
   if (layout_c == Layout::RowMajor) return *this;

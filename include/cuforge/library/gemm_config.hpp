@@ -30,6 +30,10 @@ struct GemmConfig {
 // The inverse of GemmConfig::name(); throws InvalidArgumentError for a malformed name.
 GemmConfig parse_gemm_name(std::string_view name);
 
+// The epilogue schedule a kernel schedule runs with (cooperative kernels: the cooperative TMA
+// epilogue; ping-pong: the TMA epilogue; SM80 multistage: the default epilogue).
+EpilogueSchedule epilogue_for(KernelSchedule kernel);
+
 // Why the configuration cannot be built (shared memory, registers, schedule rules, alignment),
 // or nullopt when it can.
 std::optional<std::string> why_invalid(const GemmConfig& config);

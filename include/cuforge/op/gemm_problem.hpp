@@ -39,6 +39,10 @@ struct CanonicalGemm {
   bool empty_output() const { return m == 0 || n == 0 || batch == 0; }
 };
 
+// The largest power-of-two alignment, in elements and at most 16 bytes, that an operand's address,
+// leading dimension and batch stride all allow.
+int operand_alignment(DataType dtype, uintptr_t address, int64_t ld, int64_t batch_stride);
+
 // Throws InvalidArgumentError or DataTypeError naming the operand, what was expected and what was
 // given. `c` may be empty (rank 0, null data) when beta == 0.
 CanonicalGemm check_gemm(const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b,
