@@ -3,8 +3,9 @@
  * One shared library holds one kernel. Its entry points follow CUTLASS's device-level protocol
  * (can_implement, get_workspace_size, run) one level up, with plain C types so that libraries
  * built by any compiler load into any process. Problems are given in the kernel's own terms:
- * D (M x N) = alpha * A (M x K) * B (K x N) + beta * C, each operand with the layout the kernel
- * was built for, leading dimensions and batch strides counted in elements.
+ * D (M x N) = activation(alpha * A (M x K) * B (K x N) + beta * C), each operand with the layout
+ * the kernel was built for, leading dimensions and batch strides counted in elements (a batch
+ * stride of 0 broadcasts the operand across the batch; a bias kernel reads C as one row of N).
  */
 #ifndef CUFORGE_ABI_H
 #define CUFORGE_ABI_H
@@ -16,7 +17,7 @@
 extern "C" {
 #endif
 
-#define CUFORGE_ABI_VERSION 1
+#define CUFORGE_ABI_VERSION 2
 
 /* Kernel libraries are built with hidden visibility; only these entry points are exported. */
 #define CUFORGE_EXPORT __attribute__((visibility("default")))
@@ -30,9 +31,20 @@ typedef struct cuforge_gemm_arguments {
   int64_t lda, ldb, ldc, ldd;
   int64_t batch_stride_a, batch_stride_b, batch_stride_c, batch_stride_d;
   double alpha, beta;
+  double activation_argument; /* leaky_relu's negative slope; other activations ignore it */
+  int splits;        /* K slices (split-K); 1 for none */
+  int decomposition; /* a cuforge_decomposition, for stream-K kernels */
   int device;   /* CUDA ordinal the launch targets */
   int sm_count; /* multiprocessors of that device, for persistent schedulers */
 } cuforge_gemm_arguments;
+
+/* How a stream-K kernel divides the work (CUTLASS's DecompositionMode, in its order). */
+typedef enum cuforge_decomposition {
+  CUFORGE_DECOMPOSITION_HEURISTIC = 0,
+  CUFORGE_DECOMPOSITION_DATA_PARALLEL = 1,
+  CUFORGE_DECOMPOSITION_SPLIT_K = 2,
+  CUFORGE_DECOMPOSITION_STREAM_K = 3
+} cuforge_decomposition;
 
 typedef enum cuforge_status {
   CUFORGE_STATUS_SUCCESS = 0,

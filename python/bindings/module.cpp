@@ -131,7 +131,17 @@ NB_MODULE(_core, m) {
       .value("TmaWarpSpecialized", EpilogueSchedule::TmaWarpSpecialized)
       .value("TmaWarpSpecializedCooperative", EpilogueSchedule::TmaWarpSpecializedCooperative);
   nb::enum_<TileScheduler>(m, "TileSchedulerType", "How output tiles are assigned to CTAs.")
-      .value("Default", TileScheduler::Default).value("StreamK", TileScheduler::StreamK);
+      .value("Default", TileScheduler::Default).value("StreamK", TileScheduler::StreamK)
+      .value("Identity1", TileScheduler::Identity1).value("Identity2", TileScheduler::Identity2)
+      .value("Identity4", TileScheduler::Identity4).value("Horizontal", TileScheduler::Horizontal);
+  nb::enum_<Decomposition>(m, "Decomposition", "How stream-K and split-K kernels divide K-heavy work.")
+      .value("Heuristic", Decomposition::Heuristic).value("DataParallel", Decomposition::DataParallel)
+      .value("SplitK", Decomposition::SplitK).value("StreamK", Decomposition::StreamK);
+  nb::enum_<Activation>(m, "Activation", "Elementwise functions an epilogue fuses.")
+      .value("identity", Activation::identity).value("relu", Activation::relu)
+      .value("leaky_relu", Activation::leaky_relu).value("tanh", Activation::tanh)
+      .value("sigmoid", Activation::sigmoid).value("silu", Activation::silu)
+      .value("hardswish", Activation::hardswish).value("gelu", Activation::gelu);
 
   nb::class_<TileDescription>(m, "TileDescription", "How a kernel tiles the problem and schedules its work.")
       .def(nb::init<>())
@@ -193,9 +203,20 @@ NB_MODULE(_core, m) {
       .def("set_tile_description", &Gemm::set_tile_description)
       .def("clear_tile_description", &Gemm::clear_tile_description)
       .def("tile_description", &Gemm::tile_description)
-      .def("select", [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch) {
-             return g.select(m, n, k, batch).name();
-           }, "m"_a, "n"_a, "k"_a, "batch"_a = 1)
+      .def("set_activation", &Gemm::set_activation, "activation"_a, "argument"_a = 0.0)
+      .def_prop_ro("activation", &Gemm::activation)
+      .def_prop_ro("activation_argument", &Gemm::activation_argument)
+      .def("activations", &Gemm::activations)
+      .def("set_tile_scheduler", &Gemm::set_tile_scheduler, "scheduler"_a.none())
+      .def_prop_ro("tile_scheduler", &Gemm::tile_scheduler)
+      .def("tile_schedulers", &Gemm::tile_schedulers)
+      .def("set_decomposition", &Gemm::set_decomposition, "decomposition"_a, "splits"_a = 1)
+      .def_prop_ro("decomposition", &Gemm::decomposition)
+      .def_prop_ro("splits", &Gemm::splits)
+      .def_prop_ro("last_kernel", &Gemm::last_kernel, "The kernel the latest run launched.")
+      .def("select", [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias) {
+             return g.select(m, n, k, batch, bias).name();
+           }, "m"_a, "n"_a, "k"_a, "batch"_a = 1, "bias"_a = false)
       .def("compile", [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch) {
              auto source = g.kernel_source(g.select(m, n, k, batch));
              nb::gil_scoped_release release;

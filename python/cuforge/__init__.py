@@ -8,12 +8,14 @@
 
 from __future__ import annotations
 
-from . import _core, op
+from . import _core, epilogue, op, swizzle
 from ._core import (
+    Activation,
     CacheError,
     CompilationError,
     DataType,
     DataTypeError,
+    Decomposition,
     DeviceError,
     EpilogueScheduleType,
     Error,
@@ -48,8 +50,8 @@ def cache_dir() -> str:
 
 
 __all__ = [
-    "CacheError", "CompilationError", "DataType", "DataTypeError", "DeviceError", "EpilogueScheduleType", "Error",
-    "InvalidArgumentError", "KernelScheduleType", "LayoutType", "MathOperation", "OpcodeClass", "TileDescription",
-    "TileSchedulerType", "ToolchainError", "build", "cache_dir", "cutlass_path", "device_count", "emit",
-    "list_gemms", "op", "toolchain",
+    "Activation", "CacheError", "CompilationError", "DataType", "DataTypeError", "Decomposition", "DeviceError",
+    "EpilogueScheduleType", "Error", "InvalidArgumentError", "KernelScheduleType", "LayoutType", "MathOperation",
+    "OpcodeClass", "TileDescription", "TileSchedulerType", "ToolchainError", "build", "cache_dir", "cutlass_path",
+    "device_count", "emit", "epilogue", "list_gemms", "op", "swizzle", "toolchain",
 ]

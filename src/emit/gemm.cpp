@@ -19,9 +19,73 @@ std::string cute_stride(bool unit_first, const char* ld, const char* batch_strid
                     : fmt::format("cute::make_stride(p.{}, cute::Int<1>{{}}, p.{})", ld, batch_stride);
 }
 
+// CUTLASS's functor (cutlass/epilogue/thread/activation.h) for each activation.
+std::string_view cutlass_activation(Activation a) {
+  switch (a) {
+    case Activation::identity: return "Identity";
+    case Activation::relu: return "ReLu";
+    case Activation::leaky_relu: return "LeakyReLU";
+    case Activation::tanh: return "Tanh";
+    case Activation::sigmoid: return "Sigmoid";
+    case Activation::silu: return "SiLu";
+    case Activation::hardswish: return "HardSwish";
+    case Activation::gelu: return "GELU";
+  }
+  return "?";
+}
+
+std::string epilogue_formula(const library::GemmConfig& c) {
+  std::string affine = c.bias ? "alpha * A @ B + beta * bias (C, one row broadcast over M)"
+                              : "alpha * A @ B + beta * C";
+  return c.activation == Activation::identity ? affine : fmt::format("{}({})", to_string(c.activation), affine);
+}
+
+std::string_view sm80_swizzle(TileScheduler s) {
+  switch (s) {
+    case TileScheduler::Default: return "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<8>";
+    case TileScheduler::Identity1: return "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>";
+    case TileScheduler::Identity2: return "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<2>";
+    case TileScheduler::Identity4: return "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<4>";
+    case TileScheduler::Horizontal: return "cutlass::gemm::threadblock::GemmHorizontalThreadblockSwizzle";
+    case TileScheduler::StreamK: return "cutlass::gemm::threadblock::ThreadblockSwizzleStreamK";
+  }
+  return "?";
+}
+
+// SM90 epilogues through the collective builder: a fusion operation for a matrix C, an epilogue
+// visitor tree for a bias row (no C tile is loaded; the row is broadcast in registers).
+constexpr std::string_view kSm90BiasFusion = R"(// C is a bias row: no C tile is loaded, the row is broadcast over the tile's rows.
+using ElementSource = void;
+namespace fusion = cutlass::epilogue::fusion;
+constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
+using Fusion = fusion::Sm90EVT<
+    fusion::Sm90Compute<cutlass::epilogue::thread::${activation}, ElementD, ElementCompute, kRound>,  // activation(...)
+    fusion::Sm90EVT<fusion::Sm90Compute<cutlass::homogeneous_multiply_add, ElementCompute, ElementCompute, kRound>,
+                    fusion::Sm90ScalarBroadcast<ElementCompute>,  // beta * bias + (alpha * acc)
+                    fusion::Sm90RowBroadcast<0, TileShape, ElementC, ElementCompute,
+                                             cute::Stride<cute::_0, cute::_1, int64_t>, AlignmentC>,
+                    fusion::Sm90EVT<fusion::Sm90Compute<cutlass::multiplies, ElementCompute, ElementCompute, kRound>,
+                                    fusion::Sm90ScalarBroadcast<ElementCompute>, fusion::Sm90AccFetch>>>;)";
+
+constexpr std::string_view kSm90BiasArguments = R"(  args.epilogue.thread = {
+      {{{ElementCompute(p.beta)}},                                             // beta
+       {static_cast<const ElementC*>(p.c), ElementC(0),
+        cute::make_stride(cute::Int<0>{}, cute::Int<1>{}, p.batch_stride_c)},  // the bias row
+       {{{ElementCompute(p.alpha)}}, {}, {}},                                  // alpha * acc
+       {}},
+      ${activation_arguments}};  // the activation's)";
+
+constexpr std::string_view kSm90StreamKArguments = R"(  using DecompositionMode =
+      cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90StreamKParams::DecompositionMode;
+  static_assert(int(DecompositionMode::SplitK) == CUFORGE_DECOMPOSITION_SPLIT_K &&
+                int(DecompositionMode::StreamK) == CUFORGE_DECOMPOSITION_STREAM_K);
+  args.scheduler.splits = p.splits;
+  args.scheduler.decomposition_mode = static_cast<DecompositionMode>(p.decomposition);)";
+
 Holes common_holes(const library::GemmConfig& c) {
   const auto& t = c.tile.threadblock_shape;
   return {{"name", c.name()},
+          {"epilogue_formula", epilogue_formula(c)},
           {"element_a", std::string(cutlass_type(c.element_a))},
           {"element_b", std::string(cutlass_type(c.element_b))},
           {"element_c", std::string(cutlass_type(c.element_c))},
@@ -56,10 +120,33 @@ std::string emit_sm90(const library::GemmConfig& c) {
           ? fmt::format("cutlass::gemm::collective::StageCount<{}>", c.tile.stages)
           : "cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(\n        sizeof(typename "
             "CollectiveEpilogue::SharedStorage))>";
-  h["tile_scheduler"] = c.tile.tile_scheduler == TileScheduler::StreamK ? "cutlass::gemm::StreamKScheduler" : "void";
+  const bool stream_k = c.tile.tile_scheduler == TileScheduler::StreamK;
+  h["tile_scheduler"] = stream_k ? "cutlass::gemm::StreamKScheduler" : "void";
+  h["scheduler_arguments"] = stream_k ? std::string(kSm90StreamKArguments) : "";
+  h["supports_split_k"] = stream_k ? "true" : "false";
+  const bool leaky = c.activation == Activation::leaky_relu;
+  if (c.bias) {
+    h["fusion"] = render(kSm90BiasFusion, {{"activation", std::string(cutlass_activation(c.activation))}});
+    h["epilogue_arguments"] = render(
+        kSm90BiasArguments, {{"activation_arguments", leaky ? "{ElementCompute(p.activation_argument)}" : "{}"}});
+  } else {
+    h["fusion"] = c.activation == Activation::identity
+                      ? "using ElementSource = ElementC;\nusing Fusion = cutlass::epilogue::fusion::LinearCombination<"
+                        "ElementD, ElementCompute, ElementC, ElementCompute>;"
+                      : fmt::format("using ElementSource = ElementC;\nusing Fusion = cutlass::epilogue::fusion::"
+                                    "LinCombEltAct<\n    cutlass::epilogue::thread::{}, ElementD, ElementCompute, "
+                                    "ElementC, ElementCompute>;",
+                                    cutlass_activation(c.activation));
+    h["epilogue_arguments"] = fmt::format(
+        "  args.epilogue.thread.alpha = ElementCompute(p.alpha);\n"
+        "  args.epilogue.thread.beta = ElementCompute(p.beta);\n{}"
+        "  args.epilogue.ptr_C = static_cast<const ElementC*>(p.c);\n"
+        "  args.epilogue.dC = {};",
+        leaky ? "  args.epilogue.thread.activation.leaky_alpha = ElementCompute(p.activation_argument);\n" : "",
+        cute_stride(c.layout_c == Layout::ColumnMajor, "ldc", "batch_stride_c"));
+  }
   h["stride_a"] = cute_stride(c.layout_a == Layout::ColumnMajor, "lda", "batch_stride_a");
   h["stride_b"] = cute_stride(c.layout_b == Layout::RowMajor, "ldb", "batch_stride_b");
-  h["stride_c"] = cute_stride(c.layout_c == Layout::ColumnMajor, "ldc", "batch_stride_c");
   h["stride_d"] = cute_stride(c.layout_c == Layout::ColumnMajor, "ldd", "batch_stride_d");
   return render(embedded::gemm_sm90, h);
 }
@@ -76,9 +163,14 @@ std::string emit_sm80(const library::GemmConfig& c) {
   h["instruction_n"] = "8";
   h["instruction_k"] = std::to_string(256 / size_bits(c.element_a));
   h["stages"] = std::to_string(c.tile.stages);
-  h["swizzle"] = c.tile.tile_scheduler == TileScheduler::StreamK
-                     ? "cutlass::gemm::threadblock::ThreadblockSwizzleStreamK"
-                     : "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<8>";
+  h["swizzle"] = std::string(sm80_swizzle(c.tile.tile_scheduler));
+  h["activation"] = std::string(cutlass_activation(c.activation));
+  h["scheduler_arguments"] = c.tile.tile_scheduler == TileScheduler::StreamK
+                                 ? "  args.avail_sms = p.decomposition == CUFORGE_DECOMPOSITION_DATA_PARALLEL ? 1 : -1;"
+                                 : "";
+  h["activation_arguments"] = c.activation == Activation::leaky_relu
+                                  ? "  epilogue.leaky_alpha = ElementAccumulator(p.activation_argument);"
+                                  : "";
   switch (c.math) {
     case MathOperation::MultiplyAddFastF32:
       h["math_operation"] = "cutlass::arch::OpMultiplyAddFastF32";

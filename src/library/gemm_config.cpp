@@ -65,22 +65,25 @@ int stage_bytes(const GemmConfig& c) {
 std::string GemmConfig::name() const {
   const auto& t = tile.threadblock_shape;
   const auto& shape2 = arch >= 90 ? tile.cluster_shape : tile.warp_count;
-  return fmt::format("cuforge_sm{}_gemm_{}_{}_{}_{}_{}_{}_{}_{}{}{}_{}x{}x{}_{}{}x{}x{}_s{}_{}_{}_{}_a{}x{}x{}", arch,
+  std::string epilogue = activation == Activation::identity ? "" : fmt::format("_{}", to_string(activation));
+  if (bias) epilogue += "_bias";
+  return fmt::format("cuforge_sm{}_gemm_{}_{}_{}_{}_{}_{}_{}_{}{}{}_{}x{}x{}_{}{}x{}x{}_s{}_{}_{}_{}_a{}x{}x{}{}", arch,
                      to_string(opclass), to_string(math), to_string(element_a), to_string(element_b),
                      to_string(element_accumulator), to_string(element_c), to_string(element_d),
                      layout_letter(layout_a), layout_letter(layout_b), layout_letter(layout_c), t[0], t[1],
                      t[2], arch >= 90 ? 'c' : 'w', shape2[0], shape2[1], shape2[2], tile.stages,
                      to_string(tile.kernel_schedule), to_string(tile.epilogue_schedule),
-                     to_string(tile.tile_scheduler), alignment_a, alignment_b, alignment_c);
+                     to_string(tile.tile_scheduler), alignment_a, alignment_b, alignment_c, epilogue);
 }
 
 GemmConfig parse_gemm_name(std::string_view name) {
   auto p = split(name, '_');
-  if (p.size() != 18 || p[0] != "cuforge" || p[2] != "gemm" || p[1].substr(0, 2) != "sm" ||
+  if (p.size() < 18 || p[0] != "cuforge" || p[2] != "gemm" || p[1].substr(0, 2) != "sm" ||
       p[10].size() != 3 || p[13].empty())
     throw InvalidArgumentError(fmt::format(
         "'{}' is not a cuforge GEMM kernel name (expected cuforge_smXX_gemm_<opclass>_<math>_<A>_<B>_"
-        "<acc>_<C>_<D>_<layouts>_<tile>_<cluster|warps>_s<stages>_<kernel>_<epilogue>_<scheduler>_a<align>)",
+        "<acc>_<C>_<D>_<layouts>_<tile>_<cluster|warps>_s<stages>_<kernel>_<epilogue>_<scheduler>_a<align>"
+        "[_<activation>][_bias])",
         name));
   GemmConfig c;
   c.arch = to_int(p[1].substr(2), name);
@@ -111,6 +114,19 @@ GemmConfig parse_gemm_name(std::string_view name) {
   c.alignment_a = align[0];
   c.alignment_b = align[1];
   c.alignment_c = align[2];
+  // The epilogue suffix: an activation (whose name may hold '_') and/or "bias".
+  std::vector<std::string_view> rest(p.begin() + 18, p.end());
+  if (!rest.empty() && rest.back() == "bias") {
+    c.bias = true;
+    rest.pop_back();
+  }
+  if (!rest.empty()) {
+    std::string activation(rest.front());
+    for (size_t i = 1; i < rest.size(); ++i) activation += "_" + std::string(rest[i]);
+    c.activation = parse<Activation>(activation);
+    if (c.activation == Activation::identity)
+      throw InvalidArgumentError(fmt::format("kernel name '{}': the identity epilogue is not spelled out", name));
+  }
   return c;
 }
 
@@ -171,6 +187,9 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
       return fmt::format("cooperative kernels split the tile's M across two warpgroups: M must be a multiple "
                          "of 128, got {} (use pingpong for M = 64)", t[0]);
     if (pingpong && t[0] % 64 != 0) return fmt::format("tile M must be a multiple of 64, got {}", t[0]);
+    if (c.tile.tile_scheduler != TileScheduler::Default && c.tile.tile_scheduler != TileScheduler::StreamK)
+      return fmt::format("the {} swizzle is a CUTLASS 2.x (SM80) threadblock swizzle; SM90 kernels use the "
+                         "default persistent scheduler or stream-K", to_string(c.tile.tile_scheduler));
     if (c.tile.tile_scheduler == TileScheduler::StreamK && !coop)
       return std::string("the stream-K tile scheduler runs only with the cooperative kernel schedule");
     if (size_bits(c.element_a) != 16 && (c.layout_a != Layout::RowMajor || c.layout_b != Layout::ColumnMajor))

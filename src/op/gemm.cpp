@@ -35,21 +35,32 @@ library::GemmFilter filter_for(const op::GemmTypes& t, Arch arch, const GemmOpti
   return f;
 }
 
+static_assert(int(Decomposition::DataParallel) == CUFORGE_DECOMPOSITION_DATA_PARALLEL &&
+              int(Decomposition::SplitK) == CUFORGE_DECOMPOSITION_SPLIT_K &&
+              int(Decomposition::StreamK) == CUFORGE_DECOMPOSITION_STREAM_K);
+
 bool fits(const library::GemmConfig& c, const op::CanonicalGemm& p) {
   return c.alignment_a <= p.align_a && c.alignment_b <= p.align_b && c.alignment_c <= p.align_c;
 }
 
-cuforge_gemm_arguments abi_arguments(const op::CanonicalGemm& p, double alpha, double beta, int device,
-                                     int sm_count) {
-  return cuforge_gemm_arguments{p.m,   p.n,   p.k,   p.batch, p.a,   p.b,   p.c,   p.d,
-                                p.lda, p.ldb, p.ldc, p.ldd,   p.batch_stride_a, p.batch_stride_b,
-                                p.batch_stride_c, p.batch_stride_d, alpha, beta, device, sm_count};
+// Whether a kernel can divide its work as asked: split-K needs SM90's stream-K scheduler (SM80
+// kernels split K serially); forcing stream-K needs a stream-K kernel; data-parallel excludes them
+// unless the stream-K scheduler was pinned.
+bool divides_as_asked(const library::GemmConfig& c, Decomposition d, bool stream_k_pinned) {
+  const bool stream_k = c.tile.tile_scheduler == TileScheduler::StreamK;
+  switch (d) {
+    case Decomposition::Heuristic: return true;
+    case Decomposition::DataParallel: return !stream_k || stream_k_pinned;
+    case Decomposition::SplitK: return stream_k || c.arch < 90;
+    case Decomposition::StreamK: return stream_k;
+  }
+  return false;
 }
 
 }  // namespace
 
 struct Gemm::Launchable {
-  const library::GemmConfig* config = nullptr;
+  library::GemmConfig config;
   std::shared_ptr<const runtime::GemmModule> module;
   size_t workspace_bytes = 0;
 };
@@ -59,15 +70,16 @@ struct Gemm::Memo {
   struct Key {
     int64_t m, n, k, batch;
     int align_a, align_b, align_c;
+    bool bias;
     bool operator==(const Key& o) const {
       return m == o.m && n == o.n && k == o.k && batch == o.batch && align_a == o.align_a &&
-             align_b == o.align_b && align_c == o.align_c;
+             align_b == o.align_b && align_c == o.align_c && bias == o.bias;
     }
   };
   struct Hash {
     size_t operator()(const Key& k) const {
       size_t h = std::hash<int64_t>()(k.m);
-      for (int64_t v : {k.n, k.k, k.batch, int64_t(k.align_a << 16 | k.align_b << 8 | k.align_c)})
+      for (int64_t v : {k.n, k.k, k.batch, int64_t(k.bias << 24 | k.align_a << 16 | k.align_b << 8 | k.align_c)})
         h = h * 1000003u ^ std::hash<int64_t>()(v);
       return h;
     }
@@ -140,31 +152,132 @@ void Gemm::set_tile_description(const TileDescription& tile) {
                                            tile.describe(), why, tile_descriptions().size()));
   pinned_ = tile;
   pinned_configs_ = std::move(configs);
+  forget_choices();
+}
+
+void Gemm::forget_choices() {
   memo_->chosen.clear();
+  last_ = nullptr;
 }
 
 void Gemm::clear_tile_description() {
   pinned_.reset();
   pinned_configs_.clear();
-  memo_->chosen.clear();
+  forget_choices();
 }
 
-std::vector<const library::GemmConfig*> Gemm::feasible(const op::CanonicalGemm& p) const {
-  std::vector<const library::GemmConfig*> out;
-  if (pinned_) {
-    for (const auto& c : pinned_configs_)
-      if (fits(c, p)) out.push_back(&c);
-    return out;
+void Gemm::set_activation(Activation activation, double argument) {
+  activation_ = activation;
+  activation_argument_ = argument;
+  forget_choices();
+}
+
+std::vector<Activation> Gemm::activations() const {
+  // Every family fuses every activation (CUTLASS 3.x fusion callbacks; 2.x generic epilogues).
+  std::vector<Activation> out;
+  for (const auto& [value, name] : EnumNames<Activation>::table) out.push_back(value);
+  return out;
+}
+
+std::vector<TileScheduler> Gemm::tile_schedulers() const {
+  std::vector<TileScheduler> out;
+  for (const auto& [value, name] : EnumNames<TileScheduler>::table) {
+    if (std::any_of(candidates_.begin(), candidates_.end(), [&](const library::GemmConfig* c) {
+          library::GemmConfig x = *c;
+          x.tile.tile_scheduler = value;
+          return !library::why_invalid(x);
+        }))
+      out.push_back(value);
   }
-  for (const auto* c : candidates_)
-    if (fits(*c, p)) out.push_back(c);
-  if (out.empty())  // e.g. odd leading dimensions that TMA cannot load: SM80 kernels take lower alignments
-    for (const auto* c : fallback_)
-      if (fits(*c, p)) out.push_back(c);
-  return select::rank(std::move(out), {p.m, p.n, p.k, p.batch}, sm_count_);
+  return out;
 }
 
-const library::GemmConfig& Gemm::select(int64_t m, int64_t n, int64_t k, int64_t batch) const {
+void Gemm::set_tile_scheduler(std::optional<TileScheduler> scheduler) {
+  if (scheduler) {
+    auto usable = tile_schedulers();
+    if (std::find(usable.begin(), usable.end(), *scheduler) == usable.end()) {
+      library::GemmConfig probe = *candidates_.front();
+      probe.tile.tile_scheduler = *scheduler;
+      throw InvalidArgumentError(fmt::format("tile scheduler {} cannot be used by this plan's sm{} kernels: {}",
+                                             to_string(*scheduler), kernel_cc_,
+                                             library::why_invalid(probe).value_or("no kernel accepts it")));
+    }
+  }
+  scheduler_ = scheduler;
+  forget_choices();
+}
+
+void Gemm::set_decomposition(Decomposition decomposition, int splits) {
+  if (decomposition == Decomposition::SplitK ? splits < 2 : splits != 1)
+    throw InvalidArgumentError(fmt::format("split-K takes 2 or more slices, and only split-K takes slices: got {} "
+                                           "with {} slices", to_string(decomposition), splits));
+  decomposition_ = decomposition;
+  splits_ = splits;
+  forget_choices();
+}
+
+std::optional<library::GemmConfig> Gemm::derive(const library::GemmConfig& base, const op::CanonicalGemm& p) const {
+  if (!fits(base, p)) return std::nullopt;
+  library::GemmConfig c = base;
+  if (scheduler_) c.tile.tile_scheduler = *scheduler_;
+  if (!divides_as_asked(c, decomposition_, scheduler_ == TileScheduler::StreamK)) return std::nullopt;
+  c.activation = activation_;
+  c.bias = p.bias;
+  if (library::why_invalid(c)) return std::nullopt;
+  return c;
+}
+
+std::vector<library::GemmConfig> Gemm::feasible(const op::CanonicalGemm& p) const {
+  std::vector<library::GemmConfig> out;
+  auto add_from = [&](auto&& bases) {
+    for (const auto& base : bases)
+      if (auto c = derive(*base, p)) out.push_back(*c);
+  };
+  if (pinned_) {
+    std::vector<const library::GemmConfig*> pinned;
+    for (const auto& c : pinned_configs_) pinned.push_back(&c);
+    add_from(pinned);
+  } else {
+    add_from(candidates_);
+    if (out.empty()) add_from(fallback_);  // e.g. odd leading dimensions TMA cannot load: SM80 takes lower alignments
+  }
+  std::vector<const library::GemmConfig*> order;
+  for (const auto& c : out) order.push_back(&c);
+  order = select::rank(std::move(order), {p.m, p.n, p.k, p.batch, splits_}, sm_count_);
+  std::vector<library::GemmConfig> ranked;
+  for (const auto* c : order) ranked.push_back(*c);
+  return ranked;
+}
+
+cuforge_gemm_arguments Gemm::kernel_arguments(const op::CanonicalGemm& p, double alpha, double beta) const {
+  cuforge_gemm_arguments a{};
+  a.m = p.m;
+  a.n = p.n;
+  a.k = p.k;
+  a.batch = p.batch;
+  a.a = p.a;
+  a.b = p.b;
+  a.c = p.c;
+  a.d = p.d;
+  a.lda = p.lda;
+  a.ldb = p.ldb;
+  a.ldc = p.ldc;
+  a.ldd = p.ldd;
+  a.batch_stride_a = p.batch_stride_a;
+  a.batch_stride_b = p.batch_stride_b;
+  a.batch_stride_c = p.batch_stride_c;
+  a.batch_stride_d = p.batch_stride_d;
+  a.alpha = alpha;
+  a.beta = beta;
+  a.activation_argument = activation_argument_;
+  a.splits = splits_;
+  a.decomposition = int(decomposition_);
+  a.device = device_;
+  a.sm_count = sm_count_;
+  return a;
+}
+
+library::GemmConfig Gemm::select(int64_t m, int64_t n, int64_t k, int64_t batch, bool bias) const {
   // Packed operands on 16-byte aligned allocations: the leading dimensions set the alignment.
   auto align = [](DataType t, int64_t ld) { return op::operand_alignment(t, 0, ld, 0); };
   auto ld = [](Layout l, int64_t rows, int64_t cols) { return l == Layout::RowMajor ? cols : rows; };
@@ -176,15 +289,36 @@ const library::GemmConfig& Gemm::select(int64_t m, int64_t n, int64_t k, int64_t
   p.align_a = align(options_.element_a, ld(options_.layout_a, m, k));
   p.align_b = align(options_.element_b, ld(options_.layout_b, k, n));
   p.align_c = align(options_.element_d, ld(options_.layout_c, m, n));
+  p.bias = bias;
   if (options_.layout_c == Layout::ColumnMajor) {
     std::swap(p.m, p.n);
     std::swap(p.align_a, p.align_b);
   }
   auto ranked = feasible(p);
-  if (ranked.empty())
-    throw InvalidArgumentError(fmt::format("no kernel of this plan runs a packed {}x{}x{} problem (alignments A {}, "
-                                           "B {}, C {} elements)", m, n, k, p.align_a, p.align_b, p.align_c));
-  return *ranked.front();
+  if (ranked.empty()) throw InvalidArgumentError(why_no_kernel(p));
+  return ranked.front();
+}
+
+std::string Gemm::why_no_kernel(const op::CanonicalGemm& p) const {
+  auto fit = [&](const library::GemmConfig* c) { return fits(*c, p); };
+  const bool aligned = pinned_ ? std::any_of(pinned_configs_.begin(), pinned_configs_.end(),
+                                             [&](const library::GemmConfig& c) { return fits(c, p); })
+                               : std::any_of(candidates_.begin(), candidates_.end(), fit) ||
+                                     std::any_of(fallback_.begin(), fallback_.end(), fit);
+  if (aligned)
+    return fmt::format("no kernel of this plan fits its settings for a {}x{}x{} problem: decomposition {}{}{}{}",
+                       p.m, p.n, p.k, to_string(decomposition_),
+                       scheduler_ ? fmt::format(", tile scheduler {}", to_string(*scheduler_)) : "",
+                       pinned_ ? fmt::format(", tile ({})", pinned_->describe()) : "",
+                       decomposition_ == Decomposition::SplitK || decomposition_ == Decomposition::StreamK
+                           ? " (SM90 split-K and stream-K need a cooperative stream-K kernel)"
+                           : "");
+  return fmt::format(
+      "no kernel of this plan accepts the operands' alignment: A allows {}, B {}, C/D {} elements (pointers, "
+      "leading dimensions and batch strides must be multiples); the catalog's {} kernels need at least {} "
+      "(pad leading dimensions to a multiple of {} for the fastest kernels)",
+      p.align_a, p.align_b, p.align_c, to_string(kernel_types_.element_a),
+      std::max(1, 32 / size_bits(kernel_types_.element_a)), 128 / size_bits(kernel_types_.element_a));
 }
 
 compile::KernelSource Gemm::kernel_source(const library::GemmConfig& config) const {
@@ -192,31 +326,29 @@ compile::KernelSource Gemm::kernel_source(const library::GemmConfig& config) con
 }
 
 const Gemm::Launchable& Gemm::launchable(const op::CanonicalGemm& p) {
-  Memo::Key key{p.m, p.n, p.k, p.batch, p.align_a, p.align_b, p.align_c};
+  Memo::Key key{p.m, p.n, p.k, p.batch, p.align_a, p.align_b, p.align_c, p.bias};
   if (auto it = memo_->chosen.find(key); it != memo_->chosen.end()) return it->second;
 
   auto ranked = feasible(p);
-  if (ranked.empty())
-    throw InvalidArgumentError(fmt::format(
-        "no kernel of this plan accepts the operands' alignment: A allows {}, B {}, C/D {} elements (pointers, "
-        "leading dimensions and batch strides must be multiples); the catalog's {} kernels need at least {} "
-        "(pad leading dimensions to a multiple of {} for the fastest kernels)",
-        p.align_a, p.align_b, p.align_c, to_string(kernel_types_.element_a),
-        32 / size_bits(kernel_types_.element_a) > 1 ? 32 / size_bits(kernel_types_.element_a) : 1,
-        128 / size_bits(kernel_types_.element_a)));
-  auto args = abi_arguments(p, 1.0, 0.0, device_, sm_count_);
+  if (ranked.empty()) throw InvalidArgumentError(why_no_kernel(p));
+  auto args = kernel_arguments(p, 1.0, 0.0);
   std::string refused;
   for (size_t i = 0; i < ranked.size() && i < kMaxTries; ++i) {
-    auto built = compile::compile(kernel_source(*ranked[i]));
+    auto built = compile::compile(kernel_source(ranked[i]));
     auto module = runtime::GemmModule::load(built.entry);
     if (!module->can_implement(args)) {
-      refused += " " + ranked[i]->name();
+      refused += " " + ranked[i].name();
       continue;
     }
     return memo_->chosen[key] = Launchable{ranked[i], module, module->workspace_size(args)};
   }
   throw InvalidArgumentError(fmt::format("no kernel can run this {}x{}x{} problem; CUTLASS refused:{}", p.m, p.n,
                                          p.k, refused));
+}
+
+std::optional<std::string> Gemm::last_kernel() const {
+  if (!last_) return std::nullopt;
+  return last_->config.name();
 }
 
 runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
@@ -227,6 +359,7 @@ runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const Tenso
   runtime::check(cudaGetDevice(&current), "cudaGetDevice");
   if (current != device_) runtime::check(cudaSetDevice(device_), "cudaSetDevice");
 
+  last_ = nullptr;
   if (!p.empty_output() && p.k == 0) {  // D = 0 (check_gemm refuses K = 0 with beta != 0)
     const int bytes = size_bytes(options_.element_d);
     for (int64_t i = 0; i < p.batch; ++i)
@@ -235,8 +368,9 @@ runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const Tenso
                      "clearing D (K = 0)");
   } else if (!p.empty_output()) {
     const Launchable& l = launchable(p);
+    last_ = &l;
     void* ws = runtime::workspace(device_, stream, l.workspace_bytes);
-    l.module->run(abi_arguments(p, alpha, beta, device_, sm_count_), ws, l.workspace_bytes, stream);
+    l.module->run(kernel_arguments(p, alpha, beta), ws, l.workspace_bytes, stream);
   }
   return runtime::RunHandle::record(device_, stream, std::move(on_complete));
 }

@@ -21,7 +21,7 @@ struct Matrix {
   int64_t ld = 0, batch_stride = 0;
   int align = 1;
 
-  int64_t row_stride() const { return t->strides[t->rank - 2]; }
+  int64_t row_stride() const { return t->rank >= 2 ? t->strides[t->rank - 2] : 0; }
   int64_t col_stride() const { return t->strides[t->rank - 1]; }
 };
 
@@ -31,14 +31,16 @@ struct Matrix {
 
 std::string layout_words(Layout l) { return l == Layout::RowMajor ? "row-major" : "column-major"; }
 
-Matrix describe_matrix(const char* name, const TensorRef& t, DataType dtype, const char* dtype_role, int device) {
+// `vector_ok`: a rank-1 operand is read as one row (C as a bias vector).
+Matrix describe_matrix(const char* name, const TensorRef& t, DataType dtype, const char* dtype_role, int device,
+                       bool vector_ok = false) {
   if (t.data == nullptr && t.numel() != 0) fail(name, "no tensor was given");
   if (t.dtype != dtype)
     throw DataTypeError(fmt::format("{}: expected element type {} (the plan's {}), got {}", name, to_string(dtype),
                                     dtype_role, to_string(t.dtype)));
-  if (t.rank != 2 && t.rank != 3)
-    fail(name, fmt::format("expected a matrix (rank 2) or a batch of matrices (rank 3), got rank {}: {}", t.rank,
-                           t.describe()));
+  if (t.rank != 2 && t.rank != 3 && !(vector_ok && t.rank == 1))
+    fail(name, fmt::format("expected {}a matrix (rank 2) or a batch of matrices (rank 3), got rank {}: {}",
+                           vector_ok ? "a bias vector (rank 1), " : "", t.rank, t.describe()));
   if (t.device == TensorRef::kHost)
     fail(name, fmt::format("expected a tensor on cuda:{}, got one in host memory (a CPU torch tensor? move it with "
                            ".cuda(); NumPy arrays are copied to the GPU automatically)", device));
@@ -49,10 +51,10 @@ Matrix describe_matrix(const char* name, const TensorRef& t, DataType dtype, con
     if (t.strides[i] < 0) fail(name, fmt::format("negative strides are not supported: {}", t.describe()));
   }
   Matrix m{name, &t};
-  m.rows = t.shape[t.rank - 2];
+  m.rows = t.rank >= 2 ? t.shape[t.rank - 2] : 1;
   m.cols = t.shape[t.rank - 1];
   m.batch = t.rank == 3 ? t.shape[0] : 1;
-  m.batch_stride = t.rank == 3 ? t.strides[0] : 0;
+  m.batch_stride = t.rank == 3 && m.batch > 1 ? t.strides[0] : 0;
   for (auto [extent, what] : {std::pair{m.rows, "rows"}, {m.cols, "columns"}, {m.batch, "batches"}})
     if (extent > kMaxExtent)
       fail(name, fmt::format("{} {} exceed the 32-bit range the kernels index ({} at most)", extent, what, kMaxExtent));
@@ -79,8 +81,6 @@ void check_layout(Matrix& m, Layout layout, const char* layout_role) {
   if (m.batch > 1 && m.batch_stride < m.ld * outer_extent && m.batch_stride != 0)
     fail(m.name, fmt::format("batches overlap: a batch stride of {} is less than one matrix ({} elements) in {}",
                              m.batch_stride, m.ld * outer_extent, m.t->describe()));
-  if (m.batch > 1 && m.batch_stride == 0)
-    fail(m.name, "a batch stride of 0 (broadcast batches) is not supported; pass a rank-2 operand only when all are");
 }
 
 int alignment_of(const Matrix& m) {
@@ -135,7 +135,7 @@ CanonicalGemm check_gemm(const GemmTypes& plan, int device, const TensorRef& a, 
   Matrix md = describe_matrix("D", d, plan.element_d, "element_D", device);
   std::optional<Matrix> mc;
   if (!c.empty()) {
-    mc = describe_matrix("C", c, plan.element_c, "element_C", device);
+    mc = describe_matrix("C", c, plan.element_c, "element_C", device, /*vector_ok=*/true);
   } else if (beta != 0.0) {
     fail("C", fmt::format("beta is {} but no C was given (pass C, or beta=0)", beta));
   }
@@ -144,21 +144,31 @@ CanonicalGemm check_gemm(const GemmTypes& plan, int device, const TensorRef& a, 
   if (mb.rows != k) fail("B", fmt::format("expected {} rows (K, the columns of A), got {}: {}", k, mb.rows, b.describe()));
   if (md.rows != m || md.cols != n)
     fail("D", fmt::format("expected shape (M, N) = ({}, {}) from A and B, got ({}, {})", m, n, md.rows, md.cols));
-  if (mc && (mc->rows != m || mc->cols != n))
-    fail("C", fmt::format("expected shape (M, N) = ({}, {}) like D, got ({}, {})", m, n, mc->rows, mc->cols));
+  // C is D-shaped, or one row of N broadcast over D's rows (a bias, as a vector or a 1 x N matrix).
+  const bool bias = mc && mc->rows == 1 && m > 1;
+  if (mc && ((mc->rows != m && !bias) || mc->cols != n))
+    fail("C", fmt::format("expected shape (M, N) = ({}, {}) like D, or a bias of N = {} (shape ({},) or (1, {})), "
+                          "got {}", m, n, n, n, n, c.describe()));
+  if (bias && plan.layout_c != Layout::RowMajor)
+    fail("C", "a bias vector C needs a row-major D (the plan's layout_C is column-major)");
 
-  // Batches: D sets the count; every other operand has the same (a matrix is not broadcast).
+  // Batches: D sets the count; an input with a batch of one (or a matrix) is broadcast across it.
   const int64_t batch = md.batch;
-  for (const Matrix* x : {&ma, &mb, mc ? &*mc : nullptr}) {
-    if (x && x->batch != batch)
-      fail(x->name, fmt::format("expected a batch of {} like D, got {}{}", batch, x->t->describe(),
-                                x->t->rank == 2 ? " (a matrix is not broadcast across batches)" : ""));
+  if (batch > 1 && md.batch_stride == 0)
+    fail("D", fmt::format("a batch stride of 0 would write every batch to the same memory: {}", d.describe()));
+  for (Matrix* x : {&ma, &mb, mc ? &*mc : nullptr}) {
+    if (!x || x->batch == batch) continue;
+    if (x->batch != 1)
+      fail(x->name, fmt::format("expected a batch of {} like D (or one matrix, broadcast), got {}", batch,
+                                x->t->describe()));
+    x->batch_stride = 0;  // the same matrix for every batch
   }
 
   check_layout(ma, plan.layout_a, "layout_A");
   check_layout(mb, plan.layout_b, "layout_B");
   check_layout(md, plan.layout_c, "layout_C (D shares C's layout)");
-  if (mc) check_layout(*mc, plan.layout_c, "layout_C");
+  if (mc) check_layout(*mc, bias ? Layout::RowMajor : plan.layout_c, "layout_C");
+  if (bias) mc->ld = 0;  // every row of D reads the same row of C
 
   if (k == 0 && beta != 0.0 && m > 0 && n > 0 && md.batch > 0)
     fail("A", fmt::format("K is 0 (A has no columns), so D = beta * C with beta = {}: no product to compute, "
@@ -196,6 +206,7 @@ CanonicalGemm check_gemm(const GemmTypes& plan, int device, const TensorRef& a, 
   g.lda = ka.ld;
   g.ldb = kb.ld;
   g.ldc = out_c.ld;
+  g.bias = bias;
   g.ldd = md.ld;
   g.batch_stride_a = ka.batch_stride;
   g.batch_stride_b = kb.batch_stride;

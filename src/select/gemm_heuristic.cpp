@@ -54,9 +54,13 @@ double estimated_time_us(const library::GemmConfig& c, const GemmProblem& p, int
   // Data-parallel: whole waves of tiles. Stream-K: every SM gets an equal share of
   // tile-iterations, plus the exchange of partial tiles where several CTAs share one.
   double compute_us = double(ceil_div(tiles, slots)) * k_iters * iter_us;
-  if (c.tile.tile_scheduler == TileScheduler::StreamK) {
-    double fixup_us = tiles % slots == 0 ? 0.0
-                                         : 2.0 * t[0] * t[1] * sizeof(float) / kFixupBytesPerSecond * 1e6;
+  const double fixup_tile_us = 2.0 * t[0] * t[1] * sizeof(float) / kFixupBytesPerSecond * 1e6;
+  if (p.splits > 1) {  // every tile cut into `splits` slices of K, then reduced
+    int64_t slice_iters = ceil_div(k_iters, p.splits);
+    compute_us = double(ceil_div(tiles * p.splits, slots)) * slice_iters * iter_us * kStreamKOverhead +
+                 (p.splits - 1) * fixup_tile_us;
+  } else if (c.tile.tile_scheduler == TileScheduler::StreamK) {
+    double fixup_us = tiles % slots == 0 ? 0.0 : fixup_tile_us;
     compute_us = double(ceil_div(tiles * k_iters, slots)) * iter_us * kStreamKOverhead + fixup_us;
   }
   // DRAM floor: each operand read once and the output written once (L2 serves the re-reads).

@@ -110,7 +110,7 @@ TEST(EmitGemm, Sm80) {
            "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<8>",
            "cutlass::arch::OpMultiplyAdd>",
            "cutlass::half_t",
-           "cutlass::epilogue::thread::LinearCombination<ElementC, 2,",
+           "cutlass::epilogue::thread::LinearCombinationGeneric<\n    cutlass::epilogue::thread::Identity, ElementC, 2,",
            "int cuforge_gemm_run(",
        })
     EXPECT_TRUE(contains(src, part)) << "missing: " << part;

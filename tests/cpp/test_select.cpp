@@ -100,9 +100,8 @@ GemmOptions plan_of(DataType t, Layout a, Layout b, Layout c, int kernel_cc = 0)
 }
 
 bool in_catalog(const GemmConfig& c) {
-  for (const auto& x : library::gemm_catalog(c.arch))
-    if (&x == &c) return true;
-  return false;
+  const auto& catalog = library::gemm_catalog(c.arch);
+  return std::find(catalog.begin(), catalog.end(), c) != catalog.end();
 }
 
 constexpr Layout R = Layout::RowMajor, C = Layout::ColumnMajor;

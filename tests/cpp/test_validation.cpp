@@ -241,9 +241,22 @@ std::vector<BadInput> bad_inputs() {
        K::InvalidArgument, "A", {"expected a batch of 1 like D"}},
       {"batched C with unbatched operands", change(with_c(), [](GemmRun& r) { r.c = batch_of(kC, 2, 64, 32); }),
        K::InvalidArgument, "C", {"expected a batch of 1 like D"}},
-      {"broadcast batch of A (stride 0)",
-       change(batched(2), [](GemmRun& r) { r.a = tensor(kA, {2, 64, 48}, {0, 48, 1}); }), K::InvalidArgument, "A",
-       {"batch stride of 0", "broadcast"}},
+      {"D's batches on the same memory (stride 0)",
+       change(batched(2), [](GemmRun& r) { r.d = tensor(kD, {2, 64, 32}, {0, 32, 1}); }), K::InvalidArgument, "D",
+       {"batch stride of 0", "same memory"}},
+
+      // Bias vectors (C broadcast over the rows of D).
+      {"bias of the wrong length", change(with_c(), [](GemmRun& r) { r.c = tensor(kC, {31}, {1}); }),
+       K::InvalidArgument, "C", {"bias of N = 32", "(31)"}},
+      {"bias with a column-major D", change(with_c(), [](GemmRun& r) {
+         r.plan.layout_c = Layout::ColumnMajor;
+         r.d = col_major(kD, 64, 32);
+         r.c = tensor(kC, {32}, {1});
+       }), K::InvalidArgument, "C", {"bias vector C needs a row-major D"}},
+      {"strided bias", change(with_c(), [](GemmRun& r) { r.c = tensor(kC, {32}, {2}); }), K::InvalidArgument, "C",
+       {"unit stride along the columns"}},
+      {"a vector A", change(base, [](GemmRun& r) { r.a = tensor(kA, {48}, {1}); }), K::InvalidArgument, "A",
+       {"expected a matrix (rank 2)", "rank 1"}},
       {"batches of B overlap", change(batched(2), [](GemmRun& r) { r.b = tensor(kB, {2, 48, 32}, {100, 32, 1}); }),
        K::InvalidArgument, "B", {"batches overlap", "batch stride of 100", "1536"}},
       {"negative batch stride", change(batched(2), [](GemmRun& r) { r.d = tensor(kD, {2, 64, 32}, {-2048, 32, 1}); }),
@@ -393,6 +406,43 @@ TEST(Validation, SingleRowsAndColumnsAcceptAnyLeadingStride) {
   n1.b = tensor(kB, {48, 1}, {5, 3});
   n1.d = tensor(kD, {64, 1}, {1, 1});
   EXPECT_EQ(n1.check().n, 1);
+}
+
+TEST(Validation, InputsWithOneBatchAreBroadcastAcrossD) {
+  GemmRun r = batched(3);
+  r.a = row_major(kA, 64, 48);                     // a matrix: the same A for every batch
+  r.b = tensor(kB, {3, 48, 32}, {0, 32, 1});       // stride 0: also the same B for every batch
+  CanonicalGemm g = r.check();
+  EXPECT_EQ(g.batch, 3);
+  EXPECT_EQ(g.batch_stride_a, 0);
+  EXPECT_EQ(g.batch_stride_b, 0);
+  EXPECT_EQ(g.batch_stride_d, 64 * 32);
+}
+
+TEST(Validation, ABiasRowIsBroadcastOverTheRowsOfD) {
+  GemmRun r = with_c();
+  r.c = tensor(kC, {32}, {1});
+  CanonicalGemm g = r.check();
+  EXPECT_TRUE(g.bias);
+  EXPECT_EQ(g.c, reinterpret_cast<const void*>(kC));
+  EXPECT_EQ(g.ldc, 0);
+  EXPECT_EQ(g.align_c, 8);
+
+  r.c = tensor(kC, {1, 32}, {32, 1});  // a 1 x N matrix is the same bias
+  EXPECT_TRUE(r.check().bias);
+
+  GemmRun b = batched(2);              // one bias row per batch
+  b.c = tensor(kC, {2, 1, 32}, {32, 32, 1});
+  b.beta = 1.0;
+  g = b.check();
+  EXPECT_TRUE(g.bias);
+  EXPECT_EQ(g.batch_stride_c, 32);
+
+  GemmRun one_row = with_c();          // with M = 1, a 1 x N C is simply D-shaped
+  one_row.a = row_major(kA, 1, 48);
+  one_row.c = row_major(kC, 1, 32);
+  one_row.d = row_major(kD, 1, 32);
+  EXPECT_FALSE(one_row.check().bias);
 }
 
 TEST(Validation, CMayAliasD) {

@@ -122,11 +122,12 @@ BAD = [
         dict(A=FakeDeviceArray((2, M, K), f16, ptr=BASE["A"]), B=FakeDeviceArray((3, K, N), f16, ptr=BASE["B"]),
              C=None, D=FakeDeviceArray((3, M, N), f16, ptr=BASE["D"])),
         cuforge.InvalidArgumentError, "A", ["expected a batch of 3"], beta=0.0),
-    Bad("broadcast batch",
-        dict(A=FakeDeviceArray((2, M, K), f16, strides=(0, K, 1), ptr=BASE["A"]),
-             B=FakeDeviceArray((2, K, N), f16, ptr=BASE["B"]), C=None,
-             D=FakeDeviceArray((2, M, N), f16, ptr=BASE["D"])),
-        cuforge.InvalidArgumentError, "A", ["broadcast"], beta=0.0),
+    Bad("D's batches on the same memory",
+        dict(A=FakeDeviceArray((2, M, K), f16, ptr=BASE["A"]), B=FakeDeviceArray((2, K, N), f16, ptr=BASE["B"]),
+             C=None, D=FakeDeviceArray((2, M, N), f16, strides=(0, N, 1), ptr=BASE["D"])),
+        cuforge.InvalidArgumentError, "D", ["batch stride of 0"], beta=0.0),
+    Bad("bias of the wrong length", with_(C=FakeDeviceArray((N + 1,), f16, ptr=BASE["C"])),
+        cuforge.InvalidArgumentError, "C", ["bias of N"]),
 ]
 
 
@@ -242,7 +243,9 @@ def model(plan_dtype: str, layouts: str, ops: dict, beta: float):
         return "B", cuforge.InvalidArgumentError
     if ops["D"].shape != (m, n):
         return "D", cuforge.InvalidArgumentError
-    if ops["C"] is not None and ops["C"].shape != (m, n):
+    # C is D-shaped, or a bias row (1 x N, M > 1) broadcast over a row-major D's rows.
+    bias = ops["C"] is not None and ops["C"].shape == (1, n) and m > 1
+    if ops["C"] is not None and ops["C"].shape != (m, n) and not (bias and layouts[2] == "r"):
         return "C", cuforge.InvalidArgumentError
     for name, layout in (("A", layouts[0]), ("B", layouts[1]), ("D", layouts[2]), ("C", layouts[2])):
         if ops[name] is not None and not layout_ok(ops[name], layout):

@@ -20,8 +20,14 @@ enum class MathOperation { MultiplyAdd, MultiplyAddFastF32, MultiplyAddSaturate 
 // Multistage is the CUTLASS 2.x (SM80) mainloop; the TMA schedules are CUTLASS 3.x (SM90).
 enum class KernelSchedule { Multistage, TmaWarpSpecializedCooperative, TmaWarpSpecializedPingpong };
 enum class EpilogueSchedule { Default, TmaWarpSpecialized, TmaWarpSpecializedCooperative };
-// Default: data-parallel tiles (SM90: the persistent scheduler; SM80: the identity swizzle).
-enum class TileScheduler { Default, StreamK };
+// Default: data-parallel tiles (SM90: the persistent scheduler; SM80: the identity swizzle over 8
+// tiles). The SM80 swizzling functors of CUTLASS 2.x are the other choices there.
+enum class TileScheduler { Default, StreamK, Identity1, Identity2, Identity4, Horizontal };
+// How a stream-K or split-K kernel divides the work: CUTLASS's heuristic, whole tiles per CTA, K
+// cut into a given number of slices, or every CTA taking an equal share of tile-iterations.
+enum class Decomposition { Heuristic, DataParallel, SplitK, StreamK };
+// The elementwise function an epilogue applies to alpha * A @ B + beta * C.
+enum class Activation { identity, relu, leaky_relu, tanh, sigmoid, silu, hardswish, gelu };
 
 // Compute capability of a kernel family: 80 (CUTLASS 2.x device API) or 90 (CUTLASS 3.x).
 using Arch = int;
@@ -52,7 +58,16 @@ CUFORGE_ENUM_NAMES(EpilogueSchedule, {EpilogueSchedule::Default, "default"},
                    {EpilogueSchedule::TmaWarpSpecialized, "tma"},
                    {EpilogueSchedule::TmaWarpSpecializedCooperative, "tmacoop"});
 CUFORGE_ENUM_NAMES(TileScheduler, {TileScheduler::Default, "default"},
-                   {TileScheduler::StreamK, "streamk"});
+                   {TileScheduler::StreamK, "streamk"}, {TileScheduler::Identity1, "identity1"},
+                   {TileScheduler::Identity2, "identity2"}, {TileScheduler::Identity4, "identity4"},
+                   {TileScheduler::Horizontal, "horizontal"});
+CUFORGE_ENUM_NAMES(Decomposition, {Decomposition::Heuristic, "heuristic"},
+                   {Decomposition::DataParallel, "data_parallel"}, {Decomposition::SplitK, "split_k"},
+                   {Decomposition::StreamK, "stream_k"});
+CUFORGE_ENUM_NAMES(Activation, {Activation::identity, "identity"}, {Activation::relu, "relu"},
+                   {Activation::leaky_relu, "leaky_relu"}, {Activation::tanh, "tanh"},
+                   {Activation::sigmoid, "sigmoid"}, {Activation::silu, "silu"},
+                   {Activation::hardswish, "hardswish"}, {Activation::gelu, "gelu"});
 #undef CUFORGE_ENUM_NAMES
 
 template <class E>

@@ -21,8 +21,13 @@ struct GemmConfig {
   MathOperation math = MathOperation::MultiplyAdd;
   TileDescription tile;
   int alignment_a = 8, alignment_b = 8, alignment_c = 8;  // in elements
+  // The epilogue: D = activation(alpha * A @ B + beta * C), C a matrix or, with `bias`, a row
+  // vector of N elements broadcast over the rows of D.
+  Activation activation = Activation::identity;
+  bool bias = false;
 
-  // e.g. cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x256x64_c2x1x1_s0_coop_tmacoop_default_a8x8x8
+  // e.g. cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x256x64_c2x1x1_s0_coop_tmacoop_default_a8x8x8,
+  // followed by _<activation> unless it is the identity and _bias for a bias vector C.
   std::string name() const;
   bool operator==(const GemmConfig& o) const { return name() == o.name(); }
 };

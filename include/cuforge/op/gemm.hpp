@@ -1,4 +1,4 @@
-// A GEMM plan: D = alpha * A @ B + beta * C, element types and layouts bound at construction.
+// A GEMM plan: D = activation(alpha * A @ B + beta * C), types and layouts bound at construction.
 //
 // The plan keeps the catalog's configurations that fit its types, layouts and target; each run
 // is checked at the boundary (op/gemm_problem.hpp), the kernel for the problem class is chosen
@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cuforge/abi.h"
 #include "cuforge/compile/compiler.hpp"
 #include "cuforge/core/tensor.hpp"
 #include "cuforge/core/tile.hpp"
@@ -50,8 +51,30 @@ class Gemm {
   void clear_tile_description();
   std::optional<TileDescription> tile_description() const { return pinned_; }
 
-  // The configuration a run of this size would use, for packed, 16-byte aligned operands.
-  const library::GemmConfig& select(int64_t m, int64_t n, int64_t k, int64_t batch = 1) const;
+  // The epilogue's activation, applied to alpha * A @ B + beta * C (argument: leaky_relu's slope).
+  void set_activation(Activation activation, double argument = 0.0);
+  Activation activation() const { return activation_; }
+  double activation_argument() const { return activation_argument_; }
+  // Every activation this plan's kernels can fuse.
+  std::vector<Activation> activations() const;
+
+  // Pins the tile scheduler (SM80: the threadblock swizzle) of every kernel the plan runs; nullopt
+  // lets the selection choose. Throws InvalidArgumentError when the plan's kernels cannot use it.
+  void set_tile_scheduler(std::optional<TileScheduler> scheduler);
+  std::optional<TileScheduler> tile_scheduler() const { return scheduler_; }
+  // The schedulers this plan's kernels can use (SM80: CUTLASS 2.x's swizzling functors).
+  std::vector<TileScheduler> tile_schedulers() const;
+
+  // How K-heavy problems are divided. Heuristic: the selection and CUTLASS decide; DataParallel:
+  // whole tiles per CTA; StreamK: stream-K kernels only; SplitK: K cut into `splits` slices
+  // (SM90: the stream-K scheduler's split-K mode; SM80: serial split-K).
+  void set_decomposition(Decomposition decomposition, int splits = 1);
+  Decomposition decomposition() const { return decomposition_; }
+  int splits() const { return splits_; }
+
+  // The configuration a run of this size would use, for packed, 16-byte aligned operands
+  // (with a bias row for C when `bias`).
+  library::GemmConfig select(int64_t m, int64_t n, int64_t k, int64_t batch = 1, bool bias = false) const;
   // The source a configuration is built from, for this plan's target.
   compile::KernelSource kernel_source(const library::GemmConfig& config) const;
 
@@ -62,6 +85,9 @@ class Gemm {
 
   // D = alpha * A @ B + beta * C on `stream`; C may be empty when beta == 0. Nothing is launched
   // (and D is untouched) when a check fails. `on_complete` runs in the handle's sync().
+  // The kernel the latest run launched (nullopt before the first, or when it launched none).
+  std::optional<std::string> last_kernel() const;
+
   runtime::RunHandle run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
                          double alpha = 1.0, double beta = 0.0, cudaStream_t stream = nullptr,
                          std::function<void()> on_complete = {});
@@ -70,7 +96,11 @@ class Gemm {
   struct Launchable;
   struct Memo;
   const Launchable& launchable(const op::CanonicalGemm& problem);
-  std::vector<const library::GemmConfig*> feasible(const op::CanonicalGemm& problem) const;
+  void forget_choices();  // after a setting changes: every problem class chooses again
+  std::vector<library::GemmConfig> feasible(const op::CanonicalGemm& problem) const;
+  std::optional<library::GemmConfig> derive(const library::GemmConfig& base, const op::CanonicalGemm& problem) const;
+  std::string why_no_kernel(const op::CanonicalGemm& problem) const;
+  cuforge_gemm_arguments kernel_arguments(const op::CanonicalGemm& problem, double alpha, double beta) const;
 
   GemmOptions options_;
   op::GemmTypes kernel_types_;
@@ -79,7 +109,13 @@ class Gemm {
   std::vector<const library::GemmConfig*> fallback_;    // SM80, for operands TMA cannot load
   std::optional<TileDescription> pinned_;
   std::vector<library::GemmConfig> pinned_configs_;
+  Activation activation_ = Activation::identity;
+  double activation_argument_ = 0.0;
+  std::optional<TileScheduler> scheduler_;
+  Decomposition decomposition_ = Decomposition::Heuristic;
+  int splits_ = 1;
   std::unique_ptr<Memo> memo_;
+  const Launchable* last_ = nullptr;  // into memo_, which keeps its entries until cleared
 };
 
 }  // namespace cuforge

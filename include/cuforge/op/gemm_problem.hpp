@@ -1,7 +1,8 @@
 // The boundary check of a GEMM run: user-level operands in, the kernel's canonical problem out.
 //
 // Every check happens here, once, before anything is launched: presence, element type, device,
-// rank, shape, strides against the plan's layouts, pointer and leading-dimension alignment,
+// rank, shape (C: D's or a bias row; inputs with one batch broadcast across D's), strides
+// against the plan's layouts, pointer and leading-dimension alignment,
 // 32-bit limits, overlap of D with the inputs. A column-major D is turned into the transposed
 // row-major problem (D^T = B^T A^T), so kernels only ever write row-major D.
 #pragma once
@@ -31,7 +32,8 @@ struct CanonicalGemm {
   const void* c = nullptr;  // D when the user gave no C (then beta == 0)
   void* d = nullptr;
   int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0;
-  int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0, batch_stride_d = 0;
+  int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0, batch_stride_d = 0;  // 0: broadcast
+  bool bias = false;  // C is one row of N broadcast over the rows of D (then ldc == 0)
   // Largest power-of-two alignment, in elements, that pointers, leading dimensions and batch
   // strides all satisfy (capped at 16 bytes): kernels with this alignment or less can run.
   int align_a = 1, align_b = 1, align_c = 1;

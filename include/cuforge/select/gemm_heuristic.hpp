@@ -1,6 +1,6 @@
 // Ranks catalog configurations for one problem by an estimate of their run time on the device:
 // tile quantization (padding M and N up to whole tiles), waves of tiles over the multiprocessors,
-// the arithmetic intensity of each tile shape, and stream-K's rebalancing of a ragged last wave.
+// the arithmetic intensity of each tile shape, and stream-K's (or split-K's) division of K.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,7 @@ namespace cuforge::select {
 
 struct GemmProblem {
   int64_t m = 0, n = 0, k = 0, batch = 1;
+  int splits = 1;  // split-K slices asked for (1: none)
 };
 
 // Estimated microseconds of one run of `config` on `problem` (a model for ranking, not a promise).

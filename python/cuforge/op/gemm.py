@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from .. import _core
+from .. import _core, epilogue
 from .._core import (
+    Decomposition,
     InvalidArgumentError,
     LayoutType,
     MathOperation,
@@ -44,7 +45,9 @@ def _tile_from(value) -> TileDescription:
 
 
 class Gemm:
-    """A GEMM plan. Element types and layouts are bound here and cannot change afterwards.
+    """A GEMM plan: D = activation(alpha * A @ B + beta * C). Element types and layouts are bound
+    here and cannot change afterwards; C may be D-shaped or a bias row of N broadcast over D's rows,
+    and rank-3 operands run as a batch (a rank-2 input is broadcast across it).
 
     ``Gemm(element=np.float16, layout=LayoutType.RowMajor)`` sets every operand alike;
     ``element_A``...``element_D``, ``element_accumulator`` and ``layout_A``/``layout_B``/``layout_C``
@@ -104,6 +107,51 @@ class Gemm:
     opclass = property(lambda self: self._opclass, doc="Tensor cores (TensorOp) for every kernel in the catalog.")
     math_operation = property(lambda self: self._math, doc="multiply_add; multiply_add_fast_f32 is 3xTF32.")
 
+    @property
+    def activation(self) -> epilogue.ActivationFunction:
+        """The activation fused into the epilogue (cuforge.epilogue.identity by default)."""
+        return epilogue.of_kind(self._plan.activation)
+
+    @activation.setter
+    def activation(self, value):
+        function, argument = epilogue.resolve(value)
+        self._plan.set_activation(function.kind, argument)
+
+    def activations(self) -> list[epilogue.ActivationFunction]:
+        """Every activation this plan's kernels can fuse."""
+        return [epilogue.of_kind(kind) for kind in self._plan.activations()]
+
+    @property
+    def swizzling_functor(self):
+        """The pinned tile scheduler (cuforge.swizzle), or None when cuforge chooses per problem."""
+        return self._plan.tile_scheduler
+
+    @swizzling_functor.setter
+    def swizzling_functor(self, value):
+        self._plan.set_tile_scheduler(value)
+
+    def swizzling_functors(self) -> list:
+        """The swizzles (SM80) or tile schedulers (SM90) this plan's kernels can use."""
+        return self._plan.tile_schedulers()
+
+    @property
+    def decomposition(self) -> Decomposition:
+        """How K-heavy problems are divided: Heuristic (default), DataParallel, SplitK or StreamK."""
+        return self._plan.decomposition
+
+    @decomposition.setter
+    def decomposition(self, value: Decomposition):
+        self._plan.set_decomposition(value, self._plan.splits if value == Decomposition.SplitK else 1)
+
+    @property
+    def split_k_slices(self) -> int:
+        """K slices of split-K (1: none). Setting more than one selects the SplitK decomposition."""
+        return self._plan.splits
+
+    @split_k_slices.setter
+    def split_k_slices(self, slices: int):
+        self._plan.set_decomposition(Decomposition.SplitK if slices > 1 else Decomposition.Heuristic, slices)
+
     def tile_descriptions(self) -> list[TileDescription]:
         """Every tile description the catalog can build for this plan's types, layouts and target."""
         return self._plan.tile_descriptions()
@@ -120,9 +168,10 @@ class Gemm:
         else:
             self._plan.set_tile_description(_tile_from(value))
 
-    def select(self, M: int, N: int, K: int, batch: int = 1) -> str:
-        """Name of the kernel a run of this size would use (packed, aligned operands); compiles nothing."""
-        return self._plan.select(M, N, K, batch)
+    def select(self, M: int, N: int, K: int, batch: int = 1, bias: bool = False) -> str:
+        """Name of the kernel a run of this size would use (packed, aligned operands; C a bias row when
+        ``bias``); compiles nothing."""
+        return self._plan.select(M, N, K, batch, bias)
 
     def compile(self, M: int | None = None, N: int | None = None, K: int | None = None, batch: int = 1) -> dict:
         """Build (or find in the cache) the kernel for a problem size: the plan's tensors' if it holds
@@ -138,11 +187,12 @@ class Gemm:
 
     def run(self, A=None, B=None, C=None, D=None, alpha=None, beta=None, sync: bool = True,
             print_module: bool = False, stream=None):
-        """D = alpha * A @ B + beta * C. Returns a handle whose sync() waits for this run only.
+        """D = activation(alpha * A @ B + beta * C). Returns a handle whose sync() waits for this run only.
 
         Operands default to those given at construction. PyTorch and CuPy arrays run in place on
         their current stream (or ``stream``); NumPy arrays are copied to the GPU and D copied back
         when the run is synchronized. Every operand is checked before anything runs.
+        ``print_module`` prints the source of the kernel that ran.
         """
         A = self.A if A is None else A
         B = self.B if B is None else B
@@ -150,8 +200,6 @@ class Gemm:
         D = self.D if D is None else D
         alpha = self.alpha if alpha is None else alpha
         beta = self.beta if beta is None else beta
-        if print_module:
-            print(_core.emit(self.select(*_problem_size(A, B))))
         operands = (A, B, C, D)
         descs = [None if x is None else describe(x, name) for x, name in zip(operands, "ABCD")]
         s = current_stream(operands, stream)
@@ -160,6 +208,8 @@ class Gemm:
             descs, on_complete = self._stage_host_arrays(operands, descs, s, beta)
         handle = self._plan.run(descs[0], descs[1], None if C is None else descs[2], descs[3], float(alpha),
                                 float(beta), s, on_complete)
+        if print_module and self._plan.last_kernel:
+            print(_core.emit(self._plan.last_kernel))
         if sync:
             handle.sync()
         return handle
@@ -187,6 +237,3 @@ class Gemm:
 
         return out, copy_back
 
-
-def _problem_size(A, B):
-    return A.shape[-2], B.shape[-1], A.shape[-1]

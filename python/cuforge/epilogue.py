@@ -1,0 +1,62 @@
+"""Activations a GEMM epilogue fuses: ``plan.activation = cuforge.epilogue.relu``.
+
+Each is applied to ``alpha * A @ B + beta * C`` before D is written. A plan also accepts the name
+(``"gelu"``) or a ``(function, argument)`` pair: ``(cuforge.epilogue.leaky_relu, 0.1)`` sets the
+negative slope (0.01 by default, as in torch.nn.functional.leaky_relu).
+"""
+
+from __future__ import annotations
+
+from ._core import Activation, InvalidArgumentError
+
+
+class ActivationFunction:
+    """One fusable activation; ``default_argument`` is its parameter when none is given."""
+
+    def __init__(self, kind: Activation, default_argument: float = 0.0):
+        self.kind = kind
+        self.name = kind.name
+        self.default_argument = default_argument
+
+    def __repr__(self):
+        return f"cuforge.epilogue.{self.name}"
+
+
+identity = ActivationFunction(Activation.identity)
+relu = ActivationFunction(Activation.relu)
+leaky_relu = ActivationFunction(Activation.leaky_relu, 0.01)
+tanh = ActivationFunction(Activation.tanh)
+sigmoid = ActivationFunction(Activation.sigmoid)
+silu = ActivationFunction(Activation.silu)
+hardswish = ActivationFunction(Activation.hardswish)
+gelu = ActivationFunction(Activation.gelu)
+
+_BY_KIND = {f.kind: f for f in (identity, relu, leaky_relu, tanh, sigmoid, silu, hardswish, gelu)}
+_BY_NAME = {f.name: f for f in _BY_KIND.values()}
+
+
+def of_kind(kind: Activation) -> ActivationFunction:
+    return _BY_KIND[kind]
+
+
+def resolve(value) -> tuple[ActivationFunction, float]:
+    """The activation and its argument from a function, a name, or a (function or name, argument) pair."""
+    argument = None
+    if isinstance(value, tuple):
+        if len(value) != 2:
+            raise InvalidArgumentError(f"activation: expected (function, argument), got a tuple of {len(value)}")
+        value, argument = value
+    if isinstance(value, str):
+        if value not in _BY_NAME:
+            raise InvalidArgumentError(f"activation: unknown {value!r}; known: {', '.join(_BY_NAME)}")
+        value = _BY_NAME[value]
+    if not isinstance(value, ActivationFunction):
+        raise InvalidArgumentError(
+            f"activation: expected one of cuforge.epilogue's functions, a name or a (function, argument) pair, "
+            f"got {type(value).__name__}"
+        )
+    if argument is None:
+        argument = value.default_argument
+    elif value.kind != Activation.leaky_relu:
+        raise InvalidArgumentError(f"activation: {value.name} takes no argument, got {argument!r}")
+    return value, float(argument)
