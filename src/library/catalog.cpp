@@ -117,13 +117,15 @@ std::vector<GemmConfig> enumerate_sm80() {
     for (DataType o : mi.outputs)
       for (auto [la, lb] : kOperandLayouts)
         for (const auto& t : kSm80Tiles)
-          for (int align_bits : {128, 64, 32}) {
+          for (int align_bits : {128, 64, 32})
+            for (TileScheduler sched : {TileScheduler::Default, TileScheduler::StreamK}) {
             GemmConfig c = base_config(80, mi, o, la, lb);
             c.tile.threadblock_shape = {t.m, t.n, t.k_bytes * 8 / size_bits(mi.a)};
             c.tile.warp_count = t.warps;
             c.tile.stages = t.stages;
             c.tile.kernel_schedule = KernelSchedule::Multistage;
             c.tile.epilogue_schedule = epilogue_for(KernelSchedule::Multistage);
+            c.tile.tile_scheduler = sched;
             c.alignment_a = align_bits / size_bits(mi.a);
             c.alignment_b = align_bits / size_bits(mi.b);
             c.alignment_c = std::max(1, std::min(align_bits, 128) / size_bits(o));

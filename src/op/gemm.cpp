@@ -219,7 +219,13 @@ void Gemm::set_decomposition(Decomposition decomposition, int splits) {
 std::optional<library::GemmConfig> Gemm::derive(const library::GemmConfig& base, const op::CanonicalGemm& p) const {
   if (!fits(base, p)) return std::nullopt;
   library::GemmConfig c = base;
-  if (scheduler_) c.tile.tile_scheduler = *scheduler_;
+  // Forcing stream-K (and SM90 split-K, which its scheduler runs) takes each kernel's stream-K variant.
+  const bool stream_k_variant = decomposition_ == Decomposition::StreamK ||
+                                (decomposition_ == Decomposition::SplitK && c.arch >= 90);
+  if (scheduler_)
+    c.tile.tile_scheduler = *scheduler_;
+  else if (stream_k_variant)
+    c.tile.tile_scheduler = TileScheduler::StreamK;
   if (!divides_as_asked(c, decomposition_, scheduler_ == TileScheduler::StreamK)) return std::nullopt;
   c.activation = activation_;
   c.bias = p.bias;
@@ -231,7 +237,7 @@ std::vector<library::GemmConfig> Gemm::feasible(const op::CanonicalGemm& p) cons
   std::vector<library::GemmConfig> out;
   auto add_from = [&](auto&& bases) {
     for (const auto& base : bases)
-      if (auto c = derive(*base, p)) out.push_back(*c);
+      if (auto c = derive(*base, p); c && std::find(out.begin(), out.end(), *c) == out.end()) out.push_back(*c);
   };
   if (pinned_) {
     std::vector<const library::GemmConfig*> pinned;

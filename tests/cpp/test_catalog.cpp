@@ -18,7 +18,7 @@ using library::GemmConfig;
 // The catalog's size per family. A change here is a change of what cuforge offers: update the
 // numbers on purpose (`cuforge list --arch 90` prints the same count).
 constexpr size_t kSm90Kernels = 945;
-constexpr size_t kSm80Kernels = 840;
+constexpr size_t kSm80Kernels = 1680;
 
 size_t count(Arch arch, DataType ab, DataType acc, DataType cd, MathOperation math) {
   library::GemmFilter f;
@@ -418,6 +418,23 @@ TEST(CatalogNames, MalformedNamesAreRefused) {
   } catch (const InvalidArgumentError& e) {
     EXPECT_NE(std::string(e.what()).find("f17"), std::string::npos) << e.what();
   }
+}
+
+TEST(CatalogNames, TheEpilogueIsASuffix) {
+  const std::string base =
+      "cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x128x64_c1x1x1_s0_coop_tmacoop_default_a8x8x8";
+  auto plain = library::parse_gemm_name(base);
+  EXPECT_EQ(plain.activation, Activation::identity);
+  EXPECT_FALSE(plain.bias);
+  auto fused = library::parse_gemm_name(base + "_leaky_relu_bias");
+  EXPECT_EQ(fused.activation, Activation::leaky_relu);
+  EXPECT_TRUE(fused.bias);
+  EXPECT_EQ(fused.name(), base + "_leaky_relu_bias");
+  EXPECT_TRUE(library::parse_gemm_name(base + "_bias").bias);
+  EXPECT_EQ(library::parse_gemm_name(base + "_gelu").activation, Activation::gelu);
+  EXPECT_THROW(library::parse_gemm_name(base + "_identity"), InvalidArgumentError) << "one spelling per kernel";
+  EXPECT_THROW(library::parse_gemm_name(base + "_softmax"), InvalidArgumentError);
+  EXPECT_THROW(library::parse_gemm_name(base + "_bias_relu"), InvalidArgumentError);
 }
 
 TEST(CatalogNames, SM80NamesCarryWarpsNotClusters) {

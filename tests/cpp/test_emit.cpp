@@ -131,6 +131,37 @@ TEST(EmitGemm, Sm80FastF32) {
   EXPECT_TRUE(contains(src, "cutlass::gemm::GemmShape<16, 8, 8>")) << "tf32 mma.sync is 16x8x8";
 }
 
+TEST(EmitGemm, Sm90Epilogues) {
+  const std::string base =
+      "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rcr_128x128x64_c1x1x1_s0_coop_tmacoop_streamk_a8x8x8";
+  std::string leaky = emit::emit_gemm(library::parse_gemm_name(base + "_leaky_relu"));
+  EXPECT_TRUE(contains(leaky, "fusion::LinCombEltAct<\n    cutlass::epilogue::thread::LeakyReLU"));
+  EXPECT_TRUE(contains(leaky, "args.epilogue.thread.activation.leaky_alpha = ElementCompute(p.activation_argument);"));
+  EXPECT_TRUE(contains(leaky, "args.scheduler.decomposition_mode = static_cast<DecompositionMode>(p.decomposition);"));
+  EXPECT_TRUE(contains(leaky, "D = leaky_relu(alpha * A @ B + beta * C)"));
+
+  std::string bias = emit::emit_gemm(library::parse_gemm_name(base + "_gelu_bias"));
+  EXPECT_TRUE(contains(bias, "using ElementSource = void;")) << "a bias kernel loads no C tile";
+  EXPECT_TRUE(contains(bias, "fusion::Sm90RowBroadcast<0, TileShape, ElementC, ElementCompute"));
+  EXPECT_TRUE(contains(bias, "fusion::Sm90Compute<cutlass::epilogue::thread::GELU"));
+  EXPECT_FALSE(contains(bias, "leaky_alpha"));
+  EXPECT_FALSE(contains(bias, "${"));
+}
+
+TEST(EmitGemm, Sm80EpiloguesAndSwizzles) {
+  const std::string base =
+      "cuforge_sm80_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x128x32_w2x2x1_s4_multistage_default_identity1_a8x8x8";
+  std::string src = emit::emit_gemm(library::parse_gemm_name(base + "_leaky_relu_bias"));
+  EXPECT_TRUE(contains(src, "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>"));
+  EXPECT_TRUE(contains(src, "cutlass::epilogue::thread::LeakyReLU, ElementC, 8"));
+  EXPECT_TRUE(contains(src, "epilogue.leaky_alpha = ElementAccumulator(p.activation_argument);"));
+  EXPECT_FALSE(contains(src, "avail_sms")) << "only the stream-K swizzle balances across SMs";
+  std::string streamk = emit::emit_gemm(library::parse_gemm_name(
+      "cuforge_sm80_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x128x32_w2x2x1_s4_multistage_default_streamk_a8x8x8"));
+  EXPECT_TRUE(contains(streamk, "cutlass::gemm::threadblock::ThreadblockSwizzleStreamK"));
+  EXPECT_TRUE(contains(streamk, "args.avail_sms = p.decomposition == CUFORGE_DECOMPOSITION_DATA_PARALLEL ? 1 : -1;"));
+}
+
 TEST(EmitGemm, EveryCatalogEntryEmitsDistinctDeterministicSources) {
   auto start = std::chrono::steady_clock::now();
   std::set<size_t> hashes;

@@ -264,5 +264,63 @@ TEST(GemmPlan, KernelSourceTargetsThePlan) {
   EXPECT_EQ(src80.target_cc, 89) << "SM80 kernels are built into the target's own SASS";
 }
 
+TEST(GemmPlan, TheEpilogueIsPartOfTheKernel) {
+  Gemm g(plan_of(DataType::bf16, R, R, R));
+  EXPECT_EQ(g.activations().size(), 8u);
+  g.set_activation(Activation::leaky_relu, 0.2);
+  EXPECT_EQ(g.activation_argument(), 0.2);
+  auto c = g.select(4096, 4096, 4096);
+  EXPECT_EQ(c.activation, Activation::leaky_relu);
+  EXPECT_FALSE(c.bias);
+  EXPECT_TRUE(c.name().find("_leaky_relu") != std::string::npos) << c.name();
+  EXPECT_EQ(library::parse_gemm_name(c.name()), c);
+  auto biased = g.select(4096, 4096, 4096, 1, /*bias=*/true);
+  EXPECT_TRUE(biased.bias);
+  EXPECT_EQ(biased.name().substr(biased.name().size() - 16), "_leaky_relu_bias");
+}
+
+TEST(GemmPlan, SwizzlesAreSm80TileSchedulers) {
+  Gemm sm90(plan_of(DataType::f16, R, C, R));
+  EXPECT_EQ(sm90.tile_schedulers(), (std::vector<TileScheduler>{TileScheduler::Default, TileScheduler::StreamK}));
+  try {
+    sm90.set_tile_scheduler(TileScheduler::Identity1);
+    ADD_FAILURE() << "an SM90 plan took a CUTLASS 2.x swizzle";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("SM80"), std::string::npos) << e.what();
+  }
+  Gemm sm80(plan_of(DataType::f16, R, C, R, 80));
+  EXPECT_EQ(sm80.tile_schedulers().size(), 6u);
+  sm80.set_tile_scheduler(TileScheduler::Horizontal);
+  EXPECT_EQ(sm80.select(4096, 4096, 4096).tile.tile_scheduler, TileScheduler::Horizontal);
+  sm80.set_tile_scheduler(std::nullopt);
+  EXPECT_EQ(sm80.select(4096, 4096, 4096).tile.tile_scheduler, TileScheduler::Default);
+}
+
+TEST(GemmPlan, DecompositionsPickKernelsThatCanRunThem) {
+  for (int family : {90, 80}) {
+    SCOPED_TRACE(family);
+    Gemm g(plan_of(DataType::bf16, R, C, R, family));
+    EXPECT_THROW(g.set_decomposition(Decomposition::SplitK, 1), InvalidArgumentError);
+    EXPECT_THROW(g.set_decomposition(Decomposition::StreamK, 4), InvalidArgumentError);
+    g.set_decomposition(Decomposition::StreamK);
+    EXPECT_EQ(g.select(256, 512, 32768).tile.tile_scheduler, TileScheduler::StreamK);
+    g.set_decomposition(Decomposition::DataParallel);
+    EXPECT_NE(g.select(256, 512, 32768).tile.tile_scheduler, TileScheduler::StreamK);
+    g.set_decomposition(Decomposition::SplitK, 8);
+    EXPECT_EQ(g.splits(), 8);
+    auto split = g.select(256, 512, 32768);
+    if (family == 90) EXPECT_EQ(split.tile.tile_scheduler, TileScheduler::StreamK) << "SM90 splits K on stream-K";
+  }
+}
+
+TEST(GemmPlan, KHeavyProblemsWithFewTilesGetStreamK) {
+  Gemm g(plan_of(DataType::bf16, R, R, R));
+  for (auto [m, n, k] : {std::tuple{128, 128, 65536}, {256, 512, 32768}}) {
+    auto c = g.select(m, n, k);
+    EXPECT_EQ(c.tile.tile_scheduler, TileScheduler::StreamK) << m << "x" << n << "x" << k << ": " << c.name();
+  }
+  EXPECT_EQ(g.select(8192, 8192, 8192).tile.tile_scheduler, TileScheduler::Default);
+}
+
 }  // namespace
 }  // namespace cuforge
