@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""K-heavy GEMMs: cuforge's data-parallel, stream-K and split-K kernels beside cuBLAS, and a fused
+GEMM + activation beside torch.matmul followed by the torch activation.
+
+    python bench/k_heavy.py                        # the issue's shapes, bf16
+    python bench/k_heavy.py --shapes 128x128x65536 --splits 4,16 --json out.json
+
+Few output tiles and a long K leave most SMs idle under a data-parallel schedule; stream-K and
+split-K divide K across them. Times are GPU times between CUDA events (median of --repeats),
+measured in one process with cuBLAS (torch.matmul) on the same inputs.
+"""
+
+import argparse
+import json
+import os
+import time
+
+import torch
+
+import cuforge
+from gemm import parse_shapes
+from timing import gpu_time_ms
+
+SHAPES = [(128, 128, 65536), (256, 512, 32768), (1024, 1024, 16384)]
+ACTIVATION_SHAPE = (4096, 4096, 4096)
+ACTIVATIONS = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "silu": torch.nn.functional.silu}
+
+
+def plan(**settings):
+    p = cuforge.op.Gemm(element=torch.bfloat16, layout=cuforge.LayoutType.RowMajor,
+                        element_accumulator=torch.float32)
+    for name, value in settings.items():
+        setattr(p, name, value)
+    return p
+
+
+def variants(splits):
+    """name -> plan: the default choice, each decomposition forced, and split-K at each slice count."""
+    out = {"default": plan(), "data_parallel": plan(decomposition=cuforge.Decomposition.DataParallel),
+           "stream_k": plan(decomposition=cuforge.Decomposition.StreamK)}
+    out.update({f"split_k{s}": plan(split_k_slices=s) for s in splits})
+    return out
+
+
+def measure(p, A, B, D, args):
+    p.run(A, B, None, D)
+    ref = torch.matmul(A.float(), B.float())
+    rel_err = float((D.float() - ref).norm() / ref.norm())
+    ms = gpu_time_ms(lambda i: p.run(A, B, None, D, sync=False), args.repeats, args.warmup)
+    return ms, rel_err, p.last_kernel
+
+
+def bench_k_heavy(shapes, splits, args):
+    rows = []
+    for (M, N, K) in shapes:
+        A = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
+        B = torch.randn((K, N), device="cuda", dtype=torch.bfloat16)
+        D = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+        cublas = gpu_time_ms(lambda i: torch.matmul(A, B, out=D), args.repeats, args.warmup)
+        row = {"M": M, "N": N, "K": K, "cublas_ms": cublas, "variants": {}}
+        for name, p in variants(splits).items():
+            ms, err, kernel = measure(p, A, B, D, args)
+            row["variants"][name] = {"ms": ms, "rel_err": err, "kernel": kernel}
+        dp = row["variants"]["data_parallel"]["ms"]
+        for v in row["variants"].values():
+            v["vs_cublas"] = cublas / v["ms"]
+            v["vs_data_parallel"] = dp / v["ms"]
+        rows.append(row)
+    return rows
+
+
+def print_k_heavy(rows):
+    for r in rows:
+        flops = 2.0 * r["M"] * r["N"] * r["K"]
+        print(f"\n{r['M']}×{r['N']}×{r['K']} bf16: cuBLAS {r['cublas_ms'] * 1e3:.1f} µs "
+              f"({flops / r['cublas_ms'] / 1e9:.0f} TFLOP/s)")
+        print(f"  {'variant':<14} {'µs':>8} {'TFLOP/s':>8} {'×cuBLAS':>8} {'×data-par.':>10} {'rel err':>8}  kernel")
+        for name, v in r["variants"].items():
+            print(f"  {name:<14} {v['ms'] * 1e3:>8.1f} {flops / v['ms'] / 1e9:>8.0f} {v['vs_cublas']:>7.2f}× "
+                  f"{v['vs_data_parallel']:>9.2f}× {v['rel_err']:>8.1e}  {v['kernel']}")
+
+
+def bench_activations(args):
+    M, N, K = ACTIVATION_SHAPE
+    A = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
+    B = torch.randn((K, N), device="cuda", dtype=torch.bfloat16)
+    D = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+    rows = []
+    for name, torch_fn in ACTIVATIONS.items():
+        fused = plan(activation=name)
+        fused.run(A, B, None, D)
+        ref = torch_fn(torch.matmul(A.float(), B.float()))
+        rel_err = float((D.float() - ref).norm() / ref.norm())
+        t_fused = gpu_time_ms(lambda i: fused.run(A, B, None, D, sync=False), args.repeats, args.warmup)
+        t_torch = gpu_time_ms(lambda i: torch_fn(torch.matmul(A, B)), args.repeats, args.warmup)
+        rows.append({"activation": name, "cuforge_fused_ms": t_fused, "torch_two_step_ms": t_torch,
+                     "speedup": t_torch / t_fused, "rel_err": rel_err, "kernel": fused.last_kernel})
+    return rows
+
+
+def print_activations(rows):
+    M, N, K = ACTIVATION_SHAPE
+    print(f"\nGEMM + activation, {M}×{N}×{K} bf16: cuforge fused epilogue vs torch.matmul then the activation")
+    print(f"  {'activation':<10} {'fused µs':>9} {'torch µs':>9} {'speedup':>8} {'rel err':>8}")
+    for r in rows:
+        print(f"  {r['activation']:<10} {r['cuforge_fused_ms'] * 1e3:>9.1f} {r['torch_two_step_ms'] * 1e3:>9.1f} "
+              f"{r['speedup']:>7.2f}× {r['rel_err']:>8.1e}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--shapes", type=parse_shapes, default=SHAPES, help="comma list of MxNxK")
+    p.add_argument("--splits", default="4,8,16", help="split-K slice counts to try")
+    p.add_argument("--repeats", type=int, default=50)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--jobs", type=int, default=os.cpu_count())
+    p.add_argument("--json", metavar="PATH")
+    args = p.parse_args()
+    splits = [int(s) for s in args.splits.split(",") if s]
+
+    props = torch.cuda.get_device_properties(0)
+    print(f"{props.name}, torch {torch.__version__}")
+    names = {v.select(*shape) for shape in args.shapes for v in variants(splits).values()}
+    names |= {plan(activation=a).select(*ACTIVATION_SHAPE) for a in ACTIVATIONS}
+    t0 = time.perf_counter()
+    cuforge.build(sorted(names), jobs=args.jobs)
+    print(f"prebuilt {len(names)} kernels in {time.perf_counter() - t0:.1f} s")
+
+    torch.manual_seed(0)
+    results = {"device": props.name, "k_heavy": bench_k_heavy(args.shapes, splits, args),
+               "activations": bench_activations(args)}
+    print_k_heavy(results["k_heavy"])
+    print_activations(results["activations"])
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+        print(f"\nwrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
