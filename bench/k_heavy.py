@@ -35,10 +35,15 @@ def plan(**settings):
 
 
 def variants(splits):
-    """name -> plan: the default choice, each decomposition forced, and split-K at each slice count."""
-    out = {"default": plan(), "data_parallel": plan(decomposition=cuforge.Decomposition.DataParallel),
-           "stream_k": plan(decomposition=cuforge.Decomposition.StreamK)}
-    out.update({f"split_k{s}": plan(split_k_slices=s) for s in splits})
+    """name -> plan: the default choice, each decomposition forced, split-K at each slice count; "_nd":
+    partial tiles summed as they arrive (deterministic=False) instead of in K order."""
+    out = {"default": plan(), "default_nd": plan(deterministic=False),
+           "data_parallel": plan(decomposition=cuforge.Decomposition.DataParallel),
+           "stream_k": plan(decomposition=cuforge.Decomposition.StreamK),
+           "stream_k_nd": plan(decomposition=cuforge.Decomposition.StreamK, deterministic=False)}
+    for s in splits:
+        out[f"split_k{s}"] = plan(split_k_slices=s)
+        out[f"split_k{s}_nd"] = plan(split_k_slices=s, deterministic=False)
     return out
 
 
@@ -110,7 +115,7 @@ def print_activations(rows):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--shapes", type=parse_shapes, default=SHAPES, help="comma list of MxNxK")
-    p.add_argument("--splits", default="4,8,16", help="split-K slice counts to try")
+    p.add_argument("--splits", default="4,8,16,32", help="split-K slice counts to try")
     p.add_argument("--repeats", type=int, default=50)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--jobs", type=int, default=os.cpu_count())

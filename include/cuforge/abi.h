@@ -34,6 +34,7 @@ typedef struct cuforge_gemm_arguments {
   double activation_argument; /* leaky_relu's negative slope; other activations ignore it */
   int splits;        /* K slices (split-K); 1 for none */
   int decomposition; /* a cuforge_decomposition, for stream-K kernels */
+  int deterministic; /* stream-K kernels: 1 reduces partial tiles in K order, 0 in arrival order */
   int device;   /* CUDA ordinal the launch targets */
   int sm_count; /* multiprocessors of that device, for persistent schedulers */
 } cuforge_gemm_arguments;

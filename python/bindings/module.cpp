@@ -213,6 +213,7 @@ NB_MODULE(_core, m) {
       .def("set_decomposition", &Gemm::set_decomposition, "decomposition"_a, "splits"_a = 1)
       .def_prop_ro("decomposition", &Gemm::decomposition)
       .def_prop_ro("splits", &Gemm::splits)
+      .def_prop_rw("deterministic", &Gemm::deterministic, &Gemm::set_deterministic)
       .def_prop_ro("last_kernel", &Gemm::last_kernel, "The kernel the latest run launched.")
       .def("select", [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias) {
              return g.select(m, n, k, batch, bias).name();
@@ -231,13 +232,14 @@ NB_MODULE(_core, m) {
                           to_tensor_ref(d, "D"), alpha, beta, reinterpret_cast<cudaStream_t>(stream),
                           std::move(on_complete));
            },
-           "a"_a, "b"_a, "c"_a.none(), "d"_a, "alpha"_a, "beta"_a, "stream"_a, "on_complete"_a.none())
+           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a, "beta"_a, "stream"_a,
+           "on_complete"_a.none())
       .def("check",
            [](const Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double beta) {
              g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"), to_tensor_ref(d, "D"),
                      beta);
            },
-           "a"_a, "b"_a, "c"_a.none(), "d"_a, "beta"_a, "The checks of run(), without running.");
+           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "beta"_a, "The checks of run(), without running.");
 
   m.def("list_gemms", [](std::optional<int> arch, const std::string& glob) {
           library::GemmFilter f;

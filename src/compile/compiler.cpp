@@ -7,10 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -57,8 +60,8 @@ std::string read_file(const fs::path& path) {
   return ss.str();
 }
 
-// Runs argv with stdout and stderr sent to log; returns the exit status.
-int run_process(const std::vector<std::string>& argv, const fs::path& log) {
+// Starts argv with stdout and stderr sent to log and environment env (NAME=value entries).
+pid_t start_process(const std::vector<std::string>& argv, const fs::path& log, char* const* env) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -67,13 +70,150 @@ int run_process(const std::vector<std::string>& argv, const fs::path& log) {
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), env);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw ToolchainError(fmt::format("cannot start {}: {}", argv[0], std::strerror(rc)));
+  return pid;
+}
+
+// Waits for a process started by start_process; returns its exit status.
+int wait_process(pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int run_process(const std::vector<std::string>& argv, const fs::path& log) {
+  return wait_process(start_process(argv, log, environ));
+}
+
+// --- One nvcc pass, its host and device halves at once ---
+//
+// nvcc runs its steps one after another: host preprocessing and cudafe++ (the host half), device
+// preprocessing, cicc, ptxas and fatbinary (the device half), then the host compile and the link.
+// The halves share one input besides the source: the module id, which cudafe++ writes and cicc
+// reads. The host compile needs both (it includes cicc's stub, which includes the fatbinary). So
+// cuforge writes the module id itself, asks nvcc for its steps (--dryrun) and runs the two halves
+// at once: an SM90 kernel builds in ~27 s instead of ~35 s on the 16-core H200 machine, into the
+// same SASS and exports. nvcc's own command lines are run unchanged but for the module id; steps
+// in any other shape (another nvcc) are left to one plain nvcc run.
+
+struct NvccSteps {
+  std::vector<std::string> environment;  // NAME=value: what nvcc sets for its steps (PATH, CICC_PATH, ...)
+  std::vector<std::string> host, device, rest;  // shell command lines, each group in nvcc's order
+  fs::path module_id_file;
+};
+
+// The first word of a command line, unquoted, without its directory: "cicc" for "$CICC_PATH/cicc".
+std::string tool_of(const std::string& command) {
+  std::string word = command.substr(0, command.find(' '));
+  word.erase(std::remove(word.begin(), word.end(), '"'), word.end());
+  return fs::path(word).filename().string();
+}
+
+std::string quoted_option(const std::string& command, const std::string& option) {
+  std::string prefix = option + " \"";
+  size_t at = command.find(prefix);
+  if (at == std::string::npos) return "";
+  at += prefix.size();
+  return command.substr(at, command.find('"', at) - at);
+}
+
+// Splits `nvcc --dryrun` output into the halves described above; nullopt if it has another shape.
+std::optional<NvccSteps> parse_dryrun(const std::string& listing) {
+  NvccSteps steps;
+  std::vector<std::string> commands;
+  std::istringstream lines(listing);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("#$ ", 0) != 0) continue;
+    line.erase(0, 3);
+    size_t eq = line.find('=');
+    bool assignment = eq != std::string::npos && eq > 0 && !std::isdigit(static_cast<unsigned char>(line[0])) &&
+                      std::all_of(line.begin(), line.begin() + eq,
+                                  [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (assignment) {
+      // Values with spaces or quotes (INCLUDES, LIBRARIES) are spelled out in the commands already.
+      if (line.find_first_of(" \"'", eq) == std::string::npos) steps.environment.push_back(line);
+    } else if (tool_of(line) != "rm") {  // rm: stale intermediates; the steps' directory is fresh
+      commands.push_back(line);
+    }
+  }
+  // [host -E, cudafe++, device -E, cicc, ptxas, fatbinary, the host compile and link ...]
+  auto fatbinary = std::find_if(commands.begin(), commands.end(),
+                                [](const std::string& c) { return tool_of(c) == "fatbinary"; });
+  if (commands.size() < 3 || tool_of(commands[1]) != "cudafe++" || fatbinary == commands.end()) return std::nullopt;
+  steps.host = {commands[0], commands[1]};
+  steps.device.assign(commands.begin() + 2, fatbinary + 1);
+  steps.rest.assign(fatbinary + 1, commands.end());
+  steps.module_id_file = quoted_option(commands[1], "--module_id_file_name");
+  const std::string generate = "--gen_module_id_file ";
+  size_t at = commands[1].find(generate);
+  if (commands[0].find(" -E ") == std::string::npos || at == std::string::npos || steps.module_id_file.empty())
+    return std::nullopt;
+  steps.host[1].erase(at, generate.size());
+  // The device half reads only the source and the module id: preprocessing, cicc, ptxas, fatbinary.
+  bool reads_module_id = false;
+  for (const auto& c : steps.device) {
+    std::string tool = tool_of(c);
+    if (tool == "cicc") reads_module_id = quoted_option(c, "--module_id_file_name") == steps.module_id_file;
+    else if (tool != "ptxas" && tool != "fatbinary" && c.find(" -E ") == std::string::npos) return std::nullopt;
+  }
+  if (!reads_module_id) return std::nullopt;
+  return steps;
+}
+
+// Builds the library as nvcc would, the host and device halves at once; plain nvcc where its steps
+// have another shape. Intermediate files go to steps_dir; the output of the steps to log.
+int run_nvcc(const std::vector<std::string>& argv, const fs::path& steps_dir, const std::string& module_id,
+             const fs::path& log) {
+  fs::create_directories(steps_dir);
+  std::vector<std::string> dryrun = argv;
+  dryrun.insert(dryrun.begin() + 1, {"--dryrun", "--keep", "--keep-dir", steps_dir.string()});
+  std::optional<NvccSteps> steps;
+  if (run_process(dryrun, steps_dir / "dryrun.txt") == 0) steps = parse_dryrun(read_file(steps_dir / "dryrun.txt"));
+  if (!steps) return run_process(argv, log);
+  write_file(steps->module_id_file, module_id);
+
+  // Our environment with nvcc's settings in place of ours.
+  std::vector<std::string> environment = steps->environment;
+  for (char** e = environ; *e; ++e) {
+    std::string entry = *e;
+    std::string name = entry.substr(0, entry.find('=') + 1);
+    if (std::none_of(environment.begin(), environment.end(), [&](const auto& s) { return s.rfind(name, 0) == 0; }))
+      environment.push_back(entry);
+  }
+  std::vector<char*> env;
+  for (auto& e : environment) env.push_back(e.data());
+  env.push_back(nullptr);
+  auto start = [&](const std::vector<std::string>& commands, const fs::path& to) {
+    std::string script;
+    for (const auto& c : commands) script += (script.empty() ? "" : " && ") + c;
+    return start_process({"/bin/sh", "-c", script}, to, env.data());
+  };
+
+  pid_t host = start(steps->host, steps_dir / "host.log");
+  int device_status = wait_process(start(steps->device, steps_dir / "device.log"));
+  int host_status = wait_process(host);
+  // The log reads as plain nvcc's would: it stops at the first half that failed.
+  std::string text = read_file(steps_dir / "host.log");
+  int status = host_status;
+  if (status == 0) {
+    text += read_file(steps_dir / "device.log");
+    status = device_status;
+  }
+  if (status == 0) {
+    status = wait_process(start(steps->rest, steps_dir / "rest.log"));
+    text += read_file(steps_dir / "rest.log");
+  }
+  write_file(log, text);
+  return status;
+}
+
+// The name nvcc gives the translation unit's internal symbols on both sides (its shape: a hash, the
+// length and name of the source file, a hash), here from the cache key, so a build repeats exactly.
+std::string module_id(const std::string& key) {
+  return fmt::format("_{}_9_kernel_cu_{}", key.substr(0, 8), key.substr(8, 8));
 }
 
 std::string flags_text(const KernelSource& k) {
@@ -96,7 +236,8 @@ CacheEntry build(const KernelSource& k, const std::string& key, const KernelCach
   argv.insert(argv.end(), {"-I" + (staging / "include").string(), "-o", (staging / "kernel.so").string(),
                            (staging / "kernel.cu").string()});
   fs::path log = staging / "nvcc.log";
-  int status = run_process(argv, log);
+  int status = run_nvcc(argv, staging / "steps", module_id(key), log);
+  fs::remove_all(staging / "steps");
   if (status != 0 || !fs::exists(staging / "kernel.so")) {
     // Keep the source and log where the user can read them: in the cache, never the working directory.
     fs::path kept = cache.failed_dir(key);

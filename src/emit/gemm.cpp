@@ -80,7 +80,11 @@ constexpr std::string_view kSm90StreamKArguments = R"(  using DecompositionMode 
   static_assert(int(DecompositionMode::SplitK) == CUFORGE_DECOMPOSITION_SPLIT_K &&
                 int(DecompositionMode::StreamK) == CUFORGE_DECOMPOSITION_STREAM_K);
   args.scheduler.splits = p.splits;
-  args.scheduler.decomposition_mode = static_cast<DecompositionMode>(p.decomposition);)";
+  args.scheduler.decomposition_mode = static_cast<DecompositionMode>(p.decomposition);
+  // In arrival order, peers accumulate without waiting for each other's turn (faster, but the
+  // rounding of the f32 partial sums may differ from run to run).
+  using ReductionMode = cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90StreamKParams::ReductionMode;
+  args.scheduler.reduction_mode = p.deterministic ? ReductionMode::Deterministic : ReductionMode::Nondeterministic;)";
 
 Holes common_holes(const library::GemmConfig& c) {
   const auto& t = c.tile.threadblock_shape;

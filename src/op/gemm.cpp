@@ -207,6 +207,11 @@ void Gemm::set_tile_scheduler(std::optional<TileScheduler> scheduler) {
   forget_choices();
 }
 
+void Gemm::set_deterministic(bool deterministic) {
+  deterministic_ = deterministic;
+  forget_choices();  // the workspace a kernel needs may differ
+}
+
 void Gemm::set_decomposition(Decomposition decomposition, int splits) {
   if (decomposition == Decomposition::SplitK ? splits < 2 : splits != 1)
     throw InvalidArgumentError(fmt::format("split-K takes 2 or more slices, and only split-K takes slices: got {} "
@@ -278,6 +283,7 @@ cuforge_gemm_arguments Gemm::kernel_arguments(const op::CanonicalGemm& p, double
   a.activation_argument = activation_argument_;
   a.splits = splits_;
   a.decomposition = int(decomposition_);
+  a.deterministic = deterministic_;
   a.device = device_;
   a.sm_count = sm_count_;
   return a;
@@ -285,7 +291,7 @@ cuforge_gemm_arguments Gemm::kernel_arguments(const op::CanonicalGemm& p, double
 
 library::GemmConfig Gemm::select(int64_t m, int64_t n, int64_t k, int64_t batch, bool bias) const {
   // Packed operands on 16-byte aligned allocations: the leading dimensions set the alignment.
-  auto align = [](DataType t, int64_t ld) { return op::operand_alignment(t, 0, ld, 0); };
+  auto align = [](DataType t, int64_t ld) { return op::operand_alignment(t, 0, ld, ld, 0); };
   auto ld = [](Layout l, int64_t rows, int64_t cols) { return l == Layout::RowMajor ? cols : rows; };
   op::CanonicalGemm p;
   p.m = m;

@@ -19,6 +19,7 @@ struct Matrix {
   const TensorRef* t;
   int64_t rows = 0, cols = 0, batch = 1;
   int64_t ld = 0, batch_stride = 0;
+  int64_t contiguous = 0;  // the extent along the unit-stride dimension
   int align = 1;
 
   int64_t row_stride() const { return t->rank >= 2 ? t->strides[t->rank - 2] : 0; }
@@ -76,6 +77,7 @@ void check_layout(Matrix& m, Layout layout, const char* layout_role) {
                              ".contiguous() copy)",
                              layout_words(layout), layout_role, row ? "columns" : "rows", contiguous_extent,
                              m.t->describe()));
+  m.contiguous = contiguous_extent;
   // With a single row (column), the leading dimension is never used to address: keep it tidy.
   m.ld = outer_extent <= 1 ? std::max<int64_t>(contiguous_extent, 1) : outer_stride;
   if (m.batch > 1 && m.batch_stride < m.ld * outer_extent && m.batch_stride != 0)
@@ -88,7 +90,7 @@ int alignment_of(const Matrix& m) {
   auto address = reinterpret_cast<uintptr_t>(m.t->data);
   if (address % bytes != 0)
     fail(m.name, fmt::format("the data pointer {:#x} is not aligned to its {}-byte elements", address, bytes));
-  return operand_alignment(m.t->dtype, address, m.ld, m.batch > 1 ? m.batch_stride : 0);
+  return operand_alignment(m.t->dtype, address, m.contiguous, m.ld, m.batch > 1 ? m.batch_stride : 0);
 }
 
 std::pair<uintptr_t, uintptr_t> byte_range(const Matrix& m) {
@@ -106,10 +108,12 @@ bool overlaps(const Matrix& x, const Matrix& y) {
 
 }  // namespace
 
-int operand_alignment(DataType dtype, uintptr_t address, int64_t ld, int64_t batch_stride) {
+int operand_alignment(DataType dtype, uintptr_t address, int64_t contiguous_extent, int64_t ld, int64_t batch_stride) {
   const int bytes = size_bytes(dtype);
   int align = 16 / bytes;
-  auto fits = [&](int a) { return address % (uintptr_t(a) * bytes) == 0 && ld % a == 0 && batch_stride % a == 0; };
+  auto fits = [&](int a) {
+    return address % (uintptr_t(a) * bytes) == 0 && contiguous_extent % a == 0 && ld % a == 0 && batch_stride % a == 0;
+  };
   while (align > 1 && !fits(align)) align /= 2;
   return align;
 }

@@ -348,7 +348,7 @@ TEST(Validation, ColumnMajorDIsTheTransposedProblem) {
   EXPECT_EQ(row.canonical().element_a, DataType::f16) << "a row-major D is already canonical";
 }
 
-TEST(Validation, AlignmentFollowsPointersLeadingDimensionsAndBatchStrides) {
+TEST(Validation, AlignmentFollowsPointersExtentsLeadingDimensionsAndBatchStrides) {
   auto aligned = [](GemmRun r) { return r.check(); };
   GemmRun r;
   r.a = row_major(kA, 64, 262);
@@ -388,6 +388,12 @@ TEST(Validation, AlignmentFollowsPointersLeadingDimensionsAndBatchStrides) {
   b.a = tensor(kA, {2, 64, 48}, {64 * 48 + 2, 48, 1});  // batch stride of 3074 elements
   EXPECT_EQ(aligned(b).align_a, 2);
   EXPECT_EQ(aligned(b).batch_stride_a, 3074);
+
+  GemmRun e;  // a padded view: lda = 56 is aligned, but K = 50 columns are not whole 8-element vectors
+  e.a = tensor(kA, {64, 50}, {56, 1});
+  e.b = row_major(kB, 50, 32);
+  EXPECT_EQ(aligned(e).align_a, 2) << "the contiguous extent counts too";
+  EXPECT_EQ(aligned(e).align_b, 8) << "B's contiguous extent is N = 32";
 }
 
 TEST(Validation, SingleRowsAndColumnsAcceptAnyLeadingStride) {

@@ -403,6 +403,24 @@ def test_operands_of_unknown_kinds_are_refused():
         plan.run(A, B, C, D, stream="default")
 
 
+@pytest.mark.parametrize("missing", ["A", "B", "D"])
+def test_missing_operands_are_named(missing):
+    plan = cuforge.op.Gemm(element=np.float16, layout=RowMajor)
+    ops = dict(zip("ABCD", operands(64, 32, 48)))
+    ops[missing] = None
+    with pytest.raises(cuforge.InvalidArgumentError, match=f"^{missing}: no (output )?tensor was given"):
+        plan.run(**ops, beta=1.0)
+
+
+def test_scalars_must_be_real_numbers():
+    plan = cuforge.op.Gemm(element=np.float16, layout=RowMajor)
+    A, B, C, D = operands(64, 32, 48)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^alpha: expected a real number, got 'two'"):
+        plan.run(A, B, C, D, alpha="two")
+    with pytest.raises(cuforge.InvalidArgumentError, match="^beta: expected a real number"):
+        plan.run(A, B, C, D, beta=1j)
+
+
 def test_strided_numpy_views_are_refused_before_copying():
     plan = cuforge.op.Gemm(element=np.float16, layout=RowMajor)
     A = np.ones((64, 96), np.float16)[:, ::2]

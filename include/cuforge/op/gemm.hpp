@@ -70,6 +70,10 @@ class Gemm {
   // (SM90: the stream-K scheduler's split-K mode; SM80: serial split-K).
   void set_decomposition(Decomposition decomposition, int splits = 1);
   Decomposition decomposition() const { return decomposition_; }
+  // Stream-K and split-K partial tiles are summed in K order (true: bitwise reproducible) or as
+  // they arrive (false: no waiting for turns; the rounding of f32 sums may vary between runs).
+  void set_deterministic(bool deterministic);
+  bool deterministic() const { return deterministic_; }
   int splits() const { return splits_; }
 
   // The configuration a run of this size would use, for packed, 16-byte aligned operands
@@ -114,6 +118,7 @@ class Gemm {
   std::optional<TileScheduler> scheduler_;
   Decomposition decomposition_ = Decomposition::Heuristic;
   int splits_ = 1;
+  bool deterministic_ = true;
   std::unique_ptr<Memo> memo_;
   const Launchable* last_ = nullptr;  // into memo_, which keeps its entries until cleared
 };

@@ -42,8 +42,8 @@ struct CanonicalGemm {
 };
 
 // The largest power-of-two alignment, in elements and at most 16 bytes, that an operand's address,
-// leading dimension and batch stride all allow.
-int operand_alignment(DataType dtype, uintptr_t address, int64_t ld, int64_t batch_stride);
+// contiguous extent (kernels load whole vectors along it), leading dimension and batch stride all allow.
+int operand_alignment(DataType dtype, uintptr_t address, int64_t contiguous_extent, int64_t ld, int64_t batch_stride);
 
 // Throws InvalidArgumentError or DataTypeError naming the operand, what was expected and what was
 // given. `c` may be empty (rank 0, null data) when beta == 0.

@@ -44,6 +44,13 @@ def _tile_from(value) -> TileDescription:
     )
 
 
+def _scalar(value, name: str) -> float:
+    """alpha or beta as a float; anything that is not a real number is refused by name."""
+    if isinstance(value, (bool, complex)) or not hasattr(value, "__float__"):
+        raise InvalidArgumentError(f"{name}: expected a real number, got {value!r} ({type(value).__name__})")
+    return float(value)
+
+
 class Gemm:
     """A GEMM plan: D = activation(alpha * A @ B + beta * C). Element types and layouts are bound
     here and cannot change afterwards; C may be D-shaped or a bias row of N broadcast over D's rows,
@@ -144,6 +151,16 @@ class Gemm:
         self._plan.set_decomposition(value, self._plan.splits if value == Decomposition.SplitK else 1)
 
     @property
+    def deterministic(self) -> bool:
+        """Whether stream-K and split-K sum partial tiles in K order (True, the default: bitwise
+        reproducible) or as they arrive (False: faster on long K; f32 rounding may vary by run)."""
+        return self._plan.deterministic
+
+    @deterministic.setter
+    def deterministic(self, value: bool):
+        self._plan.deterministic = bool(value)
+
+    @property
     def split_k_slices(self) -> int:
         """K slices of split-K (1: none). Setting more than one selects the SplitK decomposition."""
         return self._plan.splits
@@ -167,6 +184,11 @@ class Gemm:
             self._plan.clear_tile_description()
         else:
             self._plan.set_tile_description(_tile_from(value))
+
+    @property
+    def last_kernel(self) -> str | None:
+        """Name of the kernel the latest run launched (None before the first run)."""
+        return self._plan.last_kernel
 
     def select(self, M: int, N: int, K: int, batch: int = 1, bias: bool = False) -> str:
         """Name of the kernel a run of this size would use (packed, aligned operands; C a bias row when
@@ -198,18 +220,18 @@ class Gemm:
         B = self.B if B is None else B
         C = self.C if C is None else C
         D = self.D if D is None else D
-        alpha = self.alpha if alpha is None else alpha
-        beta = self.beta if beta is None else beta
+        alpha = _scalar(self.alpha if alpha is None else alpha, "alpha")
+        beta = _scalar(self.beta if beta is None else beta, "beta")
         operands = (A, B, C, D)
         descs = [None if x is None else describe(x, name) for x, name in zip(operands, "ABCD")]
         s = current_stream(operands, stream)
         on_complete = None
         if any(d is None and x is not None for d, x in zip(descs, operands)):
             descs, on_complete = self._stage_host_arrays(operands, descs, s, beta)
-        handle = self._plan.run(descs[0], descs[1], None if C is None else descs[2], descs[3], float(alpha),
-                                float(beta), s, on_complete)
-        if print_module and self._plan.last_kernel:
-            print(_core.emit(self._plan.last_kernel))
+        handle = self._plan.run(descs[0], descs[1], None if C is None else descs[2], descs[3], alpha, beta, s,
+                                on_complete)
+        if print_module and self.last_kernel:
+            print(_core.emit(self.last_kernel))
         if sync:
             handle.sync()
         return handle
@@ -218,7 +240,7 @@ class Gemm:
         device = self._plan.device
         # Check first: nothing is copied (and no GPU is needed) for a run that would be refused.
         checked = [host_descriptor(x, device) if d is None and x is not None else d for d, x in zip(descs, operands)]
-        self._plan.check(checked[0], checked[1], None if operands[2] is None else checked[2], checked[3], float(beta))
+        self._plan.check(checked[0], checked[1], None if operands[2] is None else checked[2], checked[3], beta)
         staged_d = None
         out = list(descs)
         for i, (x, name) in enumerate(zip(operands, "ABCD")):
