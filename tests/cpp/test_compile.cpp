@@ -241,6 +241,16 @@ TEST(Compile, EightProcessesCompilingOneKernelEndWithOneEntry) {
   EXPECT_EQ(cache.verify().at(0).problem, "");
 }
 
+TEST(Compile, ABuildRepeatsByteForByte) {
+  // The module id nvcc would pick anew each run comes from the cache key instead.
+  test::toolchain();
+  TempDir a, b;
+  const KernelSource k = tiny_source("repeat");
+  auto first = compile::compile(k, KernelCache(a.path()));
+  auto second = compile::compile(k, KernelCache(b.path()));
+  EXPECT_EQ(test::read_file(first.entry.library()), test::read_file(second.entry.library()));
+}
+
 TEST(Compile, FailureKeepsTheSourceAndLogInTheCache) {
   test::toolchain();
   TempDir tmp;
