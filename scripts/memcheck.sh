@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
-# Runs a few GPU tests under compute-sanitizer's memcheck (out-of-bounds and misaligned accesses,
-# CUDA API errors), prints its ERROR SUMMARY and exits non-zero on any error.
+# Runs GPU tests under compute-sanitizer's memcheck (out-of-bounds and misaligned accesses, CUDA API
+# errors), prints its ERROR SUMMARY and exits non-zero on any error.
 # The tests run once without the sanitizer first: that builds their kernels into the cache
 # (CUFORGE_CACHE_DIR) and checks the results, so that the sanitized run only loads and launches.
-# Usage: scripts/memcheck.sh   (on a GPU machine; the Firecracker H200s run compute-sanitizer, gVisor ones do not)
+# Usage: scripts/memcheck.sh [pytest arguments]   (default: a representative subset)
+# On a GPU machine; the Firecracker H200s run compute-sanitizer, gVisor ones do not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export CUFORGE_FUZZ_CASES=${CUFORGE_FUZZ_CASES:-40}  # the first cases of the fuzz, with its kernels
-tests=(tests/gpu/test_gemm_gpu.py tests/gpu/test_bad_inputs_gpu.py tests/gpu/test_fuzz_gpu.py)
-subset="awkward_sizes or column_major_c_d or async_run_handle or bad_inputs or fuzz"
+if [ $# -eq 0 ]; then
+  set -- tests/gpu/test_gemm_gpu.py tests/gpu/test_bad_inputs_gpu.py tests/gpu/test_fuzz_gpu.py \
+    -k "awkward_sizes or column_major_c_d or async_run_handle or bad_inputs or fuzz"
+fi
 
-python3 -m pytest "${tests[@]}" -k "$subset" -q -p no:cacheprovider ||
+python3 -m pytest "$@" -q -p no:cacheprovider ||
   echo "memcheck: some tests fail even without the sanitizer; running them under it anyway"
 
 log=$(mktemp)
 status=0
 # Child processes (a compiler probe, say) are followed too, and may not use CUDA.
 compute-sanitizer --tool memcheck --target-processes all --require-cuda-init no --error-exitcode 1 \
-  python3 -m pytest "${tests[@]}" -k "$subset" -q -p no:cacheprovider 2>&1 | tee "$log" || status=$?
+  python3 -m pytest "$@" -q -p no:cacheprovider 2>&1 | tee "$log" || status=$?
 grep "ERROR SUMMARY" "$log" || echo "memcheck: no ERROR SUMMARY in the output (see above)"
 exit "$status"

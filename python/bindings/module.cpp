@@ -215,6 +215,7 @@ NB_MODULE(_core, m) {
       .def_prop_ro("splits", &Gemm::splits)
       .def_prop_rw("deterministic", &Gemm::deterministic, &Gemm::set_deterministic)
       .def_prop_ro("last_kernel", &Gemm::last_kernel, "The kernel the latest run launched.")
+      .def_prop_ro("last_splits", &Gemm::last_splits, "The split-K slices of the latest run.")
       .def("select", [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias) {
              return g.select(m, n, k, batch, bias).name();
            }, "m"_a, "n"_a, "k"_a, "batch"_a = 1, "bias"_a = false)

@@ -60,7 +60,7 @@ bool divides_as_asked(const library::GemmConfig& c, Decomposition d, bool stream
 }  // namespace
 
 struct Gemm::Launchable {
-  library::GemmConfig config;
+  Candidate candidate;
   std::shared_ptr<const runtime::GemmModule> module;
   size_t workspace_bytes = 0;
 };
@@ -238,7 +238,7 @@ std::optional<library::GemmConfig> Gemm::derive(const library::GemmConfig& base,
   return c;
 }
 
-std::vector<library::GemmConfig> Gemm::feasible(const op::CanonicalGemm& p) const {
+std::vector<Gemm::Candidate> Gemm::feasible(const op::CanonicalGemm& p) const {
   std::vector<library::GemmConfig> out;
   auto add_from = [&](auto&& bases) {
     for (const auto& base : bases)
@@ -252,15 +252,25 @@ std::vector<library::GemmConfig> Gemm::feasible(const op::CanonicalGemm& p) cons
     add_from(candidates_);
     if (out.empty()) add_from(fallback_);  // e.g. odd leading dimensions TMA cannot load: SM80 takes lower alignments
   }
-  std::vector<const library::GemmConfig*> order;
-  for (const auto& c : out) order.push_back(&c);
-  order = select::rank(std::move(order), {p.m, p.n, p.k, p.batch, splits_}, sm_count_);
-  std::vector<library::GemmConfig> ranked;
-  for (const auto* c : order) ranked.push_back(*c);
+  // Each kernel with the plan's slices; in the heuristic decomposition, SM90 stream-K kernels also
+  // with each split-K slice count that leaves every slice a few K iterations.
+  std::vector<select::Choice> choices;
+  for (const auto& c : out) {
+    choices.push_back({&c, splits_});
+    if (decomposition_ != Decomposition::Heuristic || c.arch < 90 || c.tile.tile_scheduler != TileScheduler::StreamK)
+      continue;
+    for (int s : select::kSplitChoices)
+      if (p.k >= int64_t(s) * c.tile.threadblock_shape[2] * 4) choices.push_back({&c, s});
+  }
+  choices = select::rank(std::move(choices), {p.m, p.n, p.k, p.batch, splits_, deterministic_}, sm_count_);
+  std::vector<Candidate> ranked;
+  for (const auto& choice : choices)
+    ranked.push_back({*choice.config, choice.splits, choice.splits > 1 ? Decomposition::SplitK : decomposition_});
   return ranked;
 }
 
-cuforge_gemm_arguments Gemm::kernel_arguments(const op::CanonicalGemm& p, double alpha, double beta) const {
+cuforge_gemm_arguments Gemm::kernel_arguments(const op::CanonicalGemm& p, const Candidate& candidate, double alpha,
+                                              double beta) const {
   cuforge_gemm_arguments a{};
   a.m = p.m;
   a.n = p.n;
@@ -281,8 +291,8 @@ cuforge_gemm_arguments Gemm::kernel_arguments(const op::CanonicalGemm& p, double
   a.alpha = alpha;
   a.beta = beta;
   a.activation_argument = activation_argument_;
-  a.splits = splits_;
-  a.decomposition = int(decomposition_);
+  a.splits = candidate.splits;
+  a.decomposition = int(candidate.decomposition);
   a.deterministic = deterministic_;
   a.device = device_;
   a.sm_count = sm_count_;
@@ -308,7 +318,7 @@ library::GemmConfig Gemm::select(int64_t m, int64_t n, int64_t k, int64_t batch,
   }
   auto ranked = feasible(p);
   if (ranked.empty()) throw InvalidArgumentError(why_no_kernel(p));
-  return ranked.front();
+  return ranked.front().config;
 }
 
 std::string Gemm::why_no_kernel(const op::CanonicalGemm& p) const {
@@ -343,13 +353,13 @@ const Gemm::Launchable& Gemm::launchable(const op::CanonicalGemm& p) {
 
   auto ranked = feasible(p);
   if (ranked.empty()) throw InvalidArgumentError(why_no_kernel(p));
-  auto args = kernel_arguments(p, 1.0, 0.0);
   std::string refused;
   for (size_t i = 0; i < ranked.size() && i < kMaxTries; ++i) {
-    auto built = compile::compile(kernel_source(ranked[i]));
+    auto args = kernel_arguments(p, ranked[i], 1.0, 0.0);
+    auto built = compile::compile(kernel_source(ranked[i].config));
     auto module = runtime::GemmModule::load(built.entry);
     if (!module->can_implement(args)) {
-      refused += " " + ranked[i].name();
+      refused += " " + ranked[i].config.name();
       continue;
     }
     return memo_->chosen[key] = Launchable{ranked[i], module, module->workspace_size(args)};
@@ -360,7 +370,12 @@ const Gemm::Launchable& Gemm::launchable(const op::CanonicalGemm& p) {
 
 std::optional<std::string> Gemm::last_kernel() const {
   if (!last_) return std::nullopt;
-  return last_->config.name();
+  return last_->candidate.config.name();
+}
+
+std::optional<int> Gemm::last_splits() const {
+  if (!last_) return std::nullopt;
+  return last_->candidate.splits;
 }
 
 runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
@@ -382,7 +397,7 @@ runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const Tenso
     const Launchable& l = launchable(p);
     last_ = &l;
     void* ws = runtime::workspace(device_, stream, l.workspace_bytes);
-    l.module->run(kernel_arguments(p, alpha, beta), ws, l.workspace_bytes, stream);
+    l.module->run(kernel_arguments(p, l.candidate, alpha, beta), ws, l.workspace_bytes, stream);
   }
   return runtime::RunHandle::record(device_, stream, std::move(on_complete));
 }

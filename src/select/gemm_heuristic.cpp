@@ -11,11 +11,16 @@ constexpr double kTensorFlopsPerSm16Bit = 990e12 / 132;  // dense wgmma, 16-bit 
 constexpr double kMmaSyncFraction = 0.62;                // mma.sync (SM80 kernels) relative to wgmma
 constexpr double kDramBytesPerSecond = 4.0e12;
 constexpr double kLaunchUs = 3.0;
-// Stream-K: CTAs that share a tile exchange f32 partial accumulators through the workspace, and
-// the last one waits for the others. Measured on the H200, it never beat a data-parallel kernel
-// whose last wave was reasonably full (bench/sweep.py): it pays off only on long K with few tiles.
+// Stream-K and split-K: CTAs that share a tile exchange f32 partial accumulators through the
+// workspace, and the last one waits for the others. Measured on the H200, stream-K never beat a
+// data-parallel kernel whose last wave was reasonably full (bench/sweep.py); on long K with few
+// tiles it wins, and there the reduction dominates: in K order (deterministic) every peer of a tile
+// takes its turn, about 0.6 µs plus the partial tile's traffic (bench/k_heavy.py fits 1-2 µs per
+// peer); in arrival order only the first and last writes are ordered.
 constexpr double kStreamKOverhead = 1.10;
 constexpr double kFixupBytesPerSecond = 100e9;  // partial-tile exchange, per SM
+constexpr double kReductionTurnUs = 0.6;
+constexpr int kMinItersPerStreamKUnit = 8;      // CUTLASS's minimum share of K per stream-K CTA
 // How much of a memory-bound kernel's compute time still shows (the overlap is imperfect).
 constexpr double kUnhiddenFraction = 0.3;
 
@@ -54,30 +59,51 @@ double estimated_time_us(const library::GemmConfig& c, const GemmProblem& p, int
   // Data-parallel: whole waves of tiles. Stream-K: every SM gets an equal share of
   // tile-iterations, plus the exchange of partial tiles where several CTAs share one.
   double compute_us = double(ceil_div(tiles, slots)) * k_iters * iter_us;
-  const double fixup_tile_us = 2.0 * t[0] * t[1] * sizeof(float) / kFixupBytesPerSecond * 1e6;
+  double reduce_us = 0.0;
+  const double turn_us = kReductionTurnUs + 2.0 * t[0] * t[1] * sizeof(float) / kFixupBytesPerSecond * 1e6;
+  auto reduction_us = [&](int64_t peers) { return p.deterministic ? (peers - 1) * turn_us : 2.0 * turn_us; };
   if (p.splits > 1) {  // every tile cut into `splits` slices of K, then reduced
     int64_t slice_iters = ceil_div(k_iters, p.splits);
-    compute_us = double(ceil_div(tiles * p.splits, slots)) * slice_iters * iter_us * kStreamKOverhead +
-                 (p.splits - 1) * fixup_tile_us;
+    compute_us = double(ceil_div(tiles * p.splits, slots)) * slice_iters * iter_us * kStreamKOverhead;
+    reduce_us = reduction_us(p.splits);
+  } else if (c.tile.tile_scheduler == TileScheduler::StreamK && tiles < slots) {
+    // One wave: the SMs share every tile's K, at least kMinItersPerStreamKUnit iterations each.
+    int64_t units = std::max<int64_t>(1, std::min<int64_t>(slots, tiles * k_iters / kMinItersPerStreamKUnit));
+    compute_us = double(ceil_div(tiles * k_iters, units)) * iter_us * kStreamKOverhead;
+    reduce_us = units > tiles ? reduction_us(ceil_div(units, tiles)) : 0.0;
   } else if (c.tile.tile_scheduler == TileScheduler::StreamK) {
-    double fixup_us = tiles % slots == 0 ? 0.0 : fixup_tile_us;
-    compute_us = double(ceil_div(tiles * k_iters, slots)) * iter_us * kStreamKOverhead + fixup_us;
+    // Whole waves data-parallel, the ragged last one shared by (about) two peers per tile.
+    compute_us = double(ceil_div(tiles * k_iters, slots)) * iter_us * kStreamKOverhead;
+    reduce_us = tiles % slots == 0 ? 0.0 : turn_us;
   }
   // DRAM floor: each operand read once and the output written once (L2 serves the re-reads).
   double dram_bytes = (double(p.m) * p.k * size_bytes(c.element_a) + double(p.k) * p.n * size_bytes(c.element_b) +
                        double(p.m) * p.n * size_bytes(c.element_d)) *
                       p.batch;
   double memory_us = dram_bytes / kDramBytesPerSecond * 1e6;
-  return kLaunchUs + std::max(compute_us, memory_us) + kUnhiddenFraction * std::min(compute_us, memory_us);
+  return kLaunchUs + std::max(compute_us, memory_us) + kUnhiddenFraction * std::min(compute_us, memory_us) +
+         reduce_us;
+}
+
+std::vector<Choice> rank(std::vector<Choice> choices, const GemmProblem& problem, int sm_count) {
+  std::vector<std::pair<double, Choice>> scored;
+  scored.reserve(choices.size());
+  for (const auto& c : choices) {
+    GemmProblem p = problem;
+    p.splits = c.splits;
+    scored.emplace_back(estimated_time_us(*c.config, p, sm_count), c);
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < scored.size(); ++i) choices[i] = scored[i].second;
+  return choices;
 }
 
 std::vector<const library::GemmConfig*> rank(std::vector<const library::GemmConfig*> candidates,
                                              const GemmProblem& problem, int sm_count) {
-  std::vector<std::pair<double, const library::GemmConfig*>> scored;
-  scored.reserve(candidates.size());
-  for (const auto* c : candidates) scored.emplace_back(estimated_time_us(*c, problem, sm_count), c);
-  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (size_t i = 0; i < scored.size(); ++i) candidates[i] = scored[i].second;
+  std::vector<Choice> choices;
+  for (const auto* c : candidates) choices.push_back({c, problem.splits});
+  choices = rank(std::move(choices), problem, sm_count);
+  for (size_t i = 0; i < choices.size(); ++i) candidates[i] = choices[i].config;
   return candidates;
 }
 

@@ -71,7 +71,7 @@ TEST(Select, RankIsAStablePermutationOrderedByEstimate) {
         }
       }
     }
-  EXPECT_TRUE(select::rank({}, {64, 64, 64, 1}, 132).empty());
+  EXPECT_TRUE(select::rank(std::vector<const GemmConfig*>{}, {64, 64, 64, 1}, 132).empty());
 }
 
 TEST(Select, SmallMGetsASmallerTileThanLargeProblems) {

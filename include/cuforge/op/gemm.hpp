@@ -77,7 +77,8 @@ class Gemm {
   int splits() const { return splits_; }
 
   // The configuration a run of this size would use, for packed, 16-byte aligned operands
-  // (with a bias row for C when `bias`).
+  // (with a bias row for C when `bias`). In the heuristic decomposition the selection also weighs
+  // split-K slices for SM90 stream-K kernels.
   library::GemmConfig select(int64_t m, int64_t n, int64_t k, int64_t batch = 1, bool bias = false) const;
   // The source a configuration is built from, for this plan's target.
   compile::KernelSource kernel_source(const library::GemmConfig& config) const;
@@ -89,22 +90,31 @@ class Gemm {
 
   // D = alpha * A @ B + beta * C on `stream`; C may be empty when beta == 0. Nothing is launched
   // (and D is untouched) when a check fails. `on_complete` runs in the handle's sync().
-  // The kernel the latest run launched (nullopt before the first, or when it launched none).
+  // The kernel the latest run launched and its split-K slices (nullopt before the first run, or
+  // when it launched none).
   std::optional<std::string> last_kernel() const;
+  std::optional<int> last_splits() const;
 
   runtime::RunHandle run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
                          double alpha = 1.0, double beta = 0.0, cudaStream_t stream = nullptr,
                          std::function<void()> on_complete = {});
 
  private:
+  // A kernel and how it divides K: split-K slices and the decomposition its scheduler is told.
+  struct Candidate {
+    library::GemmConfig config;
+    int splits = 1;
+    Decomposition decomposition = Decomposition::Heuristic;
+  };
   struct Launchable;
   struct Memo;
   const Launchable& launchable(const op::CanonicalGemm& problem);
   void forget_choices();  // after a setting changes: every problem class chooses again
-  std::vector<library::GemmConfig> feasible(const op::CanonicalGemm& problem) const;
+  std::vector<Candidate> feasible(const op::CanonicalGemm& problem) const;
   std::optional<library::GemmConfig> derive(const library::GemmConfig& base, const op::CanonicalGemm& problem) const;
   std::string why_no_kernel(const op::CanonicalGemm& problem) const;
-  cuforge_gemm_arguments kernel_arguments(const op::CanonicalGemm& problem, double alpha, double beta) const;
+  cuforge_gemm_arguments kernel_arguments(const op::CanonicalGemm& problem, const Candidate& candidate, double alpha,
+                                          double beta) const;
 
   GemmOptions options_;
   op::GemmTypes kernel_types_;

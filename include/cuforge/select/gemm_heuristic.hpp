@@ -12,13 +12,26 @@ namespace cuforge::select {
 
 struct GemmProblem {
   int64_t m = 0, n = 0, k = 0, batch = 1;
-  int splits = 1;  // split-K slices asked for (1: none)
+  int splits = 1;             // split-K slices (1: none)
+  bool deterministic = true;  // partial tiles reduced in K order (each peer waits its turn)
 };
+
+// Split-K slice counts the selection weighs for stream-K-capable kernels.
+inline constexpr int kSplitChoices[] = {2, 4, 8, 16, 32};
 
 // Estimated microseconds of one run of `config` on `problem` (a model for ranking, not a promise).
 double estimated_time_us(const library::GemmConfig& config, const GemmProblem& problem, int sm_count);
 
-// The candidates ordered best first (stable: equal estimates keep catalog order).
+// A kernel and the split-K slices it would run with.
+struct Choice {
+  const library::GemmConfig* config;
+  int splits = 1;
+};
+
+// The choices ordered best first, each estimated with its own slices (stable: equal estimates keep
+// their order).
+std::vector<Choice> rank(std::vector<Choice> choices, const GemmProblem& problem, int sm_count);
+// The same for kernels that all run with problem.splits.
 std::vector<const library::GemmConfig*> rank(std::vector<const library::GemmConfig*> candidates,
                                              const GemmProblem& problem, int sm_count);
 

@@ -190,6 +190,11 @@ class Gemm:
         """Name of the kernel the latest run launched (None before the first run)."""
         return self._plan.last_kernel
 
+    @property
+    def last_splits(self) -> int | None:
+        """Split-K slices of the latest run (1: none; the heuristic decomposition may choose more)."""
+        return self._plan.last_splits
+
     def select(self, M: int, N: int, K: int, batch: int = 1, bias: bool = False) -> str:
         """Name of the kernel a run of this size would use (packed, aligned operands; C a bias row when
         ``bias``); compiles nothing."""
