@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <unordered_map>
 
 #include "cuforge/core/error.hpp"
@@ -387,19 +388,44 @@ runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const Tenso
   if (current != device_) runtime::check(cudaSetDevice(device_), "cudaSetDevice");
 
   last_ = nullptr;
-  if (!p.empty_output() && p.k == 0) {  // D = 0 (check_gemm refuses K = 0 with beta != 0)
+  if (!p.empty_output() && p.k == 0 && beta == 0.0) {  // D = activation(0): D = 0 for every activation
     const int bytes = size_bytes(options_.element_d);
     for (int64_t i = 0; i < p.batch; ++i)
       runtime::check(cudaMemset2DAsync(static_cast<char*>(p.d) + i * p.batch_stride_d * bytes, p.ldd * bytes, 0,
                                        p.n * bytes, p.m, stream),
                      "clearing D (K = 0)");
   } else if (!p.empty_output()) {
-    const Launchable& l = launchable(p);
-    last_ = &l;
-    void* ws = runtime::workspace(device_, stream, l.workspace_bytes);
-    l.module->run(kernel_arguments(p, l.candidate, alpha, beta), ws, l.workspace_bytes, stream);
+    // With K = 0, D = activation(beta * C): the epilogue of a kernel whose product is over zeros.
+    launch(p.k == 0 ? over_zeros(p, stream) : p, alpha, beta, stream);
   }
   return runtime::RunHandle::record(device_, stream, std::move(on_complete));
+}
+
+void Gemm::launch(const op::CanonicalGemm& p, double alpha, double beta, cudaStream_t stream) {
+  const Launchable& l = launchable(p);
+  last_ = &l;
+  void* ws = runtime::workspace(device_, stream, l.workspace_bytes);
+  l.module->run(kernel_arguments(p, l.candidate, alpha, beta), ws, l.workspace_bytes, stream);
+}
+
+op::CanonicalGemm Gemm::over_zeros(const op::CanonicalGemm& p, cudaStream_t stream) {
+  const DataType t = kernel_types_.element_a;
+  const int64_t k = 128 / size_bits(t);  // one 16-byte vector along K
+  auto padded = [&](int64_t extent) { return (extent + k - 1) / k * k; };
+  op::CanonicalGemm z = p;
+  z.k = k;
+  // A is M x K and B is K x N in the kernel's layouts, with leading dimensions padded to whole vectors.
+  const bool row_a = kernel_types_.layout_a == Layout::RowMajor, row_b = kernel_types_.layout_b == Layout::RowMajor;
+  z.lda = row_a ? k : padded(p.m);
+  z.ldb = row_b ? padded(p.n) : k;
+  z.batch_stride_a = z.batch_stride_b = 0;
+  const size_t bytes = size_t(std::max(z.lda * (row_a ? p.m : k), z.ldb * (row_b ? k : p.n))) * size_bytes(t);
+  void* zeros = zeros_.reserve(device_, bytes);
+  runtime::check(cudaMemsetAsync(zeros, 0, bytes, stream), "zero-filling the operands of a K = 0 product");
+  z.a = z.b = zeros;  // both read-only
+  z.align_a = op::operand_alignment(t, reinterpret_cast<uintptr_t>(zeros), row_a ? k : p.m, z.lda, 0);
+  z.align_b = op::operand_alignment(t, reinterpret_cast<uintptr_t>(zeros), row_b ? p.n : k, z.ldb, 0);
+  return z;
 }
 
 }  // namespace cuforge

@@ -250,8 +250,6 @@ def model(plan_dtype: str, layouts: str, ops: dict, beta: float):
     for name, layout in (("A", layouts[0]), ("B", layouts[1]), ("D", layouts[2]), ("C", layouts[2])):
         if ops[name] is not None and not layout_ok(ops[name], layout):
             return name, cuforge.InvalidArgumentError
-    if k == 0 and beta != 0 and m > 0 and n > 0:  # D = beta * C: no product, no kernel
-        return "A", cuforge.InvalidArgumentError
     return None
 
 

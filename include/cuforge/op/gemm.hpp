@@ -20,6 +20,7 @@
 #include "cuforge/core/tile.hpp"
 #include "cuforge/library/gemm_config.hpp"
 #include "cuforge/op/gemm_problem.hpp"
+#include "cuforge/runtime/device_buffer.hpp"
 #include "cuforge/runtime/handle.hpp"
 
 namespace cuforge {
@@ -109,6 +110,9 @@ class Gemm {
   struct Launchable;
   struct Memo;
   const Launchable& launchable(const op::CanonicalGemm& problem);
+  void launch(const op::CanonicalGemm& problem, double alpha, double beta, cudaStream_t stream);
+  // The problem `problem` (K = 0) becomes when its product is taken over one zero-filled vector of K.
+  op::CanonicalGemm over_zeros(const op::CanonicalGemm& problem, cudaStream_t stream);
   void forget_choices();  // after a setting changes: every problem class chooses again
   std::vector<Candidate> feasible(const op::CanonicalGemm& problem) const;
   std::optional<library::GemmConfig> derive(const library::GemmConfig& base, const op::CanonicalGemm& problem) const;
@@ -131,6 +135,7 @@ class Gemm {
   bool deterministic_ = true;
   std::unique_ptr<Memo> memo_;
   const Launchable* last_ = nullptr;  // into memo_, which keeps its entries until cleared
+  runtime::DeviceBuffer zeros_;       // the A and B of K = 0 problems with beta != 0
 };
 
 }  // namespace cuforge
