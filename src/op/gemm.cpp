@@ -388,14 +388,16 @@ runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const Tenso
   if (current != device_) runtime::check(cudaSetDevice(device_), "cudaSetDevice");
 
   last_ = nullptr;
-  if (!p.empty_output() && p.k == 0 && beta == 0.0) {  // D = activation(0): D = 0 for every activation
+  // K = 0 and beta = 0: D = activation(0), which is 0 for every activation but the sigmoid.
+  if (!p.empty_output() && p.k == 0 && beta == 0.0 && activation_ != Activation::sigmoid) {
     const int bytes = size_bytes(options_.element_d);
     for (int64_t i = 0; i < p.batch; ++i)
       runtime::check(cudaMemset2DAsync(static_cast<char*>(p.d) + i * p.batch_stride_d * bytes, p.ldd * bytes, 0,
                                        p.n * bytes, p.m, stream),
                      "clearing D (K = 0)");
   } else if (!p.empty_output()) {
-    // With K = 0, D = activation(beta * C): the epilogue of a kernel whose product is over zeros.
+    // Otherwise, with K = 0, D = activation(beta * C): the epilogue of a kernel whose product is
+    // taken over zeros.
     launch(p.k == 0 ? over_zeros(p, stream) : p, alpha, beta, stream);
   }
   return runtime::RunHandle::record(device_, stream, std::move(on_complete));
