@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cuforge/emit/template.hpp"
+#include "cuforge/library/math_instruction.hpp"
 #include "embedded.hpp"
 
 namespace cuforge::emit {
@@ -107,6 +108,10 @@ Holes common_holes(const library::GemmConfig& c) {
 
 std::string emit_sm90(const library::GemmConfig& c) {
   Holes h = common_holes(c);
+  // fp8 operands take CUTLASS's fp8 mainloop (f32 partial sums promoted every few k-blocks).
+  const bool fp8 = c.element_a == DataType::e4m3 || c.element_a == DataType::e5m2;
+  h["mainloop_header"] = fp8 ? "sm90_mma_tma_gmma_ss_warpspecialized_fp8.hpp" : "sm90_mma_tma_gmma_ss_warpspecialized.hpp";
+  h["element_compute"] = std::string(cutlass_type(library::epilogue_compute_type(c)));
   const bool coop = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
   const auto& cl = c.tile.cluster_shape;
   h["element_d"] = std::string(cutlass_type(c.element_d));
@@ -159,13 +164,15 @@ std::string emit_sm80(const library::GemmConfig& c) {
   Holes h = common_holes(c);
   const auto& t = c.tile.threadblock_shape;
   const auto& w = c.tile.warp_count;
-  const bool tf32 = c.element_a == DataType::f32;
+  const auto& inst = library::math_instruction(c)->shape;  // emit_gemm checked that there is one
+  const bool simt = c.opclass == OpcodeClass::Simt;
+  h["opclass"] = simt ? "cutlass::arch::OpClassSimt" : "cutlass::arch::OpClassTensorOp";
   h["warp_m"] = std::to_string(t[0] / w[0]);
   h["warp_n"] = std::to_string(t[1] / w[1]);
   h["warp_k"] = std::to_string(t[2] / w[2]);
-  h["instruction_m"] = "16";
-  h["instruction_n"] = "8";
-  h["instruction_k"] = std::to_string(256 / size_bits(c.element_a));
+  h["instruction_m"] = std::to_string(inst[0]);
+  h["instruction_n"] = std::to_string(inst[1]);
+  h["instruction_k"] = std::to_string(inst[2]);
   h["stages"] = std::to_string(c.tile.stages);
   h["swizzle"] = std::string(sm80_swizzle(c.tile.tile_scheduler));
   h["activation"] = std::string(cutlass_activation(c.activation));
@@ -175,19 +182,21 @@ std::string emit_sm80(const library::GemmConfig& c) {
   h["activation_arguments"] = c.activation == Activation::leaky_relu
                                   ? "  epilogue.leaky_alpha = ElementAccumulator(p.activation_argument);"
                                   : "";
+  std::string_view math_name = c.element_a == DataType::f32 ? "TF32" : to_string(c.element_a);
   switch (c.math) {
     case MathOperation::MultiplyAddFastF32:
       h["math_operation"] = "cutlass::arch::OpMultiplyAddFastF32";
-      h["math_operation_name"] = "3xTF32";
+      math_name = "3xTF32";
       break;
     case MathOperation::MultiplyAddSaturate:
       h["math_operation"] = "cutlass::arch::OpMultiplyAddSaturate";
-      h["math_operation_name"] = "saturating integer";
+      math_name = "saturating integer";
       break;
     default:
       h["math_operation"] = "cutlass::arch::OpMultiplyAdd";
-      h["math_operation_name"] = tf32 ? "TF32" : to_string(c.element_a);
   }
+  h["instruction_name"] = simt ? fmt::format("SIMT {} fused multiply-adds (CUDA cores)", to_string(c.element_a))
+                               : fmt::format("mma.sync {}", math_name);
   return render(embedded::gemm_sm80, h);
 }
 

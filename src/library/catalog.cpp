@@ -4,32 +4,10 @@
 
 #include <mutex>
 
+#include "cuforge/library/math_instruction.hpp"
+
 namespace cuforge::library {
 namespace {
-
-// A tensor-core instruction family and the output types its kernels may write.
-struct MathInstruction {
-  DataType a, b, accumulator;
-  MathOperation math;
-  std::vector<DataType> outputs;  // C and D share the type
-};
-
-// SM90 (CUTLASS 3.x, wgmma). f32 operands run as TF32 on the tensor cores.
-const std::vector<MathInstruction> kSm90Math = {
-    {DataType::f16, DataType::f16, DataType::f32, MathOperation::MultiplyAdd, {DataType::f16, DataType::f32}},
-    {DataType::f16, DataType::f16, DataType::f16, MathOperation::MultiplyAdd, {DataType::f16}},
-    {DataType::bf16, DataType::bf16, DataType::f32, MathOperation::MultiplyAdd, {DataType::bf16, DataType::f32}},
-    {DataType::f32, DataType::f32, DataType::f32, MathOperation::MultiplyAdd, {DataType::f32}},
-};
-
-// SM80 (CUTLASS 2.x, mma.sync). 3xTF32 recovers near-fp32 accuracy from TF32 tensor cores.
-const std::vector<MathInstruction> kSm80Math = {
-    {DataType::f16, DataType::f16, DataType::f32, MathOperation::MultiplyAdd, {DataType::f16, DataType::f32}},
-    {DataType::f16, DataType::f16, DataType::f16, MathOperation::MultiplyAdd, {DataType::f16}},
-    {DataType::bf16, DataType::bf16, DataType::f32, MathOperation::MultiplyAdd, {DataType::bf16, DataType::f32}},
-    {DataType::f32, DataType::f32, DataType::f32, MathOperation::MultiplyAdd, {DataType::f32}},
-    {DataType::f32, DataType::f32, DataType::f32, MathOperation::MultiplyAddFastF32, {DataType::f32}},
-};
 
 // CTA tiles: M and N in elements, K in bytes of the A/B type (so one table serves every width).
 struct Sm90Tile {
@@ -51,17 +29,50 @@ const std::vector<Sm90Tile> kSm90Tiles = {
 };
 const std::vector<std::array<int, 3>> kSm90Clusters = {{1, 1, 1}, {2, 1, 1}, {1, 2, 1}};
 
+// SM80 tiles per instruction family, as CUTLASS's generator has them; K in bytes of the A/B type.
 struct Sm80Tile {
   int m, n, k_bytes;
   std::array<int, 3> warps;
   int stages;
 };
+// 16-bit, TF32 and int8 mma.sync.
 const std::vector<Sm80Tile> kSm80Tiles = {
     {256, 128, 64, {4, 2, 1}, 3}, {128, 256, 64, {2, 4, 1}, 3}, {256, 64, 64, {4, 1, 1}, 4},
     {64, 256, 64, {1, 4, 1}, 4},  {128, 128, 64, {2, 2, 1}, 4}, {128, 128, 128, {2, 2, 1}, 3},
     {128, 64, 64, {2, 2, 1}, 5},  {64, 128, 64, {2, 2, 1}, 5},  {64, 64, 64, {2, 2, 1}, 6},
     {64, 64, 128, {2, 2, 1}, 4},
 };
+// f64 DMMA: 16 doubles of K, warp tiles of at most 64 doubles of accumulator per thread.
+const std::vector<Sm80Tile> kSm80F64Tiles = {
+    {128, 128, 128, {4, 2, 1}, 3}, {256, 64, 128, {4, 2, 1}, 3}, {64, 256, 128, {2, 4, 1}, 3},
+    {256, 32, 128, {4, 1, 1}, 3},  {32, 256, 128, {1, 4, 1}, 3}, {128, 64, 128, {2, 2, 1}, 3},
+    {64, 128, 128, {2, 2, 1}, 3},  {64, 64, 128, {2, 2, 1}, 4},  {64, 32, 128, {2, 2, 1}, 4},
+    {32, 64, 128, {2, 2, 1}, 4},   {32, 32, 128, {2, 2, 1}, 5},  {16, 32, 128, {1, 2, 1}, 5},
+    {32, 16, 128, {2, 1, 1}, 5},
+};
+// SIMT: 8 elements of K.
+const std::vector<Sm80Tile> kSm80SimtF32Tiles = {
+    {256, 128, 32, {4, 2, 1}, 5}, {128, 256, 32, {2, 4, 1}, 5}, {128, 128, 32, {4, 2, 1}, 5},
+    {256, 128, 32, {4, 2, 1}, 4}, {128, 256, 32, {2, 4, 1}, 4}, {128, 128, 32, {4, 2, 1}, 4},
+    {128, 64, 32, {2, 2, 1}, 5},  {64, 128, 32, {2, 2, 1}, 5},  {64, 64, 32, {2, 1, 1}, 5},
+    {128, 32, 32, {2, 1, 1}, 5},  {32, 128, 32, {1, 2, 1}, 5},
+};
+const std::vector<Sm80Tile> kSm80SimtF64Tiles = {
+    {128, 128, 64, {4, 2, 1}, 3}, {128, 64, 64, {2, 2, 1}, 4}, {64, 128, 64, {2, 2, 1}, 4},
+    {64, 64, 64, {2, 1, 1}, 5},   {128, 32, 64, {2, 1, 1}, 5}, {32, 128, 64, {1, 2, 1}, 5},
+};
+
+const std::vector<Sm80Tile>& sm80_tiles(const MathInstruction& mi) {
+  if (mi.opclass == OpcodeClass::Simt) return mi.a == DataType::f64 ? kSm80SimtF64Tiles : kSm80SimtF32Tiles;
+  return mi.a == DataType::f64 ? kSm80F64Tiles : kSm80Tiles;
+}
+
+// Operand alignments (bits) per family: cp.async copies of 16, 8 or 4 bytes; SIMT and f64 kernels
+// load one element at a time, as CUTLASS's generator builds them.
+std::vector<int> sm80_alignment_bits(const MathInstruction& mi) {
+  if (mi.opclass == OpcodeClass::Simt || mi.a == DataType::f64) return {size_bits(mi.a)};
+  return {128, 64, 32};
+}
 
 const std::vector<std::pair<Layout, Layout>> kOperandLayouts = {
     {Layout::RowMajor, Layout::ColumnMajor},
@@ -74,9 +85,10 @@ void add_if_valid(std::vector<GemmConfig>& out, const GemmConfig& c) {
   if (!why_invalid(c)) out.push_back(c);
 }
 
-GemmConfig base_config(Arch arch, const MathInstruction& mi, DataType out, Layout la, Layout lb) {
+GemmConfig base_config(const MathInstruction& mi, DataType out, Layout la, Layout lb) {
   GemmConfig c;
-  c.arch = arch;
+  c.arch = mi.arch;
+  c.opclass = mi.opclass;
   c.element_a = mi.a;
   c.element_b = mi.b;
   c.element_accumulator = mi.accumulator;
@@ -90,13 +102,14 @@ GemmConfig base_config(Arch arch, const MathInstruction& mi, DataType out, Layou
 
 std::vector<GemmConfig> enumerate_sm90() {
   std::vector<GemmConfig> out;
-  for (const auto& mi : kSm90Math)
+  for (const auto& mi : math_instructions()) {
+    if (mi.arch != 90) continue;
     for (DataType o : mi.outputs)
       for (auto [la, lb] : kOperandLayouts)
         for (const auto& t : kSm90Tiles)
           for (const auto& cluster : kSm90Clusters)
             for (TileScheduler sched : {TileScheduler::Default, TileScheduler::StreamK}) {
-              GemmConfig c = base_config(90, mi, o, la, lb);
+              GemmConfig c = base_config(mi, o, la, lb);
               c.tile.threadblock_shape = {t.m, t.n, kSm90TileKBytes * 8 / size_bits(mi.a)};
               c.tile.cluster_shape = cluster;
               c.tile.stages = 0;
@@ -108,18 +121,20 @@ std::vector<GemmConfig> enumerate_sm90() {
               c.alignment_c = 128 / size_bits(o);
               add_if_valid(out, c);
             }
+  }
   return out;
 }
 
 std::vector<GemmConfig> enumerate_sm80() {
   std::vector<GemmConfig> out;
-  for (const auto& mi : kSm80Math)
+  for (const auto& mi : math_instructions()) {
+    if (mi.arch != 80) continue;
     for (DataType o : mi.outputs)
       for (auto [la, lb] : kOperandLayouts)
-        for (const auto& t : kSm80Tiles)
-          for (int align_bits : {128, 64, 32})
+        for (const auto& t : sm80_tiles(mi))
+          for (int align_bits : sm80_alignment_bits(mi))
             for (TileScheduler sched : {TileScheduler::Default, TileScheduler::StreamK}) {
-            GemmConfig c = base_config(80, mi, o, la, lb);
+            GemmConfig c = base_config(mi, o, la, lb);
             c.tile.threadblock_shape = {t.m, t.n, t.k_bytes * 8 / size_bits(mi.a)};
             c.tile.warp_count = t.warps;
             c.tile.stages = t.stages;
@@ -131,6 +146,7 @@ std::vector<GemmConfig> enumerate_sm80() {
             c.alignment_c = std::max(1, std::min(align_bits, 128) / size_bits(o));
             add_if_valid(out, c);
           }
+  }
   return out;
 }
 

@@ -1,10 +1,13 @@
 #include "cuforge/library/gemm_config.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
 #include <vector>
+
+#include "cuforge/library/math_instruction.hpp"
 
 namespace cuforge::library {
 namespace {
@@ -155,8 +158,26 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
   if (c.arch != 80 && c.arch != 90) return fmt::format("architecture sm{} is not in the catalog (80, 90)", c.arch);
   if (c.layout_c != Layout::RowMajor)
     return std::string("kernels write row-major D; a column-major D is computed as the transposed problem");
-  if (c.opclass != OpcodeClass::TensorOp) return std::string("only tensor-op kernels are in the catalog");
-  if (c.element_a != c.element_b) return std::string("A and B must have the same data type");
+  const MathInstruction* mi = math_instruction(c);
+  if (!mi)
+    return fmt::format("sm{} has no {} {} instruction for {} x {} with {} accumulation", c.arch, to_string(c.opclass),
+                       to_string(c.math), to_string(c.element_a), to_string(c.element_b),
+                       to_string(c.element_accumulator));
+  if (c.element_c != c.element_d ||
+      std::find(mi->outputs.begin(), mi->outputs.end(), c.element_d) == mi->outputs.end()) {
+    std::vector<std::string_view> outputs;
+    for (DataType t : mi->outputs) outputs.push_back(to_string(t));
+    return fmt::format("{} x {} kernels with {} accumulation write C and D of one type, {}; got C {} and D {}",
+                       to_string(c.element_a), to_string(c.element_b), to_string(c.element_accumulator),
+                       fmt::join(outputs, " or "), to_string(c.element_c), to_string(c.element_d));
+  }
+  // An integer epilogue (s32 D) computes alpha * acc + beta * C exactly in int32; only the
+  // piecewise-linear activations with integer slopes mean anything there.
+  const DataType compute = epilogue_compute_type(c);
+  if (compute == DataType::s32 && c.activation != Activation::identity && c.activation != Activation::relu)
+    return fmt::format("{} outputs are computed in {} (exact for any K): of the activations only relu applies, "
+                       "got {}",
+                       to_string(c.element_d), to_string(compute), to_string(c.activation));
 
   // Alignment: a whole number of elements, at most 128 bits per access.
   for (auto [what, align, type] : {std::tuple{"A", c.alignment_a, c.element_a}, {"B", c.alignment_b, c.element_b},
@@ -194,8 +215,10 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
       return std::string("the stream-K tile scheduler runs only with the cooperative kernel schedule");
     if (size_bits(c.element_a) != 16 && (c.layout_a != Layout::RowMajor || c.layout_b != Layout::ColumnMajor))
       return fmt::format("wgmma reads {}-bit operands only K-major: SM90 {} kernels need a row-major A and a "
-                         "column-major B (other layouts run on SM80 kernels)",
-                         size_bits(c.element_a), to_string(c.element_a));
+                         "column-major B ({})",
+                         size_bits(c.element_a), to_string(c.element_a),
+                         size_bits(c.element_a) == 32 ? "other layouts run on SM80 kernels"
+                                                      : "no kernel reads 8-bit operands MN-major: transpose them first");
     int k_bytes = t[2] * size_bits(c.element_a) / 8;
     if (k_bytes % 128 != 0)
       return fmt::format("tile K must span a multiple of 128 bytes of {} ({} elements), got {}",
@@ -217,11 +240,30 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
       return std::string("SM80 kernels use the multistage mainloop and the default epilogue");
     if (c.tile.cluster_shape != std::array<int, 3>{1, 1, 1}) return std::string("SM80 kernels have no clusters");
     if (c.tile.stages < 2) return fmt::format("SM80 kernels need at least 2 stages, got {}", c.tile.stages);
+    const bool simt = c.opclass == OpcodeClass::Simt;
+    if (!simt && size_bits(c.element_a) == 8 && (c.layout_a != Layout::RowMajor || c.layout_b != Layout::ColumnMajor))
+      return fmt::format("mma.sync reads 8-bit operands only K-major (ldmatrix transposes 16-bit elements only): "
+                         "SM80 {} kernels need a row-major A and a column-major B",
+                         to_string(c.element_a));
     const auto& w = c.tile.warp_count;
     if (w[2] != 1 || t[0] % w[0] || t[1] % w[1]) return std::string("the warps must divide the tile's M and N");
-    int warp_m = t[0] / w[0], warp_n = t[1] / w[1];
-    if (warp_m % 16 || warp_n % 8 || w[0] * w[1] > 8)
-      return fmt::format("warp tile {}x{} does not hold whole 16x8 MMAs, or more than 8 warps", warp_m, warp_n);
+    if (w[0] * w[1] > 8) return fmt::format("{} warps: CUTLASS's SM80 kernels run at most 8", w[0] * w[1]);
+    const int warp_m = t[0] / w[0], warp_n = t[1] / w[1];
+    const auto& inst = mi->shape;
+    if (warp_m % inst[0] || warp_n % inst[1] || t[2] % inst[2])
+      return fmt::format("warp tile {}x{}x{} does not hold whole {}x{}x{} instructions", warp_m, warp_n, t[2],
+                         inst[0], inst[1], inst[2]);
+    // A SIMT warp spreads its 32 threads over the warp tile as 8x4 (M > N) or 4x8, as CUTLASS's
+    // DefaultMmaCore does.
+    const int threads_m = warp_m > warp_n ? 8 : 4;
+    if (simt && (warp_m % threads_m || warp_n % (32 / threads_m)))
+      return fmt::format("SIMT warp tile {}x{} does not spread over {}x{} threads", warp_m, warp_n, threads_m,
+                         32 / threads_m);
+    const int acc_registers = warp_m * warp_n / 32 * size_bits(c.element_accumulator) / 32;
+    if (acc_registers > kMaxAccumulatorRegisters)
+      return fmt::format("warp tile {}x{} needs {} accumulator registers per thread (limit {}): use more warps or "
+                         "a smaller tile",
+                         warp_m, warp_n, acc_registers, kMaxAccumulatorRegisters);
     if (shared_memory_bytes(c) > kSm80SharedMemory)
       return fmt::format("{} stages of {} bytes exceed {} bytes of shared memory", c.tile.stages, stage_bytes(c),
                          kSm80SharedMemory);

@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <cstdint>
 #include <unordered_map>
 
 #include "cuforge/core/error.hpp"
 #include "cuforge/library/catalog.hpp"
+#include "cuforge/library/math_instruction.hpp"
 #include "cuforge/runtime/device.hpp"
 #include "cuforge/runtime/module.hpp"
 #include "cuforge/runtime/workspace.hpp"
@@ -34,6 +37,19 @@ library::GemmFilter filter_for(const op::GemmTypes& t, Arch arch, const GemmOpti
   f.opclass = o.opclass;
   f.math = o.math;
   return f;
+}
+
+// The catalog's kernels for a plan on `arch`: of the opcode class it asks for, else its tensor-op
+// kernels where there are any (f32 and f64 also have SIMT kernels, far slower: opclass Simt asks
+// for them).
+std::vector<const library::GemmConfig*> kernels_for(const op::GemmTypes& t, Arch arch, const GemmOptions& o) {
+  library::GemmFilter f = filter_for(t, arch, o);
+  if (o.opclass) return library::find_gemms(f);
+  f.opclass = OpcodeClass::TensorOp;
+  auto tensor_op = library::find_gemms(f);
+  if (!tensor_op.empty()) return tensor_op;
+  f.opclass.reset();
+  return library::find_gemms(f);
 }
 
 static_assert(int(Decomposition::DataParallel) == CUFORGE_DECOMPOSITION_DATA_PARALLEL &&
@@ -106,8 +122,8 @@ Gemm::Gemm(const GemmOptions& options) : options_(options), memo_(std::make_uniq
                                            kernel_cc_, cc_, kernel_cc_ == 90 ? " (sm_90a kernels need exactly 9.0)" : ""));
 
   kernel_types_ = options.canonical();
-  candidates_ = library::find_gemms(filter_for(kernel_types_, kernel_cc_, options));
-  if (kernel_cc_ == 90) fallback_ = library::find_gemms(filter_for(kernel_types_, 80, options));
+  candidates_ = kernels_for(kernel_types_, kernel_cc_, options);
+  if (kernel_cc_ == 90) fallback_ = kernels_for(kernel_types_, 80, options);
   if (candidates_.empty() && !options.kernel_cc && !fallback_.empty()) {
     // e.g. TF32 with a row-major B: wgmma cannot read it, the SM80 family can.
     kernel_cc_ = 80;
@@ -168,15 +184,30 @@ void Gemm::clear_tile_description() {
 }
 
 void Gemm::set_activation(Activation activation, double argument) {
+  auto usable = activations();
+  if (std::find(usable.begin(), usable.end(), activation) == usable.end()) {
+    library::GemmConfig probe = *candidates_.front();
+    probe.activation = activation;
+    throw InvalidArgumentError(fmt::format("activation {} cannot be fused by this plan's kernels: {}",
+                                           to_string(activation),
+                                           library::why_invalid(probe).value_or("no kernel accepts it")));
+  }
   activation_ = activation;
   activation_argument_ = argument;
   forget_choices();
 }
 
 std::vector<Activation> Gemm::activations() const {
-  // Every family fuses every activation (CUTLASS 3.x fusion callbacks; 2.x generic epilogues).
+  // Floating-point epilogues fuse every activation (CUTLASS 3.x fusion callbacks; 2.x generic
+  // epilogues); integer ones (s32 D) relu only.
   std::vector<Activation> out;
-  for (const auto& [value, name] : EnumNames<Activation>::table) out.push_back(value);
+  for (const auto& [value, name] : EnumNames<Activation>::table)
+    if (std::any_of(candidates_.begin(), candidates_.end(), [&](const library::GemmConfig* c) {
+          library::GemmConfig x = *c;
+          x.activation = value;
+          return !library::why_invalid(x);
+        }))
+      out.push_back(value);
   return out;
 }
 
@@ -382,6 +413,12 @@ std::optional<int> Gemm::last_splits() const {
 runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
                              double alpha, double beta, cudaStream_t stream, std::function<void()> on_complete) {
   op::CanonicalGemm p = op::check_gemm(options_, device_, a, b, c, d, beta);
+  // An int32 epilogue (s32 D, exact at any K) takes whole alpha and beta, or would truncate them.
+  if (library::epilogue_compute_type(*candidates_.front()) == DataType::s32)
+    for (auto [name, v] : {std::pair{"alpha", alpha}, {"beta", beta}})
+      if (v != std::trunc(v) || std::abs(v) > double(INT32_MAX))
+        throw InvalidArgumentError(fmt::format("{}: {} outputs are computed in int32: expected a whole number, got {}",
+                                               name, to_string(options_.element_d), v));
   runtime::device_info(device_);  // a clear error when there is no GPU or no such device
   int current = 0;
   runtime::check(cudaGetDevice(&current), "cudaGetDevice");

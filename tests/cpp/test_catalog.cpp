@@ -17,8 +17,8 @@ using library::GemmConfig;
 
 // The catalog's size per family. A change here is a change of what cuforge offers: update the
 // numbers on purpose (`cuforge list --arch 90` prints the same count).
-constexpr size_t kSm90Kernels = 945;
-constexpr size_t kSm80Kernels = 1680;
+constexpr size_t kSm90Kernels = 1575;
+constexpr size_t kSm80Kernels = 1980;
 
 size_t count(Arch arch, DataType ab, DataType acc, DataType cd, MathOperation math) {
   library::GemmFilter f;
@@ -34,6 +34,61 @@ TEST(Catalog, CountsPerFamilyAreStable) {
   EXPECT_EQ(library::gemm_catalog(90).size(), kSm90Kernels);
   EXPECT_EQ(library::gemm_catalog(80).size(), kSm80Kernels);
   EXPECT_EQ(library::find_gemms({}).size(), kSm90Kernels + kSm80Kernels);
+}
+
+// Per family: arch, opclass, A, B, accumulator, C/D -> kernels (the README's table).
+TEST(Catalog, CountsPerDataTypeFamily) {
+  using D = DataType;
+  using OC = OpcodeClass;
+  struct Row {
+    Arch arch;
+    OC opclass;
+    D a, b, acc, out;
+    std::optional<MathOperation> math;
+    size_t kernels;
+  };
+  const std::vector<Row> rows = {
+      {90, OC::TensorOp, D::f16, D::f16, D::f32, D::f16, {}, 180},
+      {90, OC::TensorOp, D::f16, D::f16, D::f32, D::f32, {}, 180},
+      {90, OC::TensorOp, D::f16, D::f16, D::f16, D::f16, {}, 180},
+      {90, OC::TensorOp, D::bf16, D::bf16, D::f32, D::bf16, {}, 180},
+      {90, OC::TensorOp, D::bf16, D::bf16, D::f32, D::f32, {}, 180},
+      {90, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, {}, 45},
+      {90, OC::TensorOp, D::s8, D::s8, D::s32, D::s32, {}, 45},
+      {90, OC::TensorOp, D::s8, D::s8, D::s32, D::s8, {}, 45},
+      {80, OC::TensorOp, D::f16, D::f16, D::f32, D::f16, {}, 240},
+      {80, OC::TensorOp, D::f16, D::f16, D::f32, D::f32, {}, 240},
+      {80, OC::TensorOp, D::f16, D::f16, D::f16, D::f16, {}, 240},
+      {80, OC::TensorOp, D::bf16, D::bf16, D::f32, D::bf16, {}, 240},
+      {80, OC::TensorOp, D::bf16, D::bf16, D::f32, D::f32, {}, 240},
+      {80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAdd, 240},
+      {80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32, 240},
+      {80, OC::TensorOp, D::f64, D::f64, D::f64, D::f64, {}, 104},
+      {80, OC::TensorOp, D::s8, D::s8, D::s32, D::s32, MathOperation::MultiplyAddSaturate, 60},
+      {80, OC::Simt, D::f32, D::f32, D::f32, D::f32, {}, 88},
+      {80, OC::Simt, D::f64, D::f64, D::f64, D::f64, {}, 48},
+  };
+  std::vector<Row> all = rows;
+  // fp8 on SM90: every A/B pairing of e4m3 and e5m2, into each of bf16, f16 and f32.
+  for (D a : {D::e4m3, D::e5m2})
+    for (D b : {D::e4m3, D::e5m2})
+      for (D out : {D::bf16, D::f16, D::f32}) all.push_back({90, OC::TensorOp, a, b, D::f32, out, {}, 45});
+  size_t total = 0;
+  for (const auto& r : all) {
+    library::GemmFilter f;
+    f.arch = r.arch;
+    f.opclass = r.opclass;
+    f.element_a = r.a;
+    f.element_b = r.b;
+    f.element_accumulator = r.acc;
+    f.element_c = f.element_d = r.out;
+    f.math = r.math;
+    EXPECT_EQ(library::find_gemms(f).size(), r.kernels)
+        << "sm" << r.arch << " " << to_string(r.opclass) << " " << to_string(r.a) << " x " << to_string(r.b) << " -> "
+        << to_string(r.acc) << " -> " << to_string(r.out);
+    total += r.kernels;
+  }
+  EXPECT_EQ(total, kSm90Kernels + kSm80Kernels) << "a family is missing from this table";
 }
 
 TEST(Catalog, EveryMathInstructionAndLayoutHasKernels) {
@@ -53,9 +108,10 @@ TEST(Catalog, EveryMathInstructionAndLayoutHasKernels) {
   EXPECT_GT(count(80, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32), 0u);
   EXPECT_EQ(count(90, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32), 0u);
 
-  // 16-bit operands come in all four A/B layouts in both families; SM90 TF32 only as row x col.
+  // 16-bit operands come in all four A/B layouts in both families, and so do f64 and the SIMT
+  // kernels; TF32 on SM90 and 8-bit operands everywhere only K-major (row x col).
   for (Arch arch : {80, 90})
-    for (DataType t : {D::f16, D::bf16, D::f32})
+    for (DataType t : {D::f16, D::bf16, D::f32, D::f64, D::s8, D::e4m3, D::e5m2})
       for (Layout la : {Layout::RowMajor, Layout::ColumnMajor})
         for (Layout lb : {Layout::RowMajor, Layout::ColumnMajor}) {
           library::GemmFilter f;
@@ -65,11 +121,41 @@ TEST(Catalog, EveryMathInstructionAndLayoutHasKernels) {
           f.layout_b = lb;
           size_t n = library::find_gemms(f).size();
           bool k_major = la == Layout::RowMajor && lb == Layout::ColumnMajor;
-          if (arch == 90 && t == D::f32 && !k_major)
-            EXPECT_EQ(n, 0u) << "sm90 tf32 " << to_string(la) << to_string(lb);
-          else
+          bool offered = (arch == 90 && t != D::f64) || (arch == 80 && t != D::e4m3 && t != D::e5m2);
+          bool any_layout = size_bits(t) == 16 || (arch == 80 && size_bits(t) > 16);
+          if (offered && (k_major || any_layout))
             EXPECT_GT(n, 0u) << arch << " " << to_string(t) << " " << to_string(la) << to_string(lb);
+          else
+            EXPECT_EQ(n, 0u) << arch << " " << to_string(t) << " " << to_string(la) << to_string(lb);
         }
+}
+
+TEST(Catalog, NewFamiliesUseTheirInstructions) {
+  using D = DataType;
+  for (const auto* c : library::find_gemms({})) {
+    if (c->opclass == OpcodeClass::Simt) {
+      EXPECT_EQ(c->arch, 80) << c->name();
+      EXPECT_EQ(c->alignment_a, 1) << c->name();
+      EXPECT_EQ(c->tile.threadblock_shape[2], 8) << c->name();
+      EXPECT_GE(c->tile.stages, 2) << c->name();
+      EXPECT_LE(c->tile.stages, 5) << c->name();
+    }
+    if (c->element_a == D::f64) EXPECT_EQ(c->alignment_a, 1) << c->name();
+    if (c->element_a == D::s8) {
+      EXPECT_EQ(c->element_accumulator, D::s32) << c->name();
+      EXPECT_EQ(c->math, c->arch == 80 ? MathOperation::MultiplyAddSaturate : MathOperation::MultiplyAdd) << c->name();
+    }
+    if (c->arch == 90 && size_bits(c->element_a) == 8)
+      EXPECT_EQ(c->tile.threadblock_shape[2], 128) << "128 bytes of K: " << c->name();
+  }
+  // SM80 int8 alignments follow cp.async's 16, 8 and 4 bytes; the s32 output 16, 8, 4 bytes too.
+  std::set<std::array<int, 3>> int8_alignments;
+  library::GemmFilter f;
+  f.arch = 80;
+  f.element_a = DataType::s8;
+  for (const auto* c : library::find_gemms(f))
+    int8_alignments.insert({c->alignment_a, c->alignment_b, c->alignment_c});
+  EXPECT_EQ(int8_alignments, (std::set<std::array<int, 3>>{{16, 16, 4}, {8, 8, 2}, {4, 4, 1}}));
 }
 
 TEST(Catalog, EveryEntryIsValidAndWritesRowMajorD) {
@@ -78,7 +164,7 @@ TEST(Catalog, EveryEntryIsValidAndWritesRowMajorD) {
       EXPECT_EQ(c.arch, arch);
       EXPECT_EQ(library::why_invalid(c), std::nullopt) << c.name();
       EXPECT_EQ(c.layout_c, Layout::RowMajor) << c.name();
-      EXPECT_EQ(c.opclass, OpcodeClass::TensorOp) << c.name();
+      EXPECT_EQ(c.opclass == OpcodeClass::Simt, c.name().find("_simt_") != std::string::npos) << c.name();
       EXPECT_GE(library::resolved_stages(c), 2) << c.name();
       EXPECT_LE(library::shared_memory_bytes(c), (arch == 90 ? 227 : 163) * 1024) << c.name();
       if (arch == 90) {
@@ -238,6 +324,94 @@ GemmConfig sm80_f16() {
   return c;
 }
 
+GemmConfig sm90_s8() {
+  GemmConfig c = sm90_coop();
+  c.element_a = c.element_b = DataType::s8;
+  c.element_accumulator = c.element_c = c.element_d = DataType::s32;
+  c.tile.threadblock_shape = {128, 128, 128};
+  c.alignment_a = c.alignment_b = 16;
+  c.alignment_c = 4;
+  return c;
+}
+
+GemmConfig sm90_fp8(DataType a, DataType b, DataType out) {
+  GemmConfig c = sm90_pingpong();
+  c.element_a = a;
+  c.element_b = b;
+  c.element_c = c.element_d = out;
+  c.tile.threadblock_shape = {64, 128, 128};
+  c.alignment_a = c.alignment_b = 16;
+  c.alignment_c = 128 / size_bits(out);
+  return c;
+}
+
+GemmConfig sm80_f64() {
+  GemmConfig c = sm80_f16();
+  c.element_a = c.element_b = c.element_accumulator = c.element_c = c.element_d = DataType::f64;
+  c.tile.threadblock_shape = {128, 128, 16};
+  c.tile.warp_count = {4, 2, 1};
+  c.tile.stages = 3;
+  c.alignment_a = c.alignment_b = c.alignment_c = 1;
+  return c;
+}
+
+GemmConfig sm80_s8() {
+  GemmConfig c = sm80_f16();
+  c.element_a = c.element_b = DataType::s8;
+  c.element_accumulator = c.element_c = c.element_d = DataType::s32;
+  c.math = MathOperation::MultiplyAddSaturate;
+  c.tile.threadblock_shape = {128, 128, 64};
+  c.layout_b = Layout::ColumnMajor;
+  c.alignment_a = c.alignment_b = 16;
+  c.alignment_c = 4;
+  return c;
+}
+
+GemmConfig sm80_simt(DataType t) {
+  GemmConfig c = sm80_f16();
+  c.opclass = OpcodeClass::Simt;
+  c.element_a = c.element_b = c.element_accumulator = c.element_c = c.element_d = t;
+  c.tile.threadblock_shape = {128, 128, 8};
+  c.tile.warp_count = {4, 2, 1};
+  c.tile.stages = t == DataType::f64 ? 3 : 5;
+  c.alignment_a = c.alignment_b = c.alignment_c = 1;
+  return c;
+}
+
+template <class F>
+GemmConfig with(GemmConfig c, F&& change);
+
+// Configurations of the new families that the rules accept, including epilogue variants.
+std::vector<std::pair<const char*, GemmConfig>> accepted() {
+  using D = DataType;
+  return {
+      {"sm90 s8 -> s32", sm90_s8()},
+      {"sm90 s8 -> s32, relu and a bias row", with(sm90_s8(), [](auto& c) {
+         c.activation = Activation::relu;
+         c.bias = true;
+       })},
+      {"sm90 s8 -> s8 with gelu (a float epilogue)", with(sm90_s8(), [](auto& c) {
+         c.element_c = c.element_d = D::s8;
+         c.alignment_c = 16;
+         c.activation = Activation::gelu;
+       })},
+      {"sm90 e4m3 x e4m3 -> bf16", sm90_fp8(D::e4m3, D::e4m3, D::bf16)},
+      {"sm90 e4m3 x e5m2 -> f16", sm90_fp8(D::e4m3, D::e5m2, D::f16)},
+      {"sm90 e5m2 x e4m3 -> f32", sm90_fp8(D::e5m2, D::e4m3, D::f32)},
+      {"sm90 e5m2 x e5m2 -> bf16, silu", with(sm90_fp8(D::e5m2, D::e5m2, D::bf16), [](auto& c) {
+         c.activation = Activation::silu;
+       })},
+      {"sm80 f64 tensor op", sm80_f64()},
+      {"sm80 f64 tensor op, leaky_relu and a bias row", with(sm80_f64(), [](auto& c) {
+         c.activation = Activation::leaky_relu;
+         c.bias = true;
+       })},
+      {"sm80 s8 saturating -> s32", sm80_s8()},
+      {"sm80 SIMT f32", sm80_simt(D::f32)},
+      {"sm80 SIMT f64, column-major A", with(sm80_simt(D::f64), [](auto& c) { c.layout_a = Layout::ColumnMajor; })},
+  };
+}
+
 struct Refusal {
   const char* what;
   GemmConfig config;
@@ -331,11 +505,64 @@ std::vector<Refusal> refusals() {
          c.tile.warp_count = {4, 4, 1};
          c.tile.stages = 2;
        }),
-       {"more than 8 warps"}},
+       {"16 warps", "at most 8"}},
       {"column-major C", with(sm90_coop(), [](auto& c) { c.layout_c = Layout::ColumnMajor; }),
        {"row-major D", "transposed"}},
-      {"SIMT", with(sm80_f16(), [](auto& c) { c.opclass = OpcodeClass::Simt; }), {"tensor-op"}},
-      {"mixed A and B types", with(sm80_f16(), [](auto& c) { c.element_b = DataType::bf16; }), {"same data type"}},
+      {"SIMT f16", with(sm80_f16(), [](auto& c) { c.opclass = OpcodeClass::Simt; }),
+       {"sm80 has no simt mma instruction", "f16 x f16"}},
+      {"mixed A and B types", with(sm80_f16(), [](auto& c) { c.element_b = DataType::bf16; }),
+       {"no tensorop mma instruction", "f16 x bf16"}},
+      {"C and D of different types", with(sm80_f16(), [](auto& c) { c.element_d = DataType::f32; }),
+       {"one type", "f16 or f32", "got C f16 and D f32"}},
+      // The new families.
+      {"sm90 s8 with a column-major A", with(sm90_s8(), [](auto& c) { c.layout_a = Layout::ColumnMajor; }),
+       {"8-bit operands only K-major", "row-major A", "transpose"}},
+      {"sm90 e4m3 with a row-major B",
+       with(sm90_fp8(DataType::e4m3, DataType::e4m3, DataType::bf16), [](auto& c) { c.layout_b = Layout::RowMajor; }),
+       {"K-major", "column-major B"}},
+      {"sm90 s8 tile K of 64 (64 bytes)", with(sm90_s8(), [](auto& c) { c.tile.threadblock_shape = {128, 128, 64}; }),
+       {"tile K", "128 bytes of s8 (128 elements)", "got 64"}},
+      {"sm90 s8 with f32 accumulation", with(sm90_s8(), [](auto& c) { c.element_accumulator = DataType::f32; }),
+       {"no tensorop mma instruction", "s8 x s8 with f32 accumulation"}},
+      {"sm90 s8 saturating (an SM80 instruction)",
+       with(sm90_s8(), [](auto& c) { c.math = MathOperation::MultiplyAddSaturate; }), {"sm90 has no tensorop sat"}},
+      {"sm90 s32 output with gelu", with(sm90_s8(), [](auto& c) { c.activation = Activation::gelu; }),
+       {"s32 outputs are computed in s32", "only relu", "got gelu"}},
+      {"sm80 s32 output with leaky_relu", with(sm80_s8(), [](auto& c) { c.activation = Activation::leaky_relu; }),
+       {"computed in s32", "got leaky_relu"}},
+      {"sm90 fp8 into e4m3", with(sm90_fp8(DataType::e4m3, DataType::e5m2, DataType::bf16), [](auto& c) {
+         c.element_c = c.element_d = DataType::e4m3;
+         c.alignment_c = 16;
+       }),
+       {"write C and D", "bf16 or f16 or f32", "got C e4m3"}},
+      {"sm90 f64", with(sm90_coop(), [](auto& c) {
+         c.element_a = c.element_b = c.element_accumulator = c.element_c = c.element_d = DataType::f64;
+       }),
+       {"sm90 has no tensorop mma instruction for f64 x f64"}},
+      {"sm80 fp8", with(sm80_f16(), [](auto& c) { c.element_a = c.element_b = DataType::e4m3; }),
+       {"sm80 has no tensorop mma instruction for e4m3 x e4m3"}},
+      {"sm80 s8 without saturation", with(sm80_s8(), [](auto& c) { c.math = MathOperation::MultiplyAdd; }),
+       {"no tensorop mma instruction for s8 x s8"}},
+      {"sm80 s8 with a column-major A", with(sm80_s8(), [](auto& c) { c.layout_a = Layout::ColumnMajor; }),
+       {"mma.sync reads 8-bit operands only K-major", "row-major A"}},
+      {"sm80 s8 with 2-byte aligned A", with(sm80_s8(), [](auto& c) { c.alignment_a = 2; }),
+       {"4-byte aligned A", "2 x 8 bits"}},
+      {"sm80 f64 warp tile of 64x64 doubles", with(sm80_f64(), [](auto& c) { c.tile.warp_count = {2, 2, 1}; }),
+       {"warp tile 64x64", "256 accumulator registers"}},
+      {"sm80 f64 tile K of 2", with(sm80_f64(), [](auto& c) { c.tile.threadblock_shape = {128, 128, 2}; }),
+       {"8x8x4 instructions"}},
+      {"sm80 f64 alignment 2 on C wider than 128 bits", with(sm80_f64(), [](auto& c) { c.alignment_c = 4; }),
+       {"1 to 2 elements of f64"}},
+      {"sm80 SIMT warp tile 16x20", with(sm80_simt(DataType::f32), [](auto& c) {
+         c.tile.threadblock_shape = {32, 40, 8};
+         c.tile.warp_count = {2, 2, 1};
+       }),
+       {"SIMT warp tile 16x20", "4x8 threads"}},
+      {"sm80 SIMT f32 warp tile 64x128",
+       with(sm80_simt(DataType::f32), [](auto& c) { c.tile.threadblock_shape = {256, 256, 8}; }),
+       {"accumulator registers"}},
+      {"sm80 SIMT with 3xTF32", with(sm80_simt(DataType::f32), [](auto& c) { c.math = MathOperation::MultiplyAddFastF32; }),
+       {"no simt 3xtf32 instruction"}},
       {"sm70", with(sm80_f16(), [](auto& c) { c.arch = 70; }), {"sm70", "80, 90"}},
   };
 }
@@ -344,6 +571,11 @@ TEST(CatalogRules, RefusedConfigurationsSayWhy) {
   ASSERT_EQ(library::why_invalid(sm90_coop()), std::nullopt) << *library::why_invalid(sm90_coop());
   ASSERT_EQ(library::why_invalid(sm90_pingpong()), std::nullopt) << *library::why_invalid(sm90_pingpong());
   ASSERT_EQ(library::why_invalid(sm80_f16()), std::nullopt) << *library::why_invalid(sm80_f16());
+  for (const auto& [what, config] : accepted()) {
+    auto why = library::why_invalid(config);
+    EXPECT_EQ(why, std::nullopt) << what << ": " << why.value_or("");
+    EXPECT_EQ(library::parse_gemm_name(config.name()).name(), config.name()) << what;
+  }
   for (const auto& r : refusals()) {
     SCOPED_TRACE(r.what);
     auto why = library::why_invalid(r.config);

@@ -162,6 +162,124 @@ TEST(EmitGemm, Sm80EpiloguesAndSwizzles) {
   EXPECT_TRUE(contains(streamk, "args.avail_sms = p.decomposition == CUFORGE_DECOMPOSITION_DATA_PARALLEL ? 1 : -1;"));
 }
 
+// --- One kernel per data-type family added in issue 4. ---
+
+void expect_parts(const std::string& src, std::initializer_list<const char*> parts) {
+  for (const char* part : parts) EXPECT_TRUE(contains(src, part)) << "missing: " << part;
+  EXPECT_FALSE(contains(src, "${")) << "an unfilled hole";
+}
+
+TEST(EmitGemm, Sm90Int8IntoS32ComputesInInt32) {
+  const std::string name =
+      "cuforge_sm90_gemm_tensorop_mma_s8_s8_s32_s32_s32_rcr_128x128x128_c1x1x1_s0_coop_tmacoop_default_a16x16x4";
+  std::string src = emit::emit_gemm(by_name(name));
+  expect_parts(src, {
+                        "using ElementA = int8_t;",
+                        "using ElementB = int8_t;",
+                        "using ElementC = int32_t;",
+                        "using ElementAccumulator = int32_t;",
+                        "using ElementCompute = int32_t;",  // exact alpha * acc + beta * C, as CUTLASS's own
+                        "constexpr int AlignmentA = 16;",
+                        "constexpr int AlignmentC = 4;",
+                        "Shape<_128, _128, _128>",
+                        "#include \"cutlass/gemm/collective/sm90_mma_tma_gmma_ss_warpspecialized.hpp\"",
+                        "fusion::LinearCombination<ElementD, ElementCompute, ElementC, ElementCompute>",
+                    });
+  // relu and a bias row are the integer epilogues there are; the others are refused by name.
+  std::string bias = emit::emit_gemm(library::parse_gemm_name(name + "_relu_bias"));
+  expect_parts(bias, {"fusion::Sm90Compute<cutlass::epilogue::thread::ReLu, ElementD, ElementCompute",
+                      "fusion::Sm90RowBroadcast<0, TileShape, ElementC, ElementCompute"});
+  try {
+    emit::emit_gemm(library::parse_gemm_name(name + "_gelu"));
+    FAIL() << "gelu on an int32 epilogue was emitted";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_TRUE(contains(e.what(), "cannot emit")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "computed in s32")) << e.what();
+  }
+}
+
+TEST(EmitGemm, Sm90Int8IntoS8ComputesInFloat) {
+  const std::string name =
+      "cuforge_sm90_gemm_tensorop_mma_s8_s8_s32_s8_s8_rcr_64x128x128_c1x1x1_s0_pingpong_tma_default_a16x16x16";
+  std::string src = emit::emit_gemm(by_name(name) );
+  expect_parts(src, {"using ElementC = int8_t;", "using ElementD = int8_t;", "using ElementCompute = float;",
+                     "constexpr int AlignmentC = 16;", "cutlass::gemm::KernelTmaWarpSpecializedPingpong"});
+  std::string gelu = emit::emit_gemm(library::parse_gemm_name(name + "_gelu"));
+  expect_parts(gelu, {"fusion::LinCombEltAct<\n    cutlass::epilogue::thread::GELU, ElementD, ElementCompute"});
+}
+
+TEST(EmitGemm, Sm90Fp8TakesTheFp8Mainloop) {
+  const std::string name =
+      "cuforge_sm90_gemm_tensorop_mma_e4m3_e5m2_f32_f16_f16_rcr_64x128x128_c1x1x1_s0_pingpong_tma_default_a16x16x8";
+  std::string src = emit::emit_gemm(by_name(name));
+  expect_parts(src, {
+                        "using ElementA = cutlass::float_e4m3_t;",
+                        "using ElementB = cutlass::float_e5m2_t;",
+                        "using ElementC = cutlass::half_t;",
+                        "using ElementAccumulator = float;",
+                        "using ElementCompute = float;",
+                        "#include \"cutlass/gemm/collective/sm90_mma_tma_gmma_ss_warpspecialized_fp8.hpp\"",
+                        "Shape<_64, _128, _128>",
+                        "constexpr int AlignmentB = 16;",
+                        "constexpr int AlignmentC = 8;",
+                    });
+  EXPECT_FALSE(contains(src, "sm90_mma_tma_gmma_ss_warpspecialized.hpp")) << "the 16-bit mainloop is not needed";
+}
+
+TEST(EmitGemm, Sm80F64TensorOp) {
+  const std::string name =
+      "cuforge_sm80_gemm_tensorop_mma_f64_f64_f64_f64_f64_rcr_64x64x16_w2x2x1_s4_multistage_default_default_a1x1x1";
+  std::string src = emit::emit_gemm(by_name(name));
+  expect_parts(src, {
+                        "using ElementA = double;",
+                        "using ElementAccumulator = double;",
+                        "cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80",
+                        "cutlass::gemm::GemmShape<64, 64, 16>",
+                        "cutlass::gemm::GemmShape<32, 32, 16>",  // warp tile
+                        "cutlass::gemm::GemmShape<8, 8, 4>",     // DMMA
+                        ", 4, 1, 1, cutlass::arch::OpMultiplyAdd>",
+                        "cutlass::epilogue::thread::Identity, ElementC, 1,",
+                        "mma.sync f64",
+                    });
+}
+
+TEST(EmitGemm, Sm80Int8Saturates) {
+  const std::string name =
+      "cuforge_sm80_gemm_tensorop_sat_s8_s8_s32_s32_s32_rcr_128x128x64_w2x2x1_s4_multistage_default_default_a16x16x4";
+  std::string src = emit::emit_gemm(by_name(name));
+  expect_parts(src, {
+                        "using ElementA = int8_t;",
+                        "using ElementC = int32_t;",
+                        "using ElementAccumulator = int32_t;",
+                        "cutlass::gemm::GemmShape<16, 8, 32>",
+                        ", 4, 16, 16, cutlass::arch::OpMultiplyAddSaturate>",
+                        "cutlass::epilogue::thread::Identity, ElementC, 4, ElementAccumulator, ElementAccumulator>",
+                        "mma.sync saturating integer",
+                    });
+}
+
+TEST(EmitGemm, Sm80SimtF32AndF64) {
+  const std::string f32 =
+      "cuforge_sm80_gemm_simt_mma_f32_f32_f32_f32_f32_rcr_128x128x8_w4x2x1_s5_multistage_default_default_a1x1x1";
+  std::string src = emit::emit_gemm(by_name(f32));
+  expect_parts(src, {
+                        "cutlass::arch::OpClassSimt, cutlass::arch::Sm80",
+                        "cutlass::gemm::GemmShape<128, 128, 8>",
+                        "cutlass::gemm::GemmShape<32, 64, 8>",  // warp tile
+                        "cutlass::gemm::GemmShape<1, 1, 1>",    // one FMA
+                        ", 5, 1, 1, cutlass::arch::OpMultiplyAdd>",
+                        "SIMT f32 fused multiply-adds",
+                    });
+  EXPECT_FALSE(contains(src, "TF32")) << "SIMT f32 is full f32";
+  EXPECT_FALSE(contains(src, "OpClassTensorOp"));
+  const std::string f64 =
+      "cuforge_sm80_gemm_simt_mma_f64_f64_f64_f64_f64_ccr_128x128x8_w4x2x1_s3_multistage_default_streamk_a1x1x1";
+  std::string leaky = emit::emit_gemm(library::parse_gemm_name(f64 + "_leaky_relu_bias"));
+  expect_parts(leaky, {"using ElementA = double;", "cutlass::arch::OpClassSimt", "cutlass::layout::ColumnMajor",
+                       "cutlass::gemm::threadblock::ThreadblockSwizzleStreamK",
+                       "epilogue.leaky_alpha = ElementAccumulator(p.activation_argument);"});
+}
+
 TEST(EmitGemm, EveryCatalogEntryEmitsDistinctDeterministicSources) {
   auto start = std::chrono::steady_clock::now();
   std::set<size_t> hashes;

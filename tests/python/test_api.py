@@ -22,7 +22,7 @@ RowMajor, ColumnMajor = cuforge.LayoutType.RowMajor, cuforge.LayoutType.ColumnMa
 no_gpu = pytest.mark.skipif(cuforge.device_count() > 0, reason="checks the behaviour of a machine without a GPU")
 
 # The catalog's size per family (the C++ suite asserts the same numbers).
-SM90_KERNELS, SM80_KERNELS = 945, 1680
+SM90_KERNELS, SM80_KERNELS = 1575, 1980
 
 
 def run_python(code: str, **env) -> subprocess.CompletedProcess:

@@ -1,0 +1,56 @@
+#include "cuforge/library/math_instruction.hpp"
+
+#include "cuforge/library/gemm_config.hpp"
+
+namespace cuforge::library {
+namespace {
+
+using D = DataType;
+constexpr auto kTensorOp = OpcodeClass::TensorOp;
+constexpr auto kSimt = OpcodeClass::Simt;
+constexpr auto kMma = MathOperation::MultiplyAdd;
+
+// What CUTLASS's generator builds for SM90 (wgmma) and SM80 (mma.sync, and SIMT on the CUDA
+// cores). f32 operands run as TF32 on the tensor cores.
+const std::vector<MathInstruction> kInstructions = {
+    // SM90: 16-bit, TF32, int8 and fp8 wgmma.
+    {90, kTensorOp, kMma, D::f16, D::f16, D::f32, {64, 8, 16}, {D::f16, D::f32}},
+    {90, kTensorOp, kMma, D::f16, D::f16, D::f16, {64, 8, 16}, {D::f16}},
+    {90, kTensorOp, kMma, D::bf16, D::bf16, D::f32, {64, 8, 16}, {D::bf16, D::f32}},
+    {90, kTensorOp, kMma, D::f32, D::f32, D::f32, {64, 8, 8}, {D::f32}},
+    {90, kTensorOp, kMma, D::s8, D::s8, D::s32, {64, 8, 32}, {D::s32, D::s8}},
+    {90, kTensorOp, kMma, D::e4m3, D::e4m3, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
+    {90, kTensorOp, kMma, D::e4m3, D::e5m2, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
+    {90, kTensorOp, kMma, D::e5m2, D::e4m3, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
+    {90, kTensorOp, kMma, D::e5m2, D::e5m2, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
+    // SM80: 16-bit, TF32 (and 3xTF32, near-f32 accuracy from TF32 tensor cores), f64 DMMA,
+    // saturating int8 mma.sync; SIMT f32 and f64 fused multiply-adds.
+    {80, kTensorOp, kMma, D::f16, D::f16, D::f32, {16, 8, 16}, {D::f16, D::f32}},
+    {80, kTensorOp, kMma, D::f16, D::f16, D::f16, {16, 8, 16}, {D::f16}},
+    {80, kTensorOp, kMma, D::bf16, D::bf16, D::f32, {16, 8, 16}, {D::bf16, D::f32}},
+    {80, kTensorOp, kMma, D::f32, D::f32, D::f32, {16, 8, 8}, {D::f32}},
+    {80, kTensorOp, MathOperation::MultiplyAddFastF32, D::f32, D::f32, D::f32, {16, 8, 8}, {D::f32}},
+    {80, kTensorOp, kMma, D::f64, D::f64, D::f64, {8, 8, 4}, {D::f64}},
+    {80, kTensorOp, MathOperation::MultiplyAddSaturate, D::s8, D::s8, D::s32, {16, 8, 32}, {D::s32}},
+    {80, kSimt, kMma, D::f32, D::f32, D::f32, {1, 1, 1}, {D::f32}},
+    {80, kSimt, kMma, D::f64, D::f64, D::f64, {1, 1, 1}, {D::f64}},
+};
+
+}  // namespace
+
+const std::vector<MathInstruction>& math_instructions() { return kInstructions; }
+
+const MathInstruction* math_instruction(const GemmConfig& c) {
+  for (const auto& mi : kInstructions)
+    if (mi.arch == c.arch && mi.opclass == c.opclass && mi.math == c.math && mi.a == c.element_a &&
+        mi.b == c.element_b && mi.accumulator == c.element_accumulator)
+      return &mi;
+  return nullptr;
+}
+
+DataType epilogue_compute_type(const GemmConfig& c) {
+  if (c.element_d == DataType::s32) return DataType::s32;
+  return c.arch >= 90 ? DataType::f32 : c.element_accumulator;
+}
+
+}  // namespace cuforge::library
