@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
 
 import cuforge
+import cuforge.dtypes
 from cuforge.dtypes import to_datatype
 from fake_arrays import operands, row_major
 
@@ -22,12 +24,51 @@ DT = cuforge.DataType
     (np.float32, DT.f32), ("float32", DT.f32), ("float", DT.f32), ("f32", DT.f32),
     ("tf32", DT.tf32), ("tfloat32", DT.tf32),
     (np.float64, DT.f64), ("double", DT.f64),
-    (np.int8, DT.s8), ("int8", DT.s8), (np.uint8, DT.u8), (np.int32, DT.s32),
+    (np.int8, DT.s8), ("int8", DT.s8), (np.dtype("int8"), DT.s8), (np.uint8, DT.u8), (np.int32, DT.s32),
+    ("int32", DT.s32), (np.dtype("float64"), DT.f64), ("float64", DT.f64),
     ("float8_e4m3fn", DT.e4m3), ("float8_e5m2", DT.e5m2), ("e4m3", DT.e4m3),
     (DT.bf16, DT.bf16),
 ])
 def test_spellings(spelling, expected):
     assert to_datatype(spelling) == expected
+
+
+def _fake_torch(with_fp8: bool):
+    """A stand-in for the torch module: dtype objects whose type lives in module "torch"."""
+    dtype = type("dtype", (), {"__module__": "torch", "__repr__": lambda self: f"torch.{self.name}"})
+    module = types.ModuleType("torch")
+    names = ["float16", "bfloat16", "float32", "float64", "int8", "uint8", "int32"]
+    names += ["float8_e4m3fn", "float8_e5m2"] if with_fp8 else []
+    for name in names:
+        d = dtype()
+        d.name = name
+        setattr(module, name, d)
+    return module
+
+
+@pytest.mark.parametrize("with_fp8", [True, False])
+def test_torch_dtypes(monkeypatch, with_fp8):
+    torch = _fake_torch(with_fp8)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(cuforge.dtypes, "_TORCH", {})  # the table is filled from the torch in use
+    expected = {"int8": DT.s8, "int32": DT.s32, "float64": DT.f64, "uint8": DT.u8, "bfloat16": DT.bf16}
+    if with_fp8:
+        expected.update(float8_e4m3fn=DT.e4m3, float8_e5m2=DT.e5m2)
+    for name, dt in expected.items():
+        assert to_datatype(getattr(torch, name)) == dt, name
+        assert cuforge.dtypes.torch_datatype(getattr(torch, name)) == dt, name
+    if not with_fp8:  # an older torch: its other dtypes still map, fp8 names as strings too
+        assert to_datatype("float8_e4m3fn") == DT.e4m3
+
+
+def test_real_torch_dtypes():
+    torch = pytest.importorskip("torch")
+    assert to_datatype(torch.int8) == DT.s8
+    assert to_datatype(torch.int32) == DT.s32
+    assert to_datatype(torch.float64) == DT.f64
+    for name, dt in [("float8_e4m3fn", DT.e4m3), ("float8_e5m2", DT.e5m2)]:
+        if hasattr(torch, name):
+            assert to_datatype(getattr(torch, name)) == dt
 
 
 @pytest.mark.parametrize("spelling", ["f17", "complex64", np.complex64, np.uint16, np.bool_, 3, object()])

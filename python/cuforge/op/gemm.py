@@ -18,6 +18,10 @@ from ..dtypes import to_datatype
 # class most plans are built for.
 _DEFAULT_COMPILE_PROBLEM = (4096, 4096, 4096)
 
+# The accumulator a plan takes unless told, by the type of A: the catalog's (f32 for 16-bit, f32
+# and fp8 inputs).
+_DEFAULT_ACCUMULATOR = {_core.DataType.s8: _core.DataType.s32, _core.DataType.f64: _core.DataType.f64}
+
 
 def _layout_of(x, name) -> LayoutType | None:
     """Column-major when the array's rows, not its columns, are the contiguous dimension."""
@@ -60,7 +64,9 @@ class Gemm:
     ``element_A``...``element_D``, ``element_accumulator`` and ``layout_A``/``layout_B``/``layout_C``
     set them one by one, and tensors given as ``A``...``D`` supply what is not given. The
     accumulator defaults to f32. ``cc`` is the GPU to build for (default: the device's);
-    ``kernel_cc=80`` asks for CUTLASS 2.x (SM80) kernels, which also run on Hopper.
+    ``kernel_cc=80`` asks for CUTLASS 2.x (SM80) kernels, which also run on Hopper. The accumulator
+    defaults to f32, to s32 for int8 inputs and to f64 for f64 inputs. ``opclass=OpcodeClass.Simt``
+    asks for CUDA-core kernels (f32 and f64, SM80 family) instead of tensor cores.
     """
 
     def __init__(self, A=None, B=None, C=None, D=None, alpha=1.0, beta=0.0, element_accumulator=None,
@@ -88,11 +94,15 @@ class Gemm:
             layout_b=layout_of(layout_B, B, "B"),
             layout_c=layout_of(layout_C, D if D is not None else C, "D" if D is not None else "C"),
         )
-        acc = to_datatype(element_accumulator) if element_accumulator is not None else _core.DataType.f32
+        if element_accumulator is not None:
+            acc = to_datatype(element_accumulator)
+        else:
+            acc = _DEFAULT_ACCUMULATOR.get(types["element_a"], _core.DataType.f32)
         if acc == _core.DataType.f16 and types["element_a"] != _core.DataType.f16:
             raise InvalidArgumentError("element_accumulator: f16 accumulation is offered for f16 inputs only")
-        self._plan = _core.Gemm(**types, element_accumulator=acc, cc=cc or 0, kernel_cc=kernel_cc or 0,
-                                opclass=opclass, math=math_operation)
+        self._arguments = dict(types, element_accumulator=acc, cc=cc or 0, kernel_cc=kernel_cc or 0,
+                               math=math_operation)
+        self._plan = _core.Gemm(**self._arguments, opclass=opclass)
         self._types = types
         self.element_accumulator = acc
         self.A, self.B, self.C, self.D = A, B, C, D
@@ -111,7 +121,31 @@ class Gemm:
     layout_C = property(lambda self: self._types["layout_c"])
     cc = property(lambda self: self._plan.cc, doc="Compute capability the plan builds for.")
     kernel_cc = property(lambda self: self._plan.kernel_cc, doc="Kernel family: 80 (CUTLASS 2.x) or 90 (3.x).")
-    opclass = property(lambda self: self._opclass, doc="Tensor cores (TensorOp) for every kernel in the catalog.")
+
+    @property
+    def opclass(self) -> OpcodeClass:
+        """Tensor cores (TensorOp, the default) or CUDA cores (Simt: f32 and f64 kernels of the SM80
+        family). Setting it chooses among that class's kernels from then on; the epilogue,
+        decomposition, swizzle and a pinned tile description carry over (an error says which cannot)."""
+        return self._opclass
+
+    @opclass.setter
+    def opclass(self, value: OpcodeClass):
+        if not isinstance(value, OpcodeClass):
+            raise InvalidArgumentError(f"opclass: expected a cuforge.OpcodeClass, got {value!r}")
+        if value == self._opclass:
+            return
+        plan = _core.Gemm(**self._arguments, opclass=value)
+        old = self._plan
+        plan.set_activation(old.activation, old.activation_argument)
+        plan.set_decomposition(old.decomposition, old.splits)
+        plan.deterministic = old.deterministic
+        if old.tile_scheduler is not None:
+            plan.set_tile_scheduler(old.tile_scheduler)
+        if old.tile_description() is not None:
+            plan.set_tile_description(old.tile_description())
+        self._plan, self._opclass = plan, value
+
     math_operation = property(lambda self: self._math, doc="multiply_add; multiply_add_fast_f32 is 3xTF32.")
 
     @property
