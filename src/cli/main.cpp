@@ -20,7 +20,7 @@ using namespace cuforge;
 
 struct FilterFlags {
   int arch = 0;
-  std::string a, b, acc, c, d, layouts, math, glob;
+  std::string a, b, acc, c, d, layouts, opclass, math, glob;
 
   library::GemmFilter to_filter() const {
     library::GemmFilter f;
@@ -30,6 +30,7 @@ struct FilterFlags {
     if (!acc.empty()) f.element_accumulator = parse<DataType>(acc);
     if (!c.empty()) f.element_c = parse<DataType>(c);
     if (!d.empty()) f.element_d = parse<DataType>(d);
+    if (!opclass.empty()) f.opclass = parse<OpcodeClass>(opclass);
     if (!math.empty()) f.math = parse<MathOperation>(math);
     if (!layouts.empty()) {
       if (layouts.size() != 3) throw InvalidArgumentError("--layouts takes three letters (A, B, C), e.g. rcr");
@@ -47,12 +48,13 @@ struct FilterFlags {
 
   void add_to(CLI::App* app) {
     app->add_option("--arch", arch, "architecture family: 80 or 90");
-    app->add_option("--a", a, "element type of A (f16, bf16, f32, ...)");
+    app->add_option("--a", a, "element type of A (f16, bf16, f32, f64, s8, e4m3, e5m2)");
     app->add_option("--b", b, "element type of B");
     app->add_option("--acc", acc, "accumulator type");
     app->add_option("--c", c, "element type of C");
     app->add_option("--d", d, "element type of D");
     app->add_option("--layouts", layouts, "layouts of A, B, C as three letters r/c, e.g. rcr");
+    app->add_option("--opclass", opclass, "opcode class: tensorop (tensor cores) or simt (CUDA cores)");
     app->add_option("--math", math, "math operation (mma, 3xtf32, sat)");
     app->add_option("--filter", glob, "shell glob on kernel names");
   }

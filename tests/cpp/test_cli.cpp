@@ -1,0 +1,64 @@
+// src/cli: `cuforge list` run as a process, as a user runs it. Its count line goes to stderr, the
+// names to stdout.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cuforge/library/catalog.hpp"
+#include "test_support.hpp"
+
+namespace cuforge {
+namespace {
+
+struct Listed {
+  int status = -1;
+  std::vector<std::string> names;
+  double ms = 0;
+};
+
+Listed list(const std::string& args) {
+  auto start = std::chrono::steady_clock::now();
+  std::string command = std::string(CUFORGE_TEST_CLI) + " list " + args + " 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
+  std::string out;
+  char buf[65536];
+  while (size_t n = std::fread(buf, 1, sizeof buf, pipe.get())) out.append(buf, n);
+  Listed l;
+  int status = ::pclose(pipe.release());
+  l.ms = test::ms_since(start);
+  l.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) l.names.push_back(line);
+  return l;
+}
+
+TEST(CommandLine, ListIsFastForEachFamily) {
+  for (Arch arch : {90, 80}) {
+    Listed l = list("--arch " + std::to_string(arch));
+    EXPECT_EQ(l.status, 0);
+    EXPECT_EQ(l.names.size(), library::gemm_catalog(arch).size());
+    EXPECT_LT(l.ms, 100.0) << "cuforge list --arch " << arch << " in a fresh process";
+  }
+}
+
+TEST(CommandLine, ListFiltersByOpcodeClassAndTypes) {
+  Listed simt = list("--arch 80 --opclass simt");
+  ASSERT_EQ(simt.status, 0);
+  EXPECT_EQ(simt.names.size(), 88u + 48u);
+  for (const auto& n : simt.names) EXPECT_NE(n.find("_simt_mma_"), std::string::npos) << n;
+  EXPECT_EQ(list("--arch 80 --opclass simt --a f64").names.size(), 48u);
+  EXPECT_EQ(list("--arch 80 --opclass tensorop --a f64").names.size(), 104u);
+  EXPECT_EQ(list("--arch 90 --opclass simt").names.size(), 0u);
+  EXPECT_EQ(list("--arch 90 --a e4m3 --b e5m2 --c bf16").names.size(), 45u);
+  EXPECT_EQ(list("--arch 80 --a s8 --math sat --layouts rcr").names.size(), 60u);
+  EXPECT_EQ(list("--opclass warp").status, 2) << "an unknown opcode class is an error";
+}
+
+}  // namespace
+}  // namespace cuforge
