@@ -236,11 +236,12 @@ NB_MODULE(_core, m) {
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a, "beta"_a, "stream"_a,
            "on_complete"_a.none())
       .def("check",
-           [](const Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double beta) {
+           [](const Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta) {
              g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"), to_tensor_ref(d, "D"),
-                     beta);
+                     alpha, beta);
            },
-           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "beta"_a, "The checks of run(), without running.");
+           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a, "beta"_a,
+           "The checks of run(), without running.");
 
   m.def("list_gemms", [](std::optional<int> arch, const std::string& glob) {
           library::GemmFilter f;

@@ -367,12 +367,17 @@ std::string Gemm::why_no_kernel(const op::CanonicalGemm& p) const {
                        decomposition_ == Decomposition::SplitK || decomposition_ == Decomposition::StreamK
                            ? " (SM90 split-K and stream-K need a cooperative stream-K kernel)"
                            : "");
+  int least = INT_MAX, most = 1;  // the plan's kernels' alignments of A, in elements
+  for (const auto* family : {&candidates_, &fallback_})
+    for (const auto* c : *family) {
+      least = std::min(least, c->alignment_a);
+      most = std::max(most, c->alignment_a);
+    }
   return fmt::format(
       "no kernel of this plan accepts the operands' alignment: A allows {}, B {}, C/D {} elements (pointers, "
-      "leading dimensions and batch strides must be multiples); the catalog's {} kernels need at least {} "
-      "(pad leading dimensions to a multiple of {} for the fastest kernels)",
-      p.align_a, p.align_b, p.align_c, to_string(kernel_types_.element_a),
-      std::max(1, 32 / size_bits(kernel_types_.element_a)), 128 / size_bits(kernel_types_.element_a));
+      "contiguous extents, leading dimensions and batch strides must be multiples); this plan's {} kernels need "
+      "at least {} (multiples of {} run the fastest kernels)",
+      p.align_a, p.align_b, p.align_c, to_string(kernel_types_.element_a), least, most);
 }
 
 compile::KernelSource Gemm::kernel_source(const library::GemmConfig& config) const {
@@ -400,6 +405,18 @@ const Gemm::Launchable& Gemm::launchable(const op::CanonicalGemm& p) {
                                          p.k, refused));
 }
 
+op::CanonicalGemm Gemm::check(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
+                              double alpha, double beta) const {
+  op::CanonicalGemm p = op::check_gemm(options_, device_, a, b, c, d, beta);
+  // An int32 epilogue (s32 D, exact at any K) takes whole alpha and beta, or would truncate them.
+  if (library::epilogue_compute_type(*candidates_.front()) == DataType::s32)
+    for (auto [name, v] : {std::pair{"alpha", alpha}, {"beta", beta}})
+      if (v != std::trunc(v) || std::abs(v) > double(INT32_MAX))
+        throw InvalidArgumentError(fmt::format("{}: {} outputs are computed in int32: expected a whole number, got {}",
+                                               name, to_string(options_.element_d), v));
+  return p;
+}
+
 std::optional<std::string> Gemm::last_kernel() const {
   if (!last_) return std::nullopt;
   return last_->candidate.config.name();
@@ -412,13 +429,7 @@ std::optional<int> Gemm::last_splits() const {
 
 runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
                              double alpha, double beta, cudaStream_t stream, std::function<void()> on_complete) {
-  op::CanonicalGemm p = op::check_gemm(options_, device_, a, b, c, d, beta);
-  // An int32 epilogue (s32 D, exact at any K) takes whole alpha and beta, or would truncate them.
-  if (library::epilogue_compute_type(*candidates_.front()) == DataType::s32)
-    for (auto [name, v] : {std::pair{"alpha", alpha}, {"beta", beta}})
-      if (v != std::trunc(v) || std::abs(v) > double(INT32_MAX))
-        throw InvalidArgumentError(fmt::format("{}: {} outputs are computed in int32: expected a whole number, got {}",
-                                               name, to_string(options_.element_d), v));
+  op::CanonicalGemm p = check(a, b, c, d, alpha, beta);
   runtime::device_info(device_);  // a clear error when there is no GPU or no such device
   int current = 0;
   runtime::check(cudaGetDevice(&current), "cudaGetDevice");

@@ -211,6 +211,9 @@ def test_int32_outputs_take_whole_alpha_and_beta():
         plan.run(A, B, C, D, beta=1e10)
     with pytest.raises(cuforge.DeviceError):  # whole numbers pass the boundary
         plan.run(A, B, C, D, alpha=2, beta=-1)
+    host = [np.zeros((64, 48), np.int8), np.zeros((32, 48), np.int8).T] + [np.zeros((64, 32), np.int32)] * 2
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^alpha: s32 outputs"):  # before any copy
+        plan.run(host[0], host[1], host[2], host[3].copy(), alpha=0.5)
 
 
 @pytest.mark.parametrize("a", ["float8_e4m3fn", "float8_e5m2"])

@@ -85,9 +85,8 @@ class Gemm {
   compile::KernelSource kernel_source(const library::GemmConfig& config) const;
 
   // The boundary check of run() alone (for callers that must check before staging operands).
-  void check(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d, double beta) const {
-    op::check_gemm(options_, device_, a, b, c, d, beta);
-  }
+  op::CanonicalGemm check(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
+                          double alpha, double beta) const;
 
   // D = alpha * A @ B + beta * C on `stream`; C may be empty when beta == 0. Nothing is launched
   // (and D is untouched) when a check fails. `on_complete` runs in the handle's sync().

@@ -266,7 +266,7 @@ class Gemm:
         s = current_stream(operands, stream)
         on_complete = None
         if any(d is None and x is not None for d, x in zip(descs, operands)):
-            descs, on_complete = self._stage_host_arrays(operands, descs, s, beta)
+            descs, on_complete = self._stage_host_arrays(operands, descs, s, alpha, beta)
         handle = self._plan.run(descs[0], descs[1], None if C is None else descs[2], descs[3], alpha, beta, s,
                                 on_complete)
         if print_module and self.last_kernel:
@@ -275,11 +275,11 @@ class Gemm:
             handle.sync()
         return handle
 
-    def _stage_host_arrays(self, operands, descs, stream, beta):
+    def _stage_host_arrays(self, operands, descs, stream, alpha, beta):
         device = self._plan.device
         # Check first: nothing is copied (and no GPU is needed) for a run that would be refused.
         checked = [host_descriptor(x, device) if d is None and x is not None else d for d, x in zip(descs, operands)]
-        self._plan.check(checked[0], checked[1], None if operands[2] is None else checked[2], checked[3], beta)
+        self._plan.check(checked[0], checked[1], None if operands[2] is None else checked[2], checked[3], alpha, beta)
         staged_d = None
         out = list(descs)
         for i, (x, name) in enumerate(zip(operands, "ABCD")):
