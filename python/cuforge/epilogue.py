@@ -36,6 +36,7 @@ _BY_NAME = {f.name: f for f in _BY_KIND.values()}
 
 
 def of_kind(kind: Activation) -> ActivationFunction:
+    """The function object of an Activation value (what plan.activation returns)."""
     return _BY_KIND[kind]
 
 
