@@ -213,3 +213,21 @@ def test_torch_current_stream_is_used(gen):
     assert not side.query() and not handle.done(), "the run was not queued on torch's current stream"
     handle.sync()
     assert_exact(D, reference(A, B, C, 1.0, 2.0, torch.float16))
+
+
+def test_seed_activation_and_async_snippet(gen):
+    """SEED_API.md's activation and asynchronous-run snippet, verbatim under `import cuforge as cutlass`."""
+    import cuforge as cutlass
+    cutlass_cppgen = cutlass
+
+    A, B, C = operands(gen)
+    D = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    plan = cutlass_cppgen.op.Gemm(A=A, B=B, C=C, D=D)
+
+    plan.activation = cutlass_cppgen.epilogue.relu
+
+    args = plan.run()      # tensors given when the plan was built
+    # ... other work ...
+    args.sync()
+
+    assert_exact(D, F.relu(A.double() @ B.double()).half())  # beta defaults to 0
