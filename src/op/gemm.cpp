@@ -74,6 +74,31 @@ bool divides_as_asked(const library::GemmConfig& c, Decomposition d, bool stream
   return false;
 }
 
+void with_activation(library::GemmConfig& c, Activation a) { c.activation = a; }
+void with_tile_scheduler(library::GemmConfig& c, TileScheduler t) { c.tile.tile_scheduler = t; }
+
+// The values of E that at least one of `kernels` can be built with, `set` applied.
+template <class E, class Set>
+std::vector<E> accepted(const std::vector<const library::GemmConfig*>& kernels, Set set) {
+  std::vector<E> out;
+  for (const auto& [value, name] : EnumNames<E>::table)
+    if (std::any_of(kernels.begin(), kernels.end(), [&](const library::GemmConfig* c) {
+          library::GemmConfig x = *c;
+          set(x, value);
+          return !library::why_invalid(x);
+        }))
+      out.push_back(value);
+  return out;
+}
+
+// Why `kernel` cannot be built with `value`.
+template <class E, class Set>
+std::string why_refused(const library::GemmConfig& kernel, E value, Set set) {
+  library::GemmConfig x = kernel;
+  set(x, value);
+  return library::why_invalid(x).value_or("no kernel accepts it");
+}
+
 }  // namespace
 
 struct Gemm::Launchable {
@@ -185,13 +210,10 @@ void Gemm::clear_tile_description() {
 
 void Gemm::set_activation(Activation activation, double argument) {
   auto usable = activations();
-  if (std::find(usable.begin(), usable.end(), activation) == usable.end()) {
-    library::GemmConfig probe = *candidates_.front();
-    probe.activation = activation;
+  if (std::find(usable.begin(), usable.end(), activation) == usable.end())
     throw InvalidArgumentError(fmt::format("activation {} cannot be fused by this plan's kernels: {}",
-                                           to_string(activation),
-                                           library::why_invalid(probe).value_or("no kernel accepts it")));
-  }
+                                           to_string(activation), why_refused(*candidates_.front(), activation,
+                                                                              with_activation)));
   activation_ = activation;
   activation_argument_ = argument;
   forget_choices();
@@ -200,40 +222,20 @@ void Gemm::set_activation(Activation activation, double argument) {
 std::vector<Activation> Gemm::activations() const {
   // Floating-point epilogues fuse every activation (CUTLASS 3.x fusion callbacks; 2.x generic
   // epilogues); integer ones (s32 D) relu only.
-  std::vector<Activation> out;
-  for (const auto& [value, name] : EnumNames<Activation>::table)
-    if (std::any_of(candidates_.begin(), candidates_.end(), [&](const library::GemmConfig* c) {
-          library::GemmConfig x = *c;
-          x.activation = value;
-          return !library::why_invalid(x);
-        }))
-      out.push_back(value);
-  return out;
+  return accepted<Activation>(candidates_, with_activation);
 }
 
 std::vector<TileScheduler> Gemm::tile_schedulers() const {
-  std::vector<TileScheduler> out;
-  for (const auto& [value, name] : EnumNames<TileScheduler>::table) {
-    if (std::any_of(candidates_.begin(), candidates_.end(), [&](const library::GemmConfig* c) {
-          library::GemmConfig x = *c;
-          x.tile.tile_scheduler = value;
-          return !library::why_invalid(x);
-        }))
-      out.push_back(value);
-  }
-  return out;
+  return accepted<TileScheduler>(candidates_, with_tile_scheduler);
 }
 
 void Gemm::set_tile_scheduler(std::optional<TileScheduler> scheduler) {
   if (scheduler) {
     auto usable = tile_schedulers();
-    if (std::find(usable.begin(), usable.end(), *scheduler) == usable.end()) {
-      library::GemmConfig probe = *candidates_.front();
-      probe.tile.tile_scheduler = *scheduler;
+    if (std::find(usable.begin(), usable.end(), *scheduler) == usable.end())
       throw InvalidArgumentError(fmt::format("tile scheduler {} cannot be used by this plan's sm{} kernels: {}",
                                              to_string(*scheduler), kernel_cc_,
-                                             library::why_invalid(probe).value_or("no kernel accepts it")));
-    }
+                                             why_refused(*candidates_.front(), *scheduler, with_tile_scheduler)));
   }
   scheduler_ = scheduler;
   forget_choices();
