@@ -22,6 +22,14 @@ namespace cuforge::test {
 
 namespace fs = std::filesystem;
 
+// A copy of `value` with `change` applied: the rows of a table that differ from a base case in one place.
+template <class T, class F>
+T changed(T value, F&& change) {
+  change(value);
+  return value;
+}
+
+
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it at the end of the scope.
 class TempDir {
  public:

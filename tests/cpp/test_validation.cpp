@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuforge/op/gemm_problem.hpp"
+#include "test_support.hpp"
 
 namespace cuforge {
 namespace {
@@ -93,173 +94,167 @@ struct BadInput {
   std::vector<std::string> mentions;  // what was expected and what was given
 };
 
-template <class F>
-GemmRun change(GemmRun r, F&& f) {
-  f(r);
-  return r;
-}
-
 std::vector<BadInput> bad_inputs() {
   using D = DataType;
   using K = Kind;
   const GemmRun base;
   return {
       // Element types.
-      {"A is bf16", change(base, [](GemmRun& r) { r.a.dtype = D::bf16; }), K::DataType, "A",
+      {"A is bf16", test::changed(base, [](GemmRun& r) { r.a.dtype = D::bf16; }), K::DataType, "A",
        {"expected element type f16", "element_A", "got bf16"}},
-      {"B is f32", change(base, [](GemmRun& r) { r.b.dtype = D::f32; }), K::DataType, "B",
+      {"B is f32", test::changed(base, [](GemmRun& r) { r.b.dtype = D::f32; }), K::DataType, "B",
        {"expected element type f16", "element_B", "got f32"}},
-      {"C is bf16", change(with_c(), [](GemmRun& r) { r.c.dtype = D::bf16; }), K::DataType, "C",
+      {"C is bf16", test::changed(with_c(), [](GemmRun& r) { r.c.dtype = D::bf16; }), K::DataType, "C",
        {"expected element type f16", "element_C", "got bf16"}},
-      {"D is f32", change(base, [](GemmRun& r) { r.d.dtype = D::f32; }), K::DataType, "D",
+      {"D is f32", test::changed(base, [](GemmRun& r) { r.d.dtype = D::f32; }), K::DataType, "D",
        {"expected element type f16", "element_D", "got f32"}},
-      {"A is f16 in a bf16 plan", change(all(D::bf16), [](GemmRun& r) { r.a.dtype = D::f16; }), K::DataType, "A",
+      {"A is f16 in a bf16 plan", test::changed(all(D::bf16), [](GemmRun& r) { r.a.dtype = D::f16; }), K::DataType, "A",
        {"expected element type bf16", "got f16"}},
-      {"D is s8", change(base, [](GemmRun& r) { r.d.dtype = D::s8; }), K::DataType, "D", {"got s8"}},
+      {"D is s8", test::changed(base, [](GemmRun& r) { r.d.dtype = D::s8; }), K::DataType, "D", {"got s8"}},
 
       // Presence and rank.
-      {"no A", change(base, [](GemmRun& r) { r.a = TensorRef{}; }), K::InvalidArgument, "A", {"no tensor was given"}},
-      {"no B", change(base, [](GemmRun& r) { r.b = TensorRef{}; }), K::InvalidArgument, "B", {"no tensor was given"}},
-      {"no D", change(base, [](GemmRun& r) { r.d = TensorRef{}; }), K::InvalidArgument, "D", {"no output tensor"}},
-      {"A has a null pointer", change(base, [](GemmRun& r) { r.a.data = nullptr; }), K::InvalidArgument, "A",
+      {"no A", test::changed(base, [](GemmRun& r) { r.a = TensorRef{}; }), K::InvalidArgument, "A", {"no tensor was given"}},
+      {"no B", test::changed(base, [](GemmRun& r) { r.b = TensorRef{}; }), K::InvalidArgument, "B", {"no tensor was given"}},
+      {"no D", test::changed(base, [](GemmRun& r) { r.d = TensorRef{}; }), K::InvalidArgument, "D", {"no output tensor"}},
+      {"A has a null pointer", test::changed(base, [](GemmRun& r) { r.a.data = nullptr; }), K::InvalidArgument, "A",
        {"no tensor"}},
-      {"A is a vector", change(base, [](GemmRun& r) { r.a = tensor(kA, {48}, {1}); }), K::InvalidArgument, "A",
+      {"A is a vector", test::changed(base, [](GemmRun& r) { r.a = tensor(kA, {48}, {1}); }), K::InvalidArgument, "A",
        {"expected a matrix (rank 2) or a batch of matrices (rank 3)", "got rank 1"}},
-      {"B is a vector", change(base, [](GemmRun& r) { r.b = tensor(kB, {48}, {1}); }), K::InvalidArgument, "B",
+      {"B is a vector", test::changed(base, [](GemmRun& r) { r.b = tensor(kB, {48}, {1}); }), K::InvalidArgument, "B",
        {"expected a matrix", "got rank 1"}},
-      {"D is a scalar", change(base, [](GemmRun& r) { r.d = tensor(kD, {}, {}); }), K::InvalidArgument, "D",
+      {"D is a scalar", test::changed(base, [](GemmRun& r) { r.d = tensor(kD, {}, {}); }), K::InvalidArgument, "D",
        {"expected a matrix", "got rank 0"}},
 
       // Shapes.
-      {"K of B differs from K of A", change(base, [](GemmRun& r) { r.b = row_major(kB, 40, 32); }), K::InvalidArgument,
+      {"K of B differs from K of A", test::changed(base, [](GemmRun& r) { r.b = row_major(kB, 40, 32); }), K::InvalidArgument,
        "B", {"expected 48 rows (K, the columns of A), got 40"}},
-      {"D has one row too many", change(base, [](GemmRun& r) { r.d = row_major(kD, 65, 32); }), K::InvalidArgument, "D",
+      {"D has one row too many", test::changed(base, [](GemmRun& r) { r.d = row_major(kD, 65, 32); }), K::InvalidArgument, "D",
        {"expected shape (M, N) = (64, 32)", "got (65, 32)"}},
-      {"D has one column too few", change(base, [](GemmRun& r) { r.d = row_major(kD, 64, 31); }), K::InvalidArgument,
+      {"D has one column too few", test::changed(base, [](GemmRun& r) { r.d = row_major(kD, 64, 31); }), K::InvalidArgument,
        "D", {"expected shape (M, N) = (64, 32)", "got (64, 31)"}},
-      {"D is transposed", change(base, [](GemmRun& r) { r.d = row_major(kD, 32, 64); }), K::InvalidArgument, "D",
+      {"D is transposed", test::changed(base, [](GemmRun& r) { r.d = row_major(kD, 32, 64); }), K::InvalidArgument, "D",
        {"(64, 32)", "got (32, 64)"}},
-      {"C has the wrong shape", change(with_c(), [](GemmRun& r) { r.c = row_major(kC, 64, 31); }), K::InvalidArgument,
+      {"C has the wrong shape", test::changed(with_c(), [](GemmRun& r) { r.c = row_major(kC, 64, 31); }), K::InvalidArgument,
        "C", {"expected shape (M, N) = (64, 32)", "got (64, 31)"}},
-      {"negative extent", change(base, [](GemmRun& r) { r.a = tensor(kA, {-1, 48}, {48, 1}); }), K::InvalidArgument, "A",
+      {"negative extent", test::changed(base, [](GemmRun& r) { r.a = tensor(kA, {-1, 48}, {48, 1}); }), K::InvalidArgument, "A",
        {"negative extent", "(-1, 48)"}},
 
       // Strides against the plan's layouts.
-      {"column-major A in a row-major plan", change(base, [](GemmRun& r) { r.a = col_major(kA, 64, 48); }),
+      {"column-major A in a row-major plan", test::changed(base, [](GemmRun& r) { r.a = col_major(kA, 64, 48); }),
        K::InvalidArgument, "A", {"expected a row-major matrix", "layout_A", "strides (1, 64)"}},
-      {"B with a column stride of 2", change(base, [](GemmRun& r) { r.b = tensor(kB, {48, 32}, {64, 2}); }),
+      {"B with a column stride of 2", test::changed(base, [](GemmRun& r) { r.b = tensor(kB, {48, 32}, {64, 2}); }),
        K::InvalidArgument, "B", {"expected a row-major matrix", "unit stride along the columns", "strides (64, 2)"}},
-      {"column-major D in a row-major plan", change(base, [](GemmRun& r) { r.d = col_major(kD, 64, 32); }),
+      {"column-major D in a row-major plan", test::changed(base, [](GemmRun& r) { r.d = col_major(kD, 64, 32); }),
        K::InvalidArgument, "D", {"expected a row-major matrix", "layout_C"}},
-      {"column-major C in a row-major plan", change(with_c(), [](GemmRun& r) { r.c = col_major(kC, 64, 32); }),
+      {"column-major C in a row-major plan", test::changed(with_c(), [](GemmRun& r) { r.c = col_major(kC, 64, 32); }),
        K::InvalidArgument, "C", {"expected a row-major matrix", "layout_C"}},
-      {"row-major A in a column-major-A plan", change(base, [](GemmRun& r) { r.plan.layout_a = Layout::ColumnMajor; }),
+      {"row-major A in a column-major-A plan", test::changed(base, [](GemmRun& r) { r.plan.layout_a = Layout::ColumnMajor; }),
        K::InvalidArgument, "A", {"expected a column-major matrix", "unit stride along the rows"}},
-      {"row-major D in a column-major-C plan", change(base, [](GemmRun& r) { r.plan.layout_c = Layout::ColumnMajor; }),
+      {"row-major D in a column-major-C plan", test::changed(base, [](GemmRun& r) { r.plan.layout_c = Layout::ColumnMajor; }),
        K::InvalidArgument, "D", {"expected a column-major matrix"}},
-      {"rows of A overlap (ld 40 < K 48)", change(base, [](GemmRun& r) { r.a = tensor(kA, {64, 48}, {40, 1}); }),
+      {"rows of A overlap (ld 40 < K 48)", test::changed(base, [](GemmRun& r) { r.a = tensor(kA, {64, 48}, {40, 1}); }),
        K::InvalidArgument, "A", {"leading dimension of at least 48", "strides (40, 1)"}},
-      {"rows of B overlap (ld 16 < N 32)", change(base, [](GemmRun& r) { r.b = tensor(kB, {48, 32}, {16, 1}); }),
+      {"rows of B overlap (ld 16 < N 32)", test::changed(base, [](GemmRun& r) { r.b = tensor(kB, {48, 32}, {16, 1}); }),
        K::InvalidArgument, "B", {"leading dimension of at least 32"}},
       {"columns of a column-major A overlap",
-       change(base, [](GemmRun& r) {
+       test::changed(base, [](GemmRun& r) {
          r.plan.layout_a = Layout::ColumnMajor;
          r.a = tensor(kA, {64, 48}, {1, 32});
        }),
        K::InvalidArgument, "A", {"expected a column-major matrix", "leading dimension of at least 64"}},
-      {"A broadcast along K (stride 0)", change(base, [](GemmRun& r) { r.a = tensor(kA, {64, 48}, {48, 0}); }),
+      {"A broadcast along K (stride 0)", test::changed(base, [](GemmRun& r) { r.a = tensor(kA, {64, 48}, {48, 0}); }),
        K::InvalidArgument, "A", {"unit stride"}},
-      {"negative row stride", change(base, [](GemmRun& r) { r.a = tensor(kA, {64, 48}, {-48, 1}); }), K::InvalidArgument,
+      {"negative row stride", test::changed(base, [](GemmRun& r) { r.a = tensor(kA, {64, 48}, {-48, 1}); }), K::InvalidArgument,
        "A", {"negative strides are not supported", "(-48, 1)"}},
-      {"negative column stride", change(base, [](GemmRun& r) { r.b = tensor(kB, {48, 32}, {32, -1}); }),
+      {"negative column stride", test::changed(base, [](GemmRun& r) { r.b = tensor(kB, {48, 32}, {32, -1}); }),
        K::InvalidArgument, "B", {"negative strides are not supported"}},
 
       // Devices.
-      {"A in host memory", change(base, [](GemmRun& r) { r.a.device = TensorRef::kHost; }), K::InvalidArgument, "A",
+      {"A in host memory", test::changed(base, [](GemmRun& r) { r.a.device = TensorRef::kHost; }), K::InvalidArgument, "A",
        {"expected a tensor on cuda:0", "host memory"}},
-      {"B in host memory", change(base, [](GemmRun& r) { r.b.device = TensorRef::kHost; }), K::InvalidArgument, "B",
+      {"B in host memory", test::changed(base, [](GemmRun& r) { r.b.device = TensorRef::kHost; }), K::InvalidArgument, "B",
        {"expected a tensor on cuda:0", "host memory"}},
-      {"C in host memory", change(with_c(), [](GemmRun& r) { r.c.device = TensorRef::kHost; }), K::InvalidArgument, "C",
+      {"C in host memory", test::changed(with_c(), [](GemmRun& r) { r.c.device = TensorRef::kHost; }), K::InvalidArgument, "C",
        {"host memory"}},
-      {"D in host memory", change(base, [](GemmRun& r) { r.d.device = TensorRef::kHost; }), K::InvalidArgument, "D",
+      {"D in host memory", test::changed(base, [](GemmRun& r) { r.d.device = TensorRef::kHost; }), K::InvalidArgument, "D",
        {"host memory"}},
-      {"A on another GPU", change(base, [](GemmRun& r) { r.a.device = 1; }), K::InvalidArgument, "A",
+      {"A on another GPU", test::changed(base, [](GemmRun& r) { r.a.device = 1; }), K::InvalidArgument, "A",
        {"expected a tensor on cuda:0", "got one on cuda:1"}},
-      {"D on another GPU", change(base, [](GemmRun& r) { r.d.device = 3; }), K::InvalidArgument, "D",
+      {"D on another GPU", test::changed(base, [](GemmRun& r) { r.d.device = 3; }), K::InvalidArgument, "D",
        {"cuda:0", "got one on cuda:3"}},
 
       // Pointers not aligned to whole elements.
-      {"A misaligned", change(base, [](GemmRun& r) { r.a.data = reinterpret_cast<const void*>(kA + 1); }),
+      {"A misaligned", test::changed(base, [](GemmRun& r) { r.a.data = reinterpret_cast<const void*>(kA + 1); }),
        K::InvalidArgument, "A", {"0x10000001", "not aligned to its 2-byte elements"}},
-      {"B misaligned", change(base, [](GemmRun& r) { r.b.data = reinterpret_cast<const void*>(kB + 3); }),
+      {"B misaligned", test::changed(base, [](GemmRun& r) { r.b.data = reinterpret_cast<const void*>(kB + 3); }),
        K::InvalidArgument, "B", {"not aligned to its 2-byte elements"}},
-      {"C misaligned", change(with_c(), [](GemmRun& r) { r.c.data = reinterpret_cast<const void*>(kC + 1); }),
+      {"C misaligned", test::changed(with_c(), [](GemmRun& r) { r.c.data = reinterpret_cast<const void*>(kC + 1); }),
        K::InvalidArgument, "C", {"not aligned to its 2-byte elements"}},
-      {"D misaligned", change(base, [](GemmRun& r) { r.d.data = reinterpret_cast<const void*>(kD + 1); }),
+      {"D misaligned", test::changed(base, [](GemmRun& r) { r.d.data = reinterpret_cast<const void*>(kD + 1); }),
        K::InvalidArgument, "D", {"not aligned to its 2-byte elements"}},
       {"f32 A aligned to 2 bytes only",
-       change(all(DataType::f32), [](GemmRun& r) { r.a.data = reinterpret_cast<const void*>(kA + 2); }),
+       test::changed(all(DataType::f32), [](GemmRun& r) { r.a.data = reinterpret_cast<const void*>(kA + 2); }),
        K::InvalidArgument, "A", {"not aligned to its 4-byte elements"}},
 
       // 32-bit limits: refused, never wrapped.
-      {"M past 32 bits", change(base, [](GemmRun& r) { r.a = tensor(kA, {kBig, 48}, {48, 1}); }), K::InvalidArgument,
+      {"M past 32 bits", test::changed(base, [](GemmRun& r) { r.a = tensor(kA, {kBig, 48}, {48, 1}); }), K::InvalidArgument,
        "A", {"2147483648 rows exceed the 32-bit range", "2147483647"}},
-      {"K past 32 bits", change(base, [](GemmRun& r) { r.a = tensor(kA, {64, kBig}, {kBig, 1}); }), K::InvalidArgument,
+      {"K past 32 bits", test::changed(base, [](GemmRun& r) { r.a = tensor(kA, {64, kBig}, {kBig, 1}); }), K::InvalidArgument,
        "A", {"2147483648 columns exceed the 32-bit range"}},
-      {"N past 32 bits", change(base, [](GemmRun& r) { r.b = tensor(kB, {48, kBig}, {kBig, 1}); }), K::InvalidArgument,
+      {"N past 32 bits", test::changed(base, [](GemmRun& r) { r.b = tensor(kB, {48, kBig}, {kBig, 1}); }), K::InvalidArgument,
        "B", {"columns exceed the 32-bit range"}},
-      {"D rows past 32 bits", change(base, [](GemmRun& r) { r.d = tensor(kD, {kBig, 32}, {32, 1}); }), K::InvalidArgument,
+      {"D rows past 32 bits", test::changed(base, [](GemmRun& r) { r.d = tensor(kD, {kBig, 32}, {32, 1}); }), K::InvalidArgument,
        "D", {"rows exceed the 32-bit range"}},
-      {"batch past 32 bits", change(batched(2), [](GemmRun& r) { r.a = tensor(kA, {kBig, 64, 48}, {3072, 48, 1}); }),
+      {"batch past 32 bits", test::changed(batched(2), [](GemmRun& r) { r.a = tensor(kA, {kBig, 64, 48}, {3072, 48, 1}); }),
        K::InvalidArgument, "A", {"batches exceed the 32-bit range"}},
 
       // C and beta.
-      {"beta != 0 with no C", change(base, [](GemmRun& r) { r.beta = 2.0; }), K::InvalidArgument, "C",
+      {"beta != 0 with no C", test::changed(base, [](GemmRun& r) { r.beta = 2.0; }), K::InvalidArgument, "C",
        {"beta is 2", "no C was given", "beta=0"}},
 
       // Overlap of the output with the inputs.
-      {"D overlaps A", change(base, [](GemmRun& r) { r.d.data = reinterpret_cast<const void*>(kA + 64); }),
+      {"D overlaps A", test::changed(base, [](GemmRun& r) { r.d.data = reinterpret_cast<const void*>(kA + 64); }),
        K::InvalidArgument, "D", {"overlaps input A"}},
-      {"D is B", change(base, [](GemmRun& r) {
+      {"D is B", test::changed(base, [](GemmRun& r) {
          r.b = row_major(kB, 48, 32);
          r.d = tensor(kB, {64, 32}, {32, 1});
        }),
        K::InvalidArgument, "D", {"overlaps input B"}},
-      {"D ends inside A", change(base, [](GemmRun& r) { r.d.data = reinterpret_cast<const void*>(kA - 64 * 32 * 2 + 2); }),
+      {"D ends inside A", test::changed(base, [](GemmRun& r) { r.d.data = reinterpret_cast<const void*>(kA - 64 * 32 * 2 + 2); }),
        K::InvalidArgument, "D", {"overlaps input A"}},
       {"C partly overlaps D (one row apart)",
-       change(with_c(), [](GemmRun& r) { r.c.data = reinterpret_cast<const void*>(kD + 32 * 2); }), K::InvalidArgument,
+       test::changed(with_c(), [](GemmRun& r) { r.c.data = reinterpret_cast<const void*>(kD + 32 * 2); }), K::InvalidArgument,
        "D", {"partly overlaps C", "same tensor or not overlap"}},
       {"C at D's address with other strides",
-       change(with_c(), [](GemmRun& r) { r.c = tensor(kD, {64, 32}, {64, 1}); }), K::InvalidArgument, "D",
+       test::changed(with_c(), [](GemmRun& r) { r.c = tensor(kD, {64, 32}, {64, 1}); }), K::InvalidArgument, "D",
        {"partly overlaps C"}},
 
       // Batches.
-      {"batch counts differ", change(batched(3), [](GemmRun& r) { r.a = batch_of(kA, 2, 64, 48); }), K::InvalidArgument,
+      {"batch counts differ", test::changed(batched(3), [](GemmRun& r) { r.a = batch_of(kA, 2, 64, 48); }), K::InvalidArgument,
        "A", {"expected a batch of 3 like D", "(2, 64, 48)"}},
-      {"batched inputs into one D", change(batched(2), [](GemmRun& r) { r.d = row_major(kD, 64, 32); }),
+      {"batched inputs into one D", test::changed(batched(2), [](GemmRun& r) { r.d = row_major(kD, 64, 32); }),
        K::InvalidArgument, "A", {"expected a batch of 1 like D"}},
-      {"batched C with unbatched operands", change(with_c(), [](GemmRun& r) { r.c = batch_of(kC, 2, 64, 32); }),
+      {"batched C with unbatched operands", test::changed(with_c(), [](GemmRun& r) { r.c = batch_of(kC, 2, 64, 32); }),
        K::InvalidArgument, "C", {"expected a batch of 1 like D"}},
       {"D's batches on the same memory (stride 0)",
-       change(batched(2), [](GemmRun& r) { r.d = tensor(kD, {2, 64, 32}, {0, 32, 1}); }), K::InvalidArgument, "D",
+       test::changed(batched(2), [](GemmRun& r) { r.d = tensor(kD, {2, 64, 32}, {0, 32, 1}); }), K::InvalidArgument, "D",
        {"batch stride of 0", "same memory"}},
 
       // Bias vectors (C broadcast over the rows of D).
-      {"bias of the wrong length", change(with_c(), [](GemmRun& r) { r.c = tensor(kC, {31}, {1}); }),
+      {"bias of the wrong length", test::changed(with_c(), [](GemmRun& r) { r.c = tensor(kC, {31}, {1}); }),
        K::InvalidArgument, "C", {"bias of N = 32", "(31)"}},
-      {"bias with a column-major D", change(with_c(), [](GemmRun& r) {
+      {"bias with a column-major D", test::changed(with_c(), [](GemmRun& r) {
          r.plan.layout_c = Layout::ColumnMajor;
          r.d = col_major(kD, 64, 32);
          r.c = tensor(kC, {32}, {1});
        }), K::InvalidArgument, "C", {"bias vector C needs a row-major D"}},
-      {"strided bias", change(with_c(), [](GemmRun& r) { r.c = tensor(kC, {32}, {2}); }), K::InvalidArgument, "C",
+      {"strided bias", test::changed(with_c(), [](GemmRun& r) { r.c = tensor(kC, {32}, {2}); }), K::InvalidArgument, "C",
        {"unit stride along the columns"}},
-      {"a vector A", change(base, [](GemmRun& r) { r.a = tensor(kA, {48}, {1}); }), K::InvalidArgument, "A",
+      {"a vector A", test::changed(base, [](GemmRun& r) { r.a = tensor(kA, {48}, {1}); }), K::InvalidArgument, "A",
        {"expected a matrix (rank 2)", "rank 1"}},
-      {"batches of B overlap", change(batched(2), [](GemmRun& r) { r.b = tensor(kB, {2, 48, 32}, {100, 32, 1}); }),
+      {"batches of B overlap", test::changed(batched(2), [](GemmRun& r) { r.b = tensor(kB, {2, 48, 32}, {100, 32, 1}); }),
        K::InvalidArgument, "B", {"batches overlap", "batch stride of 100", "1536"}},
-      {"negative batch stride", change(batched(2), [](GemmRun& r) { r.d = tensor(kD, {2, 64, 32}, {-2048, 32, 1}); }),
+      {"negative batch stride", test::changed(batched(2), [](GemmRun& r) { r.d = tensor(kD, {2, 64, 32}, {-2048, 32, 1}); }),
        K::InvalidArgument, "D", {"negative strides"}},
   };
 }

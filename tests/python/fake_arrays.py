@@ -9,6 +9,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
+
+import cuforge
+
+# Marks a test of what a machine without a GPU does.
+no_gpu = pytest.mark.skipif(cuforge.device_count() > 0, reason="checks the behaviour of a machine without a GPU")
 
 # Fake device addresses, 256 MiB apart and 256-byte aligned.
 BASE = {"A": 0x1_0000_0000, "B": 0x2_0000_0000, "C": 0x3_0000_0000, "D": 0x4_0000_0000}

@@ -1,0 +1,417 @@
+// library/: the validity rules (configurations accepted, and refused with a reason that says why),
+// kernel names that are malformed or carry an epilogue, and the enum names they are built from.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuforge/library/catalog.hpp"
+#include "test_support.hpp"
+
+namespace cuforge {
+namespace {
+
+using library::GemmConfig;
+
+// --- The validity rules: configurations that must be refused, and what the reason must say. ---
+
+GemmConfig sm90_coop() {
+  GemmConfig c;
+  c.arch = 90;
+  c.element_a = c.element_b = DataType::f16;
+  c.element_c = c.element_d = DataType::f16;
+  c.tile.threadblock_shape = {128, 128, 64};
+  c.tile.cluster_shape = {1, 1, 1};
+  c.tile.stages = 0;
+  c.tile.kernel_schedule = KernelSchedule::TmaWarpSpecializedCooperative;
+  c.tile.epilogue_schedule = EpilogueSchedule::TmaWarpSpecializedCooperative;
+  c.alignment_a = c.alignment_b = c.alignment_c = 8;
+  return c;
+}
+
+GemmConfig sm90_pingpong() {
+  GemmConfig c = sm90_coop();
+  c.tile.threadblock_shape = {64, 128, 64};
+  c.tile.kernel_schedule = KernelSchedule::TmaWarpSpecializedPingpong;
+  c.tile.epilogue_schedule = EpilogueSchedule::TmaWarpSpecialized;
+  return c;
+}
+
+GemmConfig sm80_f16() {
+  GemmConfig c;
+  c.arch = 80;
+  c.element_a = c.element_b = DataType::f16;
+  c.element_c = c.element_d = DataType::f16;
+  c.tile.threadblock_shape = {128, 128, 32};
+  c.tile.warp_count = {2, 2, 1};
+  c.tile.stages = 4;
+  c.tile.kernel_schedule = KernelSchedule::Multistage;
+  c.tile.epilogue_schedule = EpilogueSchedule::Default;
+  c.alignment_a = c.alignment_b = c.alignment_c = 8;
+  return c;
+}
+
+GemmConfig sm90_s8() {
+  GemmConfig c = sm90_coop();
+  c.element_a = c.element_b = DataType::s8;
+  c.element_accumulator = c.element_c = c.element_d = DataType::s32;
+  c.tile.threadblock_shape = {128, 128, 128};
+  c.alignment_a = c.alignment_b = 16;
+  c.alignment_c = 4;
+  return c;
+}
+
+GemmConfig sm90_fp8(DataType a, DataType b, DataType out) {
+  GemmConfig c = sm90_pingpong();
+  c.element_a = a;
+  c.element_b = b;
+  c.element_c = c.element_d = out;
+  c.tile.threadblock_shape = {64, 128, 128};
+  c.alignment_a = c.alignment_b = 16;
+  c.alignment_c = 128 / size_bits(out);
+  return c;
+}
+
+GemmConfig sm80_f64() {
+  GemmConfig c = sm80_f16();
+  c.element_a = c.element_b = c.element_accumulator = c.element_c = c.element_d = DataType::f64;
+  c.tile.threadblock_shape = {128, 128, 16};
+  c.tile.warp_count = {4, 2, 1};
+  c.tile.stages = 3;
+  c.alignment_a = c.alignment_b = c.alignment_c = 1;
+  return c;
+}
+
+GemmConfig sm80_s8() {
+  GemmConfig c = sm80_f16();
+  c.element_a = c.element_b = DataType::s8;
+  c.element_accumulator = c.element_c = c.element_d = DataType::s32;
+  c.math = MathOperation::MultiplyAddSaturate;
+  c.tile.threadblock_shape = {128, 128, 64};
+  c.layout_b = Layout::ColumnMajor;
+  c.alignment_a = c.alignment_b = 16;
+  c.alignment_c = 4;
+  return c;
+}
+
+GemmConfig sm80_simt(DataType t) {
+  GemmConfig c = sm80_f16();
+  c.opclass = OpcodeClass::Simt;
+  c.element_a = c.element_b = c.element_accumulator = c.element_c = c.element_d = t;
+  c.tile.threadblock_shape = {128, 128, 8};
+  c.tile.warp_count = {4, 2, 1};
+  c.tile.stages = t == DataType::f64 ? 3 : 5;
+  c.alignment_a = c.alignment_b = c.alignment_c = 1;
+  return c;
+}
+
+// Configurations of the new families that the rules accept, including epilogue variants.
+std::vector<std::pair<const char*, GemmConfig>> accepted() {
+  using D = DataType;
+  return {
+      {"sm90 s8 -> s32", sm90_s8()},
+      {"sm90 s8 -> s32, relu and a bias row", test::changed(sm90_s8(), [](auto& c) {
+         c.activation = Activation::relu;
+         c.bias = true;
+       })},
+      {"sm90 s8 -> s8 with gelu (a float epilogue)", test::changed(sm90_s8(), [](auto& c) {
+         c.element_c = c.element_d = D::s8;
+         c.alignment_c = 16;
+         c.activation = Activation::gelu;
+       })},
+      {"sm90 e4m3 x e4m3 -> bf16", sm90_fp8(D::e4m3, D::e4m3, D::bf16)},
+      {"sm90 e4m3 x e5m2 -> f16", sm90_fp8(D::e4m3, D::e5m2, D::f16)},
+      {"sm90 e5m2 x e4m3 -> f32", sm90_fp8(D::e5m2, D::e4m3, D::f32)},
+      {"sm90 e5m2 x e5m2 -> bf16, silu", test::changed(sm90_fp8(D::e5m2, D::e5m2, D::bf16), [](auto& c) {
+         c.activation = Activation::silu;
+       })},
+      {"sm80 f64 tensor op", sm80_f64()},
+      {"sm80 f64 tensor op, leaky_relu and a bias row", test::changed(sm80_f64(), [](auto& c) {
+         c.activation = Activation::leaky_relu;
+         c.bias = true;
+       })},
+      {"sm80 s8 saturating -> s32", sm80_s8()},
+      {"sm80 SIMT f32", sm80_simt(D::f32)},
+      {"sm80 SIMT f64, column-major A", test::changed(sm80_simt(D::f64), [](auto& c) { c.layout_a = Layout::ColumnMajor; })},
+  };
+}
+
+struct Refusal {
+  const char* what;
+  GemmConfig config;
+  std::vector<const char*> reason_mentions;
+};
+
+std::vector<Refusal> refusals() {
+  using KS = KernelSchedule;
+  using ES = EpilogueSchedule;
+  return {
+      {"pingpong with stream-K", test::changed(sm90_pingpong(), [](auto& c) { c.tile.tile_scheduler = TileScheduler::StreamK; }),
+       {"stream-K", "cooperative"}},
+      {"coop with tile M 64", test::changed(sm90_coop(), [](auto& c) { c.tile.threadblock_shape = {64, 128, 64}; }),
+       {"multiple of 128", "got 64", "pingpong"}},
+      {"pingpong with tile M 96", test::changed(sm90_pingpong(), [](auto& c) { c.tile.threadblock_shape = {96, 128, 64}; }),
+       {"multiple of 64", "got 96"}},
+      {"pingpong 128x256: too many accumulator registers",
+       test::changed(sm90_pingpong(), [](auto& c) { c.tile.threadblock_shape = {128, 256, 64}; }),
+       {"accumulator registers", "256", "cooperative"}},
+      {"coop 256x256: too many accumulator registers",
+       test::changed(sm90_coop(), [](auto& c) { c.tile.threadblock_shape = {256, 256, 64}; }), {"accumulator registers"}},
+      {"sm90 f32 with a column-major A", test::changed(sm90_coop(), [](auto& c) {
+         c.element_a = c.element_b = c.element_c = c.element_d = DataType::f32;
+         c.tile.threadblock_shape = {128, 128, 32};
+         c.alignment_a = c.alignment_b = c.alignment_c = 4;
+         c.layout_a = Layout::ColumnMajor;
+       }),
+       {"K-major", "row-major A", "SM80"}},
+      {"sm90 f32 with a row-major B", test::changed(sm90_coop(), [](auto& c) {
+         c.element_a = c.element_b = c.element_c = c.element_d = DataType::f32;
+         c.tile.threadblock_shape = {128, 128, 32};
+         c.alignment_a = c.alignment_b = c.alignment_c = 4;
+         c.layout_b = Layout::RowMajor;
+       }),
+       {"column-major B"}},
+      {"sm90 alignment of A not 16 bytes", test::changed(sm90_coop(), [](auto& c) { c.alignment_a = 4; }),
+       {"16-byte aligned A", "got 4", "SM80"}},
+      {"sm90 alignment of C not 16 bytes", test::changed(sm90_coop(), [](auto& c) { c.alignment_c = 2; }),
+       {"16-byte aligned C"}},
+      {"sm80 alignment of B below 4 bytes", test::changed(sm80_f16(), [](auto& c) { c.alignment_b = 1; }),
+       {"4-byte aligned B", "1 x 16 bits"}},
+      {"alignment not a power of two", test::changed(sm80_f16(), [](auto& c) { c.alignment_a = 6; }),
+       {"power of two", "got 6"}},
+      {"alignment wider than 128 bits", test::changed(sm80_f16(), [](auto& c) { c.alignment_a = 16; }),
+       {"1 to 8 elements of f16", "got 16"}},
+      {"sm80: too much shared memory", test::changed(sm80_f16(), [](auto& c) {
+         c.tile.threadblock_shape = {256, 128, 64};
+         c.tile.warp_count = {4, 2, 1};
+         c.tile.stages = 6;
+       }),
+       {"shared memory", "6 stages"}},
+      {"sm90: too much shared memory", test::changed(sm90_coop(), [](auto& c) {
+         c.tile.threadblock_shape = {256, 128, 64};
+         c.tile.stages = 8;
+       }),
+       {"shared memory"}},
+      {"cluster of 8 CTAs", test::changed(sm90_coop(), [](auto& c) { c.tile.cluster_shape = {4, 2, 1}; }),
+       {"cluster 4x2x1", "up to 4 CTAs"}},
+      {"cluster along K", test::changed(sm90_coop(), [](auto& c) { c.tile.cluster_shape = {1, 1, 2}; }),
+       {"cluster 1x1x2", "K = 1"}},
+      {"empty cluster", test::changed(sm90_coop(), [](auto& c) { c.tile.cluster_shape = {0, 1, 1}; }), {"cluster 0x1x1"}},
+      {"coop kernel with the pingpong epilogue",
+       test::changed(sm90_coop(), [](auto& c) { c.tile.epilogue_schedule = ES::TmaWarpSpecialized; }),
+       {"coop kernel schedule needs the tmacoop epilogue"}},
+      {"sm90 with the multistage mainloop", test::changed(sm90_coop(), [](auto& c) { c.tile.kernel_schedule = KS::Multistage; }),
+       {"TMA warp-specialized"}},
+      {"sm90 tile K of 32 f16 (64 bytes)", test::changed(sm90_coop(), [](auto& c) { c.tile.threadblock_shape = {128, 128, 32}; }),
+       {"tile K", "128 bytes", "got 32"}},
+      {"sm90 tile N of 272", test::changed(sm90_coop(), [](auto& c) { c.tile.threadblock_shape = {128, 272, 64}; }),
+       {"tile N", "got 272"}},
+      {"sm80 with a cluster", test::changed(sm80_f16(), [](auto& c) { c.tile.cluster_shape = {2, 1, 1}; }), {"no clusters"}},
+      {"sm80 with one stage", test::changed(sm80_f16(), [](auto& c) { c.tile.stages = 1; }), {"at least 2 stages", "got 1"}},
+      {"sm80 with a TMA schedule",
+       test::changed(sm80_f16(), [](auto& c) { c.tile.kernel_schedule = KS::TmaWarpSpecializedCooperative; }),
+       {"multistage"}},
+      {"sm80 warps that do not divide the tile", test::changed(sm80_f16(), [](auto& c) { c.tile.warp_count = {3, 2, 1}; }),
+       {"warps must divide"}},
+      {"sm80 warp tile smaller than one MMA", test::changed(sm80_f16(), [](auto& c) {
+         c.tile.threadblock_shape = {64, 64, 32};
+         c.tile.warp_count = {8, 1, 1};
+       }),
+       {"warp tile 8x64", "16x8"}},
+      {"sm80 with 16 warps", test::changed(sm80_f16(), [](auto& c) {
+         c.tile.threadblock_shape = {256, 256, 32};
+         c.tile.warp_count = {4, 4, 1};
+         c.tile.stages = 2;
+       }),
+       {"16 warps", "at most 8"}},
+      {"column-major C", test::changed(sm90_coop(), [](auto& c) { c.layout_c = Layout::ColumnMajor; }),
+       {"row-major D", "transposed"}},
+      {"SIMT f16", test::changed(sm80_f16(), [](auto& c) { c.opclass = OpcodeClass::Simt; }),
+       {"sm80 has no simt mma instruction", "f16 x f16"}},
+      {"mixed A and B types", test::changed(sm80_f16(), [](auto& c) { c.element_b = DataType::bf16; }),
+       {"no tensorop mma instruction", "f16 x bf16"}},
+      {"C and D of different types", test::changed(sm80_f16(), [](auto& c) { c.element_d = DataType::f32; }),
+       {"one type", "f16 or f32", "got C f16 and D f32"}},
+      // The new families.
+      {"sm90 s8 with a column-major A", test::changed(sm90_s8(), [](auto& c) { c.layout_a = Layout::ColumnMajor; }),
+       {"8-bit operands only K-major", "row-major A", "transpose"}},
+      {"sm90 e4m3 with a row-major B",
+       test::changed(sm90_fp8(DataType::e4m3, DataType::e4m3, DataType::bf16), [](auto& c) { c.layout_b = Layout::RowMajor; }),
+       {"K-major", "column-major B"}},
+      {"sm90 s8 tile K of 64 (64 bytes)", test::changed(sm90_s8(), [](auto& c) { c.tile.threadblock_shape = {128, 128, 64}; }),
+       {"tile K", "128 bytes of s8 (128 elements)", "got 64"}},
+      {"sm90 s8 with f32 accumulation", test::changed(sm90_s8(), [](auto& c) { c.element_accumulator = DataType::f32; }),
+       {"no tensorop mma instruction", "s8 x s8 with f32 accumulation"}},
+      {"sm90 s8 saturating (an SM80 instruction)",
+       test::changed(sm90_s8(), [](auto& c) { c.math = MathOperation::MultiplyAddSaturate; }), {"sm90 has no tensorop sat"}},
+      {"sm90 s32 output with gelu", test::changed(sm90_s8(), [](auto& c) { c.activation = Activation::gelu; }),
+       {"s32 outputs are computed in s32", "only relu", "got gelu"}},
+      {"sm80 s32 output with leaky_relu", test::changed(sm80_s8(), [](auto& c) { c.activation = Activation::leaky_relu; }),
+       {"computed in s32", "got leaky_relu"}},
+      {"sm90 fp8 into e4m3", test::changed(sm90_fp8(DataType::e4m3, DataType::e5m2, DataType::bf16), [](auto& c) {
+         c.element_c = c.element_d = DataType::e4m3;
+         c.alignment_c = 16;
+       }),
+       {"write C and D", "bf16 or f16 or f32", "got C e4m3"}},
+      {"sm90 f64", test::changed(sm90_coop(), [](auto& c) {
+         c.element_a = c.element_b = c.element_accumulator = c.element_c = c.element_d = DataType::f64;
+       }),
+       {"sm90 has no tensorop mma instruction for f64 x f64"}},
+      {"sm80 fp8", test::changed(sm80_f16(), [](auto& c) { c.element_a = c.element_b = DataType::e4m3; }),
+       {"sm80 has no tensorop mma instruction for e4m3 x e4m3"}},
+      {"sm80 s8 without saturation", test::changed(sm80_s8(), [](auto& c) { c.math = MathOperation::MultiplyAdd; }),
+       {"no tensorop mma instruction for s8 x s8"}},
+      {"sm80 s8 with a column-major A", test::changed(sm80_s8(), [](auto& c) { c.layout_a = Layout::ColumnMajor; }),
+       {"mma.sync reads 8-bit operands only K-major", "row-major A"}},
+      {"sm80 s8 with 2-byte aligned A", test::changed(sm80_s8(), [](auto& c) { c.alignment_a = 2; }),
+       {"4-byte aligned A", "2 x 8 bits"}},
+      {"sm80 f64 warp tile of 64x64 doubles", test::changed(sm80_f64(), [](auto& c) { c.tile.warp_count = {2, 2, 1}; }),
+       {"warp tile 64x64", "256 accumulator registers"}},
+      {"sm80 f64 tile K of 2", test::changed(sm80_f64(), [](auto& c) { c.tile.threadblock_shape = {128, 128, 2}; }),
+       {"8x8x4 instructions"}},
+      {"sm80 f64 alignment 2 on C wider than 128 bits", test::changed(sm80_f64(), [](auto& c) { c.alignment_c = 4; }),
+       {"1 to 2 elements of f64"}},
+      {"sm80 SIMT warp tile 16x20", test::changed(sm80_simt(DataType::f32), [](auto& c) {
+         c.tile.threadblock_shape = {32, 40, 8};
+         c.tile.warp_count = {2, 2, 1};
+       }),
+       {"SIMT warp tile 16x20", "4x8 threads"}},
+      {"sm80 SIMT f32 warp tile 64x128",
+       test::changed(sm80_simt(DataType::f32), [](auto& c) { c.tile.threadblock_shape = {256, 256, 8}; }),
+       {"accumulator registers"}},
+      {"sm80 SIMT with 3xTF32", test::changed(sm80_simt(DataType::f32), [](auto& c) { c.math = MathOperation::MultiplyAddFastF32; }),
+       {"no simt 3xtf32 instruction"}},
+      {"sm70", test::changed(sm80_f16(), [](auto& c) { c.arch = 70; }), {"sm70", "80, 90"}},
+  };
+}
+
+TEST(CatalogRules, RefusedConfigurationsSayWhy) {
+  ASSERT_EQ(library::why_invalid(sm90_coop()), std::nullopt) << *library::why_invalid(sm90_coop());
+  ASSERT_EQ(library::why_invalid(sm90_pingpong()), std::nullopt) << *library::why_invalid(sm90_pingpong());
+  ASSERT_EQ(library::why_invalid(sm80_f16()), std::nullopt) << *library::why_invalid(sm80_f16());
+  for (const auto& [what, config] : accepted()) {
+    auto why = library::why_invalid(config);
+    EXPECT_EQ(why, std::nullopt) << what << ": " << why.value_or("");
+    EXPECT_EQ(library::parse_gemm_name(config.name()).name(), config.name()) << what;
+  }
+  for (const auto& r : refusals()) {
+    SCOPED_TRACE(r.what);
+    auto why = library::why_invalid(r.config);
+    ASSERT_TRUE(why.has_value()) << r.config.name() << " was accepted";
+    for (const char* word : r.reason_mentions) EXPECT_NE(why->find(word), std::string::npos) << "reason: " << *why;
+  }
+}
+
+TEST(CatalogRules, NoRefusedConfigurationIsInTheCatalog) {
+  std::set<std::string> names;
+  for (const auto* c : library::find_gemms({})) names.insert(c->name());
+  for (const auto& r : refusals()) {
+    // Names encode what the family uses (SM80 names carry no cluster): compare only those.
+    if (!(library::parse_gemm_name(r.config.name()).tile == r.config.tile)) continue;
+    EXPECT_EQ(names.count(r.config.name()), 0u) << r.what;
+  }
+}
+
+// --- Malformed names. ---
+
+TEST(CatalogNames, MalformedNamesAreRefused) {
+  const std::string good = library::gemm_catalog(90).front().name();
+  ASSERT_NO_THROW(library::parse_gemm_name(good));
+  auto replace = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+  };
+  const std::vector<std::string> bad = {
+      "",
+      "cuforge",
+      "not_a_kernel_name",
+      good.substr(0, good.rfind('_')),                  // alignment part missing
+      good + "_extra",                                  // one part too many
+      replace("cuforge_", "cutlass_"),                  // wrong prefix
+      replace("_gemm_", "_conv_"),                      // wrong operation
+      replace("cuforge_sm90", "cuforge_xx90"),          // no "sm"
+      replace("cuforge_sm90", "cuforge_smXY"),          // arch not a number
+      replace("_tensorop_", "_wmma_"),                  // unknown opclass
+      replace("_mma_", "_fma_"),                        // unknown math
+      replace("_f16_f16_f32_", "_f17_f16_f32_"),        // unknown data type
+      replace("_rcr_", "_rxr_"),                        // bad layout letter
+      replace("_rcr_", "_rc_"),                         // two layout letters
+      replace("_128x", "_128xx"),                       // malformed tile
+      replace("_c1x1x1_", "_w1x1x1_"),                  // warp shape on sm90
+      replace("_c1x1x1_", "_c1x1_"),                    // two-part cluster
+      replace("_s0_", "_t0_"),                          // stages without s
+      replace("_s0_", "_s_"),                           // stages without a number
+      replace("_s0_", "_s99999999999_"),                // stages out of range
+      replace("_coop_", "_cooperative_"),               // unknown kernel schedule
+      replace("_tmacoop_", "_tmax_"),                   // unknown epilogue schedule
+      replace("_default_a", "_splitk_a"),               // unknown tile scheduler
+      good.substr(0, good.rfind("_a")) + "_b8x8x8",     // alignment without a
+      good.substr(0, good.rfind("_a")) + "_a8x8",       // two alignments
+      good.substr(0, good.rfind("_a")) + "_a8x-x8",     // alignment not a number
+  };
+  for (const auto& name : bad) {
+    SCOPED_TRACE(name);
+    EXPECT_THROW(library::parse_gemm_name(name), InvalidArgumentError);
+  }
+  // The message says what a name looks like, or which part is wrong.
+  try {
+    library::parse_gemm_name("not_a_kernel_name");
+    FAIL();
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a cuforge GEMM kernel name"), std::string::npos) << e.what();
+  }
+  try {
+    library::parse_gemm_name(replace("_f16_f16_f32_", "_f17_f16_f32_"));
+    FAIL();
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("f17"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CatalogNames, TheEpilogueIsASuffix) {
+  const std::string base =
+      "cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x128x64_c1x1x1_s0_coop_tmacoop_default_a8x8x8";
+  auto plain = library::parse_gemm_name(base);
+  EXPECT_EQ(plain.activation, Activation::identity);
+  EXPECT_FALSE(plain.bias);
+  auto fused = library::parse_gemm_name(base + "_leaky_relu_bias");
+  EXPECT_EQ(fused.activation, Activation::leaky_relu);
+  EXPECT_TRUE(fused.bias);
+  EXPECT_EQ(fused.name(), base + "_leaky_relu_bias");
+  EXPECT_TRUE(library::parse_gemm_name(base + "_bias").bias);
+  EXPECT_EQ(library::parse_gemm_name(base + "_gelu").activation, Activation::gelu);
+  EXPECT_THROW(library::parse_gemm_name(base + "_identity"), InvalidArgumentError) << "one spelling per kernel";
+  EXPECT_THROW(library::parse_gemm_name(base + "_softmax"), InvalidArgumentError);
+  EXPECT_THROW(library::parse_gemm_name(base + "_bias_relu"), InvalidArgumentError);
+}
+
+TEST(CatalogNames, SM80NamesCarryWarpsNotClusters) {
+  const auto& c = library::gemm_catalog(80).front();
+  std::string name = c.name();
+  EXPECT_NE(name.find("_w"), std::string::npos) << name;
+  std::string as_cluster = name;
+  as_cluster.replace(as_cluster.find("_w") + 1, 1, "c");
+  EXPECT_THROW(library::parse_gemm_name(as_cluster), InvalidArgumentError);
+}
+
+TEST(CoreTypes, EnumNamesRoundTrip) {
+  for (const auto& [v, n] : EnumNames<DataType>::table) EXPECT_EQ(parse<DataType>(n), v);
+  for (const auto& [v, n] : EnumNames<KernelSchedule>::table) EXPECT_EQ(parse<KernelSchedule>(n), v);
+  try {
+    parse<DataType>("f17");
+    FAIL();
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("expected one of: f16, bf16"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(size_bits(DataType::bf16), 16);
+  EXPECT_EQ(size_bits(DataType::e4m3), 8);
+  EXPECT_EQ(size_bits(DataType::f64), 64);
+  EXPECT_EQ(cutlass_type(DataType::bf16), "cutlass::bfloat16_t");
+  EXPECT_EQ(transposed(Layout::RowMajor), Layout::ColumnMajor);
+}
+
+}  // namespace
+}  // namespace cuforge
