@@ -1,7 +1,7 @@
 """The data-type families of issue 4 on the GPU: SM90 int8 (into s32 and, saturating, into s8) and
-fp8 (every e4m3/e5m2 pairing into bf16, f16, f32); SM80 int8 (saturating mma.sync into s32), f64
-tensor cores, SIMT f32 and f64 — each in the layouts its kernels take, on SM90 kernels and with
-kernel_cc=80 where both families have it.
+fp8 (every e4m3/e5m2 pairing into bf16, f16, f32); f16 and bf16 into f32 outputs (SM90 and SM80);
+SM80 int8 (saturating mma.sync into s32), f64 tensor cores, 3xTF32, SIMT f32 and f64 — each in the
+layouts its kernels take, on SM90 kernels and with kernel_cc=80 where both families have it.
 
 Inputs are small integers (exact.py): exact in every input type, e4m3 and e5m2 included, and every
 product and partial sum exact in the accumulator, so results must equal a float64 reference bit
@@ -31,6 +31,7 @@ TYPES = {
 }
 INTEGER = {"s8", "s32"}
 Simt = cuforge.OpcodeClass.Simt
+FAST_F32 = cuforge.MathOperation.multiply_add_fast_f32
 
 # M not a multiple of any tile; N and K multiples of 16 so that 8-bit operands and s8 outputs stay
 # 16-byte aligned (SM90 TMA) in either layout; K spans two and a bit 8-bit tiles (128).
@@ -49,6 +50,7 @@ class Case:
     alpha: float = 1.0
     beta: float = 0.0
     opclass: Optional[cuforge.OpcodeClass] = None
+    math: Optional[cuforge.MathOperation] = None
     activation: Optional[str] = None
     bias: bool = False
     tile: tuple = ()  # a pinned tile description, as (field, value) pairs
@@ -60,6 +62,8 @@ class Case:
                  "x".join(map(str, self.shape))]
         if self.opclass == Simt:
             parts.append("simt")
+        if self.math == FAST_F32:
+            parts.append("3xtf32")
         if (self.alpha, self.beta) != (1.0, 0.0):
             parts.append(f"a{self.alpha:g}b{self.beta:g}")
         if self.activation:
@@ -80,7 +84,7 @@ def make_plan(case):
     plan = cuforge.op.Gemm(element_A=TYPES[case.a], element_B=TYPES[case.b], element_C=TYPES[case.out],
                            element_D=TYPES[case.out], element_accumulator=TYPES[acc_of(case)],
                            layout_A=lay[0], layout_B=lay[1], layout_C=lay[2], kernel_cc=case.kernel_cc,
-                           opclass=case.opclass)
+                           opclass=case.opclass, math_operation=case.math)
     if case.activation:
         plan.activation = case.activation
     if case.tile:
@@ -120,6 +124,15 @@ CASES = (
        for (a, b), out in zip(FP8, ["bf16", "f16", "f32", "bf16"])]
     + [Case("e4m3", "e4m3", out, RCR, None, alpha=1.0, beta=2.0) for out in ("f16", "f32")]
     + [Case("e5m2", "e4m3", "bf16", "rcc", None, beta=1.0, kernel_has=("_e4m3_e5m2_",))]  # D^T = B^T A^T
+    # f16 and bf16 into f32 C and D (f32 epilogue, no conversion of the result), every layout.
+    + [Case(t, t, "f32", lay, cc, kernel_has=(f"_{t}_{t}_f32_f32_f32_",))
+       for t in ("f16", "bf16") for lay in ALL_LAYOUTS for cc in (None, 80)]
+    + [Case(t, t, "f32", "rcr", cc, shape=(197, 136, 88), alpha=2.0, beta=-1.0, activation="relu", bias=True)
+       for t in ("f16", "bf16") for cc in (None, 80)]
+    # 3xTF32 (SM80 kernels only; f32 split into big and small TF32 halves), every layout.
+    + [Case("f32", "f32", "f32", lay, None, math=FAST_F32, kernel_has=("cuforge_sm80_", "_3xtf32_"))
+       for lay in ALL_LAYOUTS]
+    + [Case("f32", "f32", "f32", "crr", None, shape=(197, 131, 61), alpha=1.0, beta=2.0, math=FAST_F32)]
     # SM80 f64 tensor cores (DMMA), every layout; SIMT f32 and f64, every layout.
     + [Case("f64", "f64", "f64", lay, None, kernel_has=("cuforge_sm80_gemm_tensorop_mma_f64_",))
        for lay in ALL_LAYOUTS]
@@ -193,9 +206,28 @@ def test_bit_exact(case, gen):
     kernel = plan.last_kernel
     for part in case.kernel_has:
         assert part in kernel, kernel
-    if case.kernel_cc == 80 or case.a == "f64" or case.opclass == Simt:
+    if case.kernel_cc == 80 or case.a == "f64" or case.opclass == Simt or case.math == FAST_F32:
         assert kernel.startswith("cuforge_sm80_"), kernel
     if case.bias:
         assert kernel.endswith("_bias"), kernel
     if lc == COL:
         assert D.stride() == (1, M), "D keeps its column-major strides"
+
+
+def test_3xtf32_is_near_f32_accuracy(gen):
+    """On values that are not integers, 3xTF32 keeps the error of an f32 GEMM (relative ~1e-7) where
+    one TF32 product loses the low 13 bits of each input (~1e-4): the small halves are computed."""
+    M, N, K = 256, 192, 1024
+    A = torch.randn((M, K), device="cuda", generator=gen)
+    B = torch.randn((K, N), device="cuda", generator=gen)
+    ref = A.double() @ B.double()
+    errors = {}
+    for math in (FAST_F32, cuforge.MathOperation.multiply_add):
+        plan = cuforge.op.Gemm(element=torch.float32, layout=cuforge.LayoutType.RowMajor, kernel_cc=80,
+                               math_operation=math)
+        D = torch.full((M, N), float("nan"), device="cuda")
+        plan.run(A, B, D, D)
+        errors[math] = float((D.double() - ref).norm() / ref.norm())
+    print(f"relative error: 3xTF32 {errors[FAST_F32]:.2e}, TF32 {errors[cuforge.MathOperation.multiply_add]:.2e}")
+    assert errors[FAST_F32] < 2e-6
+    assert errors[cuforge.MathOperation.multiply_add] > 20 * errors[FAST_F32]
