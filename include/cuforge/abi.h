@@ -32,19 +32,21 @@ typedef struct cuforge_gemm_arguments {
   int64_t batch_stride_a, batch_stride_b, batch_stride_c, batch_stride_d;
   double alpha, beta;
   double activation_argument; /* leaky_relu's negative slope; other activations ignore it */
-  int splits;        /* K slices (split-K); 1 for none */
+  int splits;        /* K slices (split-K, parallel split-K); 1 for none */
   int decomposition; /* a cuforge_decomposition, for stream-K kernels */
   int deterministic; /* stream-K kernels: 1 reduces partial tiles in K order, 0 in arrival order */
   int device;   /* CUDA ordinal the launch targets */
   int sm_count; /* multiprocessors of that device, for persistent schedulers */
 } cuforge_gemm_arguments;
 
-/* How a stream-K kernel divides the work (CUTLASS's DecompositionMode, in its order). */
+/* How a kernel divides the work: CUTLASS's DecompositionMode, in its order, for stream-K kernels;
+ * parallel split-K kernels (a reduction kernel after the slices) take no other. */
 typedef enum cuforge_decomposition {
   CUFORGE_DECOMPOSITION_HEURISTIC = 0,
   CUFORGE_DECOMPOSITION_DATA_PARALLEL = 1,
   CUFORGE_DECOMPOSITION_SPLIT_K = 2,
-  CUFORGE_DECOMPOSITION_STREAM_K = 3
+  CUFORGE_DECOMPOSITION_STREAM_K = 3,
+  CUFORGE_DECOMPOSITION_PARALLEL_SPLIT_K = 4
 } cuforge_decomposition;
 
 typedef enum cuforge_status {

@@ -134,9 +134,10 @@ NB_MODULE(_core, m) {
       .value("Default", TileScheduler::Default).value("StreamK", TileScheduler::StreamK)
       .value("Identity1", TileScheduler::Identity1).value("Identity2", TileScheduler::Identity2)
       .value("Identity4", TileScheduler::Identity4).value("Horizontal", TileScheduler::Horizontal);
-  nb::enum_<Decomposition>(m, "Decomposition", "How stream-K and split-K kernels divide K-heavy work.")
+  nb::enum_<Decomposition>(m, "Decomposition", "How K-heavy work is divided.")
       .value("Heuristic", Decomposition::Heuristic).value("DataParallel", Decomposition::DataParallel)
-      .value("SplitK", Decomposition::SplitK).value("StreamK", Decomposition::StreamK);
+      .value("SplitK", Decomposition::SplitK).value("StreamK", Decomposition::StreamK)
+      .value("ParallelSplitK", Decomposition::ParallelSplitK);
   nb::enum_<Activation>(m, "Activation", "Elementwise functions an epilogue fuses.")
       .value("identity", Activation::identity).value("relu", Activation::relu)
       .value("leaky_relu", Activation::leaky_relu).value("tanh", Activation::tanh)

@@ -9,6 +9,7 @@ namespace cuforge::emit::embedded {
 extern const std::string_view gemm_sm90;
 extern const std::string_view gemm_sm80;
 extern const std::string_view gemm_entry;
+extern const std::string_view gemm_split_k;
 extern const std::string_view abi_h;
 
 }  // namespace cuforge::emit::embedded

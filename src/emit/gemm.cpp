@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "cuforge/emit/template.hpp"
 #include "cuforge/library/math_instruction.hpp"
 #include "embedded.hpp"
@@ -39,6 +41,13 @@ std::string epilogue_formula(const library::GemmConfig& c) {
   std::string affine = c.bias ? "alpha * A @ B + beta * bias (C, one row broadcast over M)"
                               : "alpha * A @ B + beta * C";
   return c.activation == Activation::identity ? affine : fmt::format("{}({})", to_string(c.activation), affine);
+}
+
+// The statement that passes leaky_relu's slope to a 2.x epilogue functor's parameters `epilogue`.
+std::string leaky_relu_argument(const library::GemmConfig& c, std::string_view compute_type) {
+  return c.activation == Activation::leaky_relu
+             ? fmt::format("  epilogue.leaky_alpha = {}(p.activation_argument);", compute_type)
+             : "";
 }
 
 std::string_view sm80_swizzle(TileScheduler s) {
@@ -87,9 +96,20 @@ constexpr std::string_view kSm90StreamKArguments = R"(  using DecompositionMode 
   using ReductionMode = cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90StreamKParams::ReductionMode;
   args.scheduler.reduction_mode = p.deterministic ? ReductionMode::Deterministic : ReductionMode::Nondeterministic;)";
 
-Holes common_holes(const library::GemmConfig& c) {
+// Sigmoid (and SiLU, x * sigmoid(x)) as 0.5 * tanh(x / 2) + 0.5: one tanh.approx instruction
+// instead of an exponential and a full-precision division, its error (about 2^-11) below the
+// rounding of a 16-bit output. Wider outputs keep the exact formula.
+std::string defines(const library::GemmConfig& c) {
+  const bool sigmoid = c.activation == Activation::sigmoid || c.activation == Activation::silu;
+  return sigmoid && size_bits(c.element_d) <= 16 ? "#define CUTLASS_USE_TANH_FOR_SIGMOID 1\n" : "";
+}
+
+// `name`: the kernel the source is emitted for (a parallel split-K kernel's GEMM is its partials'
+// configuration).
+Holes common_holes(const library::GemmConfig& c, const std::string& name) {
   const auto& t = c.tile.threadblock_shape;
-  return {{"name", c.name()},
+  return {{"name", name},
+          {"defines", defines(c)},
           {"epilogue_formula", epilogue_formula(c)},
           {"element_a", std::string(cutlass_type(c.element_a))},
           {"element_b", std::string(cutlass_type(c.element_b))},
@@ -106,8 +126,8 @@ Holes common_holes(const library::GemmConfig& c) {
           {"tile_k", std::to_string(t[2])}};
 }
 
-std::string emit_sm90(const library::GemmConfig& c) {
-  Holes h = common_holes(c);
+std::string emit_sm90(const library::GemmConfig& c, const std::string& name) {
+  Holes h = common_holes(c, name);
   // fp8 operands take CUTLASS's fp8 mainloop (f32 partial sums promoted every few k-blocks).
   const bool fp8 = c.element_a == DataType::e4m3 || c.element_a == DataType::e5m2;
   h["mainloop_header"] = fp8 ? "sm90_mma_tma_gmma_ss_warpspecialized_fp8.hpp" : "sm90_mma_tma_gmma_ss_warpspecialized.hpp";
@@ -160,8 +180,8 @@ std::string emit_sm90(const library::GemmConfig& c) {
   return render(embedded::gemm_sm90, h);
 }
 
-std::string emit_sm80(const library::GemmConfig& c) {
-  Holes h = common_holes(c);
+std::string emit_sm80(const library::GemmConfig& c, const std::string& name) {
+  Holes h = common_holes(c, name);
   const auto& t = c.tile.threadblock_shape;
   const auto& w = c.tile.warp_count;
   const auto& inst = library::math_instruction(c)->shape;  // emit_gemm checked that there is one
@@ -179,9 +199,7 @@ std::string emit_sm80(const library::GemmConfig& c) {
   h["scheduler_arguments"] = c.tile.tile_scheduler == TileScheduler::StreamK
                                  ? "  args.avail_sms = p.decomposition == CUFORGE_DECOMPOSITION_DATA_PARALLEL ? 1 : -1;"
                                  : "";
-  h["activation_arguments"] = c.activation == Activation::leaky_relu
-                                  ? "  epilogue.leaky_alpha = ElementAccumulator(p.activation_argument);"
-                                  : "";
+  h["activation_arguments"] = leaky_relu_argument(c, "ElementAccumulator");
   std::string_view math_name = c.element_a == DataType::f32 ? "TF32" : to_string(c.element_a);
   switch (c.math) {
     case MathOperation::MultiplyAddFastF32:
@@ -200,13 +218,32 @@ std::string emit_sm80(const library::GemmConfig& c) {
   return render(embedded::gemm_sm80, h);
 }
 
+// The GEMM of a parallel split-K kernel writes the slices' partial products; the reduction after
+// it applies the configuration's own epilogue.
+std::string emit_split_k_reduction(const library::GemmConfig& c) {
+  const bool row_a = c.layout_a == Layout::RowMajor, row_b = c.layout_b == Layout::RowMajor;
+  return render(embedded::gemm_split_k,
+                {{"name", c.name()},
+                 {"epilogue_formula", epilogue_formula(c)},
+                 {"element_d", std::string(cutlass_type(c.element_d))},
+                 {"alignment_c", std::to_string(c.alignment_c)},
+                 {"alignment_k", std::to_string(std::max(c.alignment_a, c.alignment_b))},
+                 {"activation", std::string(cutlass_activation(c.activation))},
+                 {"activation_arguments", leaky_relu_argument(c, "float")},
+                 {"a_k_stride", row_a ? "1" : "p.lda"},
+                 {"b_k_stride", row_b ? "p.ldb" : "1"}});
+}
+
 }  // namespace
 
 std::string emit_gemm(const library::GemmConfig& config) {
   if (auto why = library::why_invalid(config))
     throw InvalidArgumentError(fmt::format("cannot emit {}: {}", config.name(), *why));
-  std::string body = config.arch >= 90 ? emit_sm90(config) : emit_sm80(config);
-  return body + "\n" + render(embedded::gemm_entry, {{"name", config.name()}});
+  const library::GemmConfig gemm = config.parallel_split_k ? library::split_k_partials(config) : config;
+  std::string body = gemm.arch >= 90 ? emit_sm90(gemm, config.name()) : emit_sm80(gemm, config.name());
+  return body + "\n" +
+         (config.parallel_split_k ? emit_split_k_reduction(config)
+                                  : render(embedded::gemm_entry, {{"name", config.name()}}));
 }
 
 std::string_view abi_header() { return embedded::abi_h; }

@@ -68,7 +68,8 @@ int stage_bytes(const GemmConfig& c) {
 std::string GemmConfig::name() const {
   const auto& t = tile.threadblock_shape;
   const auto& shape2 = arch >= 90 ? tile.cluster_shape : tile.warp_count;
-  std::string epilogue = activation == Activation::identity ? "" : fmt::format("_{}", to_string(activation));
+  std::string epilogue = parallel_split_k ? "_splitk" : "";
+  if (activation != Activation::identity) epilogue += fmt::format("_{}", to_string(activation));
   if (bias) epilogue += "_bias";
   return fmt::format("cuforge_sm{}_gemm_{}_{}_{}_{}_{}_{}_{}_{}{}{}_{}x{}x{}_{}{}x{}x{}_s{}_{}_{}_{}_a{}x{}x{}{}", arch,
                      to_string(opclass), to_string(math), to_string(element_a), to_string(element_b),
@@ -86,7 +87,7 @@ GemmConfig parse_gemm_name(std::string_view name) {
     throw InvalidArgumentError(fmt::format(
         "'{}' is not a cuforge GEMM kernel name (expected cuforge_smXX_gemm_<opclass>_<math>_<A>_<B>_"
         "<acc>_<C>_<D>_<layouts>_<tile>_<cluster|warps>_s<stages>_<kernel>_<epilogue>_<scheduler>_a<align>"
-        "[_<activation>][_bias])",
+        "[_splitk][_<activation>][_bias])",
         name));
   GemmConfig c;
   c.arch = to_int(p[1].substr(2), name);
@@ -117,8 +118,12 @@ GemmConfig parse_gemm_name(std::string_view name) {
   c.alignment_a = align[0];
   c.alignment_b = align[1];
   c.alignment_c = align[2];
-  // The epilogue suffix: an activation (whose name may hold '_') and/or "bias".
+  // The suffix: "splitk", an activation (whose name may hold '_') and/or "bias".
   std::vector<std::string_view> rest(p.begin() + 18, p.end());
+  if (!rest.empty() && rest.front() == "splitk") {
+    c.parallel_split_k = true;
+    rest.erase(rest.begin());
+  }
   if (!rest.empty() && rest.back() == "bias") {
     c.bias = true;
     rest.pop_back();
@@ -142,6 +147,16 @@ EpilogueSchedule epilogue_for(KernelSchedule kernel) {
   return EpilogueSchedule::Default;
 }
 
+GemmConfig split_k_partials(const GemmConfig& c) {
+  GemmConfig partials = c;
+  partials.element_c = partials.element_d = c.element_accumulator;
+  partials.alignment_c = 128 / size_bits(c.element_accumulator);
+  partials.activation = Activation::identity;
+  partials.bias = false;
+  partials.parallel_split_k = false;
+  return partials;
+}
+
 int resolved_stages(const GemmConfig& c) {
   if (c.tile.stages > 0) return c.tile.stages;
   return (kSm90SharedMemory - sm90_epilogue_bytes(c)) / stage_bytes(c);
@@ -153,6 +168,14 @@ int shared_memory_bytes(const GemmConfig& c) {
 }
 
 std::optional<std::string> why_invalid(const GemmConfig& c) {
+  if (c.parallel_split_k) {
+    if (c.element_accumulator != DataType::f32)
+      return fmt::format("parallel split-K sums f32 partial products; this kernel accumulates in {}",
+                         to_string(c.element_accumulator));
+    if (c.tile.tile_scheduler == TileScheduler::StreamK)
+      return std::string("parallel split-K runs its slices as a batch: the stream-K scheduler splits K itself");
+    if (auto why = why_invalid(split_k_partials(c))) return fmt::format("its partial products: {}", *why);
+  }
   const auto& t = c.tile.threadblock_shape;
   const bool sm90 = c.arch >= 90;
   if (c.arch != 80 && c.arch != 90) return fmt::format("architecture sm{} is not in the catalog (80, 90)", c.arch);

@@ -62,7 +62,8 @@ bool fits(const library::GemmConfig& c, const op::CanonicalGemm& p) {
 
 // Whether a kernel can divide its work as asked: split-K needs SM90's stream-K scheduler (SM80
 // kernels split K serially); forcing stream-K needs a stream-K kernel; data-parallel excludes them
-// unless the stream-K scheduler was pinned.
+// unless the stream-K scheduler was pinned; parallel split-K runs data-parallel kernels over the
+// slices.
 bool divides_as_asked(const library::GemmConfig& c, Decomposition d, bool stream_k_pinned) {
   const bool stream_k = c.tile.tile_scheduler == TileScheduler::StreamK;
   switch (d) {
@@ -70,8 +71,17 @@ bool divides_as_asked(const library::GemmConfig& c, Decomposition d, bool stream
     case Decomposition::DataParallel: return !stream_k || stream_k_pinned;
     case Decomposition::SplitK: return stream_k || c.arch < 90;
     case Decomposition::StreamK: return stream_k;
+    case Decomposition::ParallelSplitK: return !stream_k;
   }
   return false;
+}
+
+// Parallel split-K runs K's slices as one batch of equal slices, each starting on whole vectors of
+// A and B: K must be a multiple of `splits` times that vector, and the problem a single matrix.
+int64_t parallel_split_k_quantum(const library::GemmConfig& c) { return std::max(c.alignment_a, c.alignment_b); }
+
+bool slices_evenly(const library::GemmConfig& c, const op::CanonicalGemm& p, int splits) {
+  return p.batch == 1 && p.k % (int64_t(splits) * parallel_split_k_quantum(c)) == 0;
 }
 
 void with_activation(library::GemmConfig& c, Activation a) { c.activation = a; }
@@ -247,7 +257,8 @@ void Gemm::set_deterministic(bool deterministic) {
 }
 
 void Gemm::set_decomposition(Decomposition decomposition, int splits) {
-  if (decomposition == Decomposition::SplitK ? splits < 2 : splits != 1)
+  const bool sliced = decomposition == Decomposition::SplitK || decomposition == Decomposition::ParallelSplitK;
+  if (sliced ? splits < 2 : splits != 1)
     throw InvalidArgumentError(fmt::format("split-K takes 2 or more slices, and only split-K takes slices: got {} "
                                            "with {} slices", to_string(decomposition), splits));
   decomposition_ = decomposition;
@@ -268,6 +279,10 @@ std::optional<library::GemmConfig> Gemm::derive(const library::GemmConfig& base,
   if (!divides_as_asked(c, decomposition_, scheduler_ == TileScheduler::StreamK)) return std::nullopt;
   c.activation = activation_;
   c.bias = p.bias;
+  if (decomposition_ == Decomposition::ParallelSplitK) {
+    c.parallel_split_k = true;
+    if (!slices_evenly(c, p, splits_)) return std::nullopt;
+  }
   if (library::why_invalid(c)) return std::nullopt;
   return c;
 }
@@ -286,20 +301,39 @@ std::vector<Gemm::Candidate> Gemm::feasible(const op::CanonicalGemm& p) const {
     add_from(candidates_);
     if (out.empty()) add_from(fallback_);  // e.g. odd leading dimensions TMA cannot load: SM80 takes lower alignments
   }
-  // Each kernel with the plan's slices; in the heuristic decomposition, SM90 stream-K kernels also
-  // with each split-K slice count that leaves every slice a few K iterations.
+  // Each kernel with the plan's slices. In the heuristic decomposition, SM90 stream-K kernels also
+  // with each split-K slice count that leaves every slice a few K iterations, and the other kernels
+  // as parallel split-K over each slice count that cuts K evenly (single matrices with f32
+  // accumulation).
+  const bool heuristic = decomposition_ == Decomposition::Heuristic;
+  auto long_enough = [&](const library::GemmConfig& c, int s) {
+    return p.k >= int64_t(s) * c.tile.threadblock_shape[2] * 4;
+  };
+  const size_t kernels = out.size();
+  for (size_t i = 0; heuristic && i < kernels; ++i) {
+    library::GemmConfig parallel = out[i];
+    parallel.parallel_split_k = true;
+    if (!library::why_invalid(parallel) && slices_evenly(parallel, p, select::kSplitChoices[0]) &&
+        long_enough(parallel, select::kSplitChoices[0]))
+      out.push_back(parallel);
+  }
   std::vector<select::Choice> choices;
   for (const auto& c : out) {
-    choices.push_back({&c, splits_});
-    if (decomposition_ != Decomposition::Heuristic || c.arch < 90 || c.tile.tile_scheduler != TileScheduler::StreamK)
-      continue;
+    if (!c.parallel_split_k || !heuristic) choices.push_back({&c, splits_});
+    if (!heuristic) continue;
+    const bool stream_k = c.arch >= 90 && c.tile.tile_scheduler == TileScheduler::StreamK;
     for (int s : select::kSplitChoices)
-      if (p.k >= int64_t(s) * c.tile.threadblock_shape[2] * 4) choices.push_back({&c, s});
+      if ((stream_k || (c.parallel_split_k && slices_evenly(c, p, s))) && long_enough(c, s))
+        choices.push_back({&c, s});
   }
   choices = select::rank(std::move(choices), {p.m, p.n, p.k, p.batch, splits_, deterministic_}, sm_count_);
   std::vector<Candidate> ranked;
-  for (const auto& choice : choices)
-    ranked.push_back({*choice.config, choice.splits, choice.splits > 1 ? Decomposition::SplitK : decomposition_});
+  for (const auto& choice : choices) {
+    Decomposition d = choice.config->parallel_split_k ? Decomposition::ParallelSplitK
+                      : choice.splits > 1              ? Decomposition::SplitK
+                                                       : decomposition_;
+    ranked.push_back({*choice.config, choice.splits, d});
+  }
   return ranked;
 }
 
@@ -368,6 +402,11 @@ std::string Gemm::why_no_kernel(const op::CanonicalGemm& p) const {
                        pinned_ ? fmt::format(", tile ({})", pinned_->describe()) : "",
                        decomposition_ == Decomposition::SplitK || decomposition_ == Decomposition::StreamK
                            ? " (SM90 split-K and stream-K need a cooperative stream-K kernel)"
+                       : decomposition_ == Decomposition::ParallelSplitK
+                           ? fmt::format(" (parallel split-K needs one matrix, not a batch ({} here), f32 "
+                                         "accumulation, and K = {} cut into {} equal slices that each start on "
+                                         "whole vectors of A and B)",
+                                         p.batch, p.k, splits_)
                            : "");
   int least = INT_MAX, most = 1;  // the plan's kernels' alignments of A, in elements
   for (const auto* family : {&candidates_, &fallback_})

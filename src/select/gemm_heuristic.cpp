@@ -21,6 +21,10 @@ constexpr double kStreamKOverhead = 1.10;
 constexpr double kFixupBytesPerSecond = 100e9;  // partial-tile exchange, per SM
 constexpr double kReductionTurnUs = 0.6;
 constexpr int kMinItersPerStreamKUnit = 8;      // CUTLASS's minimum share of K per stream-K CTA
+// Parallel split-K: each slice's f32 tile is stored once (at the per-SM exchange rate above), and
+// a second kernel reads every partial back (from L2, mostly) and writes D.
+constexpr double kReductionLaunchUs = 2.0;
+constexpr double kL2BytesPerSecond = 6.0e12;
 // How much of a memory-bound kernel's compute time still shows (the overlap is imperfect).
 constexpr double kUnhiddenFraction = 0.3;
 
@@ -62,7 +66,14 @@ double estimated_time_us(const library::GemmConfig& c, const GemmProblem& p, int
   double reduce_us = 0.0;
   const double turn_us = kReductionTurnUs + 2.0 * t[0] * t[1] * sizeof(float) / kFixupBytesPerSecond * 1e6;
   auto reduction_us = [&](int64_t peers) { return p.deterministic ? (peers - 1) * turn_us : 2.0 * turn_us; };
-  if (p.splits > 1) {  // every tile cut into `splits` slices of K, then reduced
+  if (c.parallel_split_k) {  // the slices as a batch of whole tiles, then the reduction kernel
+    int64_t slice_iters = ceil_div(k_iters, p.splits);
+    int64_t waves = ceil_div(tiles * p.splits, slots);
+    compute_us = double(waves) * slice_iters * iter_us;
+    double partial_bytes = double(p.splits) * p.m * p.n * sizeof(float);
+    reduce_us = kReductionLaunchUs + double(waves) * t[0] * t[1] * sizeof(float) / kFixupBytesPerSecond * 1e6 +
+                partial_bytes / kL2BytesPerSecond * 1e6;
+  } else if (p.splits > 1) {  // every tile cut into `splits` slices of K, then reduced
     int64_t slice_iters = ceil_div(k_iters, p.splits);
     compute_us = double(ceil_div(tiles * p.splits, slots)) * slice_iters * iter_us * kStreamKOverhead;
     reduce_us = reduction_us(p.splits);

@@ -13,6 +13,7 @@
 #include "cuforge/op/gemm.hpp"
 #include "cuforge/runtime/device.hpp"
 #include "cuforge/select/gemm_heuristic.hpp"
+#include "test_support.hpp"
 
 namespace cuforge {
 namespace {
@@ -313,13 +314,32 @@ TEST(GemmPlan, DecompositionsPickKernelsThatCanRunThem) {
   }
 }
 
-TEST(GemmPlan, KHeavyProblemsWithFewTilesGetStreamK) {
+TEST(GemmPlan, KHeavyProblemsWithFewTilesSplitK) {
   Gemm g(plan_of(DataType::bf16, R, R, R));
   for (auto [m, n, k] : {std::tuple{128, 128, 65536}, {256, 512, 32768}}) {
     auto c = g.select(m, n, k);
-    EXPECT_EQ(c.tile.tile_scheduler, TileScheduler::StreamK) << m << "x" << n << "x" << k << ": " << c.name();
+    EXPECT_TRUE(c.parallel_split_k) << m << "x" << n << "x" << k << ": " << c.name();
   }
-  EXPECT_EQ(g.select(8192, 8192, 8192).tile.tile_scheduler, TileScheduler::Default);
+  // K = 8 x 8191 has no two equal slices of whole 8-element vectors: stream-K divides it instead.
+  auto odd = g.select(128, 128, 8 * 8191);
+  EXPECT_FALSE(odd.parallel_split_k) << odd.name();
+  EXPECT_EQ(odd.tile.tile_scheduler, TileScheduler::StreamK) << odd.name();
+  auto square = g.select(8192, 8192, 8192);
+  EXPECT_FALSE(square.parallel_split_k) << square.name();
+  EXPECT_EQ(square.tile.tile_scheduler, TileScheduler::Default) << square.name();
+}
+
+TEST(GemmPlan, ParallelSplitKIsForcedOnlyWhereKSlicesEvenly) {
+  Gemm g(plan_of(DataType::bf16, R, R, R));
+  g.set_decomposition(Decomposition::ParallelSplitK, 8);
+  auto c = g.select(256, 512, 32768);
+  EXPECT_TRUE(c.parallel_split_k) << c.name();
+  EXPECT_NE(c.tile.tile_scheduler, TileScheduler::StreamK) << c.name();
+  auto uneven = test::message_of<InvalidArgumentError>([&] { g.select(256, 512, 1000); });
+  EXPECT_NE(uneven.find("K = 1000 cut into 8 equal slices"), std::string::npos) << uneven;
+  auto batched = test::message_of<InvalidArgumentError>([&] { g.select(256, 512, 32768, 2); });
+  EXPECT_NE(batched.find("not a batch (2 here)"), std::string::npos) << batched;
+  EXPECT_THROW(g.set_decomposition(Decomposition::ParallelSplitK, 1), InvalidArgumentError);
 }
 
 }  // namespace

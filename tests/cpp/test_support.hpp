@@ -29,6 +29,17 @@ T changed(T value, F&& change) {
   return value;
 }
 
+// What the E that `f` throws says ("" when it throws none).
+template <class E, class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "";
+}
+
 
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it at the end of the scope.
 class TempDir {

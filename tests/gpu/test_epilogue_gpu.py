@@ -45,6 +45,9 @@ DECOMPOSITIONS = {  # name -> (plan settings); SM90 split-K and stream-K run on 
     "split_k4": dict(split_k_slices=4),
     "split_k4_relu": dict(split_k_slices=4, activation=cuforge.epilogue.relu),
     "stream_k_swizzle": dict(swizzling_functor=cuforge.swizzle.ThreadblockSwizzleStreamK),
+    "parallel_split_k8": dict(split_k_slices=8, decomposition=cuforge.Decomposition.ParallelSplitK),
+    "parallel_split_k64_leaky_relu": dict(split_k_slices=64, decomposition=cuforge.Decomposition.ParallelSplitK,
+                                          activation=(cuforge.epilogue.leaky_relu, LEAKY_SLOPE)),
 }
 
 
@@ -71,6 +74,10 @@ def needed_kernels():
         yield make_plan(family), M, N, K, 3, False
         for settings in DECOMPOSITIONS.values():
             yield make_plan(family, **settings), KM, KN, KK, 1, False
+        yield (make_plan(family, split_k_slices=16, decomposition=cuforge.Decomposition.ParallelSplitK,
+                         activation=cuforge.epilogue.relu), KM, KN, KK, 1, True)
+        yield (make_plan(family, split_k_slices=16, decomposition=cuforge.Decomposition.ParallelSplitK,
+                         activation=cuforge.epilogue.relu), KM, KN, KK, 1, False)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -172,14 +179,36 @@ def test_k_decompositions_equal_the_data_parallel_result(family, mode, gen):
     D = torch.full((KM, KN), float("nan"), device="cuda", dtype=torch.float16)
     plan.run(A, B, C, D, alpha=1.0, beta=1.0)
     expected = reference(A, B, C, 1.0, 1.0, torch.float16)
-    if "relu" in mode:
+    if mode.endswith("leaky_relu"):
+        expected = F.leaky_relu(expected, LEAKY_SLOPE)
+    elif mode.endswith("relu"):
         expected = F.relu(expected)
     assert_exact(D, expected)
     kernel = plan.last_kernel
     if mode in ("stream_k", "stream_k_swizzle") or (family == "sm90" and mode.startswith("split_k")):
         assert "_streamk_" in kernel, kernel
     if mode == "data_parallel":
-        assert "_streamk_" not in kernel, kernel
+        assert "_streamk_" not in kernel and "_splitk" not in kernel, kernel
+    if mode.startswith("parallel_split_k"):
+        assert "_default_" in kernel and "_splitk" in kernel, kernel
+        assert plan.last_splits == plan.split_k_slices
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_parallel_split_k_with_a_bias_row_and_c_aliasing_d(family, gen):
+    """The reduction kernel applies the whole epilogue: alpha, beta times a bias row or C itself
+    (C and D one tensor), the activation; the slices' partial products never touch D."""
+    A, B, C = operands(gen, KM, KN, KK)
+    plan = make_plan(family, split_k_slices=16, decomposition=cuforge.Decomposition.ParallelSplitK,
+                     activation=cuforge.epilogue.relu)
+    bias = C[0].clone()
+    D = torch.full((KM, KN), float("nan"), device="cuda", dtype=torch.float16)
+    plan.run(A, B, bias, D, alpha=0.5, beta=2.0)
+    assert plan.last_kernel.endswith("_splitk_relu_bias"), plan.last_kernel
+    assert_exact(D, F.relu(reference(A, B, bias.expand(KM, KN), 0.5, 2.0, torch.float16)))
+    expected = F.relu(reference(A, B, C, 1.0, -1.0, torch.float16))
+    plan.run(A, B, C, C, alpha=1.0, beta=-1.0)
+    assert_exact(C, expected)
 
 
 def test_two_streams_each_synchronized_by_its_own_handle(gen):

@@ -23,9 +23,11 @@ enum class EpilogueSchedule { Default, TmaWarpSpecialized, TmaWarpSpecializedCoo
 // Default: data-parallel tiles (SM90: the persistent scheduler; SM80: the identity swizzle over 8
 // tiles). The SM80 swizzling functors of CUTLASS 2.x are the other choices there.
 enum class TileScheduler { Default, StreamK, Identity1, Identity2, Identity4, Horizontal };
-// How a stream-K or split-K kernel divides the work: CUTLASS's heuristic, whole tiles per CTA, K
-// cut into a given number of slices, or every CTA taking an equal share of tile-iterations.
-enum class Decomposition { Heuristic, DataParallel, SplitK, StreamK };
+// How a kernel divides K-heavy work: CUTLASS's heuristic, whole tiles per CTA, K cut into a given
+// number of slices reduced in the kernel (split-K), every CTA taking an equal share of
+// tile-iterations (stream-K), or K slices computed as a batch and summed by a reduction kernel
+// (parallel split-K).
+enum class Decomposition { Heuristic, DataParallel, SplitK, StreamK, ParallelSplitK };
 // The elementwise function an epilogue applies to alpha * A @ B + beta * C.
 enum class Activation { identity, relu, leaky_relu, tanh, sigmoid, silu, hardswish, gelu };
 
@@ -63,7 +65,7 @@ CUFORGE_ENUM_NAMES(TileScheduler, {TileScheduler::Default, "default"},
                    {TileScheduler::Horizontal, "horizontal"});
 CUFORGE_ENUM_NAMES(Decomposition, {Decomposition::Heuristic, "heuristic"},
                    {Decomposition::DataParallel, "data_parallel"}, {Decomposition::SplitK, "split_k"},
-                   {Decomposition::StreamK, "stream_k"});
+                   {Decomposition::StreamK, "stream_k"}, {Decomposition::ParallelSplitK, "parallel_split_k"});
 CUFORGE_ENUM_NAMES(Activation, {Activation::identity, "identity"}, {Activation::relu, "relu"},
                    {Activation::leaky_relu, "leaky_relu"}, {Activation::tanh, "tanh"},
                    {Activation::sigmoid, "sigmoid"}, {Activation::silu, "silu"},

@@ -25,9 +25,14 @@ struct GemmConfig {
   // vector of N elements broadcast over the rows of D.
   Activation activation = Activation::identity;
   bool bias = false;
+  // Parallel split-K (CUTLASS 2.x's GemmSplitKParallel): the GEMM computes each of the run's K
+  // slices into its own accumulator-type matrix in the workspace (a batch over the slices), and a
+  // reduction kernel sums them in a fixed order and applies the epilogue above.
+  bool parallel_split_k = false;
 
   // e.g. cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x256x64_c2x1x1_s0_coop_tmacoop_default_a8x8x8,
-  // followed by _<activation> unless it is the identity and _bias for a bias vector C.
+  // followed by _splitk for parallel split-K, _<activation> unless it is the identity, and _bias
+  // for a bias vector C.
   std::string name() const;
   bool operator==(const GemmConfig& o) const { return name() == o.name(); }
 };
@@ -38,6 +43,10 @@ GemmConfig parse_gemm_name(std::string_view name);
 // The epilogue schedule a kernel schedule runs with (cooperative kernels: the cooperative TMA
 // epilogue; ping-pong: the TMA epilogue; SM80 multistage: the default epilogue).
 EpilogueSchedule epilogue_for(KernelSchedule kernel);
+
+// The kernel a parallel split-K configuration runs over the K slices: the same mainloop, writing
+// unscaled accumulators (C = D = the accumulator type, no activation, no bias).
+GemmConfig split_k_partials(const GemmConfig& config);
 
 // Why the configuration cannot be built (shared memory, registers, schedule rules, alignment),
 // or nullopt when it can.

@@ -16,8 +16,8 @@ struct GemmProblem {
   bool deterministic = true;  // partial tiles reduced in K order (each peer waits its turn)
 };
 
-// Split-K slice counts the selection weighs for stream-K-capable kernels.
-inline constexpr int kSplitChoices[] = {2, 4, 8, 16, 32};
+// Split-K slice counts the selection weighs (stream-K kernels' split-K, parallel split-K).
+inline constexpr int kSplitChoices[] = {2, 4, 8, 16, 32, 64, 128};
 
 // Estimated microseconds of one run of `config` on `problem` (a model for ranking, not a promise).
 double estimated_time_us(const library::GemmConfig& config, const GemmProblem& problem, int sm_count);

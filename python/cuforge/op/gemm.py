@@ -18,6 +18,8 @@ from ..dtypes import to_datatype
 # class most plans are built for.
 _DEFAULT_COMPILE_PROBLEM = (4096, 4096, 4096)
 
+_SLICED = (Decomposition.SplitK, Decomposition.ParallelSplitK)  # the decompositions that take split_k_slices
+
 # The accumulator a plan takes unless told, by the type of A: the catalog's (f32 for 16-bit, f32
 # and fp8 inputs).
 _DEFAULT_ACCUMULATOR = {_core.DataType.s8: _core.DataType.s32, _core.DataType.f64: _core.DataType.f64}
@@ -177,12 +179,14 @@ class Gemm:
 
     @property
     def decomposition(self) -> Decomposition:
-        """How K-heavy problems are divided: Heuristic (default), DataParallel, SplitK or StreamK."""
+        """How K-heavy problems are divided: Heuristic (default), DataParallel, SplitK (reduced in the
+        kernel), StreamK, or ParallelSplitK (the slices as a batch, then a reduction kernel). The two
+        split-K decompositions take their slices from split_k_slices."""
         return self._plan.decomposition
 
     @decomposition.setter
     def decomposition(self, value: Decomposition):
-        self._plan.set_decomposition(value, self._plan.splits if value == Decomposition.SplitK else 1)
+        self._plan.set_decomposition(value, self._plan.splits if value in _SLICED else 1)
 
     @property
     def deterministic(self) -> bool:
@@ -196,12 +200,17 @@ class Gemm:
 
     @property
     def split_k_slices(self) -> int:
-        """K slices of split-K (1: none). Setting more than one selects the SplitK decomposition."""
+        """K slices of split-K (1: none). Setting more than one selects the SplitK decomposition
+        unless ParallelSplitK is already chosen."""
         return self._plan.splits
 
     @split_k_slices.setter
     def split_k_slices(self, slices: int):
-        self._plan.set_decomposition(Decomposition.SplitK if slices > 1 else Decomposition.Heuristic, slices)
+        if slices <= 1:
+            self._plan.set_decomposition(Decomposition.Heuristic, slices)
+        else:
+            current = self._plan.decomposition
+            self._plan.set_decomposition(current if current in _SLICED else Decomposition.SplitK, slices)
 
     def tile_descriptions(self) -> list[TileDescription]:
         """Every tile description the catalog can build for this plan's types, layouts and target."""
