@@ -4,6 +4,7 @@ GEMM + activation beside torch.matmul followed by the torch activation.
 
     python bench/k_heavy.py                        # the issue's shapes, bf16
     python bench/k_heavy.py --shapes 128x128x65536 --splits 4,16 --json out.json
+    python bench/k_heavy.py --sweep-parallel --json sweep.json   # every data-parallel tile x slices
 
 Few output tiles and a long K leave most SMs idle under a data-parallel schedule; stream-K and
 split-K divide K across them. Times are GPU times between CUDA events (median of --repeats),
@@ -87,6 +88,42 @@ def print_k_heavy(rows):
                   f"{v['vs_data_parallel']:>9.2f}× {v['rel_err']:>8.1e}  {v['kernel']}")
 
 
+def sweep_parallel_split_k(shapes, args):
+    """Parallel split-K with every single-CTA-cluster tile description at each slice count that
+    fills at most two waves: the data the selection's parallel split-K estimate is checked against."""
+    base = plan(decomposition=cuforge.Decomposition.DataParallel)
+    tiles = [t for t in base.tile_descriptions() if tuple(t.cluster_shape) == (1, 1, 1)
+             and t.tile_scheduler == cuforge.TileSchedulerType.Default]
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    runs = []  # (shape, tile, slices, plan)
+    for (M, N, K) in shapes:
+        for t in tiles:
+            tm, tn, _ = t.threadblock_shape
+            output_tiles = -(-M // tm) * -(-N // tn)
+            for s in (2, 4, 8, 16, 32, 64, 128):
+                if output_tiles * s <= 2 * sms and K % (8 * s) == 0:
+                    p = plan(tile_description=t, split_k_slices=s, decomposition=cuforge.Decomposition.ParallelSplitK)
+                    runs.append(((M, N, K), t, s, p))
+    cuforge.build(sorted({p.select(*shape) for shape, _, _, p in runs}), jobs=args.jobs)
+    rows = []
+    for (M, N, K) in shapes:
+        A = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
+        B = torch.randn((K, N), device="cuda", dtype=torch.bfloat16)
+        D = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+        cublas = gpu_time_ms(lambda i: torch.matmul(A, B, out=D), args.repeats, args.warmup)
+        times = {}
+        for shape, t, s, p in runs:
+            if shape == (M, N, K):
+                ms = gpu_time_ms(lambda i: p.run(A, B, None, D, sync=False), args.repeats, args.warmup)
+                times[f"{p.last_kernel}@{s}"] = ms
+        ranked = sorted(times, key=times.get)
+        print(f"\n{M}x{N}x{K}: cuBLAS {cublas * 1e3:.1f} µs; parallel split-K, best first (kernel@slices)")
+        for name in ranked[:8]:
+            print(f"  {times[name] * 1e3:7.1f} µs {cublas / times[name]:5.2f}x  {name}")
+        rows.append({"shape": [M, N, K], "cublas_ms": cublas, "times_ms": times})
+    return rows
+
+
 def bench_activations(args):
     M, N, K = ACTIVATION_SHAPE
     A = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
@@ -122,11 +159,18 @@ def main():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--jobs", type=int, default=os.cpu_count())
     p.add_argument("--json", metavar="PATH")
+    p.add_argument("--sweep-parallel", action="store_true", help="time parallel split-K over tiles and slices")
     args = p.parse_args()
     splits = [int(s) for s in args.splits.split(",") if s]
 
     props = torch.cuda.get_device_properties(0)
     print(f"{props.name}, torch {torch.__version__}")
+    if args.sweep_parallel:
+        rows = sweep_parallel_split_k(args.shapes, args)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"device": props.name, "parallel_split_k": rows}, f, indent=1)
+        return
     names = {v.select(*shape) for shape in args.shapes for v in variants(splits).values()}
     names |= {plan(activation=a).select(*ACTIVATION_SHAPE) for a in ACTIVATIONS}
     t0 = time.perf_counter()
