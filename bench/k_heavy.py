@@ -89,11 +89,11 @@ def print_k_heavy(rows):
 
 
 def sweep_parallel_split_k(shapes, args):
-    """Parallel split-K with every single-CTA-cluster tile description at each slice count that
-    fills at most two waves: the data the selection's parallel split-K estimate is checked against."""
+    """Parallel split-K with every data-parallel tile description (clusters included) at each slice
+    count that fills at most two waves: the data the selection's parallel split-K estimate is
+    checked against."""
     base = plan(decomposition=cuforge.Decomposition.DataParallel)
-    tiles = [t for t in base.tile_descriptions() if tuple(t.cluster_shape) == (1, 1, 1)
-             and t.tile_scheduler == cuforge.TileSchedulerType.Default]
+    tiles = [t for t in base.tile_descriptions() if t.tile_scheduler == cuforge.TileSchedulerType.Default]
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     runs = []  # (shape, tile, slices, plan)
     for (M, N, K) in shapes:

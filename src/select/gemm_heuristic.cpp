@@ -21,10 +21,12 @@ constexpr double kStreamKOverhead = 1.10;
 constexpr double kFixupBytesPerSecond = 100e9;  // partial-tile exchange, per SM
 constexpr double kReductionTurnUs = 0.6;
 constexpr int kMinItersPerStreamKUnit = 8;      // CUTLASS's minimum share of K per stream-K CTA
-// Parallel split-K: each slice's f32 tile is stored once (at the per-SM exchange rate above), and
-// a second kernel reads every partial back (from L2, mostly) and writes D.
+// Parallel split-K: each slice's f32 tile is stored (at the per-SM exchange rate above), and a
+// second kernel reads every partial back and writes D; the partials' round trip runs at about
+// DRAM speed once they outgrow L2's share (fitted to bench/k_heavy.py --sweep-parallel).
 constexpr double kReductionLaunchUs = 2.0;
-constexpr double kL2BytesPerSecond = 6.0e12;
+constexpr double kPartialBytesPerSecond = 2.5e12;
+constexpr double kLonePingpongFraction = 0.8;
 // How much of a memory-bound kernel's compute time still shows (the overlap is imperfect).
 constexpr double kUnhiddenFraction = 0.3;
 
@@ -63,6 +65,11 @@ double estimated_time_us(const library::GemmConfig& c, const GemmProblem& p, int
   // Data-parallel: whole waves of tiles. Stream-K: every SM gets an equal share of
   // tile-iterations, plus the exchange of partial tiles where several CTAs share one.
   double compute_us = double(ceil_div(tiles, slots)) * k_iters * iter_us;
+  // Ping-pong overlaps one tile's epilogue with the next tile's mainloop in the other warpgroup: a
+  // single wave of long-K tiles leaves one warpgroup issuing alone (H200: 1024x1024x16384 ran its
+  // 128x64 ping-pong tiles at 0.8 of the rate the model gives them in full waves).
+  if (c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong && tiles <= slots && !c.parallel_split_k)
+    compute_us /= kLonePingpongFraction;
   double reduce_us = 0.0;
   const double turn_us = kReductionTurnUs + 2.0 * t[0] * t[1] * sizeof(float) / kFixupBytesPerSecond * 1e6;
   auto reduction_us = [&](int64_t peers) { return p.deterministic ? (peers - 1) * turn_us : 2.0 * turn_us; };
@@ -72,7 +79,7 @@ double estimated_time_us(const library::GemmConfig& c, const GemmProblem& p, int
     compute_us = double(waves) * slice_iters * iter_us;
     double partial_bytes = double(p.splits) * p.m * p.n * sizeof(float);
     reduce_us = kReductionLaunchUs + double(waves) * t[0] * t[1] * sizeof(float) / kFixupBytesPerSecond * 1e6 +
-                partial_bytes / kL2BytesPerSecond * 1e6;
+                2.0 * partial_bytes / kPartialBytesPerSecond * 1e6;
   } else if (p.splits > 1) {  // every tile cut into `splits` slices of K, then reduced
     int64_t slice_iters = ceil_div(k_iters, p.splits);
     compute_us = double(ceil_div(tiles * p.splits, slots)) * slice_iters * iter_us * kStreamKOverhead;
