@@ -99,21 +99,17 @@ constexpr std::string_view kSm90StreamKArguments = R"(  using DecompositionMode 
 // Sigmoid (and SiLU, x * sigmoid(x)) as 0.5 * tanh(x / 2) + 0.5: one tanh.approx instruction
 // instead of an exponential and a full-precision division, its error (about 2^-11) below the
 // rounding of a 16-bit output. Wider outputs keep the exact formula.
-// An SM90 GEMM followed by a parallel split-K reduction signals it once its last tile's mainloop
-// is done (programmatic dependent launch), so that the reduction launches while it finishes.
-std::string defines(const library::GemmConfig& c, bool reduction_follows) {
+std::string defines(const library::GemmConfig& c) {
   const bool sigmoid = c.activation == Activation::sigmoid || c.activation == Activation::silu;
-  std::string out = sigmoid && size_bits(c.element_d) <= 16 ? "#define CUTLASS_USE_TANH_FOR_SIGMOID 1\n" : "";
-  if (reduction_follows && c.arch >= 90) out += "#define CUTLASS_ENABLE_GDC_FOR_SM90 1\n";
-  return out;
+  return sigmoid && size_bits(c.element_d) <= 16 ? "#define CUTLASS_USE_TANH_FOR_SIGMOID 1\n" : "";
 }
 
 // `name`: the kernel the source is emitted for (a parallel split-K kernel's GEMM is its partials'
-// configuration, followed by the reduction).
+// configuration).
 Holes common_holes(const library::GemmConfig& c, const std::string& name) {
   const auto& t = c.tile.threadblock_shape;
   return {{"name", name},
-          {"defines", defines(c, name != c.name())},
+          {"defines", defines(c)},
           {"epilogue_formula", epilogue_formula(c)},
           {"element_a", std::string(cutlass_type(c.element_a))},
           {"element_b", std::string(cutlass_type(c.element_b))},
@@ -235,8 +231,7 @@ std::string emit_split_k_reduction(const library::GemmConfig& c) {
                  {"activation", std::string(cutlass_activation(c.activation))},
                  {"activation_arguments", leaky_relu_argument(c, "float")},
                  {"a_k_stride", row_a ? "1" : "p.lda"},
-                 {"b_k_stride", row_b ? "p.ldb" : "1"},
-                 {"dependent_launch", c.arch >= 90 ? "true" : "false"}});
+                 {"b_k_stride", row_b ? "p.ldb" : "1"}});
 }
 
 }  // namespace
