@@ -134,6 +134,15 @@ std::vector<std::pair<const char*, GemmConfig>> accepted() {
       {"sm80 s8 saturating -> s32", sm80_s8()},
       {"sm80 SIMT f32", sm80_simt(D::f32)},
       {"sm80 SIMT f64, column-major A", test::changed(sm80_simt(D::f64), [](auto& c) { c.layout_a = Layout::ColumnMajor; })},
+      {"sm90 parallel split-K, gelu and a bias row", test::changed(sm90_pingpong(), [](auto& c) {
+         c.parallel_split_k = true;
+         c.activation = Activation::gelu;
+         c.bias = true;
+       })},
+      {"sm80 parallel split-K, f16 outputs of alignment 2", test::changed(sm80_f16(), [](auto& c) {
+         c.parallel_split_k = true;
+         c.alignment_c = 2;
+       })},
   };
 }
 
@@ -283,6 +292,20 @@ std::vector<Refusal> refusals() {
       {"sm80 SIMT with 3xTF32", test::changed(sm80_simt(DataType::f32), [](auto& c) { c.math = MathOperation::MultiplyAddFastF32; }),
        {"no simt 3xtf32 instruction"}},
       {"sm70", test::changed(sm80_f16(), [](auto& c) { c.arch = 70; }), {"sm70", "80, 90"}},
+      {"parallel split-K on the stream-K scheduler", test::changed(sm90_coop(), [](auto& c) {
+         c.parallel_split_k = true;
+         c.tile.tile_scheduler = TileScheduler::StreamK;
+       }),
+       {"parallel split-K", "stream-K scheduler splits K itself"}},
+      {"parallel split-K of f64 accumulators", test::changed(sm80_f64(), [](auto& c) { c.parallel_split_k = true; }),
+       {"f32 partial products", "accumulates in f64"}},
+      {"parallel split-K whose f32 partials overflow shared memory",
+       test::changed(sm90_coop(), [](auto& c) {
+         c.parallel_split_k = true;
+         c.tile.threadblock_shape = {256, 128, 64};
+         c.tile.stages = 4;
+       }),
+       {"its partial products:", "shared memory"}},
   };
 }
 
@@ -386,6 +409,14 @@ TEST(CatalogNames, TheEpilogueIsASuffix) {
   EXPECT_THROW(library::parse_gemm_name(base + "_identity"), InvalidArgumentError) << "one spelling per kernel";
   EXPECT_THROW(library::parse_gemm_name(base + "_softmax"), InvalidArgumentError);
   EXPECT_THROW(library::parse_gemm_name(base + "_bias_relu"), InvalidArgumentError);
+  // Parallel split-K comes first.
+  auto split = library::parse_gemm_name(base + "_splitk_relu_bias");
+  EXPECT_TRUE(split.parallel_split_k);
+  EXPECT_EQ(split.activation, Activation::relu);
+  EXPECT_EQ(split.name(), base + "_splitk_relu_bias");
+  EXPECT_TRUE(library::parse_gemm_name(base + "_splitk").parallel_split_k);
+  EXPECT_FALSE(library::parse_gemm_name(base + "_relu").parallel_split_k);
+  EXPECT_THROW(library::parse_gemm_name(base + "_relu_splitk"), InvalidArgumentError);
 }
 
 TEST(CatalogNames, SM80NamesCarryWarpsNotClusters) {

@@ -161,8 +161,9 @@ TEST(Compile, OneSm80AndOneSm90KernelIntoATemporaryCache) {
   EXPECT_TRUE(fs::exists(outcomes[0].result->entry.library()));
 }
 
-// One kernel of each family beyond f16/bf16/f32, with the smallest tiles, built in parallel: nvcc
-// and CUTLASS must accept every instruction, epilogue type and mainloop the catalog emits.
+// One kernel of each family beyond f16/bf16/f32 (and one parallel split-K kernel), with the
+// smallest tiles, built in parallel: nvcc and CUTLASS must accept every instruction, epilogue type
+// and mainloop the catalog emits.
 TEST(Compile, OneKernelPerDataTypeFamily) {
   test::toolchain();
   TempDir tmp;
@@ -176,6 +177,9 @@ TEST(Compile, OneKernelPerDataTypeFamily) {
       "cuforge_sm80_gemm_tensorop_sat_s8_s8_s32_s32_s32_rcr_64x64x64_w2x2x1_s6_multistage_default_default_a16x16x4",
       "cuforge_sm80_gemm_simt_mma_f32_f32_f32_f32_f32_rcr_64x64x8_w2x1x1_s5_multistage_default_default_a1x1x1",
       "cuforge_sm80_gemm_simt_mma_f64_f64_f64_f64_f64_rcr_64x64x8_w2x1x1_s5_multistage_default_default_a1x1x1",
+      // Parallel split-K: the slices' GEMM and the reduction kernel with a sigmoid epilogue.
+      "cuforge_sm80_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_64x64x32_w2x2x1_s6_multistage_default_default_a8x8x8"
+      "_splitk_sigmoid",
   };
   std::vector<KernelSource> sources;
   for (const auto& name : names) {
@@ -183,6 +187,7 @@ TEST(Compile, OneKernelPerDataTypeFamily) {
     library::GemmConfig base = config;
     base.activation = Activation::identity;
     base.bias = false;
+    base.parallel_split_k = false;
     by_name(base.name());  // the kernel is in the catalog
     sources.push_back(compile::gemm_kernel_source(config, config.arch));
   }

@@ -162,12 +162,50 @@ TEST(EmitGemm, Sm80EpiloguesAndSwizzles) {
   EXPECT_TRUE(contains(streamk, "args.avail_sms = p.decomposition == CUFORGE_DECOMPOSITION_DATA_PARALLEL ? 1 : -1;"));
 }
 
-// --- One kernel per data-type family added in issue 4. ---
-
 void expect_parts(const std::string& src, std::initializer_list<const char*> parts) {
   for (const char* part : parts) EXPECT_TRUE(contains(src, part)) << "missing: " << part;
   EXPECT_FALSE(contains(src, "${")) << "an unfilled hole";
 }
+
+TEST(EmitGemm, ParallelSplitKWritesPartialsThenReduces) {
+  const std::string base =
+      "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_128x64x64_c1x1x1_s0_pingpong_tma_default_a8x8x8";
+  const std::string name = base + "_splitk_leaky_relu_bias";
+  std::string src = emit::emit_gemm(library::parse_gemm_name(name));
+  // The GEMM writes unscaled f32 partial products: no C, no activation, no bias row.
+  EXPECT_TRUE(contains(src, "using ElementD = float;"));
+  EXPECT_TRUE(contains(src, "constexpr int AlignmentC = 4;"));
+  EXPECT_TRUE(contains(src, "fusion::LinearCombination<"));
+  EXPECT_FALSE(contains(src, "Sm90RowBroadcast"));
+  // The reduction applies the kernel's own epilogue to bf16 C and D, eight elements per thread.
+  expect_parts(src, {"using ElementOut = cutlass::bfloat16_t;", "constexpr int kVector = 8;",
+                     "cutlass::epilogue::thread::LeakyReLU, ElementOut, kVector, ElementPartial, float>",
+                     "epilogue.leaky_alpha = float(p.activation_argument);", "__global__ void",
+                     "s.batch_stride_a = 1 * k;", "s.batch_stride_b = p.ldb * k;"});
+  EXPECT_TRUE(contains(src, "const char* cuforge_kernel_name(void) { return \"" + name + "\"; }"));
+  EXPECT_EQ(src.find("// cuforge kernel " + name), 0u);
+
+  // SM80: column-major A and B step along K by their leading dimension and by one element.
+  std::string sm80 = emit::emit_gemm(library::parse_gemm_name(
+      "cuforge_sm80_gemm_tensorop_mma_f16_f16_f32_f16_f16_ccr_128x128x32_w2x2x1_s4_multistage_default_default_a8x8x8"
+      "_splitk"));
+  expect_parts(sm80, {"LinearCombinationGeneric<\n    cutlass::epilogue::thread::Identity, ElementC, 4, ",
+                      "s.batch_stride_a = p.lda * k;", "s.batch_stride_b = 1 * k;", "using ElementOut = cutlass::half_t;"});
+}
+
+TEST(EmitGemm, SigmoidAndSiluUseTanhForSixteenBitOutputsOnly) {
+  const std::string f16 =
+      "cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x128x64_c1x1x1_s0_coop_tmacoop_default_a8x8x8";
+  const std::string f32 =
+      "cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f32_f32_rcr_128x128x64_c1x1x1_s0_coop_tmacoop_default_a8x8x4";
+  const std::string define = "#define CUTLASS_USE_TANH_FOR_SIGMOID 1";
+  EXPECT_TRUE(contains(emit::emit_gemm(library::parse_gemm_name(f16 + "_silu")), define));
+  EXPECT_TRUE(contains(emit::emit_gemm(library::parse_gemm_name(f16 + "_sigmoid_bias")), define));
+  EXPECT_FALSE(contains(emit::emit_gemm(library::parse_gemm_name(f16 + "_gelu")), define));
+  EXPECT_FALSE(contains(emit::emit_gemm(library::parse_gemm_name(f32 + "_silu")), define)) << "f32 keeps 1/(1+exp(-x))";
+}
+
+// --- One kernel per data-type family added in issue 4. ---
 
 TEST(EmitGemm, Sm90Int8IntoS32ComputesInInt32) {
   const std::string name =

@@ -62,3 +62,28 @@ def test_split_k_and_decompositions():
     assert "_streamk_" not in plan.select(256, 512, 32768)
     with pytest.raises(cuforge.InvalidArgumentError, match="2 or more slices"):
         plan.decomposition = cuforge.Decomposition.SplitK
+
+
+def test_parallel_split_k():
+    plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+    # The default weighs it: long K over few output tiles, K slicing evenly.
+    assert plan.select(128, 128, 65536).endswith("_splitk")
+    assert "_splitk" not in plan.select(4096, 4096, 4096)
+    plan.split_k_slices = 8
+    plan.decomposition = cuforge.Decomposition.ParallelSplitK
+    assert plan.split_k_slices == 8, "the slices carry over"
+    plan.split_k_slices = 16
+    assert plan.decomposition == cuforge.Decomposition.ParallelSplitK, "and the decomposition stays"
+    plan.activation = "relu"
+    name = plan.select(256, 512, 32768, bias=True)
+    assert name.endswith("_default_a8x8x8_splitk_relu_bias"), name
+    with pytest.raises(cuforge.InvalidArgumentError, match="K = 1000 cut into 16 equal slices"):
+        plan.select(256, 512, 1000)
+    with pytest.raises(cuforge.InvalidArgumentError, match="not a batch"):
+        plan.select(256, 512, 32768, batch=4)
+    # f64 accumulates in f64: no parallel split-K kernel, and the reason is given.
+    f64 = cuforge.op.Gemm(element=np.float64, layout=cuforge.LayoutType.RowMajor)
+    f64.split_k_slices = 4
+    f64.decomposition = cuforge.Decomposition.ParallelSplitK
+    with pytest.raises(cuforge.InvalidArgumentError, match="f32 accumulation"):
+        f64.select(256, 512, 32768)
