@@ -35,6 +35,20 @@ def plan(**settings):
     return p
 
 
+def operands(M, N, K):
+    """Random bf16 A (M x K) and B (K x N), and D (M x N) to write."""
+    A = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
+    B = torch.randn((K, N), device="cuda", dtype=torch.bfloat16)
+    return A, B, torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+
+
+def write_json(path, results):
+    if path:
+        with open(path, "w") as f:
+            json.dump(results, f, indent=1)
+        print(f"\nwrote {path}")
+
+
 def variants(splits):
     """name -> plan: the default choice, each decomposition forced, split-K in the kernel ("split_k",
     SM90's stream-K scheduler) and parallel split-K (the slices as a batch, then a reduction kernel)
@@ -61,9 +75,7 @@ def measure(p, A, B, D, args):
 def bench_k_heavy(shapes, splits, args):
     rows = []
     for (M, N, K) in shapes:
-        A = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
-        B = torch.randn((K, N), device="cuda", dtype=torch.bfloat16)
-        D = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+        A, B, D = operands(M, N, K)
         cublas = gpu_time_ms(lambda i: torch.matmul(A, B, out=D), args.repeats, args.warmup)
         row = {"M": M, "N": N, "K": K, "cublas_ms": cublas, "variants": {}}
         for name, p in variants(splits).items():
@@ -107,9 +119,7 @@ def sweep_parallel_split_k(shapes, args):
     cuforge.build(sorted({p.select(*shape) for shape, _, _, p in runs}), jobs=args.jobs)
     rows = []
     for (M, N, K) in shapes:
-        A = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
-        B = torch.randn((K, N), device="cuda", dtype=torch.bfloat16)
-        D = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+        A, B, D = operands(M, N, K)
         cublas = gpu_time_ms(lambda i: torch.matmul(A, B, out=D), args.repeats, args.warmup)
         times = {}
         for shape, t, s, p in runs:
@@ -125,10 +135,7 @@ def sweep_parallel_split_k(shapes, args):
 
 
 def bench_activations(args):
-    M, N, K = ACTIVATION_SHAPE
-    A = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
-    B = torch.randn((K, N), device="cuda", dtype=torch.bfloat16)
-    D = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+    A, B, D = operands(*ACTIVATION_SHAPE)
     rows = []
     for name, torch_fn in ACTIVATIONS.items():
         fused = plan(activation=name)
@@ -166,10 +173,7 @@ def main():
     props = torch.cuda.get_device_properties(0)
     print(f"{props.name}, torch {torch.__version__}")
     if args.sweep_parallel:
-        rows = sweep_parallel_split_k(args.shapes, args)
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump({"device": props.name, "parallel_split_k": rows}, f, indent=1)
+        write_json(args.json, {"device": props.name, "parallel_split_k": sweep_parallel_split_k(args.shapes, args)})
         return
     names = {v.select(*shape) for shape in args.shapes for v in variants(splits).values()}
     names |= {plan(activation=a).select(*ACTIVATION_SHAPE) for a in ACTIVATIONS}
@@ -182,10 +186,7 @@ def main():
                "activations": bench_activations(args)}
     print_k_heavy(results["k_heavy"])
     print_activations(results["activations"])
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=2)
-        print(f"\nwrote {args.json}")
+    write_json(args.json, results)
 
 
 if __name__ == "__main__":

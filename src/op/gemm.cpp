@@ -78,10 +78,8 @@ bool divides_as_asked(const library::GemmConfig& c, Decomposition d, bool stream
 
 // Parallel split-K runs K's slices as one batch of equal slices, each starting on whole vectors of
 // A and B: K must be a multiple of `splits` times that vector, and the problem a single matrix.
-int64_t parallel_split_k_quantum(const library::GemmConfig& c) { return std::max(c.alignment_a, c.alignment_b); }
-
 bool slices_evenly(const library::GemmConfig& c, const op::CanonicalGemm& p, int splits) {
-  return p.batch == 1 && p.k % (int64_t(splits) * parallel_split_k_quantum(c)) == 0;
+  return p.batch == 1 && p.k % (int64_t(splits) * std::max(c.alignment_a, c.alignment_b)) == 0;
 }
 
 void with_activation(library::GemmConfig& c, Activation a) { c.activation = a; }
