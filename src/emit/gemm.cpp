@@ -226,7 +226,7 @@ std::string emit_split_k_reduction(const library::GemmConfig& c) {
                 {{"name", c.name()},
                  {"epilogue_formula", epilogue_formula(c)},
                  {"element_d", std::string(cutlass_type(c.element_d))},
-                 {"alignment_c", std::to_string(c.alignment_c)},
+                 {"vector", std::to_string(std::min(c.alignment_c, 128 / size_bits(c.element_accumulator)))},
                  {"alignment_k", std::to_string(std::max(c.alignment_a, c.alignment_b))},
                  {"activation", std::string(cutlass_activation(c.activation))},
                  {"activation_arguments", leaky_relu_argument(c, "float")},

@@ -25,10 +25,10 @@ constexpr double kReductionTurnUs = 0.6;
 constexpr double kArrivalOrderTurnFraction = 0.2;
 constexpr int kMinItersPerStreamKUnit = 8;      // CUTLASS's minimum share of K per stream-K CTA
 // Parallel split-K: each slice's f32 tile is stored (at the per-SM exchange rate above), and a
-// second kernel reads every partial back and writes D; the partials' round trip runs at about
-// DRAM speed once they outgrow L2's share (fitted to bench/k_heavy.py --sweep-parallel).
+// second kernel reads every partial back and writes D; the partials' round trip, mostly from L2,
+// fitted to the H200's kernel times (bench/k_heavy.py: 256x512 x 8 slices, 1024x1024 x 2 to 8).
 constexpr double kReductionLaunchUs = 2.0;
-constexpr double kPartialBytesPerSecond = 2.5e12;
+constexpr double kPartialBytesPerSecond = 5e12;
 constexpr double kLonePingpongFraction = 0.8;
 // How much of a memory-bound kernel's compute time still shows (the overlap is imperfect).
 constexpr double kUnhiddenFraction = 0.3;
@@ -81,7 +81,10 @@ double estimated_time_us(const library::GemmConfig& c, const GemmProblem& p, int
   if (c.parallel_split_k) {  // the slices as a batch of whole tiles, then the reduction kernel
     int64_t slice_iters = ceil_div(k_iters, p.splits);
     int64_t waves = ceil_div(tiles * p.splits, slots);
-    compute_us = double(waves) * slice_iters * iter_us;
+    // Every CTA runs lone long slices, at the lone ping-pong rate whatever its schedule or waves
+    // (H200, 256x512x32768 (bench/k_heavy.py --sweep-parallel): 128x64 ping-pong x 8 slices ahead
+    // of cooperative, of 64x64 x 4 in one wave and of 64x64 x 8 in two).
+    compute_us = double(waves) * slice_iters * iter_us / kLonePingpongFraction;
     double partial_bytes = double(p.splits) * p.m * p.n * sizeof(float);
     reduce_us = kReductionLaunchUs + double(waves) * t[0] * t[1] * sizeof(float) / kFixupBytesPerSecond * 1e6 +
                 2.0 * partial_bytes / kPartialBytesPerSecond * 1e6;

@@ -177,8 +177,9 @@ TEST(EmitGemm, ParallelSplitKWritesPartialsThenReduces) {
   EXPECT_TRUE(contains(src, "constexpr int AlignmentC = 4;"));
   EXPECT_TRUE(contains(src, "fusion::LinearCombination<"));
   EXPECT_FALSE(contains(src, "Sm90RowBroadcast"));
-  // The reduction applies the kernel's own epilogue to bf16 C and D, eight elements per thread.
-  expect_parts(src, {"using ElementOut = cutlass::bfloat16_t;", "constexpr int kVector = 8;",
+  // The reduction applies the kernel's own epilogue to bf16 C and D, four elements (one 16-byte
+  // load of partials) per thread.
+  expect_parts(src, {"using ElementOut = cutlass::bfloat16_t;", "constexpr int kVector = 4;",
                      "cutlass::epilogue::thread::LeakyReLU, ElementOut, kVector, ElementPartial, float>",
                      "epilogue.leaky_alpha = float(p.activation_argument);", "__global__ void",
                      "s.batch_stride_a = 1 * k;", "s.batch_stride_b = p.ldb * k;"});

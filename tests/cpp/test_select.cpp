@@ -320,6 +320,16 @@ TEST(GemmPlan, KHeavyProblemsWithFewTilesSplitK) {
     auto c = g.select(m, n, k);
     EXPECT_TRUE(c.parallel_split_k) << m << "x" << n << "x" << k << ": " << c.name();
   }
+  // The fastest parallel split-K measured there on the H200 (bench/k_heavy.py --sweep-parallel):
+  // 128x64 ping-pong tiles (in 8 slices), ahead of 64x64 and of cooperative kernels; at
+  // 1024x1024x16384 the 64 tiles of 128x128 stream K instead.
+  auto mid = g.select(256, 512, 32768);
+  EXPECT_EQ(mid.tile.threadblock_shape[0], 128) << mid.name();
+  EXPECT_EQ(mid.tile.threadblock_shape[1], 64) << mid.name();
+  EXPECT_EQ(mid.tile.kernel_schedule, KernelSchedule::TmaWarpSpecializedPingpong) << mid.name();
+  auto large = g.select(1024, 1024, 16384);
+  EXPECT_FALSE(large.parallel_split_k) << large.name();
+  EXPECT_EQ(large.tile.tile_scheduler, TileScheduler::StreamK) << large.name();
   // K = 8 x 8191 has no two equal slices of whole 8-element vectors: stream-K divides it instead.
   auto odd = g.select(128, 128, 8 * 8191);
   EXPECT_FALSE(odd.parallel_split_k) << odd.name();
