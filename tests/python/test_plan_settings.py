@@ -60,7 +60,7 @@ def test_split_k_and_decompositions():
     plan.decomposition = cuforge.Decomposition.DataParallel
     assert plan.split_k_slices == 1
     assert "_streamk_" not in plan.select(256, 512, 32768)
-    with pytest.raises(cuforge.InvalidArgumentError, match="2 or more slices"):
+    with pytest.raises(cuforge.InvalidArgumentError, match="set split_k_slices first"):
         plan.decomposition = cuforge.Decomposition.SplitK
 
 

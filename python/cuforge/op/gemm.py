@@ -186,6 +186,9 @@ class Gemm:
 
     @decomposition.setter
     def decomposition(self, value: Decomposition):
+        if value in _SLICED and self._plan.splits <= 1:
+            raise InvalidArgumentError(f"decomposition {value.name} cuts K into split_k_slices >= 2 slices: set "
+                                       f"split_k_slices first (the decomposition then keeps them)")
         self._plan.set_decomposition(value, self._plan.splits if value in _SLICED else 1)
 
     @property
