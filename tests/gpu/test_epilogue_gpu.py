@@ -6,7 +6,6 @@ small integers (see exact.py). Transcendental activations are compared with torc
 rounding of the f16 output. Every kernel the module needs is compiled in one parallel build first.
 """
 
-import os
 
 import pytest
 
@@ -83,7 +82,7 @@ def needed_kernels():
 @pytest.fixture(scope="module", autouse=True)
 def prebuilt():
     names = [plan.select(m, n, k, batch, bias) for plan, m, n, k, batch, bias in needed_kernels()]
-    cuforge.build(names, jobs=os.cpu_count())
+    cuforge.build(names)
 
 
 @pytest.fixture

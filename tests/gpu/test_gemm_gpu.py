@@ -5,7 +5,6 @@ Every kernel the module needs is named with `plan.select` and compiled in one pa
 `cuforge.build` call before the first test runs (a module-scoped fixture).
 """
 
-import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -123,8 +122,7 @@ def prebuilt_kernels():
                 names.add(plan.select(M, N, K))
             except cuforge.Error:
                 pass
-    jobs = max(1, min(16, os.cpu_count() or 1))
-    cuforge.build(sorted(names), jobs=jobs, progress=True)
+    cuforge.build(names)
     return names
 
 
