@@ -150,7 +150,8 @@ EpilogueSchedule epilogue_for(KernelSchedule kernel) {
 GemmConfig split_k_partials(const GemmConfig& c) {
   GemmConfig partials = c;
   partials.element_c = partials.element_d = c.element_accumulator;
-  partials.alignment_c = 128 / size_bits(c.element_accumulator);
+  // 16-byte stores of f32, except from SIMT epilogues, which store one element at a time.
+  partials.alignment_c = c.opclass == OpcodeClass::Simt ? 1 : 128 / size_bits(c.element_accumulator);
   partials.activation = Activation::identity;
   partials.bias = false;
   partials.parallel_split_k = false;
@@ -264,6 +265,9 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
     if (c.tile.cluster_shape != std::array<int, 3>{1, 1, 1}) return std::string("SM80 kernels have no clusters");
     if (c.tile.stages < 2) return fmt::format("SM80 kernels need at least 2 stages, got {}", c.tile.stages);
     const bool simt = c.opclass == OpcodeClass::Simt;
+    if (simt && c.alignment_c != 1)
+      return fmt::format("SIMT epilogues store one element of C and D at a time: alignment of C must be 1, got {}",
+                         c.alignment_c);
     if (!simt && size_bits(c.element_a) == 8 && (c.layout_a != Layout::RowMajor || c.layout_b != Layout::ColumnMajor))
       return fmt::format("mma.sync reads 8-bit operands only K-major (ldmatrix transposes 16-bit elements only): "
                          "SM80 {} kernels need a row-major A and a column-major B",

@@ -143,6 +143,8 @@ std::vector<std::pair<const char*, GemmConfig>> accepted() {
          c.parallel_split_k = true;
          c.alignment_c = 2;
        })},
+      {"sm80 SIMT f32 parallel split-K (partials stored one element at a time)",
+       test::changed(sm80_simt(D::f32), [](auto& c) { c.parallel_split_k = true; })},
   };
 }
 
@@ -289,6 +291,9 @@ std::vector<Refusal> refusals() {
       {"sm80 SIMT f32 warp tile 64x128",
        test::changed(sm80_simt(DataType::f32), [](auto& c) { c.tile.threadblock_shape = {256, 256, 8}; }),
        {"accumulator registers"}},
+      {"sm80 SIMT f32 storing 4-element vectors of C",
+       test::changed(sm80_simt(DataType::f32), [](auto& c) { c.alignment_c = 4; }),
+       {"SIMT epilogues store one element", "got 4"}},
       {"sm80 SIMT with 3xTF32", test::changed(sm80_simt(DataType::f32), [](auto& c) { c.math = MathOperation::MultiplyAddFastF32; }),
        {"no simt 3xtf32 instruction"}},
       {"sm70", test::changed(sm80_f16(), [](auto& c) { c.arch = 70; }), {"sm70", "80, 90"}},

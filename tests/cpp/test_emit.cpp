@@ -192,6 +192,13 @@ TEST(EmitGemm, ParallelSplitKWritesPartialsThenReduces) {
       "_splitk"));
   expect_parts(sm80, {"LinearCombinationGeneric<\n    cutlass::epilogue::thread::Identity, ElementC, 4, ",
                       "s.batch_stride_a = p.lda * k;", "s.batch_stride_b = 1 * k;", "using ElementOut = cutlass::half_t;"});
+
+  // SIMT epilogues store one element at a time: the partials and the reduction go element by element.
+  std::string simt = emit::emit_gemm(library::parse_gemm_name(
+      "cuforge_sm80_gemm_simt_mma_f32_f32_f32_f32_f32_rcr_128x128x8_w4x2x1_s5_multistage_default_default_a1x1x1"
+      "_splitk"));
+  expect_parts(simt, {"LinearCombinationGeneric<\n    cutlass::epilogue::thread::Identity, ElementC, 1, ",
+                      "constexpr int kVector = 1;"});
 }
 
 TEST(EmitGemm, SigmoidAndSiluUseTanhForSixteenBitOutputsOnly) {
