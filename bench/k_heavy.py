@@ -8,19 +8,22 @@ GEMM + activation beside torch.matmul followed by the torch activation.
 
 Few output tiles and a long K leave most SMs idle under a data-parallel schedule; stream-K and
 split-K divide K across them. Times are GPU times between CUDA events (median of --repeats),
-measured in one process with cuBLAS (torch.matmul) on the same inputs.
+measured in one process with cuBLAS (torch.matmul) on the same inputs; the K-heavy variants and
+cuBLAS take turns over --rounds rounds, and each ratio is the median of the rounds' ratios (the
+shared machine's speed drifts between rounds).
 """
 
 import argparse
 import json
 import os
+import statistics
 import time
 
 import torch
 
 import cuforge
 from gemm import parse_shapes
-from timing import gpu_time_ms
+from timing import gpu_time_ms, interleaved_ms
 
 SHAPES = [(128, 128, 65536), (256, 512, 32768), (1024, 1024, 16384)]
 ACTIVATION_SHAPE = (4096, 4096, 4096)
@@ -64,27 +67,32 @@ def variants(splits):
     return out
 
 
-def measure(p, A, B, D, args):
+def rel_err(p, A, B, D):
     p.run(A, B, None, D)
     ref = torch.matmul(A.float(), B.float())
-    rel_err = float((D.float() - ref).norm() / ref.norm())
-    ms = gpu_time_ms(lambda i: p.run(A, B, None, D, sync=False), args.repeats, args.warmup)
-    return ms, rel_err, p.last_kernel
+    return float((D.float() - ref).norm() / ref.norm())
 
 
 def bench_k_heavy(shapes, splits, args):
+    """Each variant and cuBLAS in --rounds interleaved rounds: a variant's time is its median, its
+    ratios the medians of each round's ratios."""
     rows = []
     for (M, N, K) in shapes:
         A, B, D = operands(M, N, K)
-        cublas = gpu_time_ms(lambda i: torch.matmul(A, B, out=D), args.repeats, args.warmup)
-        row = {"M": M, "N": N, "K": K, "cublas_ms": cublas, "variants": {}}
-        for name, p in variants(splits).items():
-            ms, err, kernel = measure(p, A, B, D, args)
-            row["variants"][name] = {"ms": ms, "rel_err": err, "kernel": kernel}
-        dp = row["variants"]["data_parallel"]["ms"]
-        for v in row["variants"].values():
-            v["vs_cublas"] = cublas / v["ms"]
-            v["vs_data_parallel"] = dp / v["ms"]
+        plans = variants(splits)
+        errors = {name: rel_err(p, A, B, D) for name, p in plans.items()}
+        calls = {"cublas": lambda i: torch.matmul(A, B, out=D)}
+        calls.update({name: (lambda i, p=p: p.run(A, B, None, D, sync=False)) for name, p in plans.items()})
+        times = interleaved_ms(calls, args.rounds, args.repeats, args.warmup)
+        cublas = times.pop("cublas")
+        row = {"M": M, "N": N, "K": K, "cublas_ms": statistics.median(cublas), "cublas_rounds_ms": cublas,
+               "variants": {}}
+        dp = times["data_parallel"]
+        for name, t in times.items():
+            row["variants"][name] = {
+                "ms": statistics.median(t), "rounds_ms": t, "rel_err": errors[name], "kernel": plans[name].last_kernel,
+                "vs_cublas": statistics.median(c / x for c, x in zip(cublas, t)),
+                "vs_data_parallel": statistics.median(d / x for d, x in zip(dp, t))}
         rows.append(row)
     return rows
 
@@ -163,6 +171,7 @@ def main():
     p.add_argument("--shapes", type=parse_shapes, default=SHAPES, help="comma list of MxNxK")
     p.add_argument("--splits", default="4,16,64", help="split-K slice counts to try")
     p.add_argument("--repeats", type=int, default=50)
+    p.add_argument("--rounds", type=int, default=5, help="interleaved rounds of every K-heavy variant and cuBLAS")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--jobs", type=int, default=os.cpu_count())
     p.add_argument("--json", metavar="PATH")

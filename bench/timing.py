@@ -23,3 +23,14 @@ def gpu_time_ms(call, repeats: int = 20, warmup: int = 3) -> float:
         end.record()
     torch.cuda.synchronize()
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def interleaved_ms(calls: dict, rounds: int, repeats: int = 20, warmup: int = 3) -> dict:
+    """`gpu_time_ms` of each named call, `rounds` times over, the calls taken in turn within each
+    round: the shared machine's clocks drift over seconds, so each round's ratios compare calls
+    timed moments apart. Returns name -> the rounds' times (ms)."""
+    times = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, call in calls.items():
+            times[name].append(gpu_time_ms(call, repeats, warmup))
+    return times
