@@ -21,8 +21,11 @@ constexpr double kStreamKOverhead = 1.10;
 constexpr double kFixupBytesPerSecond = 100e9;  // partial-tile exchange, per SM
 constexpr double kReductionTurnUs = 0.6;
 // In arrival order the peers still take the partial tile one at a time, without waiting for their
-// turn: 128x128x65536 on 128x64 tiles (66 peers) reduced in 14 µs instead of 86 µs.
-constexpr double kArrivalOrderTurnFraction = 0.2;
+// turn. That saves most where many peers share a tile (128x128x65536 on 128x64 tiles, 66 peers: 14 µs
+// instead of 86) and little where a few arrive together (H200, bench/k_heavy.py: 256x512x32768 in 8
+// slices 26.6 µs, 1024x1024x16384 on 256x128 tiles 61.6, both slower than the K-order choices, 24.9
+// and 54.3); fitted to the few.
+constexpr double kArrivalOrderTurnFraction = 0.8;
 constexpr int kMinItersPerStreamKUnit = 8;      // CUTLASS's minimum share of K per stream-K CTA
 // Parallel split-K: each slice's f32 tile is stored (at the per-SM exchange rate above), and a
 // second kernel reads every partial back and writes D; the partials' round trip, mostly from L2,
