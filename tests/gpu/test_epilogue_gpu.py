@@ -47,6 +47,10 @@ DECOMPOSITIONS = {  # name -> (plan settings); SM90 split-K and stream-K run on 
     "parallel_split_k8": dict(split_k_slices=8, decomposition=cuforge.Decomposition.ParallelSplitK),
     "parallel_split_k64_leaky_relu": dict(split_k_slices=64, decomposition=cuforge.Decomposition.ParallelSplitK,
                                           activation=(cuforge.epilogue.leaky_relu, LEAKY_SLOPE)),
+    # Partial tiles summed as they arrive: exact all the same on integer-valued inputs.
+    "heuristic_arrival_order": dict(deterministic=False),
+    "stream_k_arrival_order": dict(decomposition=cuforge.Decomposition.StreamK, deterministic=False),
+    "split_k4_arrival_order": dict(split_k_slices=4, deterministic=False),
 }
 
 
@@ -184,7 +188,7 @@ def test_k_decompositions_equal_the_data_parallel_result(family, mode, gen):
         expected = F.relu(expected)
     assert_exact(D, expected)
     kernel = plan.last_kernel
-    if mode in ("stream_k", "stream_k_swizzle") or (family == "sm90" and mode.startswith("split_k")):
+    if mode.startswith("stream_k") or (family == "sm90" and mode.startswith("split_k")):
         assert "_streamk_" in kernel, kernel
     if mode == "data_parallel":
         assert "_streamk_" not in kernel and "_splitk" not in kernel, kernel
