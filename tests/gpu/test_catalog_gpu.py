@@ -20,6 +20,7 @@ torch = pytest.importorskip("torch")
 
 import cuforge  # noqa: E402
 from exact import COL, ROW, assert_exact, layout, rand_int  # noqa: E402
+from prebuild import build_selected  # noqa: E402
 
 if not hasattr(torch, "float8_e4m3fn"):  # pragma: no cover - torch older than 2.1
     pytest.skip("this torch has no float8 dtypes", allow_module_level=True)
@@ -156,14 +157,7 @@ CASES = (
 @pytest.fixture(scope="module", autouse=True)
 def prebuilt_kernels():
     """Every kernel of the module, compiled in one parallel build (about 30 kernels)."""
-    names = set()
-    for case in CASES:
-        try:
-            names.add(make_plan(case).select(*case.shape, bias=case.bias))
-        except cuforge.Error:
-            pass  # left to the case's own test, which then fails with cuforge's error
-    cuforge.build(names)
-    return names
+    return build_selected(lambda c=case: make_plan(c).select(*c.shape, bias=c.bias) for case in CASES)
 
 
 @pytest.fixture

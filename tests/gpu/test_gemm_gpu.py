@@ -17,6 +17,7 @@ np = pytest.importorskip("numpy")
 
 import cuforge  # noqa: E402
 from exact import COL, DTYPES, ROW, assert_exact, layout, poisoned, rand_int, reference  # noqa: E402
+from prebuild import build_selected  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -115,15 +116,7 @@ def prebuilt_kernels():
     cuforge's error) rather than failing every test of the module here.
     """
     problems = [(make_plan(c), [(c.M, c.N, c.K)]) for c in ALL_CASES] + seed_plans_and_shapes()
-    names = set()
-    for plan, shapes in problems:
-        for (M, N, K) in shapes:
-            try:
-                names.add(plan.select(M, N, K))
-            except cuforge.Error:
-                pass
-    cuforge.build(names)
-    return names
+    return build_selected(lambda p=plan, s=shape: p.select(*s) for plan, shapes in problems for shape in shapes)
 
 
 # --------------------------------------------------------------------------------------------------
