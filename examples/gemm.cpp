@@ -29,15 +29,14 @@ int main() {
   const int64_t M = 512, N = 384, K = 256;
   cuforge::GemmOptions options;
   options.element_a = options.element_b = options.element_c = options.element_d = cuforge::DataType::bf16;
-  options.element_accumulator = cuforge::DataType::f32;
   options.layout_a = options.layout_b = options.layout_c = cuforge::Layout::RowMajor;
   cuforge::Gemm gemm(options);
   std::printf("kernel for %lldx%lldx%lld: %s\n", (long long)M, (long long)N, (long long)K,
-              gemm.select(M, N, K).name().c_str());
+              gemm.select(gemm.shape(M, N, K)).config.name().c_str());
 
   if (cuforge::runtime::device_count() == 0) {
     std::printf("no CUDA GPU found: compiling the kernel only\n");
-    auto built = cuforge::compile::compile(gemm.kernel_source(gemm.select(M, N, K)));
+    auto built = gemm.compile({gemm.shape(M, N, K)}).front();
     std::printf("%s: %s\n", built.cache_hit ? "cached" : "compiled", built.entry.library().c_str());
     return 0;
   }

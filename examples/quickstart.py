@@ -16,7 +16,7 @@ plan = cuforge.op.Gemm(element=cuforge.DataType.bf16, layout=cuforge.LayoutType.
 kernel = plan.select(M, N, K)
 print(f"kernel for {M}x{N}x{K} bf16: {kernel}")
 start = time.perf_counter()
-built = plan.compile(M, N, K)
+built = plan.compile(M=M, N=N, K=K)
 print(f"{'found in the cache' if built['cache_hit'] else 'compiled'} in {time.perf_counter() - start:.1f} s: "
       f"{built['library']}")
 

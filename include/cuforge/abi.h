@@ -6,6 +6,7 @@
  * D (M x N) = activation(alpha * A (M x K) * B (K x N) + beta * C), each operand with the layout
  * the kernel was built for, leading dimensions and batch strides counted in elements (a batch
  * stride of 0 broadcasts the operand across the batch; a bias kernel reads C as one row of N).
+ * Every entry point returns a cuforge_status and lets no C++ exception escape.
  */
 #ifndef CUFORGE_ABI_H
 #define CUFORGE_ABI_H
@@ -17,7 +18,7 @@
 extern "C" {
 #endif
 
-#define CUFORGE_ABI_VERSION 2
+#define CUFORGE_ABI_VERSION 3
 
 /* Kernel libraries are built with hidden visibility; only these entry points are exported. */
 #define CUFORGE_EXPORT __attribute__((visibility("default")))
@@ -60,8 +61,9 @@ typedef enum cuforge_status {
 CUFORGE_EXPORT int cuforge_abi_version(void);
 CUFORGE_EXPORT const char* cuforge_kernel_name(void);
 CUFORGE_EXPORT int cuforge_gemm_can_implement(const cuforge_gemm_arguments* args);
-CUFORGE_EXPORT size_t cuforge_gemm_workspace_size(const cuforge_gemm_arguments* args);
-/* stream is a cudaStream_t; workspace holds at least workspace_bytes >= cuforge_gemm_workspace_size. */
+/* Writes the device scratch memory the run needs to *bytes. */
+CUFORGE_EXPORT int cuforge_gemm_workspace_size(const cuforge_gemm_arguments* args, size_t* bytes);
+/* stream is a cudaStream_t; workspace holds workspace_bytes >= what cuforge_gemm_workspace_size wrote. */
 CUFORGE_EXPORT int cuforge_gemm_run(const cuforge_gemm_arguments* args, void* workspace, size_t workspace_bytes,
                      void* stream);
 

@@ -9,6 +9,7 @@
 
 #include "cuforge/cuforge.hpp"
 #include "cuforge/emit/gemm.hpp"
+#include "cuforge/select/gemm_settings.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -88,6 +89,10 @@ NB_MODULE(_core, m) {
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
+    } catch (const nb::python_error&) {
+      throw;  // a Python exception (from a callback): nanobind restores it
+    } catch (const nb::builtin_exception&) {
+      throw;
     } catch (const CompilationError& e) {
       PyObject* exc = PyObject_CallFunction(g_compilation, "s", e.what());
       PyObject_SetAttrString(exc, "log", nb::str(e.log().c_str()).ptr());
@@ -106,6 +111,12 @@ NB_MODULE(_core, m) {
       PyErr_SetString(g_cache, e.what());
     } catch (const Error& e) {
       PyErr_SetString(g_error, e.what());
+    } catch (const std::filesystem::filesystem_error& e) {
+      PyErr_SetString(g_cache, e.what());
+    } catch (const std::bad_alloc&) {
+      throw;  // MemoryError
+    } catch (const std::exception& e) {  // never a bare RuntimeError: say it is cuforge's, and what
+      PyErr_SetString(g_error, (std::string("internal error: ") + e.what()).c_str());
     }
   });
 
@@ -173,11 +184,27 @@ NB_MODULE(_core, m) {
              b.copy_to_host(reinterpret_cast<void*>(host), bytes, reinterpret_cast<cudaStream_t>(stream));
            });
 
+  nb::class_<select::GemmSettings>(m, "GemmSettings",
+                                   "A GEMM plan's settings as one value (the C++ core checks it as a whole).")
+      .def(nb::init<>())
+      .def_rw("activation", &select::GemmSettings::activation)
+      .def_rw("activation_argument", &select::GemmSettings::activation_argument, "leaky_relu's negative slope")
+      .def_rw("tile_scheduler", &select::GemmSettings::tile_scheduler, nb::arg().none())
+      .def_rw("decomposition", &select::GemmSettings::decomposition)
+      .def_rw("splits", &select::GemmSettings::splits)
+      .def_rw("deterministic", &select::GemmSettings::deterministic)
+      .def_rw("tile", &select::GemmSettings::tile, nb::arg().none())
+      .def_rw("opclass", &select::GemmSettings::opclass, nb::arg().none())
+      .def_rw("math", &select::GemmSettings::math, nb::arg().none())
+      .def("set_activation", &select::GemmSettings::set_activation, "activation"_a, "argument"_a.none() = nb::none(),
+           "The activation and its argument (None: its default, 0.01 for leaky_relu).")
+      .def("set_decomposition", &select::GemmSettings::set_decomposition, "decomposition"_a)
+      .def("set_split_k_slices", &select::GemmSettings::set_split_k_slices, "slices"_a);
+
   nb::class_<Gemm>(m, "Gemm", "A GEMM plan of the C++ core (cuforge.op.Gemm wraps it).")
       .def("__init__",
-           [](Gemm* self, DataType a, DataType b, DataType c, DataType d, DataType acc, Layout la, Layout lb,
-              Layout lc, int cc, int kernel_cc, std::optional<OpcodeClass> opclass,
-              std::optional<MathOperation> math, int device) {
+           [](Gemm* self, DataType a, DataType b, DataType c, DataType d, std::optional<DataType> acc, Layout la,
+              Layout lb, Layout lc, int cc, int kernel_cc, int device, std::optional<select::GemmSettings> settings) {
              GemmOptions o;
              o.element_a = a;
              o.element_b = b;
@@ -189,44 +216,53 @@ NB_MODULE(_core, m) {
              o.layout_c = lc;
              o.cc = cc;
              o.kernel_cc = kernel_cc;
-             o.opclass = opclass;
-             o.math = math;
              o.device = device;
+             if (settings) o.settings = *settings;
              new (self) Gemm(o);
            },
-           "element_a"_a, "element_b"_a, "element_c"_a, "element_d"_a, "element_accumulator"_a, "layout_a"_a,
-           "layout_b"_a, "layout_c"_a, "cc"_a = 0, "kernel_cc"_a = 0, "opclass"_a = nb::none(),
-           "math"_a = nb::none(), "device"_a = -1)
+           "element_a"_a, "element_b"_a, "element_c"_a, "element_d"_a, "element_accumulator"_a.none(), "layout_a"_a,
+           "layout_b"_a, "layout_c"_a, "cc"_a = 0, "kernel_cc"_a = 0, "device"_a = -1,
+           "settings"_a.none() = nb::none())
       .def_prop_ro("cc", &Gemm::cc)
       .def_prop_ro("kernel_cc", &Gemm::kernel_cc)
       .def_prop_ro("device", &Gemm::device)
+      .def_prop_ro("element_a", [](const Gemm& g) { return g.options().element_a; })
+      .def_prop_ro("element_b", [](const Gemm& g) { return g.options().element_b; })
+      .def_prop_ro("element_c", [](const Gemm& g) { return g.options().element_c; })
+      .def_prop_ro("element_d", [](const Gemm& g) { return g.options().element_d; })
+      .def_prop_ro("element_accumulator", [](const Gemm& g) { return g.options().accumulator(); })
+      .def_prop_ro("layout_a", [](const Gemm& g) { return g.options().layout_a; })
+      .def_prop_ro("layout_b", [](const Gemm& g) { return g.options().layout_b; })
+      .def_prop_ro("layout_c", [](const Gemm& g) { return g.options().layout_c; })
+      .def_prop_rw("settings", &Gemm::settings, &Gemm::set_settings,
+                   "A copy of the settings; assigning checks them as a whole and leaves the plan as it was when "
+                   "refused.")
       .def("tile_descriptions", &Gemm::tile_descriptions)
-      .def("set_tile_description", &Gemm::set_tile_description)
-      .def("clear_tile_description", &Gemm::clear_tile_description)
-      .def("tile_description", &Gemm::tile_description)
-      .def("set_activation", &Gemm::set_activation, "activation"_a, "argument"_a = 0.0)
-      .def_prop_ro("activation", &Gemm::activation)
-      .def_prop_ro("activation_argument", &Gemm::activation_argument)
       .def("activations", &Gemm::activations)
-      .def("set_tile_scheduler", &Gemm::set_tile_scheduler, "scheduler"_a.none())
-      .def_prop_ro("tile_scheduler", &Gemm::tile_scheduler)
       .def("tile_schedulers", &Gemm::tile_schedulers)
-      .def("set_decomposition", &Gemm::set_decomposition, "decomposition"_a, "splits"_a = 1)
-      .def_prop_ro("decomposition", &Gemm::decomposition)
-      .def_prop_ro("splits", &Gemm::splits)
-      .def_prop_rw("deterministic", &Gemm::deterministic, &Gemm::set_deterministic)
       .def_prop_ro("last_kernel", &Gemm::last_kernel, "The kernel the latest run launched.")
       .def_prop_ro("last_splits", &Gemm::last_splits, "The split-K slices of the latest run.")
       .def("select", [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias) {
-             return g.select(m, n, k, batch, bias).name();
+             return g.select(g.shape(m, n, k, batch, bias)).config.name();
            }, "m"_a, "n"_a, "k"_a, "batch"_a = 1, "bias"_a = false)
-      .def("compile", [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch) {
-             auto source = g.kernel_source(g.select(m, n, k, batch));
-             nb::gil_scoped_release release;
-             auto r = compile::compile(source);
-             nb::gil_scoped_acquire acquire;
-             return compile_result(r);
-           }, "m"_a, "n"_a, "k"_a, "batch"_a = 1)
+      .def("compile",
+           [](Gemm& g, const std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t, bool>>& problems,
+              const std::array<std::optional<int>, 3>& alignments, int jobs) {
+             std::array<int, 3> caps{};
+             for (int i = 0; i < 3; ++i) caps[i] = alignments[i].value_or(0);
+             std::vector<GemmShape> shapes;
+             for (auto [m, n, k, batch, bias] : problems) shapes.push_back(g.shape(m, n, k, batch, bias, caps));
+             std::vector<compile::CompileResult> built;
+             {
+               nb::gil_scoped_release release;
+               built = g.compile(shapes, jobs);
+             }
+             nb::list out;
+             for (const auto& r : built) out.append(compile_result(r));
+             return out;
+           },
+           "problems"_a, "alignments"_a, "jobs"_a = 0,
+           "Build the kernels chosen for (M, N, K, batch, bias) problems, in parallel; later runs use them.")
       .def("run",
            [](Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta,
               uintptr_t stream, std::function<void()> on_complete) {
@@ -252,13 +288,17 @@ NB_MODULE(_core, m) {
           for (const auto* c : library::find_gemms(f)) names.push_back(c->name());
           return names;
         }, "arch"_a = nb::none(), "glob"_a = "", "Names of the catalog's GEMM kernels.");
-  m.def("emit", [](const std::string& name) { return emit::emit_gemm(library::parse_gemm_name(name)); },
+  m.def("emit", [](const std::string& name) { return emit::gemm_source(library::parse_gemm_name(name)); },
         "name"_a, "The complete CUDA source of a kernel, by name.");
   m.def("build",
         [](const std::vector<std::string>& names, int jobs, int cc,
            std::function<void(size_t, size_t, size_t, std::string)> progress) {
-          std::vector<compile::KernelSource> sources;
-          for (const auto& n : names) sources.push_back(compile::gemm_kernel_source(library::parse_gemm_name(n), cc));
+          if (cc == 0) cc = runtime::default_target_cc();
+          std::vector<KernelSource> sources;
+          for (const auto& n : names) {
+            sources.push_back(emit::gemm_kernel(library::parse_gemm_name(n), cc));
+            compile::check_target(sources.back().family, sources.back().target_cc);
+          }
           std::vector<compile::BuildOutcome> outcomes;
           {
             nb::gil_scoped_release release;
@@ -268,6 +308,12 @@ NB_MODULE(_core, m) {
               progress(p.done, p.total, p.failed, p.last_name ? *p.last_name : "");
             });
           }
+          // The toolchain or the cache failing is not a kernel's compile error: raised as what it is.
+          for (const auto& o : outcomes)
+            if (o.exception) try {
+                std::rethrow_exception(o.exception);
+              } catch (const CompilationError&) {
+              }
           nb::list out;
           for (const auto& o : outcomes) {
             nb::dict d = o.result ? compile_result(*o.result) : nb::dict();
@@ -277,14 +323,63 @@ NB_MODULE(_core, m) {
           }
           return out;
         },
-        "names"_a, "jobs"_a = 0, "cc"_a = 90, "progress"_a.none() = nb::none(),
+        "names"_a, "jobs"_a = 0, "cc"_a = 0, "progress"_a.none() = nb::none(),
         "Compile kernels by name into the cache, `jobs` nvcc processes at once.");
   m.def("set_default_cutlass_path", [](const std::string& p) { compile::set_default_cutlass_path(p); });
   m.def("device_count", &runtime::device_count, "CUDA devices visible to this process.");
   m.def("device_cc", [] { return runtime::device_info(runtime::default_device()).cc; },
         "Compute capability of the default device (CUTLASS_CUDA_DEVICE_ID or the current one).");
+  m.def("default_target_cc", &runtime::default_target_cc,
+        "The compute capability kernels are built for when none is given: the default device's, else 90.");
+  m.def("default_accumulator", &default_accumulator, "element_a"_a,
+        "The accumulator a plan takes unless told, by the type of A.");
+  m.def("default_activation_argument", &default_activation_argument, "activation"_a,
+        "The argument an activation takes unless told (leaky_relu: 0.01).");
+  m.def("set_log_sink", [](std::function<void(int, std::string)> sink) {
+          if (!sink) return set_log_sink({});
+          set_log_sink([sink](LogLevel level, const std::string& message) {
+            nb::gil_scoped_acquire acquire;
+            try {
+              sink(int(level), message);
+            } catch (const nb::python_error&) {  // a failing logger must not break a build
+            }
+          });
+        }, "sink"_a.none(),
+        "Route the core's messages to sink(level, message): 0 debug, 1 info, 2 warning; None restores stderr.");
+  m.def("compile_statistics", [] {
+          auto s = compile::statistics();
+          nb::dict d;
+          d["requests"] = s.requests;
+          d["cache_hits"] = s.cache_hits;
+          d["builds"] = s.builds;
+          d["failures"] = s.failures;
+          return d;
+        }, "What this process asked of nvcc: requests, cache hits, builds (nvcc runs) and failures.");
   m.def("cache_dir", [] { return compile::KernelCache::user_cache().root().string(); });
   m.def("cache_clear", [] { compile::KernelCache::user_cache().clear(); });
+  m.def("cache_info", [] {
+    auto i = compile::KernelCache::user_cache().info();
+    nb::dict d;
+    d["root"] = i.root.string();
+    d["entries"] = i.entries;
+    d["bytes"] = i.bytes;
+    d["staging"] = i.staging;
+    d["staging_bytes"] = i.staging_bytes;
+    d["failed"] = i.failed;
+    d["failed_bytes"] = i.failed_bytes;
+    return d;
+  }, "The kernel cache's entries, builds in progress (or left by dead builds) and kept failures.");
+  m.def("cache_verify", [] {
+    nb::list out;
+    for (const auto& c : compile::KernelCache::user_cache().verify()) {
+      nb::dict d;
+      d["key"] = c.key;
+      d["name"] = c.name;
+      d["problem"] = c.problem;
+      out.append(d);
+    }
+    return out;
+  }, "Every cache entry with what is wrong with it ('' when sound); removes nothing.");
   m.def("toolchain", [] {
     const auto& t = compile::Toolchain::get();
     nb::dict d;

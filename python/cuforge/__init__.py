@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from . import _core, epilogue, op, swizzle
 from ._core import (
     Activation,
@@ -38,6 +40,29 @@ __version__ = "0.1.0"
 
 _core.set_default_cutlass_path(cutlass_path())
 
+#: What the core decides and notices (a kernel chosen, a cache entry rebuilt) goes to this logger.
+logger = logging.getLogger("cuforge")
+_LEVELS = (logging.DEBUG, logging.INFO, logging.WARNING)
+_core.set_log_sink(lambda level, message: logger.log(_LEVELS[level], message))
+
+
+def compile_statistics() -> dict:
+    """What this process asked of nvcc so far: requests, cache_hits, builds (nvcc runs) and failures."""
+    return _core.compile_statistics()
+
+
+def cache_verify() -> list[dict]:
+    """Every kernel cache entry (key, name) with what is wrong with it ('' when sound). Unsound
+    entries are rebuilt when next used; this removes nothing. Raises CacheError when the cache
+    itself is unusable."""
+    return _core.cache_verify()
+
+
+def cache_info() -> dict:
+    """The kernel cache: its root, published entries and bytes, builds in progress or left by dead
+    builds (staging), and kept failed builds."""
+    return _core.cache_info()
+
 
 def list_gemms(arch: int | None = None, glob: str = "") -> list[str]:
     """Names of the catalog's GEMM kernels, optionally for one architecture (80, 90) and a name glob."""
@@ -52,6 +77,7 @@ def cache_dir() -> str:
 __all__ = [
     "Activation", "CacheError", "CompilationError", "DataType", "DataTypeError", "Decomposition", "DeviceError",
     "EpilogueScheduleType", "Error", "InvalidArgumentError", "KernelScheduleType", "LayoutType", "MathOperation",
-    "OpcodeClass", "TileDescription", "TileSchedulerType", "ToolchainError", "build", "cache_dir", "cutlass_path",
-    "device_count", "emit", "epilogue", "list_gemms", "op", "swizzle", "toolchain",
+    "OpcodeClass", "TileDescription", "TileSchedulerType", "ToolchainError", "build", "cache_dir", "cache_info",
+    "cache_verify", "compile_statistics", "cutlass_path", "device_count", "emit", "epilogue", "list_gemms", "logger", "op",
+    "swizzle", "toolchain",
 ]

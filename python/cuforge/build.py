@@ -12,11 +12,11 @@ from ._core import CompilationError
 
 def build(names, jobs: int | None = None, progress: bool = True, cc: int | None = None) -> list[dict]:
     """Compile kernels by name into the cache with ``jobs`` nvcc processes at once (default: one per
-    core). Returns one dict per kernel (name, library, cache_hit, seconds). Raises CompilationError
-    naming every kernel that failed, after all have been tried."""
+    core) for compute capability ``cc`` (default: the GPU's, else 90). Returns one dict per kernel
+    (name, library, cache_hit, seconds). Raises CompilationError naming every kernel nvcc rejected,
+    after all have been tried; ToolchainError or CacheError when the compiler or the cache cannot be
+    used."""
     names = list(dict.fromkeys(names))
-    if cc is None:
-        cc = _core.device_cc() if _core.device_count() > 0 else 90
     start = time.monotonic()
     tty = sys.stderr.isatty()
 
@@ -27,7 +27,9 @@ def build(names, jobs: int | None = None, progress: bool = True, cc: int | None 
         line = f"build [{bar:<30}] {done}/{total} {failed} failed {time.monotonic() - start:.0f}s {last}"
         print(("\r\33[2K" + line) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
 
-    results = _core.build(names, jobs or os.cpu_count() or 1, cc, report if progress else None)
+    if jobs is None:
+        jobs = os.cpu_count() or 1
+    results = _core.build(names, jobs, cc or 0, report if progress else None)
     if progress and tty:
         print(file=sys.stderr)
     failed = [r for r in results if r["error"]]

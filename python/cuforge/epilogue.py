@@ -7,16 +7,20 @@ negative slope (0.01 by default, as in torch.nn.functional.leaky_relu).
 
 from __future__ import annotations
 
-from ._core import Activation, InvalidArgumentError
+from ._core import Activation, InvalidArgumentError, default_activation_argument
 
 
 class ActivationFunction:
-    """One fusable activation; ``default_argument`` is its parameter when none is given."""
+    """One fusable activation; ``default_argument`` is its parameter when none is given (decided by
+    the C++ core)."""
 
-    def __init__(self, kind: Activation, default_argument: float = 0.0):
+    def __init__(self, kind: Activation):
         self.kind = kind
         self.name = kind.name
-        self.default_argument = default_argument
+
+    @property
+    def default_argument(self) -> float:
+        return default_activation_argument(self.kind)
 
     def __repr__(self):
         return f"cuforge.epilogue.{self.name}"
@@ -24,7 +28,7 @@ class ActivationFunction:
 
 identity = ActivationFunction(Activation.identity)
 relu = ActivationFunction(Activation.relu)
-leaky_relu = ActivationFunction(Activation.leaky_relu, 0.01)
+leaky_relu = ActivationFunction(Activation.leaky_relu)
 tanh = ActivationFunction(Activation.tanh)
 sigmoid = ActivationFunction(Activation.sigmoid)
 silu = ActivationFunction(Activation.silu)
@@ -40,8 +44,9 @@ def of_kind(kind: Activation) -> ActivationFunction:
     return _BY_KIND[kind]
 
 
-def resolve(value) -> tuple[ActivationFunction, float]:
-    """The activation and its argument from a function, a name, or a (function or name, argument) pair."""
+def resolve(value) -> tuple[ActivationFunction, float | None]:
+    """The activation and its argument (None: its default) from a function, a name, or a (function or
+    name, argument) pair."""
     argument = None
     if isinstance(value, tuple):
         if len(value) != 2:
@@ -57,7 +62,12 @@ def resolve(value) -> tuple[ActivationFunction, float]:
             f"got {type(value).__name__}"
         )
     if argument is None:
-        argument = value.default_argument
-    elif value.kind != Activation.leaky_relu:
+        return value, None
+    if value.kind != Activation.leaky_relu:
         raise InvalidArgumentError(f"activation: {value.name} takes no argument, got {argument!r}")
-    return value, float(argument)
+    if isinstance(argument, (bool, str, bytes, complex)):
+        raise InvalidArgumentError(f"activation: leaky_relu's slope must be a real number, got {argument!r}")
+    try:
+        return value, float(argument)
+    except (TypeError, ValueError) as e:
+        raise InvalidArgumentError(f"activation: leaky_relu's slope must be a real number, got {argument!r}: {e}") from None

@@ -60,10 +60,6 @@ struct FilterFlags {
   }
 };
 
-int target_cc(int requested) {
-  if (requested) return requested;
-  return runtime::device_count() > 0 ? runtime::device_info(runtime::default_device()).cc : 90;
-}
 
 int run_list(const FilterFlags& flags, bool json) {
   auto start = std::chrono::steady_clock::now();
@@ -86,8 +82,12 @@ int run_build(const FilterFlags& flags, int jobs, int cc, bool dry_run) {
     fmt::print(stderr, "no kernel matches the filter\n");
     return 1;
   }
-  std::vector<compile::KernelSource> sources;
-  for (const auto* c : found) sources.push_back(compile::gemm_kernel_source(*c, target_cc(cc)));
+  const int target = cc ? cc : runtime::default_target_cc();
+  std::vector<KernelSource> sources;
+  for (const auto* c : found) {
+    sources.push_back(emit::gemm_kernel(*c, target));
+    compile::check_target(sources.back().family, sources.back().target_cc);
+  }
   if (dry_run) {
     for (const auto& s : sources) fmt::print("{}\n", s.name);
     return 0;
@@ -112,11 +112,14 @@ int run_build(const FilterFlags& flags, int jobs, int cc, bool dry_run) {
   return failed ? 1 : 0;
 }
 
-int run_cache(const std::string& action, uint64_t max_bytes) {
+int run_cache(const std::string& action, int64_t max_bytes) {
   const auto& cache = compile::KernelCache::user_cache();
   if (action == "info") {
     auto info = cache.info();
-    fmt::print("cache {}: {} kernels, {:.1f} MiB\n", info.root.string(), info.entries, info.bytes / 1048576.0);
+    fmt::print("cache {}: {} kernels, {:.1f} MiB; {} builds in progress or left by dead builds ({:.1f} MiB); {} failed "
+               "builds kept ({:.1f} MiB)\n",
+               info.root.string(), info.entries, info.bytes / 1048576.0, info.staging, info.staging_bytes / 1048576.0,
+               info.failed, info.failed_bytes / 1048576.0);
   } else if (action == "clear") {
     cache.clear();
     fmt::print("cleared {}\n", cache.root().string());
@@ -131,7 +134,7 @@ int run_cache(const std::string& action, uint64_t max_bytes) {
     fmt::print("{} entries checked, {} bad (bad entries are rebuilt on next use)\n", checks.size(), bad);
     return bad ? 1 : 0;
   } else if (action == "prune") {
-    size_t removed = cache.prune(max_bytes);
+    size_t removed = cache.prune(uint64_t(max_bytes));
     fmt::print("removed {} least recently used kernels\n", removed);
   }
   return 0;
@@ -157,28 +160,30 @@ int main(int argc, char** argv) {
   bool dry_run = false;
   auto* build = app.add_subcommand("build", "compile the kernels matching a filter into the cache, in parallel");
   build_flags.add_to(build);
-  build->add_option("-j,--jobs", jobs, "nvcc processes at once (default: one per core)");
-  build->add_option("--cc", cc, "GPU to build SM80 kernels for (default: this machine's GPU, else 90)");
+  build->add_option("-j,--jobs", jobs, "nvcc processes at once (default: one per core)")->check(CLI::NonNegativeNumber);
+  build->add_option("--cc", cc, "GPU to build SM80 kernels for (default: this machine's GPU, else 90)")
+      ->check(CLI::PositiveNumber);
   build->add_flag("--dry-run", dry_run, "print what would be built");
 
   std::string cache_action;
-  uint64_t max_bytes = uint64_t(10) << 30;
+  int64_t max_bytes = int64_t(10) << 30;
   auto* cache = app.add_subcommand("cache", "inspect or tidy the kernel cache");
   cache->add_option("action", cache_action, "info | clear | verify | prune")
       ->required()
       ->check(CLI::IsMember({"info", "clear", "verify", "prune"}));
-  cache->add_option("--max-bytes", max_bytes, "prune: keep at most this many bytes (default 10 GiB)");
+  cache->add_option("--max-bytes", max_bytes, "prune: keep at most this many bytes (default 10 GiB)")
+      ->check(CLI::NonNegativeNumber);
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (*list) return run_list(list_flags, json);
     if (*emit_cmd) {
-      std::cout << emit::emit_gemm(library::parse_gemm_name(emit_name));
+      std::cout << emit::gemm_source(library::parse_gemm_name(emit_name));
       return 0;
     }
     if (*build) return run_build(build_flags, jobs, cc, dry_run);
     if (*cache) return run_cache(cache_action, max_bytes);
-  } catch (const cuforge::Error& e) {
+  } catch (const std::exception& e) {  // cuforge's errors, and anything else: a message, never an abort
     fmt::print(stderr, "cuforge: {}\n", e.what());
     return 2;
   }

@@ -10,12 +10,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "cuforge/core/error.hpp"
+#include "cuforge/core/log.hpp"
 #include "file_digest.hpp"
+#include "files.hpp"
 
 namespace cuforge::compile {
 namespace fs = std::filesystem;
@@ -39,12 +39,32 @@ std::string random_suffix() {
 // Names inside kernels/ that are not entries: directories being removed (see remove_atomically).
 bool is_entry_name(const fs::path& p) { return !p.filename().string().empty() && p.filename().string()[0] != '.'; }
 
+// Why a directory of the cache cannot be trusted, or "" when it can (stat follows a symbolic link
+// only for the root the user named).
+std::string unsafe_dir(const fs::path& dir, bool follow) {
+  struct stat st {};
+  if ((follow ? ::stat(dir.c_str(), &st) : ::lstat(dir.c_str(), &st)) != 0)
+    return fmt::format("{} cannot be read: {}", dir.string(), std::strerror(errno));
+  if (!S_ISDIR(st.st_mode)) return fmt::format("{} is not a directory", dir.string());
+  if (st.st_uid != ::geteuid())
+    return fmt::format("{} belongs to another user (uid {}): cuforge loads code from the cache, so it must be yours "
+                       "(set CUFORGE_CACHE_DIR to a directory of your own)",
+                       dir.string(), st.st_uid);
+  if (st.st_mode & 0022)
+    return fmt::format("{} is writable by other users (mode {:o}): cuforge loads code from the cache, so it must be "
+                       "yours alone (chmod go-w it, or set CUFORGE_CACHE_DIR to a private directory)",
+                       dir.string(), st.st_mode & 07777);
+  return "";
+}
+
 // Removes a directory by first renaming it aside, so that readers never see half of it.
 void remove_atomically(const fs::path& dir) {
   fs::path aside = dir.parent_path() / (".trash-" + dir.filename().string() + "-" + random_suffix());
+  if (::rename(dir.c_str(), aside.c_str()) != 0)
+    throw CacheError(fmt::format("cannot remove {}: {}", dir.string(), std::strerror(errno)));
   std::error_code ec;
-  fs::rename(dir, aside, ec);
-  fs::remove_all(ec ? dir : aside, ec);
+  fs::remove_all(aside, ec);
+  if (ec) throw CacheError(fmt::format("cannot remove {}: {}", aside.string(), ec.message()));
 }
 
 uint64_t directory_bytes(const fs::path& dir) {
@@ -53,6 +73,20 @@ uint64_t directory_bytes(const fs::path& dir) {
   for (const auto& f : fs::recursive_directory_iterator(dir, ec))
     if (f.is_regular_file(ec)) total += f.file_size(ec);
   return total;
+}
+
+// The string field of an entry, or why it is missing or of the wrong type.
+template <class T>
+std::optional<T> field(const nlohmann::json& entry, const char* name, std::string& why) {
+  auto it = entry.find(name);
+  bool ok = it != entry.end() &&
+            (std::is_same_v<T, std::string> ? it->is_string() : it->is_number_unsigned());
+  if (!ok) {
+    why = fmt::format("entry.json has no {} field '{}'", std::is_same_v<T, std::string> ? "string" : "unsigned",
+                      name);
+    return std::nullopt;
+  }
+  return it->template get<T>();
 }
 
 }  // namespace
@@ -64,42 +98,64 @@ KernelCache& KernelCache::user_cache() {
   return cache;
 }
 
-void KernelCache::ensure_private_dir(const fs::path& dir) const {
+void KernelCache::check_root() const {
+  const fs::path base = root_.parent_path();
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    throw CacheError(fmt::format("cannot create the kernel cache directory {}: {} (set CUFORGE_CACHE_DIR to a "
-                                 "writable directory)", dir.string(), ec.message()));
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    throw CacheError(fmt::format("the kernel cache path {} is not a directory", dir.string()));
-  if (st.st_uid != ::geteuid())
-    throw CacheError(fmt::format("the kernel cache directory {} belongs to another user (uid {}): cuforge loads "
-                                 "code from it, so it must be yours; set CUFORGE_CACHE_DIR", dir.string(), st.st_uid));
-  if ((st.st_mode & 0077) != 0 && ::chmod(dir.c_str(), 0700) != 0)
-    throw CacheError(fmt::format("the kernel cache directory {} is open to other users and cannot be made private",
-                                 dir.string()));
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw CacheError(fmt::format("the kernel cache directory {} is not writable: set CUFORGE_CACHE_DIR to a "
-                                 "writable directory", dir.string()));
+  if (!fs::exists(base, ec)) {
+    fs::create_directories(base, ec);
+    if (ec || ::chmod(base.c_str(), 0700) != 0)
+      throw CacheError(fmt::format("cannot create the kernel cache directory {}: {} (set CUFORGE_CACHE_DIR to a "
+                                   "writable directory)", base.string(), ec ? ec.message() : std::strerror(errno)));
+  }
+  if (auto why = unsafe_dir(base, /*follow=*/true); !why.empty())
+    throw CacheError("the kernel cache is unusable: " + why);
+  if (::mkdir(root_.c_str(), 0700) != 0 && errno != EEXIST)
+    throw CacheError(fmt::format("cannot create {}: {} (the cache directory is not writable: set CUFORGE_CACHE_DIR to "
+                                 "a writable directory)", root_.string(), std::strerror(errno)));
+  if (auto why = unsafe_dir(root_, /*follow=*/false); !why.empty())
+    throw CacheError("the kernel cache is unusable: " + why);
+}
+
+fs::path KernelCache::private_dir(const fs::path& dir) const {
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw CacheError(fmt::format("cannot create {}: {}{}", dir.string(), std::strerror(errno),
+                                 errno == EACCES || errno == EROFS
+                                     ? " (the cache directory is not writable: set CUFORGE_CACHE_DIR to a writable one)"
+                                     : ""));
+  if (auto why = unsafe_dir(dir, /*follow=*/false); !why.empty()) throw CacheError("the kernel cache is unusable: " + why);
+  return dir;
+}
+
+fs::path KernelCache::directory(const std::string& name) const {
+  check_root();
+  return private_dir(root_ / name);
 }
 
 std::optional<std::string> KernelCache::problem_with(const fs::path& dir, const std::string& key) const {
-  for (const fs::path& p : {dir, dir / "kernel.so", dir / "entry.json"}) {
+  for (const fs::path& p : {dir, dir / "kernel.so", dir / "kernel.cu", dir / "entry.json"}) {
     struct stat st {};
     if (::lstat(p.c_str(), &st) != 0) return fmt::format("{} is missing", p.filename().string());
     if (S_ISLNK(st.st_mode)) return fmt::format("{} is a symbolic link", p.filename().string());
     if (st.st_uid != ::geteuid()) return fmt::format("{} belongs to another user (uid {})", p.filename().string(), st.st_uid);
     if (st.st_mode & 0022) return fmt::format("{} is writable by other users", p.filename().string());
   }
-  std::ifstream in(dir / "entry.json");
-  auto entry = nlohmann::json::parse(in, nullptr, false);
+  auto entry = nlohmann::json::parse(read_file_or_empty(dir / "entry.json"), nullptr, false);
   if (entry.is_discarded() || !entry.is_object()) return std::string("entry.json is unreadable");
-  if (entry.value("key", "") != key) return std::string("entry.json names another key");
-  auto digest = file_digest(dir / "kernel.so");
-  if (!digest) return std::string("kernel.so is unreadable");
-  if (digest->bytes != entry.value("library_bytes", uint64_t(0)) || digest->xxh3 != entry.value("library_xxh3", ""))
+  std::string why;
+  auto recorded_key = field<std::string>(entry, "key", why);
+  auto name = field<std::string>(entry, "name", why);
+  auto library_bytes = field<uint64_t>(entry, "library_bytes", why);
+  auto library_xxh3 = field<std::string>(entry, "library_xxh3", why);
+  auto source_xxh3 = field<std::string>(entry, "source_xxh3", why);
+  if (!why.empty()) return why;
+  if (*recorded_key != key) return std::string("entry.json names another key");
+  auto library = file_digest(dir / "kernel.so");
+  if (!library) return std::string("kernel.so is unreadable");
+  if (library->bytes != *library_bytes || library->xxh3 != *library_xxh3)
     return std::string("kernel.so does not match its recorded checksum (truncated or modified)");
+  auto source = file_digest(dir / "kernel.cu");
+  if (!source || source->xxh3 != *source_xxh3)
+    return std::string("kernel.cu does not match its recorded checksum (modified)");
   return std::nullopt;
 }
 
@@ -107,98 +163,158 @@ std::optional<CacheEntry> KernelCache::find(const std::string& key) const {
   fs::path dir = root_ / "kernels" / key;
   std::error_code ec;
   if (!fs::exists(dir, ec)) return std::nullopt;
-  struct stat root {};
-  if (::lstat(root_.c_str(), &root) != 0 || root.st_uid != ::geteuid() || (root.st_mode & 0022))
-    throw CacheError(fmt::format("the kernel cache directory {} belongs to another user or is writable by others: "
-                                 "cuforge loads code from it, so it must be yours alone; set CUFORGE_CACHE_DIR",
-                                 root_.string()));
-  if (problem_with(dir, key)) {
+  check_root();
+  if (auto why = unsafe_dir(root_ / "kernels", false); !why.empty())
+    throw CacheError("the kernel cache is unusable: " + why);
+  if (auto problem = problem_with(dir, key)) {
+    log(LogLevel::warning, fmt::format("kernel cache entry {}: {}; removing it, the kernel is rebuilt", key, *problem));
     remove_atomically(dir);
     return std::nullopt;
   }
-  std::ifstream in(dir / "entry.json");
-  auto entry = nlohmann::json::parse(in, nullptr, false);
+  auto entry = nlohmann::json::parse(read_file_or_empty(dir / "entry.json"), nullptr, false);
   ::utimensat(AT_FDCWD, dir.c_str(), nullptr, 0);  // touch: least recently used entries are pruned first
   return CacheEntry{key, entry.value("name", ""), dir};
 }
 
-fs::path KernelCache::make_staging_dir(const std::string& key) const {
-  ensure_private_dir(root_);
-  ensure_private_dir(root_ / "staging");
-  ensure_private_dir(root_ / "kernels");
-  fs::path dir = root_ / "staging" / (key + "." + random_suffix());
-  if (::mkdir(dir.c_str(), 0700) != 0)
-    throw CacheError(fmt::format("cannot create {}: {}", dir.string(), std::strerror(errno)));
-  return dir;
+KernelCache::Build::~Build() {
+  std::error_code ec;
+  if (!staging_.empty()) fs::remove_all(staging_, ec);
+  unlock_file(cache_lock_);
+  unlock_file(key_lock_);
 }
 
-fs::path KernelCache::failed_dir(const std::string& key) const {
-  ensure_private_dir(root_ / "failed");
-  return root_ / "failed" / key;
-}
-
-fs::path KernelCache::lock_path(const std::string& key) const {
-  ensure_private_dir(root_ / "locks");
-  return root_ / "locks" / (key + ".lock");
-}
-
-CacheEntry KernelCache::publish(const std::string& key, const std::string& name, const fs::path& staged) const {
-  auto digest = file_digest(staged / "kernel.so");
-  if (!digest) throw CacheError(fmt::format("the build in {} produced no kernel.so", staged.string()));
-  nlohmann::json entry = {{"key", key}, {"name", name}, {"library_bytes", digest->bytes},
-                          {"library_xxh3", digest->xxh3}};
-  {
-    std::ofstream out(staged / "entry.json");
-    out << entry.dump(2) << "\n";
-    if (!out) throw CacheError(fmt::format("cannot write {} (is the disk full?)", (staged / "entry.json").string()));
+std::unique_ptr<KernelCache::Build> KernelCache::begin_build(const std::string& key) const {
+  check_root();
+  const fs::path locks = private_dir(root_ / "locks");
+  private_dir(root_ / "kernels");
+  const fs::path staging = private_dir(root_ / "staging");
+  std::unique_ptr<Build> build(new Build());
+  build->key_lock_ = lock_file(locks / (key + ".lock"), LockMode::exclusive);
+  build->cache_lock_ = lock_file(locks / "cache.lock", LockMode::shared);
+  reclaim_staging();
+  build->staging_ = staging / (key + "." + random_suffix());
+  if (::mkdir(build->staging_.c_str(), 0700) != 0) {
+    auto path = std::move(build->staging_);
+    build->staging_.clear();
+    throw CacheError(fmt::format("cannot create {}: {}", path.string(), std::strerror(errno)));
   }
-  for (const auto& f : fs::directory_iterator(staged))
+  return build;
+}
+
+void KernelCache::reclaim_staging() const {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root_ / "staging", ec)) {
+    const std::string name = e.path().filename().string();
+    const std::string key = name.substr(0, name.find('.'));
+    // A builder of the key holds its lock; a free lock means the build died (or its process did).
+    int fd = lock_file(root_ / "locks" / (key + ".lock"), LockMode::exclusive, /*wait=*/false);
+    if (fd < 0) continue;
+    std::error_code removed;
+    fs::remove_all(e.path(), removed);
+    unlock_file(fd);
+  }
+}
+
+CacheEntry KernelCache::publish(const std::string& key, const std::string& name, Build& build) const {
+  const fs::path& staged = build.staging();
+  auto library = file_digest(staged / "kernel.so");
+  auto source = file_digest(staged / "kernel.cu");
+  if (!library || !source) throw CacheError(fmt::format("the build in {} left no kernel.so or kernel.cu", staged.string()));
+  nlohmann::json entry = {{"key", key},
+                          {"name", name},
+                          {"library_bytes", library->bytes},
+                          {"library_xxh3", library->xxh3},
+                          {"source_xxh3", source->xxh3}};
+  write_file_durably(staged / "entry.json", entry.dump(2) + "\n");
+  for (const auto& f : fs::directory_iterator(staged)) {
     ::chmod(f.path().c_str(), f.is_directory() ? 0700 : 0600);
-  ::chmod(staged.c_str(), 0700);
+    fsync_path(f.path());
+  }
+  fsync_path(staged);
 
   fs::path final_dir = root_ / "kernels" / key;
   if (::rename(staged.c_str(), final_dir.c_str()) != 0) {
     // ENOTEMPTY/EEXIST: another process published the same key first; keep its entry.
+    int err = errno;
     std::error_code ec;
     fs::remove_all(staged, ec);
+    build.staging_.clear();
     if (auto existing = find(key)) return *existing;
-    throw CacheError(fmt::format("cannot publish {} into {}: {}", name, final_dir.string(), std::strerror(errno)));
+    throw CacheError(fmt::format("cannot publish {} into {}: {}", name, final_dir.string(), std::strerror(err)));
   }
+  build.staging_.clear();
+  fsync_path(root_ / "kernels");
   return CacheEntry{key, name, final_dir};
 }
 
+fs::path KernelCache::keep_failed(const std::string& key, Build& build) const {
+  fs::path kept = private_dir(root_ / "failed") / key;
+  std::error_code ec;
+  fs::remove_all(kept, ec);
+  if (::rename(build.staging().c_str(), kept.c_str()) != 0) {
+    fs::path staging = build.staging_;
+    build.staging_.clear();  // left for the user; reclaimed as dead staging by a later build
+    return staging;
+  }
+  build.staging_.clear();
+  return kept;
+}
+
 CacheInfo KernelCache::info() const {
-  CacheInfo info{root_, 0, 0};
+  check_root();
+  CacheInfo info{root_};
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(root_ / "kernels", ec)) {
     if (!is_entry_name(e.path())) continue;
     ++info.entries;
     info.bytes += directory_bytes(e.path());
   }
+  for (const auto& e : fs::directory_iterator(root_ / "staging", ec)) {
+    ++info.staging;
+    info.staging_bytes += directory_bytes(e.path());
+  }
+  for (const auto& e : fs::directory_iterator(root_ / "failed", ec)) {
+    ++info.failed;
+    info.failed_bytes += directory_bytes(e.path());
+  }
   return info;
 }
 
 std::vector<CacheCheck> KernelCache::verify() const {
+  check_root();
   std::vector<CacheCheck> checks;
   std::error_code ec;
+  if (!fs::exists(root_ / "kernels", ec)) return checks;
+  if (auto why = unsafe_dir(root_ / "kernels", false); !why.empty())
+    throw CacheError("the kernel cache is unusable: " + why);
   for (const auto& e : fs::directory_iterator(root_ / "kernels", ec)) {
     if (!is_entry_name(e.path())) continue;
     std::string key = e.path().filename().string();
-    std::ifstream in(e.path() / "entry.json");
-    auto entry = nlohmann::json::parse(in, nullptr, false);
-    std::string name = entry.is_object() ? entry.value("name", "") : "";
-    checks.push_back({key, name, problem_with(e.path(), key).value_or("")});
+    auto entry = nlohmann::json::parse(read_file_or_empty(e.path() / "entry.json"), nullptr, false);
+    auto name = entry.is_object() ? entry.find("name") : entry.end();
+    checks.push_back({key, name != entry.end() && name->is_string() ? name->get<std::string>() : "",
+                      problem_with(e.path(), key).value_or("")});
   }
   return checks;
 }
 
 void KernelCache::clear() const {
-  std::error_code ec;
-  for (const char* sub : {"kernels", "staging", "failed"})
-    if (fs::exists(root_ / sub, ec)) remove_atomically(root_ / sub);
+  check_root();
+  int lock = lock_file(private_dir(root_ / "locks") / "cache.lock", LockMode::exclusive);  // builds finish first
+  try {
+    std::error_code ec;
+    for (const char* sub : {"kernels", "staging", "failed", "headers"})
+      if (fs::exists(root_ / sub, ec)) remove_atomically(root_ / sub);
+  } catch (...) {
+    unlock_file(lock);
+    throw;
+  }
+  unlock_file(lock);
 }
 
 size_t KernelCache::prune(uint64_t max_bytes) const {
+  check_root();
+  reclaim_staging();
   struct Item {
     fs::path dir;
     fs::file_time_type used;

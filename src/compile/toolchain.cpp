@@ -3,13 +3,18 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <fstream>
 #include <mutex>
 #include <sstream>
 
 #include "cuforge/core/error.hpp"
+#include "files.hpp"
+#include "process.hpp"
 
 namespace cuforge::compile {
 namespace fs = std::filesystem;
@@ -18,39 +23,48 @@ namespace {
 std::mutex g_mutex;
 fs::path g_default_cutlass = CUFORGE_DEFAULT_CUTLASS_PATH;  // set by CMake; may be empty
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+bool is_program(const fs::path& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
 }
 
 fs::path find_nvcc() {
   if (const char* root = std::getenv("CUDA_INSTALL_PATH"); root && *root) {
     fs::path nvcc = fs::path(root) / "bin" / "nvcc";
-    if (!fs::exists(nvcc))
-      throw ToolchainError(fmt::format("CUDA_INSTALL_PATH is {}, but {} does not exist: point it at a CUDA toolkit "
-                                       "(the directory holding bin/nvcc)", root, nvcc.string()));
-    return nvcc;
+    if (!is_program(nvcc))
+      throw ToolchainError(fmt::format("CUDA_INSTALL_PATH is {}, but {} {}: point it at a CUDA toolkit (the directory "
+                                       "holding bin/nvcc)",
+                                       root, nvcc.string(),
+                                       !fs::exists(nvcc)          ? "does not exist"
+                                       : fs::is_directory(nvcc)   ? "is a directory"
+                                                                  : "is not an executable file"));
+    return fs::absolute(nvcc);
   }
   if (const char* path = std::getenv("PATH")) {
     std::stringstream dirs(path);
     for (std::string dir; std::getline(dirs, dir, ':');)
-      if (!dir.empty() && fs::exists(fs::path(dir) / "nvcc")) return fs::path(dir) / "nvcc";
+      if (!dir.empty() && is_program(fs::path(dir) / "nvcc")) return fs::absolute(fs::path(dir) / "nvcc");
   }
-  if (fs::exists("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
+  if (is_program("/usr/local/cuda/bin/nvcc")) return "/usr/local/cuda/bin/nvcc";
   throw ToolchainError(
       "nvcc was not found (not under CUDA_INSTALL_PATH, not on PATH, not in /usr/local/cuda): install the CUDA "
       "toolkit 12.4 or newer and set CUDA_INSTALL_PATH to it");
 }
 
+// The toolkit's version: its version.json, else what `nvcc --version` says ("V13.0.88").
 std::string cuda_version_of(const fs::path& nvcc) {
   fs::path json = nvcc.parent_path().parent_path() / "version.json";
-  if (fs::exists(json)) {
-    auto doc = nlohmann::json::parse(read_file(json), nullptr, false);
-    if (!doc.is_discarded() && doc.contains("cuda")) return doc["cuda"].value("version", "unknown");
-  }
-  return "unknown";
+  auto doc = nlohmann::json::parse(read_file_or_empty(json), nullptr, false);
+  if (doc.is_object() && doc.contains("cuda") && doc["cuda"].is_object() && doc["cuda"].contains("version") &&
+      doc["cuda"]["version"].is_string())
+    return doc["cuda"]["version"].get<std::string>();
+  fs::path log = fs::temp_directory_path() / fmt::format("cuforge-nvcc-version-{}.txt", ::getpid());
+  std::string text = run_process({nvcc.string(), "--version"}, log) == 0 ? read_file_or_empty(log) : "";
+  std::error_code ec;
+  fs::remove(log, ec);
+  size_t at = text.rfind(", V");
+  if (at == std::string::npos) return "unknown";
+  return text.substr(at + 3, text.find_first_of(" \n", at + 3) - at - 3);
 }
 
 fs::path find_cutlass() {
@@ -71,7 +85,7 @@ fs::path find_cutlass() {
 std::string cutlass_version_of(const fs::path& root) {
   // A plain scan rather than std::regex: libstdc++'s regex compiler misbehaves when the process
   // holds another C++ runtime's locale (seen under PyTorch).
-  std::string text = read_file(root / "include" / "cutlass" / "version.h");
+  std::string text = read_file_or_empty(root / "include" / "cutlass" / "version.h");
   std::string version;
   for (const char* part : {"MAJOR", "MINOR", "PATCH"}) {
     std::string macro = std::string("#define CUTLASS_") + part;
@@ -85,7 +99,24 @@ std::string cutlass_version_of(const fs::path& root) {
   return version;
 }
 
+// Compute capabilities CUDA 13's nvcc builds SASS for.
+constexpr int kKnownTargets[] = {80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
+
 }  // namespace
+
+void check_target(Arch family, int target_cc) {
+  std::string known;
+  for (int cc : kKnownTargets) known += (known.empty() ? "" : ", ") + std::to_string(cc);
+  if (std::find(std::begin(kKnownTargets), std::end(kKnownTargets), target_cc) == std::end(kKnownTargets))
+    throw InvalidArgumentError(fmt::format("compute capability {} is not a GPU nvcc builds kernels for (known: {})",
+                                           target_cc, known));
+  if (family >= 90 && target_cc != 90)
+    throw InvalidArgumentError(fmt::format("SM90 kernels (wgmma, TMA) are built for sm_90a and run on compute "
+                                           "capability 9.0 only, not {}", target_cc));
+  if (family < 90 && target_cc < family)
+    throw InvalidArgumentError(fmt::format("sm{} kernels need compute capability {} or newer, not {}", family, family,
+                                           target_cc));
+}
 
 void set_default_cutlass_path(const fs::path& path) {
   std::lock_guard lock(g_mutex);

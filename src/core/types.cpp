@@ -34,4 +34,13 @@ std::string_view cutlass_type(DataType t) {
   return "?";
 }
 
+DataType default_accumulator(DataType element_a) {
+  switch (element_a) {
+    case DataType::s8:
+    case DataType::u8: return DataType::s32;
+    case DataType::f64: return DataType::f64;
+    default: return DataType::f32;
+  }
+}
+
 }  // namespace cuforge

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "cuforge/emit/template.hpp"
-#include "cuforge/library/math_instruction.hpp"
 #include "embedded.hpp"
 
 namespace cuforge::emit {
@@ -184,7 +183,7 @@ std::string emit_sm80(const library::GemmConfig& c, const std::string& name) {
   Holes h = common_holes(c, name);
   const auto& t = c.tile.threadblock_shape;
   const auto& w = c.tile.warp_count;
-  const auto& inst = library::math_instruction(c)->shape;  // emit_gemm checked that there is one
+  const auto& inst = library::math_instruction(c)->shape;  // a valid configuration has one
   const bool simt = c.opclass == OpcodeClass::Simt;
   h["opclass"] = simt ? "cutlass::arch::OpClassSimt" : "cutlass::arch::OpClassTensorOp";
   h["warp_m"] = std::to_string(t[0] / w[0]);
@@ -236,14 +235,17 @@ std::string emit_split_k_reduction(const library::GemmConfig& c) {
 
 }  // namespace
 
-std::string emit_gemm(const library::GemmConfig& config) {
-  if (auto why = library::why_invalid(config))
-    throw InvalidArgumentError(fmt::format("cannot emit {}: {}", config.name(), *why));
+std::string gemm_source(const library::GemmConfig& config) {
   const library::GemmConfig gemm = config.parallel_split_k ? library::split_k_partials(config) : config;
   std::string body = gemm.arch >= 90 ? emit_sm90(gemm, config.name()) : emit_sm80(gemm, config.name());
   return body + "\n" +
          (config.parallel_split_k ? emit_split_k_reduction(config)
                                   : render(embedded::gemm_entry, {{"name", config.name()}}));
+}
+
+KernelSource gemm_kernel(const library::GemmConfig& config, int cc) {
+  return {config.name(), gemm_source(config), {{"cuforge/abi.h", std::string(abi_header())}}, config.arch,
+          config.arch >= 90 ? 90 : cc};
 }
 
 std::string_view abi_header() { return embedded::abi_h; }

@@ -2,6 +2,8 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
+#include <iterator>
 #include <mutex>
 
 #include "cuforge/library/math_instruction.hpp"
@@ -175,7 +177,31 @@ bool GemmFilter::matches(const GemmConfig& c) const {
          (name_glob.empty() || fnmatch(name_glob.c_str(), c.name().c_str(), 0) == 0);
 }
 
+namespace {
+
+// fnmatch takes a malformed pattern ("[" never closed) as a literal: refuse it instead, so that a
+// typo is not reported as "no kernel matches".
+void check_glob(const std::string& glob) {
+  for (size_t i = 0; i < glob.size(); ++i) {
+    if (glob[i] == '\\') {
+      ++i;
+    } else if (glob[i] == '[') {
+      size_t close = glob.find(']', i + (i + 1 < glob.size() && (glob[i + 1] == '!' || glob[i + 1] == '^') ? 3 : 2));
+      if (close == std::string::npos)
+        throw InvalidArgumentError("filter '" + glob + "': '[' at position " + std::to_string(i) +
+                                   " opens a character class that is never closed with ']'");
+      i = close;
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<const GemmConfig*> find_gemms(const GemmFilter& filter) {
+  if (filter.arch && std::find(std::begin(kArchs), std::end(kArchs), *filter.arch) == std::end(kArchs))
+    throw InvalidArgumentError("no kernel catalog for sm" + std::to_string(*filter.arch) +
+                               ": cuforge's kernel families are sm80 (CUTLASS 2.x, runs on 8.0 and later) and sm90");
+  check_glob(filter.name_glob);
   std::vector<const GemmConfig*> out;
   for (Arch arch : kArchs) {
     if (filter.arch && *filter.arch != arch) continue;

@@ -7,7 +7,6 @@
 #include <charconv>
 #include <vector>
 
-#include "cuforge/library/math_instruction.hpp"
 
 namespace cuforge::library {
 namespace {
@@ -80,6 +79,19 @@ std::string GemmConfig::name() const {
                      to_string(tile.tile_scheduler), alignment_a, alignment_b, alignment_c, epilogue);
 }
 
+bool GemmConfig::operator==(const GemmConfig& o) const {
+  const auto& shape2 = arch >= 90 ? tile.cluster_shape : tile.warp_count;
+  const auto& other2 = o.arch >= 90 ? o.tile.cluster_shape : o.tile.warp_count;
+  return arch == o.arch && opclass == o.opclass && math == o.math && element_a == o.element_a &&
+         element_b == o.element_b && element_accumulator == o.element_accumulator && element_c == o.element_c &&
+         element_d == o.element_d && layout_a == o.layout_a && layout_b == o.layout_b && layout_c == o.layout_c &&
+         tile.threadblock_shape == o.tile.threadblock_shape && shape2 == other2 && tile.stages == o.tile.stages &&
+         tile.kernel_schedule == o.tile.kernel_schedule && tile.epilogue_schedule == o.tile.epilogue_schedule &&
+         tile.tile_scheduler == o.tile.tile_scheduler && alignment_a == o.alignment_a &&
+         alignment_b == o.alignment_b && alignment_c == o.alignment_c && activation == o.activation &&
+         bias == o.bias && parallel_split_k == o.parallel_split_k;
+}
+
 GemmConfig parse_gemm_name(std::string_view name) {
   auto p = split(name, '_');
   if (p.size() < 18 || p[0] != "cuforge" || p[2] != "gemm" || p[1].substr(0, 2) != "sm" ||
@@ -135,7 +147,17 @@ GemmConfig parse_gemm_name(std::string_view name) {
     if (c.activation == Activation::identity)
       throw InvalidArgumentError(fmt::format("kernel name '{}': the identity epilogue is not spelled out", name));
   }
+  if (auto why = why_invalid(c)) throw InvalidArgumentError(fmt::format("kernel '{}' cannot be built: {}", name, *why));
   return c;
+}
+
+const MathInstruction* math_instruction(const GemmConfig& c) {
+  return find_math_instruction(c.arch, c.opclass, c.math, c.element_a, c.element_b, c.element_accumulator);
+}
+
+DataType epilogue_compute_type(const GemmConfig& c) {
+  if (c.element_d == DataType::s32) return DataType::s32;
+  return c.arch >= 90 ? DataType::f32 : c.element_accumulator;
 }
 
 EpilogueSchedule epilogue_for(KernelSchedule kernel) {
@@ -260,6 +282,9 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
       return fmt::format("{} stages of {} bytes and the epilogue do not fit in {} bytes of shared memory",
                          std::max(resolved_stages(c), 2), stage_bytes(c), kSm90SharedMemory);
   } else {
+    if (c.tile.tile_scheduler == TileScheduler::Horizontal)
+      return std::string("the horizontal swizzle cannot drive CUTLASS 2.x GemmUniversal kernels (it has no "
+                         "get_tile_offset(int)); the identity swizzles and stream-K can");
     if (c.tile.kernel_schedule != KernelSchedule::Multistage || c.tile.epilogue_schedule != EpilogueSchedule::Default)
       return std::string("SM80 kernels use the multistage mainloop and the default epilogue");
     if (c.tile.cluster_shape != std::array<int, 3>{1, 1, 1}) return std::string("SM80 kernels have no clusters");

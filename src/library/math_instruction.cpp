@@ -1,7 +1,5 @@
 #include "cuforge/library/math_instruction.hpp"
 
-#include "cuforge/library/gemm_config.hpp"
-
 namespace cuforge::library {
 namespace {
 
@@ -40,17 +38,13 @@ const std::vector<MathInstruction> kInstructions = {
 
 const std::vector<MathInstruction>& math_instructions() { return kInstructions; }
 
-const MathInstruction* math_instruction(const GemmConfig& c) {
+const MathInstruction* find_math_instruction(Arch arch, OpcodeClass opclass, MathOperation math, DataType a,
+                                             DataType b, DataType accumulator) {
   for (const auto& mi : kInstructions)
-    if (mi.arch == c.arch && mi.opclass == c.opclass && mi.math == c.math && mi.a == c.element_a &&
-        mi.b == c.element_b && mi.accumulator == c.element_accumulator)
+    if (mi.arch == arch && mi.opclass == opclass && mi.math == math && mi.a == a && mi.b == b &&
+        mi.accumulator == accumulator)
       return &mi;
   return nullptr;
-}
-
-DataType epilogue_compute_type(const GemmConfig& c) {
-  if (c.element_d == DataType::s32) return DataType::s32;
-  return c.arch >= 90 ? DataType::f32 : c.element_accumulator;
 }
 
 }  // namespace cuforge::library

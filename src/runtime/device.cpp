@@ -44,6 +44,8 @@ int default_device() {
   return d;
 }
 
+int default_target_cc() { return device_count() > 0 ? device_info(default_device()).cc : 90; }
+
 const DeviceInfo& device_info(int ordinal) {
   static std::array<std::unique_ptr<DeviceInfo>, kMaxDevices> infos;
   static std::mutex mutex;

@@ -53,6 +53,10 @@ struct RunHandle::State {
 };
 
 RunHandle RunHandle::record(int device, cudaStream_t stream, std::function<void()> on_complete) {
+  // A run captured into a CUDA graph happens when the graph is replayed: there is nothing to wait for.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  check(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
+  if (capture != cudaStreamCaptureStatusNone) return RunHandle();
   RunHandle h;
   h.state_ = std::make_shared<State>();
   h.state_->device = device;

@@ -1,12 +1,17 @@
-// compile/cache: the content-addressed kernel cache, driven directly with staged directories that
-// hold a fake kernel.so (no nvcc): hits and misses, atomic publish, corruption, permissions,
-// ownership, pruning and concurrent writers.
+// compile/cache: the content-addressed kernel cache, driven directly with staged builds that hold
+// a fake kernel.so (no nvcc): hits and misses, atomic publish, corruption, permissions, ownership,
+// staging left by dead builds, clear during a build, pruning and concurrent writers.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -28,11 +33,25 @@ const std::string kName = "cuforge_fake_kernel";
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-// A finished build, as the compiler leaves it: a staging directory with kernel.cu and kernel.so.
-fs::path stage(const KernelCache& cache, const std::string& key, const std::string& library) {
-  fs::path dir = cache.make_staging_dir(key);
-  test::write_file(dir / "kernel.cu", "// source of " + key + "\n");
-  test::write_file(dir / "kernel.so", library);
+// A finished build, as the compiler leaves it: a staging directory with kernel.cu and kernel.so,
+// the key's lock held until it is published (or dropped).
+std::unique_ptr<KernelCache::Build> stage(const KernelCache& cache, const std::string& key, const std::string& library) {
+  auto build = cache.begin_build(key);
+  test::write_file(build->staging() / "kernel.cu", "// source of " + key + "\n");
+  test::write_file(build->staging() / "kernel.so", library);
+  return build;
+}
+
+CacheEntry publish(const KernelCache& cache, const std::string& key, const std::string& name,
+                   const std::string& library) {
+  return cache.publish(key, name, *stage(cache, key, library));
+}
+
+// A staging directory as a build that died leaves it (no lock held).
+fs::path dead_staging(const KernelCache& cache, const std::string& key) {
+  fs::path dir = cache.root() / "staging" / (key + ".deadbeef");
+  fs::create_directories(dir);
+  test::write_file(dir / "kernel.cu", "// half a build\n");
   return dir;
 }
 
@@ -64,8 +83,10 @@ class CacheTest : public ::testing::Test {
 
 TEST_F(CacheTest, RootIsVersionedUnderTheGivenDirectory) {
   EXPECT_EQ(cache.root(), tmp.path() / "v1");
-  EXPECT_EQ(cache.lock_path(kKey).parent_path(), cache.root() / "locks");
-  EXPECT_EQ(cache.failed_dir(kKey), cache.root() / "failed" / kKey);
+  auto build = cache.begin_build(kKey);
+  EXPECT_EQ(build->staging().parent_path(), cache.root() / "staging");
+  EXPECT_TRUE(fs::exists(cache.root() / "locks" / (kKey + ".lock")));
+  EXPECT_EQ(cache.keep_failed(kKey, *build), cache.root() / "failed" / kKey);
 }
 
 TEST_F(CacheTest, MissThenHit) {
@@ -73,7 +94,7 @@ TEST_F(CacheTest, MissThenHit) {
   EXPECT_EQ(cache.info().entries, 0u);
 
   const std::string library = fake_library();
-  CacheEntry published = cache.publish(kKey, kName, stage(cache, kKey, library));
+  CacheEntry published = publish(cache, kKey, kName, library);
   EXPECT_EQ(published.key, kKey);
   EXPECT_EQ(published.name, kName);
   EXPECT_EQ(published.directory, entry_dir());
@@ -102,11 +123,16 @@ TEST_F(CacheTest, MissThenHit) {
 
 TEST_F(CacheTest, SecondPublishOfAKeyKeepsOneGoodEntry) {
   const std::string first = fake_library(4096, 'a'), second = fake_library(5000, 'b');
-  fs::path staged1 = stage(cache, kKey, first);
-  fs::path staged2 = stage(cache, kKey, second);
+  fs::path staged1, staged2;
+  {
+    auto build = stage(cache, kKey, first);
+    staged1 = build->staging();
+    cache.publish(kKey, kName, *build);
+  }
+  auto build = stage(cache, kKey, second);
+  staged2 = build->staging();
   EXPECT_NE(staged1, staged2) << "each build stages into its own directory";
-  cache.publish(kKey, kName, staged1);
-  CacheEntry again = cache.publish(kKey, kName, staged2);
+  CacheEntry again = cache.publish(kKey, kName, *build);
   EXPECT_EQ(again.directory, entry_dir());
   EXPECT_EQ(test::read_file(again.library()), first) << "the entry published first is kept";
   EXPECT_EQ(children(cache.root() / "kernels").size(), 1u);
@@ -116,31 +142,43 @@ TEST_F(CacheTest, SecondPublishOfAKeyKeepsOneGoodEntry) {
 }
 
 TEST_F(CacheTest, PublishWithoutALibraryIsAnError) {
-  fs::path dir = cache.make_staging_dir(kKey);
-  test::write_file(dir / "kernel.cu", "// no library\n");
-  EXPECT_THROW(cache.publish(kKey, kName, dir), CacheError);
+  auto build = cache.begin_build(kKey);
+  test::write_file(build->staging() / "kernel.cu", "// no library\n");
+  EXPECT_THROW(cache.publish(kKey, kName, *build), CacheError);
   EXPECT_EQ(cache.find(kKey), std::nullopt);
 }
 
 TEST_F(CacheTest, EverythingIsPrivate) {
-  cache.publish(kKey, kName, stage(cache, kKey, fake_library()));
+  publish(cache, kKey, kName, fake_library());
   EXPECT_EQ(test::mode_of(cache.root()), 0700u);
   EXPECT_EQ(test::mode_of(cache.root() / "kernels"), 0700u);
   EXPECT_EQ(test::mode_of(cache.root() / "staging"), 0700u);
   EXPECT_EQ(test::mode_of(entry_dir()), 0700u);
   for (const char* f : {"kernel.so", "kernel.cu", "entry.json"})
     EXPECT_EQ(test::mode_of(entry_dir() / f), 0600u) << f;
-  cache.lock_path(kKey);
-  cache.failed_dir(kKey);
+  cache.keep_failed(kKey, *cache.begin_build(kKey));
   EXPECT_EQ(test::mode_of(cache.root() / "locks"), 0700u);
   EXPECT_EQ(test::mode_of(cache.root() / "failed"), 0700u);
 }
 
-TEST_F(CacheTest, AnOpenRootIsMadePrivate) {
-  fs::create_directories(cache.root());
-  ASSERT_EQ(::chmod(cache.root().c_str(), 0777), 0);
-  cache.publish(kKey, kName, stage(cache, kKey, fake_library()));
-  EXPECT_EQ(test::mode_of(cache.root()), 0700u);
+// A directory of the cache that others may write is refused, for lookups and builds alike, and
+// left as it is (never silently chmod-ed): cuforge loads code from it.
+TEST_F(CacheTest, DirectoriesOpenToOthersAreRefusedNotChanged) {
+  publish(cache, kKey, kName, fake_library());
+  for (const fs::path& dir : {tmp.path(), cache.root(), cache.root() / "kernels", cache.root() / "staging"}) {
+    SCOPED_TRACE(dir);
+    ASSERT_EQ(::chmod(dir.c_str(), 0777), 0);
+    EXPECT_TRUE(contains(test::message_of<CacheError>([&] { cache.find(kKey); }) +
+                             test::message_of<CacheError>([&] { cache.begin_build(kKey); }),
+                         "writable by other users"));
+    EXPECT_TRUE(contains(test::message_of<CacheError>([&] { cache.begin_build(kKey); }), dir.string()));
+    if (dir != cache.root() / "staging") {
+      EXPECT_TRUE(contains(test::message_of<CacheError>([&] { cache.verify(); }), "writable by other users"));
+    }
+    EXPECT_EQ(test::mode_of(dir), 0777u) << "changed behind the user's back";
+    ::chmod(dir.c_str(), 0700);
+  }
+  EXPECT_TRUE(cache.find(kKey).has_value());
 }
 
 // Each corruption makes the entry unsound: verify() says what is wrong, find() misses and removes
@@ -177,6 +215,27 @@ const Corruption kCorruptions[] = {
      },
      "symbolic link"},
     {"entry.json missing", [](const fs::path& e) { fs::remove(e / "entry.json"); }, "entry.json is missing"},
+    {"source missing", [](const fs::path& e) { fs::remove(e / "kernel.cu"); }, "kernel.cu is missing"},
+    {"source modified", [](const fs::path& e) { test::write_file(e / "kernel.cu", "// changed\n"); },
+     "kernel.cu does not match"},
+    {"entry.json with a size as a string",
+     [](const fs::path& e) {
+       std::string text = test::read_file(e / "entry.json");
+       size_t at = text.find("\"library_bytes\": ") + 17;
+       text.insert(text.find_first_of(",\n}", at), "\"");
+       text.insert(at, "\"");
+       test::write_file(e / "entry.json", text);
+     },
+     "no unsigned field 'library_bytes'"},
+    {"entry.json with a number as its key",
+     [](const fs::path& e) {
+       std::string text = test::read_file(e / "entry.json");
+       text.replace(text.find("\"" + kKey + "\""), kKey.size() + 2, "5");
+       test::write_file(e / "entry.json", text);
+     },
+     "no string field 'key'"},
+    {"entry.json an array", [](const fs::path& e) { test::write_file(e / "entry.json", "[1, 2]"); },
+     "entry.json is unreadable"},
     {"entry.json garbage", [](const fs::path& e) { test::write_file(e / "entry.json", "{not json"); },
      "entry.json is unreadable"},
     {"entry.json of another key",
@@ -200,7 +259,7 @@ TEST_F(CacheTest, CorruptEntriesAreDetectedAndRemoved) {
   const std::string library = fake_library();
   for (const auto& c : kCorruptions) {
     SCOPED_TRACE(c.what);
-    cache.publish(kKey, kName, stage(cache, kKey, library));
+    publish(cache, kKey, kName, library);
     ASSERT_TRUE(cache.find(kKey).has_value());
     c.apply(entry_dir());
 
@@ -211,7 +270,7 @@ TEST_F(CacheTest, CorruptEntriesAreDetectedAndRemoved) {
     EXPECT_TRUE(cache.verify().empty());
 
     // Rebuilt: publishing the key again gives a sound entry.
-    cache.publish(kKey, kName, stage(cache, kKey, library));
+    publish(cache, kKey, kName, library);
     EXPECT_TRUE(cache.find(kKey).has_value());
     EXPECT_EQ(problem_of(cache, kKey), "");
     cache.clear();
@@ -220,8 +279,8 @@ TEST_F(CacheTest, CorruptEntriesAreDetectedAndRemoved) {
 
 TEST_F(CacheTest, VerifyReportsEveryEntry) {
   const std::string other = "fedcba9876543210fedcba9876543210";
-  cache.publish(kKey, kName, stage(cache, kKey, fake_library()));
-  cache.publish(other, "other", stage(cache, other, fake_library(3000)));
+  publish(cache, kKey, kName, fake_library());
+  publish(cache, other, "other", fake_library(3000));
   fs::resize_file(cache.root() / "kernels" / other / "kernel.so", 10);
   auto checks = cache.verify();
   ASSERT_EQ(checks.size(), 2u);
@@ -241,7 +300,7 @@ TEST_F(CacheTest, EntryOwnedByAnotherUserIsRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
   for (const char* part : {"kernel.so", "entry.json", ""}) {
     SCOPED_TRACE(part);
-    cache.publish(kKey, kName, stage(cache, kKey, fake_library()));
+    publish(cache, kKey, kName, fake_library());
     fs::path p = *part ? entry_dir() / part : entry_dir();
     ASSERT_EQ(::lchown(p.c_str(), test::kOtherUid, test::kOtherUid), 0);
     EXPECT_TRUE(contains(problem_of(cache, kKey), "belongs to another user")) << problem_of(cache, kKey);
@@ -255,7 +314,7 @@ TEST_F(CacheTest, RootOwnedByAnotherUserIsRefused) {
   fs::create_directories(cache.root());
   ASSERT_EQ(::chown(cache.root().c_str(), test::kOtherUid, test::kOtherUid), 0);
   try {
-    cache.make_staging_dir(kKey);
+    cache.begin_build(kKey);
     FAIL() << "a cache directory owned by another user was used";
   } catch (const CacheError& e) {
     EXPECT_TRUE(contains(e.what(), "belongs to another user")) << e.what();
@@ -290,11 +349,12 @@ void expect_cache_error_as_user(const fs::path& parent, const std::function<void
 
 TEST_F(CacheTest, RootThatIsNotWritableIsRefused) {
   fs::create_directories(cache.root());
-  if (::geteuid() == 0) {
+  if (::geteuid() == 0) {  // the cache belongs to the user who runs it, who cannot write it
+    ASSERT_EQ(::chown(tmp.path().c_str(), test::kOtherUid, test::kOtherUid), 0);
     ASSERT_EQ(::chown(cache.root().c_str(), test::kOtherUid, test::kOtherUid), 0);
   }
   ASSERT_EQ(::chmod(cache.root().c_str(), 0500), 0);
-  expect_cache_error_as_user(tmp.path(), [&] { cache.make_staging_dir(kKey); }, "not writable");
+  expect_cache_error_as_user(tmp.path(), [&] { cache.begin_build(kKey); }, "not writable");
 }
 
 TEST_F(CacheTest, RootThatCannotBeCreatedIsRefused) {
@@ -303,15 +363,77 @@ TEST_F(CacheTest, RootThatCannotBeCreatedIsRefused) {
   if (::geteuid() != 0) {
     ASSERT_EQ(::chmod(tmp.path().c_str(), 0500), 0);
   }
-  expect_cache_error_as_user(tmp.path(), [&] { nested.make_staging_dir(kKey); }, "cannot create");
+  expect_cache_error_as_user(tmp.path(), [&] { nested.begin_build(kKey); }, "cannot create");
   ::chmod(tmp.path().c_str(), 0700);
 }
 
 TEST_F(CacheTest, RootThatIsAFileIsRefused) {
   test::write_file(tmp.path() / "file", "not a directory");
   KernelCache on_file(tmp.path() / "file");
-  EXPECT_THROW(on_file.make_staging_dir(kKey), CacheError);
+  EXPECT_THROW(on_file.begin_build(kKey), CacheError);
   EXPECT_EQ(on_file.find(kKey), std::nullopt);
+  EXPECT_THROW(on_file.info(), CacheError);
+  EXPECT_THROW(on_file.verify(), CacheError);
+  EXPECT_THROW(on_file.prune(0), CacheError);
+  EXPECT_THROW(on_file.clear(), CacheError);
+}
+
+// A build killed midway (SIGKILL: no destructor runs) leaves its staging directory behind. It is
+// counted by info(), and reclaimed by the next build or prune once nobody holds its key's lock;
+// a build in progress (its lock held) is left alone.
+TEST_F(CacheTest, StagingOfDeadBuildsIsCountedAndReclaimed) {
+  publish(cache, kKey, kName, fake_library());
+  const std::string other = "fedcba9876543210fedcba9876543210";
+  fs::path dead = dead_staging(cache, other);
+  EXPECT_EQ(cache.info().staging, 1u);
+  EXPECT_GT(cache.info().staging_bytes, 0u);
+  {
+    auto live = cache.begin_build(kKey);  // reclaims the dead one, keeps its own
+    EXPECT_FALSE(fs::exists(dead));
+    EXPECT_TRUE(fs::exists(live->staging()));
+    EXPECT_EQ(cache.info().staging, 1u);
+    dead = dead_staging(cache, other);
+    cache.prune(UINT64_MAX);
+    EXPECT_FALSE(fs::exists(dead));
+    EXPECT_TRUE(fs::exists(live->staging())) << "a build in progress was reclaimed";
+  }
+  EXPECT_EQ(cache.info().staging, 0u) << "a build dropped unpublished removes its staging";
+  // Killed for real, in a child process: its staging stays until reclaimed.
+  pid_t child = ::fork();
+  if (child == 0) {
+    auto build = stage(cache, other, fake_library());
+    ::kill(::getpid(), SIGKILL);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_EQ(cache.info().staging, 1u);
+  cache.begin_build(kKey);
+  EXPECT_EQ(cache.info().staging, 0u);
+}
+
+// clear() waits for builds in progress (they finish publishing) instead of pulling their
+// directories away; it then removes everything, their entries included.
+TEST_F(CacheTest, ClearWaitsForBuildsInProgress) {
+  auto build = stage(cache, kKey, fake_library());
+  std::atomic<bool> cleared{false};
+  std::thread clearer([&] {
+    cache.clear();
+    cleared = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(cleared) << "clear() did not wait for the build";
+  CacheEntry e = cache.publish(kKey, kName, *build);
+  build.reset();
+  clearer.join();
+  EXPECT_TRUE(cleared);
+  EXPECT_FALSE(fs::exists(e.directory));
+}
+
+TEST_F(CacheTest, ClearOfAReadOnlyCacheIsAnError) {
+  publish(cache, kKey, kName, fake_library());
+  ASSERT_EQ(::chmod(cache.root().c_str(), 0500), 0);
+  expect_cache_error_as_user(tmp.path(), [&] { cache.clear(); }, "");
+  ::chmod(cache.root().c_str(), 0700);
 }
 
 void set_mtime(const fs::path& p, time_t seconds_ago) {
@@ -323,7 +445,7 @@ void set_mtime(const fs::path& p, time_t seconds_ago) {
 
 TEST_F(CacheTest, PruneRemovesLeastRecentlyUsedEntries) {
   const std::vector<std::string> keys = {std::string(32, 'a'), std::string(32, 'b'), std::string(32, 'c')};
-  for (const auto& k : keys) cache.publish(k, "kernel_" + k.substr(0, 1), stage(cache, k, fake_library(10000)));
+  for (const auto& k : keys) publish(cache, k, "kernel_" + k.substr(0, 1), fake_library(10000));
   // Used 300 s, 200 s and 100 s ago; then a hit on the oldest makes it the most recent.
   set_mtime(cache.root() / "kernels" / keys[0], 300);
   set_mtime(cache.root() / "kernels" / keys[1], 200);
@@ -349,13 +471,13 @@ TEST_F(CacheTest, PruneRemovesLeastRecentlyUsedEntries) {
 }
 
 TEST_F(CacheTest, ClearRemovesEverything) {
-  cache.publish(kKey, kName, stage(cache, kKey, fake_library()));
-  stage(cache, "fedcba9876543210fedcba9876543210", fake_library());  // an abandoned build
+  publish(cache, kKey, kName, fake_library());
+  dead_staging(cache, "fedcba9876543210fedcba9876543210");  // an abandoned build
   cache.clear();
   EXPECT_EQ(cache.info().entries, 0u);
   EXPECT_EQ(cache.find(kKey), std::nullopt);
   EXPECT_FALSE(fs::exists(cache.root() / "staging"));
-  cache.publish(kKey, kName, stage(cache, kKey, fake_library()));  // usable again
+  publish(cache, kKey, kName, fake_library());  // usable again
   EXPECT_TRUE(cache.find(kKey).has_value());
 }
 
@@ -365,7 +487,7 @@ std::string concurrent_publishers(const KernelCache& cache) {
   const int kProcesses = 8;
   auto statuses = test::run_children(kProcesses, [&](int i) {
     const std::string library = fake_library(8192 + i, char('a' + i));
-    CacheEntry e = cache.publish(kKey, "writer" + std::to_string(i), stage(cache, kKey, library));
+    CacheEntry e = publish(cache, kKey, "writer" + std::to_string(i), library);
     auto found = cache.find(kKey);
     if (!found || found->directory != e.directory) return 1;
     return 0;
@@ -401,7 +523,7 @@ TEST_F(CacheTest, ConcurrentPublishersLeaveOneGoodEntry) {
 // does): each child must still draw its own staging-directory name.
 TEST_F(CacheTest, ConcurrentPublishersForkedAfterUse) {
   const std::string other = "fedcba9876543210fedcba9876543210";
-  cache.publish(other, "earlier", stage(cache, other, fake_library()));
+  publish(cache, other, "earlier", fake_library());
   TempDir tmp2;
   EXPECT_EQ(concurrent_publishers(KernelCache(tmp2.path())), "");
 }

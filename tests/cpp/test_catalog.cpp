@@ -249,8 +249,27 @@ TEST(Catalog, UnknownFamilyIsRefused) {
   EXPECT_THROW(library::gemm_catalog(70), InvalidArgumentError);
   EXPECT_THROW(library::gemm_catalog(100), InvalidArgumentError);
   library::GemmFilter f;
-  f.arch = 70;
-  EXPECT_TRUE(library::find_gemms(f).empty());
+  f.arch = 75;
+  try {
+    library::find_gemms(f);
+    ADD_FAILURE() << "sm75 listed as an empty family";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("sm80"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sm90"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Catalog, AMalformedGlobIsRefusedNotMatchedLiterally) {
+  for (const char* glob : {"[", "*_[rc", "abc[!x"}) {
+    library::GemmFilter f;
+    f.name_glob = glob;
+    EXPECT_THROW(library::find_gemms(f), InvalidArgumentError) << glob;
+  }
+  for (const char* glob : {"*_[rc]cr_*", "[]]*", "\\[*", "*[!x]*"}) {
+    library::GemmFilter f;
+    f.name_glob = glob;
+    EXPECT_NO_THROW(library::find_gemms(f)) << glob;
+  }
 }
 
 TEST(Catalog, FiltersSelectWhatTheySay) {

@@ -11,6 +11,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
+#include <fstream>
+#include <sys/wait.h>
+#include <thread>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -21,7 +25,7 @@
 #include "cuforge/compile/compiler.hpp"
 #include "cuforge/emit/gemm.hpp"
 #include "cuforge/library/catalog.hpp"
-#include "cuforge/runtime/module.hpp"
+#include "cuforge/runtime/gemm_kernel.hpp"
 #include "test_support.hpp"
 
 namespace cuforge {
@@ -29,7 +33,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using compile::KernelCache;
-using compile::KernelSource;
 using test::TempDir;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -85,6 +88,7 @@ KernelSource tiny_source(const std::string& tag = "") {
   k.name = "cuforge_test_tiny" + tag;
   k.source = "// " + tag + "\n#include <cuforge/abi.h>\nextern \"C\" CUFORGE_EXPORT int cuforge_abi_version(void) { return CUFORGE_ABI_VERSION; }\n"
              "extern \"C\" CUFORGE_EXPORT const char* cuforge_kernel_name(void) { return \"" + k.name + "\"; }\n";
+  k.headers = {{"cuforge/abi.h", std::string(emit::abi_header())}};
   k.family = 80;
   k.target_cc = 80;
   return k;
@@ -98,7 +102,7 @@ TEST(Compile, OneSm80AndOneSm90KernelIntoATemporaryCache) {
       "cuforge_sm80_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_64x64x32_w2x2x1_s6_multistage_default_default_a8x8x8");
   const auto& sm90 = by_name(
       "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rcr_128x128x64_c1x1x1_s0_coop_tmacoop_default_a8x8x8");
-  std::vector<KernelSource> sources = {compile::gemm_kernel_source(sm80, 80), compile::gemm_kernel_source(sm90, 90)};
+  std::vector<KernelSource> sources = {emit::gemm_kernel(sm80, 80), emit::gemm_kernel(sm90, 90)};
   EXPECT_EQ(sources[1].target_cc, 90);
 
   // Both at once (two nvcc processes), with progress reported once per kernel.
@@ -155,8 +159,8 @@ TEST(Compile, OneSm80AndOneSm90KernelIntoATemporaryCache) {
       if (!driver) driver = ::dlopen("libcuda.so.1", RTLD_LAZY);
       if (!driver) continue;  // no driver on this machine: the ELF checks above stand
     }
-    auto module = runtime::GemmModule::load(entry);
-    EXPECT_EQ(module->name(), sources[i].name);
+    auto kernel = runtime::GemmKernel::load(entry.library());
+    EXPECT_EQ(kernel->name(), sources[i].name);
   }
   EXPECT_TRUE(fs::exists(outcomes[0].result->entry.library()));
 }
@@ -190,7 +194,7 @@ TEST(Compile, OneKernelPerDataTypeFamily) {
     base.bias = false;
     base.parallel_split_k = false;
     by_name(base.name());  // the kernel is in the catalog
-    sources.push_back(compile::gemm_kernel_source(config, config.arch));
+    sources.push_back(emit::gemm_kernel(config, config.arch));
   }
   auto start = std::chrono::steady_clock::now();
   auto outcomes = compile::compile_many(sources, 0, {}, cache);
@@ -229,6 +233,9 @@ TEST(Compile, CacheKeyCoversSourceFamilyAndTarget) {
   KernelSource f2 = k;
   f2.target_cc = 90;
   distinct(f2, "sm80 kernels built for sm90");
+  KernelSource h = k;
+  h.headers[0].second += " ";
+  distinct(h, "one more byte of a header");
 
   // The flags differ between the families, which is why the key changes with them.
   const auto& tc = test::toolchain();
@@ -245,9 +252,9 @@ TEST(Compile, CacheKeyCoversSourceFamilyAndTarget) {
   // Two catalog kernels never share a key.
   const auto& a = library::gemm_catalog(90)[0];
   const auto& b = library::gemm_catalog(90)[1];
-  EXPECT_NE(compile::cache_key(compile::gemm_kernel_source(a, 90)), compile::cache_key(compile::gemm_kernel_source(b, 90)));
+  EXPECT_NE(compile::cache_key(emit::gemm_kernel(a, 90)), compile::cache_key(emit::gemm_kernel(b, 90)));
   // An SM90 kernel is always built for sm_90a, whatever the plan's cc.
-  EXPECT_EQ(compile::cache_key(compile::gemm_kernel_source(a, 90)), compile::cache_key(compile::gemm_kernel_source(a, 100)));
+  EXPECT_EQ(compile::cache_key(emit::gemm_kernel(a, 90)), compile::cache_key(emit::gemm_kernel(a, 100)));
 }
 
 TEST(Compile, EightProcessesCompilingOneKernelEndWithOneEntry) {
@@ -312,7 +319,7 @@ TEST(Compile, FailureKeepsTheSourceAndLogInTheCache) {
     EXPECT_TRUE(contains(message, k.name)) << message;
     EXPECT_TRUE(contains(e.log(), "error")) << e.log();
     EXPECT_TRUE(contains(e.log(), "nvcc")) << "the log starts with the command line";
-    EXPECT_EQ(e.source_path().parent_path(), cache.failed_dir(compile::cache_key(k)));
+    EXPECT_EQ(e.source_path().parent_path(), cache.root() / "failed" / compile::cache_key(k, cache));
     EXPECT_EQ(test::read_file(e.source_path()), k.source);
     EXPECT_TRUE(fs::exists(e.source_path().parent_path() / "nvcc.log"));
     EXPECT_TRUE(contains(message, e.source_path().string())) << "the message says where the source is";
@@ -405,12 +412,104 @@ TEST(Toolchain, MissingOrWrongCutlassIsAClearError) {
   EXPECT_TRUE(contains(error, std::string("CUTLASS ") + compile::kCutlassSeries)) << old.output;
 }
 
+// A CUTLASS tree patched without a new version string gets new keys: the headers' content is in them.
+TEST(Toolchain, TheCutlassHeadersContentIsInTheKey) {
+  const auto& tc = test::toolchain();
+  TempDir tmp;
+  fs::copy(tc.cutlass / "include", tmp.path() / "include", fs::copy_options::recursive);
+  fs::copy(tc.cutlass / "tools", tmp.path() / "tools", fs::copy_options::recursive);
+  auto copy = report_in_child({{"CUTLASS_PATH", tmp.path().string()}});
+  auto real = report_in_child({{"CUTLASS_PATH", tc.cutlass.string()}});
+  EXPECT_EQ(line_after(copy.output, "KEY="), line_after(real.output, "KEY=")) << "the same headers elsewhere";
+  std::ofstream(tmp.path() / "include/cutlass/gemm/gemm.h", std::ios::app) << "\n// patched\n";
+  auto patched = report_in_child({{"CUTLASS_PATH", tmp.path().string()}});
+  ASSERT_EQ(line_after(patched.output, "CUTLASS="), tc.cutlass_version) << patched.output;
+  EXPECT_NE(line_after(patched.output, "KEY="), line_after(real.output, "KEY=")) << patched.output;
+}
+
+// A fake nvcc that sleeps in two processes (as nvcc's cicc and ptxas run under it), so that a build
+// can be killed midway: none of the compiler's processes may outlive the process that started them.
+fs::path fake_toolkit(const fs::path& dir, const std::string& marker) {
+  test::write_file(dir / "bin/nvcc",
+                   "#!/bin/sh\n"
+                   "case \"$*\" in *--version*) echo 'Cuda compilation tools, release 13.0, V13.0.88'; exit 0;; esac\n"
+                   "case \"$*\" in *--dryrun*) exit 1;; esac\n"
+                   "sleep " + marker + " & sleep " + marker + "\nwait\n");
+  fs::permissions(dir / "bin/nvcc", fs::perms::owner_all);
+  return dir;
+}
+
+bool sleeper_alive(const std::string& marker) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::string cmdline = test::read_file(e.path() / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.rfind("sleep " + marker, 0) == 0) return true;
+  }
+  return false;
+}
+
+// Not a test of its own: a build through the fake toolkit, killed by the parent.
+TEST(DISABLED_BuildChild, Build) {
+  test::toolchain();
+  compile::compile(tiny_source("killed"), KernelCache(std::getenv("CUFORGE_TEST_CACHE")));
+}
+
+TEST(Compile, AKilledBuildTakesItsCompilerProcessesAlongAndItsStagingIsReclaimed) {
+  TempDir tmp;
+  const std::string marker = "6061";
+  ASSERT_FALSE(sleeper_alive(marker)) << "left over from an earlier run";
+  fake_toolkit(tmp.path() / "cuda", marker);
+  const fs::path cache_dir = tmp.path() / "cache";
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::setenv("CUDA_INSTALL_PATH", (tmp.path() / "cuda").c_str(), 1);
+    ::setenv("CUFORGE_TEST_CACHE", cache_dir.c_str(), 1);
+    ::setenv("CUFORGE_CACHE_DIR", cache_dir.c_str(), 1);
+    std::string self = fs::read_symlink("/proc/self/exe").string();
+    ::execl(self.c_str(), self.c_str(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_BuildChild.Build",
+            nullptr);
+    std::_Exit(127);
+  }
+  for (int i = 0; i < 100 && !sleeper_alive(marker); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(sleeper_alive(marker)) << "the fake nvcc never started";
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  bool alive = true;
+  for (int i = 0; i < 50 && (alive = sleeper_alive(marker)); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(alive) << "the compiler's processes outlived the build's process";
+  KernelCache cache(cache_dir);
+  EXPECT_EQ(cache.info().staging, 1u) << "the killed build's staging is counted";
+  cache.prune(UINT64_MAX);
+  EXPECT_EQ(cache.info().staging, 0u) << "and reclaimed, since nobody holds its key";
+}
+
 TEST(Toolchain, MissingNvccIsAClearError) {
   TempDir tmp;
   auto r = report_in_child({{"CUDA_INSTALL_PATH", tmp.path().string()}});
   std::string error = line_after(r.output, "TOOLCHAIN_ERROR=");
   EXPECT_TRUE(contains(error, "CUDA_INSTALL_PATH")) << r.output;
   EXPECT_TRUE(contains(error, "bin/nvcc")) << r.output;
+
+  fs::create_directories(tmp.path() / "dir/bin/nvcc");
+  error = line_after(report_in_child({{"CUDA_INSTALL_PATH", (tmp.path() / "dir").string()}}).output, "TOOLCHAIN_ERROR=");
+  EXPECT_TRUE(contains(error, "is a directory")) << error;
+  test::write_file(tmp.path() / "plain/bin/nvcc", "not a program");
+  ::chmod((tmp.path() / "plain/bin/nvcc").c_str(), 0600);
+  error = line_after(report_in_child({{"CUDA_INSTALL_PATH", (tmp.path() / "plain").string()}}).output,
+                     "TOOLCHAIN_ERROR=");
+  EXPECT_TRUE(contains(error, "not an executable file")) << error;
+}
+
+TEST(Toolchain, TargetsNvccCannotBuildAreRefused) {
+  EXPECT_NO_THROW(compile::check_target(80, 86));
+  EXPECT_NO_THROW(compile::check_target(90, 90));
+  for (auto [family, cc] : {std::pair{80, -5}, {80, 91}, {80, 75}, {90, 100}, {90, 80}})
+    EXPECT_THROW(compile::check_target(family, cc), InvalidArgumentError) << family << " " << cc;
+  KernelSource k = tiny_source();
+  k.target_cc = 91;
+  EXPECT_THROW(compile::compile(k), InvalidArgumentError) << "refused before nvcc runs";
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ TEST(EmitTemplate, MissingHoleOrUnusedValueThrows) {
 TEST(EmitGemm, Sm90StreamKBf16) {
   const std::string name =
       "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rcr_128x128x64_c2x1x1_s0_coop_tmacoop_streamk_a8x8x8";
-  std::string src = emit::emit_gemm(by_name(name));
+  std::string src = emit::gemm_source(by_name(name));
   for (const char* part : {
            "cutlass::bfloat16_t",
            "cutlass::gemm::KernelTmaWarpSpecializedCooperative",
@@ -72,7 +72,7 @@ TEST(EmitGemm, Sm90StreamKBf16) {
            "#include \"cuforge/abi.h\"",
            "int cuforge_gemm_run(",
            "int cuforge_gemm_can_implement(",
-           "size_t cuforge_gemm_workspace_size(",
+           "int cuforge_gemm_workspace_size(",
            "int cuforge_abi_version(",
        })
     EXPECT_TRUE(contains(src, part)) << "missing: " << part;
@@ -85,7 +85,7 @@ TEST(EmitGemm, Sm90StreamKBf16) {
 TEST(EmitGemm, Sm90PingpongColumnMajorA) {
   const std::string name =
       "cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_crr_64x128x64_c1x1x1_s0_pingpong_tma_default_a8x8x8";
-  std::string src = emit::emit_gemm(by_name(name));
+  std::string src = emit::gemm_source(by_name(name));
   EXPECT_TRUE(contains(src, "cutlass::half_t"));
   EXPECT_TRUE(contains(src, "cutlass::gemm::KernelTmaWarpSpecializedPingpong"));
   EXPECT_TRUE(contains(src, "cutlass::epilogue::TmaWarpSpecialized,"));
@@ -100,7 +100,7 @@ TEST(EmitGemm, Sm90PingpongColumnMajorA) {
 TEST(EmitGemm, Sm80) {
   const std::string name =
       "cuforge_sm80_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x128x32_w2x2x1_s4_multistage_default_default_a2x2x2";
-  std::string src = emit::emit_gemm(by_name(name));
+  std::string src = emit::gemm_source(by_name(name));
   for (const char* part : {
            "cutlass::gemm::device::GemmUniversal<",
            "cutlass::arch::Sm80",
@@ -125,7 +125,7 @@ TEST(EmitGemm, Sm80FastF32) {
   f.math = MathOperation::MultiplyAddFastF32;
   auto found = library::find_gemms(f);
   ASSERT_FALSE(found.empty());
-  std::string src = emit::emit_gemm(*found.front());
+  std::string src = emit::gemm_source(*found.front());
   EXPECT_TRUE(contains(src, "cutlass::arch::OpMultiplyAddFastF32"));
   EXPECT_TRUE(contains(src, "3xTF32"));
   EXPECT_TRUE(contains(src, "cutlass::gemm::GemmShape<16, 8, 8>")) << "tf32 mma.sync is 16x8x8";
@@ -134,13 +134,13 @@ TEST(EmitGemm, Sm80FastF32) {
 TEST(EmitGemm, Sm90Epilogues) {
   const std::string base =
       "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rcr_128x128x64_c1x1x1_s0_coop_tmacoop_streamk_a8x8x8";
-  std::string leaky = emit::emit_gemm(library::parse_gemm_name(base + "_leaky_relu"));
+  std::string leaky = emit::gemm_source(library::parse_gemm_name(base + "_leaky_relu"));
   EXPECT_TRUE(contains(leaky, "fusion::LinCombEltAct<\n    cutlass::epilogue::thread::LeakyReLU"));
   EXPECT_TRUE(contains(leaky, "args.epilogue.thread.activation.leaky_alpha = ElementCompute(p.activation_argument);"));
   EXPECT_TRUE(contains(leaky, "args.scheduler.decomposition_mode = static_cast<DecompositionMode>(p.decomposition);"));
   EXPECT_TRUE(contains(leaky, "D = leaky_relu(alpha * A @ B + beta * C)"));
 
-  std::string bias = emit::emit_gemm(library::parse_gemm_name(base + "_gelu_bias"));
+  std::string bias = emit::gemm_source(library::parse_gemm_name(base + "_gelu_bias"));
   EXPECT_TRUE(contains(bias, "using ElementSource = void;")) << "a bias kernel loads no C tile";
   EXPECT_TRUE(contains(bias, "fusion::Sm90RowBroadcast<0, TileShape, ElementC, ElementCompute"));
   EXPECT_TRUE(contains(bias, "fusion::Sm90Compute<cutlass::epilogue::thread::GELU"));
@@ -151,12 +151,12 @@ TEST(EmitGemm, Sm90Epilogues) {
 TEST(EmitGemm, Sm80EpiloguesAndSwizzles) {
   const std::string base =
       "cuforge_sm80_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x128x32_w2x2x1_s4_multistage_default_identity1_a8x8x8";
-  std::string src = emit::emit_gemm(library::parse_gemm_name(base + "_leaky_relu_bias"));
+  std::string src = emit::gemm_source(library::parse_gemm_name(base + "_leaky_relu_bias"));
   EXPECT_TRUE(contains(src, "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>"));
   EXPECT_TRUE(contains(src, "cutlass::epilogue::thread::LeakyReLU, ElementC, 8"));
   EXPECT_TRUE(contains(src, "epilogue.leaky_alpha = ElementAccumulator(p.activation_argument);"));
   EXPECT_FALSE(contains(src, "avail_sms")) << "only the stream-K swizzle balances across SMs";
-  std::string streamk = emit::emit_gemm(library::parse_gemm_name(
+  std::string streamk = emit::gemm_source(library::parse_gemm_name(
       "cuforge_sm80_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x128x32_w2x2x1_s4_multistage_default_streamk_a8x8x8"));
   EXPECT_TRUE(contains(streamk, "cutlass::gemm::threadblock::ThreadblockSwizzleStreamK"));
   EXPECT_TRUE(contains(streamk, "args.avail_sms = p.decomposition == CUFORGE_DECOMPOSITION_DATA_PARALLEL ? 1 : -1;"));
@@ -171,7 +171,7 @@ TEST(EmitGemm, ParallelSplitKWritesPartialsThenReduces) {
   const std::string base =
       "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_128x64x64_c1x1x1_s0_pingpong_tma_default_a8x8x8";
   const std::string name = base + "_splitk_leaky_relu_bias";
-  std::string src = emit::emit_gemm(library::parse_gemm_name(name));
+  std::string src = emit::gemm_source(library::parse_gemm_name(name));
   // The GEMM writes unscaled f32 partial products: no C, no activation, no bias row.
   EXPECT_TRUE(contains(src, "using ElementD = float;"));
   EXPECT_TRUE(contains(src, "constexpr int AlignmentC = 4;"));
@@ -187,14 +187,14 @@ TEST(EmitGemm, ParallelSplitKWritesPartialsThenReduces) {
   EXPECT_EQ(src.find("// cuforge kernel " + name), 0u);
 
   // SM80: column-major A and B step along K by their leading dimension and by one element.
-  std::string sm80 = emit::emit_gemm(library::parse_gemm_name(
+  std::string sm80 = emit::gemm_source(library::parse_gemm_name(
       "cuforge_sm80_gemm_tensorop_mma_f16_f16_f32_f16_f16_ccr_128x128x32_w2x2x1_s4_multistage_default_default_a8x8x8"
       "_splitk"));
   expect_parts(sm80, {"LinearCombinationGeneric<\n    cutlass::epilogue::thread::Identity, ElementC, 4, ",
                       "s.batch_stride_a = p.lda * k;", "s.batch_stride_b = 1 * k;", "using ElementOut = cutlass::half_t;"});
 
   // SIMT epilogues store one element at a time: the partials and the reduction go element by element.
-  std::string simt = emit::emit_gemm(library::parse_gemm_name(
+  std::string simt = emit::gemm_source(library::parse_gemm_name(
       "cuforge_sm80_gemm_simt_mma_f32_f32_f32_f32_f32_rcr_128x128x8_w4x2x1_s5_multistage_default_default_a1x1x1"
       "_splitk"));
   expect_parts(simt, {"LinearCombinationGeneric<\n    cutlass::epilogue::thread::Identity, ElementC, 1, ",
@@ -207,10 +207,10 @@ TEST(EmitGemm, SigmoidAndSiluUseTanhForSixteenBitOutputsOnly) {
   const std::string f32 =
       "cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f32_f32_rcr_128x128x64_c1x1x1_s0_coop_tmacoop_default_a8x8x4";
   const std::string define = "#define CUTLASS_USE_TANH_FOR_SIGMOID 1";
-  EXPECT_TRUE(contains(emit::emit_gemm(library::parse_gemm_name(f16 + "_silu")), define));
-  EXPECT_TRUE(contains(emit::emit_gemm(library::parse_gemm_name(f16 + "_sigmoid_bias")), define));
-  EXPECT_FALSE(contains(emit::emit_gemm(library::parse_gemm_name(f16 + "_gelu")), define));
-  EXPECT_FALSE(contains(emit::emit_gemm(library::parse_gemm_name(f32 + "_silu")), define)) << "f32 keeps 1/(1+exp(-x))";
+  EXPECT_TRUE(contains(emit::gemm_source(library::parse_gemm_name(f16 + "_silu")), define));
+  EXPECT_TRUE(contains(emit::gemm_source(library::parse_gemm_name(f16 + "_sigmoid_bias")), define));
+  EXPECT_FALSE(contains(emit::gemm_source(library::parse_gemm_name(f16 + "_gelu")), define));
+  EXPECT_FALSE(contains(emit::gemm_source(library::parse_gemm_name(f32 + "_silu")), define)) << "f32 keeps 1/(1+exp(-x))";
 }
 
 // --- One kernel per data-type family added in issue 4. ---
@@ -218,7 +218,7 @@ TEST(EmitGemm, SigmoidAndSiluUseTanhForSixteenBitOutputsOnly) {
 TEST(EmitGemm, Sm90Int8IntoS32ComputesInInt32) {
   const std::string name =
       "cuforge_sm90_gemm_tensorop_mma_s8_s8_s32_s32_s32_rcr_128x128x128_c1x1x1_s0_coop_tmacoop_default_a16x16x4";
-  std::string src = emit::emit_gemm(by_name(name));
+  std::string src = emit::gemm_source(by_name(name));
   expect_parts(src, {
                         "using ElementA = int8_t;",
                         "using ElementB = int8_t;",
@@ -232,14 +232,14 @@ TEST(EmitGemm, Sm90Int8IntoS32ComputesInInt32) {
                         "fusion::LinearCombination<ElementD, ElementCompute, ElementC, ElementCompute>",
                     });
   // relu and a bias row are the integer epilogues there are; the others are refused by name.
-  std::string bias = emit::emit_gemm(library::parse_gemm_name(name + "_relu_bias"));
+  std::string bias = emit::gemm_source(library::parse_gemm_name(name + "_relu_bias"));
   expect_parts(bias, {"fusion::Sm90Compute<cutlass::epilogue::thread::ReLu, ElementD, ElementCompute",
                       "fusion::Sm90RowBroadcast<0, TileShape, ElementC, ElementCompute"});
   try {
-    emit::emit_gemm(library::parse_gemm_name(name + "_gelu"));
-    FAIL() << "gelu on an int32 epilogue was emitted";
+    library::parse_gemm_name(name + "_gelu");
+    FAIL() << "gelu on an int32 epilogue was named";
   } catch (const InvalidArgumentError& e) {
-    EXPECT_TRUE(contains(e.what(), "cannot emit")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "cannot be built")) << e.what();
     EXPECT_TRUE(contains(e.what(), "computed in s32")) << e.what();
   }
 }
@@ -247,17 +247,17 @@ TEST(EmitGemm, Sm90Int8IntoS32ComputesInInt32) {
 TEST(EmitGemm, Sm90Int8IntoS8ComputesInFloat) {
   const std::string name =
       "cuforge_sm90_gemm_tensorop_mma_s8_s8_s32_s8_s8_rcr_64x128x128_c1x1x1_s0_pingpong_tma_default_a16x16x16";
-  std::string src = emit::emit_gemm(by_name(name) );
+  std::string src = emit::gemm_source(by_name(name) );
   expect_parts(src, {"using ElementC = int8_t;", "using ElementD = int8_t;", "using ElementCompute = float;",
                      "constexpr int AlignmentC = 16;", "cutlass::gemm::KernelTmaWarpSpecializedPingpong"});
-  std::string gelu = emit::emit_gemm(library::parse_gemm_name(name + "_gelu"));
+  std::string gelu = emit::gemm_source(library::parse_gemm_name(name + "_gelu"));
   expect_parts(gelu, {"fusion::LinCombEltAct<\n    cutlass::epilogue::thread::GELU, ElementD, ElementCompute"});
 }
 
 TEST(EmitGemm, Sm90Fp8TakesTheFp8Mainloop) {
   const std::string name =
       "cuforge_sm90_gemm_tensorop_mma_e4m3_e5m2_f32_f16_f16_rcr_64x128x128_c1x1x1_s0_pingpong_tma_default_a16x16x8";
-  std::string src = emit::emit_gemm(by_name(name));
+  std::string src = emit::gemm_source(by_name(name));
   expect_parts(src, {
                         "using ElementA = cutlass::float_e4m3_t;",
                         "using ElementB = cutlass::float_e5m2_t;",
@@ -275,7 +275,7 @@ TEST(EmitGemm, Sm90Fp8TakesTheFp8Mainloop) {
 TEST(EmitGemm, Sm80F64TensorOp) {
   const std::string name =
       "cuforge_sm80_gemm_tensorop_mma_f64_f64_f64_f64_f64_rcr_64x64x16_w2x2x1_s4_multistage_default_default_a1x1x1";
-  std::string src = emit::emit_gemm(by_name(name));
+  std::string src = emit::gemm_source(by_name(name));
   expect_parts(src, {
                         "using ElementA = double;",
                         "using ElementAccumulator = double;",
@@ -292,7 +292,7 @@ TEST(EmitGemm, Sm80F64TensorOp) {
 TEST(EmitGemm, Sm80Int8Saturates) {
   const std::string name =
       "cuforge_sm80_gemm_tensorop_sat_s8_s8_s32_s32_s32_rcr_128x128x64_w2x2x1_s4_multistage_default_default_a16x16x4";
-  std::string src = emit::emit_gemm(by_name(name));
+  std::string src = emit::gemm_source(by_name(name));
   expect_parts(src, {
                         "using ElementA = int8_t;",
                         "using ElementC = int32_t;",
@@ -307,7 +307,7 @@ TEST(EmitGemm, Sm80Int8Saturates) {
 TEST(EmitGemm, Sm80SimtF32AndF64) {
   const std::string f32 =
       "cuforge_sm80_gemm_simt_mma_f32_f32_f32_f32_f32_rcr_128x128x8_w4x2x1_s5_multistage_default_default_a1x1x1";
-  std::string src = emit::emit_gemm(by_name(f32));
+  std::string src = emit::gemm_source(by_name(f32));
   expect_parts(src, {
                         "cutlass::arch::OpClassSimt, cutlass::arch::Sm80",
                         "cutlass::gemm::GemmShape<128, 128, 8>",
@@ -320,7 +320,7 @@ TEST(EmitGemm, Sm80SimtF32AndF64) {
   EXPECT_FALSE(contains(src, "OpClassTensorOp"));
   const std::string f64 =
       "cuforge_sm80_gemm_simt_mma_f64_f64_f64_f64_f64_ccr_128x128x8_w4x2x1_s3_multistage_default_streamk_a1x1x1";
-  std::string leaky = emit::emit_gemm(library::parse_gemm_name(f64 + "_leaky_relu_bias"));
+  std::string leaky = emit::gemm_source(library::parse_gemm_name(f64 + "_leaky_relu_bias"));
   expect_parts(leaky, {"using ElementA = double;", "cutlass::arch::OpClassSimt", "cutlass::layout::ColumnMajor",
                        "cutlass::gemm::threadblock::ThreadblockSwizzleStreamK",
                        "epilogue.leaky_alpha = ElementAccumulator(p.activation_argument);"});
@@ -332,7 +332,7 @@ TEST(EmitGemm, EveryCatalogEntryEmitsDistinctDeterministicSources) {
   size_t n = 0;
   for (Arch arch : library::kArchs)
     for (const auto& c : library::gemm_catalog(arch)) {
-      std::string src = emit::emit_gemm(c);
+      std::string src = emit::gemm_source(c);
       ASSERT_FALSE(contains(src, "${")) << c.name();
       ASSERT_TRUE(contains(src, c.name())) << c.name();
       ASSERT_TRUE(contains(src, "cuforge_gemm_run")) << c.name();
@@ -341,21 +341,54 @@ TEST(EmitGemm, EveryCatalogEntryEmitsDistinctDeterministicSources) {
     }
   EXPECT_EQ(hashes.size(), n) << "two configurations emitted the same source";
   const auto& first = library::gemm_catalog(90).front();
-  EXPECT_EQ(emit::emit_gemm(first), emit::emit_gemm(first)) << "emission must be deterministic (cache keys)";
+  EXPECT_EQ(emit::gemm_source(first), emit::gemm_source(first)) << "emission must be deterministic (cache keys)";
   EXPECT_LT(test::ms_since(start), 2000.0) << "emitting the whole catalog should take well under a second";
 }
 
-TEST(EmitGemm, InvalidConfigurationIsRefused) {
+// A configuration is checked where it enters (the catalog, the selection, a name); emission trusts it.
+TEST(EmitGemm, AnInvalidNameIsRefusedWhereItEnters) {
   GemmConfig c = library::gemm_catalog(90).front();
   c.tile.cluster_shape = {1, 1, 2};
   try {
-    emit::emit_gemm(c);
-    FAIL() << "emitted an invalid configuration";
+    library::parse_gemm_name(c.name());
+    FAIL() << "parsed the name of an invalid configuration";
   } catch (const InvalidArgumentError& e) {
-    EXPECT_TRUE(contains(e.what(), "cannot emit")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "cannot be built")) << e.what();
     EXPECT_TRUE(contains(e.what(), c.name())) << e.what();
     EXPECT_TRUE(contains(e.what(), "cluster")) << e.what();
   }
+}
+
+TEST(EmitGemm, TheKernelSourceCarriesItsAbiHeaderAndTarget) {
+  const GemmConfig& sm90 = library::gemm_catalog(90).front();
+  KernelSource k = emit::gemm_kernel(sm90, 90);
+  EXPECT_EQ(k.name, sm90.name());
+  EXPECT_EQ(k.family, 90);
+  EXPECT_EQ(k.target_cc, 90);
+  ASSERT_EQ(k.headers.size(), 1u);
+  EXPECT_EQ(k.headers[0].first, "cuforge/abi.h");
+  EXPECT_EQ(k.headers[0].second, std::string(emit::abi_header()));
+  const GemmConfig& sm80 = library::gemm_catalog(80).front();
+  EXPECT_EQ(emit::gemm_kernel(sm80, 89).target_cc, 89) << "SM80 kernels are built into the target's own SASS";
+  EXPECT_EQ(emit::gemm_kernel(sm90, 100).target_cc, 90) << "SM90 kernels target sm_90a whatever is asked";
+}
+
+TEST(EmitGemm, NoExceptionLeavesTheCAbi) {
+  for (const GemmConfig* c : {&library::gemm_catalog(90).front(), &library::gemm_catalog(80).front()})
+    for (bool split_k : {false, true}) {
+      GemmConfig config = *c;
+      config.parallel_split_k = split_k;
+      std::string src = emit::gemm_source(config);
+      for (const char* entry : {"int cuforge_gemm_can_implement(const cuforge_gemm_arguments* p) try {",
+                                "int cuforge_gemm_workspace_size(const cuforge_gemm_arguments* p, size_t* bytes) try {",
+                                "int cuforge_gemm_run(const cuforge_gemm_arguments* p, void* workspace, size_t "
+                                "workspace_bytes, void* stream) try {"})
+        EXPECT_TRUE(contains(src, entry)) << config.name() << ": " << entry;
+      size_t catches = 0;
+      for (size_t at = src.find("} catch (...) {"); at != std::string::npos; at = src.find("} catch (...) {", at + 1))
+        ++catches;
+      EXPECT_EQ(catches, 3u) << config.name();
+    }
 }
 
 TEST(EmitGemm, AbiHeaderIsTheInstalledOne) {

@@ -12,16 +12,16 @@
 #include "cuforge/library/catalog.hpp"
 #include "cuforge/op/gemm.hpp"
 #include "cuforge/runtime/device.hpp"
-#include "cuforge/select/gemm_heuristic.hpp"
+#include "cuforge/select/gemm_choice.hpp"
+#include "cuforge/select/gemm_cost.hpp"
 #include "test_support.hpp"
 
 namespace cuforge {
 namespace {
 
 using library::GemmConfig;
-using select::GemmProblem;
 
-const std::vector<GemmProblem> kProblems = {
+const std::vector<GemmShape> kProblems = {
     {8192, 8192, 8192, 1}, {4096, 4096, 4096, 1}, {16, 4096, 4096, 1}, {128, 14336, 4096, 1},
     {8192, 1024, 8192, 1}, {1, 1, 1, 1},          {197, 262, 136, 1},  {64, 64, 8, 16},
     {1, 256, 512, 1},      {4096, 16, 4096, 1},   {100, 100, 0, 1},
@@ -33,60 +33,72 @@ std::vector<const GemmConfig*> all_of(Arch arch) {
   return out;
 }
 
+double estimate(const GemmConfig& c, const GemmShape& p, int sms = 132) {
+  return select::estimated_time_us(c, p, 1, true, sms);
+}
+
+// The catalog row of a family the cost model ranks first for a problem (no split-K).
+const GemmConfig* best_of(Arch arch, const GemmShape& p) {
+  auto rows = all_of(arch);
+  return *std::min_element(rows.begin(), rows.end(),
+                           [&](const GemmConfig* a, const GemmConfig* b) { return estimate(*a, p) < estimate(*b, p); });
+}
+
 TEST(Select, EstimatesArePositiveAndFinite) {
   for (Arch arch : library::kArchs)
     for (const auto* c : all_of(arch))
       for (const auto& p : kProblems)
         for (int sms : {132, 108, 1}) {
-          double t = select::estimated_time_us(*c, p, sms);
+          if (p.empty_output()) continue;
+          double t = estimate(*c, p, sms);
           ASSERT_TRUE(std::isfinite(t) && t > 0) << c->name() << " on " << p.m << "x" << p.n << "x" << p.k << ": " << t;
         }
 }
 
 TEST(Select, LargerProblemsTakeLonger) {
   const auto& c = library::gemm_catalog(90).front();
-  EXPECT_LT(select::estimated_time_us(c, {1024, 1024, 1024, 1}, 132),
-            select::estimated_time_us(c, {8192, 8192, 8192, 1}, 132));
-  EXPECT_LT(select::estimated_time_us(c, {4096, 4096, 4096, 1}, 132),
-            select::estimated_time_us(c, {4096, 4096, 4096, 4}, 132));
-  EXPECT_LT(select::estimated_time_us(c, {8192, 8192, 8192, 1}, 132),
-            select::estimated_time_us(c, {8192, 8192, 8192, 1}, 66));
+  EXPECT_LT(estimate(c, {1024, 1024, 1024, 1}), estimate(c, {8192, 8192, 8192, 1}));
+  EXPECT_LT(estimate(c, {4096, 4096, 4096, 1}), estimate(c, {4096, 4096, 4096, 4}));
+  EXPECT_LT(estimate(c, {8192, 8192, 8192, 1}), estimate(c, {8192, 8192, 8192, 1}, 66));
 }
 
-TEST(Select, RankIsAStablePermutationOrderedByEstimate) {
+// The estimates hold at the edges of what a run may ask: every extent at the 32-bit limit, with
+// batches, on any number of SMs (they once divided by a zero tile count and overflowed int64).
+TEST(Select, EstimatesAreFiniteAtTheLimits) {
+  const int64_t big = INT32_MAX;
   for (Arch arch : library::kArchs)
-    for (const auto& p : kProblems) {
-      auto candidates = all_of(arch);
-      auto ranked = select::rank(candidates, p, 132);
-      ASSERT_EQ(ranked.size(), candidates.size());
-      EXPECT_EQ(std::set<const GemmConfig*>(ranked.begin(), ranked.end()),
-                std::set<const GemmConfig*>(candidates.begin(), candidates.end()));
-      std::map<const GemmConfig*, size_t> position;
-      for (size_t i = 0; i < candidates.size(); ++i) position[candidates[i]] = i;
-      for (size_t i = 1; i < ranked.size(); ++i) {
-        double before = select::estimated_time_us(*ranked[i - 1], p, 132);
-        double after = select::estimated_time_us(*ranked[i], p, 132);
-        ASSERT_LE(before, after) << "not ordered at " << i;
-        if (before == after) {
-          ASSERT_LT(position[ranked[i - 1]], position[ranked[i]]) << "not stable at " << i;
+    for (const GemmShape& p : {GemmShape{big, big, big, big}, GemmShape{1, big, big, 1}, GemmShape{big, 1, 1, big}})
+      for (int splits : {1, 128})
+        for (int sms : {0, 1, 132}) {
+          double t = select::estimated_time_us(library::gemm_catalog(arch).front(), p, splits, true, sms);
+          ASSERT_TRUE(std::isfinite(t) && t > 0) << arch << " " << p.m << "x" << p.n << "x" << p.k << ": " << t;
         }
-      }
-    }
-  EXPECT_TRUE(select::rank(std::vector<const GemmConfig*>{}, {64, 64, 64, 1}, 132).empty());
 }
 
 TEST(Select, SmallMGetsASmallerTileThanLargeProblems) {
   auto area = [](const GemmConfig* c) { return c->tile.threadblock_shape[0] * c->tile.threadblock_shape[1]; };
-  const GemmConfig* big = select::rank(all_of(90), {8192, 8192, 8192, 1}, 132).front();
+  const GemmConfig* big = best_of(90, {8192, 8192, 8192, 1});
   EXPECT_GE(area(big), 128 * 128) << big->name();
-  for (const GemmProblem& p : {GemmProblem{16, 4096, 4096, 1}, GemmProblem{1, 4096, 4096, 1}}) {
-    const GemmConfig* best = select::rank(all_of(90), p, 132).front();
+  for (const GemmShape& p : {GemmShape{16, 4096, 4096, 1}, GemmShape{1, 4096, 4096, 1}}) {
+    const GemmConfig* best = best_of(90, p);
     EXPECT_LT(area(best), area(big)) << best->name();
     EXPECT_LE(best->tile.threadblock_shape[0], 128) << best->name();
   }
 }
 
 // --- The plan's choice (no GPU needed: selection compiles and launches nothing). ---
+
+GemmConfig pick(const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch = 1, bool bias = false) {
+  return g.select(g.shape(m, n, k, batch, bias)).config;
+}
+
+// The plan's settings with `change` applied.
+template <class F>
+void change(Gemm& g, F&& f) {
+  select::GemmSettings s = g.settings();
+  f(s);
+  g.set_settings(s);
+}
 
 GemmOptions plan_of(DataType t, Layout a, Layout b, Layout c, int kernel_cc = 0) {
   GemmOptions o;
@@ -119,7 +131,7 @@ TEST(GemmPlan, WithoutAGpuThePlanTargetsSm90) {
 TEST(GemmPlan, OddLeadingDimensionFallsBackToAnSm80KernelOfLowerAlignment) {
   Gemm g(plan_of(DataType::bf16, R, R, R));
   EXPECT_EQ(g.kernel_cc(), 90);
-  const GemmConfig& c = g.select(197, 262, 136);  // ldb = ldd = 262: 4-byte aligned rows
+  const GemmConfig& c = pick(g, 197, 262, 136);  // ldb = ldd = 262: 4-byte aligned rows
   EXPECT_TRUE(in_catalog(c));
   EXPECT_EQ(c.arch, 80) << c.name();
   EXPECT_EQ(c.alignment_b, 2) << c.name();
@@ -134,7 +146,7 @@ TEST(GemmPlan, AlignedProblemsGetAnSm90Kernel) {
   for (auto [m, n, k] : {std::tuple{4096, 4096, 4096}, {264, 200, 136}, {16, 4096, 4096}, {8192, 1024, 8192}}) {
     for (auto [la, lb] : {std::pair{R, C}, {R, R}, {C, R}, {C, C}}) {
       Gemm g(plan_of(DataType::f16, la, lb, R));
-      const GemmConfig& c = g.select(m, n, k);
+      const GemmConfig& c = pick(g, m, n, k);
       EXPECT_TRUE(in_catalog(c));
       EXPECT_EQ(c.arch, 90) << c.name();
       EXPECT_EQ(c.alignment_a, 8);
@@ -147,7 +159,7 @@ TEST(GemmPlan, AlignedProblemsGetAnSm90Kernel) {
 
 TEST(GemmPlan, ColumnMajorDSelectsTheTransposedKernel) {
   Gemm g(plan_of(DataType::bf16, R, C, C));
-  const GemmConfig& c = g.select(4096, 1024, 512);
+  const GemmConfig& c = pick(g, 4096, 1024, 512);
   EXPECT_TRUE(in_catalog(c));
   // D^T = B^T A^T: A' = B^T (row-major), B' = A^T (column-major), D' row-major.
   EXPECT_EQ(c.layout_a, R) << c.name();
@@ -159,21 +171,21 @@ TEST(GemmPlan, Sm80FamilyOnRequest) {
   Gemm g(plan_of(DataType::f16, R, C, R, 80));
   EXPECT_EQ(g.kernel_cc(), 80);
   for (auto [m, n, k] : {std::tuple{4096, 4096, 4096}, {1, 256, 512}, {197, 262, 136}}) {
-    const GemmConfig& c = g.select(m, n, k);
+    const GemmConfig& c = pick(g, m, n, k);
     EXPECT_EQ(c.arch, 80) << c.name();
     EXPECT_TRUE(in_catalog(c));
   }
-  EXPECT_EQ(g.select(197, 262, 136).alignment_b, 2);
-  EXPECT_EQ(g.select(4096, 4096, 4096).alignment_b, 8);
+  EXPECT_EQ(pick(g, 197, 262, 136).alignment_b, 2);
+  EXPECT_EQ(pick(g, 4096, 4096, 4096).alignment_b, 8);
 }
 
 TEST(GemmPlan, Tf32WithRowMajorBRunsOnSm80) {
   Gemm g(plan_of(DataType::f32, R, R, R));
   EXPECT_EQ(g.kernel_cc(), 80) << "SM90 TF32 kernels read K-major operands only";
-  EXPECT_EQ(g.select(1024, 1024, 1024).arch, 80);
+  EXPECT_EQ(pick(g, 1024, 1024, 1024).arch, 80);
   Gemm k_major(plan_of(DataType::f32, R, C, R));
   EXPECT_EQ(k_major.kernel_cc(), 90);
-  EXPECT_EQ(k_major.select(1024, 1024, 1024).alignment_a, 4);
+  EXPECT_EQ(pick(k_major, 1024, 1024, 1024).alignment_a, 4);
 }
 
 TEST(GemmPlan, ImpossiblePlansAreRefused) {
@@ -205,17 +217,17 @@ TEST(GemmPlan, TileDescriptions) {
   ASSERT_FALSE(tiles.empty());
   for (size_t i = 0; i < tiles.size(); ++i)
     for (size_t j = i + 1; j < tiles.size(); ++j) ASSERT_FALSE(tiles[i] == tiles[j]) << "listed twice";
-  EXPECT_EQ(g.tile_description(), std::nullopt);
+  EXPECT_EQ(g.settings().tile, std::nullopt);
 
   // Pinning a listed description: every selection uses it.
   const TileDescription pinned = tiles.back();
-  g.set_tile_description(pinned);
-  ASSERT_TRUE(g.tile_description().has_value());
-  EXPECT_TRUE(*g.tile_description() == pinned);
+  change(g, [&](auto& s) { s.tile = pinned; });
+  ASSERT_TRUE(g.settings().tile.has_value());
+  EXPECT_TRUE(*g.settings().tile == pinned);
   for (auto [m, n, k] : {std::tuple{4096, 4096, 4096}, {16, 4096, 4096}})
-    EXPECT_TRUE(g.select(m, n, k).tile == pinned) << g.select(m, n, k).name();
-  g.clear_tile_description();
-  EXPECT_EQ(g.tile_description(), std::nullopt);
+    EXPECT_TRUE(pick(g, m, n, k).tile == pinned) << pick(g, m, n, k).name();
+  change(g, [](auto& s) { s.tile.reset(); });
+  EXPECT_EQ(g.settings().tile, std::nullopt);
 
   // A description no kernel can have: refused, saying why, and the plan is unchanged.
   TileDescription bad = tiles.front();
@@ -224,33 +236,33 @@ TEST(GemmPlan, TileDescriptions) {
   bad.epilogue_schedule = EpilogueSchedule::TmaWarpSpecialized;
   bad.tile_scheduler = TileScheduler::StreamK;
   try {
-    g.set_tile_description(bad);
+    change(g, [&](auto& s) { s.tile = bad; });
     FAIL() << "pingpong with stream-K was pinned";
   } catch (const InvalidArgumentError& e) {
     std::string m = e.what();
     EXPECT_NE(m.find("stream-K"), std::string::npos) << m;
     EXPECT_NE(m.find("tile_descriptions()"), std::string::npos) << m;
   }
-  EXPECT_EQ(g.tile_description(), std::nullopt);
+  EXPECT_EQ(g.settings().tile, std::nullopt);
 
   TileDescription huge = tiles.front();
   huge.threadblock_shape = {256, 256, 64};
   huge.kernel_schedule = KernelSchedule::TmaWarpSpecializedPingpong;
   huge.epilogue_schedule = EpilogueSchedule::TmaWarpSpecialized;
   huge.tile_scheduler = TileScheduler::Default;
-  EXPECT_THROW(g.set_tile_description(huge), InvalidArgumentError);
+  EXPECT_THROW(change(g, [&](auto& s) { s.tile = huge; }), InvalidArgumentError);
 }
 
 TEST(GemmPlan, APinnedSm90TileCannotRunUnalignedProblems) {
   Gemm g(plan_of(DataType::bf16, R, R, R));
-  g.set_tile_description(g.tile_descriptions().front());
-  EXPECT_THROW(g.select(197, 262, 136), InvalidArgumentError);
-  EXPECT_NO_THROW(g.select(256, 256, 256));
+  change(g, [&](auto& s) { s.tile = g.tile_descriptions().front(); });
+  EXPECT_THROW(pick(g, 197, 262, 136), InvalidArgumentError);
+  EXPECT_NO_THROW(pick(g, 256, 256, 256));
 }
 
 TEST(GemmPlan, KernelSourceTargetsThePlan) {
   Gemm g(plan_of(DataType::f16, R, C, R));
-  const GemmConfig& c = g.select(4096, 4096, 4096);
+  const GemmConfig& c = pick(g, 4096, 4096, 4096);
   auto src = g.kernel_source(c);
   EXPECT_EQ(src.name, c.name());
   EXPECT_EQ(src.family, 90);
@@ -260,7 +272,7 @@ TEST(GemmPlan, KernelSourceTargetsThePlan) {
   GemmOptions ada = plan_of(DataType::f16, R, C, R);
   ada.cc = 89;
   Gemm g80(ada);
-  auto src80 = g80.kernel_source(g80.select(4096, 4096, 4096));
+  auto src80 = g80.kernel_source(pick(g80, 4096, 4096, 4096));
   EXPECT_EQ(src80.family, 80);
   EXPECT_EQ(src80.target_cc, 89) << "SM80 kernels are built into the target's own SASS";
 }
@@ -268,14 +280,18 @@ TEST(GemmPlan, KernelSourceTargetsThePlan) {
 TEST(GemmPlan, TheEpilogueIsPartOfTheKernel) {
   Gemm g(plan_of(DataType::bf16, R, R, R));
   EXPECT_EQ(g.activations().size(), 8u);
-  g.set_activation(Activation::leaky_relu, 0.2);
-  EXPECT_EQ(g.activation_argument(), 0.2);
-  auto c = g.select(4096, 4096, 4096);
+  change(g, [](auto& s) { s.set_activation(Activation::leaky_relu, 0.2); });
+  EXPECT_EQ(g.settings().activation_argument, 0.2);
+  change(g, [](auto& s) { s.set_activation(Activation::leaky_relu); });
+  EXPECT_EQ(g.settings().activation_argument, 0.01) << "torch's default slope, decided in C++";
+  EXPECT_THROW(change(g, [](auto& s) { s.set_activation(Activation::relu, 0.5); }), InvalidArgumentError);
+  change(g, [](auto& s) { s.set_activation(Activation::leaky_relu, 0.2); });
+  auto c = pick(g, 4096, 4096, 4096);
   EXPECT_EQ(c.activation, Activation::leaky_relu);
   EXPECT_FALSE(c.bias);
   EXPECT_TRUE(c.name().find("_leaky_relu") != std::string::npos) << c.name();
   EXPECT_EQ(library::parse_gemm_name(c.name()), c);
-  auto biased = g.select(4096, 4096, 4096, 1, /*bias=*/true);
+  auto biased = pick(g, 4096, 4096, 4096, 1, /*bias=*/true);
   EXPECT_TRUE(biased.bias);
   EXPECT_EQ(biased.name().substr(biased.name().size() - 16), "_leaky_relu_bias");
 }
@@ -284,57 +300,67 @@ TEST(GemmPlan, SwizzlesAreSm80TileSchedulers) {
   Gemm sm90(plan_of(DataType::f16, R, C, R));
   EXPECT_EQ(sm90.tile_schedulers(), (std::vector<TileScheduler>{TileScheduler::Default, TileScheduler::StreamK}));
   try {
-    sm90.set_tile_scheduler(TileScheduler::Identity1);
+    change(sm90, [](auto& s) { s.tile_scheduler = TileScheduler::Identity1; });
     ADD_FAILURE() << "an SM90 plan took a CUTLASS 2.x swizzle";
   } catch (const InvalidArgumentError& e) {
     EXPECT_NE(std::string(e.what()).find("SM80"), std::string::npos) << e.what();
   }
   Gemm sm80(plan_of(DataType::f16, R, C, R, 80));
-  EXPECT_EQ(sm80.tile_schedulers().size(), 6u);
-  sm80.set_tile_scheduler(TileScheduler::Horizontal);
-  EXPECT_EQ(sm80.select(4096, 4096, 4096).tile.tile_scheduler, TileScheduler::Horizontal);
-  sm80.set_tile_scheduler(std::nullopt);
-  EXPECT_EQ(sm80.select(4096, 4096, 4096).tile.tile_scheduler, TileScheduler::Default);
+  // CUTLASS's horizontal swizzle cannot drive GemmUniversal kernels (nvcc fails): not offered.
+  EXPECT_EQ(sm80.tile_schedulers(), (std::vector<TileScheduler>{TileScheduler::Default, TileScheduler::StreamK,
+                                                                TileScheduler::Identity1, TileScheduler::Identity2,
+                                                                TileScheduler::Identity4}));
+  auto horizontal =
+      test::message_of<InvalidArgumentError>([&] { change(sm80, [](auto& s) { s.tile_scheduler = TileScheduler::Horizontal; }); });
+  EXPECT_NE(horizontal.find("get_tile_offset"), std::string::npos) << horizontal;
+  change(sm80, [](auto& s) { s.tile_scheduler = TileScheduler::Identity2; });
+  EXPECT_EQ(pick(sm80, 4096, 4096, 4096).tile.tile_scheduler, TileScheduler::Identity2);
+  change(sm80, [](auto& s) { s.tile_scheduler.reset(); });
+  EXPECT_EQ(pick(sm80, 4096, 4096, 4096).tile.tile_scheduler, TileScheduler::Default);
 }
 
 TEST(GemmPlan, DecompositionsPickKernelsThatCanRunThem) {
   for (int family : {90, 80}) {
     SCOPED_TRACE(family);
     Gemm g(plan_of(DataType::bf16, R, C, R, family));
-    EXPECT_THROW(g.set_decomposition(Decomposition::SplitK, 1), InvalidArgumentError);
-    EXPECT_THROW(g.set_decomposition(Decomposition::StreamK, 4), InvalidArgumentError);
-    g.set_decomposition(Decomposition::StreamK);
-    EXPECT_EQ(g.select(256, 512, 32768).tile.tile_scheduler, TileScheduler::StreamK);
-    g.set_decomposition(Decomposition::DataParallel);
-    EXPECT_NE(g.select(256, 512, 32768).tile.tile_scheduler, TileScheduler::StreamK);
-    g.set_decomposition(Decomposition::SplitK, 8);
-    EXPECT_EQ(g.splits(), 8);
-    auto split = g.select(256, 512, 32768);
-    if (family == 90) EXPECT_EQ(split.tile.tile_scheduler, TileScheduler::StreamK) << "SM90 splits K on stream-K";
+    EXPECT_THROW(change(g, [](auto& s) { s.set_decomposition(Decomposition::SplitK); }), InvalidArgumentError);
+    EXPECT_THROW(change(g, [](auto& s) { s.decomposition = Decomposition::StreamK, s.splits = 4; }),
+                 InvalidArgumentError);
+    change(g, [](auto& s) { s.set_decomposition(Decomposition::StreamK); });
+    EXPECT_EQ(pick(g, 256, 512, 32768).tile.tile_scheduler, TileScheduler::StreamK);
+    change(g, [](auto& s) { s.set_decomposition(Decomposition::DataParallel); });
+    EXPECT_NE(pick(g, 256, 512, 32768).tile.tile_scheduler, TileScheduler::StreamK);
+    change(g, [](auto& s) { s.set_split_k_slices(8); });
+    EXPECT_EQ(g.settings().splits, 8);
+    EXPECT_EQ(g.settings().decomposition, Decomposition::SplitK);
+    auto split = pick(g, 256, 512, 32768);
+    if (family == 90) {
+      EXPECT_EQ(split.tile.tile_scheduler, TileScheduler::StreamK) << "SM90 splits K on stream-K";
+    }
   }
 }
 
 TEST(GemmPlan, KHeavyProblemsWithFewTilesSplitK) {
   Gemm g(plan_of(DataType::bf16, R, R, R));
   for (auto [m, n, k] : {std::tuple{128, 128, 65536}, {256, 512, 32768}}) {
-    auto c = g.select(m, n, k);
+    auto c = pick(g, m, n, k);
     EXPECT_TRUE(c.parallel_split_k) << m << "x" << n << "x" << k << ": " << c.name();
   }
   // The fastest parallel split-K measured there on the H200 (bench/k_heavy.py --sweep-parallel):
   // 128x64 ping-pong tiles (in 8 slices), ahead of 64x64 and of cooperative kernels; at
   // 1024x1024x16384 the 64 tiles of 128x128 stream K instead.
-  auto mid = g.select(256, 512, 32768);
+  auto mid = pick(g, 256, 512, 32768);
   EXPECT_EQ(mid.tile.threadblock_shape[0], 128) << mid.name();
   EXPECT_EQ(mid.tile.threadblock_shape[1], 64) << mid.name();
   EXPECT_EQ(mid.tile.kernel_schedule, KernelSchedule::TmaWarpSpecializedPingpong) << mid.name();
-  auto large = g.select(1024, 1024, 16384);
+  auto large = pick(g, 1024, 1024, 16384);
   EXPECT_FALSE(large.parallel_split_k) << large.name();
   EXPECT_EQ(large.tile.tile_scheduler, TileScheduler::StreamK) << large.name();
   // K = 8 x 8191 has no two equal slices of whole 8-element vectors: stream-K divides it instead.
-  auto odd = g.select(128, 128, 8 * 8191);
+  auto odd = pick(g, 128, 128, 8 * 8191);
   EXPECT_FALSE(odd.parallel_split_k) << odd.name();
   EXPECT_EQ(odd.tile.tile_scheduler, TileScheduler::StreamK) << odd.name();
-  auto square = g.select(8192, 8192, 8192);
+  auto square = pick(g, 8192, 8192, 8192);
   EXPECT_FALSE(square.parallel_split_k) << square.name();
   EXPECT_EQ(square.tile.tile_scheduler, TileScheduler::Default) << square.name();
 }
@@ -345,22 +371,90 @@ TEST(GemmPlan, ArrivalOrderReductionKeepsTheKOrderChoiceWhereFewPeersShareATile)
   // 24.9, 54.3 and 20.1 for the K-order choices.
   Gemm k_order(plan_of(DataType::bf16, R, R, R));
   Gemm arrival(plan_of(DataType::bf16, R, R, R));
-  arrival.set_deterministic(false);
+  change(arrival, [](auto& s) { s.deterministic = false; });
   for (auto [m, n, k] : {std::tuple{256, 512, 32768}, {1024, 1024, 16384}, {16, 4096, 4096}})
-    EXPECT_EQ(arrival.select(m, n, k).name(), k_order.select(m, n, k).name()) << m << "x" << n << "x" << k;
+    EXPECT_EQ(pick(arrival, m, n, k).name(), pick(k_order, m, n, k).name()) << m << "x" << n << "x" << k;
 }
 
 TEST(GemmPlan, ParallelSplitKIsForcedOnlyWhereKSlicesEvenly) {
   Gemm g(plan_of(DataType::bf16, R, R, R));
-  g.set_decomposition(Decomposition::ParallelSplitK, 8);
-  auto c = g.select(256, 512, 32768);
+  change(g, [](auto& s) {
+    s.set_split_k_slices(8);
+    s.set_decomposition(Decomposition::ParallelSplitK);
+  });
+  auto c = pick(g, 256, 512, 32768);
   EXPECT_TRUE(c.parallel_split_k) << c.name();
   EXPECT_NE(c.tile.tile_scheduler, TileScheduler::StreamK) << c.name();
-  auto uneven = test::message_of<InvalidArgumentError>([&] { g.select(256, 512, 1000); });
+  auto uneven = test::message_of<InvalidArgumentError>([&] { pick(g, 256, 512, 1000); });
   EXPECT_NE(uneven.find("K = 1000 cut into 8 equal slices"), std::string::npos) << uneven;
-  auto batched = test::message_of<InvalidArgumentError>([&] { g.select(256, 512, 32768, 2); });
+  auto batched = test::message_of<InvalidArgumentError>([&] { pick(g, 256, 512, 32768, 2); });
   EXPECT_NE(batched.find("not a batch (2 here)"), std::string::npos) << batched;
-  EXPECT_THROW(g.set_decomposition(Decomposition::ParallelSplitK, 1), InvalidArgumentError);
+  EXPECT_THROW(change(g, [](auto& s) { s.splits = 1; }), InvalidArgumentError);
+  EXPECT_THROW(change(g, [](auto& s) { s.set_split_k_slices(select::GemmSettings::kMaxSplits + 1); }),
+               InvalidArgumentError);
+}
+
+// Defaults are decided once, in C++: a C++ plan gets what a Python plan gets.
+TEST(GemmPlan, DefaultsAreTheCoresOwn) {
+  GemmOptions int8 = plan_of(DataType::s8, R, C, R);
+  int8.element_c = int8.element_d = DataType::s32;
+  int8.element_accumulator.reset();
+  Gemm g(int8);
+  EXPECT_EQ(g.options().accumulator(), DataType::s32);
+  EXPECT_EQ(pick(g, 4096, 4096, 4096).element_accumulator, DataType::s32);
+  GemmOptions f64 = plan_of(DataType::f64, R, R, R);
+  f64.element_accumulator.reset();
+  EXPECT_EQ(Gemm(f64).options().accumulator(), DataType::f64);
+  GemmOptions f16 = plan_of(DataType::f16, R, R, R);
+  f16.element_accumulator.reset();
+  EXPECT_EQ(Gemm(f16).options().accumulator(), DataType::f32);
+  EXPECT_EQ(default_activation_argument(Activation::leaky_relu), 0.01);
+}
+
+// The opcode class is a setting like the others: switching it keeps the rest, and a class the
+// types have no kernels of is refused with the plan left as it was.
+TEST(GemmPlan, OpcodeClassIsASetting) {
+  Gemm g(plan_of(DataType::f32, R, C, R));
+  EXPECT_EQ(g.kernel_cc(), 90);
+  change(g, [](auto& s) {
+    s.set_activation(Activation::leaky_relu, 0.3);
+    s.set_split_k_slices(4);
+  });
+  change(g, [](auto& s) { s.opclass = OpcodeClass::Simt; });
+  EXPECT_EQ(g.kernel_cc(), 80) << "SIMT kernels are SM80's";
+  EXPECT_EQ(g.settings().activation_argument, 0.3);
+  EXPECT_EQ(g.settings().splits, 4);
+  EXPECT_EQ(pick(g, 1024, 1024, 1024).opclass, OpcodeClass::Simt);
+  Gemm f16(plan_of(DataType::f16, R, C, R));
+  auto before = f16.settings();
+  EXPECT_THROW(change(f16, [](auto& s) { s.opclass = OpcodeClass::Simt; }), InvalidArgumentError);
+  EXPECT_EQ(f16.settings().opclass, before.opclass);
+  EXPECT_EQ(f16.kernel_cc(), 90);
+}
+
+// Sizes a run may not ask for are refused by name, never a crash (a division by a zero tile count
+// once killed the process); K = 0 selects the kernel that writes activation(beta * C).
+TEST(GemmPlan, ExtentsAreCheckedBeforeSelection) {
+  for (int family : {90, 80}) {
+    Gemm g(plan_of(DataType::bf16, R, R, R, family));
+    const int64_t huge = int64_t(1) << 40;
+    struct Case {
+      int64_t m, n, k, batch;
+      const char* says;
+    };
+    for (const Case& c : {Case{0, 0, 0, 1, "empty output"}, Case{0, 64, 64, 1, "empty output"},
+                          Case{64, 0, 64, 1, "empty output"}, Case{64, 64, 64, 0, "empty output"},
+                          Case{-1, 5, 5, 1, "M: expected a size of 0 or more, got -1"},
+                          Case{8, -8, 8, 1, "N: expected"}, Case{64, 64, 64, -3, "batch: expected"},
+                          Case{huge, 8, 8, 1, "M: 1099511627776 exceeds the 32-bit range"},
+                          Case{huge, huge, huge, 1, "exceeds the 32-bit range"}}) {
+      auto message = test::message_of<InvalidArgumentError>([&] { pick(g, c.m, c.n, c.k, c.batch); });
+      EXPECT_NE(message.find(c.says), std::string::npos) << c.m << "x" << c.n << "x" << c.k << "x" << c.batch
+                                                          << ": " << message;
+    }
+    EXPECT_NO_THROW(pick(g, 64, 64, 0)) << "K = 0 runs a kernel over zeros when beta != 0";
+    EXPECT_NO_THROW(pick(g, int64_t(INT32_MAX), 8, 8));
+  }
 }
 
 }  // namespace

@@ -10,14 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "cuforge/op/gemm_problem.hpp"
+#include "cuforge/op/gemm_check.hpp"
 #include "test_support.hpp"
 
 namespace cuforge {
 namespace {
 
-using op::CanonicalGemm;
-using op::GemmTypes;
 
 constexpr int64_t kBig = int64_t(INT32_MAX) + 1;  // 2^31: one past what the kernels index
 
@@ -57,9 +55,9 @@ struct GemmRun {
   TensorRef b = row_major(kB, 48, 32);
   TensorRef c;  // none
   TensorRef d = row_major(kD, 64, 32);
-  double beta = 0.0;
+  double alpha = 1.0, beta = 0.0;
 
-  CanonicalGemm check() const { return op::check_gemm(plan, 0, a, b, c, d, beta); }
+  GemmProblem check() const { return op::check_gemm(plan, 0, a, b, c, d, alpha, beta); }
 };
 
 GemmRun with_c() {
@@ -291,11 +289,11 @@ TEST(Validation, BadInputsAreRefusedNamingTheOperand) {
 }
 
 TEST(Validation, TheBaseCaseOfTheTableIsAccepted) {
-  CanonicalGemm g = GemmRun{}.check();
-  EXPECT_EQ(g.m, 64);
-  EXPECT_EQ(g.n, 32);
-  EXPECT_EQ(g.k, 48);
-  EXPECT_EQ(g.batch, 1);
+  GemmProblem g = GemmRun{}.check();
+  EXPECT_EQ(g.shape.m, 64);
+  EXPECT_EQ(g.shape.n, 32);
+  EXPECT_EQ(g.shape.k, 48);
+  EXPECT_EQ(g.shape.batch, 1);
   EXPECT_EQ(g.a, reinterpret_cast<const void*>(kA));
   EXPECT_EQ(g.b, reinterpret_cast<const void*>(kB));
   EXPECT_EQ(g.d, reinterpret_cast<void*>(kD));
@@ -304,9 +302,9 @@ TEST(Validation, TheBaseCaseOfTheTableIsAccepted) {
   EXPECT_EQ(g.ldb, 32);
   EXPECT_EQ(g.ldc, 32);
   EXPECT_EQ(g.ldd, 32);
-  EXPECT_EQ(g.align_a, 8);
-  EXPECT_EQ(g.align_b, 8);
-  EXPECT_EQ(g.align_c, 8);
+  EXPECT_EQ(g.shape.align_a, 8);
+  EXPECT_EQ(g.shape.align_b, 8);
+  EXPECT_EQ(g.shape.align_c, 8);
   EXPECT_NO_THROW(with_c().check());
 }
 
@@ -314,11 +312,11 @@ TEST(Validation, ColumnMajorDIsTheTransposedProblem) {
   GemmRun r;
   r.plan.layout_c = Layout::ColumnMajor;
   r.d = col_major(kD, 64, 32);
-  CanonicalGemm g = r.check();
+  GemmProblem g = r.check();
   // D^T (32 x 64, row-major) = B^T (32 x 48) A^T (48 x 64).
-  EXPECT_EQ(g.m, 32);
-  EXPECT_EQ(g.n, 64);
-  EXPECT_EQ(g.k, 48);
+  EXPECT_EQ(g.shape.m, 32);
+  EXPECT_EQ(g.shape.n, 64);
+  EXPECT_EQ(g.shape.k, 48);
   EXPECT_EQ(g.a, reinterpret_cast<const void*>(kB));
   EXPECT_EQ(g.b, reinterpret_cast<const void*>(kA));
   EXPECT_EQ(g.lda, 32);
@@ -348,55 +346,55 @@ TEST(Validation, AlignmentFollowsPointersExtentsLeadingDimensionsAndBatchStrides
   GemmRun r;
   r.a = row_major(kA, 64, 262);
   r.b = row_major(kB, 262, 32);
-  EXPECT_EQ(aligned(r).align_a, 2) << "ld 262 of f16: 4-byte aligned rows";
-  EXPECT_EQ(aligned(r).align_b, 8);
+  EXPECT_EQ(aligned(r).shape.align_a, 2) << "ld 262 of f16: 4-byte aligned rows";
+  EXPECT_EQ(aligned(r).shape.align_b, 8);
 
   r.a = row_major(kA, 64, 260);
   r.b = row_major(kB, 260, 32);
-  EXPECT_EQ(aligned(r).align_a, 4);
+  EXPECT_EQ(aligned(r).shape.align_a, 4);
 
   r.a = row_major(kA, 64, 261);
   r.b = row_major(kB, 261, 32);
-  EXPECT_EQ(aligned(r).align_a, 1);
+  EXPECT_EQ(aligned(r).shape.align_a, 1);
 
   GemmRun p;
   p.a.data = reinterpret_cast<const void*>(kA + 4);  // two f16 elements in
-  EXPECT_EQ(aligned(p).align_a, 2);
+  EXPECT_EQ(aligned(p).shape.align_a, 2);
   p.a.data = reinterpret_cast<const void*>(kA + 8);
-  EXPECT_EQ(aligned(p).align_a, 4);
+  EXPECT_EQ(aligned(p).shape.align_a, 4);
 
   GemmRun d;
   d.d = tensor(kD, {64, 32}, {36, 1});  // padded D: 36 % 8 = 4
-  EXPECT_EQ(aligned(d).align_c, 4);
+  EXPECT_EQ(aligned(d).shape.align_c, 4);
   GemmRun dc = with_c();
   dc.c = tensor(kC, {64, 32}, {34, 1});  // C's alignment lowers the output's
-  EXPECT_EQ(aligned(dc).align_c, 2);
+  EXPECT_EQ(aligned(dc).shape.align_c, 2);
 
   GemmRun f = all(DataType::f32);
   f.a = row_major(kA, 64, 48, DataType::f32);
   f.b = row_major(kB, 48, 30, DataType::f32);
   f.d = row_major(kD, 64, 30, DataType::f32);
-  EXPECT_EQ(aligned(f).align_a, 4) << "16 bytes of f32";
-  EXPECT_EQ(aligned(f).align_b, 2);
+  EXPECT_EQ(aligned(f).shape.align_a, 4) << "16 bytes of f32";
+  EXPECT_EQ(aligned(f).shape.align_b, 2);
 
   GemmRun b = batched(2);
   b.a = tensor(kA, {2, 64, 48}, {64 * 48 + 2, 48, 1});  // batch stride of 3074 elements
-  EXPECT_EQ(aligned(b).align_a, 2);
+  EXPECT_EQ(aligned(b).shape.align_a, 2);
   EXPECT_EQ(aligned(b).batch_stride_a, 3074);
 
   GemmRun e;  // a padded view: lda = 56 is aligned, but K = 50 columns are not whole 8-element vectors
   e.a = tensor(kA, {64, 50}, {56, 1});
   e.b = row_major(kB, 50, 32);
-  EXPECT_EQ(aligned(e).align_a, 2) << "the contiguous extent counts too";
-  EXPECT_EQ(aligned(e).align_b, 8) << "B's contiguous extent is N = 32";
+  EXPECT_EQ(aligned(e).shape.align_a, 2) << "the contiguous extent counts too";
+  EXPECT_EQ(aligned(e).shape.align_b, 8) << "B's contiguous extent is N = 32";
 }
 
 TEST(Validation, SingleRowsAndColumnsAcceptAnyLeadingStride) {
   GemmRun r;
   r.a = tensor(kA, {1, 48}, {7, 1});
   r.d = tensor(kD, {1, 32}, {3, 1});
-  CanonicalGemm g = r.check();
-  EXPECT_EQ(g.m, 1);
+  GemmProblem g = r.check();
+  EXPECT_EQ(g.shape.m, 1);
   EXPECT_EQ(g.lda, 48) << "an unused leading dimension is tidied to the row length";
   EXPECT_EQ(g.ldd, 32);
 
@@ -406,15 +404,15 @@ TEST(Validation, SingleRowsAndColumnsAcceptAnyLeadingStride) {
   GemmRun n1;  // N = 1: B is a column, D a column
   n1.b = tensor(kB, {48, 1}, {5, 3});
   n1.d = tensor(kD, {64, 1}, {1, 1});
-  EXPECT_EQ(n1.check().n, 1);
+  EXPECT_EQ(n1.check().shape.n, 1);
 }
 
 TEST(Validation, InputsWithOneBatchAreBroadcastAcrossD) {
   GemmRun r = batched(3);
   r.a = row_major(kA, 64, 48);                     // a matrix: the same A for every batch
   r.b = tensor(kB, {3, 48, 32}, {0, 32, 1});       // stride 0: also the same B for every batch
-  CanonicalGemm g = r.check();
-  EXPECT_EQ(g.batch, 3);
+  GemmProblem g = r.check();
+  EXPECT_EQ(g.shape.batch, 3);
   EXPECT_EQ(g.batch_stride_a, 0);
   EXPECT_EQ(g.batch_stride_b, 0);
   EXPECT_EQ(g.batch_stride_d, 64 * 32);
@@ -423,33 +421,33 @@ TEST(Validation, InputsWithOneBatchAreBroadcastAcrossD) {
 TEST(Validation, ABiasRowIsBroadcastOverTheRowsOfD) {
   GemmRun r = with_c();
   r.c = tensor(kC, {32}, {1});
-  CanonicalGemm g = r.check();
-  EXPECT_TRUE(g.bias);
+  GemmProblem g = r.check();
+  EXPECT_TRUE(g.shape.bias);
   EXPECT_EQ(g.c, reinterpret_cast<const void*>(kC));
   EXPECT_EQ(g.ldc, 0);
-  EXPECT_EQ(g.align_c, 8);
+  EXPECT_EQ(g.shape.align_c, 8);
 
   r.c = tensor(kC, {1, 32}, {32, 1});  // a 1 x N matrix is the same bias
-  EXPECT_TRUE(r.check().bias);
+  EXPECT_TRUE(r.check().shape.bias);
 
   GemmRun b = batched(2);              // one bias row per batch
   b.c = tensor(kC, {2, 1, 32}, {32, 32, 1});
   b.beta = 1.0;
   g = b.check();
-  EXPECT_TRUE(g.bias);
+  EXPECT_TRUE(g.shape.bias);
   EXPECT_EQ(g.batch_stride_c, 32);
 
   GemmRun one_row = with_c();          // with M = 1, a 1 x N C is simply D-shaped
   one_row.a = row_major(kA, 1, 48);
   one_row.c = row_major(kC, 1, 32);
   one_row.d = row_major(kD, 1, 32);
-  EXPECT_FALSE(one_row.check().bias);
+  EXPECT_FALSE(one_row.check().shape.bias);
 }
 
 TEST(Validation, CMayAliasD) {
   GemmRun r = with_c();
   r.c = r.d;
-  CanonicalGemm g = r.check();
+  GemmProblem g = r.check();
   EXPECT_EQ(g.c, g.d);
   EXPECT_EQ(g.ldc, g.ldd);
 }
@@ -458,53 +456,53 @@ TEST(Validation, EmptyProblemsAreAccepted) {
   GemmRun m0;
   m0.a = row_major(kA, 0, 48);
   m0.d = row_major(kD, 0, 32);
-  CanonicalGemm g = m0.check();
-  EXPECT_EQ(g.m, 0);
-  EXPECT_TRUE(g.empty_output());
+  GemmProblem g = m0.check();
+  EXPECT_EQ(g.shape.m, 0);
+  EXPECT_TRUE(g.shape.empty_output());
 
   GemmRun n0;
   n0.b = row_major(kB, 48, 0);
   n0.d = row_major(kD, 64, 0);
-  EXPECT_TRUE(n0.check().empty_output());
+  EXPECT_TRUE(n0.check().shape.empty_output());
 
   GemmRun k0;
   k0.a = row_major(kA, 64, 0);
   k0.b = row_major(kB, 0, 32);
-  CanonicalGemm gk = k0.check();
-  EXPECT_EQ(gk.k, 0);
-  EXPECT_FALSE(gk.empty_output()) << "K = 0 still writes D";
+  GemmProblem gk = k0.check();
+  EXPECT_EQ(gk.shape.k, 0);
+  EXPECT_FALSE(gk.shape.empty_output()) << "K = 0 still writes D";
 
   // With beta != 0, K = 0 asks for D = beta * C (the plan runs it over zero operands).
   GemmRun k0c = k0;
   k0c.c = row_major(kC, 64, 32);
   k0c.beta = 2.0;
-  CanonicalGemm gkc = k0c.check();
-  EXPECT_EQ(gkc.k, 0);
+  GemmProblem gkc = k0c.check();
+  EXPECT_EQ(gkc.shape.k, 0);
   EXPECT_EQ(gkc.c, reinterpret_cast<const void*>(kC));
 
   GemmRun b0 = batched(0);
   b0.c = batch_of(kC, 0, 64, 32);
   b0.beta = 1.0;
-  EXPECT_TRUE(b0.check().empty_output());
+  EXPECT_TRUE(b0.check().shape.empty_output());
 }
 
 // An empty batch with no C is accepted too (nothing to compute).
 TEST(Validation, EmptyBatchWithoutC) {
   GemmRun b0 = batched(0);
-  EXPECT_TRUE(b0.check().empty_output());
+  EXPECT_TRUE(b0.check().shape.empty_output());
 }
 
 TEST(Validation, BatchesAndTransposedOperands) {
   GemmRun r = batched(4);
-  CanonicalGemm g = r.check();
-  EXPECT_EQ(g.batch, 4);
+  GemmProblem g = r.check();
+  EXPECT_EQ(g.shape.batch, 4);
   EXPECT_EQ(g.batch_stride_a, 64 * 48);
   EXPECT_EQ(g.batch_stride_b, 48 * 32);
   EXPECT_EQ(g.batch_stride_d, 64 * 32);
 
   GemmRun padded = batched(3);
   padded.b = tensor(kB, {3, 48, 32}, {48 * 40, 40, 1});  // padded rows and batches
-  CanonicalGemm gp = padded.check();
+  GemmProblem gp = padded.check();
   EXPECT_EQ(gp.ldb, 40);
   EXPECT_EQ(gp.batch_stride_b, 48 * 40);
 
@@ -513,7 +511,7 @@ TEST(Validation, BatchesAndTransposedOperands) {
   t.plan.layout_b = Layout::ColumnMajor;
   t.a = col_major(kA, 64, 48);
   t.b = tensor(kB, {48, 32}, {1, 56});  // padded column-major B
-  CanonicalGemm gt = t.check();
+  GemmProblem gt = t.check();
   EXPECT_EQ(gt.lda, 64);
   EXPECT_EQ(gt.ldb, 56);
 }
@@ -523,7 +521,7 @@ TEST(Validation, LargeStridesAreKeptNotWrapped) {
   const int64_t ld = int64_t(1) << 33;
   r.a = tensor(kA, {2, 48}, {ld, 1});
   r.d = row_major(kD + (uint64_t(1) << 36), 2, 32);
-  CanonicalGemm g = r.check();
+  GemmProblem g = r.check();
   EXPECT_EQ(g.lda, ld);
 }
 

@@ -5,13 +5,17 @@
 //   kernels/<key>/{kernel.cu, kernel.so, entry.json}   published entries
 //   staging/<key>.XXXXXX/                              builds in progress (renamed into kernels/)
 //   failed/<key>/{kernel.cu, nvcc.log}                 the last failed build of a key, kept for the user
-//   locks/<key>.lock                                   one builder per key across processes
-// The root is private (0700, files 0600); entries owned by another user or writable by others
-// are refused, and an entry whose library no longer matches its recorded checksum is rebuilt.
+//   headers/<stamp>                                    the content digest of a CUTLASS tree, by its stamp
+//   locks/<key>.lock, locks/cache.lock                 one builder per key; clear waits for builds
+// The root and every directory in it are private (0700, files 0600) and must stay so: a directory
+// owned by another user or writable by others is refused, never silently changed. An entry whose
+// files are missing, modified, foreign or open to others is reported and rebuilt, never loaded.
+// Staging left by a build that died (its key's lock is free) is reclaimed.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,7 +38,11 @@ struct CacheCheck {
 struct CacheInfo {
   std::filesystem::path root;
   size_t entries = 0;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;          // published entries
+  size_t staging = 0;          // builds in progress, or left by dead builds not yet reclaimed
+  uint64_t staging_bytes = 0;
+  size_t failed = 0;           // kept failed builds
+  uint64_t failed_bytes = 0;
 };
 
 class KernelCache {
@@ -46,26 +54,51 @@ class KernelCache {
 
   const std::filesystem::path& root() const { return root_; }
 
-  // A sound entry for the key, or nullopt; an unsound one is removed so that it is rebuilt.
+  // A sound entry for the key, or nullopt; an unsound one is reported (core/log.hpp) and removed so
+  // that it is rebuilt. Throws CacheError when the cache itself is unusable.
   std::optional<CacheEntry> find(const std::string& key) const;
 
-  // Publishes a finished build directory (holding kernel.cu and kernel.so) atomically under key.
-  // If another process published the key first, its entry is kept and returned.
-  CacheEntry publish(const std::string& key, const std::string& name, const std::filesystem::path& staged) const;
+  // The right to build one key: the key's lock (one builder across processes), the cache's shared
+  // lock (clear() waits for it), and a fresh staging directory, removed unless published.
+  class Build {
+   public:
+    ~Build();
+    Build(const Build&) = delete;
+    Build& operator=(const Build&) = delete;
+    const std::filesystem::path& staging() const { return staging_; }
 
-  std::filesystem::path make_staging_dir(const std::string& key) const;
-  std::filesystem::path failed_dir(const std::string& key) const;
-  std::filesystem::path lock_path(const std::string& key) const;
+   private:
+    friend class KernelCache;
+    Build() = default;
+    int key_lock_ = -1, cache_lock_ = -1;
+    std::filesystem::path staging_;
+  };
+  // Blocks while another thread or process builds the same key.
+  std::unique_ptr<Build> begin_build(const std::string& key) const;
+
+  // Publishes a finished build (its staging directory holding kernel.cu and kernel.so) atomically
+  // and durably under the key. If another process published the key first, its entry is kept.
+  CacheEntry publish(const std::string& key, const std::string& name, Build& build) const;
+  // Keeps a failed build's staging directory under failed/<key> for the user; returns where it is.
+  std::filesystem::path keep_failed(const std::string& key, Build& build) const;
+
+  // A private directory for `name` under the root (e.g. "headers"), created if needed.
+  std::filesystem::path directory(const std::string& name) const;
 
   CacheInfo info() const;
-  std::vector<CacheCheck> verify() const;  // every entry, with what is wrong with each
+  // The cache itself and every entry, with what is wrong with each.
+  std::vector<CacheCheck> verify() const;
+  // Removes every entry, staging and failed build, after the builds in progress have finished.
   void clear() const;
-  // Removes least recently used entries until the cache holds at most max_bytes; returns how many.
+  // Removes least recently used entries until the cache holds at most max_bytes, and the staging
+  // of dead builds; returns how many entries.
   size_t prune(uint64_t max_bytes) const;
 
  private:
   std::optional<std::string> problem_with(const std::filesystem::path& entry_dir, const std::string& key) const;
-  void ensure_private_dir(const std::filesystem::path& dir) const;
+  void check_root() const;  // throws CacheError when the root cannot be used
+  std::filesystem::path private_dir(const std::filesystem::path& dir) const;
+  void reclaim_staging() const;
   std::filesystem::path root_;
 };
 

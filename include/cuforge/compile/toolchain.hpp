@@ -25,6 +25,10 @@ struct Toolchain {
   std::vector<std::string> nvcc_flags(Arch family, int target_cc) const;
 };
 
+// Throws InvalidArgumentError unless nvcc can build kernels of `family` for compute capability
+// `target_cc` (SM80 kernels: 8.0 and later; SM90 kernels: sm_90a, exactly 9.0).
+void check_target(Arch family, int target_cc);
+
 // The CUTLASS tree used when CUTLASS_PATH is unset (the Python module points it at the wheel).
 void set_default_cutlass_path(const std::filesystem::path& path);
 

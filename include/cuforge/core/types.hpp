@@ -101,4 +101,13 @@ inline int size_bytes(DataType t) { return size_bits(t) / 8; }
 std::string_view cutlass_type(DataType t);
 inline Layout transposed(Layout l) { return l == Layout::RowMajor ? Layout::ColumnMajor : Layout::RowMajor; }
 
+// The accumulator a plan takes unless told, by the type of A: s32 for 8-bit integers, f64 for f64,
+// f32 for everything else (16-bit, f32 as TF32, fp8).
+DataType default_accumulator(DataType element_a);
+// Whether a decomposition cuts K into a number of slices the user gives (split-K, parallel split-K).
+inline bool takes_slices(Decomposition d) { return d == Decomposition::SplitK || d == Decomposition::ParallelSplitK; }
+// The argument an activation takes unless told: leaky_relu's negative slope is 0.01, as in
+// torch.nn.functional.leaky_relu; the others take none (0).
+inline double default_activation_argument(Activation a) { return a == Activation::leaky_relu ? 0.01 : 0.0; }
+
 }  // namespace cuforge

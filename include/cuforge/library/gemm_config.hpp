@@ -8,6 +8,7 @@
 
 #include "cuforge/core/tile.hpp"
 #include "cuforge/core/types.hpp"
+#include "cuforge/library/math_instruction.hpp"
 
 namespace cuforge::library {
 
@@ -34,10 +35,12 @@ struct GemmConfig {
   // followed by _splitk for parallel split-K, _<activation> unless it is the identity, and _bias
   // for a bias vector C.
   std::string name() const;
-  bool operator==(const GemmConfig& o) const { return name() == o.name(); }
+  // Equal when the names are: the fields the name encodes (SM90: not the warp count; SM80: not the cluster).
+  bool operator==(const GemmConfig& o) const;
 };
 
-// The inverse of GemmConfig::name(); throws InvalidArgumentError for a malformed name.
+// The inverse of GemmConfig::name(): throws InvalidArgumentError for a malformed name, or one that
+// names a kernel that cannot be built (saying why).
 GemmConfig parse_gemm_name(std::string_view name);
 
 // The epilogue schedule a kernel schedule runs with (cooperative kernels: the cooperative TMA
@@ -47,6 +50,14 @@ EpilogueSchedule epilogue_for(KernelSchedule kernel);
 // The kernel a parallel split-K configuration runs over the K slices: the same mainloop, writing
 // unscaled accumulators (C = D = the accumulator type, no activation, no bias).
 GemmConfig split_k_partials(const GemmConfig& config);
+
+// The math instruction a configuration computes with, or nullptr when its family has none.
+const MathInstruction* math_instruction(const GemmConfig& config);
+
+// The type the epilogue computes activation(alpha * acc + beta * C) in: s32 for s32 outputs (exact
+// for any K, as CUTLASS's own integer kernels do; alpha and beta are then integers), else f32 on
+// SM90 and the accumulator's type on SM80 (f64 for f64, f16 for f16 accumulation).
+DataType epilogue_compute_type(const GemmConfig& config);
 
 // Why the configuration cannot be built (shared memory, registers, schedule rules, alignment),
 // or nullopt when it can.

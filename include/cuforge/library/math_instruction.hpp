@@ -10,8 +10,6 @@
 
 namespace cuforge::library {
 
-struct GemmConfig;
-
 struct MathInstruction {
   Arch arch;
   OpcodeClass opclass;
@@ -25,13 +23,9 @@ struct MathInstruction {
 
 const std::vector<MathInstruction>& math_instructions();
 
-// The instruction a configuration computes with (its arch, opclass, math and A/B/accumulator
-// types), or nullptr when its family has none.
-const MathInstruction* math_instruction(const GemmConfig& config);
-
-// The type the epilogue computes activation(alpha * acc + beta * C) in: s32 for s32 outputs (exact
-// for any K, as CUTLASS's own integer kernels do; alpha and beta are then integers), else f32 on
-// SM90 and the accumulator's type on SM80 (f64 for f64, f16 for f16 accumulation).
-DataType epilogue_compute_type(const GemmConfig& config);
+// The instruction of a family that multiplies a x b into the accumulator type, or nullptr when the
+// family has none.
+const MathInstruction* find_math_instruction(Arch arch, OpcodeClass opclass, MathOperation math, DataType a,
+                                             DataType b, DataType accumulator);
 
 }  // namespace cuforge::library

@@ -20,6 +20,10 @@ int device_count();
 // CUTLASS_CUDA_DEVICE_ID if set, else the calling thread's current device.
 int default_device();
 
+// The compute capability kernels are built for when none is given: the default device's, or 90
+// (the H100/H200 family) on a machine without a GPU.
+int default_target_cc();
+
 // Throws DeviceError naming the device when it does not exist.
 const DeviceInfo& device_info(int ordinal);
 

@@ -14,7 +14,8 @@ class RunHandle {
   RunHandle() = default;  // a run that needed no GPU work: already complete
 
   // Records an event on the stream; `on_complete` (e.g. a copy back to host memory) runs once
-  // in sync(), after the event.
+  // in sync(), after the event. On a stream being captured into a CUDA graph, records nothing:
+  // the run happens when the graph is replayed, and sync() returns at once.
   static RunHandle record(int device, cudaStream_t stream, std::function<void()> on_complete = {});
 
   void sync();

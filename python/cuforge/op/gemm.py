@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 from .. import _core, epilogue
 from .._core import (
     Decomposition,
@@ -14,15 +16,9 @@ from .._core import (
 from ..arrays import HostStaging, current_stream, describe, host_descriptor
 from ..dtypes import to_datatype
 
-# The problem compiled by plan.compile() when the plan holds no tensors: large and square, the
-# class most plans are built for.
+# The problem compiled by plan.compile() when the plan holds no tensors and none is given: large
+# and square, the class most plans are built for.
 _DEFAULT_COMPILE_PROBLEM = (4096, 4096, 4096)
-
-_SLICED = (Decomposition.SplitK, Decomposition.ParallelSplitK)  # the decompositions that take split_k_slices
-
-# The accumulator a plan takes unless told, by the type of A: the catalog's (f32 for 16-bit, f32
-# and fp8 inputs).
-_DEFAULT_ACCUMULATOR = {_core.DataType.s8: _core.DataType.s32, _core.DataType.f64: _core.DataType.f64}
 
 
 def _layout_of(x, name) -> LayoutType | None:
@@ -35,15 +31,53 @@ def _layout_of(x, name) -> LayoutType | None:
     return LayoutType.RowMajor
 
 
+def _enum(value, enum, name: str):
+    """A member of a cuforge enum, given as the member or its name ("Simt", "RowMajor")."""
+    if isinstance(value, enum):
+        return value
+    if isinstance(value, str) and value in enum.__members__:
+        return enum.__members__[value]
+    raise InvalidArgumentError(f"{name}: expected a cuforge.{enum.__name__} (one of {', '.join(enum.__members__)}), "
+                               f"got {value!r}")
+
+
+def _integer(value, name: str, low: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidArgumentError(f"{name}: expected an integer, got {value!r} ({type(value).__name__})")
+    if low is not None and value < low:
+        raise InvalidArgumentError(f"{name}: expected {low} or more, got {value}")
+    if not -2**63 <= value < 2**63:
+        raise InvalidArgumentError(f"{name}: {value} is beyond any size cuforge can run")
+    return int(value)
+
+
+def _triple(value, name: str) -> list[int]:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 3:
+        raise InvalidArgumentError(f"{name}: expected three integers (M, N, K), got {value!r}")
+    return [_integer(v, name, 0) for v in value]
+
+
+# The fields of a seed-style tile description dict, and how each is read.
+_TILE_FIELDS = {
+    "threadblock_shape": _triple,
+    "warp_count": _triple,
+    "cluster_shape": _triple,
+    "stages": lambda v, name: _integer(v, name, 0),
+    "kernel_schedule": lambda v, name: _enum(v, _core.KernelScheduleType, name),
+    "epilogue_schedule": lambda v, name: _enum(v, _core.EpilogueScheduleType, name),
+    "tile_scheduler": lambda v, name: _enum(v, _core.TileSchedulerType, name),
+}
+
+
 def _tile_from(value) -> TileDescription:
     if isinstance(value, TileDescription):
         return value
     if isinstance(value, dict):
         td = TileDescription()
         for key, v in value.items():
-            if not hasattr(td, key):
-                raise InvalidArgumentError(f"tile_description: unknown key {key!r}")
-            setattr(td, key, list(v) if isinstance(v, tuple) else v)
+            if key not in _TILE_FIELDS:
+                raise InvalidArgumentError(f"tile_description: unknown key {key!r} (known: {', '.join(_TILE_FIELDS)})")
+            setattr(td, key, _TILE_FIELDS[key](v, f"tile_description[{key!r}]"))
         return td
     raise InvalidArgumentError(
         f"tile_description: expected a cuforge.TileDescription or a dict, got {type(value).__name__}"
@@ -51,10 +85,18 @@ def _tile_from(value) -> TileDescription:
 
 
 def _scalar(value, name: str) -> float:
-    """alpha or beta as a float; anything that is not a real number is refused by name."""
-    if isinstance(value, (bool, complex)) or not hasattr(value, "__float__"):
+    """alpha or beta as a float: a real number, or an array or tensor of one element (on any device)."""
+    if isinstance(value, (bool, complex, str, bytes)) or value is None:
         raise InvalidArgumentError(f"{name}: expected a real number, got {value!r} ({type(value).__name__})")
-    return float(value)
+    size = getattr(value, "size", None)
+    count = value.numel() if hasattr(value, "numel") else (size if isinstance(size, int) else 1)
+    if count != 1:
+        raise InvalidArgumentError(f"{name}: expected a real number, got {type(value).__name__} of {count} elements "
+                                   f"(shape {tuple(getattr(value, 'shape', ()))})")
+    try:
+        return float(value.item() if hasattr(value, "item") else value)
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise InvalidArgumentError(f"{name}: expected a real number, got {value!r}: {e}") from None
 
 
 class Gemm:
@@ -65,10 +107,10 @@ class Gemm:
     ``Gemm(element=np.float16, layout=LayoutType.RowMajor)`` sets every operand alike;
     ``element_A``...``element_D``, ``element_accumulator`` and ``layout_A``/``layout_B``/``layout_C``
     set them one by one, and tensors given as ``A``...``D`` supply what is not given. The
-    accumulator defaults to f32. ``cc`` is the GPU to build for (default: the device's);
-    ``kernel_cc=80`` asks for CUTLASS 2.x (SM80) kernels, which also run on Hopper. The accumulator
-    defaults to f32, to s32 for int8 inputs and to f64 for f64 inputs. ``opclass=OpcodeClass.Simt``
-    asks for CUDA-core kernels (f32 and f64, SM80 family) instead of tensor cores.
+    accumulator defaults to f32 (s32 for int8 inputs, f64 for f64). ``cc`` is the GPU to build for
+    (default: the device's); ``kernel_cc=80`` asks for CUTLASS 2.x (SM80) kernels, which also run on
+    Hopper. ``opclass=OpcodeClass.Simt`` asks for CUDA-core kernels (f32 and f64, SM80 family)
+    instead of tensor cores.
     """
 
     def __init__(self, A=None, B=None, C=None, D=None, alpha=1.0, beta=0.0, element_accumulator=None,
@@ -85,39 +127,48 @@ class Gemm:
 
         def layout_of(explicit, tensor, name):
             chosen = explicit if explicit is not None else layout
-            return chosen if chosen is not None else (_layout_of(tensor, name) or LayoutType.RowMajor)
+            if chosen is not None:
+                return _enum(chosen, LayoutType, f"layout_{name}" if explicit is not None else "layout")
+            return _layout_of(tensor, name) or LayoutType.RowMajor
 
-        types = dict(
+        settings = _core.GemmSettings()
+        if opclass is not None:
+            settings.opclass = _enum(opclass, OpcodeClass, "opclass")
+        if math_operation is not None:
+            settings.math = _enum(math_operation, MathOperation, "math_operation")
+        self._plan = _core.Gemm(
             element_a=element_of(element_A, A, "A"),
             element_b=element_of(element_B, B, "B"),
             element_c=element_of(element_C, C if C is not None else D, "C"),
             element_d=element_of(element_D, D if D is not None else C, "D"),
+            element_accumulator=None if element_accumulator is None else to_datatype(element_accumulator),
             layout_a=layout_of(layout_A, A, "A"),
             layout_b=layout_of(layout_B, B, "B"),
-            layout_c=layout_of(layout_C, D if D is not None else C, "D" if D is not None else "C"),
+            layout_c=layout_of(layout_C, D if D is not None else C, "C"),
+            cc=0 if cc is None else _integer(cc, "cc", 0),
+            kernel_cc=0 if kernel_cc is None else _integer(kernel_cc, "kernel_cc", 0),
+            settings=settings,
         )
-        if element_accumulator is not None:
-            acc = to_datatype(element_accumulator)
-        else:
-            acc = _DEFAULT_ACCUMULATOR.get(types["element_a"], _core.DataType.f32)
-        if acc == _core.DataType.f16 and types["element_a"] != _core.DataType.f16:
-            raise InvalidArgumentError("element_accumulator: f16 accumulation is offered for f16 inputs only")
-        self._arguments = dict(types, element_accumulator=acc, cc=cc or 0, kernel_cc=kernel_cc or 0,
-                               math=math_operation)
-        self._plan = _core.Gemm(**self._arguments, opclass=opclass)
-        self._types = types
-        self.element_accumulator = acc
+        o = self._plan
+        self._types = dict(element_a=o.element_a, element_b=o.element_b, element_c=o.element_c,
+                           element_d=o.element_d, layout_a=o.layout_a, layout_b=o.layout_b, layout_c=o.layout_c)
         self.A, self.B, self.C, self.D = A, B, C, D
         self.alpha, self.beta = alpha, beta
-        self._opclass = opclass or OpcodeClass.TensorOp
-        self._math = math_operation or MathOperation.multiply_add
         self._staging = HostStaging()
+
+    def _update(self, change):
+        """Applies `change` to a copy of the settings and gives it to the core, which checks it whole:
+        a refused change leaves the plan as it was."""
+        settings = self._plan.settings
+        change(settings)
+        self._plan.settings = settings
 
     # Properties of the CUTLASS Python interface.
     element_A = property(lambda self: self._types["element_a"])
     element_B = property(lambda self: self._types["element_b"])
     element_C = property(lambda self: self._types["element_c"])
     element_D = property(lambda self: self._types["element_d"])
+    element_accumulator = property(lambda self: self._plan.element_accumulator)
     layout_A = property(lambda self: self._types["layout_a"])
     layout_B = property(lambda self: self._types["layout_b"])
     layout_C = property(lambda self: self._types["layout_c"])
@@ -127,38 +178,42 @@ class Gemm:
     @property
     def opclass(self) -> OpcodeClass:
         """Tensor cores (TensorOp, the default) or CUDA cores (Simt: f32 and f64 kernels of the SM80
-        family). Setting it chooses among that class's kernels from then on; the epilogue,
-        decomposition, swizzle and a pinned tile description carry over (an error says which cannot)."""
-        return self._opclass
+        family); a member or its name. Setting it chooses among that class's kernels from then on; the
+        other settings carry over (an error says which cannot)."""
+        return self._plan.settings.opclass or OpcodeClass.TensorOp
 
     @opclass.setter
-    def opclass(self, value: OpcodeClass):
-        if not isinstance(value, OpcodeClass):
-            raise InvalidArgumentError(f"opclass: expected a cuforge.OpcodeClass, got {value!r}")
-        if value == self._opclass:
-            return
-        plan = _core.Gemm(**self._arguments, opclass=value)
-        old = self._plan
-        plan.set_activation(old.activation, old.activation_argument)
-        plan.set_decomposition(old.decomposition, old.splits)
-        plan.deterministic = old.deterministic
-        if old.tile_scheduler is not None:
-            plan.set_tile_scheduler(old.tile_scheduler)
-        if old.tile_description() is not None:
-            plan.set_tile_description(old.tile_description())
-        self._plan, self._opclass = plan, value
+    def opclass(self, value):
+        value = _enum(value, OpcodeClass, "opclass")
 
-    math_operation = property(lambda self: self._math, doc="multiply_add; multiply_add_fast_f32 is 3xTF32.")
+        def change(s):
+            s.opclass = value
+
+        self._update(change)
+
+    @property
+    def math_operation(self) -> MathOperation:
+        """multiply_add (default); multiply_add_fast_f32 is 3xTF32, multiply_add_saturate int8 on SM80."""
+        return self._plan.settings.math or MathOperation.multiply_add
+
+    @math_operation.setter
+    def math_operation(self, value):
+        value = _enum(value, MathOperation, "math_operation")
+
+        def change(s):
+            s.math = value
+
+        self._update(change)
 
     @property
     def activation(self) -> epilogue.ActivationFunction:
         """The activation fused into the epilogue (cuforge.epilogue.identity by default)."""
-        return epilogue.of_kind(self._plan.activation)
+        return epilogue.of_kind(self._plan.settings.activation)
 
     @activation.setter
     def activation(self, value):
         function, argument = epilogue.resolve(value)
-        self._plan.set_activation(function.kind, argument)
+        self._update(lambda s: s.set_activation(function.kind, argument))
 
     def activations(self) -> list[epilogue.ActivationFunction]:
         """Every activation this plan's kernels can fuse."""
@@ -167,11 +222,16 @@ class Gemm:
     @property
     def swizzling_functor(self):
         """The pinned tile scheduler (cuforge.swizzle), or None when cuforge chooses per problem."""
-        return self._plan.tile_scheduler
+        return self._plan.settings.tile_scheduler
 
     @swizzling_functor.setter
     def swizzling_functor(self, value):
-        self._plan.set_tile_scheduler(value)
+        value = None if value is None else _enum(value, _core.TileSchedulerType, "swizzling_functor")
+
+        def change(s):
+            s.tile_scheduler = value
+
+        self._update(change)
 
     def swizzling_functors(self) -> list:
         """The swizzles (SM80) or tile schedulers (SM90) this plan's kernels can use."""
@@ -181,39 +241,40 @@ class Gemm:
     def decomposition(self) -> Decomposition:
         """How K-heavy problems are divided: Heuristic (default), DataParallel, SplitK (reduced in the
         kernel), StreamK, or ParallelSplitK (the slices as a batch, then a reduction kernel). The two
-        split-K decompositions take their slices from split_k_slices."""
-        return self._plan.decomposition
+        split-K decompositions take their slices from split_k_slices (set first)."""
+        return self._plan.settings.decomposition
 
     @decomposition.setter
-    def decomposition(self, value: Decomposition):
-        if value in _SLICED and self._plan.splits <= 1:
-            raise InvalidArgumentError(f"decomposition {value.name} cuts K into split_k_slices >= 2 slices: set "
-                                       f"split_k_slices first (the decomposition then keeps them)")
-        self._plan.set_decomposition(value, self._plan.splits if value in _SLICED else 1)
+    def decomposition(self, value):
+        value = _enum(value, Decomposition, "decomposition")
+        self._update(lambda s: s.set_decomposition(value))
 
     @property
     def deterministic(self) -> bool:
         """Whether stream-K and split-K sum partial tiles in K order (True, the default: bitwise
         reproducible) or as they arrive (False: faster on long K; f32 rounding may vary by run)."""
-        return self._plan.deterministic
+        return self._plan.settings.deterministic
 
     @deterministic.setter
-    def deterministic(self, value: bool):
-        self._plan.deterministic = bool(value)
+    def deterministic(self, value):
+        if not isinstance(value, bool) and type(value).__name__ != "bool_":
+            raise InvalidArgumentError(f"deterministic: expected True or False, got {value!r}")
+
+        def change(s):
+            s.deterministic = bool(value)
+
+        self._update(change)
 
     @property
     def split_k_slices(self) -> int:
         """K slices of split-K (1: none). Setting more than one selects the SplitK decomposition
         unless ParallelSplitK is already chosen."""
-        return self._plan.splits
+        return self._plan.settings.splits
 
     @split_k_slices.setter
-    def split_k_slices(self, slices: int):
-        if slices <= 1:
-            self._plan.set_decomposition(Decomposition.Heuristic, slices)
-        else:
-            current = self._plan.decomposition
-            self._plan.set_decomposition(current if current in _SLICED else Decomposition.SplitK, slices)
+    def split_k_slices(self, slices):
+        slices = _integer(slices, "split_k_slices")
+        self._update(lambda s: s.set_split_k_slices(slices))
 
     def tile_descriptions(self) -> list[TileDescription]:
         """Every tile description the catalog can build for this plan's types, layouts and target."""
@@ -222,14 +283,16 @@ class Gemm:
     @property
     def tile_description(self) -> TileDescription | None:
         """The pinned tile description, or None when cuforge chooses per problem."""
-        return self._plan.tile_description()
+        return self._plan.settings.tile
 
     @tile_description.setter
     def tile_description(self, value):
-        if value is None:
-            self._plan.clear_tile_description()
-        else:
-            self._plan.set_tile_description(_tile_from(value))
+        value = None if value is None else _tile_from(value)
+
+        def change(s):
+            s.tile = value
+
+        self._update(change)
 
     @property
     def last_kernel(self) -> str | None:
@@ -243,20 +306,47 @@ class Gemm:
 
     def select(self, M: int, N: int, K: int, batch: int = 1, bias: bool = False) -> str:
         """Name of the kernel a run of this size would use (packed, aligned operands; C a bias row when
-        ``bias``); compiles nothing."""
-        return self._plan.select(M, N, K, batch, bias)
+        ``bias``): a kernel compile() built that can run it, else the selection's choice. Compiles nothing."""
+        return self._plan.select(_integer(M, "M"), _integer(N, "N"), _integer(K, "K"), _integer(batch, "batch"),
+                                 bool(bias))
 
-    def compile(self, M: int | None = None, N: int | None = None, K: int | None = None, batch: int = 1) -> dict:
-        """Build (or find in the cache) the kernel for a problem size: the plan's tensors' if it holds
-        them, else the one given, else 4096^3. Returns the kernel's name, library path and whether the
-        cache had it."""
-        if M is None:
-            if self.A is not None and self.B is not None:
-                M, K = self.A.shape[-2], self.A.shape[-1]
-                N = self.B.shape[-1]
-            else:
-                M, N, K = _DEFAULT_COMPILE_PROBLEM
-        return self._plan.compile(M, N, K, batch)
+    def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
+                print_module: bool = False, *, M: int | None = None, N: int | None = None, K: int | None = None,
+                batch: int = 1, problems=None, jobs: int | None = None):
+        """Build the plan's kernel now (or find it in the disk cache), so that later runs launch at once:
+        every run() the compiled kernel can implement uses it, whatever its size; others choose their
+        own. The kernel is the one chosen for the plan's tensors if it holds them, else for M x N x K if
+        given, else for 4096^3; ``tile_description`` pins a tile first (as setting plan.tile_description
+        does). ``problems``, a list of (M, N, K) or (M, N, K, batch), builds each one's kernel in
+        parallel (``jobs`` nvcc processes; default one per core). Returns the kernel's name, library
+        path and whether the cache had it (a list of those for ``problems``)."""
+        if tile_description is not None:
+            self.tile_description = tile_description
+        if problems is None:
+            if M is None and N is None and K is None:
+                if self.A is not None and self.B is not None:
+                    M, K, N = self.A.shape[-2], self.A.shape[-1], self.B.shape[-1]
+                else:
+                    M, N, K = _DEFAULT_COMPILE_PROBLEM
+            elif M is None or N is None or K is None:
+                raise InvalidArgumentError("compile: give all of M, N and K, or none of them")
+            problems, single = [(M, N, K, batch)], True
+        else:
+            single = False
+        shapes = []
+        for problem in problems:
+            if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) not in (3, 4):
+                raise InvalidArgumentError(f"problems: expected (M, N, K) or (M, N, K, batch), got {problem!r}")
+            m, n, k, b = (*problem, 1) if len(problem) == 3 else problem
+            shapes.append((_integer(m, "M"), _integer(n, "N"), _integer(k, "K"), _integer(b, "batch"), False))
+        alignments = [None if a is None else _integer(a, name, 1)
+                      for a, name in ((alignment_A, "alignment_A"), (alignment_B, "alignment_B"),
+                                      (alignment_C, "alignment_C"))]
+        built = self._plan.compile(shapes, alignments, 0 if jobs is None else _integer(jobs, "jobs", 0))
+        if print_module:
+            for r in built:
+                print(_core.emit(r["name"]))
+        return built[0] if single else built
 
     def run(self, A=None, B=None, C=None, D=None, alpha=None, beta=None, sync: bool = True,
             print_module: bool = False, stream=None):
@@ -309,4 +399,3 @@ class Gemm:
             buf.copy_to_host(host.ctypes.data, host.nbytes, stream)
 
         return out, copy_back
-

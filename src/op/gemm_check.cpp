@@ -1,17 +1,16 @@
-#include "cuforge/op/gemm_problem.hpp"
+#include "cuforge/op/gemm_check.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <optional>
 
 #include "cuforge/core/error.hpp"
 
 namespace cuforge::op {
 namespace {
-
-constexpr int64_t kMaxExtent = INT32_MAX;  // CUTLASS problem sizes are 32-bit
 
 // One matrix operand as the checks see it: rows x cols, in a batch of `batch`.
 struct Matrix {
@@ -106,6 +105,23 @@ bool overlaps(const Matrix& x, const Matrix& y) {
   return xb < ye && yb < xe;
 }
 
+void check_extents(int64_t m, int64_t n, int64_t k, int64_t batch) {
+  for (auto [name, v] : {std::pair{"M", m}, {"N", n}, {"K", k}, {"batch", batch}}) {
+    if (v < 0) fail(name, fmt::format("expected a size of 0 or more, got {}", v));
+    if (v > kMaxExtent)
+      fail(name, fmt::format("{} exceeds the 32-bit range the kernels index ({} at most)", v, kMaxExtent));
+  }
+}
+
+// An int32 epilogue (s32 D, exact at any K) takes whole alpha and beta, or would truncate them;
+// floating-point ones take any value.
+void check_scalars(const GemmTypes& plan, double alpha, double beta) {
+  for (auto [name, v] : {std::pair{"alpha", alpha}, {"beta", beta}}) {
+    if (plan.element_d == DataType::s32 && (v != std::trunc(v) || std::abs(v) > double(INT32_MAX)))
+      fail(name, fmt::format("s32 outputs are computed in int32: expected a whole number, got {}", v));
+  }
+}
+
 }  // namespace
 
 int operand_alignment(DataType dtype, uintptr_t address, int64_t contiguous_extent, int64_t ld, int64_t batch_stride) {
@@ -118,19 +134,9 @@ int operand_alignment(DataType dtype, uintptr_t address, int64_t contiguous_exte
   return align;
 }
 
-GemmTypes GemmTypes::canonical() const {
-  if (layout_c == Layout::RowMajor) return *this;
-  GemmTypes t = *this;
-  t.element_a = element_b;
-  t.element_b = element_a;
-  t.layout_a = transposed(layout_b);
-  t.layout_b = transposed(layout_a);
-  t.layout_c = Layout::RowMajor;
-  return t;
-}
-
-CanonicalGemm check_gemm(const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b,
-                         const TensorRef& c, const TensorRef& d, double beta) {
+GemmProblem check_gemm(const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b, const TensorRef& c,
+                       const TensorRef& d, double alpha, double beta) {
+  check_scalars(plan, alpha, beta);
   if (d.empty()) fail("D", "no output tensor was given");
   if (a.empty()) fail("A", "no tensor was given");
   if (b.empty()) fail("B", "no tensor was given");
@@ -174,12 +180,14 @@ CanonicalGemm check_gemm(const GemmTypes& plan, int device, const TensorRef& a, 
   if (mc) check_layout(*mc, bias ? Layout::RowMajor : plan.layout_c, "layout_C");
   if (bias) mc->ld = 0;  // every row of D reads the same row of C
 
-  CanonicalGemm g;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.batch = batch;
-  if (g.empty_output()) return g;
+  GemmProblem g;
+  GemmShape& shape = g.shape;
+  shape.m = m;
+  shape.n = n;
+  shape.k = k;
+  shape.batch = batch;
+  shape.bias = bias;
+  if (shape.empty_output()) return g;
 
   for (const Matrix* x : {&ma, &mb}) {
     if (overlaps(md, *x))
@@ -188,17 +196,15 @@ CanonicalGemm check_gemm(const GemmTypes& plan, int device, const TensorRef& a, 
   if (mc && overlaps(md, *mc) && (c.data != d.data || c.strides != d.strides))
     fail("D", "the output partly overlaps C: C and D must be the same tensor or not overlap at all");
 
-  ma.align = alignment_of(ma);
-  mb.align = alignment_of(mb);
-  md.align = alignment_of(md);
-  if (mc) mc->align = alignment_of(*mc);
   const Matrix& out_c = mc ? *mc : md;  // with no C (beta == 0) the kernel is given D, never read
-
+  shape.align_a = alignment_of(ma);
+  shape.align_b = alignment_of(mb);
+  shape.align_c = std::min(mc ? alignment_of(*mc) : alignment_of(md), alignment_of(md));
   // A column-major D: compute D^T (N x M, row-major) = B^T A^T.
   const bool transpose = plan.layout_c == Layout::ColumnMajor;
+  if (transpose) shape = transposed_shape(shape);
   const Matrix& ka = transpose ? mb : ma;
   const Matrix& kb = transpose ? ma : mb;
-  if (transpose) std::swap(g.m, g.n);
   g.a = ka.t->data;
   g.b = kb.t->data;
   g.c = out_c.t->data;
@@ -206,16 +212,85 @@ CanonicalGemm check_gemm(const GemmTypes& plan, int device, const TensorRef& a, 
   g.lda = ka.ld;
   g.ldb = kb.ld;
   g.ldc = out_c.ld;
-  g.bias = bias;
   g.ldd = md.ld;
   g.batch_stride_a = ka.batch_stride;
   g.batch_stride_b = kb.batch_stride;
   g.batch_stride_c = out_c.batch_stride;
   g.batch_stride_d = md.batch_stride;
-  g.align_a = ka.align;
-  g.align_b = kb.align;
-  g.align_c = std::min(out_c.align, md.align);
   return g;
+}
+
+GemmShape packed_shape(const GemmTypes& plan, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias,
+                       AlignmentCaps caps) {
+  check_extents(m, n, k, batch);
+  const std::pair<const char*, DataType> operands[] = {
+      {"alignment_A", plan.element_a}, {"alignment_B", plan.element_b}, {"alignment_C", plan.element_d}};
+  for (int i = 0; i < 3; ++i) {
+    auto [name, type] = operands[i];
+    const int most = 16 / size_bytes(type);
+    if (caps[i] != 0 && (caps[i] < 1 || caps[i] > most || (caps[i] & (caps[i] - 1))))
+      fail(name, fmt::format("expected a power of two from 1 to {} elements of {} (16 bytes at most), got {}", most,
+                             to_string(type), caps[i]));
+  }
+  auto ld = [](Layout l, int64_t rows, int64_t cols) { return l == Layout::RowMajor ? cols : rows; };
+  auto align = [](DataType t, int64_t ld) { return operand_alignment(t, 0, ld, ld, 0); };
+  GemmShape s{m, n, k, batch};
+  s.align_a = align(plan.element_a, ld(plan.layout_a, m, k));
+  s.align_b = align(plan.element_b, ld(plan.layout_b, k, n));
+  s.align_c = align(plan.element_d, ld(plan.layout_c, m, n));
+  for (auto [align, cap] : {std::pair{&s.align_a, caps[0]}, {&s.align_b, caps[1]}, {&s.align_c, caps[2]}})
+    if (cap) *align = std::min(*align, cap);
+  s.bias = bias && m > 1;
+  return plan.layout_c == Layout::ColumnMajor ? transposed_shape(s) : s;
+}
+
+namespace {
+
+// The zero operands of a K = 0 product: one 16-byte vector of K, A as M x K and B as K x N in the
+// kernel's layouts, leading dimensions padded to whole vectors.
+struct Zeros {
+  int64_t k, lda, ldb;
+  size_t bytes;
+  int align_a, align_b;
+};
+
+Zeros zeros_for(const GemmTypes& t, const GemmShape& s) {
+  const int64_t k = 128 / size_bits(t.element_a);
+  auto padded = [&](int64_t extent) { return (extent + k - 1) / k * k; };
+  const bool row_a = t.layout_a == Layout::RowMajor, row_b = t.layout_b == Layout::RowMajor;
+  Zeros z;
+  z.k = k;
+  z.lda = row_a ? k : padded(s.m);
+  z.ldb = row_b ? padded(s.n) : k;
+  z.bytes = size_t(std::max(z.lda * (row_a ? s.m : k), z.ldb * (row_b ? k : s.n))) * size_bytes(t.element_a);
+  constexpr uintptr_t kAligned = 256;  // scratch allocations are at least this aligned
+  z.align_a = operand_alignment(t.element_a, kAligned, row_a ? k : s.m, z.lda, 0);
+  z.align_b = operand_alignment(t.element_b, kAligned, row_b ? s.n : k, z.ldb, 0);
+  return z;
+}
+
+}  // namespace
+
+GemmShape over_zeros(const GemmTypes& kernel_types, GemmShape shape, size_t& zeros_bytes) {
+  Zeros z = zeros_for(kernel_types, shape);
+  zeros_bytes = z.bytes;
+  shape.k = z.k;
+  shape.align_a = z.align_a;
+  shape.align_b = z.align_b;
+  return shape;
+}
+
+GemmProblem over_zeros(const GemmTypes& kernel_types, const GemmProblem& problem, void* zeros) {
+  Zeros z = zeros_for(kernel_types, problem.shape);
+  GemmProblem p = problem;
+  p.shape.k = z.k;
+  p.shape.align_a = z.align_a;
+  p.shape.align_b = z.align_b;
+  p.a = p.b = zeros;  // both read-only
+  p.lda = z.lda;
+  p.ldb = z.ldb;
+  p.batch_stride_a = p.batch_stride_b = 0;
+  return p;
 }
 
 }  // namespace cuforge::op

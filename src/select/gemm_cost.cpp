@@ -1,4 +1,4 @@
-#include "cuforge/select/gemm_heuristic.hpp"
+#include "cuforge/select/gemm_cost.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -37,6 +37,8 @@ constexpr double kLonePingpongFraction = 0.8;
 constexpr double kUnhiddenFraction = 0.3;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// Tile counts in doubles: 32-bit extents times batches overflow int64 products.
+double ceil_div(double a, double b) { return std::ceil(a / b); }
 
 // Fraction of peak one CTA sustains with this tile. Operand reuse grows with M*N/(M+N); the
 // exponent and the ping-pong edge (its epilogue overlaps the other warpgroup's mainloop) are
@@ -54,7 +56,11 @@ double tile_efficiency(const library::GemmConfig& c) {
 
 }  // namespace
 
-double estimated_time_us(const library::GemmConfig& c, const GemmProblem& p, int sm_count) {
+double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int splits, bool deterministic,
+                         int sm_count) {
+  sm_count = std::max(sm_count, 1);
+  splits = std::max(splits, 1);
+  if (p.empty_output()) return kLaunchUs;
   const auto& t = c.tile.threadblock_shape;
   const auto& cl = c.tile.cluster_shape;
   const double rate = kTensorFlopsPerSm16Bit * (16.0 / size_bits(c.element_a)) * tile_efficiency(c);
@@ -62,15 +68,15 @@ double estimated_time_us(const library::GemmConfig& c, const GemmProblem& p, int
   // Clusters launch whole: pad the tile grid up to a multiple of the cluster shape.
   int64_t tiles_m = ceil_div(ceil_div(p.m, t[0]), cl[0]) * cl[0];
   int64_t tiles_n = ceil_div(ceil_div(p.n, t[1]), cl[1]) * cl[1];
-  int64_t tiles = tiles_m * tiles_n * p.batch;
+  double tiles = double(tiles_m) * double(tiles_n) * double(p.batch);
   int64_t k_iters = std::max<int64_t>(1, ceil_div(p.k, t[2]));
   double iter_us = 2.0 * t[0] * t[1] * t[2] / rate * 1e6;
 
   int cluster_size = cl[0] * cl[1];
-  int64_t slots = std::max(1, sm_count / cluster_size) * cluster_size;
+  double slots = std::max(1, sm_count / cluster_size) * cluster_size;
   // Data-parallel: whole waves of tiles. Stream-K: every SM gets an equal share of
   // tile-iterations, plus the exchange of partial tiles where several CTAs share one.
-  double compute_us = double(ceil_div(tiles, slots)) * k_iters * iter_us;
+  double compute_us = ceil_div(tiles, slots) * k_iters * iter_us;
   // Ping-pong overlaps one tile's epilogue with the next tile's mainloop in the other warpgroup: a
   // single wave of long-K tiles leaves one warpgroup issuing alone (H200: 1024x1024x16384 ran its
   // 128x64 ping-pong tiles at 0.8 of the rate the model gives them in full waves).
@@ -78,32 +84,32 @@ double estimated_time_us(const library::GemmConfig& c, const GemmProblem& p, int
     compute_us /= kLonePingpongFraction;
   double reduce_us = 0.0;
   const double turn_us = kReductionTurnUs + 2.0 * t[0] * t[1] * sizeof(float) / kFixupBytesPerSecond * 1e6;
-  auto reduction_us = [&](int64_t peers) {
-    return (peers - 1) * turn_us * (p.deterministic ? 1.0 : kArrivalOrderTurnFraction);
+  auto reduction_us = [&](double peers) {
+    return (peers - 1) * turn_us * (deterministic ? 1.0 : kArrivalOrderTurnFraction);
   };
   if (c.parallel_split_k) {  // the slices as a batch of whole tiles, then the reduction kernel
-    int64_t slice_iters = ceil_div(k_iters, p.splits);
-    int64_t waves = ceil_div(tiles * p.splits, slots);
+    int64_t slice_iters = ceil_div(k_iters, splits);
+    double waves = ceil_div(tiles * splits, slots);
     // Every CTA runs lone long slices, at the lone ping-pong rate whatever its schedule or waves
     // (H200, 256x512x32768 (bench/k_heavy.py --sweep-parallel): 128x64 ping-pong x 8 slices ahead
     // of cooperative, of 64x64 x 4 in one wave and of 64x64 x 8 in two).
-    compute_us = double(waves) * slice_iters * iter_us / kLonePingpongFraction;
-    double partial_bytes = double(p.splits) * p.m * p.n * sizeof(float);
-    reduce_us = kReductionLaunchUs + double(waves) * t[0] * t[1] * sizeof(float) / kFixupBytesPerSecond * 1e6 +
+    compute_us = waves * slice_iters * iter_us / kLonePingpongFraction;
+    double partial_bytes = double(splits) * p.m * p.n * sizeof(float);
+    reduce_us = kReductionLaunchUs + waves * t[0] * t[1] * sizeof(float) / kFixupBytesPerSecond * 1e6 +
                 2.0 * partial_bytes / kPartialBytesPerSecond * 1e6;
-  } else if (p.splits > 1) {  // every tile cut into `splits` slices of K, then reduced
-    int64_t slice_iters = ceil_div(k_iters, p.splits);
-    compute_us = double(ceil_div(tiles * p.splits, slots)) * slice_iters * iter_us * kStreamKOverhead;
-    reduce_us = reduction_us(p.splits);
+  } else if (splits > 1) {  // every tile cut into `splits` slices of K, then reduced
+    int64_t slice_iters = ceil_div(k_iters, splits);
+    compute_us = ceil_div(tiles * splits, slots) * slice_iters * iter_us * kStreamKOverhead;
+    reduce_us = reduction_us(splits);
   } else if (c.tile.tile_scheduler == TileScheduler::StreamK && tiles < slots) {
     // One wave: the SMs share every tile's K, at least kMinItersPerStreamKUnit iterations each.
-    int64_t units = std::max<int64_t>(1, std::min<int64_t>(slots, tiles * k_iters / kMinItersPerStreamKUnit));
-    compute_us = double(ceil_div(tiles * k_iters, units)) * iter_us * kStreamKOverhead;
+    double units = std::max(1.0, std::min(slots, std::floor(tiles * k_iters / kMinItersPerStreamKUnit)));
+    compute_us = ceil_div(tiles * k_iters, units) * iter_us * kStreamKOverhead;
     reduce_us = units > tiles ? reduction_us(ceil_div(units, tiles)) : 0.0;
   } else if (c.tile.tile_scheduler == TileScheduler::StreamK) {
     // Whole waves data-parallel, the ragged last one shared by (about) two peers per tile.
-    compute_us = double(ceil_div(tiles * k_iters, slots)) * iter_us * kStreamKOverhead;
-    reduce_us = tiles % slots == 0 ? 0.0 : turn_us;
+    compute_us = ceil_div(tiles * k_iters, slots) * iter_us * kStreamKOverhead;
+    reduce_us = std::fmod(tiles, slots) == 0 ? 0.0 : turn_us;
   }
   // DRAM floor: each operand read once and the output written once (L2 serves the re-reads).
   double dram_bytes = (double(p.m) * p.k * size_bytes(c.element_a) + double(p.k) * p.n * size_bytes(c.element_b) +
@@ -112,28 +118,6 @@ double estimated_time_us(const library::GemmConfig& c, const GemmProblem& p, int
   double memory_us = dram_bytes / kDramBytesPerSecond * 1e6;
   return kLaunchUs + std::max(compute_us, memory_us) + kUnhiddenFraction * std::min(compute_us, memory_us) +
          reduce_us;
-}
-
-std::vector<Choice> rank(std::vector<Choice> choices, const GemmProblem& problem, int sm_count) {
-  std::vector<std::pair<double, Choice>> scored;
-  scored.reserve(choices.size());
-  for (const auto& c : choices) {
-    GemmProblem p = problem;
-    p.splits = c.splits;
-    scored.emplace_back(estimated_time_us(*c.config, p, sm_count), c);
-  }
-  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (size_t i = 0; i < scored.size(); ++i) choices[i] = scored[i].second;
-  return choices;
-}
-
-std::vector<const library::GemmConfig*> rank(std::vector<const library::GemmConfig*> candidates,
-                                             const GemmProblem& problem, int sm_count) {
-  std::vector<Choice> choices;
-  for (const auto* c : candidates) choices.push_back({c, problem.splits});
-  choices = rank(std::move(choices), problem, sm_count);
-  for (size_t i = 0; i < choices.size(); ++i) candidates[i] = choices[i].config;
-  return candidates;
 }
 
 }  // namespace cuforge::select

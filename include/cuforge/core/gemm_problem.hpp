@@ -1,0 +1,75 @@
+// One GEMM problem as it flows through the pipeline: the types a plan binds, the problem class that
+// selection and the plan's memory of choices see, and the operands a kernel is launched on.
+//
+// In the kernel's terms D (M x N) = A (M x K) B (K x N), D always row-major: a plan whose D is
+// column-major runs the transposed problem D^T = B^T A^T (GemmTypes::canonical, transposed_shape).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "cuforge/core/types.hpp"
+
+namespace cuforge {
+
+// The element types and layouts a GEMM plan binds at construction. The accumulator, when not
+// given, is decided by default_accumulator (core/types.hpp).
+struct GemmTypes {
+  DataType element_a = DataType::f16, element_b = DataType::f16;
+  DataType element_c = DataType::f16, element_d = DataType::f16;
+  std::optional<DataType> element_accumulator;
+  Layout layout_a = Layout::RowMajor, layout_b = Layout::RowMajor, layout_c = Layout::RowMajor;
+
+  DataType accumulator() const { return element_accumulator.value_or(default_accumulator(element_a)); }
+  // The types and layouts the kernel sees (A and B swapped and transposed for a column-major D).
+  GemmTypes canonical() const;
+};
+
+// The problem class: extents, and the largest power-of-two alignment (in elements, at most 16
+// bytes) that the operands' pointers, contiguous extents, leading dimensions and batch strides all
+// allow. Kernels of that alignment or less can run it. Selection depends on nothing else.
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int align_a = 1, align_b = 1, align_c = 1;
+  bool bias = false;  // C is one row of N broadcast over the rows of D
+
+  bool empty_output() const { return m == 0 || n == 0 || batch == 0; }
+  bool operator==(const GemmShape& o) const {
+    return m == o.m && n == o.n && k == o.k && batch == o.batch && align_a == o.align_a && align_b == o.align_b &&
+           align_c == o.align_c && bias == o.bias;
+  }
+};
+
+struct GemmShapeHash {
+  size_t operator()(const GemmShape& s) const;
+};
+
+// The shape of the transposed problem D^T = B^T A^T (M and N, and A's and B's alignments, swap).
+GemmShape transposed_shape(GemmShape shape);
+
+// A problem ready to launch: its class and where its operands are. Leading dimensions and batch
+// strides count elements; a batch stride of 0 broadcasts the operand across the batch; a bias C
+// has ldc == 0.
+struct GemmProblem {
+  GemmShape shape;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  const void* c = nullptr;  // D when the user gave no C (then beta == 0 and C is never read)
+  void* d = nullptr;
+  int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0;
+  int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0, batch_stride_d = 0;
+};
+
+// How one launch runs its problem: the epilogue's scalars, how K is divided, and the device.
+struct GemmLaunch {
+  double alpha = 1.0, beta = 0.0;
+  double activation_argument = 0.0;  // leaky_relu's negative slope
+  int splits = 1;                    // K slices (split-K, parallel split-K)
+  Decomposition decomposition = Decomposition::Heuristic;
+  bool deterministic = true;  // stream-K and split-K partial tiles summed in K order
+  int device = 0;
+  int sm_count = 0;
+};
+
+}  // namespace cuforge

@@ -1,0 +1,17 @@
+// Where the core reports what it decided and what it noticed (a kernel chosen, a cache entry
+// rebuilt): a sink the front ends replace (Python routes it to the `cuforge` logger). By default
+// warnings go to standard error and the rest is dropped.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace cuforge {
+
+enum class LogLevel { debug, info, warning };
+
+using LogSink = std::function<void(LogLevel, const std::string&)>;
+void set_log_sink(LogSink sink);  // an empty sink restores the default
+void log(LogLevel level, const std::string& message);
+
+}  // namespace cuforge

@@ -1,0 +1,47 @@
+// The boundary check of a GEMM run: user-level operands in, the kernel's problem out.
+//
+// Every check happens here, once, before anything is launched: presence, element type, device,
+// rank, shape (C: D's or a bias row; inputs with one batch broadcast across D's), strides
+// against the plan's layouts, pointer and leading-dimension alignment, 32-bit limits, overlap of
+// D with the inputs, the epilogue's scalars. A column-major D is turned into the transposed
+// row-major problem (D^T = B^T A^T), so kernels only ever write row-major D.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "cuforge/core/gemm_problem.hpp"
+#include "cuforge/core/tensor.hpp"
+
+namespace cuforge::op {
+
+// CUTLASS problem extents are 32-bit.
+inline constexpr int64_t kMaxExtent = INT32_MAX;
+
+// The largest power-of-two alignment, in elements and at most 16 bytes, that an operand's address,
+// contiguous extent (kernels load whole vectors along it), leading dimension and batch stride all allow.
+int operand_alignment(DataType dtype, uintptr_t address, int64_t contiguous_extent, int64_t ld, int64_t batch_stride);
+
+// Throws InvalidArgumentError or DataTypeError naming the operand, what was expected and what was
+// given. `c` may be empty (rank 0, null data) when beta == 0.
+GemmProblem check_gemm(const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b, const TensorRef& c,
+                       const TensorRef& d, double alpha, double beta);
+
+// Largest alignments (in elements) of A, B and C/D to assume, where the caller knows its operands
+// allow less than their sizes do; 0 leaves one unbounded.
+using AlignmentCaps = std::array<int, 3>;
+
+// The problem class of packed operands on 16-byte aligned allocations (the leading dimensions set
+// the alignment, capped by `caps`), in the kernel's terms; C a bias row when `bias`. Throws
+// InvalidArgumentError naming an extent that is negative or beyond the 32-bit range, or a cap that
+// is not a power of two of at most 16 bytes.
+GemmShape packed_shape(const GemmTypes& plan, int64_t m, int64_t n, int64_t k, int64_t batch = 1, bool bias = false,
+                       AlignmentCaps caps = {});
+
+// The problem a K = 0 run with beta != 0 becomes: its product taken over one zero-filled vector of
+// K (A and B read from a scratch buffer of zeros, 256-byte aligned), so that a kernel's epilogue
+// writes activation(beta * C). `zeros_bytes` is the size of that buffer.
+GemmShape over_zeros(const GemmTypes& kernel_types, GemmShape shape, size_t& zeros_bytes);
+GemmProblem over_zeros(const GemmTypes& kernel_types, const GemmProblem& problem, void* zeros);
+
+}  // namespace cuforge::op

@@ -1,0 +1,44 @@
+// What a GEMM plan lets its user decide about the kernels it runs, as one value: the epilogue's
+// activation, how K is divided, a pinned tile, the tile scheduler, the opcode class and the math
+// operation. Unset choices are the selection's. Every default is decided here, once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "cuforge/core/tile.hpp"
+#include "cuforge/core/types.hpp"
+
+namespace cuforge::select {
+
+struct GemmSettings {
+  Activation activation = Activation::identity;
+  double activation_argument = 0.0;  // leaky_relu's negative slope (set_activation's default: 0.01)
+  // The tile scheduler (SM80: CUTLASS 2.x's threadblock swizzle) of every kernel; nullopt: chosen.
+  std::optional<TileScheduler> tile_scheduler;
+  // Heuristic: the selection weighs data-parallel, stream-K and split-K kernels; the others force
+  // one. SplitK and ParallelSplitK cut K into `splits` >= 2 slices; the others take 1.
+  Decomposition decomposition = Decomposition::Heuristic;
+  int splits = 1;
+  // Stream-K and split-K partial tiles summed in K order (bitwise reproducible) or as they arrive.
+  bool deterministic = true;
+  std::optional<TileDescription> tile;  // a pinned tile description
+  // Tensor cores or CUDA cores; nullopt: the tensor-op kernels where the types have any.
+  std::optional<OpcodeClass> opclass;
+  std::optional<MathOperation> math;  // nullopt: the family's plain multiply-add (or saturating, int8 on SM80)
+
+  // The activation and its argument (nullopt: default_activation_argument).
+  void set_activation(Activation a, std::optional<double> argument = std::nullopt);
+  // The decomposition, keeping the slices where it takes them: a sliced decomposition needs
+  // split_k_slices set first (InvalidArgumentError says so).
+  void set_decomposition(Decomposition d);
+  // K slices: 1 returns to the heuristic decomposition; more selects SplitK unless a sliced
+  // decomposition is already chosen. At most kMaxSplits.
+  void set_split_k_slices(int64_t slices);
+  // Throws InvalidArgumentError naming the setting that is out of range or inconsistent.
+  void check() const;
+
+  static constexpr int kMaxSplits = 1024;
+};
+
+}  // namespace cuforge::select

@@ -1,0 +1,81 @@
+#include "process.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "cuforge/core/error.hpp"
+
+extern char** environ;
+
+namespace cuforge::compile {
+namespace {
+
+// In the supervisor: kill every process of its group, itself included.
+void kill_group(int) { ::kill(0, SIGKILL); }
+
+// The supervisor, in the forked child. Only async-signal-safe calls from here on: the parent may
+// have other threads, whose locks the child inherits held.
+[[noreturn]] void supervise(char* const* argv, char* const* env, const char* log, pid_t parent) {
+  ::setpgid(0, 0);
+  struct sigaction kill{};
+  kill.sa_handler = kill_group;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &kill, nullptr);
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != parent) kill_group(0);  // the parent died before the line above
+  int fd = ::open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) ::_exit(126);
+  ::dup2(fd, 1);
+  ::dup2(fd, 2);
+  pid_t worker = ::fork();
+  if (worker == 0) {
+    struct sigaction standard{};
+    standard.sa_handler = SIG_DFL;
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &standard, nullptr);
+    ::execve(argv[0], argv, env);
+    ::_exit(127);
+  }
+  if (worker < 0) ::_exit(126);
+  int status = 0;
+  while (::waitpid(worker, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
+}  // namespace
+
+pid_t start_process(const std::vector<std::string>& argv, const std::filesystem::path& log,
+                    const std::vector<std::string>& env) {
+  // Everything the child needs is built before fork: it must not allocate.
+  std::vector<char*> args, environment;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (const auto& e : env) environment.push_back(const_cast<char*>(e.c_str()));
+  environment.push_back(nullptr);
+  const std::string log_path = log.string();
+  const pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid == 0) supervise(args.data(), env.empty() ? environ : environment.data(), log_path.c_str(), parent);
+  if (pid < 0) throw ToolchainError(fmt::format("cannot start {}: {}", argv[0], std::strerror(errno)));
+  ::setpgid(pid, pid);  // also here, so that the group exists whichever runs first
+  return pid;
+}
+
+int wait_process(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int run_process(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+  return wait_process(start_process(argv, log));
+}
+
+}  // namespace cuforge::compile

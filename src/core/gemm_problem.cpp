@@ -1,0 +1,32 @@
+#include "cuforge/core/gemm_problem.hpp"
+
+#include <functional>
+#include <utility>
+
+namespace cuforge {
+
+GemmTypes GemmTypes::canonical() const {
+  if (layout_c == Layout::RowMajor) return *this;
+  GemmTypes t = *this;
+  t.element_a = element_b;
+  t.element_b = element_a;
+  t.layout_a = transposed(layout_b);
+  t.layout_b = transposed(layout_a);
+  t.layout_c = Layout::RowMajor;
+  return t;
+}
+
+GemmShape transposed_shape(GemmShape s) {
+  std::swap(s.m, s.n);
+  std::swap(s.align_a, s.align_b);
+  return s;
+}
+
+size_t GemmShapeHash::operator()(const GemmShape& s) const {
+  size_t h = std::hash<int64_t>()(s.m);
+  for (int64_t v : {s.n, s.k, s.batch, int64_t(s.bias) << 24 | int64_t(s.align_a) << 16 | s.align_b << 8 | s.align_c})
+    h = h * 1000003u ^ std::hash<int64_t>()(v);
+  return h;
+}
+
+}  // namespace cuforge

@@ -1,0 +1,95 @@
+#include "cuforge/runtime/gemm_kernel.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+
+#include "cuforge/core/error.hpp"
+
+namespace cuforge::runtime {
+namespace {
+
+static_assert(int(Decomposition::Heuristic) == CUFORGE_DECOMPOSITION_HEURISTIC &&
+              int(Decomposition::DataParallel) == CUFORGE_DECOMPOSITION_DATA_PARALLEL &&
+              int(Decomposition::SplitK) == CUFORGE_DECOMPOSITION_SPLIT_K &&
+              int(Decomposition::StreamK) == CUFORGE_DECOMPOSITION_STREAM_K &&
+              int(Decomposition::ParallelSplitK) == CUFORGE_DECOMPOSITION_PARALLEL_SPLIT_K);
+
+cuforge_gemm_arguments arguments(const GemmProblem& p, const GemmLaunch& l) {
+  cuforge_gemm_arguments a{};
+  a.m = p.shape.m;
+  a.n = p.shape.n;
+  a.k = p.shape.k;
+  a.batch = p.shape.batch;
+  a.a = p.a;
+  a.b = p.b;
+  a.c = p.c;
+  a.d = p.d;
+  a.lda = p.lda;
+  a.ldb = p.ldb;
+  a.ldc = p.ldc;
+  a.ldd = p.ldd;
+  a.batch_stride_a = p.batch_stride_a;
+  a.batch_stride_b = p.batch_stride_b;
+  a.batch_stride_c = p.batch_stride_c;
+  a.batch_stride_d = p.batch_stride_d;
+  a.alpha = l.alpha;
+  a.beta = l.beta;
+  a.activation_argument = l.activation_argument;
+  a.splits = l.splits;
+  a.decomposition = int(l.decomposition);
+  a.deterministic = l.deterministic;
+  a.device = l.device;
+  a.sm_count = l.sm_count;
+  return a;
+}
+
+const char* status_words(int status) {
+  switch (status) {
+    case CUFORGE_STATUS_NOT_SUPPORTED: return "the kernel cannot run this problem";
+    case CUFORGE_STATUS_WORKSPACE_TOO_SMALL: return "the workspace is too small";
+    case CUFORGE_STATUS_LAUNCH_FAILED: return "the launch failed";
+    default: return "the kernel library failed inside (an exception in CUTLASS's host code)";
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const GemmKernel> GemmKernel::load(const std::filesystem::path& path) {
+  static std::mutex mutex;
+  static std::map<std::filesystem::path, std::shared_ptr<const GemmKernel>> kernels;
+  std::lock_guard lock(mutex);
+  if (auto it = kernels.find(path); it != kernels.end()) return it->second;
+  auto k = std::make_shared<GemmKernel>();
+  k->library_ = KernelLibrary::load(path);
+  k->can_implement_ = reinterpret_cast<decltype(k->can_implement_)>(k->library_->entry("cuforge_gemm_can_implement"));
+  k->workspace_size_ = reinterpret_cast<decltype(k->workspace_size_)>(k->library_->entry("cuforge_gemm_workspace_size"));
+  k->run_ = reinterpret_cast<decltype(k->run_)>(k->library_->entry("cuforge_gemm_run"));
+  kernels.emplace(path, k);
+  return k;
+}
+
+bool GemmKernel::can_implement(const GemmProblem& problem, const GemmLaunch& launch) const {
+  auto args = arguments(problem, launch);
+  return can_implement_(&args) == CUFORGE_STATUS_SUCCESS;
+}
+
+size_t GemmKernel::workspace_size(const GemmProblem& problem, const GemmLaunch& launch) const {
+  auto args = arguments(problem, launch);
+  size_t bytes = 0;
+  if (int status = workspace_size_(&args, &bytes); status != CUFORGE_STATUS_SUCCESS)
+    throw DeviceError(fmt::format("{}: {}", name(), status_words(status)));
+  return bytes;
+}
+
+void GemmKernel::run(const GemmProblem& problem, const GemmLaunch& launch, void* workspace, size_t workspace_bytes,
+                     cudaStream_t stream) const {
+  auto args = arguments(problem, launch);
+  int status = run_(&args, workspace, workspace_bytes, stream);
+  if (status == CUFORGE_STATUS_SUCCESS) return;
+  cudaError_t last = cudaGetLastError();
+  throw DeviceError(fmt::format("{}: {} (last CUDA error: {})", name(), status_words(status), cudaGetErrorString(last)));
+}
+
+}  // namespace cuforge::runtime

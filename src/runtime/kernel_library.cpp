@@ -1,0 +1,44 @@
+#include "cuforge/runtime/kernel_library.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+
+#include "cuforge/abi.h"
+#include "cuforge/core/error.hpp"
+
+namespace cuforge::runtime {
+
+std::shared_ptr<const KernelLibrary> KernelLibrary::load(const std::filesystem::path& path) {
+  static std::mutex mutex;
+  static std::map<std::filesystem::path, std::shared_ptr<const KernelLibrary>> loaded;  // kept for the process
+  std::lock_guard lock(mutex);
+  if (auto it = loaded.find(path); it != loaded.end()) return it->second;
+
+  std::shared_ptr<KernelLibrary> library(new KernelLibrary());
+  library->path_ = path;
+  library->handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library->handle_)
+    throw DeviceError(fmt::format("cannot load the kernel library {}: {}", path.string(), ::dlerror()));
+  auto abi_version = reinterpret_cast<decltype(&cuforge_abi_version)>(library->entry("cuforge_abi_version"));
+  if (abi_version() != CUFORGE_ABI_VERSION)
+    throw DeviceError(fmt::format("the kernel library {} has ABI version {}, expected {}", path.string(),
+                                  abi_version(), CUFORGE_ABI_VERSION));
+  library->name_ = reinterpret_cast<decltype(&cuforge_kernel_name)>(library->entry("cuforge_kernel_name"))();
+  loaded.emplace(path, library);
+  return library;
+}
+
+void* KernelLibrary::entry(const char* symbol) const {
+  void* s = ::dlsym(handle_, symbol);
+  if (!s) throw DeviceError(fmt::format("the kernel library {} lacks {}", path_.string(), symbol));
+  return s;
+}
+
+KernelLibrary::~KernelLibrary() {
+  if (handle_) ::dlclose(handle_);
+}
+
+}  // namespace cuforge::runtime

@@ -1,0 +1,298 @@
+#include "cuforge/select/gemm_choice.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "cuforge/core/error.hpp"
+#include "cuforge/library/catalog.hpp"
+#include "cuforge/select/gemm_cost.hpp"
+
+namespace cuforge::select {
+namespace {
+
+using library::GemmConfig;
+
+// The catalog's rows for the types on `arch`: of the opcode class asked for, else its tensor-op
+// kernels where there are any (f32 and f64 also have SIMT kernels, far slower: opclass Simt asks
+// for them).
+std::vector<const GemmConfig*> catalog_rows(const GemmTypes& t, Arch arch, const GemmSettings& s) {
+  library::GemmFilter f;
+  f.arch = arch;
+  f.element_a = t.element_a;
+  f.element_b = t.element_b;
+  f.element_c = t.element_c;
+  f.element_d = t.element_d;
+  f.element_accumulator = t.accumulator();
+  f.layout_a = t.layout_a;
+  f.layout_b = t.layout_b;
+  f.layout_c = t.layout_c;
+  f.opclass = s.opclass;
+  f.math = s.math;
+  if (s.opclass) return library::find_gemms(f);
+  f.opclass = OpcodeClass::TensorOp;
+  auto tensor_op = library::find_gemms(f);
+  if (!tensor_op.empty()) return tensor_op;
+  f.opclass.reset();
+  return library::find_gemms(f);
+}
+
+void with_activation(GemmConfig& c, Activation a) { c.activation = a; }
+void with_tile_scheduler(GemmConfig& c, TileScheduler t) { c.tile.tile_scheduler = t; }
+
+// The values of E that at least one of `rows` can be built with, `set` applied.
+template <class E, class Set>
+std::vector<E> accepted(const std::vector<const GemmConfig*>& rows, Set set) {
+  std::vector<E> out;
+  for (const auto& [value, name] : EnumNames<E>::table)
+    if (std::any_of(rows.begin(), rows.end(), [&](const GemmConfig* c) {
+          GemmConfig x = *c;
+          set(x, value);
+          return !library::why_invalid(x);
+        }))
+      out.push_back(value);
+  return out;
+}
+
+// Why `row` cannot be built with `value`.
+template <class E, class Set>
+std::string why_refused(const GemmConfig& row, E value, Set set) {
+  GemmConfig x = row;
+  set(x, value);
+  return library::why_invalid(x).value_or("no kernel accepts it");
+}
+
+template <class E>
+bool contains(const std::vector<E>& values, E value) {
+  return std::find(values.begin(), values.end(), value) != values.end();
+}
+
+bool fits(const GemmConfig& c, const GemmShape& p) {
+  return c.alignment_a <= p.align_a && c.alignment_b <= p.align_b && c.alignment_c <= p.align_c;
+}
+
+static_assert(int(Decomposition::DataParallel) == 1 && int(Decomposition::SplitK) == 2 &&
+              int(Decomposition::StreamK) == 3, "CUTLASS's DecompositionMode order (runtime/gemm_kernel.cpp)");
+
+// Whether a kernel can divide its work as asked: split-K needs SM90's stream-K scheduler (SM80
+// kernels split K serially); forcing stream-K needs a stream-K kernel; data-parallel excludes them
+// unless the stream-K scheduler was pinned; parallel split-K runs data-parallel kernels over the
+// slices.
+bool divides_as_asked(const GemmConfig& c, Decomposition d, bool stream_k_pinned) {
+  const bool stream_k = c.tile.tile_scheduler == TileScheduler::StreamK;
+  switch (d) {
+    case Decomposition::Heuristic: return true;
+    case Decomposition::DataParallel: return !stream_k || stream_k_pinned;
+    case Decomposition::SplitK: return stream_k || c.arch < 90;
+    case Decomposition::StreamK: return stream_k;
+    case Decomposition::ParallelSplitK: return !stream_k;
+  }
+  return false;
+}
+
+// Parallel split-K runs K's slices as one batch of equal slices, each starting on whole vectors of
+// A and B: K must be a multiple of `splits` times that vector, and the problem a single matrix.
+bool slices_evenly(const GemmConfig& c, const GemmShape& p, int splits) {
+  return p.batch == 1 && p.k % (int64_t(splits) * std::max(c.alignment_a, c.alignment_b)) == 0;
+}
+
+// A row of the kernel set with the settings and the problem's epilogue applied, or why it cannot
+// run the problem.
+std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, const GemmShape& p, std::string& why) {
+  if (!fits(row, p)) {
+    why = fmt::format("needs alignments {}/{}/{}; the operands allow {}/{}/{}", row.alignment_a, row.alignment_b,
+                      row.alignment_c, p.align_a, p.align_b, p.align_c);
+    return std::nullopt;
+  }
+  GemmConfig c = row;
+  // Forcing stream-K (and SM90 split-K, which its scheduler runs) takes each kernel's stream-K variant.
+  const bool stream_k_variant =
+      s.decomposition == Decomposition::StreamK || (s.decomposition == Decomposition::SplitK && c.arch >= 90);
+  if (s.tile_scheduler)
+    c.tile.tile_scheduler = *s.tile_scheduler;
+  else if (stream_k_variant)
+    c.tile.tile_scheduler = TileScheduler::StreamK;
+  if (!divides_as_asked(c, s.decomposition, s.tile_scheduler == TileScheduler::StreamK)) {
+    why = fmt::format("its {} tile scheduler cannot run decomposition {}", to_string(c.tile.tile_scheduler),
+                      to_string(s.decomposition));
+    return std::nullopt;
+  }
+  c.activation = s.activation;
+  c.bias = p.bias;
+  if (s.decomposition == Decomposition::ParallelSplitK) {
+    c.parallel_split_k = true;
+    if (!slices_evenly(c, p, s.splits)) {
+      why = fmt::format("parallel split-K needs one matrix (not a batch of {}) and K = {} in {} equal slices of "
+                        "whole vectors", p.batch, p.k, s.splits);
+      return std::nullopt;
+    }
+  }
+  if (auto invalid = library::why_invalid(c)) {
+    why = *invalid;
+    return std::nullopt;
+  }
+  return c;
+}
+
+std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const GemmShape& p) {
+  auto fit = [&](const GemmConfig& c) { return fits(c, p); };
+  const bool aligned = std::any_of(k.primary.begin(), k.primary.end(), fit) ||
+                       std::any_of(k.fallback.begin(), k.fallback.end(), fit);
+  if (aligned)
+    return fmt::format(
+        "no kernel of this plan fits its settings for a {}x{}x{} problem: decomposition {}{}{}{}", p.m, p.n, p.k,
+        to_string(s.decomposition), s.tile_scheduler ? fmt::format(", tile scheduler {}", to_string(*s.tile_scheduler)) : "",
+        s.tile ? fmt::format(", tile ({})", s.tile->describe()) : "",
+        s.decomposition == Decomposition::SplitK || s.decomposition == Decomposition::StreamK
+            ? " (SM90 split-K and stream-K need a cooperative stream-K kernel)"
+        : s.decomposition == Decomposition::ParallelSplitK
+            ? fmt::format(" (parallel split-K needs one matrix, not a batch ({} here), f32 accumulation, and K = {} "
+                          "cut into {} equal slices that each start on whole vectors of A and B)",
+                          p.batch, p.k, s.splits)
+            : "");
+  int least = INT_MAX, most = 1;  // the plan's kernels' alignments of A, in elements
+  for (const auto* set : {&k.primary, &k.fallback})
+    for (const auto& c : *set) {
+      least = std::min(least, c.alignment_a);
+      most = std::max(most, c.alignment_a);
+    }
+  return fmt::format(
+      "no kernel of this plan accepts the operands' alignment: A allows {}, B {}, C/D {} elements (pointers, "
+      "contiguous extents, leading dimensions and batch strides must be multiples); this plan's {} kernels need at "
+      "least {}{}",
+      p.align_a, p.align_b, p.align_c, to_string(k.primary.front().element_a), least,
+      k.fallback.empty() && least == most ? "" : fmt::format(" (multiples of {} run the fastest kernels)", most));
+}
+
+}  // namespace
+
+Arch gemm_family(const GemmTypes& t, int cc, int kernel_cc, const GemmSettings& s) {
+  if (kernel_cc) return kernel_cc;
+  return cc == 90 && !catalog_rows(t, 90, s).empty() ? 90 : 80;
+}
+
+GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s) {
+  s.check();
+  GemmKernels k;
+  k.arch = arch;
+  k.family = catalog_rows(t, arch, s);
+  if (k.family.empty()) {
+    GemmTypes defaulted = t;
+    defaulted.element_accumulator.reset();
+    const bool accumulator = t.element_accumulator && !catalog_rows(defaulted, arch, s).empty();
+    throw InvalidArgumentError(fmt::format(
+        "no sm{} kernel computes A {} x B {} with {} accumulation into C {} / D {}{}{}: {}see `cuforge list` for what "
+        "the catalog offers",
+        arch, to_string(t.element_a), to_string(t.element_b), to_string(t.accumulator()), to_string(t.element_c),
+        to_string(t.element_d), s.opclass ? fmt::format(", opcode class {}", to_string(*s.opclass)) : "",
+        s.math ? fmt::format(", math {}", to_string(*s.math)) : "",
+        accumulator ? fmt::format("element_accumulator {} is the one without kernels (the default, {}, has some); ",
+                                  to_string(t.accumulator()), to_string(defaulted.accumulator()))
+                    : ""));
+  }
+  const GemmConfig& first = *k.family.front();
+  if (!contains(activations(k), s.activation))
+    throw InvalidArgumentError(fmt::format("activation {} cannot be fused by this plan's kernels: {}",
+                                           to_string(s.activation), why_refused(first, s.activation, with_activation)));
+  if (s.tile_scheduler && !contains(tile_schedulers(k), *s.tile_scheduler))
+    throw InvalidArgumentError(fmt::format("tile scheduler {} cannot be used by this plan's sm{} kernels: {}",
+                                           to_string(*s.tile_scheduler), arch,
+                                           why_refused(first, *s.tile_scheduler, with_tile_scheduler)));
+  std::string why;
+  for (const GemmConfig* row : k.family) {
+    GemmConfig c = *row;
+    if (s.tile) c.tile = *s.tile;
+    if (auto reason = library::why_invalid(c)) {
+      why = *reason;
+      continue;
+    }
+    if (std::find(k.primary.begin(), k.primary.end(), c) == k.primary.end()) k.primary.push_back(c);
+  }
+  if (k.primary.empty())
+    throw InvalidArgumentError(fmt::format("tile description ({}) cannot be built for this plan: {}; "
+                                           "plan.tile_descriptions() lists the {} that can",
+                                           s.tile->describe(), why, tile_descriptions(k).size()));
+  // Operands TMA cannot load (leading dimensions not 16-byte multiples) run on SM80 kernels of
+  // lower alignment; a pinned tile is the user's word and has no fallback.
+  if (arch >= 90 && !s.tile)
+    for (const GemmConfig* row : catalog_rows(t, 80, s)) k.fallback.push_back(*row);
+  return k;
+}
+
+std::vector<TileDescription> tile_descriptions(const GemmKernels& k) {
+  std::vector<TileDescription> out;
+  for (const auto* c : k.family)
+    if (std::find(out.begin(), out.end(), c->tile) == out.end()) out.push_back(c->tile);
+  return out;
+}
+
+std::vector<Activation> activations(const GemmKernels& k) {
+  // Floating-point epilogues fuse every activation (CUTLASS 3.x fusion callbacks; 2.x generic
+  // epilogues); integer ones (s32 D) relu only.
+  return accepted<Activation>(k.family, with_activation);
+}
+
+std::vector<TileScheduler> tile_schedulers(const GemmKernels& k) {
+  return accepted<TileScheduler>(k.family, with_tile_scheduler);
+}
+
+GemmRanking choose(const GemmKernels& k, const GemmSettings& s, const GemmShape& p, int sm_count) {
+  GemmRanking ranking;
+  std::vector<GemmConfig> configs;
+  auto add_from = [&](const std::vector<GemmConfig>& rows) {
+    for (const auto& row : rows) {
+      std::string why;
+      if (auto c = derive(row, s, p, why)) {
+        if (std::find(configs.begin(), configs.end(), *c) == configs.end()) configs.push_back(*c);
+      } else {
+        ranking.refused.emplace_back(row.name(), std::move(why));
+      }
+    }
+  };
+  add_from(k.primary);
+  if (configs.empty()) add_from(k.fallback);  // e.g. odd leading dimensions TMA cannot load
+
+  // Each kernel with the settings' slices. In the heuristic decomposition, SM90 stream-K kernels
+  // also with each split-K slice count that leaves every slice a few K iterations, and the other
+  // kernels as parallel split-K over each slice count that cuts K evenly (single matrices with f32
+  // accumulation).
+  const bool heuristic = s.decomposition == Decomposition::Heuristic;
+  auto long_enough = [&](const GemmConfig& c, int splits) {
+    return p.k >= int64_t(splits) * c.tile.threadblock_shape[2] * 4;
+  };
+  const size_t kernels = configs.size();
+  for (size_t i = 0; heuristic && i < kernels; ++i) {
+    GemmConfig parallel = configs[i];
+    parallel.parallel_split_k = true;
+    if (!library::why_invalid(parallel) && slices_evenly(parallel, p, kSplitChoices[0]) &&
+        long_enough(parallel, kSplitChoices[0]))
+      configs.push_back(parallel);
+  }
+  auto add = [&](const GemmConfig& c, int splits) {
+    Decomposition d = c.parallel_split_k ? Decomposition::ParallelSplitK
+                      : splits > 1       ? Decomposition::SplitK
+                                         : s.decomposition;
+    ranking.ranked.push_back({c, splits, d, estimated_time_us(c, p, splits, s.deterministic, sm_count)});
+  };
+  for (const auto& c : configs) {
+    if (!c.parallel_split_k || !heuristic) add(c, s.splits);
+    if (!heuristic) continue;
+    const bool stream_k = c.arch >= 90 && c.tile.tile_scheduler == TileScheduler::StreamK;
+    for (int splits : kSplitChoices)
+      if ((stream_k || (c.parallel_split_k && slices_evenly(c, p, splits))) && long_enough(c, splits))
+        add(c, splits);
+  }
+  std::stable_sort(ranking.ranked.begin(), ranking.ranked.end(),
+                   [](const GemmCandidate& a, const GemmCandidate& b) { return a.estimated_us < b.estimated_us; });
+  if (ranking.ranked.empty()) ranking.why_none = why_no_kernel(k, s, p);
+  return ranking;
+}
+
+bool serves(const GemmCandidate& candidate, const GemmSettings& s, const GemmShape& p) {
+  const GemmConfig& c = candidate.config;
+  return fits(c, p) && c.bias == p.bias && c.activation == s.activation &&
+         (!c.parallel_split_k || slices_evenly(c, p, candidate.splits)) && (candidate.splits <= 1 || p.batch == 1);
+}
+
+}  // namespace cuforge::select

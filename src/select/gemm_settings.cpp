@@ -1,0 +1,53 @@
+#include "cuforge/select/gemm_settings.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "cuforge/core/error.hpp"
+
+namespace cuforge::select {
+
+void GemmSettings::set_activation(Activation a, std::optional<double> argument) {
+  if (argument && a != Activation::leaky_relu && *argument != 0.0)
+    throw InvalidArgumentError(fmt::format("activation: {} takes no argument, got {}", to_string(a), *argument));
+  if (argument && !std::isfinite(*argument))
+    throw InvalidArgumentError(fmt::format("activation: leaky_relu's slope must be finite, got {}", *argument));
+  activation = a;
+  activation_argument = argument.value_or(default_activation_argument(a));
+}
+
+void GemmSettings::set_decomposition(Decomposition d) {
+  if (takes_slices(d) && splits < 2)
+    throw InvalidArgumentError(fmt::format("decomposition {} cuts K into split_k_slices >= 2 slices: set "
+                                           "split_k_slices first (the decomposition then keeps them)",
+                                           to_string(d)));
+  if (!takes_slices(d)) splits = 1;
+  decomposition = d;
+}
+
+void GemmSettings::set_split_k_slices(int64_t slices) {
+  if (slices < 1 || slices > kMaxSplits)
+    throw InvalidArgumentError(fmt::format("split_k_slices: expected 1 to {} slices of K, got {}", kMaxSplits, slices));
+  if (slices == 1) {
+    decomposition = Decomposition::Heuristic;
+  } else if (!takes_slices(decomposition)) {
+    decomposition = Decomposition::SplitK;
+  }
+  splits = int(slices);
+}
+
+void GemmSettings::check() const {
+  const bool sliced = takes_slices(decomposition);
+  if (splits < 1 || splits > kMaxSplits || (sliced ? splits < 2 : splits != 1))
+    throw InvalidArgumentError(fmt::format("split-K takes 2 to {} slices, and only split-K takes slices: got {} "
+                                           "with {} slices",
+                                           kMaxSplits, to_string(decomposition), splits));
+  if (activation != Activation::leaky_relu && activation_argument != 0.0)
+    throw InvalidArgumentError(fmt::format("activation: {} takes no argument, got {}", to_string(activation),
+                                           activation_argument));
+  if (!std::isfinite(activation_argument))
+    throw InvalidArgumentError(fmt::format("activation: leaky_relu's slope must be finite, got {}", activation_argument));
+}
+
+}  // namespace cuforge::select

@@ -1,0 +1,94 @@
+"""Arbitrary integers and arbitrary entry.json files against the selection, compile and cache entry
+points (hypothesis): every case ends in a result or a cuforge.Error, never a dead process.
+
+Run by test_fuzz.py in a child process whose CUDA_INSTALL_PATH is a fake toolkit (its nvcc writes
+an empty library at once) and whose CUFORGE_CACHE_DIR is private, so that compile() builds nothing
+real. CUFORGE_FUZZ_CASES scales the number of cases (default 10,000 in all).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cuforge
+
+CASES = int(os.environ.get("CUFORGE_FUZZ_CASES", "10000"))
+FUZZ = settings(deadline=None, database=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+EDGES = [0, 1, -1, 2, 7, 8, 16, 64, 127, 128, 255, 4096, 65536, 2**31 - 1, 2**31, 2**32, 2**40, 2**63 - 1, -2**31,
+         -2**63]
+extent = st.one_of(st.sampled_from(EDGES), st.integers(-5, 5000), st.integers(-2**64, 2**64))
+counted = {"select": 0, "compile": 0, "entry.json": 0}
+
+PLANS = [cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor),
+         cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor, kernel_cc=80),
+         cuforge.op.Gemm(element=np.int8, element_C=np.int32, element_D=np.int32,
+                         layout_A=cuforge.LayoutType.RowMajor, layout_B=cuforge.LayoutType.ColumnMajor,
+                         layout_C=cuforge.LayoutType.ColumnMajor)]
+
+
+def one_of_plans(i):
+    return PLANS[i % len(PLANS)]
+
+
+@settings(FUZZ, max_examples=CASES * 7 // 10)
+@given(st.integers(0, 2), extent, extent, extent, extent, st.booleans())
+def test_select(i, m, n, k, batch, bias):
+    counted["select"] += 1
+    try:
+        assert one_of_plans(i).select(m, n, k, batch, bias).startswith("cuforge_sm")
+    except cuforge.InvalidArgumentError:
+        pass
+
+
+@settings(FUZZ, max_examples=CASES * 2 // 10)
+@given(st.integers(0, 2), extent, extent, extent, st.sampled_from([1, 2, 0, -1, 2**40]))
+def test_compile(i, m, n, k, batch):
+    counted["compile"] += 1
+    try:
+        built = one_of_plans(i).compile(M=m, N=n, K=k, batch=batch)
+        assert pathlib.Path(built["library"]).exists()
+    except cuforge.InvalidArgumentError:
+        pass
+
+
+json_value = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=True) | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6)
+FIELDS = ["key", "name", "library_bytes", "library_xxh3", "source_xxh3"]
+
+
+@settings(FUZZ, max_examples=CASES - CASES * 7 // 10 - CASES * 2 // 10)
+@given(st.dictionaries(st.sampled_from(FIELDS + ["other"]), json_value, max_size=4),
+       st.sets(st.sampled_from(FIELDS), max_size=2), st.booleans())
+def test_entry_json(changes, removed, whole):
+    """An entry's entry.json changed (fields of any type, fields removed, or replaced by any JSON
+    value): verify reports it or finds it sound, and the next compile finds or rebuilds it."""
+    counted["entry.json"] += 1
+    plan = PLANS[1]
+    built = plan.compile(M=128, N=128, K=128)
+    entry = pathlib.Path(built["library"]).parent / "entry.json"
+    doc = json.loads(entry.read_text())
+    if whole:
+        doc = changes.get("other", changes)
+    else:
+        doc.update(changes)
+        for field in removed:
+            doc.pop(field, None)
+    entry.write_text(json.dumps(doc))
+    for check in cuforge.cache_verify():
+        assert isinstance(check["problem"], str)
+    assert pathlib.Path(plan.compile(M=128, N=128, K=128)["library"]).exists()
+    assert all(c["problem"] == "" for c in cuforge.cache_verify())
+
+
+def test_report():
+    total = sum(counted.values())
+    print(f"\nFUZZ {total} cases ({', '.join(f'{k} {v}' for k, v in counted.items())}), 0 crashes")

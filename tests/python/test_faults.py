@@ -1,0 +1,223 @@
+"""What a hostile user or a bad disk can do, on the CPU: each case of the fault probe (issue 17) and
+what cuforge does now — a cuforge.Error subclass naming the cause, a CLI exit status with the
+message, never a dead interpreter. Cases that need nvcc use a fake toolkit (a script that writes an
+empty library at once), so that nothing here compiles a real kernel."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import cuforge
+
+RowMajor = cuforge.LayoutType.RowMajor
+CLI = [sys.executable, "-m", "cuforge.cli"]
+
+
+def run(args, **env) -> subprocess.CompletedProcess:
+    return subprocess.run(args, capture_output=True, text=True, env=dict(os.environ, **env), timeout=120)
+
+
+def run_python(code: str, **env) -> subprocess.CompletedProcess:
+    """In a fresh interpreter: a crash shows as a negative or >= 128 exit status, not as a failure here."""
+    return run([sys.executable, "-c", textwrap.dedent(code)], **env)
+
+
+def fake_toolkit(root) -> str:
+    """A CUDA toolkit whose nvcc writes an empty library (-o) in an instant."""
+    nvcc = root / "bin" / "nvcc"
+    nvcc.parent.mkdir(parents=True)
+    nvcc.write_text(textwrap.dedent("""\
+        #!/bin/sh
+        case "$*" in *--version*) echo 'Cuda compilation tools, release 13.0, V13.0.88'; exit 0;; esac
+        case "$*" in *--dryrun*) exit 1;; esac
+        while [ $# -gt 0 ]; do [ "$1" = "-o" ] && : > "$2"; shift; done
+        """))
+    nvcc.chmod(0o755)
+    return str(root)
+
+
+# --- The selection and compile entry points: sizes no run may have -----------------------------
+
+
+@pytest.mark.parametrize("kernel_cc", [None, 80])
+@pytest.mark.parametrize("m, n, k, batch, says", [
+    (0, 0, 0, 1, "empty output"), (0, 64, 64, 1, "empty output"), (64, 0, 64, 1, "empty output"),
+    (64, 64, 64, 0, "empty output"), (-1, 5, 5, 1, "^M: expected a size of 0 or more, got -1"),
+    (-8, 8, 8, 1, "^M: "), (8, -8, 8, 1, "^N: "), (8, 8, -8, 1, "^K: "), (64, 64, 64, -3, "^batch: "),
+    (2**40, 2**40, 2**40, 1, "exceeds the 32-bit range"), (2**40, 8, 8, 1, "^M: 1099511627776 exceeds"),
+    (2**31, 8, 8, 1, "^M: 2147483648 exceeds"), (2**70, 8, 8, 1, "beyond any size"),
+])
+def test_select_and_compile_refuse_sizes_by_name(kernel_cc, m, n, k, batch, says):
+    plan = cuforge.op.Gemm(element=np.float16, layout=RowMajor, kernel_cc=kernel_cc)
+    with pytest.raises(cuforge.InvalidArgumentError, match=says):
+        plan.select(m, n, k, batch)
+    with pytest.raises(cuforge.InvalidArgumentError, match=says):
+        plan.compile(M=m, N=n, K=k, batch=batch)
+
+
+def test_k_zero_selects_the_kernel_that_writes_beta_c():
+    plan = cuforge.op.Gemm(element=np.float16, layout=RowMajor)
+    assert plan.select(64, 64, 0).startswith("cuforge_sm90_")
+
+
+# --- Settings of the wrong kind --------------------------------------------------------------------
+
+
+def test_settings_of_the_wrong_kind_are_named():
+    with pytest.raises(cuforge.InvalidArgumentError, match="^layout: expected a cuforge.LayoutType"):
+        cuforge.op.Gemm(element=np.float16, layout="diagonal")
+    plan = cuforge.op.Gemm(element=np.float16, layout=RowMajor)
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"threadblock_shape.*expected three integers"):
+        plan.tile_description = {"threadblock_shape": "abc"}
+    with pytest.raises(cuforge.InvalidArgumentError, match="^split_k_slices: expected 1 to 1024"):
+        plan.split_k_slices = 2**31
+    with pytest.raises(cuforge.InvalidArgumentError, match="^split_k_slices: expected an integer"):
+        plan.split_k_slices = 2.5
+    with pytest.raises(cuforge.InvalidArgumentError, match="leaky_relu's slope must be a real number"):
+        plan.activation = (cuforge.epilogue.leaky_relu, "x")
+    with pytest.raises(cuforge.InvalidArgumentError, match="^deterministic: expected True or False"):
+        plan.deterministic = "no"
+    assert plan.deterministic is True, "a refused setting leaves the plan as it was"
+    with pytest.raises(cuforge.InvalidArgumentError, match="^opclass: expected a cuforge.OpcodeClass"):
+        plan.opclass = "Tensor"
+    with pytest.raises(cuforge.InvalidArgumentError, match="^cc: expected an integer"):
+        cuforge.op.Gemm(element=np.float16, layout=RowMajor, cc="90")
+    with pytest.raises(cuforge.InvalidArgumentError, match="compute capability 91 is not a GPU"):
+        cuforge.op.Gemm(element=np.float16, layout=RowMajor, cc=91)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^alignment_A: expected a power of two from 1 to 8"):
+        plan.compile(alignment_A=16)
+
+
+@pytest.mark.parametrize("value, says", [
+    (np.ones((2, 2)), "ndarray of 4 elements"), ("two", "expected a real number, got 'two'"),
+    (None, "expected a real number, got None"), (1j, "expected a real number"), (True, "expected a real number"),
+    ([1.0], "expected a real number"),
+])
+def test_scalars_of_unsupported_kinds_are_named(value, says):
+    plan = cuforge.op.Gemm(element=np.float16, layout=RowMajor)
+    A, B, C, D = [np.ones((8, 8), np.float16) for _ in range(4)]
+    for name in ("alpha", "beta"):
+        if value is not None:  # run(alpha=None) means the plan's own
+            with pytest.raises(cuforge.InvalidArgumentError, match=f"^{name}: .*{says}"):
+                plan.run(A, B, C, D, **{name: value})
+    plan.alpha = value
+    with pytest.raises(cuforge.InvalidArgumentError, match="^alpha: "):
+        plan.run(A, B, C, D)
+
+
+def test_one_element_arrays_are_scalars():
+    from cuforge.op.gemm import _scalar
+
+    assert _scalar(np.float32(2.5), "alpha") == 2.5
+    assert _scalar(np.array([[3.0]]), "beta") == 3.0
+
+
+# --- The cache, the toolchain and the command line -------------------------------------------------
+
+
+def test_cache_dir_that_is_a_file_is_an_error_everywhere(tmp_path):
+    bogus = tmp_path / "file"
+    bogus.write_text("not a directory")
+    for action in ("info", "verify", "prune", "clear"):
+        r = run(CLI + ["cache", action], CUFORGE_CACHE_DIR=str(bogus))
+        assert r.returncode == 2, (action, r.stdout, r.stderr)
+        assert "not a directory" in r.stderr or "cannot create" in r.stderr, r.stderr
+    r = run_python("""
+        import cuforge
+        for call in (cuforge.cache_info, cuforge.cache_verify):
+            try:
+                call()
+            except cuforge.CacheError as e:
+                print("CacheError")
+    """, CUFORGE_CACHE_DIR=str(bogus))
+    assert r.stdout.split() == ["CacheError", "CacheError"], (r.stdout, r.stderr)
+
+
+def test_cache_open_to_others_is_refused_not_changed(tmp_path):
+    root = tmp_path / "cache"
+    (root / "v1").mkdir(parents=True)
+    os.chmod(root / "v1", 0o777)
+    r = run(CLI + ["cache", "verify"], CUFORGE_CACHE_DIR=str(root))
+    assert r.returncode == 2 and "writable by other users" in r.stderr, (r.stdout, r.stderr)
+    assert stat.S_IMODE(os.stat(root / "v1").st_mode) == 0o777
+
+
+def test_build_reports_toolchain_and_cache_problems_as_what_they_are(tmp_path):
+    name = cuforge.list_gemms(80)[0]
+    bogus = tmp_path / "file"
+    bogus.write_text("")
+    r = run_python(f"""
+        import cuforge
+        try:
+            cuforge.build([{name!r}], progress=False)
+        except cuforge.Error as e:
+            print(type(e).__name__)
+    """, CUFORGE_CACHE_DIR=str(bogus), CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"))
+    assert r.stdout.strip() == "CacheError", (r.stdout, r.stderr)
+    old = tmp_path / "old" / "include" / "cutlass"
+    old.mkdir(parents=True)
+    (old / "version.h").write_text("#define CUTLASS_MAJOR 3\n#define CUTLASS_MINOR 9\n#define CUTLASS_PATCH 2\n")
+    r = run_python(f"""
+        import cuforge
+        try:
+            cuforge.build([{name!r}], progress=False)
+        except cuforge.Error as e:
+            print(type(e).__name__)
+    """, CUTLASS_PATH=str(tmp_path / "old"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
+    assert r.stdout.strip() == "ToolchainError", (r.stdout, r.stderr)
+
+
+def test_entry_json_of_the_wrong_types_is_reported_and_rebuilt(tmp_path):
+    """A cache entry whose entry.json is valid JSON with wrong-typed fields once aborted the process
+    (an escaped nlohmann::type_error) in verify, build and compile, every time."""
+    env = dict(CUFORGE_CACHE_DIR=str(tmp_path / "cache"), CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"))
+    name = cuforge.list_gemms(80)[0]
+    r = run_python(f"import cuforge; print(cuforge.build([{name!r}], progress=False)[0]['key'])", **env)
+    assert r.returncode == 0, r.stderr
+    entry = tmp_path / "cache" / "v1" / "kernels" / r.stdout.split()[-1] / "entry.json"
+    for field, value in [("library_bytes", "1056952"), ("key", 5), ("name", [1]), ("library_xxh3", None)]:
+        doc = json.loads(entry.read_text())
+        doc[field] = value
+        entry.write_text(json.dumps(doc))
+        v = run(CLI + ["cache", "verify"], **env)
+        assert v.returncode == 1 and "BAD" in v.stdout and field in v.stdout, (field, v.stdout, v.stderr)
+        b = run_python(f"import cuforge; print(cuforge.build([{name!r}], progress=False)[0]['cache_hit'])", **env)
+        assert b.returncode == 0 and b.stdout.split()[-1] == "False", (field, b.stdout, b.stderr)
+        assert "rebuilt" in b.stderr, "the bad entry is reported"
+        assert run(CLI + ["cache", "verify"], **env).returncode == 0
+
+
+@pytest.mark.parametrize("args, says", [
+    (["cache", "prune", "--max-bytes", "-5"], "--max-bytes"),
+    (["list", "--arch", "75"], "sm80"),
+    (["build", "--filter", "["], "never closed"),
+    (["build", "-j", "-1", "--filter", "*"], "--jobs"),
+    (["build", "--cc", "-5", "--arch", "80", "--filter", "*_64x64x32_*"], "--cc"),
+    (["build", "--cc", "91", "--arch", "80", "--filter", "*_64x64x32_*"], "compute capability 91"),
+])
+def test_cli_refuses_bad_arguments(tmp_path, args, says):
+    r = run(CLI + args, CUFORGE_CACHE_DIR=str(tmp_path / "cache"), CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"))
+    assert r.returncode != 0, (r.stdout, r.stderr)
+    assert says in r.stderr, r.stderr
+    assert not (tmp_path / "cache" / "v1" / "kernels").exists() or not any((tmp_path / "cache" / "v1" / "kernels").iterdir())
+
+
+def test_clear_of_a_read_only_cache_fails_loudly(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root writes anywhere: the C++ suite checks this as another user")
+    env = dict(CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
+    (tmp_path / "cache" / "v1" / "kernels" / "k").mkdir(parents=True)
+    os.chmod(tmp_path / "cache" / "v1", 0o500)
+    try:
+        r = run(CLI + ["cache", "clear"], **env)
+        assert r.returncode == 2 and "cannot remove" in r.stderr, (r.stdout, r.stderr)
+    finally:
+        os.chmod(tmp_path / "cache" / "v1", 0o700)
