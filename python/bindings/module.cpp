@@ -242,9 +242,15 @@ NB_MODULE(_core, m) {
       .def("tile_schedulers", &Gemm::tile_schedulers)
       .def_prop_ro("last_kernel", &Gemm::last_kernel, "The kernel the latest run launched.")
       .def_prop_ro("last_splits", &Gemm::last_splits, "The split-K slices of the latest run.")
-      .def("select", [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias) {
-             return g.select(g.shape(m, n, k, batch, bias)).config.name();
-           }, "m"_a, "n"_a, "k"_a, "batch"_a = 1, "bias"_a = false)
+      .def("select",
+           [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias,
+              const std::array<std::optional<int>, 3>& alignments) {
+             std::array<int, 3> caps{};
+             for (int i = 0; i < 3; ++i) caps[i] = alignments[i].value_or(0);
+             return g.select(g.shape(m, n, k, batch, bias, caps)).config.name();
+           },
+           "m"_a, "n"_a, "k"_a, "batch"_a = 1, "bias"_a = false,
+           "alignments"_a = std::array<std::optional<int>, 3>{})
       .def("compile",
            [](Gemm& g, const std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t, bool>>& problems,
               const std::array<std::optional<int>, 3>& alignments, int jobs) {

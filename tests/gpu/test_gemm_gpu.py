@@ -8,6 +8,8 @@ Every kernel the module needs is named with `plan.select` and compiled in one pa
 from dataclasses import dataclass
 from typing import Optional
 
+import time
+
 import pytest
 
 pytestmark = pytest.mark.gpu
@@ -288,10 +290,21 @@ def test_seed_compile_then_run():
     A0, B0, C0, D0, A1, B1, C1, D1 = _seed_torch_inputs()
 
     plan = cutlass_cppgen.op.Gemm(element=np.float32, layout=cutlass_cppgen.LayoutType.RowMajor)
-    plan.compile()
+    before = cuforge.compile_statistics()
+    built = plan.compile()
+    compiled = cuforge.compile_statistics()
+    assert compiled["builds"] - before["builds"] == (0 if built["cache_hit"] else 1)
     # ... other work ...
+    start = time.perf_counter()
     plan.run(A0, B0, C0, D0)
+    first_run_ms = (time.perf_counter() - start) * 1e3
+    assert plan.last_kernel == built["name"]
     plan.run(A1, B1, C1, D1)
+    assert plan.last_kernel == built["name"], "compile once, run later: the compiled kernel runs every problem"
+    after = cuforge.compile_statistics()
+    assert after["requests"] == compiled["requests"], "no compile was even asked for at run()"
+    print(f"\ncompile(): {'cache hit' if built['cache_hit'] else 'built'}; first run() {first_run_ms:.1f} ms")
+    assert first_run_ms < 50
 
     assert_close_tf32(D0, A0, B0)
     assert_close_tf32(D1, A1, B1)

@@ -69,6 +69,12 @@ _TILE_FIELDS = {
 }
 
 
+def _alignments(a, b, c) -> list:
+    """alignment_A/B/C as the core takes them: None (as the sizes allow) or a whole number of elements."""
+    return [None if v is None else _integer(v, name, 1) for v, name in ((a, "alignment_A"), (b, "alignment_B"),
+                                                                           (c, "alignment_C"))]
+
+
 def _tile_from(value) -> TileDescription:
     if isinstance(value, TileDescription):
         return value
@@ -304,11 +310,13 @@ class Gemm:
         """Split-K slices of the latest run (1: none; the heuristic decomposition may choose more)."""
         return self._plan.last_splits
 
-    def select(self, M: int, N: int, K: int, batch: int = 1, bias: bool = False) -> str:
-        """Name of the kernel a run of this size would use (packed, aligned operands; C a bias row when
-        ``bias``): a kernel compile() built that can run it, else the selection's choice. Compiles nothing."""
+    def select(self, M: int, N: int, K: int, batch: int = 1, bias: bool = False, *, alignment_A=None,
+               alignment_B=None, alignment_C=None) -> str:
+        """Name of the kernel a run of this size would use (packed operands on 16-byte aligned allocations,
+        or the alignments given, in elements; C a bias row when ``bias``): a kernel compile() built that can
+        run it, else the selection's choice. Compiles nothing."""
         return self._plan.select(_integer(M, "M"), _integer(N, "N"), _integer(K, "K"), _integer(batch, "batch"),
-                                 bool(bias))
+                                 bool(bias), _alignments(alignment_A, alignment_B, alignment_C))
 
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
                 print_module: bool = False, *, M: int | None = None, N: int | None = None, K: int | None = None,
@@ -339,10 +347,8 @@ class Gemm:
                 raise InvalidArgumentError(f"problems: expected (M, N, K) or (M, N, K, batch), got {problem!r}")
             m, n, k, b = (*problem, 1) if len(problem) == 3 else problem
             shapes.append((_integer(m, "M"), _integer(n, "N"), _integer(k, "K"), _integer(b, "batch"), False))
-        alignments = [None if a is None else _integer(a, name, 1)
-                      for a, name in ((alignment_A, "alignment_A"), (alignment_B, "alignment_B"),
-                                      (alignment_C, "alignment_C"))]
-        built = self._plan.compile(shapes, alignments, 0 if jobs is None else _integer(jobs, "jobs", 0))
+        built = self._plan.compile(shapes, _alignments(alignment_A, alignment_B, alignment_C),
+                                   0 if jobs is None else _integer(jobs, "jobs", 0))
         if print_module:
             for r in built:
                 print(_core.emit(r["name"]))

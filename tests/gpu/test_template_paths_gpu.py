@@ -1,0 +1,85 @@
+"""Every template path the catalog can emit (template_paths.py), built in one parallel build and run
+once each on integer data: exact against a float64 reference (the gelu path within the rounding of
+its bf16 output), in every decomposition its kernel's scheduler takes at run time.
+
+Also a script: `python3 tests/gpu/test_template_paths_gpu.py` prints how many paths, kernels and
+seconds the sweep took.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+torch = pytest.importorskip("torch")
+
+import cuforge  # noqa: E402
+import template_paths  # noqa: E402
+
+PATHS = template_paths.paths()
+TORCH = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64,
+         "s8": torch.int8, "s32": torch.int32, "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def prebuilt():
+    start = time.monotonic()
+    cuforge.build(sorted({p.kernel for p in PATHS}))
+    print(f"\nbuilt {len({p.kernel for p in PATHS})} kernels in {time.monotonic() - start:.0f} s")
+
+
+def operand(rows, cols, kind, layout, pad, gen):
+    """Integers in [-3, 3] (so every product and sum is exact), `pad` elements past each row
+    (column when column-major) of the allocation."""
+    inner, outer = (cols, rows) if layout == "r" else (rows, cols)
+    t = torch.randint(-3, 4, (outer, inner + pad), device="cuda", generator=gen)[:, :inner]
+    t = t.to(TORCH[kind])
+    return t if layout == "r" else t.transpose(0, 1)
+
+
+def reference(path, A, B, C):
+    ref = A.double() @ B.double() + C.double()
+    act = path.settings.get("activation")
+    if act is cuforge.epilogue.relu:
+        ref = torch.relu(ref)
+    elif isinstance(act, tuple):
+        ref = torch.where(ref >= 0, ref, ref * act[1])
+    elif act is cuforge.epilogue.gelu:
+        ref = torch.nn.functional.gelu(ref.float()).double()
+    if path.base.d == "s8":
+        ref = ref.round().clamp(-128, 127)  # computed in f32, rounded to nearest even and saturated
+    return ref.to(TORCH[path.base.d])
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.kernel[8:] for p in PATHS])
+def test_path_runs_exactly(path):
+    gen = torch.Generator(device="cuda").manual_seed(hash(path.kernel) % 2**31)
+    m, n, k = path.problem()
+    lay = path.base.layouts
+    A = operand(m, k, path.base.a, lay[0], path.pad, gen)
+    B = operand(k, n, path.base.b, lay[1], path.pad, gen)
+    C = operand(1 if path.bias else m, n, path.base.d, "r", path.pad, gen)
+    if path.bias:
+        C = C[0]
+    for mode in path.modes:
+        D = operand(m, n, path.base.d, "r", path.pad, gen).fill_(0 if path.base.d in ("s8", "s32") else float("nan"))
+        plan = path.plan(mode)
+        plan.run(A, B, C, D, beta=1.0)
+        assert plan.last_kernel == path.kernel, mode
+        ref = reference(path, A, B, C)
+        if path.settings.get("activation") is cuforge.epilogue.gelu:
+            torch.testing.assert_close(D.float(), ref.float(), rtol=2e-2, atol=2e-2)
+        else:
+            assert torch.equal(D, ref), f"{mode}: {int((D.double() != ref.double()).sum())} elements differ"
+
+
+if __name__ == "__main__":
+    import sys
+
+    start = time.monotonic()
+    code = pytest.main([__file__, "-q", *sys.argv[1:]])
+    print(f"{len(PATHS)} paths, {len({p.kernel for p in PATHS})} kernels, {time.monotonic() - start:.0f} s")
+    raise SystemExit(code)
