@@ -230,7 +230,11 @@ runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const Tenso
   if (current != device_) runtime::check(cudaSetDevice(device_), "cudaSetDevice");
 
   const GemmShape& s = p.shape;
-  const Activation activation = settings().activation;
+  Activation activation;
+  {
+    std::lock_guard lock(state_->mutex);
+    activation = state_->settings.activation;
+  }
   if (!s.empty_output() && !(s.k == 0 && beta == 0.0 && activation != Activation::sigmoid)) {
     launch(p, alpha, beta, stream);
   } else {
