@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 
 from . import _core, epilogue, op, swizzle
@@ -44,6 +45,7 @@ _core.set_default_cutlass_path(cutlass_path())
 logger = logging.getLogger("cuforge")
 _LEVELS = (logging.DEBUG, logging.INFO, logging.WARNING)
 _core.set_log_sink(lambda level, message: logger.log(_LEVELS[level], message))
+atexit.register(_core.set_log_sink, None)  # the core lets go of the Python callable before shutdown
 
 
 def compile_statistics() -> dict:

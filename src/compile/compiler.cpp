@@ -52,20 +52,24 @@ std::string cutlass_digest(const KernelCache& cache) {
   std::lock_guard lock(mutex);
   if (auto it = digests.find(root); it != digests.end()) return it->second;
 
-  std::vector<fs::path> files;
+  // The stamp: every file's path, size and modification time, in a fixed order (one stat per
+  // file; the directory walk's own file types need none).
+  std::vector<std::pair<std::string, fs::path>> files;
+  const size_t prefix = root.string().size() + 1;
   for (const fs::path& dir : {root / "include", root / "tools" / "util" / "include"}) {
     std::error_code ec;
     for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
          it.increment(ec))
-      if (it->is_regular_file(ec)) files.push_back(it->path());
+      if (it->is_regular_file(ec)) files.emplace_back(it->path().string().substr(prefix), it->path());
   }
   std::sort(files.begin(), files.end());
   std::string stamp_text;
-  for (const auto& f : files) {
+  stamp_text.reserve(files.size() * 96);
+  for (const auto& [name, path] : files) {
     struct stat st {};
-    ::stat(f.c_str(), &st);
-    stamp_text += fmt::format("{} {} {}.{}\n", f.lexically_relative(root).string(), st.st_size, st.st_mtim.tv_sec,
-                              st.st_mtim.tv_nsec);
+    ::stat(path.c_str(), &st);
+    stamp_text += name;
+    stamp_text += fmt::format(" {} {}.{}\n", st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
   }
   const std::string stamp = digest_of({stamp_text});
   std::optional<fs::path> memo;
@@ -77,7 +81,7 @@ std::string cutlass_digest(const KernelCache& cache) {
   std::string digest = memo ? read_file_or_empty(*memo) : "";
   if (digest.size() != 32) {
     std::string contents;
-    for (const auto& f : files) contents += f.lexically_relative(root).string() + "\n" + read_file_or_empty(f);
+    for (const auto& [name, path] : files) contents += name + "\n" + read_file_or_empty(path);
     digest = digest_of({contents});
     if (memo) {
       try {
