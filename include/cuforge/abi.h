@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define CUFORGE_ABI_VERSION 3
+#define CUFORGE_ABI_VERSION 4
 
 /* Kernel libraries are built with hidden visibility; only these entry points are exported. */
 #define CUFORGE_EXPORT __attribute__((visibility("default")))
@@ -58,6 +58,41 @@ typedef enum cuforge_status {
   CUFORGE_STATUS_INTERNAL_ERROR = 4
 } cuforge_status;
 
+/* Grouped kernels: G problems of their own sizes in one launch, each D_g (M_g x N_g) =
+ * activation(alpha * A_g (M_g x K_g) * B_g (K_g x N_g) + beta * C_g) in the kernel's layouts. The
+ * groups come from one of two places:
+ * - descriptors: G of these on the device, written by the caller (the list form);
+ * - offsets (when descriptors is null): one A of m_total rows and one D (and C) cut into groups by G
+ *   row offsets on the device (group g's rows end at offsets[g], start where g - 1's end, the first
+ *   at 0; the mixture-of-experts form), B a batch of G matrices batch_stride_b apart, every group
+ *   K x N. Rows past m_total or before the previous group's end are never touched.
+ * Descriptors are turned into CUTLASS's own arrays on the device, so a run needs no host copy of
+ * the sizes. */
+typedef struct cuforge_gemm_group {
+  int64_t m, n, k;
+  const void* a;
+  const void* b;
+  const void* c; /* D when beta == 0 */
+  void* d;
+  int64_t lda, ldb, ldc, ldd;
+} cuforge_gemm_group;
+
+typedef struct cuforge_grouped_arguments {
+  int64_t groups;
+  const cuforge_gemm_group* descriptors;
+  const int32_t* offsets;
+  int64_t m_total, n, k;
+  const void* a;
+  const void* b;
+  const void* c; /* may be null when beta == 0 */
+  void* d;
+  int64_t lda, ldb, ldc, ldd, batch_stride_b;
+  double alpha, beta;
+  double activation_argument;
+  int device;
+  int sm_count;
+} cuforge_grouped_arguments;
+
 CUFORGE_EXPORT int cuforge_abi_version(void);
 CUFORGE_EXPORT const char* cuforge_kernel_name(void);
 CUFORGE_EXPORT int cuforge_gemm_can_implement(const cuforge_gemm_arguments* args);
@@ -66,6 +101,11 @@ CUFORGE_EXPORT int cuforge_gemm_workspace_size(const cuforge_gemm_arguments* arg
 /* stream is a cudaStream_t; workspace holds workspace_bytes >= what cuforge_gemm_workspace_size wrote. */
 CUFORGE_EXPORT int cuforge_gemm_run(const cuforge_gemm_arguments* args, void* workspace, size_t workspace_bytes,
                      void* stream);
+
+CUFORGE_EXPORT int cuforge_grouped_can_implement(const cuforge_grouped_arguments* args);
+CUFORGE_EXPORT int cuforge_grouped_workspace_size(const cuforge_grouped_arguments* args, size_t* bytes);
+CUFORGE_EXPORT int cuforge_grouped_run(const cuforge_grouped_arguments* args, void* workspace, size_t workspace_bytes,
+                                       void* stream);
 
 #ifdef __cplusplus
 }

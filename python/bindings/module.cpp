@@ -67,6 +67,80 @@ nb::dict compile_result(const compile::CompileResult& r) {
   return d;
 }
 
+using Alignments = std::array<std::optional<int>, 3>;
+
+std::array<int, 3> caps(const Alignments& alignments) {
+  std::array<int, 3> out{};
+  for (int i = 0; i < 3; ++i) out[i] = alignments[i].value_or(0);
+  return out;
+}
+
+std::vector<TensorRef> tensor_refs(const std::vector<nb::handle>& list, const char* name) {
+  std::vector<TensorRef> out;
+  for (size_t i = 0; i < list.size(); ++i) out.push_back(to_tensor_ref(list[i], name));
+  return out;
+}
+
+// Builds with the GIL released; the results as dicts.
+template <class Build>
+nb::list compile_results(Build&& build) {
+  std::vector<compile::CompileResult> built;
+  {
+    nb::gil_scoped_release release;
+    built = build();
+  }
+  nb::list out;
+  for (const auto& r : built) out.append(compile_result(r));
+  return out;
+}
+
+// What the GEMM-family plans share (op/plan.hpp): construction, types, settings, the kernel set.
+template <class Plan>
+nb::class_<Plan> bind_plan(nb::module_& m, const char* name, const char* doc) {
+  nb::class_<Plan> cls(m, name, doc);
+  cls.def("__init__",
+          [](Plan* self, DataType a, DataType b, DataType c, DataType d, std::optional<DataType> acc, Layout la,
+             Layout lb, Layout lc, int cc, int kernel_cc, int device, std::optional<select::GemmSettings> settings) {
+            GemmOptions o;
+            o.element_a = a;
+            o.element_b = b;
+            o.element_c = c;
+            o.element_d = d;
+            o.element_accumulator = acc;
+            o.layout_a = la;
+            o.layout_b = lb;
+            o.layout_c = lc;
+            o.cc = cc;
+            o.kernel_cc = kernel_cc;
+            o.device = device;
+            if (settings) o.settings = *settings;
+            new (self) Plan(o);
+          },
+          "element_a"_a, "element_b"_a, "element_c"_a, "element_d"_a, "element_accumulator"_a.none(), "layout_a"_a,
+          "layout_b"_a, "layout_c"_a, "cc"_a = 0, "kernel_cc"_a = 0, "device"_a = -1,
+          "settings"_a.none() = nb::none())
+      .def_prop_ro("cc", &Plan::cc)
+      .def_prop_ro("kernel_cc", &Plan::kernel_cc)
+      .def_prop_ro("device", &Plan::device)
+      .def_prop_ro("element_a", [](const Plan& g) { return g.options().element_a; })
+      .def_prop_ro("element_b", [](const Plan& g) { return g.options().element_b; })
+      .def_prop_ro("element_c", [](const Plan& g) { return g.options().element_c; })
+      .def_prop_ro("element_d", [](const Plan& g) { return g.options().element_d; })
+      .def_prop_ro("element_accumulator", [](const Plan& g) { return g.options().accumulator(); })
+      .def_prop_ro("layout_a", [](const Plan& g) { return g.options().layout_a; })
+      .def_prop_ro("layout_b", [](const Plan& g) { return g.options().layout_b; })
+      .def_prop_ro("layout_c", [](const Plan& g) { return g.options().layout_c; })
+      .def_prop_rw("settings", &Plan::settings, &Plan::set_settings,
+                   "A copy of the settings; assigning checks them as a whole and leaves the plan as it was when "
+                   "refused.")
+      .def("tile_descriptions", &Plan::tile_descriptions)
+      .def("activations", &Plan::activations)
+      .def("tile_schedulers", &Plan::tile_schedulers)
+      .def_prop_ro("last_kernel", &Plan::last_kernel, "The kernel the latest run launched.")
+      .def_prop_ro("last_splits", &Plan::last_splits, "The split-K slices of the latest run.");
+  return cls;
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -149,6 +223,8 @@ NB_MODULE(_core, m) {
       .value("Heuristic", Decomposition::Heuristic).value("DataParallel", Decomposition::DataParallel)
       .value("SplitK", Decomposition::SplitK).value("StreamK", Decomposition::StreamK)
       .value("ParallelSplitK", Decomposition::ParallelSplitK);
+  nb::enum_<GemmKind>(m, "GemmKind", "What a kernel computes: one GEMM (or a batch), or a group of GEMMs.")
+      .value("Gemm", GemmKind::Gemm).value("Grouped", GemmKind::Grouped);
   nb::enum_<Activation>(m, "Activation", "Elementwise functions an epilogue fuses.")
       .value("identity", Activation::identity).value("relu", Activation::relu)
       .value("leaky_relu", Activation::leaky_relu).value("tanh", Activation::tanh)
@@ -201,71 +277,19 @@ NB_MODULE(_core, m) {
       .def("set_decomposition", &select::GemmSettings::set_decomposition, "decomposition"_a)
       .def("set_split_k_slices", &select::GemmSettings::set_split_k_slices, "slices"_a);
 
-  nb::class_<Gemm>(m, "Gemm", "A GEMM plan of the C++ core (cuforge.op.Gemm wraps it).")
-      .def("__init__",
-           [](Gemm* self, DataType a, DataType b, DataType c, DataType d, std::optional<DataType> acc, Layout la,
-              Layout lb, Layout lc, int cc, int kernel_cc, int device, std::optional<select::GemmSettings> settings) {
-             GemmOptions o;
-             o.element_a = a;
-             o.element_b = b;
-             o.element_c = c;
-             o.element_d = d;
-             o.element_accumulator = acc;
-             o.layout_a = la;
-             o.layout_b = lb;
-             o.layout_c = lc;
-             o.cc = cc;
-             o.kernel_cc = kernel_cc;
-             o.device = device;
-             if (settings) o.settings = *settings;
-             new (self) Gemm(o);
+  auto gemm = bind_plan<Gemm>(m, "Gemm", "A GEMM plan of the C++ core (cuforge.op.Gemm wraps it).");
+  gemm.def("select",
+           [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias, const Alignments& alignments) {
+             return g.select(g.shape(m, n, k, batch, bias, caps(alignments))).config.name();
            },
-           "element_a"_a, "element_b"_a, "element_c"_a, "element_d"_a, "element_accumulator"_a.none(), "layout_a"_a,
-           "layout_b"_a, "layout_c"_a, "cc"_a = 0, "kernel_cc"_a = 0, "device"_a = -1,
-           "settings"_a.none() = nb::none())
-      .def_prop_ro("cc", &Gemm::cc)
-      .def_prop_ro("kernel_cc", &Gemm::kernel_cc)
-      .def_prop_ro("device", &Gemm::device)
-      .def_prop_ro("element_a", [](const Gemm& g) { return g.options().element_a; })
-      .def_prop_ro("element_b", [](const Gemm& g) { return g.options().element_b; })
-      .def_prop_ro("element_c", [](const Gemm& g) { return g.options().element_c; })
-      .def_prop_ro("element_d", [](const Gemm& g) { return g.options().element_d; })
-      .def_prop_ro("element_accumulator", [](const Gemm& g) { return g.options().accumulator(); })
-      .def_prop_ro("layout_a", [](const Gemm& g) { return g.options().layout_a; })
-      .def_prop_ro("layout_b", [](const Gemm& g) { return g.options().layout_b; })
-      .def_prop_ro("layout_c", [](const Gemm& g) { return g.options().layout_c; })
-      .def_prop_rw("settings", &Gemm::settings, &Gemm::set_settings,
-                   "A copy of the settings; assigning checks them as a whole and leaves the plan as it was when "
-                   "refused.")
-      .def("tile_descriptions", &Gemm::tile_descriptions)
-      .def("activations", &Gemm::activations)
-      .def("tile_schedulers", &Gemm::tile_schedulers)
-      .def_prop_ro("last_kernel", &Gemm::last_kernel, "The kernel the latest run launched.")
-      .def_prop_ro("last_splits", &Gemm::last_splits, "The split-K slices of the latest run.")
-      .def("select",
-           [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias,
-              const std::array<std::optional<int>, 3>& alignments) {
-             std::array<int, 3> caps{};
-             for (int i = 0; i < 3; ++i) caps[i] = alignments[i].value_or(0);
-             return g.select(g.shape(m, n, k, batch, bias, caps)).config.name();
-           },
-           "m"_a, "n"_a, "k"_a, "batch"_a = 1, "bias"_a = false,
-           "alignments"_a = std::array<std::optional<int>, 3>{})
+           "m"_a, "n"_a, "k"_a, "batch"_a = 1, "bias"_a = false, "alignments"_a = Alignments{})
       .def("compile",
            [](Gemm& g, const std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t, bool>>& problems,
-              const std::array<std::optional<int>, 3>& alignments, int jobs) {
-             std::array<int, 3> caps{};
-             for (int i = 0; i < 3; ++i) caps[i] = alignments[i].value_or(0);
+              const Alignments& alignments, int jobs) {
              std::vector<GemmShape> shapes;
-             for (auto [m, n, k, batch, bias] : problems) shapes.push_back(g.shape(m, n, k, batch, bias, caps));
-             std::vector<compile::CompileResult> built;
-             {
-               nb::gil_scoped_release release;
-               built = g.compile(shapes, jobs);
-             }
-             nb::list out;
-             for (const auto& r : built) out.append(compile_result(r));
-             return out;
+             for (auto [m, n, k, batch, bias] : problems)
+               shapes.push_back(g.shape(m, n, k, batch, bias, caps(alignments)));
+             return compile_results([&] { return g.compile(shapes, jobs); });
            },
            "problems"_a, "alignments"_a, "jobs"_a = 0,
            "Build the kernels chosen for (M, N, K, batch, bias) problems, in parallel; later runs use them.")
@@ -286,14 +310,61 @@ NB_MODULE(_core, m) {
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a, "beta"_a,
            "The checks of run(), without running.");
 
-  m.def("list_gemms", [](std::optional<int> arch, const std::string& glob) {
+  auto grouped = bind_plan<GroupedGemm>(m, "GroupedGemm",
+                                        "A grouped GEMM plan of the C++ core (cuforge.op.GroupedGemm wraps it).");
+  grouped
+      .def("select",
+           [](const GroupedGemm& g, int64_t groups, int64_t m, int64_t n, int64_t k, const Alignments& alignments) {
+             return g.select(g.shape(groups, m, n, k, caps(alignments))).config.name();
+           },
+           "groups"_a, "m"_a, "n"_a, "k"_a, "alignments"_a = Alignments{},
+           "The kernel `groups` groups of packed operands of these mean sizes would run.")
+      .def("compile",
+           [](GroupedGemm& g, const std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>& problems,
+              const Alignments& alignments, int jobs) {
+             std::vector<GemmShape> shapes;
+             for (auto [groups, m, n, k] : problems) shapes.push_back(g.shape(groups, m, n, k, caps(alignments)));
+             return compile_results([&] { return g.compile(shapes, jobs); });
+           },
+           "problems"_a, "alignments"_a, "jobs"_a = 0,
+           "Build the kernels chosen for (groups, M, N, K) classes, in parallel; later runs use them.")
+      .def("run",
+           [](GroupedGemm& g, const std::vector<nb::handle>& a, const std::vector<nb::handle>& b,
+              const std::vector<nb::handle>& c, const std::vector<nb::handle>& d, double alpha, double beta,
+              uintptr_t stream, std::function<void()> on_complete) {
+             auto problem = g.check(tensor_refs(a, "A"), tensor_refs(b, "B"), tensor_refs(c, "C"),
+                                    tensor_refs(d, "D"), alpha, beta);
+             return g.run(problem, alpha, beta, reinterpret_cast<cudaStream_t>(stream), std::move(on_complete));
+           },
+           "a"_a, "b"_a, "c"_a, "d"_a, "alpha"_a, "beta"_a, "stream"_a, "on_complete"_a.none(),
+           "The list form: one operand descriptor per group (C may be an empty list when beta == 0).")
+      .def("run_offsets",
+           [](GroupedGemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle offsets,
+              double alpha, double beta, uintptr_t stream) {
+             auto problem = g.check_offsets(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
+                                            to_tensor_ref(d, "D"), to_tensor_ref(offsets, "offsets"), alpha, beta);
+             return g.run(problem, alpha, beta, reinterpret_cast<cudaStream_t>(stream));
+           },
+           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "offsets"_a.none(), "alpha"_a, "beta"_a,
+           "stream"_a, "The offsets form: A and D cut into groups of rows by device offsets, B one matrix per group.")
+      .def("check",
+           [](const GroupedGemm& g, const std::vector<nb::handle>& a, const std::vector<nb::handle>& b,
+              const std::vector<nb::handle>& c, const std::vector<nb::handle>& d, double alpha, double beta) {
+             g.check(tensor_refs(a, "A"), tensor_refs(b, "B"), tensor_refs(c, "C"), tensor_refs(d, "D"), alpha,
+                     beta);
+           },
+           "a"_a, "b"_a, "c"_a, "d"_a, "alpha"_a, "beta"_a, "The checks of run(), without running.");
+
+  m.def("list_gemms", [](std::optional<int> arch, const std::string& glob, std::optional<GemmKind> kind) {
           library::GemmFilter f;
+          f.kind = kind;
           f.arch = arch;
           f.name_glob = glob;
           std::vector<std::string> names;
           for (const auto* c : library::find_gemms(f)) names.push_back(c->name());
           return names;
-        }, "arch"_a = nb::none(), "glob"_a = "", "Names of the catalog's GEMM kernels.");
+        }, "arch"_a = nb::none(), "glob"_a = "", "kind"_a.none() = nb::none(),
+        "Names of the catalog's kernels (of one kind: GEMM or grouped GEMM, or every kind).");
   m.def("emit", [](const std::string& name) { return emit::gemm_source(library::parse_gemm_name(name)); },
         "name"_a, "The complete CUDA source of a kernel, by name.");
   m.def("build",

@@ -21,6 +21,7 @@ from ._core import (
     Decomposition,
     DeviceError,
     EpilogueScheduleType,
+    GemmKind,
     Error,
     InvalidArgumentError,
     KernelScheduleType,
@@ -66,9 +67,10 @@ def cache_info() -> dict:
     return _core.cache_info()
 
 
-def list_gemms(arch: int | None = None, glob: str = "") -> list[str]:
-    """Names of the catalog's GEMM kernels, optionally for one architecture (80, 90) and a name glob."""
-    return _core.list_gemms(arch, glob)
+def list_gemms(arch: int | None = None, glob: str = "", kind: GemmKind | None = None) -> list[str]:
+    """Names of the catalog's kernels, optionally of one architecture (80, 90), a name glob and one
+    kind (GemmKind.Gemm or GemmKind.Grouped; default: both)."""
+    return _core.list_gemms(arch, glob, kind)
 
 
 def cache_dir() -> str:
@@ -78,7 +80,7 @@ def cache_dir() -> str:
 
 __all__ = [
     "Activation", "CacheError", "CompilationError", "DataType", "DataTypeError", "Decomposition", "DeviceError",
-    "EpilogueScheduleType", "Error", "InvalidArgumentError", "KernelScheduleType", "LayoutType", "MathOperation",
+    "EpilogueScheduleType", "Error", "GemmKind", "InvalidArgumentError", "KernelScheduleType", "LayoutType", "MathOperation",
     "OpcodeClass", "TileDescription", "TileSchedulerType", "ToolchainError", "build", "cache_dir", "cache_info",
     "cache_verify", "compile_statistics", "cutlass_path", "device_count", "emit", "epilogue", "list_gemms", "logger", "op",
     "swizzle", "toolchain",

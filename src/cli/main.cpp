@@ -20,10 +20,11 @@ using namespace cuforge;
 
 struct FilterFlags {
   int arch = 0;
-  std::string a, b, acc, c, d, layouts, opclass, math, glob;
+  std::string op, a, b, acc, c, d, layouts, opclass, math, glob;
 
   library::GemmFilter to_filter() const {
     library::GemmFilter f;
+    if (!op.empty()) f.kind = parse<GemmKind>(op == "grouped_gemm" ? "grouped" : op);
     if (arch) f.arch = arch;
     if (!a.empty()) f.element_a = parse<DataType>(a);
     if (!b.empty()) f.element_b = parse<DataType>(b);
@@ -47,6 +48,7 @@ struct FilterFlags {
   }
 
   void add_to(CLI::App* app) {
+    app->add_option("--op", op, "operation: gemm or grouped (grouped_gemm); default: every one");
     app->add_option("--arch", arch, "architecture family: 80 or 90");
     app->add_option("--a", a, "element type of A (f16, bf16, f32, f64, s8, e4m3, e5m2)");
     app->add_option("--b", b, "element type of B");

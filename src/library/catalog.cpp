@@ -106,12 +106,14 @@ std::vector<GemmConfig> enumerate_sm90() {
   std::vector<GemmConfig> out;
   for (const auto& mi : math_instructions()) {
     if (mi.arch != 90) continue;
+    for (GemmKind kind : {GemmKind::Gemm, GemmKind::Grouped})
     for (DataType o : mi.outputs)
       for (auto [la, lb] : kOperandLayouts)
         for (const auto& t : kSm90Tiles)
           for (const auto& cluster : kSm90Clusters)
             for (TileScheduler sched : {TileScheduler::Default, TileScheduler::StreamK}) {
               GemmConfig c = base_config(mi, o, la, lb);
+              c.kind = kind;
               c.tile.threadblock_shape = {t.m, t.n, kSm90TileKBytes * 8 / size_bits(mi.a)};
               c.tile.cluster_shape = cluster;
               c.tile.stages = 0;
@@ -131,12 +133,14 @@ std::vector<GemmConfig> enumerate_sm80() {
   std::vector<GemmConfig> out;
   for (const auto& mi : math_instructions()) {
     if (mi.arch != 80) continue;
+    for (GemmKind kind : {GemmKind::Gemm, GemmKind::Grouped})
     for (DataType o : mi.outputs)
       for (auto [la, lb] : kOperandLayouts)
         for (const auto& t : sm80_tiles(mi))
           for (int align_bits : sm80_alignment_bits(mi))
             for (TileScheduler sched : {TileScheduler::Default, TileScheduler::StreamK}) {
             GemmConfig c = base_config(mi, o, la, lb);
+            c.kind = kind;
             c.tile.threadblock_shape = {t.m, t.n, t.k_bytes * 8 / size_bits(mi.a)};
             c.tile.warp_count = t.warps;
             c.tile.stages = t.stages;
@@ -170,7 +174,7 @@ const std::vector<GemmConfig>& gemm_catalog(Arch arch) {
 
 bool GemmFilter::matches(const GemmConfig& c) const {
   auto ok = [](const auto& want, const auto& have) { return !want || *want == have; };
-  return ok(arch, c.arch) && ok(element_a, c.element_a) && ok(element_b, c.element_b) &&
+  return ok(kind, c.kind) && ok(arch, c.arch) && ok(element_a, c.element_a) && ok(element_b, c.element_b) &&
          ok(element_accumulator, c.element_accumulator) && ok(element_c, c.element_c) &&
          ok(element_d, c.element_d) && ok(layout_a, c.layout_a) && ok(layout_b, c.layout_b) &&
          ok(layout_c, c.layout_c) && ok(opclass, c.opclass) && ok(math, c.math) &&

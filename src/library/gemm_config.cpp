@@ -70,8 +70,8 @@ std::string GemmConfig::name() const {
   std::string epilogue = parallel_split_k ? "_splitk" : "";
   if (activation != Activation::identity) epilogue += fmt::format("_{}", to_string(activation));
   if (bias) epilogue += "_bias";
-  return fmt::format("cuforge_sm{}_gemm_{}_{}_{}_{}_{}_{}_{}_{}{}{}_{}x{}x{}_{}{}x{}x{}_s{}_{}_{}_{}_a{}x{}x{}{}", arch,
-                     to_string(opclass), to_string(math), to_string(element_a), to_string(element_b),
+  return fmt::format("cuforge_sm{}_{}_{}_{}_{}_{}_{}_{}_{}_{}{}{}_{}x{}x{}_{}{}x{}x{}_s{}_{}_{}_{}_a{}x{}x{}{}", arch,
+                     to_string(kind), to_string(opclass), to_string(math), to_string(element_a), to_string(element_b),
                      to_string(element_accumulator), to_string(element_c), to_string(element_d),
                      layout_letter(layout_a), layout_letter(layout_b), layout_letter(layout_c), t[0], t[1],
                      t[2], arch >= 90 ? 'c' : 'w', shape2[0], shape2[1], shape2[2], tile.stages,
@@ -82,7 +82,7 @@ std::string GemmConfig::name() const {
 bool GemmConfig::operator==(const GemmConfig& o) const {
   const auto& shape2 = arch >= 90 ? tile.cluster_shape : tile.warp_count;
   const auto& other2 = o.arch >= 90 ? o.tile.cluster_shape : o.tile.warp_count;
-  return arch == o.arch && opclass == o.opclass && math == o.math && element_a == o.element_a &&
+  return kind == o.kind && arch == o.arch && opclass == o.opclass && math == o.math && element_a == o.element_a &&
          element_b == o.element_b && element_accumulator == o.element_accumulator && element_c == o.element_c &&
          element_d == o.element_d && layout_a == o.layout_a && layout_b == o.layout_b && layout_c == o.layout_c &&
          tile.threadblock_shape == o.tile.threadblock_shape && shape2 == other2 && tile.stages == o.tile.stages &&
@@ -94,14 +94,15 @@ bool GemmConfig::operator==(const GemmConfig& o) const {
 
 GemmConfig parse_gemm_name(std::string_view name) {
   auto p = split(name, '_');
-  if (p.size() < 18 || p[0] != "cuforge" || p[2] != "gemm" || p[1].substr(0, 2) != "sm" ||
+  if (p.size() < 18 || p[0] != "cuforge" || !try_parse<GemmKind>(p[2]) || p[1].substr(0, 2) != "sm" ||
       p[10].size() != 3 || p[13].empty())
     throw InvalidArgumentError(fmt::format(
-        "'{}' is not a cuforge GEMM kernel name (expected cuforge_smXX_gemm_<opclass>_<math>_<A>_<B>_"
+        "'{}' is not a cuforge GEMM kernel name (expected cuforge_smXX_<gemm|grouped>_<opclass>_<math>_<A>_<B>_"
         "<acc>_<C>_<D>_<layouts>_<tile>_<cluster|warps>_s<stages>_<kernel>_<epilogue>_<scheduler>_a<align>"
         "[_splitk][_<activation>][_bias])",
         name));
   GemmConfig c;
+  c.kind = parse<GemmKind>(p[2]);
   c.arch = to_int(p[1].substr(2), name);
   c.opclass = parse<OpcodeClass>(p[3]);
   c.math = parse<MathOperation>(p[4]);
@@ -202,6 +203,19 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
   const auto& t = c.tile.threadblock_shape;
   const bool sm90 = c.arch >= 90;
   if (c.arch != 80 && c.arch != 90) return fmt::format("architecture sm{} is not in the catalog (80, 90)", c.arch);
+  if (c.kind == GemmKind::Grouped) {
+    const bool fp8 = c.element_a == DataType::e4m3 && c.element_b == DataType::e4m3;
+    const bool sixteen = (c.element_a == DataType::f16 || c.element_a == DataType::bf16) && c.element_b == c.element_a;
+    if (c.opclass != OpcodeClass::TensorOp || c.math != MathOperation::MultiplyAdd ||
+        c.element_accumulator != DataType::f32 || !(sixteen || (fp8 && sm90)))
+      return std::string("grouped kernels multiply f16 or bf16 (and, on SM90, e4m3) on the tensor cores with f32 "
+                         "accumulation");
+    if (c.tile.tile_scheduler != TileScheduler::Default)
+      return fmt::format("grouped kernels schedule their own tiles over the groups: the {} tile scheduler does not "
+                         "apply", to_string(c.tile.tile_scheduler));
+    if (c.parallel_split_k) return std::string("grouped kernels do not split K");
+    if (c.bias) return std::string("grouped kernels take a C matrix per group, not a bias row");
+  }
   if (c.layout_c != Layout::RowMajor)
     return std::string("kernels write row-major D; a column-major D is computed as the transposed problem");
   const MathInstruction* mi = math_instruction(c);

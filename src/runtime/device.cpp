@@ -44,6 +44,13 @@ int default_device() {
   return d;
 }
 
+void use_device(int ordinal) {
+  device_info(ordinal);  // a clear error when there is no GPU or no such device
+  int current = 0;
+  check(cudaGetDevice(&current), "cudaGetDevice");
+  if (current != ordinal) check(cudaSetDevice(ordinal), "cudaSetDevice");
+}
+
 int default_target_cc() { return device_count() > 0 ? device_info(default_device()).cc : 90; }
 
 const DeviceInfo& device_info(int ordinal) {

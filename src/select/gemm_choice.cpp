@@ -17,8 +17,9 @@ using library::GemmConfig;
 // The catalog's rows for the types on `arch`: of the opcode class asked for, else its tensor-op
 // kernels where there are any (f32 and f64 also have SIMT kernels, far slower: opclass Simt asks
 // for them).
-std::vector<const GemmConfig*> catalog_rows(const GemmTypes& t, Arch arch, const GemmSettings& s) {
+std::vector<const GemmConfig*> catalog_rows(const GemmTypes& t, Arch arch, const GemmSettings& s, GemmKind kind) {
   library::GemmFilter f;
+  f.kind = kind;
   f.arch = arch;
   f.element_a = t.element_a;
   f.element_b = t.element_b;
@@ -167,24 +168,28 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
 
 }  // namespace
 
-Arch gemm_family(const GemmTypes& t, int cc, int kernel_cc, const GemmSettings& s) {
+Arch gemm_family(const GemmTypes& t, int cc, int kernel_cc, const GemmSettings& s, GemmKind kind) {
   if (kernel_cc) return kernel_cc;
-  return cc == 90 && !catalog_rows(t, 90, s).empty() ? 90 : 80;
+  return cc == 90 && !catalog_rows(t, 90, s, kind).empty() ? 90 : 80;
 }
 
-GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s) {
+GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, GemmKind kind) {
   s.check();
+  if (kind == GemmKind::Grouped && s.decomposition != Decomposition::Heuristic &&
+      s.decomposition != Decomposition::DataParallel)
+    throw InvalidArgumentError(fmt::format("decomposition {}: grouped kernels run each group's tiles whole; they do "
+                                           "not split K", to_string(s.decomposition)));
   GemmKernels k;
   k.arch = arch;
-  k.family = catalog_rows(t, arch, s);
+  k.family = catalog_rows(t, arch, s, kind);
   if (k.family.empty()) {
     GemmTypes defaulted = t;
     defaulted.element_accumulator.reset();
-    const bool accumulator = t.element_accumulator && !catalog_rows(defaulted, arch, s).empty();
+    const bool accumulator = t.element_accumulator && !catalog_rows(defaulted, arch, s, kind).empty();
     throw InvalidArgumentError(fmt::format(
-        "no sm{} kernel computes A {} x B {} with {} accumulation into C {} / D {}{}{}: {}see `cuforge list` for what "
-        "the catalog offers",
-        arch, to_string(t.element_a), to_string(t.element_b), to_string(t.accumulator()), to_string(t.element_c),
+        "no sm{} {} kernel computes A {} x B {} with {} accumulation into C {} / D {}{}{}: {}see `cuforge list` for "
+        "what the catalog offers",
+        arch, kind == GemmKind::Grouped ? "grouped GEMM" : "GEMM", to_string(t.element_a), to_string(t.element_b), to_string(t.accumulator()), to_string(t.element_c),
         to_string(t.element_d), s.opclass ? fmt::format(", opcode class {}", to_string(*s.opclass)) : "",
         s.math ? fmt::format(", math {}", to_string(*s.math)) : "",
         accumulator ? fmt::format("element_accumulator {} is the one without kernels (the default, {}, has some); ",
@@ -216,7 +221,7 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s) {
   // Operands TMA cannot load (leading dimensions not 16-byte multiples) run on SM80 kernels of
   // lower alignment; a pinned tile is the user's word and has no fallback.
   if (arch >= 90 && !s.tile)
-    for (const GemmConfig* row : catalog_rows(t, 80, s)) k.fallback.push_back(*row);
+    for (const GemmConfig* row : catalog_rows(t, 80, s, kind)) k.fallback.push_back(*row);
   return k;
 }
 

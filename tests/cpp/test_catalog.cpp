@@ -18,8 +18,10 @@ using library::GemmConfig;
 
 // The catalog's size per family. A change here is a change of what cuforge offers: update the
 // numbers on purpose (`cuforge list --arch 90` prints the same count).
-constexpr size_t kSm90Kernels = 1575;
-constexpr size_t kSm80Kernels = 1980;
+constexpr size_t kSm90Gemm = 1575, kSm90Grouped = 570;
+constexpr size_t kSm80Gemm = 1980, kSm80Grouped = 480;
+constexpr size_t kSm90Kernels = kSm90Gemm + kSm90Grouped;
+constexpr size_t kSm80Kernels = kSm80Gemm + kSm80Grouped;
 
 size_t count(Arch arch, DataType ab, DataType acc, DataType cd, MathOperation math) {
   library::GemmFilter f;
@@ -47,6 +49,7 @@ TEST(Catalog, CountsPerDataTypeFamily) {
     D a, b, acc, out;
     std::optional<MathOperation> math;
     size_t kernels;
+    GemmKind kind = GemmKind::Gemm;
   };
   const std::vector<Row> rows = {
       {90, OC::TensorOp, D::f16, D::f16, D::f32, D::f16, {}, 180},
@@ -74,9 +77,16 @@ TEST(Catalog, CountsPerDataTypeFamily) {
   for (D a : {D::e4m3, D::e5m2})
     for (D b : {D::e4m3, D::e5m2})
       for (D out : {D::bf16, D::f16, D::f32}) all.push_back({90, OC::TensorOp, a, b, D::f32, out, {}, 45});
+  // Grouped GEMM: 16-bit on both families (every layout), e4m3 on SM90 (K-major only).
+  for (D ab : {D::f16, D::bf16})
+    for (D out : {ab, D::f32})
+      for (Arch arch : library::kArchs) all.push_back({arch, OC::TensorOp, ab, ab, D::f32, out, {}, 120, GemmKind::Grouped});
+  for (D out : {D::bf16, D::f16, D::f32})
+    all.push_back({90, OC::TensorOp, D::e4m3, D::e4m3, D::f32, out, {}, 30, GemmKind::Grouped});
   size_t total = 0;
   for (const auto& r : all) {
     library::GemmFilter f;
+    f.kind = r.kind;
     f.arch = r.arch;
     f.opclass = r.opclass;
     f.element_a = r.a;
@@ -85,7 +95,7 @@ TEST(Catalog, CountsPerDataTypeFamily) {
     f.element_c = f.element_d = r.out;
     f.math = r.math;
     EXPECT_EQ(library::find_gemms(f).size(), r.kernels)
-        << "sm" << r.arch << " " << to_string(r.opclass) << " " << to_string(r.a) << " x " << to_string(r.b) << " -> "
+        << "sm" << r.arch << " " << to_string(r.kind) << " " << to_string(r.opclass) << " " << to_string(r.a) << " x " << to_string(r.b) << " -> "
         << to_string(r.acc) << " -> " << to_string(r.out);
     total += r.kernels;
   }
@@ -190,10 +200,12 @@ TEST(Catalog, NamesAreUniqueAndRoundTrip) {
     for (const auto& c : library::gemm_catalog(arch)) {
       std::string name = c.name();
       EXPECT_TRUE(names.insert(name).second) << "duplicate name " << name;
-      EXPECT_EQ(name.rfind("cuforge_sm" + std::to_string(arch) + "_gemm_", 0), 0u) << name;
+      EXPECT_EQ(name.rfind("cuforge_sm" + std::to_string(arch) + "_" + std::string(to_string(c.kind)) + "_", 0), 0u)
+          << name;
       GemmConfig back = library::parse_gemm_name(name);
       EXPECT_EQ(back.name(), name);
       // Field by field, not only through the name.
+      EXPECT_EQ(back.kind, c.kind);
       EXPECT_EQ(back.arch, c.arch);
       EXPECT_EQ(back.element_a, c.element_a);
       EXPECT_EQ(back.element_b, c.element_b);

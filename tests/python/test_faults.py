@@ -114,10 +114,10 @@ def test_scalars_of_unsupported_kinds_are_named(value, says):
 
 
 def test_one_element_arrays_are_scalars():
-    from cuforge.op.gemm import _scalar
+    from cuforge.op.plan import scalar
 
-    assert _scalar(np.float32(2.5), "alpha") == 2.5
-    assert _scalar(np.array([[3.0]]), "beta") == 3.0
+    assert scalar(np.float32(2.5), "alpha") == 2.5
+    assert scalar(np.array([[3.0]]), "beta") == 3.0
 
 
 # --- The cache, the toolchain and the command line -------------------------------------------------

@@ -28,6 +28,9 @@ enum class TileScheduler { Default, StreamK, Identity1, Identity2, Identity4, Ho
 // tile-iterations (stream-K), or K slices computed as a batch and summed by a reduction kernel
 // (parallel split-K).
 enum class Decomposition { Heuristic, DataParallel, SplitK, StreamK, ParallelSplitK };
+// What a kernel computes: one GEMM (or a batch of equal ones), or a group of GEMMs of their own
+// sizes in one launch.
+enum class GemmKind { Gemm, Grouped };
 // The elementwise function an epilogue applies to alpha * A @ B + beta * C.
 enum class Activation { identity, relu, leaky_relu, tanh, sigmoid, silu, hardswish, gelu };
 
@@ -66,6 +69,7 @@ CUFORGE_ENUM_NAMES(TileScheduler, {TileScheduler::Default, "default"},
 CUFORGE_ENUM_NAMES(Decomposition, {Decomposition::Heuristic, "heuristic"},
                    {Decomposition::DataParallel, "data_parallel"}, {Decomposition::SplitK, "split_k"},
                    {Decomposition::StreamK, "stream_k"}, {Decomposition::ParallelSplitK, "parallel_split_k"});
+CUFORGE_ENUM_NAMES(GemmKind, {GemmKind::Gemm, "gemm"}, {GemmKind::Grouped, "grouped"});
 CUFORGE_ENUM_NAMES(Activation, {Activation::identity, "identity"}, {Activation::relu, "relu"},
                    {Activation::leaky_relu, "leaky_relu"}, {Activation::tanh, "tanh"},
                    {Activation::sigmoid, "sigmoid"}, {Activation::silu, "silu"},

@@ -14,10 +14,12 @@ namespace cuforge::library {
 // Architecture families the catalog knows.
 inline constexpr Arch kArchs[] = {80, 90};
 
-// All valid configurations of a family, enumerated once and kept for the process.
+// All valid configurations of a family (GEMM and grouped GEMM kernels), enumerated once and kept
+// for the process.
 const std::vector<GemmConfig>& gemm_catalog(Arch arch);
 
 struct GemmFilter {
+  std::optional<GemmKind> kind;  // nullopt: every kind
   std::optional<Arch> arch;
   std::optional<DataType> element_a, element_b, element_accumulator, element_c, element_d;
   std::optional<Layout> layout_a, layout_b, layout_c;

@@ -13,6 +13,7 @@
 namespace cuforge::library {
 
 struct GemmConfig {
+  GemmKind kind = GemmKind::Gemm;  // grouped kernels: CUTLASS's pointer-array (SM90) and GemmGrouped (SM80)
   Arch arch = 90;
   DataType element_a = DataType::f16, element_b = DataType::f16;
   DataType element_accumulator = DataType::f32;
@@ -31,9 +32,9 @@ struct GemmConfig {
   // reduction kernel sums them in a fixed order and applies the epilogue above.
   bool parallel_split_k = false;
 
-  // e.g. cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x256x64_c2x1x1_s0_coop_tmacoop_default_a8x8x8,
-  // followed by _splitk for parallel split-K, _<activation> unless it is the identity, and _bias
-  // for a bias vector C.
+  // e.g. cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x256x64_c2x1x1_s0_coop_tmacoop_default_a8x8x8
+  // (grouped kernels: cuforge_sm90_grouped_...), followed by _splitk for parallel split-K,
+  // _<activation> unless it is the identity, and _bias for a bias vector C.
   std::string name() const;
   // Equal when the names are: the fields the name encodes (SM90: not the warp count; SM80: not the cluster).
   bool operator==(const GemmConfig& o) const;

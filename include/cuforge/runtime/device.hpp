@@ -27,6 +27,10 @@ int default_target_cc();
 // Throws DeviceError naming the device when it does not exist.
 const DeviceInfo& device_info(int ordinal);
 
+// Makes `ordinal` the calling thread's current device (after checking that it exists); throws
+// DeviceError when there is no GPU or no such device.
+void use_device(int ordinal);
+
 // Throws DeviceError("<what>: <CUDA's message>") unless status is cudaSuccess.
 void check(cudaError_t status, const char* what);
 

@@ -1,0 +1,46 @@
+// A grouped GEMM plan: G problems of their own sizes in one launch, each D_g =
+// activation(alpha * A_g @ B_g + beta * C_g), types and layouts bound at construction as for Gemm.
+// Two forms: lists of tensors (one per group), or the mixture-of-experts offsets form (one A and D
+// cut into groups of rows by device offsets, B a batch of G matrices) whose group sizes never leave
+// the device, so that a run needs no host synchronisation and can be captured in a CUDA graph.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <functional>
+#include <vector>
+
+#include "cuforge/core/grouped_problem.hpp"
+#include "cuforge/core/tensor.hpp"
+#include "cuforge/op/plan.hpp"
+#include "cuforge/runtime/grouped_kernel.hpp"
+#include "cuforge/runtime/handle.hpp"
+
+namespace cuforge {
+
+class GroupedGemm : public op::Plan<runtime::GroupedGemmKernel, GroupedProblem> {
+ public:
+  explicit GroupedGemm(const GemmOptions& options);
+
+  // The problem class of `groups` groups of packed operands of these mean sizes.
+  GemmShape shape(int64_t groups, int64_t m, int64_t n, int64_t k, std::array<int, 3> alignment_caps = {}) const;
+  select::GemmCandidate select(const GemmShape& shape) const { return choice(shape); }
+  std::vector<compile::CompileResult> compile(const std::vector<GemmShape>& shapes, int jobs = 0) {
+    return compile_shapes(shapes, jobs);
+  }
+
+  // The boundary checks of the two forms (op/grouped_check.hpp).
+  GroupedProblem check(const std::vector<TensorRef>& a, const std::vector<TensorRef>& b,
+                       const std::vector<TensorRef>& c, const std::vector<TensorRef>& d, double alpha,
+                       double beta) const;
+  GroupedProblem check_offsets(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
+                               const TensorRef& offsets, double alpha, double beta) const;
+
+  // Runs a checked problem on `stream`; nothing is launched when a check fails. A group with K = 0
+  // writes activation(beta * C) (its product taken over zeros); empty groups write nothing.
+  runtime::RunHandle run(const GroupedProblem& problem, double alpha = 1.0, double beta = 0.0,
+                         cudaStream_t stream = nullptr, std::function<void()> on_complete = {});
+};
+
+}  // namespace cuforge

@@ -1,0 +1,96 @@
+// What every GEMM-family plan shares (cuforge::Gemm, cuforge::GroupedGemm): the types and target
+// bound at construction, one settings value and the kernel set it allows, and the choice per
+// problem class — remembered; else a kernel compile() built that serves it; else select::choose's
+// candidates, built and loaded through the cache, the first whose can_implement accepts the
+// problem. A plan may be used from several host threads at once.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuforge/compile/compiler.hpp"
+#include "cuforge/core/gemm_problem.hpp"
+#include "cuforge/select/gemm_choice.hpp"
+
+namespace cuforge {
+
+struct GemmOptions : GemmTypes {
+  int cc = 0;         // GPU to build for; 0: the device's (90 without a GPU)
+  int kernel_cc = 0;  // kernel family, 80 or 90; 0: the newest the target runs that has kernels for the types
+  int device = -1;    // -1: CUTLASS_CUDA_DEVICE_ID, else the current device
+  select::GemmSettings settings;  // the plan's settings to begin with
+};
+
+namespace op {
+
+// Kernel: a runtime kernel type (load, can_implement, workspace_size); Problem: what it runs, with
+// a `shape` (the problem class).
+template <class Kernel, class Problem>
+class Plan {
+ public:
+  Plan(const GemmOptions& options, GemmKind kind);
+  ~Plan();
+  Plan(Plan&&) noexcept;
+  Plan& operator=(Plan&&) noexcept;
+
+  const GemmOptions& options() const { return options_; }
+  int device() const { return device_; }
+  int cc() const { return cc_; }
+  int kernel_cc() const;
+
+  // The settings, and new ones: checked as a whole against the plan's kernels (InvalidArgumentError
+  // names the setting no kernel can honour, and the plan is left as it was). Every problem class
+  // then chooses again, and kernels compiled before are no longer used.
+  select::GemmSettings settings() const;
+  void set_settings(const select::GemmSettings& settings);
+
+  // What the plan's kernels offer: tile descriptions, fusable activations, tile schedulers.
+  std::vector<TileDescription> tile_descriptions() const;
+  std::vector<Activation> activations() const;
+  std::vector<TileScheduler> tile_schedulers() const;
+
+  // Every candidate for a problem class, ranked, with the refusals; and the kernel a run of the
+  // class would use (a compiled kernel that serves it, else the selection's first). Compile nothing.
+  select::GemmRanking rank(const GemmShape& shape) const;
+  select::GemmCandidate choice(const GemmShape& shape) const;
+  // The source a configuration is built from, for this plan's target.
+  KernelSource kernel_source(const library::GemmConfig& config) const;
+
+  // Builds the kernels the selection picks for these problem classes, in parallel with up to `jobs`
+  // nvcc processes (0: one per core), and keeps them for later runs. Throws the first failure
+  // (CompilationError with nvcc's log) after every build has been tried.
+  std::vector<compile::CompileResult> compile_shapes(const std::vector<GemmShape>& shapes, int jobs);
+
+  // The kernel the latest run launched and its split-K slices (nullopt before the first run, or
+  // when it launched none).
+  std::optional<std::string> last_kernel() const;
+  std::optional<int> last_splits() const;
+
+ protected:
+  struct Launchable {
+    select::GemmCandidate candidate;
+    std::shared_ptr<const Kernel> kernel;
+    GemmLaunch launch;  // alpha and beta filled in per run
+    size_t workspace_bytes = 0;
+  };
+  // The kernel for the problem's class (built and loaded on first use).
+  std::shared_ptr<const Launchable> launchable(const Problem& problem);
+  // Records what the latest run launched (null: nothing).
+  void ran(std::shared_ptr<const Launchable> launched);
+  Activation activation() const;
+
+  GemmOptions options_;
+  GemmTypes kernel_types_;  // in the kernel's terms (GemmTypes::canonical)
+  int device_ = 0, cc_ = 90, sm_count_ = 132;
+
+ private:
+  struct State;
+  GemmKind kind_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace op
+}  // namespace cuforge

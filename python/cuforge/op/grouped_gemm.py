@@ -1,0 +1,142 @@
+"""cuforge.op.GroupedGemm: many GEMMs of their own sizes in one launch, compatible with the CUTLASS
+Python interface's GroupedGemm, plus the mixture-of-experts offsets form of torch._grouped_mm."""
+
+from __future__ import annotations
+
+from .. import _core
+from .._core import InvalidArgumentError
+from ..arrays import current_stream, describe, host_descriptor
+from .plan import Plan, alignments, integer, scalar
+
+# The class plan.compile() builds for when it holds no tensors and none is given.
+_DEFAULT_COMPILE_PROBLEM = (8, 1024, 4096, 4096)  # groups, M, N, K
+
+
+def _listed(value, name):
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)):
+        raise InvalidArgumentError(f"{name}: expected a list of one tensor per group, got {type(value).__name__} "
+                                   "(the offsets form takes offsets=)")
+    return list(value)
+
+
+class GroupedGemm(Plan):
+    """A grouped GEMM plan: for every group g, D_g = activation(alpha * A_g @ B_g + beta * C_g), each
+    group with its own M, N and K, all in one launch. Constructed like Gemm (element types, layouts,
+    accumulator, cc, kernel_cc, opclass); SM90 pointer-array kernels (f16, bf16, e4m3) or SM80
+    GemmGrouped kernels (f16, bf16; ``kernel_cc=80``).
+
+    ``run(As, Bs, Cs, Ds)`` takes lists (NumPy, PyTorch or CuPy; C may be None when beta is 0);
+    ``run(A, B, C, D, offsets=offs)`` the offsets form: A (total_M x K) and D (total_M x N) cut into
+    groups of rows by ``offs`` (int32 on the GPU, group g's rows end at offs[g]), B (G x K x N), so
+    that the group sizes never leave the GPU (no host synchronisation; a run can be captured in a
+    CUDA graph). Offsets past total_M or decreasing are clipped on the GPU, never read past.
+    """
+
+    _core_class = _core.GroupedGemm
+
+    def select(self, groups: int, M: int, N: int, K: int, *, alignment_A=None, alignment_B=None,
+               alignment_C=None) -> str:
+        """Name of the kernel `groups` groups of packed operands of these mean sizes would run."""
+        return self._plan.select(integer(groups, "groups"), integer(M, "M"), integer(N, "N"), integer(K, "K"),
+                                 alignments(alignment_A, alignment_B, alignment_C))
+
+    def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
+                print_module: bool = False, *, groups: int | None = None, M: int | None = None,
+                N: int | None = None, K: int | None = None, problems=None, jobs: int | None = None):
+        """Build the plan's kernel now (or find it in the disk cache): later runs that it can implement
+        use it, whatever their groups. Chosen for the plan's tensors if it holds them, else for
+        ``groups`` groups of M x N x K, else 8 of 1024 x 4096 x 4096; ``problems``, a list of
+        (groups, M, N, K), builds several in parallel."""
+        if tile_description is not None:
+            self.tile_description = tile_description
+        single = problems is None
+        if single:
+            if M is None and N is None and K is None and groups is None:
+                As, Bs = _listed(self.A, "A"), _listed(self.B, "B")
+                if As and Bs:
+                    groups = len(As)
+                    M = sum(a.shape[-2] for a in As) // groups
+                    K = sum(a.shape[-1] for a in As) // groups
+                    N = sum(b.shape[-1] for b in Bs) // groups
+                else:
+                    groups, M, N, K = _DEFAULT_COMPILE_PROBLEM
+            elif None in (groups, M, N, K):
+                raise InvalidArgumentError("compile: give all of groups, M, N and K, or none of them")
+            problems = [(groups, M, N, K)]
+        shapes = []
+        for problem in problems:
+            if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) != 4:
+                raise InvalidArgumentError(f"problems: expected (groups, M, N, K), got {problem!r}")
+            shapes.append(tuple(integer(v, name) for v, name in zip(problem, ("groups", "M", "N", "K"))))
+        built = self._plan.compile(shapes, alignments(alignment_A, alignment_B, alignment_C),
+                                   0 if jobs is None else integer(jobs, "jobs", 0))
+        if print_module:
+            for r in built:
+                print(_core.emit(r["name"]))
+        return built[0] if single else built
+
+    def run(self, A=None, B=None, C=None, D=None, alpha=None, beta=None, sync: bool = True,
+            print_module: bool = False, stream=None, offsets=None):
+        """Every group's D = activation(alpha * A @ B + beta * C). Returns a handle whose sync() waits for
+        this run only. Operands default to those given at construction; every one is checked, and the
+        group it belongs to named, before anything runs."""
+        A = self.A if A is None else A
+        B = self.B if B is None else B
+        C = self.C if C is None else C
+        D = self.D if D is None else D
+        alpha = scalar(self.alpha if alpha is None else alpha, "alpha")
+        beta = scalar(self.beta if beta is None else beta, "beta")
+        if offsets is not None:
+            operands = (A, B, C, D, offsets)
+            descs = [None if x is None else describe(x, name) for x, name in zip(operands, ("A", "B", "C", "D", "offsets"))]
+            for x, d, name in zip(operands, descs, ("A", "B", "C", "D", "offsets")):
+                if x is not None and d is None:
+                    raise InvalidArgumentError(f"{name}: the offsets form runs on GPU tensors (PyTorch or CuPy), got "
+                                               f"a host array")
+            s = current_stream(operands, stream)
+            handle = self._plan.run_offsets(*descs, alpha, beta, s)
+        else:
+            As, Bs, Ds = _listed(A, "A"), _listed(B, "B"), _listed(D, "D")
+            Cs = _listed(C, "C") or []
+            for name, lst in (("A", As), ("B", Bs), ("D", Ds)):
+                if not lst:
+                    raise InvalidArgumentError(f"{name}: expected a list of one tensor per group, got "
+                                               f"{'none' if lst is None else 'an empty list'}")
+            lists = {name: lst for name, lst in zip("ABCD", (As, Bs, Cs, Ds))}
+            descs = {name: [describe(x, f"{name}[{g}]") if x is not None else None for g, x in enumerate(lst)]
+                     for name, lst in lists.items()}
+            flat = [x for lst in lists.values() for x in lst]
+            s = current_stream(flat, stream)
+            on_complete = None
+            if any(d is None for ds in descs.values() for d in ds):
+                on_complete = self._stage_host_lists(lists, descs, s, alpha, beta)
+            handle = self._plan.run(descs["A"], descs["B"], descs["C"], descs["D"], alpha, beta, s, on_complete)
+        if print_module and self.last_kernel:
+            print(_core.emit(self.last_kernel))
+        if sync:
+            handle.sync()
+        return handle
+
+    def _stage_host_lists(self, lists, descs, stream, alpha, beta):
+        """NumPy operands are checked as if on the GPU, then copied there; the Ds come back at sync()."""
+        device = self._plan.device
+        checked = {name: [host_descriptor(x, device) if d is None else d for x, d in zip(lists[name], descs[name])]
+                   for name in lists}
+        self._plan.check(checked["A"], checked["B"], checked["C"], checked["D"], alpha, beta)
+        copies = []
+        for name, lst in lists.items():
+            for g, x in enumerate(lst):
+                if descs[name][g] is not None:
+                    continue
+                descs[name][g], buf, host = self._staging.stage(x, f"{name}{g}", device, stream,
+                                                                 name != "D" or beta != 0)
+                if name == "D":
+                    copies.append((buf, host))
+
+        def copy_back():
+            for buf, host in copies:
+                buf.copy_to_host(host.ctypes.data, host.nbytes, stream)
+
+        return copy_back if copies else None

@@ -1,0 +1,314 @@
+"""What the GEMM-family plans of cuforge.op share: construction from element types, layouts and
+tensors, the settings, and the reading of Python values (enums, integers, scalars, tiles)."""
+
+from __future__ import annotations
+
+import numbers
+
+from .. import _core, epilogue
+from .._core import (
+    Decomposition,
+    InvalidArgumentError,
+    LayoutType,
+    MathOperation,
+    OpcodeClass,
+    TileDescription,
+)
+from ..arrays import HostStaging, describe, host_descriptor
+from ..dtypes import to_datatype
+
+
+def layout_of(x, name) -> LayoutType | None:
+    """Column-major when the array's rows, not its columns, are the contiguous dimension."""
+    if x is None:
+        return None
+    _, _, shape, strides, _ = describe(x, name) or host_descriptor(x, -1)
+    if len(shape) >= 2 and shape[-2] > 1 and strides[-2] == 1 and strides[-1] != 1:
+        return LayoutType.ColumnMajor
+    return LayoutType.RowMajor
+
+
+def enum_value(value, enum, name: str):
+    """A member of a cuforge enum, given as the member or its name ("Simt", "RowMajor")."""
+    if isinstance(value, enum):
+        return value
+    if isinstance(value, str) and value in enum.__members__:
+        return enum.__members__[value]
+    raise InvalidArgumentError(f"{name}: expected a cuforge.{enum.__name__} (one of {', '.join(enum.__members__)}), "
+                               f"got {value!r}")
+
+
+def integer(value, name: str, low: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidArgumentError(f"{name}: expected an integer, got {value!r} ({type(value).__name__})")
+    if low is not None and value < low:
+        raise InvalidArgumentError(f"{name}: expected {low} or more, got {value}")
+    if not -2**63 <= value < 2**63:
+        raise InvalidArgumentError(f"{name}: {value} is beyond any size cuforge can run")
+    return int(value)
+
+
+def _triple(value, name: str) -> list[int]:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 3:
+        raise InvalidArgumentError(f"{name}: expected three integers (M, N, K), got {value!r}")
+    return [integer(v, name, 0) for v in value]
+
+
+# The fields of a seed-style tile description dict, and how each is read.
+_TILE_FIELDS = {
+    "threadblock_shape": _triple,
+    "warp_count": _triple,
+    "cluster_shape": _triple,
+    "stages": lambda v, name: integer(v, name, 0),
+    "kernel_schedule": lambda v, name: enum_value(v, _core.KernelScheduleType, name),
+    "epilogue_schedule": lambda v, name: enum_value(v, _core.EpilogueScheduleType, name),
+    "tile_scheduler": lambda v, name: enum_value(v, _core.TileSchedulerType, name),
+}
+
+
+def alignments(a, b, c) -> list:
+    """alignment_A/B/C as the core takes them: None (as the sizes allow) or a whole number of elements."""
+    return [None if v is None else integer(v, name, 1) for v, name in ((a, "alignment_A"), (b, "alignment_B"),
+                                                                           (c, "alignment_C"))]
+
+
+def _tile_from(value) -> TileDescription:
+    if isinstance(value, TileDescription):
+        return value
+    if isinstance(value, dict):
+        td = TileDescription()
+        for key, v in value.items():
+            if key not in _TILE_FIELDS:
+                raise InvalidArgumentError(f"tile_description: unknown key {key!r} (known: {', '.join(_TILE_FIELDS)})")
+            setattr(td, key, _TILE_FIELDS[key](v, f"tile_description[{key!r}]"))
+        return td
+    raise InvalidArgumentError(
+        f"tile_description: expected a cuforge.TileDescription or a dict, got {type(value).__name__}"
+    )
+
+
+def scalar(value, name: str) -> float:
+    """alpha or beta as a float: a real number, or an array or tensor of one element (on any device)."""
+    if isinstance(value, (bool, complex, str, bytes)) or value is None:
+        raise InvalidArgumentError(f"{name}: expected a real number, got {value!r} ({type(value).__name__})")
+    size = getattr(value, "size", None)
+    count = value.numel() if hasattr(value, "numel") else (size if isinstance(size, int) else 1)
+    if count != 1:
+        raise InvalidArgumentError(f"{name}: expected a real number, got {type(value).__name__} of {count} elements "
+                                   f"(shape {tuple(getattr(value, 'shape', ()))})")
+    try:
+        return float(value.item() if hasattr(value, "item") else value)
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise InvalidArgumentError(f"{name}: expected a real number, got {value!r}: {e}") from None
+
+
+class Plan:
+    """What every GEMM-family plan shares (Gemm, GroupedGemm): element types and layouts bound at
+    construction, and the settings, each setter writing one field of the core's settings value.
+
+    ``Plan(element=np.float16, layout=LayoutType.RowMajor)`` sets every operand alike;
+    ``element_A``...``element_D``, ``element_accumulator`` and ``layout_A``/``layout_B``/``layout_C``
+    set them one by one, and tensors given as ``A``...``D`` supply what is not given. The
+    accumulator defaults to f32 (s32 for int8 inputs, f64 for f64). ``cc`` is the GPU to build for
+    (default: the device's); ``kernel_cc=80`` asks for CUTLASS 2.x (SM80) kernels, which also run on
+    Hopper. ``opclass=OpcodeClass.Simt`` asks for CUDA-core kernels (f32 and f64, SM80 family)
+    instead of tensor cores.
+    """
+
+    _core_class = None  # the core plan a subclass wraps
+
+    def __init__(self, A=None, B=None, C=None, D=None, alpha=1.0, beta=0.0, element_accumulator=None,
+                 element=None, layout=None, element_A=None, element_B=None, element_C=None, element_D=None,
+                 layout_A=None, layout_B=None, layout_C=None, cc=None, kernel_cc=None, opclass=None,
+                 math_operation=None):
+        def element_of(explicit, tensor, name):
+            chosen = explicit if explicit is not None else element
+            if isinstance(tensor, (list, tuple)):  # a grouped plan's operands: the first group's
+                tensor = tensor[0] if tensor else None
+            if chosen is None and tensor is not None:
+                chosen = tensor.dtype
+            if chosen is None:
+                raise InvalidArgumentError(f"element_{name}: give element=, element_{name}= or a tensor {name}=")
+            return to_datatype(chosen)
+
+        def layout_for(explicit, tensor, name):
+            chosen = explicit if explicit is not None else layout
+            if chosen is not None:
+                return enum_value(chosen, LayoutType, f"layout_{name}" if explicit is not None else "layout")
+            if isinstance(tensor, (list, tuple)):
+                tensor = tensor[0] if tensor else None
+            return layout_of(tensor, name) or LayoutType.RowMajor
+
+        settings = _core.GemmSettings()
+        if opclass is not None:
+            settings.opclass = enum_value(opclass, OpcodeClass, "opclass")
+        if math_operation is not None:
+            settings.math = enum_value(math_operation, MathOperation, "math_operation")
+        self._plan = self._core_class(
+            element_a=element_of(element_A, A, "A"),
+            element_b=element_of(element_B, B, "B"),
+            element_c=element_of(element_C, C if C is not None else D, "C"),
+            element_d=element_of(element_D, D if D is not None else C, "D"),
+            element_accumulator=None if element_accumulator is None else to_datatype(element_accumulator),
+            layout_a=layout_for(layout_A, A, "A"),
+            layout_b=layout_for(layout_B, B, "B"),
+            layout_c=layout_for(layout_C, D if D is not None else C, "C"),
+            cc=0 if cc is None else integer(cc, "cc", 0),
+            kernel_cc=0 if kernel_cc is None else integer(kernel_cc, "kernel_cc", 0),
+            settings=settings,
+        )
+        o = self._plan
+        self._types = dict(element_a=o.element_a, element_b=o.element_b, element_c=o.element_c,
+                           element_d=o.element_d, layout_a=o.layout_a, layout_b=o.layout_b, layout_c=o.layout_c)
+        self.A, self.B, self.C, self.D = A, B, C, D
+        self.alpha, self.beta = alpha, beta
+        self._staging = HostStaging()
+
+    def _update(self, change):
+        """Applies `change` to a copy of the settings and gives it to the core, which checks it whole:
+        a refused change leaves the plan as it was."""
+        settings = self._plan.settings
+        change(settings)
+        self._plan.settings = settings
+
+    # Properties of the CUTLASS Python interface.
+    element_A = property(lambda self: self._types["element_a"])
+    element_B = property(lambda self: self._types["element_b"])
+    element_C = property(lambda self: self._types["element_c"])
+    element_D = property(lambda self: self._types["element_d"])
+    element_accumulator = property(lambda self: self._plan.element_accumulator)
+    layout_A = property(lambda self: self._types["layout_a"])
+    layout_B = property(lambda self: self._types["layout_b"])
+    layout_C = property(lambda self: self._types["layout_c"])
+    cc = property(lambda self: self._plan.cc, doc="Compute capability the plan builds for.")
+    kernel_cc = property(lambda self: self._plan.kernel_cc, doc="Kernel family: 80 (CUTLASS 2.x) or 90 (3.x).")
+
+    @property
+    def opclass(self) -> OpcodeClass:
+        """Tensor cores (TensorOp, the default) or CUDA cores (Simt: f32 and f64 kernels of the SM80
+        family); a member or its name. Setting it chooses among that class's kernels from then on; the
+        other settings carry over (an error says which cannot)."""
+        return self._plan.settings.opclass or OpcodeClass.TensorOp
+
+    @opclass.setter
+    def opclass(self, value):
+        value = enum_value(value, OpcodeClass, "opclass")
+
+        def change(s):
+            s.opclass = value
+
+        self._update(change)
+
+    @property
+    def math_operation(self) -> MathOperation:
+        """multiply_add (default); multiply_add_fast_f32 is 3xTF32, multiply_add_saturate int8 on SM80."""
+        return self._plan.settings.math or MathOperation.multiply_add
+
+    @math_operation.setter
+    def math_operation(self, value):
+        value = enum_value(value, MathOperation, "math_operation")
+
+        def change(s):
+            s.math = value
+
+        self._update(change)
+
+    @property
+    def activation(self) -> epilogue.ActivationFunction:
+        """The activation fused into the epilogue (cuforge.epilogue.identity by default)."""
+        return epilogue.of_kind(self._plan.settings.activation)
+
+    @activation.setter
+    def activation(self, value):
+        function, argument = epilogue.resolve(value)
+        self._update(lambda s: s.set_activation(function.kind, argument))
+
+    def activations(self) -> list[epilogue.ActivationFunction]:
+        """Every activation this plan's kernels can fuse."""
+        return [epilogue.of_kind(kind) for kind in self._plan.activations()]
+
+    @property
+    def swizzling_functor(self):
+        """The pinned tile scheduler (cuforge.swizzle), or None when cuforge chooses per problem."""
+        return self._plan.settings.tile_scheduler
+
+    @swizzling_functor.setter
+    def swizzling_functor(self, value):
+        value = None if value is None else enum_value(value, _core.TileSchedulerType, "swizzling_functor")
+
+        def change(s):
+            s.tile_scheduler = value
+
+        self._update(change)
+
+    def swizzling_functors(self) -> list:
+        """The swizzles (SM80) or tile schedulers (SM90) this plan's kernels can use."""
+        return self._plan.tile_schedulers()
+
+    @property
+    def decomposition(self) -> Decomposition:
+        """How K-heavy problems are divided: Heuristic (default), DataParallel, SplitK (reduced in the
+        kernel), StreamK, or ParallelSplitK (the slices as a batch, then a reduction kernel). The two
+        split-K decompositions take their slices from split_k_slices (set first)."""
+        return self._plan.settings.decomposition
+
+    @decomposition.setter
+    def decomposition(self, value):
+        value = enum_value(value, Decomposition, "decomposition")
+        self._update(lambda s: s.set_decomposition(value))
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether stream-K and split-K sum partial tiles in K order (True, the default: bitwise
+        reproducible) or as they arrive (False: faster on long K; f32 rounding may vary by run)."""
+        return self._plan.settings.deterministic
+
+    @deterministic.setter
+    def deterministic(self, value):
+        if not isinstance(value, bool) and type(value).__name__ != "bool_":
+            raise InvalidArgumentError(f"deterministic: expected True or False, got {value!r}")
+
+        def change(s):
+            s.deterministic = bool(value)
+
+        self._update(change)
+
+    @property
+    def split_k_slices(self) -> int:
+        """K slices of split-K (1: none). Setting more than one selects the SplitK decomposition
+        unless ParallelSplitK is already chosen."""
+        return self._plan.settings.splits
+
+    @split_k_slices.setter
+    def split_k_slices(self, slices):
+        slices = integer(slices, "split_k_slices")
+        self._update(lambda s: s.set_split_k_slices(slices))
+
+    def tile_descriptions(self) -> list[TileDescription]:
+        """Every tile description the catalog can build for this plan's types, layouts and target."""
+        return self._plan.tile_descriptions()
+
+    @property
+    def tile_description(self) -> TileDescription | None:
+        """The pinned tile description, or None when cuforge chooses per problem."""
+        return self._plan.settings.tile
+
+    @tile_description.setter
+    def tile_description(self, value):
+        value = None if value is None else _tile_from(value)
+
+        def change(s):
+            s.tile = value
+
+        self._update(change)
+
+    @property
+    def last_kernel(self) -> str | None:
+        """Name of the kernel the latest run launched (None before the first run)."""
+        return self._plan.last_kernel
+
+    @property
+    def last_splits(self) -> int | None:
+        """Split-K slices of the latest run (1: none; the heuristic decomposition may choose more)."""
+        return self._plan.last_splits
+

@@ -1,0 +1,155 @@
+#include "gemm_holes.hpp"
+
+#include <fmt/format.h>
+
+namespace cuforge::emit {
+namespace {
+
+std::string cutlass_layout(Layout l) {
+  return l == Layout::RowMajor ? "cutlass::layout::RowMajor" : "cutlass::layout::ColumnMajor";
+}
+
+}  // namespace
+
+// CUTLASS's functor (cutlass/epilogue/thread/activation.h) for each activation.
+std::string_view cutlass_activation(Activation a) {
+  switch (a) {
+    case Activation::identity: return "Identity";
+    case Activation::relu: return "ReLu";
+    case Activation::leaky_relu: return "LeakyReLU";
+    case Activation::tanh: return "Tanh";
+    case Activation::sigmoid: return "Sigmoid";
+    case Activation::silu: return "SiLu";
+    case Activation::hardswish: return "HardSwish";
+    case Activation::gelu: return "GELU";
+  }
+  return "?";
+}
+
+std::string epilogue_formula(const library::GemmConfig& c) {
+  std::string affine = c.bias ? "alpha * A @ B + beta * bias (C, one row broadcast over M)"
+                              : "alpha * A @ B + beta * C";
+  return c.activation == Activation::identity ? affine : fmt::format("{}({})", to_string(c.activation), affine);
+}
+
+// The statement that passes leaky_relu's slope to a 2.x epilogue functor's parameters `epilogue`.
+std::string leaky_relu_argument(const library::GemmConfig& c, std::string_view compute_type) {
+  return c.activation == Activation::leaky_relu
+             ? fmt::format("  epilogue.leaky_alpha = {}(p.activation_argument);", compute_type)
+             : "";
+}
+
+namespace {
+
+// Sigmoid (and SiLU, x * sigmoid(x)) as 0.5 * tanh(x / 2) + 0.5: one tanh.approx instruction
+// instead of an exponential and a full-precision division, its error (about 2^-11) below the
+// rounding of a 16-bit output. Wider outputs keep the exact formula.
+std::string defines(const library::GemmConfig& c) {
+  const bool sigmoid = c.activation == Activation::sigmoid || c.activation == Activation::silu;
+  return sigmoid && size_bits(c.element_d) <= 16 ? "#define CUTLASS_USE_TANH_FOR_SIGMOID 1\n" : "";
+}
+
+}  // namespace
+
+// `name`: the kernel the source is emitted for (a parallel split-K kernel's GEMM is its partials'
+// configuration).
+Holes common_holes(const library::GemmConfig& c, const std::string& name) {
+  const auto& t = c.tile.threadblock_shape;
+  return {{"name", name},
+          {"defines", defines(c)},
+          {"epilogue_formula", epilogue_formula(c)},
+          {"element_a", std::string(cutlass_type(c.element_a))},
+          {"element_b", std::string(cutlass_type(c.element_b))},
+          {"element_c", std::string(cutlass_type(c.element_c))},
+          {"element_accumulator", std::string(cutlass_type(c.element_accumulator))},
+          {"layout_a", cutlass_layout(c.layout_a)},
+          {"layout_b", cutlass_layout(c.layout_b)},
+          {"layout_c", cutlass_layout(c.layout_c)},
+          {"alignment_a", std::to_string(c.alignment_a)},
+          {"alignment_b", std::to_string(c.alignment_b)},
+          {"alignment_c", std::to_string(c.alignment_c)},
+          {"tile_m", std::to_string(t[0])},
+          {"tile_n", std::to_string(t[1])},
+          {"tile_k", std::to_string(t[2])}};
+}
+
+Holes sm90_holes(const library::GemmConfig& c, const std::string& name) {
+  Holes h = common_holes(c, name);
+  const bool grouped = c.kind == GemmKind::Grouped;
+  // fp8 operands take CUTLASS's fp8 mainloop (f32 partial sums promoted every few k-blocks).
+  const bool fp8 = c.element_a == DataType::e4m3 || c.element_a == DataType::e5m2;
+  h["mainloop_header"] = fmt::format("sm90_mma_{}tma_gmma_ss_warpspecialized{}.hpp", grouped ? "array_" : "",
+                                     fp8 ? "_fp8" : "");
+  h["element_compute"] = std::string(cutlass_type(library::epilogue_compute_type(c)));
+  const bool coop = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
+  const auto& cl = c.tile.cluster_shape;
+  h["element_d"] = std::string(cutlass_type(c.element_d));
+  h["cluster_m"] = std::to_string(cl[0]);
+  h["cluster_n"] = std::to_string(cl[1]);
+  h["cluster_k"] = std::to_string(cl[2]);
+  h["kernel_schedule_name"] = coop ? "cooperative" : "ping-pong";
+  const std::string_view array = grouped ? "PtrArray" : "";
+  h["kernel_schedule"] = fmt::format("cutlass::gemm::Kernel{}TmaWarpSpecialized{}", array, coop ? "Cooperative" : "Pingpong");
+  h["epilogue_schedule"] = fmt::format(
+      "cutlass::epilogue::{}TmaWarpSpecialized{}", array,
+      c.tile.epilogue_schedule == EpilogueSchedule::TmaWarpSpecializedCooperative ? "Cooperative"
+      : grouped                                                                  ? "Pingpong"
+                                                                                 : "");
+  h["stage_count"] =
+      c.tile.stages > 0
+          ? fmt::format("cutlass::gemm::collective::StageCount<{}>", c.tile.stages)
+          : "cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(\n        sizeof(typename "
+            "CollectiveEpilogue::SharedStorage))>";
+  if (!c.bias) {
+    h["fusion"] = c.activation == Activation::identity
+                      ? "using ElementSource = ElementC;\nusing Fusion = cutlass::epilogue::fusion::LinearCombination<"
+                        "ElementD, ElementCompute, ElementC, ElementCompute>;"
+                      : fmt::format("using ElementSource = ElementC;\nusing Fusion = cutlass::epilogue::fusion::"
+                                    "LinCombEltAct<\n    cutlass::epilogue::thread::{}, ElementD, ElementCompute, "
+                                    "ElementC, ElementCompute>;",
+                                    cutlass_activation(c.activation));
+    h["epilogue_thread_arguments"] = fmt::format(
+        "  args.epilogue.thread.alpha = ElementCompute(p.alpha);\n"
+        "  args.epilogue.thread.beta = ElementCompute(p.beta);\n{}",
+        c.activation == Activation::leaky_relu
+            ? "  args.epilogue.thread.activation.leaky_alpha = ElementCompute(p.activation_argument);\n"
+            : "");
+  }
+  return h;
+}
+
+Holes sm80_holes(const library::GemmConfig& c, const std::string& name) {
+  Holes h = common_holes(c, name);
+  const auto& t = c.tile.threadblock_shape;
+  const auto& w = c.tile.warp_count;
+  const auto& inst = library::math_instruction(c)->shape;  // a valid configuration has one
+  const bool simt = c.opclass == OpcodeClass::Simt;
+  h["opclass"] = simt ? "cutlass::arch::OpClassSimt" : "cutlass::arch::OpClassTensorOp";
+  h["warp_m"] = std::to_string(t[0] / w[0]);
+  h["warp_n"] = std::to_string(t[1] / w[1]);
+  h["warp_k"] = std::to_string(t[2] / w[2]);
+  h["instruction_m"] = std::to_string(inst[0]);
+  h["instruction_n"] = std::to_string(inst[1]);
+  h["instruction_k"] = std::to_string(inst[2]);
+  h["stages"] = std::to_string(c.tile.stages);
+  h["activation"] = std::string(cutlass_activation(c.activation));
+  h["activation_arguments"] = leaky_relu_argument(c, "ElementAccumulator");
+  std::string_view math_name = c.element_a == DataType::f32 ? "TF32" : to_string(c.element_a);
+  switch (c.math) {
+    case MathOperation::MultiplyAddFastF32:
+      h["math_operation"] = "cutlass::arch::OpMultiplyAddFastF32";
+      math_name = "3xTF32";
+      break;
+    case MathOperation::MultiplyAddSaturate:
+      h["math_operation"] = "cutlass::arch::OpMultiplyAddSaturate";
+      math_name = "saturating integer";
+      break;
+    default:
+      h["math_operation"] = "cutlass::arch::OpMultiplyAdd";
+  }
+  h["instruction_name"] = simt ? fmt::format("SIMT {} fused multiply-adds (CUDA cores)", to_string(c.element_a))
+                               : fmt::format("mma.sync {}", math_name);
+  return h;
+}
+
+}  // namespace cuforge::emit

@@ -1,0 +1,35 @@
+// The holes the GEMM-family templates share (GEMM, parallel split-K, grouped GEMM): a kernel's
+// name, types, layouts, tile and epilogue, and each family's mainloop and fusion spellings.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "cuforge/emit/template.hpp"
+#include "cuforge/library/gemm_config.hpp"
+
+namespace cuforge::emit {
+
+// CUTLASS's functor (cutlass/epilogue/thread/activation.h) for an activation.
+std::string_view cutlass_activation(Activation a);
+// "alpha * A @ B + beta * C", wrapped in the activation, for comments.
+std::string epilogue_formula(const library::GemmConfig& c);
+// The statement that passes leaky_relu's slope to a 2.x epilogue functor's parameters `epilogue`.
+std::string leaky_relu_argument(const library::GemmConfig& c, std::string_view compute_type);
+
+// name, defines, epilogue_formula, element_a/b/c/accumulator, layout_a/b/c, alignment_a/b/c,
+// tile_m/n/k. `name`: the kernel the source is emitted for (a parallel split-K kernel's GEMM is
+// its partials' configuration).
+Holes common_holes(const library::GemmConfig& c, const std::string& name);
+
+// SM90 (CUTLASS 3.x collective builders), for one kernel or the pointer-array (grouped) kind:
+// mainloop_header, element_compute, element_d, cluster_m/n/k, kernel_schedule_name,
+// kernel_schedule, epilogue_schedule, stage_count, and for a matrix C the fusion and
+// epilogue_thread_arguments (alpha, beta, leaky_relu's slope from p).
+Holes sm90_holes(const library::GemmConfig& c, const std::string& name);
+
+// SM80 (CUTLASS 2.x): opclass, warp_m/n/k, instruction_m/n/k, stages, activation,
+// activation_arguments, math_operation, instruction_name.
+Holes sm80_holes(const library::GemmConfig& c, const std::string& name);
+
+}  // namespace cuforge::emit

@@ -1,0 +1,149 @@
+#include "cuforge/op/grouped_check.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+
+#include "cuforge/core/error.hpp"
+#include "cuforge/op/gemm_check.hpp"
+
+namespace cuforge::op {
+namespace {
+
+[[noreturn]] void fail(const std::string& what) { throw InvalidArgumentError(what); }
+
+// Groups of similar sizes share a class: mean extents rounded up to a power of two (at least 16),
+// so that the kernel chosen for one call serves the next calls of the same kind of mix.
+int64_t bucket(int64_t extent) {
+  int64_t b = 16;
+  while (b < extent && b < (int64_t(1) << 31)) b *= 2;
+  return b;
+}
+
+// The class of `groups` groups of mean extents m, n, k, with the alignments all allow.
+GemmShape summary(int64_t groups, double m, double n, double k, int align_a, int align_b, int align_c) {
+  GemmShape s;
+  s.batch = groups;
+  s.m = bucket(int64_t(m + 0.999));
+  s.n = bucket(int64_t(n + 0.999));
+  s.k = bucket(int64_t(k + 0.999));
+  s.align_a = align_a;
+  s.align_b = align_b;
+  s.align_c = align_c;
+  return s;
+}
+
+// Runs a check with its errors prefixed by the group they concern.
+template <class F>
+auto in_group(size_t g, F&& check) {
+  try {
+    return check();
+  } catch (const DataTypeError& e) {
+    throw DataTypeError(fmt::format("group {}: {}", g, e.what()));
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(fmt::format("group {}: {}", g, e.what()));
+  }
+}
+
+}  // namespace
+
+GroupedProblem check_grouped(const GemmTypes& plan, int device, const std::vector<TensorRef>& a,
+                             const std::vector<TensorRef>& b, const std::vector<TensorRef>& c,
+                             const std::vector<TensorRef>& d, double alpha, double beta) {
+  if (d.empty()) fail("D: expected a list of one output per group, got an empty list");
+  for (auto [name, list] : {std::pair{"A", &a}, {"B", &b}, {"C", &c}})
+    if (list->size() != d.size() && !(list == &c && c.empty()))
+      fail(fmt::format("{}: expected {} tensors (one per group, like D), got {}", name, d.size(), list->size()));
+  if (d.size() > size_t(INT32_MAX)) fail(fmt::format("D: {} groups exceed the kernels' 32-bit count", d.size()));
+  GroupedProblem p;
+  p.groups = int64_t(d.size());
+  double m = 0, n = 0, k = 0;
+  int align_a = 16, align_b = 16, align_c = 16;
+  static const TensorRef kNone;
+  for (size_t g = 0; g < d.size(); ++g) {
+    GemmProblem problem =
+        in_group(g, [&] { return check_gemm(plan, device, a[g], b[g], c.empty() ? kNone : c[g], d[g], alpha, beta); });
+    if (d[g].rank != 2 || a[g].rank != 2 || b[g].rank != 2)
+      fail(fmt::format("group {}: expected matrices (rank 2), got A of rank {}, B {}, D {}", g, a[g].rank, b[g].rank,
+                       d[g].rank));
+    if (problem.shape.bias)
+      fail(fmt::format("group {}: C: grouped kernels take a C matrix per group like D ({} x {}), not a bias row", g,
+                       d[g].shape[0], d[g].shape[1]));
+    const GemmShape& s = problem.shape;
+    m += double(s.m) / double(d.size());
+    n += double(s.n) / double(d.size());
+    k += double(s.k) / double(d.size());
+    if (!s.empty_output()) {
+      align_a = std::min(align_a, s.align_a);
+      align_b = std::min(align_b, s.align_b);
+      align_c = std::min(align_c, s.align_c);
+    }
+    p.list.push_back(problem);
+  }
+  auto most = [](DataType t) { return 16 / size_bytes(t); };
+  GemmTypes t = plan.canonical();
+  p.shape = summary(p.groups, m, n, k, std::min(align_a, most(t.element_a)), std::min(align_b, most(t.element_b)),
+                    std::min(align_c, most(t.element_d)));
+  return p;
+}
+
+GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b,
+                                     const TensorRef& c, const TensorRef& d, const TensorRef& offsets, double alpha,
+                                     double beta) {
+  if (plan.layout_a != Layout::RowMajor || plan.layout_c != Layout::RowMajor)
+    fail("the offsets form cuts A and D into groups of rows: it needs a row-major A and D (layout_A and layout_C "
+         "RowMajor)");
+  if (offsets.empty() || offsets.rank != 1)
+    fail(fmt::format("offsets: expected a vector of one int32 row offset per group, got {}",
+                     offsets.empty() ? "none" : offsets.describe()));
+  if (offsets.dtype != DataType::s32)
+    throw DataTypeError(fmt::format("offsets: expected int32, got {}", to_string(offsets.dtype)));
+  if (offsets.device != device)
+    fail(fmt::format("offsets: expected a tensor on cuda:{} (the group sizes stay on the device, so that a run needs "
+                     "no host synchronisation), got one {}",
+                     device, offsets.device == TensorRef::kHost ? "in host memory" : fmt::format("on cuda:{}", offsets.device)));
+  const int64_t groups = offsets.shape[0];
+  if (groups < 1 || groups > INT32_MAX) fail(fmt::format("offsets: expected 1 to {} groups, got {}", INT32_MAX, groups));
+  if (offsets.strides[0] != 1 && groups > 1) fail(fmt::format("offsets: expected a contiguous vector, got {}", offsets.describe()));
+  if (b.empty() || b.rank != 3 || b.shape[0] != groups)
+    fail(fmt::format("B: expected one matrix per group, a tensor of shape ({}, K, N), got {}", groups,
+                     b.empty() ? "none" : b.describe()));
+  if (d.rank != 2) fail(fmt::format("D: expected the groups' rows as one matrix (total_M, N), got {}", d.describe()));
+  if (!c.empty() && c.rank != 2)
+    fail(fmt::format("C: expected the groups' rows as one matrix like D (total_M, N), got {}", c.describe()));
+  // B's first matrix stands for all: the same shape, layout and alignment, a batch stride apart.
+  TensorRef b0 = b;
+  b0.rank = 2;
+  b0.shape = {b.shape[1], b.shape[2], 0};
+  b0.strides = {b.strides[1], b.strides[2], 0};
+  GroupedProblem p;
+  p.groups = groups;
+  GroupOffsets o;
+  o.offsets = static_cast<const int32_t*>(offsets.data);
+  o.whole = check_gemm(plan, device, a, b0, c, d, alpha, beta);
+  o.batch_stride_b = b.strides[0];
+  const GemmShape& w = o.whole.shape;
+  const int64_t span = b.strides[1] * (b.shape[1] - 1) + b.strides[2] * (b.shape[2] - 1) + 1;
+  if (groups > 1 && o.batch_stride_b < span && w.k > 0 && w.n > 0)
+    fail(fmt::format("B: the groups' matrices overlap: a stride of {} between them is less than one matrix ({} "
+                     "elements) in {}", o.batch_stride_b, span, b.describe()));
+  // Every group's B starts a batch stride further: that stride bounds B's alignment too.
+  const int most_b = 16 / size_bytes(plan.element_b);
+  const int align_b = operand_alignment(plan.element_b, reinterpret_cast<uintptr_t>(b.data), most_b, most_b,
+                                        groups > 1 ? o.batch_stride_b : 0);
+  p.shape = summary(groups, double(w.m) / double(groups), double(w.n), double(w.k), w.align_a,
+                    std::min(w.align_b, align_b), w.align_c);
+  p.offsets = o;
+  return p;
+}
+
+GemmShape grouped_shape(const GemmTypes& plan, int64_t groups, int64_t m, int64_t n, int64_t k,
+                        std::array<int, 3> alignment_caps) {
+  if (groups < 1 || groups > INT32_MAX) fail(fmt::format("groups: expected 1 to {}, got {}", INT32_MAX, groups));
+  GemmShape one = packed_shape(plan, m, n, k, 1, false, alignment_caps);
+  return summary(groups, double(one.m), double(one.n), double(one.k), one.align_a, one.align_b, one.align_c);
+}
+
+}  // namespace cuforge::op

@@ -1,0 +1,71 @@
+#include "cuforge/op/grouped_gemm.hpp"
+
+#include <algorithm>
+
+#include "cuforge/op/gemm_check.hpp"
+#include "cuforge/op/grouped_check.hpp"
+#include "cuforge/runtime/device.hpp"
+#include "cuforge/runtime/scratch.hpp"
+
+namespace cuforge {
+namespace {
+
+constexpr size_t kScratchAlignment = 256;
+
+size_t rounded(size_t bytes) { return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment; }
+
+}  // namespace
+
+GroupedGemm::GroupedGemm(const GemmOptions& options) : Plan(options, GemmKind::Grouped) {}
+
+GemmShape GroupedGemm::shape(int64_t groups, int64_t m, int64_t n, int64_t k,
+                             std::array<int, 3> alignment_caps) const {
+  return op::grouped_shape(options_, groups, m, n, k, alignment_caps);
+}
+
+GroupedProblem GroupedGemm::check(const std::vector<TensorRef>& a, const std::vector<TensorRef>& b,
+                                  const std::vector<TensorRef>& c, const std::vector<TensorRef>& d, double alpha,
+                                  double beta) const {
+  return op::check_grouped(options_, device_, a, b, c, d, alpha, beta);
+}
+
+GroupedProblem GroupedGemm::check_offsets(const TensorRef& a, const TensorRef& b, const TensorRef& c,
+                                          const TensorRef& d, const TensorRef& offsets, double alpha,
+                                          double beta) const {
+  return op::check_grouped_offsets(options_, device_, a, b, c, d, offsets, alpha, beta);
+}
+
+runtime::RunHandle GroupedGemm::run(const GroupedProblem& checked, double alpha, double beta, cudaStream_t stream,
+                                    std::function<void()> on_complete) {
+  runtime::use_device(device_);
+  // Groups with K = 0 take their product over one zero-filled vector of K, so that the epilogue
+  // writes activation(beta * C): A and B of those groups read a scratch buffer of zeros.
+  GroupedProblem p = checked;
+  size_t zeros_bytes = 0;
+  auto zero_k = [&](const GemmProblem& g) { return g.shape.k == 0 && !g.shape.empty_output(); };
+  for (const GemmProblem& g : p.list) {
+    size_t bytes = 0;
+    if (zero_k(g)) op::over_zeros(kernel_types_, g.shape, bytes);
+    zeros_bytes = std::max(zeros_bytes, bytes);
+  }
+  if (p.offsets && zero_k(p.offsets->whole)) op::over_zeros(kernel_types_, p.offsets->whole.shape, zeros_bytes);
+  auto l = launchable(p);
+  runtime::Scratch scratch(device_, stream, rounded(zeros_bytes) + l->workspace_bytes);
+  if (zeros_bytes) {
+    runtime::check(cudaMemsetAsync(scratch.data(), 0, zeros_bytes, stream), "zero-filling the operands of K = 0");
+    for (GemmProblem& g : p.list)
+      if (zero_k(g)) g = op::over_zeros(kernel_types_, g, scratch.data());
+    if (p.offsets) {
+      p.offsets->whole = op::over_zeros(kernel_types_, p.offsets->whole, scratch.data());
+      p.offsets->batch_stride_b = 0;  // every group reads the same zeros
+    }
+  }
+  GemmLaunch launch = l->launch;
+  launch.alpha = alpha;
+  launch.beta = beta;
+  l->kernel->run(p, launch, static_cast<char*>(scratch.data()) + rounded(zeros_bytes), l->workspace_bytes, stream);
+  ran(l);
+  return runtime::RunHandle::record(device_, stream, std::move(on_complete));
+}
+
+}  // namespace cuforge

@@ -1,0 +1,110 @@
+#include "cuforge/runtime/grouped_kernel.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "cuforge/core/error.hpp"
+#include "cuforge/runtime/device.hpp"
+
+namespace cuforge::runtime {
+namespace {
+
+constexpr size_t kAlign = 256;
+
+size_t descriptor_bytes(const GroupedProblem& p) {
+  return p.offsets ? 0 : (p.list.size() * sizeof(cuforge_gemm_group) + kAlign - 1) / kAlign * kAlign;
+}
+
+// The arguments; `descriptors`: where the list form's are on the device (null while not written).
+cuforge_grouped_arguments arguments(const GroupedProblem& p, const GemmLaunch& l, const void* descriptors) {
+  cuforge_grouped_arguments a{};
+  a.groups = p.groups;
+  a.descriptors = static_cast<const cuforge_gemm_group*>(descriptors);
+  if (p.offsets) {
+    const GemmProblem& w = p.offsets->whole;
+    a.offsets = p.offsets->offsets;
+    a.m_total = w.shape.m;
+    a.n = w.shape.n;
+    a.k = w.shape.k;
+    a.a = w.a;
+    a.b = w.b;
+    a.c = w.c;
+    a.d = w.d;
+    a.lda = w.lda;
+    a.ldb = w.ldb;
+    a.ldc = w.ldc;
+    a.ldd = w.ldd;
+    a.batch_stride_b = p.offsets->batch_stride_b;
+  }
+  a.alpha = l.alpha;
+  a.beta = l.beta;
+  a.activation_argument = l.activation_argument;
+  a.device = l.device;
+  a.sm_count = l.sm_count;
+  return a;
+}
+
+const char* status_words(int status) {
+  switch (status) {
+    case CUFORGE_STATUS_NOT_SUPPORTED: return "the kernel cannot run this problem";
+    case CUFORGE_STATUS_WORKSPACE_TOO_SMALL: return "the workspace is too small";
+    case CUFORGE_STATUS_LAUNCH_FAILED: return "the launch failed";
+    default: return "the kernel library failed inside (an exception in CUTLASS's host code)";
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const GroupedGemmKernel> GroupedGemmKernel::load(const std::filesystem::path& path) {
+  static std::mutex mutex;
+  static std::map<std::filesystem::path, std::shared_ptr<const GroupedGemmKernel>> kernels;
+  std::lock_guard lock(mutex);
+  if (auto it = kernels.find(path); it != kernels.end()) return it->second;
+  auto k = std::make_shared<GroupedGemmKernel>();
+  k->library_ = KernelLibrary::load(path);
+  k->can_implement_ =
+      reinterpret_cast<decltype(k->can_implement_)>(k->library_->entry("cuforge_grouped_can_implement"));
+  k->workspace_size_ =
+      reinterpret_cast<decltype(k->workspace_size_)>(k->library_->entry("cuforge_grouped_workspace_size"));
+  k->run_ = reinterpret_cast<decltype(k->run_)>(k->library_->entry("cuforge_grouped_run"));
+  kernels.emplace(path, k);
+  return k;
+}
+
+bool GroupedGemmKernel::can_implement(const GroupedProblem& problem, const GemmLaunch& launch) const {
+  auto args = arguments(problem, launch, nullptr);
+  return can_implement_(&args) == CUFORGE_STATUS_SUCCESS;
+}
+
+size_t GroupedGemmKernel::workspace_size(const GroupedProblem& problem, const GemmLaunch& launch) const {
+  auto args = arguments(problem, launch, nullptr);
+  size_t bytes = 0;
+  if (int status = workspace_size_(&args, &bytes); status != CUFORGE_STATUS_SUCCESS)
+    throw DeviceError(fmt::format("{}: {}", name(), status_words(status)));
+  return descriptor_bytes(problem) + bytes;
+}
+
+void GroupedGemmKernel::run(const GroupedProblem& problem, const GemmLaunch& launch, void* workspace,
+                            size_t workspace_bytes, cudaStream_t stream) const {
+  const size_t reserved = descriptor_bytes(problem);
+  if (!problem.offsets) {
+    std::vector<cuforge_gemm_group> groups;
+    groups.reserve(problem.list.size());
+    for (const GemmProblem& g : problem.list)
+      groups.push_back({g.shape.m, g.shape.n, g.shape.k, g.a, g.b, g.c, g.d, g.lda, g.ldb, g.ldc, g.ldd});
+    // From pageable memory: the call returns once the bytes are staged, so `groups` may go.
+    check(cudaMemcpyAsync(workspace, groups.data(), groups.size() * sizeof(cuforge_gemm_group),
+                          cudaMemcpyHostToDevice, stream),
+          "writing the groups' descriptors");
+  }
+  auto args = arguments(problem, launch, problem.offsets ? nullptr : workspace);
+  int status = run_(&args, static_cast<char*>(workspace) + reserved, workspace_bytes - reserved, stream);
+  if (status == CUFORGE_STATUS_SUCCESS) return;
+  cudaError_t last = cudaGetLastError();
+  throw DeviceError(fmt::format("{}: {} (last CUDA error: {})", name(), status_words(status), cudaGetErrorString(last)));
+}
+
+}  // namespace cuforge::runtime

@@ -1,0 +1,209 @@
+// Grouped GEMM on the CPU: the plan's kernel set and choice, the boundary checks of both forms
+// (lists of groups, and offsets), each refusal naming the group and operand.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cuforge/op/grouped_check.hpp"
+#include "cuforge/op/grouped_gemm.hpp"
+#include "test_support.hpp"
+
+namespace cuforge {
+namespace {
+
+constexpr Layout R = Layout::RowMajor, C = Layout::ColumnMajor;
+constexpr uintptr_t kBase = 0x10000000;  // fake device addresses: nothing is dereferenced
+
+GemmOptions options(DataType t, int kernel_cc = 0) {
+  GemmOptions o;
+  o.element_a = o.element_b = o.element_c = o.element_d = t;
+  o.layout_a = o.layout_b = o.layout_c = R;
+  o.kernel_cc = kernel_cc;
+  o.cc = 90;
+  return o;
+}
+
+TensorRef matrix(uintptr_t address, int64_t rows, int64_t cols, DataType t = DataType::bf16, Layout l = R) {
+  return TensorRef::matrix(reinterpret_cast<const void*>(address), t, rows, cols, l);
+}
+
+// Group g of a list: A (m x k), B (k x n), D (m x n), each 1 MiB apart.
+struct Lists {
+  std::vector<TensorRef> a, b, c, d;
+  void add(int64_t m, int64_t n, int64_t k, DataType t = DataType::bf16) {
+    uintptr_t at = kBase + (uintptr_t(a.size()) << 24);
+    a.push_back(matrix(at, m, k, t));
+    b.push_back(matrix(at + (1 << 20), k, n, t));
+    d.push_back(matrix(at + (2 << 20), m, n, t));
+  }
+  GroupedProblem check(const GemmOptions& o, double beta = 0.0) const {
+    return op::check_grouped(o, 0, a, b, c, d, 1.0, beta);
+  }
+};
+
+TEST(GroupedPlan, ChoosesGroupedKernelsOfEachFamily) {
+  GroupedGemm sm90(options(DataType::bf16));
+  EXPECT_EQ(sm90.kernel_cc(), 90);
+  auto name = sm90.select(sm90.shape(8, 1024, 4096, 4096)).config.name();
+  EXPECT_EQ(name.rfind("cuforge_sm90_grouped_", 0), 0u) << name;
+  GroupedGemm sm80(options(DataType::f16, 80));
+  name = sm80.select(sm80.shape(64, 128, 2048, 2048)).config.name();
+  EXPECT_EQ(name.rfind("cuforge_sm80_grouped_", 0), 0u) << name;
+  auto s = sm80.settings();
+  s.set_activation(Activation::relu);
+  sm80.set_settings(s);
+  EXPECT_EQ(sm80.select(sm80.shape(4, 256, 256, 256)).config.activation, Activation::relu);
+  EXPECT_FALSE(sm80.tile_descriptions().empty());
+}
+
+TEST(GroupedPlan, WhatTheCatalogDoesNotGroupIsRefusedByName) {
+  try {
+    GroupedGemm f32(options(DataType::f32));
+    FAIL() << "an f32 grouped plan was built";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("grouped GEMM"), std::string::npos) << e.what();
+  }
+  GroupedGemm g(options(DataType::bf16));
+  auto s = g.settings();
+  s.set_split_k_slices(4);
+  EXPECT_THROW(g.set_settings(s), InvalidArgumentError) << "grouped kernels do not split K";
+  s = g.settings();
+  s.tile_scheduler = TileScheduler::StreamK;
+  EXPECT_THROW(g.set_settings(s), InvalidArgumentError);
+  EXPECT_THROW(g.shape(0, 64, 64, 64), InvalidArgumentError);
+  EXPECT_THROW(g.shape(4, -1, 64, 64), InvalidArgumentError);
+}
+
+TEST(GroupedCheck, ListsAreCheckedGroupByGroup) {
+  const GemmOptions o = options(DataType::bf16);
+  Lists l;
+  l.add(128, 256, 64);
+  l.add(1, 512, 192);
+  l.add(0, 256, 64);   // an empty group
+  l.add(96, 256, 0);   // K = 0
+  GroupedProblem p = l.check(o);
+  EXPECT_EQ(p.groups, 4);
+  ASSERT_EQ(p.list.size(), 4u);
+  EXPECT_EQ(p.list[1].shape.m, 1);
+  EXPECT_EQ(p.shape.batch, 4);
+  EXPECT_EQ(p.shape.m, 64) << "the mean M (56.25) rounded up to a power of two";
+  EXPECT_EQ(p.shape.align_a, 8);
+
+  auto says = [&](Lists bad, const std::string& part, double beta = 0.0) {
+    auto message = test::message_of<Error>([&] { bad.check(o, beta); });
+    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+  };
+  Lists shorter = l;
+  shorter.b.pop_back();
+  says(shorter, "B: expected 4 tensors (one per group, like D), got 3");
+  says(Lists{}, "D: expected a list of one output per group, got an empty list");
+  Lists k_mismatch = l;
+  k_mismatch.b[1] = matrix(kBase + (1 << 24) + (1 << 20), 191, 512);
+  says(k_mismatch, "group 1: B: expected 192 rows");
+  Lists dtype = l;
+  dtype.a[2] = matrix(kBase + (2 << 24), 0, 64, DataType::f16);
+  says(dtype, "group 2: A: expected element type bf16");
+  Lists device = l;
+  device.d[0].device = 1;
+  says(device, "group 0: D: expected a tensor on cuda:0");
+  Lists no_c = l;
+  says(no_c, "group 0: C: beta is 2 but no C was given", 2.0);
+  Lists bias = l;
+  for (size_t g = 0; g < bias.d.size(); ++g) {
+    TensorRef row = bias.d[g];
+    row.rank = 1;
+    row.shape = {bias.d[g].shape[1], 0, 0};
+    row.strides = {1, 0, 0};
+    row.data = reinterpret_cast<const void*>(kBase + (uintptr_t(g) << 24) + (3 << 20));
+    bias.c.push_back(row);
+  }
+  says(bias, "group 0: C: grouped kernels take a C matrix per group", 1.0);
+  Lists batched = l;
+  batched.a[0].rank = 3;
+  batched.a[0].shape = {1, 128, 64};
+  batched.a[0].strides = {128 * 64, 64, 1};
+  says(batched, "group 0: expected matrices (rank 2)");
+}
+
+TEST(GroupedCheck, MisalignedGroupsFallBackToLowerAlignment) {
+  GroupedGemm g(options(DataType::bf16));
+  Lists l;
+  l.add(128, 256, 64);
+  l.add(64, 256, 66);  // K = 66: rows of A 4-byte aligned
+  GroupedProblem p = op::check_grouped(g.options(), 0, l.a, l.b, l.c, l.d, 1.0, 0.0);
+  EXPECT_EQ(p.shape.align_a, 2);
+  auto kernel = g.select(p.shape).config;
+  EXPECT_EQ(kernel.arch, 80) << kernel.name();
+  EXPECT_LE(kernel.alignment_a, 2) << kernel.name();
+}
+
+struct Offsets {
+  TensorRef a = matrix(kBase, 1000, 256);
+  TensorRef b;
+  TensorRef c;
+  TensorRef d = matrix(kBase + (2 << 24), 1000, 512);
+  TensorRef offsets;
+  Offsets() {
+    b.data = reinterpret_cast<const void*>(kBase + (1 << 24));
+    b.dtype = DataType::bf16;
+    b.rank = 3;
+    b.shape = {8, 256, 512};
+    b.strides = {256 * 512, 512, 1};
+    b.device = 0;
+    offsets.data = reinterpret_cast<const void*>(kBase + (3 << 24));
+    offsets.dtype = DataType::s32;
+    offsets.rank = 1;
+    offsets.shape = {8, 0, 0};
+    offsets.strides = {1, 0, 0};
+    offsets.device = 0;
+  }
+  GroupedProblem check(const GemmOptions& o) const {
+    return op::check_grouped_offsets(o, 0, a, b, c, d, offsets, 1.0, 0.0);
+  }
+};
+
+TEST(GroupedCheck, TheOffsetsForm) {
+  const GemmOptions o = options(DataType::bf16);
+  GroupedProblem p = Offsets{}.check(o);
+  EXPECT_EQ(p.groups, 8);
+  ASSERT_TRUE(p.offsets.has_value());
+  EXPECT_EQ(p.offsets->whole.shape.m, 1000);
+  EXPECT_EQ(p.offsets->batch_stride_b, 256 * 512);
+  EXPECT_EQ(p.shape.m, 128) << "1000 rows over 8 groups: 125, rounded up";
+  EXPECT_EQ(p.shape.n, 512);
+
+  auto says = [&](Offsets bad, const std::string& part, GemmOptions plan) {
+    auto message = test::message_of<Error>([&] { bad.check(plan); });
+    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+  };
+  Offsets host;
+  host.offsets.device = TensorRef::kHost;
+  says(host, "offsets: expected a tensor on cuda:0 (the group sizes stay on the device", o);
+  Offsets wide;
+  wide.offsets.dtype = DataType::f32;
+  says(wide, "offsets: expected int32", o);
+  Offsets two_d;
+  two_d.b.rank = 2;
+  says(two_d, "B: expected one matrix per group, a tensor of shape (8, K, N)", o);
+  Offsets fewer;
+  fewer.b.shape[0] = 7;
+  says(fewer, "B: expected one matrix per group", o);
+  Offsets k;
+  k.b.shape[1] = 255;
+  says(k, "B: expected 256 rows", o);
+  Offsets overlapping;
+  overlapping.b.strides[0] = 512;
+  says(overlapping, "B: the groups' matrices overlap", o);
+  GemmOptions column = o;
+  column.layout_a = C;
+  Offsets col;
+  col.a = matrix(kBase, 1000, 256, DataType::bf16, C);
+  says(col, "it needs a row-major A and D", column);
+  Offsets odd;
+  odd.b.strides[0] = 256 * 512 + 2;  // every group's B 4 bytes further: alignment 2
+  EXPECT_EQ(odd.check(o).shape.align_b, 2);
+}
+
+}  // namespace
+}  // namespace cuforge
