@@ -142,8 +142,11 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
 GemmShape grouped_shape(const GemmTypes& plan, int64_t groups, int64_t m, int64_t n, int64_t k,
                         std::array<int, 3> alignment_caps) {
   if (groups < 1 || groups > INT32_MAX) fail(fmt::format("groups: expected 1 to {}, got {}", INT32_MAX, groups));
+  // The groups' own extents are unknown: packed operands of whole 16-byte vectors, capped as given.
   GemmShape one = packed_shape(plan, m, n, k, 1, false, alignment_caps);
-  return summary(groups, double(one.m), double(one.n), double(one.k), one.align_a, one.align_b, one.align_c);
+  GemmShape aligned = packed_shape(plan, 16, 16, 16, 1, false, alignment_caps);
+  return summary(groups, double(one.m), double(one.n), double(one.k), aligned.align_a, aligned.align_b,
+                 aligned.align_c);
 }
 
 }  // namespace cuforge::op

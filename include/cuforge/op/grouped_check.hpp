@@ -24,8 +24,8 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
                                      const TensorRef& c, const TensorRef& d, const TensorRef& offsets, double alpha,
                                      double beta);
 
-// The class G groups of these mean sizes are chosen as (packed operands on 16-byte aligned
-// allocations, alignments capped where given, in elements).
+// The class G groups of these mean sizes are chosen as (operands of whole 16-byte vectors on
+// 16-byte aligned allocations, alignments capped where given, in elements).
 GemmShape grouped_shape(const GemmTypes& plan, int64_t groups, int64_t m, int64_t n, int64_t k,
                         std::array<int, 3> alignment_caps = {});
 

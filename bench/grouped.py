@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""cuforge's grouped GEMM beside torch (a loop of torch.matmul, torch._grouped_mm) in one process.
+
+    python bench/grouped.py                 # the four cases of issue 13 and the host time of one run()
+    python bench/grouped.py --json out.json --rounds 3
+
+bf16. GPU times are CUDA events around each call, medians of repeats, the calls queued behind a
+GPU sleep (bench/timing.py); each case's times are taken in interleaved rounds and each ratio is
+the median of the rounds' ratios. cuforge runs the offsets form (what torch._grouped_mm computes)
+and the list form; TFLOP/s count 2 * sum(M_g * N * K) per run.
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+import torch
+
+import cuforge
+from timing import interleaved_ms
+
+DT = torch.bfloat16
+
+
+def zipf_sizes(groups, tokens, seed=0):
+    """Tokens routed to experts by a fixed-seed Zipf draw: some experts get many, some none."""
+    rng = np.random.default_rng(seed)
+    expert = (rng.zipf(1.3, tokens) - 1) % groups
+    return np.bincount(expert, minlength=groups).tolist()
+
+
+CASES = {
+    "G=8, 1024x4096x4096": ([1024] * 8, 4096, 4096),
+    "G=64, 128x2048x2048": ([128] * 64, 2048, 2048),
+    "G=16, 512x7168x2048": ([512] * 16, 7168, 2048),
+    "MoE 64 experts, 16384 tokens (Zipf), N=4096, K=2048": (zipf_sizes(64, 16384), 4096, 2048),
+}
+
+
+def operands(sizes, n, k):
+    g, total = len(sizes), sum(sizes)
+    A = torch.randn(total, k, device="cuda", dtype=DT)
+    B = torch.randn(g, k, n, device="cuda", dtype=DT)
+    D = torch.empty(total, n, device="cuda", dtype=DT)
+    offs = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
+    return A, B, D, offs
+
+
+def torch_grouped(A, B, offs):
+    """torch._grouped_mm with B as it takes it (some builds want each group's B column-major)."""
+    for b in (B, B.transpose(1, 2).contiguous().transpose(1, 2)):
+        try:
+            torch._grouped_mm(A, b, offs=offs)
+            return lambda i, b=b: torch._grouped_mm(A, b, offs=offs)
+        except RuntimeError:
+            continue
+    return None
+
+
+def bench_case(name, sizes, n, k, plan, rounds):
+    A, B, D, offs = operands(sizes, n, k)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    As = [A[s:s + m] for s, m in zip(starts, sizes)]
+    Ds = [D[s:s + m] for s, m in zip(starts, sizes)]
+    Bs = list(B)
+    calls = {
+        "cuforge offsets": lambda i: plan.run(A, B, None, D, offsets=offs, sync=False),
+        "cuforge lists": lambda i: plan.run(As, Bs, None, Ds, sync=False),
+        "torch.matmul loop": lambda i: [torch.matmul(a, b, out=d) for a, b, d in zip(As, Bs, Ds) if a.shape[0]],
+    }
+    grouped_mm = torch_grouped(A, B, offs)
+    if grouped_mm:
+        calls["torch._grouped_mm"] = grouped_mm
+    plan.run(A, B, None, D, offsets=offs)
+    ref = torch.cat([a.float() @ b.float() for a, b in zip(As, Bs)])
+    err = float(((D.float() - ref).abs().max() / ref.abs().max()).item())
+    kernel = plan.last_kernel
+    times = interleaved_ms(calls, rounds)
+    flops = 2.0 * sum(sizes) * n * k
+    best_torch = [t for t in ("torch.matmul loop", "torch._grouped_mm") if t in times]
+    row = {"case": name, "groups": len(sizes), "sizes": sizes, "n": n, "k": k, "kernel": kernel, "rel_err": err,
+           "ms": {c: statistics.median(v) for c, v in times.items()},
+           "tflops": {c: flops / statistics.median(v) / 1e9 for c, v in times.items()}}
+    for form in ("cuforge offsets", "cuforge lists"):
+        row[f"ratio {form}"] = {t: statistics.median(b / a for a, b in zip(times[form], times[t])) for t in best_torch}
+    return row
+
+
+def host_time_us(plan, groups=64, calls=2000):
+    """Wall-clock time per run() of G lists of torch tensors (sync=False), after warm-up."""
+    As = [torch.randn(128, 256, device="cuda", dtype=DT) for _ in range(groups)]
+    Bs = [torch.randn(256, 256, device="cuda", dtype=DT) for _ in range(groups)]
+    Ds = [torch.empty(128, 256, device="cuda", dtype=DT) for _ in range(groups)]
+    for _ in range(100):
+        plan.run(As, Bs, None, Ds, sync=False)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        plan.run(As, Bs, None, Ds, sync=False)
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    return (t1 - t0) / calls * 1e6
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--json", metavar="PATH")
+    args = p.parse_args()
+    torch.manual_seed(0)
+    plan = cuforge.op.GroupedGemm(element=DT, layout=cuforge.LayoutType.RowMajor, element_accumulator=torch.float32)
+    props = torch.cuda.get_device_properties(0)
+    results = {"device": props.name, "torch": torch.__version__, "rounds": args.rounds, "cases": []}
+    print(f"{props.name}, torch {torch.__version__}")
+    classes = [(len(s), -(-sum(s) // len(s)), n, k) for s, n, k in CASES.values()] + [(64, 128, 256, 256)]
+    t0 = time.perf_counter()
+    cuforge.build(sorted({plan.select(*c) for c in classes}))
+    print(f"prebuilt in {time.perf_counter() - t0:.0f} s")
+    for name, (sizes, n, k) in CASES.items():
+        row = bench_case(name, sizes, n, k, plan, args.rounds)
+        results["cases"].append(row)
+        tf = row["tflops"]
+        print(f"\n{name}: {row['kernel']} (rel err {row['rel_err']:.1e})")
+        for c, v in tf.items():
+            print(f"  {c:20s} {row['ms'][c] * 1e3:9.1f} µs  {v:7.1f} TFLOP/s")
+        for form in ("cuforge offsets", "cuforge lists"):
+            print(f"  {form} vs " + ", ".join(f"{t}: {r:.2f}x" for t, r in row[f'ratio {form}'].items()))
+        torch.cuda.empty_cache()
+    results["host_us_64_lists"] = host_time_us(plan)
+    print(f"\nhost time per run() of 64 lists of torch tensors: {results['host_us_64_lists']:.1f} µs")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

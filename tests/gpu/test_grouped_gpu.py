@@ -1,0 +1,195 @@
+"""Grouped GEMM on the GPU, bit-exact on integer data against a float64 reference: both kernel
+families, f16 and bf16 in every layout (and e4m3 on SM90), ragged groups (sizes off the tiles, a
+group of one row, empty groups, K = 0), activations, the offsets form (device offsets, empty groups,
+B row- or column-major), two streams, and a CUDA graph of the offsets form.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+torch = pytest.importorskip("torch")
+
+import cuforge  # noqa: E402
+from exact import COL, ROW, assert_exact, layout, rand_int  # noqa: E402
+from prebuild import build_selected  # noqa: E402
+
+FAMILIES = {"sm90": None, "sm80": 80}
+DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
+LAYOUTS = [(ROW, ROW), (ROW, COL), (COL, ROW), (COL, COL)]
+# Ragged groups: (M, N, K), off the tiles, one row, empty, K = 0 (D = beta * C). An extent along
+# which an operand is contiguous must be a multiple of the kernels' alignment (8 elements): with a
+# column-major A or D, M takes the second list's values.
+RAGGED = [(264, 200, 136), (1, 136, 64), (0, 200, 136), (96, 8, 256), (130, 72, 0), (77, 248, 40)]
+RAGGED_M8 = [(264, 200, 136), (8, 136, 64), (0, 200, 136), (96, 8, 256), (136, 72, 0), (72, 248, 40)]
+FP8 = [(m, n, k - k % 16) for m, n, k in RAGGED]  # K of whole 16-byte e4m3 vectors
+MOE = dict(groups=8, total=1000, n=512, k=256)
+
+
+def plan(family, dtype=torch.float16, la=ROW, lb=ROW, lc=ROW, **settings):
+    p = cuforge.op.GroupedGemm(element=dtype, element_accumulator=torch.float32, layout_A=layout(la),
+                               layout_B=layout(lb), layout_C=layout(lc), kernel_cc=FAMILIES[family])
+    for name, value in settings.items():
+        setattr(p, name, value)
+    return p
+
+
+def shapes_for(la, lc=ROW):
+    return RAGGED_M8 if COL in (la, lc) else RAGGED
+
+
+def fp8_plan():
+    return cuforge.op.GroupedGemm(element_A=torch.float8_e4m3fn, element_B=torch.float8_e4m3fn,
+                                  element_C=torch.float16, element_D=torch.float16, layout_A=layout(ROW),
+                                  layout_B=layout(COL), layout_C=layout(ROW))
+
+
+def mean_class(groups):
+    """(groups, M, N, K) as the plan summarises a list: mean extents, rounded up."""
+    g = len(groups)
+    return (g,) + tuple(-(-sum(s[i] for s in groups) // g) for i in range(3))
+
+
+def cases():
+    """(plan, the class it runs) of every test below, for the prebuild."""
+    for family in FAMILIES:
+        for dname, dtype in DTYPES.items():
+            for la, lb in LAYOUTS:
+                yield plan(family, dtype, la, lb), mean_class(shapes_for(la))
+        yield plan(family, torch.bfloat16, lc=COL), mean_class(RAGGED_M8)
+        yield plan(family, activation=cuforge.epilogue.relu), mean_class(RAGGED)
+        yield plan(family, activation=cuforge.epilogue.gelu), mean_class(RAGGED)
+        for lb in (ROW, COL):
+            yield plan(family, torch.bfloat16, lb=lb), (MOE["groups"], -(-MOE["total"] // MOE["groups"]), MOE["n"],
+                                                       MOE["k"])
+    yield fp8_plan(), mean_class(FP8)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def prebuilt():
+    build_selected([lambda p=p, c=c: p.select(*c) for p, c in cases()])
+
+
+def groups_of(shapes, dtype, la, lb, gen, c_dtype=None):
+    As = [rand_int(m, k, dtype, la, gen) for m, n, k in shapes]
+    Bs = [rand_int(k, n, dtype, lb, gen) for m, n, k in shapes]
+    Cs = [rand_int(m, n, c_dtype or dtype, ROW, gen) for m, n, k in shapes]
+    return As, Bs, Cs
+
+
+def check(Ds, As, Bs, Cs, beta, act=lambda x: x, exact=True):
+    for g, (D, A, B, C) in enumerate(zip(Ds, As, Bs, Cs)):
+        ref = act(A.double() @ B.double() + beta * C.double()).to(D.dtype)
+        if exact:
+            assert_exact(D, ref)
+        else:
+            torch.testing.assert_close(D.float(), ref.float(), rtol=1e-2, atol=1e-2, msg=f"group {g}")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("dname", DTYPES)
+@pytest.mark.parametrize("la, lb", LAYOUTS, ids=lambda x: x)
+def test_ragged_groups_exact(family, dname, la, lb):
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    dtype = DTYPES[dname]
+    p = plan(family, dtype, la, lb)
+    As, Bs, Cs = groups_of(shapes_for(la), dtype, la, lb, gen)
+    Ds = [torch.full_like(C, float("nan")) for C in Cs]
+    p.run(As, Bs, Cs, Ds, beta=1.0)
+    assert "_grouped_" in p.last_kernel and p.last_kernel.startswith(f"cuforge_{family}_")
+    check(Ds, As, Bs, Cs, 1.0)
+    # Without C (beta = 0): the K = 0 group is zeros.
+    Ds = [torch.full_like(C, float("nan")) for C in Cs]
+    p.run(As, Bs, None, Ds)
+    check(Ds, As, Bs, [torch.zeros_like(C) for C in Cs], 0.0)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_column_major_d_and_activations(family):
+    gen = torch.Generator(device="cuda").manual_seed(6)
+    As, Bs, Cs = groups_of(RAGGED_M8, torch.bfloat16, ROW, ROW, gen)
+    Ds = [torch.full_like(C, float("nan")).t().contiguous().t() for C in Cs]  # column-major D
+    plan(family, torch.bfloat16, lc=COL).run(As, Bs, Cs, Ds, beta=1.0)
+    check(Ds, As, Bs, Cs, 1.0)
+    As, Bs, Cs = groups_of(RAGGED, torch.float16, ROW, ROW, gen)
+    for name, act, exact in (("relu", torch.relu, True), ("gelu", torch.nn.functional.gelu, False)):
+        Ds = [torch.full_like(C, float("nan")) for C in Cs]
+        p = plan(family, activation=getattr(cuforge.epilogue, name))
+        p.run(As, Bs, Cs, Ds, beta=1.0)
+        assert p.last_kernel.endswith("_" + name)
+        check(Ds, As, Bs, Cs, 1.0, lambda x: act(x.float()).double() if not exact else act(x), exact)
+
+
+def test_fp8_groups_on_sm90():
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    As, Bs, Cs = groups_of(FP8, torch.float8_e4m3fn, ROW, COL, gen, c_dtype=torch.float16)
+    p = fp8_plan()
+    Ds = [torch.full_like(C, float("nan")) for C in Cs]
+    p.run(As, Bs, Cs, Ds, beta=1.0)
+    assert "_e4m3_e4m3_" in p.last_kernel
+    check(Ds, As, Bs, Cs, 1.0)
+
+
+def moe_operands(gen, lb=ROW, sizes=None):
+    g, total, n, k = MOE["groups"], MOE["total"], MOE["n"], MOE["k"]
+    sizes = sizes or [200, 0, 1, 333, 0, 150, 16, 300]  # sums to 1000, empty groups among them
+    offs = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
+    A = rand_int(total, k, torch.bfloat16, ROW, gen)
+    B = torch.randint(-3, 4, (g, k, n), device="cuda", generator=gen).to(torch.bfloat16)
+    if lb == COL:
+        B = B.transpose(1, 2).contiguous().transpose(1, 2)  # each group's B column-major
+    C = rand_int(total, n, torch.bfloat16, ROW, gen)
+    return A, B, C, offs, sizes
+
+
+def moe_reference(A, B, C, sizes, beta):
+    out, start = [], 0
+    for g, rows in enumerate(sizes):
+        out.append(A[start:start + rows].double() @ B[g].double() + beta * C[start:start + rows].double())
+        start += rows
+    return torch.cat(out).to(A.dtype)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("lb", [ROW, COL])
+def test_offsets_form_exact(family, lb):
+    gen = torch.Generator(device="cuda").manual_seed(8)
+    A, B, C, offs, sizes = moe_operands(gen, lb)
+    p = plan(family, torch.bfloat16, lb=lb)
+    D = torch.full_like(C, float("nan"))
+    p.run(A, B, C, D, beta=1.0, offsets=offs)
+    assert_exact(D, moe_reference(A, B, C, sizes, 1.0))
+    D2 = torch.full_like(C, float("nan"))
+    p.run(A, B, None, D2, offsets=offs)
+    assert_exact(D2, moe_reference(A, B, C, sizes, 0.0))
+
+
+def test_two_streams_and_a_cuda_graph():
+    gen = torch.Generator(device="cuda").manual_seed(9)
+    p = plan("sm90", torch.bfloat16)
+    A, B, C, offs, sizes = moe_operands(gen)
+    ref = moe_reference(A, B, C, sizes, 1.0)
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    outs = [torch.full_like(C, float("nan")) for _ in streams]
+    for s, D in zip(streams, outs):
+        with torch.cuda.stream(s):
+            p.run(A, B, C, D, beta=1.0, offsets=offs, sync=False)
+    torch.cuda.synchronize()
+    for D in outs:
+        assert_exact(D, ref)
+    graph, stream = torch.cuda.CUDAGraph(), torch.cuda.Stream()
+    D = torch.full_like(C, float("nan"))
+    with torch.cuda.graph(graph, stream=stream):
+        p.run(A, B, C, D, beta=1.0, offsets=offs, sync=False)
+    for replay in range(2):
+        D.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert_exact(D, ref)
+    # The group sizes are read on the device at every replay.
+    offs.copy_(torch.tensor([1000, 0, 0, 0, 0, 0, 0, 0], device="cuda").cumsum(0).to(torch.int32))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert_exact(D, moe_reference(A, B, C, [1000, 0, 0, 0, 0, 0, 0, 0], 1.0))
