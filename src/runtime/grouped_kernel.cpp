@@ -8,6 +8,7 @@
 
 #include "cuforge/core/error.hpp"
 #include "cuforge/runtime/device.hpp"
+#include "cuforge/runtime/upload.hpp"
 
 namespace cuforge::runtime {
 namespace {
@@ -95,10 +96,7 @@ void GroupedGemmKernel::run(const GroupedProblem& problem, const GemmLaunch& lau
     groups.reserve(problem.list.size());
     for (const GemmProblem& g : problem.list)
       groups.push_back({g.shape.m, g.shape.n, g.shape.k, g.a, g.b, g.c, g.d, g.lda, g.ldb, g.ldc, g.ldd});
-    // From pageable memory: the call returns once the bytes are staged, so `groups` may go.
-    check(cudaMemcpyAsync(workspace, groups.data(), groups.size() * sizeof(cuforge_gemm_group),
-                          cudaMemcpyHostToDevice, stream),
-          "writing the groups' descriptors");
+    upload(launch.device, stream, groups.data(), groups.size() * sizeof(cuforge_gemm_group), workspace);
   }
   auto args = arguments(problem, launch, problem.offsets ? nullptr : workspace);
   int status = run_(&args, static_cast<char*>(workspace) + reserved, workspace_bytes - reserved, stream);

@@ -24,8 +24,8 @@ class GroupedGemmKernel {
   bool can_implement(const GroupedProblem& problem, const GemmLaunch& launch) const;
   // Device memory a run needs: the list form's descriptors and the kernel's own workspace.
   size_t workspace_size(const GroupedProblem& problem, const GemmLaunch& launch) const;
-  // Writes the list form's descriptors at the start of the workspace (one copy on the stream),
-  // then launches. Throws DeviceError if the kernel refuses or the launch fails.
+  // Writes the list form's descriptors at the start of the workspace (one copy on the stream,
+  // runtime/upload.hpp), then launches. Throws DeviceError if the kernel refuses or the launch fails.
   void run(const GroupedProblem& problem, const GemmLaunch& launch, void* workspace, size_t workspace_bytes,
            cudaStream_t stream) const;
 

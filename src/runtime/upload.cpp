@@ -1,0 +1,64 @@
+#include "cuforge/runtime/upload.hpp"
+
+#include <array>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "cuforge/core/error.hpp"
+#include "cuforge/runtime/device.hpp"
+
+namespace cuforge::runtime {
+namespace {
+
+// A few pinned buffers per (device, stream), used in turn.
+struct Ring {
+  struct Slot {
+    void* host = nullptr;
+    size_t bytes = 0;
+    cudaEvent_t copied = nullptr;  // recorded after the slot's last copy
+  };
+  std::mutex mutex;
+  std::array<Slot, 4> slots;
+  size_t next = 0;
+};
+
+Ring& ring_of(int device, cudaStream_t stream) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, cudaStream_t>, std::unique_ptr<Ring>> rings;  // for the life of the process
+  std::lock_guard lock(mutex);
+  auto& r = rings[{device, stream}];
+  if (!r) r = std::make_unique<Ring>();
+  return *r;
+}
+
+}  // namespace
+
+void upload(int device, cudaStream_t stream, const void* host, size_t bytes, void* device_destination) {
+  if (bytes == 0) return;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  check(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
+  if (capture != cudaStreamCaptureStatusNone)
+    throw InvalidArgumentError("a run whose group sizes are host data (the list form) cannot be captured into a CUDA "
+                               "graph: capture the offsets form, whose sizes stay on the device");
+  Ring& ring = ring_of(device, stream);
+  std::lock_guard lock(ring.mutex);
+  Ring::Slot& slot = ring.slots[ring.next];
+  ring.next = (ring.next + 1) % ring.slots.size();
+  if (slot.copied) check(cudaEventSynchronize(slot.copied), "waiting for a staging buffer");
+  if (slot.bytes < bytes) {
+    if (slot.host) check(cudaFreeHost(slot.host), "cudaFreeHost");
+    slot.host = nullptr;
+    slot.bytes = 0;
+    check(cudaMallocHost(&slot.host, bytes * 2), "allocating pinned staging memory");
+    slot.bytes = bytes * 2;
+  }
+  if (!slot.copied) check(cudaEventCreateWithFlags(&slot.copied, cudaEventDisableTiming), "cudaEventCreate");
+  std::memcpy(slot.host, host, bytes);
+  check(cudaMemcpyAsync(device_destination, slot.host, bytes, cudaMemcpyHostToDevice, stream), "copying to the GPU");
+  check(cudaEventRecord(slot.copied, stream), "cudaEventRecord");
+}
+
+}  // namespace cuforge::runtime
