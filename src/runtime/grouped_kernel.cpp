@@ -15,8 +15,10 @@ namespace {
 
 constexpr size_t kAlign = 256;
 
+// Room for the list form's descriptors, kept in either form: both forms of a class share a
+// choice, and so its workspace size.
 size_t descriptor_bytes(const GroupedProblem& p) {
-  return p.offsets ? 0 : (p.list.size() * sizeof(cuforge_gemm_group) + kAlign - 1) / kAlign * kAlign;
+  return (size_t(p.groups) * sizeof(cuforge_gemm_group) + kAlign - 1) / kAlign * kAlign;
 }
 
 // The arguments; `descriptors`: where the list form's are on the device (null while not written).

@@ -110,7 +110,8 @@ def test_ragged_groups_exact(family, dname, la, lb):
 def test_column_major_d_and_activations(family):
     gen = torch.Generator(device="cuda").manual_seed(6)
     As, Bs, Cs = groups_of(RAGGED_M8, torch.bfloat16, ROW, ROW, gen)
-    Ds = [torch.full_like(C, float("nan")).t().contiguous().t() for C in Cs]  # column-major D
+    Cs = [C.t().contiguous().t() for C in Cs]  # C and D column-major, as the plan's layout_C says
+    Ds = [torch.full_like(C, float("nan")).t().contiguous().t() for C in Cs]
     plan(family, torch.bfloat16, lc=COL).run(As, Bs, Cs, Ds, beta=1.0)
     check(Ds, As, Bs, Cs, 1.0)
     As, Bs, Cs = groups_of(RAGGED, torch.float16, ROW, ROW, gen)
