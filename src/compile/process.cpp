@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,10 @@ void kill_group(int) { ::kill(0, SIGKILL); }
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &kill, nullptr);
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (::getppid() != parent) kill_group(0);  // the parent died before the line above
+  // The parent's descriptors stay with the parent: an inherited cache lock (flock) would stay held
+  // for as long as this process lives, after the build that took it is gone.
+  if (::syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
+    for (int open_fd = 3; open_fd < 65536; ++open_fd) ::close(open_fd);
   int fd = ::open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) ::_exit(126);
   ::dup2(fd, 1);
