@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define CUFORGE_ABI_VERSION 4
+#define CUFORGE_ABI_VERSION 5
 
 /* Kernel libraries are built with hidden visibility; only these entry points are exported. */
 #define CUFORGE_EXPORT __attribute__((visibility("default")))
@@ -93,6 +93,28 @@ typedef struct cuforge_grouped_arguments {
   int sm_count;
 } cuforge_grouped_arguments;
 
+/* Convolution kernels: a 2-D convolution of NHWC tensors as an implicit GEMM. In forward
+ * propagation (fprop) A is the activation x (n, h, w, c), B the filter (k, r, s, c) and D the
+ * output y (n, p, q, k); in the input's gradient (dgrad) A is dy (n, p, q, k), B the filter and D
+ * dx (n, h, w, c); in the filter's gradient (wgrad) A is dy, B the activation x and D dw
+ * (k, r, s, c). C has D's shape (or, with strides of 0, one value per channel: a bias). Each
+ * tensor's channels are contiguous; its strides give the elements between neighbours along W, H
+ * and N. */
+typedef struct cuforge_conv2d_arguments {
+  int64_t n, h, w, c, k, r, s, p, q;
+  int64_t pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w;
+  const void* ptr_a;
+  const void* ptr_b;
+  const void* ptr_c; /* D when beta == 0 */
+  void* ptr_d;
+  int64_t stride_a[3], stride_b[3], stride_c[3], stride_d[3]; /* W, H, N */
+  double alpha, beta;
+  double activation_argument;
+  int splits; /* serial split-K slices (1: none) */
+  int device;
+  int sm_count;
+} cuforge_conv2d_arguments;
+
 CUFORGE_EXPORT int cuforge_abi_version(void);
 CUFORGE_EXPORT const char* cuforge_kernel_name(void);
 CUFORGE_EXPORT int cuforge_gemm_can_implement(const cuforge_gemm_arguments* args);
@@ -106,6 +128,11 @@ CUFORGE_EXPORT int cuforge_grouped_can_implement(const cuforge_grouped_arguments
 CUFORGE_EXPORT int cuforge_grouped_workspace_size(const cuforge_grouped_arguments* args, size_t* bytes);
 CUFORGE_EXPORT int cuforge_grouped_run(const cuforge_grouped_arguments* args, void* workspace, size_t workspace_bytes,
                                        void* stream);
+
+CUFORGE_EXPORT int cuforge_conv2d_can_implement(const cuforge_conv2d_arguments* args);
+CUFORGE_EXPORT int cuforge_conv2d_workspace_size(const cuforge_conv2d_arguments* args, size_t* bytes);
+CUFORGE_EXPORT int cuforge_conv2d_run(const cuforge_conv2d_arguments* args, void* workspace, size_t workspace_bytes,
+                                      void* stream);
 
 #ifdef __cplusplus
 }

@@ -44,8 +44,9 @@ TensorRef to_tensor_ref(nb::handle h, const char* name) {
   PyObject* strides = PyTuple_GET_ITEM(tuple, 3);
   Py_ssize_t rank = PyTuple_GET_SIZE(shape);
   if (rank > TensorRef::kMaxRank || PyTuple_GET_SIZE(strides) != rank)
-    throw InvalidArgumentError(std::string(name) + ": expected a matrix (rank 2) or a batch of matrices (rank 3), "
-                               "got rank " + std::to_string(rank));
+    throw InvalidArgumentError(std::string(name) + ": expected at most " + std::to_string(TensorRef::kMaxRank) +
+                               " dimensions (a matrix, a batch of matrices, or an NHWC tensor), got " +
+                               std::to_string(rank));
   t.rank = int(rank);
   for (Py_ssize_t i = 0; i < rank; ++i) {
     t.shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
@@ -75,6 +76,30 @@ std::array<int, 3> caps(const Alignments& alignments) {
   return out;
 }
 
+using Pair = std::array<int64_t, 2>;
+using ConvExtents = std::array<int64_t, 7>;  // N, H, W, C, K, R, S
+
+// A convolution's size from its extents and geometry (P and Q as the geometry gives them).
+Conv2dSize conv_size(const ConvExtents& e, const op::ConvGeometry& g) {
+  Conv2dSize z;
+  z.n = e[0];
+  z.h = e[1];
+  z.w = e[2];
+  z.c = e[3];
+  z.k = e[4];
+  z.r = e[5];
+  z.s = e[6];
+  z.pad_h = g.padding[0];
+  z.pad_w = g.padding[1];
+  z.stride_h = g.stride[0];
+  z.stride_w = g.stride[1];
+  z.dilation_h = g.dilation[0];
+  z.dilation_w = g.dilation[1];
+  z.p = Conv2dSize::output_extent(z.h, z.r, z.pad_h, z.stride_h, z.dilation_h);
+  z.q = Conv2dSize::output_extent(z.w, z.s, z.pad_w, z.stride_w, z.dilation_w);
+  return z;
+}
+
 std::vector<TensorRef> tensor_refs(const std::vector<nb::handle>& list, const char* name) {
   std::vector<TensorRef> out;
   for (size_t i = 0; i < list.size(); ++i) out.push_back(to_tensor_ref(list[i], name));
@@ -100,7 +125,8 @@ nb::class_<Plan> bind_plan(nb::module_& m, const char* name, const char* doc) {
   nb::class_<Plan> cls(m, name, doc);
   cls.def("__init__",
           [](Plan* self, DataType a, DataType b, DataType c, DataType d, std::optional<DataType> acc, Layout la,
-             Layout lb, Layout lc, int cc, int kernel_cc, int device, std::optional<select::GemmSettings> settings) {
+             Layout lb, Layout lc, int cc, int kernel_cc, int device, std::optional<select::GemmSettings> settings,
+             std::optional<KernelKind> kind) {
             GemmOptions o;
             o.element_a = a;
             o.element_b = b;
@@ -114,11 +140,16 @@ nb::class_<Plan> bind_plan(nb::module_& m, const char* name, const char* doc) {
             o.kernel_cc = kernel_cc;
             o.device = device;
             if (settings) o.settings = *settings;
-            new (self) Plan(o);
+            if constexpr (std::is_same_v<Plan, Conv2d>) {
+              new (self) Conv2d(kind.value_or(KernelKind::Conv2dFprop), o);
+            } else {
+              if (kind) throw InvalidArgumentError("kind: only convolution plans take a kind");
+              new (self) Plan(o);
+            }
           },
           "element_a"_a, "element_b"_a, "element_c"_a, "element_d"_a, "element_accumulator"_a.none(), "layout_a"_a,
           "layout_b"_a, "layout_c"_a, "cc"_a = 0, "kernel_cc"_a = 0, "device"_a = -1,
-          "settings"_a.none() = nb::none())
+          "settings"_a.none() = nb::none(), "kind"_a.none() = nb::none())
       .def_prop_ro("cc", &Plan::cc)
       .def_prop_ro("kernel_cc", &Plan::kernel_cc)
       .def_prop_ro("device", &Plan::device)
@@ -199,8 +230,9 @@ NB_MODULE(_core, m) {
       .value("f32", DataType::f32).value("f64", DataType::f64).value("s8", DataType::s8)
       .value("u8", DataType::u8).value("s32", DataType::s32).value("e4m3", DataType::e4m3)
       .value("e5m2", DataType::e5m2);
-  nb::enum_<Layout>(m, "LayoutType", "Matrix layouts.")
-      .value("RowMajor", Layout::RowMajor).value("ColumnMajor", Layout::ColumnMajor);
+  nb::enum_<Layout>(m, "LayoutType", "Matrix layouts, and the NHWC layout of convolution tensors.")
+      .value("RowMajor", Layout::RowMajor).value("ColumnMajor", Layout::ColumnMajor)
+      .value("TensorNHWC", Layout::TensorNHWC);
   nb::enum_<OpcodeClass>(m, "OpcodeClass", "Tensor cores or CUDA cores.")
       .value("TensorOp", OpcodeClass::TensorOp).value("Simt", OpcodeClass::Simt);
   nb::enum_<MathOperation>(m, "MathOperation", "How products are computed.")
@@ -223,8 +255,12 @@ NB_MODULE(_core, m) {
       .value("Heuristic", Decomposition::Heuristic).value("DataParallel", Decomposition::DataParallel)
       .value("SplitK", Decomposition::SplitK).value("StreamK", Decomposition::StreamK)
       .value("ParallelSplitK", Decomposition::ParallelSplitK);
-  nb::enum_<GemmKind>(m, "GemmKind", "What a kernel computes: one GEMM (or a batch), or a group of GEMMs.")
-      .value("Gemm", GemmKind::Gemm).value("Grouped", GemmKind::Grouped);
+  nb::enum_<KernelKind>(m, "KernelKind",
+                        "What a kernel computes: one GEMM (or a batch), a group of GEMMs, or a 2-D convolution "
+                        "(forward, the input's gradient, the filters' gradient).")
+      .value("Gemm", KernelKind::Gemm).value("Grouped", KernelKind::Grouped)
+      .value("Conv2dFprop", KernelKind::Conv2dFprop).value("Conv2dDgrad", KernelKind::Conv2dDgrad)
+      .value("Conv2dWgrad", KernelKind::Conv2dWgrad);
   nb::enum_<Activation>(m, "Activation", "Elementwise functions an epilogue fuses.")
       .value("identity", Activation::identity).value("relu", Activation::relu)
       .value("leaky_relu", Activation::leaky_relu).value("tanh", Activation::tanh)
@@ -355,7 +391,45 @@ NB_MODULE(_core, m) {
            },
            "a"_a, "b"_a, "c"_a, "d"_a, "alpha"_a, "beta"_a, "The checks of run(), without running.");
 
-  m.def("list_gemms", [](std::optional<int> arch, const std::string& glob, std::optional<GemmKind> kind) {
+  auto conv = bind_plan<Conv2d>(m, "Conv2d", "A Conv2d plan of the C++ core (cuforge.op.Conv2d wraps it).");
+  conv.def_prop_ro("kind", &Conv2d::kind)
+      .def("select",
+           [](const Conv2d& g, const ConvExtents& extents, const Pair& stride, const Pair& padding,
+              const Pair& dilation, bool bias) {
+             return g.select(g.shape(conv_size(extents, {stride, padding, dilation}), bias)).config.name();
+           },
+           "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "bias"_a = false,
+           "The kernel a convolution of (N, H, W, C, K, R, S) would run (dense tensors).")
+      .def("compile",
+           [](Conv2d& g, const std::vector<std::tuple<ConvExtents, Pair, Pair, Pair>>& problems, int jobs) {
+             std::vector<GemmShape> shapes;
+             for (const auto& [extents, stride, padding, dilation] : problems)
+               shapes.push_back(g.shape(conv_size(extents, {stride, padding, dilation})));
+             return compile_results([&] { return g.compile(shapes, jobs); });
+           },
+           "problems"_a, "jobs"_a = 0,
+           "Build the kernels chosen for ((N, H, W, C, K, R, S), stride, padding, dilation) problems, in parallel.")
+      .def("run",
+           [](Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, const Pair& stride,
+              const Pair& padding, const Pair& dilation, double alpha, double beta, int splits, uintptr_t stream,
+              std::function<void()> on_complete) {
+             auto problem = g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
+                                    to_tensor_ref(d, "D"), {stride, padding, dilation}, beta, splits);
+             return g.run(problem, alpha, beta, splits, reinterpret_cast<cudaStream_t>(stream), std::move(on_complete));
+           },
+           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a, "padding"_a, "dilation"_a, "alpha"_a,
+           "beta"_a, "splits"_a, "stream"_a, "on_complete"_a.none(),
+           "NHWC operand descriptors (A, B, D per the kind; C of D's shape, a bias vector, or None).")
+      .def("check",
+           [](const Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, const Pair& stride,
+              const Pair& padding, const Pair& dilation, double beta, int splits) {
+             g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"), to_tensor_ref(d, "D"),
+                     {stride, padding, dilation}, beta, splits);
+           },
+           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a, "padding"_a, "dilation"_a, "beta"_a,
+           "splits"_a, "The checks of run(), without running.");
+
+  m.def("list_gemms", [](std::optional<int> arch, const std::string& glob, std::optional<KernelKind> kind) {
           library::GemmFilter f;
           f.kind = kind;
           f.arch = arch;
@@ -364,7 +438,7 @@ NB_MODULE(_core, m) {
           for (const auto* c : library::find_gemms(f)) names.push_back(c->name());
           return names;
         }, "arch"_a = nb::none(), "glob"_a = "", "kind"_a.none() = nb::none(),
-        "Names of the catalog's kernels (of one kind: GEMM or grouped GEMM, or every kind).");
+        "Names of the catalog's kernels (of one kind, or every kind).");
   m.def("emit", [](const std::string& name) { return emit::gemm_source(library::parse_gemm_name(name)); },
         "name"_a, "The complete CUDA source of a kernel, by name.");
   m.def("build",

@@ -21,7 +21,7 @@ from ._core import (
     Decomposition,
     DeviceError,
     EpilogueScheduleType,
-    GemmKind,
+    KernelKind,
     Error,
     InvalidArgumentError,
     KernelScheduleType,
@@ -67,9 +67,9 @@ def cache_info() -> dict:
     return _core.cache_info()
 
 
-def list_gemms(arch: int | None = None, glob: str = "", kind: GemmKind | None = None) -> list[str]:
+def list_gemms(arch: int | None = None, glob: str = "", kind: KernelKind | None = None) -> list[str]:
     """Names of the catalog's kernels, optionally of one architecture (80, 90), a name glob and one
-    kind (GemmKind.Gemm or GemmKind.Grouped; default: both)."""
+    kind (KernelKind.Gemm, Grouped, Conv2dFprop, Conv2dDgrad or Conv2dWgrad; default: every kind)."""
     return _core.list_gemms(arch, glob, kind)
 
 
@@ -80,7 +80,7 @@ def cache_dir() -> str:
 
 __all__ = [
     "Activation", "CacheError", "CompilationError", "DataType", "DataTypeError", "Decomposition", "DeviceError",
-    "EpilogueScheduleType", "Error", "GemmKind", "InvalidArgumentError", "KernelScheduleType", "LayoutType", "MathOperation",
+    "EpilogueScheduleType", "Error", "KernelKind", "InvalidArgumentError", "KernelScheduleType", "LayoutType", "MathOperation",
     "OpcodeClass", "TileDescription", "TileSchedulerType", "ToolchainError", "build", "cache_dir", "cache_info",
     "cache_verify", "compile_statistics", "cutlass_path", "device_count", "emit", "epilogue", "list_gemms", "logger", "op",
     "swizzle", "toolchain",

@@ -24,7 +24,7 @@ struct FilterFlags {
 
   library::GemmFilter to_filter() const {
     library::GemmFilter f;
-    if (!op.empty()) f.kind = parse<GemmKind>(op == "grouped_gemm" ? "grouped" : op);
+    if (!op.empty()) f.kind = parse<KernelKind>(op == "grouped_gemm" ? "grouped" : op.rfind("conv2d_", 0) == 0 ? op.substr(7) : op);
     if (arch) f.arch = arch;
     if (!a.empty()) f.element_a = parse<DataType>(a);
     if (!b.empty()) f.element_b = parse<DataType>(b);
@@ -48,7 +48,7 @@ struct FilterFlags {
   }
 
   void add_to(CLI::App* app) {
-    app->add_option("--op", op, "operation: gemm or grouped (grouped_gemm); default: every one");
+    app->add_option("--op", op, "operation: gemm, grouped (grouped_gemm), fprop, dgrad or wgrad (conv2d_fprop, ...); default: every one");
     app->add_option("--arch", arch, "architecture family: 80 or 90");
     app->add_option("--a", a, "element type of A (f16, bf16, f32, f64, s8, e4m3, e5m2)");
     app->add_option("--b", b, "element type of B");

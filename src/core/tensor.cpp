@@ -26,9 +26,9 @@ TensorRef TensorRef::matrix(const void* data, DataType dtype, int64_t rows, int6
   t.data = data;
   t.dtype = dtype;
   t.rank = 2;
-  t.shape = {rows, cols, 0};
-  t.strides = layout == Layout::RowMajor ? std::array<int64_t, 3>{cols, 1, 0}
-                                         : std::array<int64_t, 3>{1, rows, 0};
+  t.shape = {rows, cols};
+  t.strides = layout == Layout::RowMajor ? std::array<int64_t, kMaxRank>{cols, 1}
+                                         : std::array<int64_t, kMaxRank>{1, rows};
   t.device = device;
   return t;
 }

@@ -15,6 +15,7 @@ extern const std::string_view sm80_launch;
 extern const std::string_view grouped_sm90;
 extern const std::string_view grouped_sm80;
 extern const std::string_view grouped_entry;
+extern const std::string_view conv_sm80;
 extern const std::string_view abi_h;
 
 }  // namespace cuforge::emit::embedded

@@ -7,6 +7,7 @@
 #include "cuforge/emit/template.hpp"
 #include "embedded.hpp"
 #include "gemm_holes.hpp"
+#include "conv.hpp"
 #include "grouped_gemm.hpp"
 
 namespace cuforge::emit {
@@ -17,18 +18,6 @@ namespace {
 std::string cute_stride(bool unit_first, const char* ld, const char* batch_stride) {
   return unit_first ? fmt::format("cute::make_stride(cute::Int<1>{{}}, p.{}, p.{})", ld, batch_stride)
                     : fmt::format("cute::make_stride(p.{}, cute::Int<1>{{}}, p.{})", ld, batch_stride);
-}
-
-std::string_view sm80_swizzle(TileScheduler s) {
-  switch (s) {
-    case TileScheduler::Default: return "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<8>";
-    case TileScheduler::Identity1: return "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>";
-    case TileScheduler::Identity2: return "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<2>";
-    case TileScheduler::Identity4: return "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<4>";
-    case TileScheduler::Horizontal: return "cutlass::gemm::threadblock::GemmHorizontalThreadblockSwizzle";
-    case TileScheduler::StreamK: return "cutlass::gemm::threadblock::ThreadblockSwizzleStreamK";
-  }
-  return "?";
 }
 
 // SM90 epilogues through the collective builder: a fusion operation for a matrix C, an epilogue
@@ -119,7 +108,8 @@ std::string emit_split_k_reduction(const library::GemmConfig& c) {
 }  // namespace
 
 std::string gemm_source(const library::GemmConfig& config) {
-  if (config.kind == GemmKind::Grouped) return grouped_gemm_source(config);
+  if (config.kind == KernelKind::Grouped) return grouped_gemm_source(config);
+  if (is_conv(config.kind)) return conv_source(config);
   const library::GemmConfig gemm = config.parallel_split_k ? library::split_k_partials(config) : config;
   std::string body = gemm.arch >= 90 ? emit_sm90(gemm, config.name()) : emit_sm80(gemm, config.name());
   return body + "\n" +

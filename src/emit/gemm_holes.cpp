@@ -39,6 +39,19 @@ std::string leaky_relu_argument(const library::GemmConfig& c, std::string_view c
              : "";
 }
 
+// CUTLASS 2.x's threadblock swizzle for each tile scheduler.
+std::string_view sm80_swizzle(TileScheduler s) {
+  switch (s) {
+    case TileScheduler::Default: return "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<8>";
+    case TileScheduler::Identity1: return "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>";
+    case TileScheduler::Identity2: return "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<2>";
+    case TileScheduler::Identity4: return "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<4>";
+    case TileScheduler::Horizontal: return "cutlass::gemm::threadblock::GemmHorizontalThreadblockSwizzle";
+    case TileScheduler::StreamK: return "cutlass::gemm::threadblock::ThreadblockSwizzleStreamK";
+  }
+  return "?";
+}
+
 namespace {
 
 // Sigmoid (and SiLU, x * sigmoid(x)) as 0.5 * tanh(x / 2) + 0.5: one tanh.approx instruction
@@ -75,7 +88,7 @@ Holes common_holes(const library::GemmConfig& c, const std::string& name) {
 
 Holes sm90_holes(const library::GemmConfig& c, const std::string& name) {
   Holes h = common_holes(c, name);
-  const bool grouped = c.kind == GemmKind::Grouped;
+  const bool grouped = c.kind == KernelKind::Grouped;
   // fp8 operands take CUTLASS's fp8 mainloop (f32 partial sums promoted every few k-blocks).
   const bool fp8 = c.element_a == DataType::e4m3 || c.element_a == DataType::e5m2;
   h["mainloop_header"] = fmt::format("sm90_mma_{}tma_gmma_ss_warpspecialized{}.hpp", grouped ? "array_" : "",

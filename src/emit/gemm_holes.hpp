@@ -1,4 +1,4 @@
-// The holes the GEMM-family templates share (GEMM, parallel split-K, grouped GEMM): a kernel's
+// The holes the GEMM-family templates share (GEMM, parallel split-K, grouped GEMM, convolution): a kernel's
 // name, types, layouts, tile and epilogue, and each family's mainloop and fusion spellings.
 #pragma once
 
@@ -12,6 +12,8 @@ namespace cuforge::emit {
 
 // CUTLASS's functor (cutlass/epilogue/thread/activation.h) for an activation.
 std::string_view cutlass_activation(Activation a);
+// CUTLASS 2.x's threadblock swizzle for a tile scheduler (SM80 kernels).
+std::string_view sm80_swizzle(TileScheduler s);
 // "alpha * A @ B + beta * C", wrapped in the activation, for comments.
 std::string epilogue_formula(const library::GemmConfig& c);
 // The statement that passes leaky_relu's slope to a 2.x epilogue functor's parameters `epilogue`.

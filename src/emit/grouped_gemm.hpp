@@ -1,4 +1,4 @@
-// Emission of grouped GEMM kernels (GemmKind::Grouped): the family's pointer-array (SM90) or
+// Emission of grouped GEMM kernels (KernelKind::Grouped): the family's pointer-array (SM90) or
 // GemmGrouped (SM80) instantiation, then the grouped C ABI with its prepare kernel.
 #pragma once
 

@@ -106,7 +106,7 @@ std::vector<GemmConfig> enumerate_sm90() {
   std::vector<GemmConfig> out;
   for (const auto& mi : math_instructions()) {
     if (mi.arch != 90) continue;
-    for (GemmKind kind : {GemmKind::Gemm, GemmKind::Grouped})
+    for (KernelKind kind : {KernelKind::Gemm, KernelKind::Grouped})
     for (DataType o : mi.outputs)
       for (auto [la, lb] : kOperandLayouts)
         for (const auto& t : kSm90Tiles)
@@ -133,7 +133,7 @@ std::vector<GemmConfig> enumerate_sm80() {
   std::vector<GemmConfig> out;
   for (const auto& mi : math_instructions()) {
     if (mi.arch != 80) continue;
-    for (GemmKind kind : {GemmKind::Gemm, GemmKind::Grouped})
+    for (KernelKind kind : {KernelKind::Gemm, KernelKind::Grouped})
     for (DataType o : mi.outputs)
       for (auto [la, lb] : kOperandLayouts)
         for (const auto& t : sm80_tiles(mi))
@@ -156,6 +156,34 @@ std::vector<GemmConfig> enumerate_sm80() {
   return out;
 }
 
+// SM80 implicit-GEMM convolutions (CUTLASS 2.x ImplicitGemmConvolution, optimized iterators): the
+// 16-bit and TF32 tensor-core families over the GEMM tiles, channels in 16-, 8- or 4-byte vectors.
+std::vector<GemmConfig> enumerate_sm80_conv() {
+  std::vector<GemmConfig> out;
+  for (const auto& mi : math_instructions()) {
+    if (mi.arch != 80 || mi.opclass != OpcodeClass::TensorOp || size_bits(mi.a) > 32) continue;
+    for (KernelKind kind : {KernelKind::Conv2dFprop, KernelKind::Conv2dDgrad, KernelKind::Conv2dWgrad})
+      for (DataType o : mi.outputs)
+        for (const auto& t : kSm80Tiles)
+          for (int align_bits : {128, 64, 32}) {
+            auto [la, lb] = conv_layouts(kind);
+            GemmConfig c = base_config(mi, o, la, lb);
+            c.kind = kind;
+            c.tile.threadblock_shape = {t.m, t.n, t.k_bytes * 8 / size_bits(mi.a)};
+            c.tile.warp_count = t.warps;
+            c.tile.stages = t.stages;
+            c.tile.kernel_schedule = KernelSchedule::Multistage;
+            c.tile.epilogue_schedule = epilogue_for(KernelSchedule::Multistage);
+            c.tile.tile_scheduler = TileScheduler::Default;
+            c.alignment_a = align_bits / size_bits(mi.a);
+            c.alignment_b = align_bits / size_bits(mi.b);
+            c.alignment_c = align_bits / size_bits(o);
+            add_if_valid(out, c);
+          }
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::vector<GemmConfig>& gemm_catalog(Arch arch) {
@@ -166,7 +194,11 @@ const std::vector<GemmConfig>& gemm_catalog(Arch arch) {
     return sm90;
   }
   if (arch == 80) {
-    std::call_once(once80, [] { sm80 = enumerate_sm80(); });
+    std::call_once(once80, [] {
+      sm80 = enumerate_sm80();
+      auto conv = enumerate_sm80_conv();
+      sm80.insert(sm80.end(), conv.begin(), conv.end());
+    });
     return sm80;
   }
   throw InvalidArgumentError("no kernel catalog for sm" + std::to_string(arch) + " (cuforge has sm80 and sm90)");

@@ -62,6 +62,27 @@ int stage_bytes(const GemmConfig& c) {
   return (t[0] * size_bits(c.element_a) + t[1] * size_bits(c.element_b)) * t[2] / 8;
 }
 
+// The rules convolution kernels add (SM80 ImplicitGemmConvolution over NHWC tensors).
+std::optional<std::string> why_invalid_conv(const GemmConfig& c) {
+  if (c.arch != 80)
+    return fmt::format("convolution kernels are SM80 implicit GEMMs (CUTLASS 2.x; they run on SM90 too), not sm{}",
+                       c.arch);
+  const bool sixteen = (c.element_a == DataType::f16 || c.element_a == DataType::bf16);
+  if (c.opclass != OpcodeClass::TensorOp || c.element_b != c.element_a || !(sixteen || c.element_a == DataType::f32))
+    return std::string("convolution kernels multiply f16, bf16 or f32 (through TF32) on the tensor cores");
+  const auto [la, lb] = conv_layouts(c.kind);
+  if (c.layout_a != la || c.layout_b != lb)
+    return fmt::format("a {} kernel over NHWC tensors is the implicit GEMM {}{}r", to_string(c.kind),
+                       layout_letter(la), layout_letter(lb));
+  if (c.parallel_split_k) return std::string("convolution kernels split K serially, not in parallel");
+  const TileScheduler s = c.tile.tile_scheduler;
+  if (s == TileScheduler::StreamK || s == TileScheduler::Horizontal)
+    return fmt::format("convolution kernels use the identity threadblock swizzles, not {}", to_string(s));
+  if (c.kind == KernelKind::Conv2dDgrad && s != TileScheduler::Default)
+    return std::string("strided dgrad kernels schedule with CUTLASS's strided-dgrad swizzle (tile scheduler default)");
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string GemmConfig::name() const {
@@ -94,15 +115,15 @@ bool GemmConfig::operator==(const GemmConfig& o) const {
 
 GemmConfig parse_gemm_name(std::string_view name) {
   auto p = split(name, '_');
-  if (p.size() < 18 || p[0] != "cuforge" || !try_parse<GemmKind>(p[2]) || p[1].substr(0, 2) != "sm" ||
+  if (p.size() < 18 || p[0] != "cuforge" || !try_parse<KernelKind>(p[2]) || p[1].substr(0, 2) != "sm" ||
       p[10].size() != 3 || p[13].empty())
     throw InvalidArgumentError(fmt::format(
-        "'{}' is not a cuforge GEMM kernel name (expected cuforge_smXX_<gemm|grouped>_<opclass>_<math>_<A>_<B>_"
+        "'{}' is not a cuforge kernel name (expected cuforge_smXX_<gemm|grouped|fprop|dgrad|wgrad>_<opclass>_<math>_<A>_<B>_"
         "<acc>_<C>_<D>_<layouts>_<tile>_<cluster|warps>_s<stages>_<kernel>_<epilogue>_<scheduler>_a<align>"
         "[_splitk][_<activation>][_bias])",
         name));
   GemmConfig c;
-  c.kind = parse<GemmKind>(p[2]);
+  c.kind = parse<KernelKind>(p[2]);
   c.arch = to_int(p[1].substr(2), name);
   c.opclass = parse<OpcodeClass>(p[3]);
   c.math = parse<MathOperation>(p[4]);
@@ -150,6 +171,14 @@ GemmConfig parse_gemm_name(std::string_view name) {
   }
   if (auto why = why_invalid(c)) throw InvalidArgumentError(fmt::format("kernel '{}' cannot be built: {}", name, *why));
   return c;
+}
+
+std::pair<Layout, Layout> conv_layouts(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::Conv2dFprop: return {Layout::RowMajor, Layout::ColumnMajor};
+    case KernelKind::Conv2dDgrad: return {Layout::RowMajor, Layout::RowMajor};
+    default: return {Layout::ColumnMajor, Layout::RowMajor};
+  }
 }
 
 const MathInstruction* math_instruction(const GemmConfig& c) {
@@ -203,7 +232,7 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
   const auto& t = c.tile.threadblock_shape;
   const bool sm90 = c.arch >= 90;
   if (c.arch != 80 && c.arch != 90) return fmt::format("architecture sm{} is not in the catalog (80, 90)", c.arch);
-  if (c.kind == GemmKind::Grouped) {
+  if (c.kind == KernelKind::Grouped) {
     const bool fp8 = c.element_a == DataType::e4m3 && c.element_b == DataType::e4m3;
     const bool sixteen = (c.element_a == DataType::f16 || c.element_a == DataType::bf16) && c.element_b == c.element_a;
     if (c.opclass != OpcodeClass::TensorOp || c.math != MathOperation::MultiplyAdd ||
@@ -215,6 +244,9 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
                          "apply", to_string(c.tile.tile_scheduler));
     if (c.parallel_split_k) return std::string("grouped kernels do not split K");
     if (c.bias) return std::string("grouped kernels take a C matrix per group, not a bias row");
+  }
+  if (is_conv(c.kind)) {
+    if (auto why = why_invalid_conv(c)) return why;
   }
   if (c.layout_c != Layout::RowMajor)
     return std::string("kernels write row-major D; a column-major D is computed as the transposed problem");

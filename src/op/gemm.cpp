@@ -14,7 +14,7 @@ constexpr size_t kScratchAlignment = 256;
 
 }  // namespace
 
-Gemm::Gemm(const GemmOptions& options) : Plan(options, GemmKind::Gemm) {}
+Gemm::Gemm(const GemmOptions& options) : Plan(options, KernelKind::Gemm) {}
 
 GemmShape Gemm::shape(int64_t m, int64_t n, int64_t k, int64_t batch, bool bias,
                       std::array<int, 3> alignment_caps) const {

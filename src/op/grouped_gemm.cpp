@@ -16,7 +16,7 @@ size_t rounded(size_t bytes) { return (bytes + kScratchAlignment - 1) / kScratch
 
 }  // namespace
 
-GroupedGemm::GroupedGemm(const GemmOptions& options) : Plan(options, GemmKind::Grouped) {}
+GroupedGemm::GroupedGemm(const GemmOptions& options) : Plan(options, KernelKind::Grouped) {}
 
 GemmShape GroupedGemm::shape(int64_t groups, int64_t m, int64_t n, int64_t k,
                              std::array<int, 3> alignment_caps) const {

@@ -8,10 +8,12 @@
 
 #include "cuforge/compile/toolchain.hpp"
 #include "cuforge/core/error.hpp"
+#include "cuforge/core/conv_problem.hpp"
 #include "cuforge/core/grouped_problem.hpp"
 #include "cuforge/core/log.hpp"
 #include "cuforge/emit/gemm.hpp"
 #include "cuforge/runtime/device.hpp"
+#include "cuforge/runtime/conv_kernel.hpp"
 #include "cuforge/runtime/gemm_kernel.hpp"
 #include "cuforge/runtime/grouped_kernel.hpp"
 #include "cuforge/select/gemm_cost.hpp"
@@ -41,7 +43,7 @@ struct Plan<Kernel, Problem>::State {
 };
 
 template <class Kernel, class Problem>
-Plan<Kernel, Problem>::Plan(const GemmOptions& options, GemmKind kind)
+Plan<Kernel, Problem>::Plan(const GemmOptions& options, KernelKind kind)
     : options_(options), kind_(kind), state_(std::make_unique<State>()) {
   const bool have_gpu = runtime::device_count() > 0;
   device_ = options.device >= 0 ? options.device : runtime::default_device();
@@ -57,6 +59,11 @@ Plan<Kernel, Problem>::Plan(const GemmOptions& options, GemmKind kind)
     throw InvalidArgumentError(fmt::format("kernel_cc={} kernels cannot run on a compute capability {} target{}",
                                            options.kernel_cc, cc_,
                                            options.kernel_cc == 90 ? " (sm_90a kernels need exactly 9.0)" : ""));
+  for (auto [name, layout] : {std::pair{"layout_A", options.layout_a}, {"layout_B", options.layout_b},
+                              {"layout_C", options.layout_c}})
+    if (layout == Layout::TensorNHWC)
+      throw InvalidArgumentError(fmt::format("{}: TensorNHWC is the layout of convolution tensors (cuforge.op.Conv2d); "
+                                             "GEMM operands are RowMajor or ColumnMajor", name));
   kernel_types_ = options.canonical();
   set_settings(options.settings);
 }
@@ -229,5 +236,6 @@ std::optional<int> Plan<Kernel, Problem>::last_splits() const {
 
 template class Plan<runtime::GemmKernel, GemmProblem>;
 template class Plan<runtime::GroupedGemmKernel, GroupedProblem>;
+template class Plan<runtime::ConvKernel, ConvProblem>;
 
 }  // namespace cuforge::op

@@ -1,12 +1,5 @@
 #include "cuforge/runtime/gemm_kernel.hpp"
 
-#include <fmt/format.h>
-
-#include <map>
-#include <mutex>
-
-#include "cuforge/core/error.hpp"
-
 namespace cuforge::runtime {
 namespace {
 
@@ -45,29 +38,17 @@ cuforge_gemm_arguments arguments(const GemmProblem& p, const GemmLaunch& l) {
   return a;
 }
 
-const char* status_words(int status) {
-  switch (status) {
-    case CUFORGE_STATUS_NOT_SUPPORTED: return "the kernel cannot run this problem";
-    case CUFORGE_STATUS_WORKSPACE_TOO_SMALL: return "the workspace is too small";
-    case CUFORGE_STATUS_LAUNCH_FAILED: return "the launch failed";
-    default: return "the kernel library failed inside (an exception in CUTLASS's host code)";
-  }
-}
-
 }  // namespace
 
 std::shared_ptr<const GemmKernel> GemmKernel::load(const std::filesystem::path& path) {
-  static std::mutex mutex;
-  static std::map<std::filesystem::path, std::shared_ptr<const GemmKernel>> kernels;
-  std::lock_guard lock(mutex);
-  if (auto it = kernels.find(path); it != kernels.end()) return it->second;
-  auto k = std::make_shared<GemmKernel>();
-  k->library_ = KernelLibrary::load(path);
-  k->can_implement_ = reinterpret_cast<decltype(k->can_implement_)>(k->library_->entry("cuforge_gemm_can_implement"));
-  k->workspace_size_ = reinterpret_cast<decltype(k->workspace_size_)>(k->library_->entry("cuforge_gemm_workspace_size"));
-  k->run_ = reinterpret_cast<decltype(k->run_)>(k->library_->entry("cuforge_gemm_run"));
-  kernels.emplace(path, k);
-  return k;
+  return load_kernel<GemmKernel>(path, [](std::shared_ptr<const KernelLibrary> library) {
+    auto k = std::make_shared<GemmKernel>();
+    k->can_implement_ = library->entry<decltype(k->can_implement_)>("cuforge_gemm_can_implement");
+    k->workspace_size_ = library->entry<decltype(k->workspace_size_)>("cuforge_gemm_workspace_size");
+    k->run_ = library->entry<decltype(k->run_)>("cuforge_gemm_run");
+    k->library_ = std::move(library);
+    return k;
+  });
 }
 
 bool GemmKernel::can_implement(const GemmProblem& problem, const GemmLaunch& launch) const {
@@ -78,18 +59,14 @@ bool GemmKernel::can_implement(const GemmProblem& problem, const GemmLaunch& lau
 size_t GemmKernel::workspace_size(const GemmProblem& problem, const GemmLaunch& launch) const {
   auto args = arguments(problem, launch);
   size_t bytes = 0;
-  if (int status = workspace_size_(&args, &bytes); status != CUFORGE_STATUS_SUCCESS)
-    throw DeviceError(fmt::format("{}: {}", name(), status_words(status)));
+  library_->check(workspace_size_(&args, &bytes));
   return bytes;
 }
 
 void GemmKernel::run(const GemmProblem& problem, const GemmLaunch& launch, void* workspace, size_t workspace_bytes,
                      cudaStream_t stream) const {
   auto args = arguments(problem, launch);
-  int status = run_(&args, workspace, workspace_bytes, stream);
-  if (status == CUFORGE_STATUS_SUCCESS) return;
-  cudaError_t last = cudaGetLastError();
-  throw DeviceError(fmt::format("{}: {} (last CUDA error: {})", name(), status_words(status), cudaGetErrorString(last)));
+  library_->check(run_(&args, workspace, workspace_bytes, stream), true);
 }
 
 }  // namespace cuforge::runtime

@@ -1,12 +1,7 @@
 #include "cuforge/runtime/grouped_kernel.hpp"
 
-#include <fmt/format.h>
-
-#include <map>
-#include <mutex>
 #include <vector>
 
-#include "cuforge/core/error.hpp"
 #include "cuforge/runtime/device.hpp"
 #include "cuforge/runtime/upload.hpp"
 
@@ -50,31 +45,17 @@ cuforge_grouped_arguments arguments(const GroupedProblem& p, const GemmLaunch& l
   return a;
 }
 
-const char* status_words(int status) {
-  switch (status) {
-    case CUFORGE_STATUS_NOT_SUPPORTED: return "the kernel cannot run this problem";
-    case CUFORGE_STATUS_WORKSPACE_TOO_SMALL: return "the workspace is too small";
-    case CUFORGE_STATUS_LAUNCH_FAILED: return "the launch failed";
-    default: return "the kernel library failed inside (an exception in CUTLASS's host code)";
-  }
-}
-
 }  // namespace
 
 std::shared_ptr<const GroupedGemmKernel> GroupedGemmKernel::load(const std::filesystem::path& path) {
-  static std::mutex mutex;
-  static std::map<std::filesystem::path, std::shared_ptr<const GroupedGemmKernel>> kernels;
-  std::lock_guard lock(mutex);
-  if (auto it = kernels.find(path); it != kernels.end()) return it->second;
-  auto k = std::make_shared<GroupedGemmKernel>();
-  k->library_ = KernelLibrary::load(path);
-  k->can_implement_ =
-      reinterpret_cast<decltype(k->can_implement_)>(k->library_->entry("cuforge_grouped_can_implement"));
-  k->workspace_size_ =
-      reinterpret_cast<decltype(k->workspace_size_)>(k->library_->entry("cuforge_grouped_workspace_size"));
-  k->run_ = reinterpret_cast<decltype(k->run_)>(k->library_->entry("cuforge_grouped_run"));
-  kernels.emplace(path, k);
-  return k;
+  return load_kernel<GroupedGemmKernel>(path, [](std::shared_ptr<const KernelLibrary> library) {
+    auto k = std::make_shared<GroupedGemmKernel>();
+    k->can_implement_ = library->entry<decltype(k->can_implement_)>("cuforge_grouped_can_implement");
+    k->workspace_size_ = library->entry<decltype(k->workspace_size_)>("cuforge_grouped_workspace_size");
+    k->run_ = library->entry<decltype(k->run_)>("cuforge_grouped_run");
+    k->library_ = std::move(library);
+    return k;
+  });
 }
 
 bool GroupedGemmKernel::can_implement(const GroupedProblem& problem, const GemmLaunch& launch) const {
@@ -85,8 +66,7 @@ bool GroupedGemmKernel::can_implement(const GroupedProblem& problem, const GemmL
 size_t GroupedGemmKernel::workspace_size(const GroupedProblem& problem, const GemmLaunch& launch) const {
   auto args = arguments(problem, launch, nullptr);
   size_t bytes = 0;
-  if (int status = workspace_size_(&args, &bytes); status != CUFORGE_STATUS_SUCCESS)
-    throw DeviceError(fmt::format("{}: {}", name(), status_words(status)));
+  library_->check(workspace_size_(&args, &bytes));
   return descriptor_bytes(problem) + bytes;
 }
 
@@ -101,10 +81,7 @@ void GroupedGemmKernel::run(const GroupedProblem& problem, const GemmLaunch& lau
     upload(launch.device, stream, groups.data(), groups.size() * sizeof(cuforge_gemm_group), workspace);
   }
   auto args = arguments(problem, launch, problem.offsets ? nullptr : workspace);
-  int status = run_(&args, static_cast<char*>(workspace) + reserved, workspace_bytes - reserved, stream);
-  if (status == CUFORGE_STATUS_SUCCESS) return;
-  cudaError_t last = cudaGetLastError();
-  throw DeviceError(fmt::format("{}: {} (last CUDA error: {})", name(), status_words(status), cudaGetErrorString(last)));
+  library_->check(run_(&args, static_cast<char*>(workspace) + reserved, workspace_bytes - reserved, stream), true);
 }
 
 }  // namespace cuforge::runtime

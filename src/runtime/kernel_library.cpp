@@ -1,6 +1,7 @@
 #include "cuforge/runtime/kernel_library.hpp"
 
 #include <dlfcn.h>
+#include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include <map>
@@ -35,6 +36,19 @@ void* KernelLibrary::entry(const char* symbol) const {
   void* s = ::dlsym(handle_, symbol);
   if (!s) throw DeviceError(fmt::format("the kernel library {} lacks {}", path_.string(), symbol));
   return s;
+}
+
+void KernelLibrary::check(int status, bool launched) const {
+  const char* words = "the kernel library failed inside (an exception in CUTLASS's host code)";
+  switch (status) {
+    case CUFORGE_STATUS_SUCCESS: return;
+    case CUFORGE_STATUS_NOT_SUPPORTED: words = "the kernel cannot run this problem"; break;
+    case CUFORGE_STATUS_WORKSPACE_TOO_SMALL: words = "the workspace is too small"; break;
+    case CUFORGE_STATUS_LAUNCH_FAILED: words = "the launch failed"; break;
+  }
+  if (!launched) throw DeviceError(fmt::format("{}: {}", name_, words));
+  cudaError_t last = cudaGetLastError();
+  throw DeviceError(fmt::format("{}: {} (last CUDA error: {})", name_, words, cudaGetErrorString(last)));
 }
 
 KernelLibrary::~KernelLibrary() {

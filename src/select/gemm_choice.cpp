@@ -17,7 +17,7 @@ using library::GemmConfig;
 // The catalog's rows for the types on `arch`: of the opcode class asked for, else its tensor-op
 // kernels where there are any (f32 and f64 also have SIMT kernels, far slower: opclass Simt asks
 // for them).
-std::vector<const GemmConfig*> catalog_rows(const GemmTypes& t, Arch arch, const GemmSettings& s, GemmKind kind) {
+std::vector<const GemmConfig*> catalog_rows(const GemmTypes& t, Arch arch, const GemmSettings& s, KernelKind kind) {
   library::GemmFilter f;
   f.kind = kind;
   f.arch = arch;
@@ -68,6 +68,10 @@ template <class E>
 bool contains(const std::vector<E>& values, E value) {
   return std::find(values.begin(), values.end(), value) != values.end();
 }
+
+// Serial split-K passes each output tile from slice to slice through global memory in turn: past a
+// few slices the queue costs more than the parallelism gains.
+constexpr int kMaxSerialSplits = 16;
 
 bool fits(const GemmConfig& c, const GemmShape& p) {
   return c.alignment_a <= p.align_a && c.alignment_b <= p.align_b && c.alignment_c <= p.align_c;
@@ -166,19 +170,31 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
       k.fallback.empty() && least == most ? "" : fmt::format(" (multiples of {} run the fastest kernels)", most));
 }
 
+std::string kind_words(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::Gemm: return "GEMM";
+    case KernelKind::Grouped: return "grouped GEMM";
+    default: return fmt::format("Conv2d {}", to_string(kind));
+  }
+}
+
 }  // namespace
 
-Arch gemm_family(const GemmTypes& t, int cc, int kernel_cc, const GemmSettings& s, GemmKind kind) {
+Arch gemm_family(const GemmTypes& t, int cc, int kernel_cc, const GemmSettings& s, KernelKind kind) {
   if (kernel_cc) return kernel_cc;
   return cc == 90 && !catalog_rows(t, 90, s, kind).empty() ? 90 : 80;
 }
 
-GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, GemmKind kind) {
+GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, KernelKind kind) {
   s.check();
-  if (kind == GemmKind::Grouped && s.decomposition != Decomposition::Heuristic &&
+  if (kind == KernelKind::Grouped && s.decomposition != Decomposition::Heuristic &&
       s.decomposition != Decomposition::DataParallel)
     throw InvalidArgumentError(fmt::format("decomposition {}: grouped kernels run each group's tiles whole; they do "
                                            "not split K", to_string(s.decomposition)));
+  if (is_conv(kind) && s.decomposition != Decomposition::Heuristic && s.decomposition != Decomposition::DataParallel &&
+      s.decomposition != Decomposition::SplitK)
+    throw InvalidArgumentError(fmt::format("decomposition {}: convolution kernels split K serially (SplitK) or not "
+                                           "at all", to_string(s.decomposition)));
   GemmKernels k;
   k.arch = arch;
   k.family = catalog_rows(t, arch, s, kind);
@@ -189,7 +205,7 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, G
     throw InvalidArgumentError(fmt::format(
         "no sm{} {} kernel computes A {} x B {} with {} accumulation into C {} / D {}{}{}: {}see `cuforge list` for "
         "what the catalog offers",
-        arch, kind == GemmKind::Grouped ? "grouped GEMM" : "GEMM", to_string(t.element_a), to_string(t.element_b), to_string(t.accumulator()), to_string(t.element_c),
+        arch, kind_words(kind), to_string(t.element_a), to_string(t.element_b), to_string(t.accumulator()), to_string(t.element_c),
         to_string(t.element_d), s.opclass ? fmt::format(", opcode class {}", to_string(*s.opclass)) : "",
         s.math ? fmt::format(", math {}", to_string(*s.math)) : "",
         accumulator ? fmt::format("element_accumulator {} is the one without kernels (the default, {}, has some); ",
@@ -259,9 +275,9 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& s, const GemmShape&
   if (configs.empty()) add_from(k.fallback);  // e.g. odd leading dimensions TMA cannot load
 
   // Each kernel with the settings' slices. In the heuristic decomposition, SM90 stream-K kernels
-  // also with each split-K slice count that leaves every slice a few K iterations, and the other
-  // kernels as parallel split-K over each slice count that cuts K evenly (single matrices with f32
-  // accumulation).
+  // also with each split-K slice count that leaves every slice a few K iterations, convolutions
+  // with serial split-K over up to kMaxSerialSplits slices, and the other kernels as parallel
+  // split-K over each slice count that cuts K evenly (single matrices with f32 accumulation).
   const bool heuristic = s.decomposition == Decomposition::Heuristic;
   auto long_enough = [&](const GemmConfig& c, int splits) {
     return p.k >= int64_t(splits) * c.tile.threadblock_shape[2] * 4;
@@ -284,8 +300,11 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& s, const GemmShape&
     if (!c.parallel_split_k || !heuristic) add(c, s.splits);
     if (!heuristic) continue;
     const bool stream_k = c.arch >= 90 && c.tile.tile_scheduler == TileScheduler::StreamK;
+    // Convolutions reduce their slices serially in the kernel (strided dgrad cannot split K).
+    const bool serial = is_conv(c.kind) && c.kind != KernelKind::Conv2dDgrad;
     for (int splits : kSplitChoices)
-      if ((stream_k || (c.parallel_split_k && slices_evenly(c, p, splits))) && long_enough(c, splits))
+      if ((stream_k || (serial && splits <= kMaxSerialSplits) || (c.parallel_split_k && slices_evenly(c, p, splits))) &&
+          long_enough(c, splits))
         add(c, splits);
   }
   std::stable_sort(ranking.ranked.begin(), ranking.ranked.end(),

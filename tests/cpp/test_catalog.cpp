@@ -19,9 +19,9 @@ using library::GemmConfig;
 // The catalog's size per family. A change here is a change of what cuforge offers: update the
 // numbers on purpose (`cuforge list --arch 90` prints the same count).
 constexpr size_t kSm90Gemm = 1575, kSm90Grouped = 570;
-constexpr size_t kSm80Gemm = 1980, kSm80Grouped = 480;
+constexpr size_t kSm80Gemm = 1980, kSm80Grouped = 480, kSm80ConvPerKind = 210;
 constexpr size_t kSm90Kernels = kSm90Gemm + kSm90Grouped;
-constexpr size_t kSm80Kernels = kSm80Gemm + kSm80Grouped;
+constexpr size_t kSm80Kernels = kSm80Gemm + kSm80Grouped + 3 * kSm80ConvPerKind;
 
 size_t count(Arch arch, DataType ab, DataType acc, DataType cd, MathOperation math) {
   library::GemmFilter f;
@@ -49,7 +49,7 @@ TEST(Catalog, CountsPerDataTypeFamily) {
     D a, b, acc, out;
     std::optional<MathOperation> math;
     size_t kernels;
-    GemmKind kind = GemmKind::Gemm;
+    KernelKind kind = KernelKind::Gemm;
   };
   const std::vector<Row> rows = {
       {90, OC::TensorOp, D::f16, D::f16, D::f32, D::f16, {}, 180},
@@ -80,9 +80,18 @@ TEST(Catalog, CountsPerDataTypeFamily) {
   // Grouped GEMM: 16-bit on both families (every layout), e4m3 on SM90 (K-major only).
   for (D ab : {D::f16, D::bf16})
     for (D out : {ab, D::f32})
-      for (Arch arch : library::kArchs) all.push_back({arch, OC::TensorOp, ab, ab, D::f32, out, {}, 120, GemmKind::Grouped});
+      for (Arch arch : library::kArchs) all.push_back({arch, OC::TensorOp, ab, ab, D::f32, out, {}, 120, KernelKind::Grouped});
   for (D out : {D::bf16, D::f16, D::f32})
-    all.push_back({90, OC::TensorOp, D::e4m3, D::e4m3, D::f32, out, {}, 30, GemmKind::Grouped});
+    all.push_back({90, OC::TensorOp, D::e4m3, D::e4m3, D::f32, out, {}, 30, KernelKind::Grouped});
+  // Convolutions (SM80 implicit GEMM): 16-bit into its own type or f32, f16 with f16 accumulation,
+  // TF32 and 3xTF32; 10 tiles x 3 channel alignments each.
+  for (KernelKind kind : {KernelKind::Conv2dFprop, KernelKind::Conv2dDgrad, KernelKind::Conv2dWgrad}) {
+    for (D ab : {D::f16, D::bf16})
+      for (D out : {ab, D::f32}) all.push_back({80, OC::TensorOp, ab, ab, D::f32, out, {}, 30, kind});
+    all.push_back({80, OC::TensorOp, D::f16, D::f16, D::f16, D::f16, {}, 30, kind});
+    for (MathOperation math : {MathOperation::MultiplyAdd, MathOperation::MultiplyAddFastF32})
+      all.push_back({80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, math, 30, kind});
+  }
   size_t total = 0;
   for (const auto& r : all) {
     library::GemmFilter f;

@@ -84,6 +84,8 @@ const char* const kGroupedEntryPoints[] = {"cuforge_abi_version", "cuforge_kerne
                                            "cuforge_grouped_run"};
 const char* const kAbiEntryPoints[] = {"cuforge_abi_version", "cuforge_kernel_name", "cuforge_gemm_can_implement",
                                        "cuforge_gemm_workspace_size", "cuforge_gemm_run"};
+const char* const kConvEntryPoints[] = {"cuforge_abi_version", "cuforge_kernel_name", "cuforge_conv2d_can_implement",
+                                        "cuforge_conv2d_workspace_size", "cuforge_conv2d_run"};
 
 // A translation unit that nvcc builds in a couple of seconds (no CUTLASS): for cache behaviour.
 KernelSource tiny_source(const std::string& tag = "") {
@@ -192,6 +194,9 @@ TEST(Compile, OneKernelPerDataTypeFamily) {
       // (the SM90 pointer-array kernels compile on the GPU machine: ~4 minutes here).
       "cuforge_sm80_grouped_tensorop_mma_f16_f16_f32_f16_f16_rcr_64x64x32_w2x2x1_s6_multistage_default_default_a8x8x8"
       "_relu",
+      // Conv2d: strided dgrad, the kind with its own iterators and swizzle (fprop and wgrad compile
+      // on the GPU machine, tests/gpu/test_conv2d_gpu.py).
+      "cuforge_sm80_dgrad_tensorop_mma_f16_f16_f32_f16_f16_rrr_64x64x32_w2x2x1_s6_multistage_default_default_a8x8x8",
   };
   std::vector<KernelSource> sources;
   for (const auto& name : names) {
@@ -212,7 +217,8 @@ TEST(Compile, OneKernelPerDataTypeFamily) {
     ASSERT_TRUE(outcomes[i].result.has_value()) << outcomes[i].error;
     DynamicInfo dyn = read_dynamic(outcomes[i].result->entry.library());
     const bool grouped = names[i].find("_grouped_") != std::string::npos;
-    for (const char* symbol : grouped ? kGroupedEntryPoints : kAbiEntryPoints)
+    const bool conv = names[i].find("_dgrad_") != std::string::npos;
+    for (const char* symbol : grouped ? kGroupedEntryPoints : conv ? kConvEntryPoints : kAbiEntryPoints)
       EXPECT_EQ(dyn.exported.count(symbol), 1u) << symbol;
   }
 }

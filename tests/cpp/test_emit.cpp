@@ -335,7 +335,10 @@ TEST(EmitGemm, EveryCatalogEntryEmitsDistinctDeterministicSources) {
       std::string src = emit::gemm_source(c);
       ASSERT_FALSE(contains(src, "${")) << c.name();
       ASSERT_TRUE(contains(src, c.name())) << c.name();
-      ASSERT_TRUE(contains(src, c.kind == GemmKind::Grouped ? "cuforge_grouped_run" : "cuforge_gemm_run")) << c.name();
+      const char* entry = c.kind == KernelKind::Grouped ? "cuforge_grouped_run"
+                          : is_conv(c.kind)             ? "cuforge_conv2d_run"
+                                                        : "cuforge_gemm_run";
+      ASSERT_TRUE(contains(src, entry)) << c.name();
       hashes.insert(std::hash<std::string>()(src));
       ++n;
     }

@@ -111,7 +111,7 @@ def _modes(kern: Kernel):
 
 
 def paths() -> list[Path]:
-    kernels = [Kernel.parse(n) for n in cuforge.list_gemms()]
+    kernels = [Kernel.parse(n) for n in cuforge.list_gemms(kind=cuforge.KernelKind.Gemm)]
     full = {k.name: k for k in kernels}
     out: list[Path] = []
 

@@ -37,8 +37,8 @@ def test_the_seed_constructor_and_names():
     assert plan.select(8, 1024, 4096, 4096).endswith("_relu")
     sm80 = cuforge.op.GroupedGemm(element=np.float16, layout=RowMajor, kernel_cc=80)
     assert sm80.select(64, 128, 2048, 2048).startswith("cuforge_sm80_grouped_")
-    assert cuforge.list_gemms(90, kind=cuforge.GemmKind.Grouped)
-    assert all("_grouped_" in n for n in cuforge.list_gemms(kind=cuforge.GemmKind.Grouped))
+    assert cuforge.list_gemms(90, kind=cuforge.KernelKind.Grouped)
+    assert all("_grouped_" in n for n in cuforge.list_gemms(kind=cuforge.KernelKind.Grouped))
     with pytest.raises(cuforge.InvalidArgumentError, match="grouped GEMM"):
         cuforge.op.GroupedGemm(element=np.float32, layout=RowMajor)
     with pytest.raises(cuforge.InvalidArgumentError, match="do not split K"):

@@ -1,5 +1,6 @@
 // A non-owning view of an operand: where it lives, its element type, its shape and strides.
-// Strides are in elements, as in PyTorch; rank is 1 (a bias vector), 2 (a matrix) or 3 (a batch).
+// Strides are in elements, as in PyTorch; rank is 1 (a bias vector), 2 (a matrix), 3 (a batch of
+// matrices) or 4 (an NHWC tensor of a convolution).
 #pragma once
 
 #include <array>
@@ -11,7 +12,7 @@
 namespace cuforge {
 
 struct TensorRef {
-  static constexpr int kMaxRank = 3;
+  static constexpr int kMaxRank = 4;
   static constexpr int kHost = -1;  // device value of host memory
 
   const void* data = nullptr;

@@ -14,7 +14,9 @@
 namespace cuforge {
 
 enum class DataType { f16, bf16, tf32, f32, f64, s8, u8, s32, e4m3, e5m2 };
-enum class Layout { RowMajor, ColumnMajor };
+// Matrices are row- or column-major; convolution tensors are NHWC (their kernels see the implicit
+// GEMM's matrices, library::conv_layouts).
+enum class Layout { RowMajor, ColumnMajor, TensorNHWC };
 enum class OpcodeClass { TensorOp, Simt };
 enum class MathOperation { MultiplyAdd, MultiplyAddFastF32, MultiplyAddSaturate };
 // Multistage is the CUTLASS 2.x (SM80) mainloop; the TMA schedules are CUTLASS 3.x (SM90).
@@ -28,9 +30,13 @@ enum class TileScheduler { Default, StreamK, Identity1, Identity2, Identity4, Ho
 // tile-iterations (stream-K), or K slices computed as a batch and summed by a reduction kernel
 // (parallel split-K).
 enum class Decomposition { Heuristic, DataParallel, SplitK, StreamK, ParallelSplitK };
-// What a kernel computes: one GEMM (or a batch of equal ones), or a group of GEMMs of their own
-// sizes in one launch.
-enum class GemmKind { Gemm, Grouped };
+// What a kernel computes: one GEMM (or a batch of equal ones), a group of GEMMs of their own sizes
+// in one launch, or a 2-D convolution as an implicit GEMM: forward (fprop), the gradient of its
+// input (dgrad) or of its filter (wgrad).
+enum class KernelKind { Gemm, Grouped, Conv2dFprop, Conv2dDgrad, Conv2dWgrad };
+inline bool is_conv(KernelKind k) {
+  return k == KernelKind::Conv2dFprop || k == KernelKind::Conv2dDgrad || k == KernelKind::Conv2dWgrad;
+}
 // The elementwise function an epilogue applies to alpha * A @ B + beta * C.
 enum class Activation { identity, relu, leaky_relu, tanh, sigmoid, silu, hardswish, gelu };
 
@@ -51,7 +57,7 @@ CUFORGE_ENUM_NAMES(DataType, {DataType::f16, "f16"}, {DataType::bf16, "bf16"},
                    {DataType::tf32, "tf32"}, {DataType::f32, "f32"}, {DataType::f64, "f64"},
                    {DataType::s8, "s8"}, {DataType::u8, "u8"}, {DataType::s32, "s32"},
                    {DataType::e4m3, "e4m3"}, {DataType::e5m2, "e5m2"});
-CUFORGE_ENUM_NAMES(Layout, {Layout::RowMajor, "row"}, {Layout::ColumnMajor, "col"});
+CUFORGE_ENUM_NAMES(Layout, {Layout::RowMajor, "row"}, {Layout::ColumnMajor, "col"}, {Layout::TensorNHWC, "nhwc"});
 CUFORGE_ENUM_NAMES(OpcodeClass, {OpcodeClass::TensorOp, "tensorop"}, {OpcodeClass::Simt, "simt"});
 CUFORGE_ENUM_NAMES(MathOperation, {MathOperation::MultiplyAdd, "mma"},
                    {MathOperation::MultiplyAddFastF32, "3xtf32"},
@@ -69,7 +75,9 @@ CUFORGE_ENUM_NAMES(TileScheduler, {TileScheduler::Default, "default"},
 CUFORGE_ENUM_NAMES(Decomposition, {Decomposition::Heuristic, "heuristic"},
                    {Decomposition::DataParallel, "data_parallel"}, {Decomposition::SplitK, "split_k"},
                    {Decomposition::StreamK, "stream_k"}, {Decomposition::ParallelSplitK, "parallel_split_k"});
-CUFORGE_ENUM_NAMES(GemmKind, {GemmKind::Gemm, "gemm"}, {GemmKind::Grouped, "grouped"});
+CUFORGE_ENUM_NAMES(KernelKind, {KernelKind::Gemm, "gemm"}, {KernelKind::Grouped, "grouped"},
+                   {KernelKind::Conv2dFprop, "fprop"}, {KernelKind::Conv2dDgrad, "dgrad"},
+                   {KernelKind::Conv2dWgrad, "wgrad"});
 CUFORGE_ENUM_NAMES(Activation, {Activation::identity, "identity"}, {Activation::relu, "relu"},
                    {Activation::leaky_relu, "leaky_relu"}, {Activation::tanh, "tanh"},
                    {Activation::sigmoid, "sigmoid"}, {Activation::silu, "silu"},

@@ -19,7 +19,7 @@ inline constexpr Arch kArchs[] = {80, 90};
 const std::vector<GemmConfig>& gemm_catalog(Arch arch);
 
 struct GemmFilter {
-  std::optional<GemmKind> kind;  // nullopt: every kind
+  std::optional<KernelKind> kind;  // nullopt: every kind
   std::optional<Arch> arch;
   std::optional<DataType> element_a, element_b, element_accumulator, element_c, element_d;
   std::optional<Layout> layout_a, layout_b, layout_c;

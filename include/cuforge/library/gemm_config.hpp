@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "cuforge/core/tile.hpp"
 #include "cuforge/core/types.hpp"
@@ -13,7 +14,7 @@
 namespace cuforge::library {
 
 struct GemmConfig {
-  GemmKind kind = GemmKind::Gemm;  // grouped kernels: CUTLASS's pointer-array (SM90) and GemmGrouped (SM80)
+  KernelKind kind = KernelKind::Gemm;  // grouped kernels: CUTLASS's pointer-array (SM90) and GemmGrouped (SM80)
   Arch arch = 90;
   DataType element_a = DataType::f16, element_b = DataType::f16;
   DataType element_accumulator = DataType::f32;
@@ -59,6 +60,12 @@ const MathInstruction* math_instruction(const GemmConfig& config);
 // for any K, as CUTLASS's own integer kernels do; alpha and beta are then integers), else f32 on
 // SM90 and the accumulator's type on SM80 (f64 for f64, f16 for f16 accumulation).
 DataType epilogue_compute_type(const GemmConfig& config);
+
+// The implicit GEMM's A and B layouts of a convolution kind over NHWC tensors (C and D row-major):
+// fprop reads x as N·P·Q rows of R·S·C (row-major A) and the KRSC filter K-major (column-major B);
+// dgrad reads dy row-major and the filter C-contiguous (row-major B); wgrad reads dy down its
+// N·P·Q columns (column-major A) and x row-major.
+std::pair<Layout, Layout> conv_layouts(KernelKind kind);
 
 // Why the configuration cannot be built (shared memory, registers, schedule rules, alignment),
 // or nullopt when it can.

@@ -31,7 +31,7 @@ namespace op {
 template <class Kernel, class Problem>
 class Plan {
  public:
-  Plan(const GemmOptions& options, GemmKind kind);
+  Plan(const GemmOptions& options, KernelKind kind);
   ~Plan();
   Plan(Plan&&) noexcept;
   Plan& operator=(Plan&&) noexcept;
@@ -88,7 +88,7 @@ class Plan {
 
  private:
   struct State;
-  GemmKind kind_;
+  KernelKind kind_;
   std::unique_ptr<State> state_;
 };
 

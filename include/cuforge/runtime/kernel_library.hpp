@@ -1,9 +1,12 @@
 // A compiled kernel library loaded into the process (dlopen) with its ABI version checked; the
-// entry points of each operation are looked up by name (gemm_kernel.hpp).
+// entry points of each operation are looked up by name (gemm_kernel.hpp, grouped_kernel.hpp,
+// conv_kernel.hpp).
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace cuforge::runtime {
@@ -18,6 +21,13 @@ class KernelLibrary {
   const std::filesystem::path& path() const { return path_; }
   // The entry point `symbol`; throws DeviceError when the library lacks it.
   void* entry(const char* symbol) const;
+  template <class Function>
+  Function entry(const char* symbol) const {
+    return reinterpret_cast<Function>(entry(symbol));
+  }
+  // Returns on CUFORGE_STATUS_SUCCESS; else throws DeviceError naming the kernel and what the
+  // status means (after a launch, with the last CUDA error).
+  void check(int status, bool launched = false) const;
 
   ~KernelLibrary();
   KernelLibrary(const KernelLibrary&) = delete;
@@ -29,5 +39,17 @@ class KernelLibrary {
   std::filesystem::path path_;
   std::string name_;
 };
+
+// The kernel object (GemmKernel, GroupedGemmKernel, ConvKernel) of the library at `path`, made by
+// `make` from the loaded library once per process.
+template <class Kernel, class Make>
+std::shared_ptr<const Kernel> load_kernel(const std::filesystem::path& path, Make make) {
+  static std::mutex mutex;
+  static std::map<std::filesystem::path, std::shared_ptr<const Kernel>> kernels;
+  std::lock_guard lock(mutex);
+  auto& kernel = kernels[path];
+  if (!kernel) kernel = make(KernelLibrary::load(path));
+  return kernel;
+}
 
 }  // namespace cuforge::runtime

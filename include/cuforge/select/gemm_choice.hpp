@@ -31,14 +31,14 @@ struct GemmKernels {
 // when given (80 or 90), else SM90 where the target is 9.0 and the family has kernels for the
 // types and settings (e.g. not TF32 with a row-major B, which wgmma cannot read), else SM80.
 Arch gemm_family(const GemmTypes& kernel_types, int cc, int kernel_cc, const GemmSettings& settings,
-                 GemmKind kind = GemmKind::Gemm);
+                 KernelKind kind = KernelKind::Gemm);
 
 // The kernels of `kind` for `kernel_types` (in the kernel's terms: GemmTypes::canonical) on
 // `arch` under `settings`. Throws InvalidArgumentError naming the setting (activation, tile scheduler, tile
 // description, opcode class, math operation) that no kernel of the plan can honour, or saying
 // that the types have no kernel.
 GemmKernels gemm_kernels(const GemmTypes& kernel_types, Arch arch, const GemmSettings& settings,
-                         GemmKind kind = GemmKind::Gemm);
+                         KernelKind kind = KernelKind::Gemm);
 
 // What the family's kernels offer: the distinct tile descriptions, and the activations and tile
 // schedulers at least one of them can be built with.

@@ -1,6 +1,7 @@
 """Operations: declare once (types and layouts), run many times."""
 
+from .conv2d import Conv2d, Conv2dDgrad, Conv2dFprop, Conv2dWgrad
 from .gemm import Gemm
 from .grouped_gemm import GroupedGemm
 
-__all__ = ["Gemm", "GroupedGemm"]
+__all__ = ["Conv2d", "Conv2dDgrad", "Conv2dFprop", "Conv2dWgrad", "Gemm", "GroupedGemm"]

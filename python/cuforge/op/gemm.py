@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import _core
 from .._core import InvalidArgumentError
-from ..arrays import current_stream, describe, host_descriptor
+from ..arrays import current_stream, describe
 from .plan import Plan, alignments, integer, scalar
 
 # The problem compiled by plan.compile() when the plan holds no tensors and none is given: large
@@ -92,7 +92,9 @@ class Gemm(Plan):
         s = current_stream(operands, stream)
         on_complete = None
         if any(d is None and x is not None for d, x in zip(descs, operands)):
-            descs, on_complete = self._stage_host_arrays(operands, descs, s, alpha, beta)
+            descs, on_complete = self._stage_host_arrays(
+                operands, descs, s, copy_d_in=beta != 0,
+                check=lambda d: self._plan.check(d[0], d[1], None if C is None else d[2], d[3], alpha, beta))
         handle = self._plan.run(descs[0], descs[1], None if C is None else descs[2], descs[3], alpha, beta, s,
                                 on_complete)
         if print_module and self.last_kernel:
@@ -100,26 +102,3 @@ class Gemm(Plan):
         if sync:
             handle.sync()
         return handle
-
-    def _stage_host_arrays(self, operands, descs, stream, alpha, beta):
-        device = self._plan.device
-        # Check first: nothing is copied (and no GPU is needed) for a run that would be refused.
-        checked = [host_descriptor(x, device) if d is None and x is not None else d for d, x in zip(descs, operands)]
-        self._plan.check(checked[0], checked[1], None if operands[2] is None else checked[2], checked[3], alpha, beta)
-        staged_d = None
-        out = list(descs)
-        for i, (x, name) in enumerate(zip(operands, "ABCD")):
-            if x is None or descs[i] is not None:
-                continue
-            copy_in = name != "D" or beta != 0
-            out[i], buf, host = self._staging.stage(x, name, device, stream, copy_in)
-            if name == "D":
-                staged_d = (buf, host)
-        if staged_d is None:
-            return out, None
-        buf, host = staged_d
-
-        def copy_back():
-            buf.copy_to_host(host.ctypes.data, host.nbytes, stream)
-
-        return out, copy_back

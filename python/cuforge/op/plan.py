@@ -103,8 +103,9 @@ def scalar(value, name: str) -> float:
 
 
 class Plan:
-    """What every GEMM-family plan shares (Gemm, GroupedGemm): element types and layouts bound at
-    construction, and the settings, each setter writing one field of the core's settings value.
+    """What every GEMM-family plan shares (Gemm, GroupedGemm, Conv2d): element types and layouts
+    bound at construction, and the settings, each setter writing one field of the core's settings
+    value. ``core_options`` go to the core plan as they are (a convolution's kind).
 
     ``Plan(element=np.float16, layout=LayoutType.RowMajor)`` sets every operand alike;
     ``element_A``...``element_D``, ``element_accumulator`` and ``layout_A``/``layout_B``/``layout_C``
@@ -120,7 +121,7 @@ class Plan:
     def __init__(self, A=None, B=None, C=None, D=None, alpha=1.0, beta=0.0, element_accumulator=None,
                  element=None, layout=None, element_A=None, element_B=None, element_C=None, element_D=None,
                  layout_A=None, layout_B=None, layout_C=None, cc=None, kernel_cc=None, opclass=None,
-                 math_operation=None):
+                 math_operation=None, **core_options):
         def element_of(explicit, tensor, name):
             chosen = explicit if explicit is not None else element
             if isinstance(tensor, (list, tuple)):  # a grouped plan's operands: the first group's
@@ -156,6 +157,7 @@ class Plan:
             cc=0 if cc is None else integer(cc, "cc", 0),
             kernel_cc=0 if kernel_cc is None else integer(kernel_cc, "kernel_cc", 0),
             settings=settings,
+            **core_options,
         )
         o = self._plan
         self._types = dict(element_a=o.element_a, element_b=o.element_b, element_c=o.element_c,
@@ -163,6 +165,30 @@ class Plan:
         self.A, self.B, self.C, self.D = A, B, C, D
         self.alpha, self.beta = alpha, beta
         self._staging = HostStaging()
+
+    def _stage_host_arrays(self, operands, descs, stream, copy_d_in, check):
+        """Copies the NumPy operands of (A, B, C, D) to the device, after `check` (the plan's checks)
+        accepted them described as if they were there: nothing is copied, and no GPU is needed, for
+        a refused run. Returns the descriptors to run on and the copy of D back to the host (None
+        when D is on the device)."""
+        device = self._plan.device
+        check([host_descriptor(x, device) if d is None and x is not None else d for d, x in zip(descs, operands)])
+        staged_d = None
+        out = list(descs)
+        for i, (x, name) in enumerate(zip(operands, "ABCD")):
+            if x is None or descs[i] is not None:
+                continue
+            out[i], buf, host = self._staging.stage(x, name, device, stream, name != "D" or copy_d_in)
+            if name == "D":
+                staged_d = (buf, host)
+        if staged_d is None:
+            return out, None
+        buf, host = staged_d
+
+        def copy_back():
+            buf.copy_to_host(host.ctypes.data, host.nbytes, stream)
+
+        return out, copy_back
 
     def _update(self, change):
         """Applies `change` to a copy of the settings and gives it to the core, which checks it whole:

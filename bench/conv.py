@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""cuforge's Conv2d beside cuDNN (through torch) in one process, on ResNet-50 layers, N = 32.
+
+    python bench/conv.py                    # fprop, dgrad and wgrad of issue 14's layers, fp16
+    python bench/conv.py --dtype bf16 --json out.json --rounds 3
+
+Tensors are channels_last. fprop is compared with torch.nn.functional.conv2d; dgrad and wgrad
+with torch.ops.aten.convolution_backward computing the input's or the filters' gradient alone.
+The 3-channel stem layer runs cuforge on channels padded with zeros to 8 (the kernels read
+channels in vectors), cuDNN on the 3 channels; TFLOP/s count the 3-channel convolution for both.
+GPU times are CUDA events around each call, medians of repeats in interleaved rounds (bench/timing.py);
+each ratio is the median of the rounds' ratios (cuDNN time / cuforge time: above 1 is faster).
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+import cuforge
+from timing import interleaved_ms
+
+# name: (H = W, C, K, R = S, stride, padding)
+LAYERS = {
+    "56x56x64->64 3x3": (56, 64, 64, 3, 1, 1),
+    "28x28x128->128 3x3": (28, 128, 128, 3, 1, 1),
+    "56x56x256->64 1x1": (56, 256, 64, 1, 1, 0),
+    "14x14x256->256 3x3": (14, 256, 256, 3, 1, 1),
+    "224x224x3->64 7x7/2": (224, 3, 64, 7, 2, 3),
+}
+N = 32
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def channels_last(t):
+    return t.contiguous(memory_format=torch.channels_last)
+
+
+def layer_tensors(h, c, k, r, stride, padding, dt):
+    x = channels_last(torch.randn(N, c, h, h, device="cuda", dtype=dt))
+    w = channels_last(torch.randn(k, c, r, r, device="cuda", dtype=dt))
+    p = (h + 2 * padding - r) // stride + 1
+    dy = channels_last(torch.randn(N, k, p, p, device="cuda", dtype=dt))
+    return x, w, dy
+
+
+def padded(t, channels):
+    """t (N, C, H, W) with zero channels appended up to `channels`, channels_last."""
+    return channels_last(F.pad(t, (0, 0, 0, 0, 0, channels - t.shape[1])))
+
+
+def bench_layer(name, dt, passes, rounds):
+    h, c, k, r, stride, padding = LAYERS[name]
+    x, w, dy = layer_tensors(h, c, k, r, stride, padding, dt)
+    geometry = dict(stride=(stride, stride), padding=(padding, padding))
+    flops = 2.0 * N * dy.shape[2] * dy.shape[3] * k * c * r * r
+    xp, wp = (padded(x, 8), padded(w, 8)) if c % 8 else (x, w)
+    y = torch.empty_like(dy)
+    dx, dw = torch.empty_like(xp), torch.empty_like(wp)
+    rows = []
+    for kind in passes:
+        plan = cuforge.op.Conv2d(kind=kind, element=dt, element_accumulator=torch.float32)
+        if kind == "fprop":
+            ours = lambda i: plan.run(xp, wp, None, y, sync=False, **geometry)  # noqa: E731
+            theirs = lambda i: F.conv2d(x, w, stride=stride, padding=padding)  # noqa: E731
+            check = (y, F.conv2d(xp.float(), wp.float(), stride=stride, padding=padding))
+        else:
+            mask = [kind == "dgrad", kind == "wgrad", False]
+            theirs = lambda i, m=mask: torch.ops.aten.convolution_backward(  # noqa: E731
+                dy, x, w, None, [stride] * 2, [padding] * 2, [1, 1], False, [0, 0], 1, m)
+            if kind == "dgrad":
+                ours = lambda i: plan.run(dy, wp, None, dx, sync=False, **geometry)  # noqa: E731
+                ref = torch.nn.grad.conv2d_input(xp.shape, wp.float(), dy.float(), stride=stride, padding=padding)
+                check = (dx, ref)
+            else:
+                ours = lambda i: plan.run(dy, xp, None, dw, sync=False, **geometry)  # noqa: E731
+                ref = torch.nn.grad.conv2d_weight(xp.float(), wp.shape, dy.float(), stride=stride, padding=padding)
+                check = (dw, ref)
+        ours(0)
+        torch.cuda.synchronize()
+        got, ref = check
+        err = float(((got.float() - ref).abs().max() / ref.abs().max()).item())
+        times = interleaved_ms({"cuforge": ours, "cudnn": theirs}, rounds)
+        ms = {t: statistics.median(v) for t, v in times.items()}
+        rows.append({"layer": name, "pass": kind, "kernel": plan.last_kernel, "rel_err": err, "ms": ms,
+                     "tflops": {t: flops / v / 1e9 for t, v in ms.items()},
+                     "ratio": statistics.median(b / a for a, b in zip(times["cuforge"], times["cudnn"]))})
+        row = rows[-1]
+        print(f"{name:22s} {kind}  cuforge {row['tflops']['cuforge']:6.1f}  cuDNN {row['tflops']['cudnn']:6.1f} "
+              f"TFLOP/s  {row['ratio']:.2f}x  err {err:.1e}  {row['kernel']}", flush=True)
+    return rows
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--dtype", choices=DTYPES, default="fp16")
+    p.add_argument("--passes", default="fprop,dgrad,wgrad")
+    p.add_argument("--layers", default=",".join(LAYERS), help="comma-separated names of LAYERS")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--json", metavar="PATH")
+    args = p.parse_args()
+    torch.manual_seed(0)
+    torch.backends.cudnn.benchmark = True
+    dt = DTYPES[args.dtype]
+    passes = args.passes.split(",")
+    layers = [name for name in LAYERS if name in args.layers.split(",")]
+    props = torch.cuda.get_device_properties(0)
+    print(f"{props.name}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {args.dtype}, N = {N}")
+    t0 = time.perf_counter()
+    names = set()
+    for kind in passes:
+        plan = cuforge.op.Conv2d(kind=kind, element=dt, element_accumulator=torch.float32)
+        for name in layers:
+            h, c, k, r, stride, padding = LAYERS[name]
+            names.add(plan.select(N, h, h, max(c, 8), k, r, r, stride=stride, padding=padding))
+    cuforge.build(sorted(names))
+    print(f"prebuilt {len(names)} kernels in {time.perf_counter() - t0:.0f} s", flush=True)
+    results = {"device": props.name, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
+               "dtype": args.dtype, "n": N, "rounds": args.rounds, "rows": []}
+    for name in layers:
+        results["rows"] += bench_layer(name, dt, passes, args.rounds)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=2)
+    by_pass = {}
+    for row in results["rows"]:
+        by_pass.setdefault(row["pass"], []).append(row["ratio"])
+    for kind, ratios in by_pass.items():
+        print(f"{kind}: geomean {statistics.geometric_mean(ratios):.2f}x cuDNN, lowest {min(ratios):.2f}x")
+
+
+if __name__ == "__main__":
+    main()

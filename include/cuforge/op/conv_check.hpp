@@ -1,0 +1,32 @@
+// The boundary check of a convolution run: NHWC tensors in (op/conv2d.hpp says which tensor is
+// which for each kind), the kernel's problem out.
+//
+// Every check happens here, before anything is launched: presence, element type, device, rank 4,
+// dense NHWC storage, the geometry (channels of input and filter, the output size
+// P = (H + 2 pad - dilation (R - 1) - 1) / stride + 1), stride, padding and dilation, what CUTLASS's
+// implicit-GEMM kernels support (filters up to 32 x 32; strided dgrad without dilation or split-K),
+// channel alignment, 32-bit sizes and overlap of D with the inputs.
+#pragma once
+
+#include <array>
+
+#include "cuforge/core/conv_problem.hpp"
+#include "cuforge/core/tensor.hpp"
+
+namespace cuforge::op {
+
+// A convolution's stride, padding and dilation, (height, width) each.
+struct ConvGeometry {
+  std::array<int64_t, 2> stride{1, 1}, padding{0, 0}, dilation{1, 1};
+};
+
+// Throws InvalidArgumentError or DataTypeError naming the operand (or stride/padding/dilation),
+// what was expected and what was given. `c` may be empty when beta == 0, a tensor of D's shape, or
+// a bias: one value per channel of D (rank 1). `splits`: serial split-K slices (1: none).
+ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b,
+                       const TensorRef& c, const TensorRef& d, const ConvGeometry& geometry, double beta, int splits);
+
+// The problem class of a convolution of this size on dense tensors in 16-byte aligned allocations.
+GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias = false);
+
+}  // namespace cuforge::op

@@ -1,0 +1,234 @@
+"""cuforge.op.Conv2d (and Conv2dFprop, Conv2dDgrad, Conv2dWgrad): 2-D convolutions as implicit GEMMs,
+compatible with the CUTLASS Python interface."""
+
+from __future__ import annotations
+
+import sys
+
+from .. import _core
+from .._core import InvalidArgumentError, KernelKind, LayoutType
+from ..arrays import current_stream, describe
+from .plan import Plan, integer, scalar
+
+_KINDS = {"fprop": KernelKind.Conv2dFprop, "dgrad": KernelKind.Conv2dDgrad, "wgrad": KernelKind.Conv2dWgrad}
+
+# The problem plan.compile() builds for when the plan holds no tensors and none is given: a
+# ResNet-50 layer, N = 32, 56 x 56 x 64 -> 64, 3 x 3, padding 1 (N, H, W, C, K, R, S).
+_DEFAULT_COMPILE_PROBLEM = ((32, 56, 56, 64, 64, 3, 3), (1, 1), (1, 1), (1, 1))
+
+
+def _kind(value) -> KernelKind:
+    if isinstance(value, KernelKind) and value in _KINDS.values():
+        return value
+    name = getattr(value, "name", value)
+    if isinstance(name, str) and name.lower() in _KINDS:
+        return _KINDS[name.lower()]
+    raise InvalidArgumentError(f"kind: expected 'fprop', 'dgrad' or 'wgrad', got {value!r}")
+
+
+def _pair(value, name: str, low: int) -> tuple[int, int]:
+    """stride, padding or dilation: one integer for both axes, or (height, width)."""
+    if isinstance(value, (str, bytes)):
+        raise InvalidArgumentError(f"{name}: expected an integer or (height, width), got {value!r}")
+    if not hasattr(value, "__len__"):
+        value = (value, value)
+    if len(value) != 2:
+        raise InvalidArgumentError(f"{name}: expected an integer or (height, width), got {value!r}")
+    return integer(value[0], name, low), integer(value[1], name, low)
+
+
+def _split_k(value) -> int:
+    """The seed's split_k=(mode, slices): serial split-K reduces the slices in the kernel. None (0 to
+    the core) takes the plan's split_k_slices."""
+    if value is None:
+        return 0
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+        raise InvalidArgumentError(f"split_k: expected (mode, slices), e.g. ('serial', 1), got {value!r}")
+    mode, slices = value
+    slices = integer(slices, "split_k slices", 1)
+    if mode != "serial" and slices > 1:
+        raise InvalidArgumentError(f"split_k: convolution kernels split K serially ('serial'), got mode {mode!r}")
+    return slices
+
+
+def _as_nhwc(x):
+    """The NHWC view of an operand: a torch tensor in channels_last memory is logically N, C, H, W (as
+    torch.nn.functional.conv2d takes it) and is permuted, without a copy; any other array is read as
+    N, H, W, C."""
+    torch = sys.modules.get("torch")
+    if (torch is not None and isinstance(x, torch.Tensor) and x.dim() == 4
+            and x.is_contiguous(memory_format=torch.channels_last)):
+        return x.permute(0, 2, 3, 1)
+    return x
+
+
+def _nhwc_shape(x):
+    shape = tuple(_as_nhwc(x).shape)
+    if len(shape) != 4:
+        raise InvalidArgumentError(f"expected a rank-4 tensor, got shape {shape}")
+    return shape
+
+
+class Conv2d(Plan):
+    """A 2-D convolution plan of one kind, D = activation(alpha * conv + beta * C), computed as an
+    implicit GEMM by CUTLASS's SM80 kernels (they run on Hopper too). The tensors:
+
+    - ``fprop``: A = x (N, H, W, C), B = filters (K, R, S, C), D = y (N, P, Q, K)
+    - ``dgrad``: A = dy (N, P, Q, K), B = filters (K, R, S, C), D = dx (N, H, W, C)
+    - ``wgrad``: A = dy (N, P, Q, K), B = x (N, H, W, C), D = dw (K, R, S, C)
+
+    with P = (H + 2 pad - dilation (R - 1) - 1) / stride + 1 (Q likewise). Torch tensors in
+    channels_last memory are taken as torch holds them, N, C, H, W; other arrays are dense NHWC. C
+    has D's shape, or is a bias of one value per channel of D. Element types are bound here as for
+    Gemm (``element=``, ``element_A``...``element_D``, ``element_accumulator``, or from tensors).
+    """
+
+    _core_class = _core.Conv2d
+
+    def __init__(self, kind="fprop", A=None, B=None, C=None, D=None, alpha=1.0, beta=0.0, element=None,
+                 element_A=None, element_B=None, element_C=None, element_D=None, element_accumulator=None, cc=None,
+                 kernel_cc=None):
+        super().__init__(A=A, B=B, C=C, D=D, alpha=alpha, beta=beta, element=element, element_A=element_A,
+                         element_B=element_B, element_C=element_C, element_D=element_D,
+                         element_accumulator=element_accumulator, layout=LayoutType.TensorNHWC, cc=cc,
+                         kernel_cc=kernel_cc, kind=_kind(kind))
+        self._types.update(layout_a=LayoutType.TensorNHWC, layout_b=LayoutType.TensorNHWC,
+                           layout_c=LayoutType.TensorNHWC)
+
+    @property
+    def conv_kind(self) -> str:
+        """'fprop', 'dgrad' or 'wgrad'."""
+        return {v: k for k, v in _KINDS.items()}[self._plan.kind]
+
+    def _extents(self, A, B, D) -> tuple:
+        """(N, H, W, C, K, R, S) of the tensors the kind gives them in."""
+        a, b, d = (_nhwc_shape(t) for t in (A, B, D))
+        kind = self.conv_kind
+        x = a if kind == "fprop" else d if kind == "dgrad" else b
+        w = b if kind != "wgrad" else d
+        return (*x, *w[:3])
+
+    def select(self, N: int, H: int, W: int, C: int, K: int, R: int, S: int, stride=(1, 1), padding=(0, 0),
+               dilation=(1, 1), bias: bool = False) -> str:
+        """Name of the kernel a convolution of this size would use (dense tensors on 16-byte aligned
+        allocations; C a bias when ``bias``). Compiles nothing."""
+        extents = [integer(v, name, 1) for v, name in zip((N, H, W, C, K, R, S), "NHWCKRS")]
+        return self._plan.select(extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
+                                 _pair(dilation, "dilation", 1), bool(bias))
+
+    def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
+                print_module: bool = False, *, problems=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
+                jobs: int | None = None):
+        """Build the plan's kernel now (or find it in the disk cache): for the plan's tensors if it
+        holds them (with ``stride``, ``padding`` and ``dilation``), else for a ResNet-50 3 x 3 layer.
+        ``problems``, a list of ((N, H, W, C, K, R, S), stride, padding, dilation), builds each one's
+        kernel in parallel. Later runs use the kernels for every problem they can run. Returns the
+        kernel's name, library path and whether the cache had it (a list for ``problems``)."""
+        if any(a is not None for a in (alignment_A, alignment_B, alignment_C)):
+            raise InvalidArgumentError("compile: convolution alignments follow the channels of the tensors; "
+                                       "alignment_A/B/C are not taken")
+        if tile_description is not None:
+            self.tile_description = tile_description
+        single = problems is None
+        if single:
+            if self.A is not None and self.B is not None and self.D is not None:
+                problems = [(self._extents(self.A, self.B, self.D), stride, padding, dilation)]
+            else:
+                problems = [_DEFAULT_COMPILE_PROBLEM]
+        shapes = []
+        for problem in problems:
+            if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) != 4:
+                raise InvalidArgumentError(f"problems: expected ((N, H, W, C, K, R, S), stride, padding, dilation), "
+                                           f"got {problem!r}")
+            extents, s, p, d = problem
+            if not hasattr(extents, "__len__") or len(extents) != 7:
+                raise InvalidArgumentError(f"problems: expected extents (N, H, W, C, K, R, S), got {extents!r}")
+            shapes.append(([integer(v, name, 1) for v, name in zip(extents, "NHWCKRS")], _pair(s, "stride", 1),
+                           _pair(p, "padding", 0), _pair(d, "dilation", 1)))
+        built = self._plan.compile(shapes, 0 if jobs is None else integer(jobs, "jobs", 0))
+        if print_module:
+            for r in built:
+                print(_core.emit(r["name"]))
+        return built[0] if single else built
+
+    def run(self, A=None, B=None, C=None, D=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), alpha=None,
+            beta=None, split_k=None, sync: bool = True, print_module: bool = False, stream=None):
+        """D = activation(alpha * conv + beta * C). Returns a handle whose sync() waits for this run.
+
+        Every operand and the geometry are checked before anything runs; nothing is written to D
+        when a check fails. Torch and CuPy tensors run in place on their current stream (or
+        ``stream``); NumPy arrays are copied to the GPU and D copied back when the run is
+        synchronized. ``split_k=('serial', n)`` cuts the implicit GEMM's K into n slices reduced in
+        the kernel (for wgrad's long K); by default the plan's split_k_slices apply.
+        """
+        A = self.A if A is None else A
+        B = self.B if B is None else B
+        C = self.C if C is None else C
+        D = self.D if D is None else D
+        alpha = scalar(self.alpha if alpha is None else alpha, "alpha")
+        beta = scalar(self.beta if beta is None else beta, "beta")
+        geometry = (_pair(stride, "stride", 1), _pair(padding, "padding", 0), _pair(dilation, "dilation", 1))
+        splits = _split_k(split_k)
+        operands = tuple(None if x is None else _as_nhwc(x) for x in (A, B, C, D))
+        descs = [None if x is None else describe(x, name) for x, name in zip(operands, "ABCD")]
+        s = current_stream(operands, stream)
+        on_complete = None
+        if any(d is None and x is not None for d, x in zip(descs, operands)):
+            descs, on_complete = self._stage_host_arrays(
+                operands, descs, s, copy_d_in=beta != 0,
+                check=lambda d: self._plan.check(d[0], d[1], None if C is None else d[2], d[3], *geometry, beta,
+                                                 splits))
+        handle = self._plan.run(descs[0], descs[1], None if C is None else descs[2], descs[3], *geometry, alpha,
+                                beta, splits, s, on_complete)
+        if print_module and self.last_kernel:
+            print(_core.emit(self.last_kernel))
+        if sync:
+            handle.sync()
+        return handle
+
+
+class Conv2dFprop(Conv2d):
+    """Forward propagation: output = conv(input, weight), the seed's names for A, B and D."""
+
+    def __init__(self, input=None, weight=None, C=None, output=None, alpha=1.0, beta=0.0, element=None,
+                 element_input=None, element_weight=None, element_C=None, element_output=None,
+                 element_accumulator=None, cc=None, kernel_cc=None):
+        super().__init__("fprop", input, weight, C, output, alpha, beta, element, element_input, element_weight,
+                         element_C, element_output, element_accumulator, cc, kernel_cc)
+
+    def run(self, input=None, weight=None, C=None, output=None, alpha=None, beta=None, stride=(1, 1),
+            padding=(0, 0), dilation=(1, 1), split_k=None, sync=True, print_module=False, stream=None):
+        return super().run(input, weight, C, output, stride=stride, padding=padding, dilation=dilation, alpha=alpha,
+                           beta=beta, split_k=split_k, sync=sync, print_module=print_module, stream=stream)
+
+
+class Conv2dDgrad(Conv2d):
+    """The input's gradient: grad_input from grad_output and weight."""
+
+    def __init__(self, grad_output=None, weight=None, C=None, grad_input=None, alpha=1.0, beta=0.0, element=None,
+                 element_grad_output=None, element_weight=None, element_C=None, element_grad_input=None,
+                 element_accumulator=None, cc=None, kernel_cc=None):
+        super().__init__("dgrad", grad_output, weight, C, grad_input, alpha, beta, element, element_grad_output,
+                         element_weight, element_C, element_grad_input, element_accumulator, cc, kernel_cc)
+
+    def run(self, grad_output=None, weight=None, C=None, grad_input=None, alpha=None, beta=None, stride=(1, 1),
+            padding=(0, 0), dilation=(1, 1), split_k=None, sync=True, print_module=False, stream=None):
+        return super().run(grad_output, weight, C, grad_input, stride=stride, padding=padding, dilation=dilation,
+                           alpha=alpha, beta=beta, split_k=split_k, sync=sync, print_module=print_module,
+                           stream=stream)
+
+
+class Conv2dWgrad(Conv2d):
+    """The filters' gradient: grad_weight from grad_output and input."""
+
+    def __init__(self, grad_output=None, input=None, C=None, grad_weight=None, alpha=1.0, beta=0.0, element=None,
+                 element_grad_output=None, element_input=None, element_C=None, element_grad_weight=None,
+                 element_accumulator=None, cc=None, kernel_cc=None):
+        super().__init__("wgrad", grad_output, input, C, grad_weight, alpha, beta, element, element_grad_output,
+                         element_input, element_C, element_grad_weight, element_accumulator, cc, kernel_cc)
+
+    def run(self, grad_output=None, input=None, C=None, grad_weight=None, alpha=None, beta=None, stride=(1, 1),
+            padding=(0, 0), dilation=(1, 1), split_k=None, sync=True, print_module=False, stream=None):
+        return super().run(grad_output, input, C, grad_weight, stride=stride, padding=padding, dilation=dilation,
+                           alpha=alpha, beta=beta, split_k=split_k, sync=sync, print_module=print_module,
+                           stream=stream)

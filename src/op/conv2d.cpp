@@ -1,0 +1,57 @@
+#include "cuforge/op/conv2d.hpp"
+
+#include <fmt/format.h>
+
+#include "cuforge/core/error.hpp"
+#include "cuforge/library/gemm_config.hpp"
+#include "cuforge/runtime/device.hpp"
+#include "cuforge/runtime/scratch.hpp"
+
+namespace cuforge {
+namespace {
+
+// The options in the implicit GEMM's terms: the kind's operand layouts, D row-major.
+GemmOptions implicit_gemm_options(KernelKind kind, GemmOptions options) {
+  if (!is_conv(kind))
+    throw InvalidArgumentError(fmt::format("Conv2d: kind must be fprop, dgrad or wgrad, got {}", to_string(kind)));
+  std::tie(options.layout_a, options.layout_b) = library::conv_layouts(kind);
+  options.layout_c = Layout::RowMajor;
+  return options;
+}
+
+}  // namespace
+
+Conv2d::Conv2d(KernelKind kind, const GemmOptions& options)
+    : Plan(implicit_gemm_options(kind, options), kind), kind_(kind) {}
+
+GemmShape Conv2d::shape(const Conv2dSize& size, bool bias) const {
+  return op::conv_shape(kind_, options_, size, bias);
+}
+
+ConvProblem Conv2d::check(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
+                          const op::ConvGeometry& geometry, double beta, int splits) const {
+  return op::check_conv(kind_, options_, device_, a, b, c, d, geometry, beta, splits > 0 ? splits : settings().splits);
+}
+
+runtime::RunHandle Conv2d::run(const ConvProblem& p, double alpha, double beta, int splits, cudaStream_t stream,
+                               std::function<void()> on_complete) {
+  runtime::use_device(device_);
+  auto l = launchable(p);
+  GemmLaunch launch = l->launch;
+  launch.alpha = alpha;
+  launch.beta = beta;
+  size_t workspace_bytes = l->workspace_bytes;
+  if (splits > 0 && splits != launch.splits) {  // a run's own serial split-K
+    launch.splits = splits;
+    if (!l->kernel->can_implement(p, launch))
+      throw InvalidArgumentError(fmt::format("split_k_slices: {} cannot run this convolution in {} serial slices",
+                                             l->kernel->name(), splits));
+    workspace_bytes = l->kernel->workspace_size(p, launch);
+  }
+  runtime::Scratch scratch(device_, stream, workspace_bytes);
+  l->kernel->run(p, launch, scratch.data(), workspace_bytes, stream);
+  ran(l);
+  return runtime::RunHandle::record(device_, stream, std::move(on_complete));
+}
+
+}  // namespace cuforge

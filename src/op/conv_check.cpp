@@ -1,0 +1,254 @@
+#include "cuforge/op/conv_check.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+
+#include "cuforge/core/error.hpp"
+#include "cuforge/op/gemm_check.hpp"
+
+namespace cuforge::op {
+namespace {
+
+// CUTLASS's convolution kernels address each tensor with 32-bit byte offsets.
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 31;
+// The optimized iterators of fprop and dgrad precompute masks for filters of at most 32 x 32.
+constexpr int64_t kMaxFilter = 32;
+// The narrowest channel vector any convolution kernel loads (cp.async of 4 bytes).
+constexpr int kMinVectorBytes = 4;
+
+[[noreturn]] void fail(const char* what, const std::string& message) {
+  throw InvalidArgumentError(fmt::format("{}: {}", what, message));
+}
+
+// One NHWC operand as the checks see it.
+struct Nhwc {
+  const char* name;  // "A (x, the activation)"
+  const TensorRef* t;
+  int64_t n() const { return t->shape[0]; }
+  int64_t h() const { return t->shape[1]; }
+  int64_t w() const { return t->shape[2]; }
+  int64_t c() const { return t->shape[3]; }
+  std::array<int64_t, 3> strides() const { return {t->strides[2], t->strides[1], t->strides[0]}; }  // W, H, N
+};
+
+Nhwc describe_nhwc(const char* name, const char* what, const TensorRef& t, DataType dtype, const char* role,
+                   int device) {
+  const std::string label = fmt::format("{} ({})", name, what);
+  if (t.empty()) fail(name, fmt::format("no {} tensor was given", what));
+  if (t.dtype != dtype)
+    throw DataTypeError(fmt::format("{}: expected element type {} (the plan's {}), got {}", label, to_string(dtype),
+                                    role, to_string(t.dtype)));
+  if (t.device == TensorRef::kHost)
+    fail(name, fmt::format("expected a tensor on cuda:{}, got one in host memory (a CPU torch tensor? move it with "
+                           ".cuda(); NumPy arrays are copied to the GPU automatically)", device));
+  if (t.device != device)
+    fail(name, fmt::format("expected a tensor on cuda:{} (the plan's device), got one on cuda:{}", device, t.device));
+  if (t.rank != 4)
+    fail(name, fmt::format("expected a rank-4 {} tensor (N, C, H, W in channels_last memory, or N, H, W, C), got "
+                           "rank {}: {}", what, t.rank, t.describe()));
+  for (int i = 0; i < 4; ++i)
+    if (t.shape[i] < 1) fail(name, fmt::format("expected every extent to be 1 or more, got {}", t.describe()));
+  // Dense NHWC: the kernels address D (and C) as a row-major N·H·W x C matrix.
+  const int64_t dense[4] = {t.shape[1] * t.shape[2] * t.shape[3], t.shape[2] * t.shape[3], t.shape[3], 1};
+  for (int i = 0; i < 4; ++i)
+    if (t.strides[i] != dense[i] && t.shape[i] > 1)
+      fail(name, fmt::format("expected dense NHWC storage (a channels_last torch tensor, or a contiguous NHWC array: "
+                             "strides ({}, {}, {}, 1) in N, H, W, C), got {} (pass "
+                             ".contiguous(memory_format=torch.channels_last))",
+                             dense[0], dense[1], dense[2], t.describe()));
+  if (t.numel() * size_bytes(dtype) >= kMaxTensorBytes)
+    fail(name, fmt::format("{} bytes: CUTLASS's convolution kernels address tensors below 2 GiB ({} bytes)",
+                           t.numel() * size_bytes(dtype), kMaxTensorBytes));
+  auto address = reinterpret_cast<uintptr_t>(t.data);
+  if (address % size_bytes(dtype) != 0)
+    fail(name, fmt::format("the data pointer {:#x} is not aligned to its {}-byte elements", address,
+                           size_bytes(dtype)));
+  return {name, &t};
+}
+
+void expect(const Nhwc& x, const char* extent, int64_t have, int64_t want, const std::string& from) {
+  if (have != want)
+    fail(x.name, fmt::format("expected {} = {} ({}), got {}: {}", extent, want, from, have, x.t->describe()));
+}
+
+// The channels an operand's kernels load as vectors: at least 4 bytes, and a multiple of 8
+// elements (16 bytes of 16-bit types) for the fastest.
+int channel_alignment(const Nhwc& x) {
+  const int bytes = size_bytes(x.t->dtype);
+  const int least = std::max(1, kMinVectorBytes / bytes), best = 16 / bytes;
+  const int64_t c = x.c();
+  if (c % least != 0) {
+    const int64_t padded = (c + best - 1) / best * best;
+    fail(x.name, fmt::format("{} channels: convolution kernels read channels in vectors of at least {} {} ({} "
+                             "bytes); pad the channels with zeros to {} (a multiple of {} runs the fastest kernels), "
+                             "e.g. torch.nn.functional.pad(t, (0, 0, 0, 0, 0, {})) on an N, C, H, W tensor",
+                             c, least, to_string(x.t->dtype), kMinVectorBytes, padded, best, padded - c));
+  }
+  return operand_alignment(x.t->dtype, reinterpret_cast<uintptr_t>(x.t->data), c, c, 0);
+}
+
+std::pair<uintptr_t, uintptr_t> byte_range(const TensorRef& t) {
+  auto begin = reinterpret_cast<uintptr_t>(t.data);
+  return {begin, begin + uintptr_t(t.numel()) * size_bytes(t.dtype)};
+}
+
+bool overlaps(const TensorRef& x, const TensorRef& y) {
+  auto [xb, xe] = byte_range(x);
+  auto [yb, ye] = byte_range(y);
+  return xb < ye && yb < xe;
+}
+
+void check_geometry(const ConvGeometry& g) {
+  for (int i = 0; i < 2; ++i) {
+    if (g.stride[i] < 1) fail("stride", fmt::format("expected 1 or more, got ({}, {})", g.stride[0], g.stride[1]));
+    if (g.dilation[i] < 1)
+      fail("dilation", fmt::format("expected 1 or more, got ({}, {})", g.dilation[0], g.dilation[1]));
+    if (g.padding[i] < 0)
+      fail("padding", fmt::format("expected 0 or more, got ({}, {})", g.padding[0], g.padding[1]));
+    for (auto [name, v] : {std::pair{"stride", g.stride[i]}, {"padding", g.padding[i]}, {"dilation", g.dilation[i]}})
+      if (v > kMaxExtent) fail(name, fmt::format("{} exceeds the 32-bit range the kernels index", v));
+  }
+}
+
+// The output extent the geometry gives, checked to be at least 1.
+int64_t output_extent(const char* axis, int64_t input, int64_t filter, int64_t pad, int64_t stride, int64_t dilation) {
+  const int64_t out = Conv2dSize::output_extent(input, filter, pad, stride, dilation);
+  if (input + 2 * pad < dilation * (filter - 1) + 1)
+    fail("B", fmt::format("the filter spans {} {} (dilation {} x ({} - 1) + 1), more than the padded input's {} + 2 x {}",
+                          dilation * (filter - 1) + 1, axis, dilation, filter, input, pad));
+  return out;
+}
+
+}  // namespace
+
+ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b,
+                       const TensorRef& c, const TensorRef& d, const ConvGeometry& g, double beta, int splits) {
+  check_geometry(g);
+  if (splits < 1) fail("split_k_slices", fmt::format("expected 1 or more, got {}", splits));
+  const bool fprop = kind == KernelKind::Conv2dFprop, dgrad = kind == KernelKind::Conv2dDgrad;
+  // What each operand is, per kind.
+  const char* what_a = fprop ? "x, the activation" : "dy, the output's gradient";
+  const char* what_b = kind == KernelKind::Conv2dWgrad ? "x, the activation" : "w, the filters";
+  const char* what_d = fprop ? "y, the output" : dgrad ? "dx, the input's gradient" : "dw, the filters' gradient";
+  Nhwc xa = describe_nhwc("A", what_a, a, plan.element_a, "element_A", device);
+  Nhwc xb = describe_nhwc("B", what_b, b, plan.element_b, "element_B", device);
+  Nhwc xd = describe_nhwc("D", what_d, d, plan.element_d, "element_D", device);
+
+  // The geometry: x (n, h, w, c), filters (k, r, s, c), y (n, p, q, k).
+  Conv2dSize z;
+  z.pad_h = g.padding[0];
+  z.pad_w = g.padding[1];
+  z.stride_h = g.stride[0];
+  z.stride_w = g.stride[1];
+  z.dilation_h = g.dilation[0];
+  z.dilation_w = g.dilation[1];
+  const Nhwc& x = fprop ? xa : dgrad ? xd : xb;   // the activation (or its gradient)
+  const Nhwc& w = fprop || dgrad ? xb : xd;       // the filters (or their gradient)
+  const Nhwc& y = fprop ? xd : xa;                // the output (or its gradient)
+  z.n = x.n();
+  z.h = x.h();
+  z.w = x.w();
+  z.c = x.c();
+  z.k = w.n();
+  z.r = w.h();
+  z.s = w.w();
+  expect(w, "C (channels)", w.c(), z.c, fmt::format("the channels of {}", x.name));
+  z.p = output_extent("rows", z.h, z.r, z.pad_h, z.stride_h, z.dilation_h);
+  z.q = output_extent("columns", z.w, z.s, z.pad_w, z.stride_w, z.dilation_w);
+  expect(y, "N (batch)", y.n(), z.n, fmt::format("the batch of {}", x.name));
+  const std::string sizes = fmt::format("(H + 2 pad - dilation (R - 1) - 1) / stride + 1 of H = {}, R = {}", z.h, z.r);
+  expect(y, "P (height)", y.h(), z.p, sizes);
+  expect(y, "Q (width)", y.w(), z.q,
+         fmt::format("(W + 2 pad - dilation (S - 1) - 1) / stride + 1 of W = {}, S = {}", z.w, z.s));
+  expect(y, "K (channels)", y.c(), z.k, fmt::format("the filters of {}", w.name));
+
+  // What CUTLASS's implicit-GEMM kernels support.
+  if (kind != KernelKind::Conv2dWgrad && (z.r > kMaxFilter || z.s > kMaxFilter))
+    fail("B", fmt::format("{} x {} filters: the {} kernels' optimized iterators take filters of at most {} x {}", z.r,
+                          z.s, to_string(kind), kMaxFilter, kMaxFilter));
+  const bool strided = z.stride_h > 1 || z.stride_w > 1;
+  if (dgrad && strided && (z.dilation_h > 1 || z.dilation_w > 1))
+    fail("dilation", fmt::format("strided dgrad (stride ({}, {})) runs without dilation in CUTLASS's kernels, got "
+                                 "({}, {})", z.stride_h, z.stride_w, z.dilation_h, z.dilation_w));
+  if (dgrad && strided && splits > 1)
+    fail("split_k_slices", fmt::format("strided dgrad (stride ({}, {})) does not split K in CUTLASS's kernels; "
+                                       "got {} slices", z.stride_h, z.stride_w, splits));
+
+  // C: D's shape, or a bias of one value per channel of D.
+  std::optional<Nhwc> xc;
+  bool bias = false;
+  if (!c.empty() && c.rank == 1) {
+    if (c.dtype != plan.element_c)
+      throw DataTypeError(fmt::format("C (the bias): expected element type {} (the plan's element_C), got {}",
+                                      to_string(plan.element_c), to_string(c.dtype)));
+    if (c.device != device)
+      fail("C", fmt::format("expected a tensor on cuda:{} (the plan's device), got {}", device, c.describe()));
+    if (c.shape[0] != xd.c() || (c.strides[0] != 1 && c.shape[0] > 1))
+      fail("C", fmt::format("expected a bias of {} contiguous values (one per channel of D), got {}", xd.c(),
+                            c.describe()));
+    bias = true;
+  } else if (!c.empty()) {
+    xc = describe_nhwc("C", "added to the output", c, plan.element_c, "element_C", device);
+    for (int i = 0; i < 4; ++i)
+      if (c.shape[i] != d.shape[i])
+        fail("C", fmt::format("expected D's shape {} (or a bias of {} values), got {}", d.describe(), xd.c(),
+                              c.describe()));
+  } else if (beta != 0.0) {
+    fail("C", fmt::format("beta is {} but no C was given (pass C, or beta=0)", beta));
+  }
+  for (const Nhwc* in : {&xa, &xb})
+    if (overlaps(d, *in->t))
+      fail("D", fmt::format("the output overlaps input {}: the kernel would read what it has written", in->name));
+  if (!c.empty() && overlaps(d, c) && (c.data != d.data || c.strides != d.strides || c.rank != 4))
+    fail("D", "the output partly overlaps C: C and D must be the same tensor or not overlap at all");
+
+  ConvProblem p;
+  p.kind = kind;
+  p.size = z;
+  auto [m, n, k] = implicit_gemm_extents(kind, z);
+  p.shape.m = m;
+  p.shape.n = n;
+  p.shape.k = k;
+  for (auto [name, v] : {std::pair{"M", m}, {"N", n}, {"K", k}})
+    if (v > kMaxExtent)
+      fail("D", fmt::format("the implicit GEMM's {} = {} exceeds the 32-bit range the kernels index", name, v));
+  p.shape.bias = bias;
+  p.shape.align_a = channel_alignment(xa);
+  p.shape.align_b = channel_alignment(xb);
+  p.shape.align_c = channel_alignment(xd);
+  if (xc) p.shape.align_c = std::min(p.shape.align_c, channel_alignment(*xc));
+  if (bias)
+    p.shape.align_c = std::min(p.shape.align_c, operand_alignment(c.dtype, reinterpret_cast<uintptr_t>(c.data),
+                                                                  c.shape[0], c.shape[0], 0));
+  p.a = a.data;
+  p.b = b.data;
+  p.d = const_cast<void*>(d.data);
+  p.stride_a = xa.strides();
+  p.stride_b = xb.strides();
+  p.stride_d = xd.strides();
+  p.c = c.empty() ? p.d : c.data;
+  p.stride_c = bias ? std::array<int64_t, 3>{0, 0, 0} : xc ? xc->strides() : p.stride_d;
+  return p;
+}
+
+GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias) {
+  auto [m, n, k] = implicit_gemm_extents(kind, size);
+  for (auto [name, v] : {std::pair{"M", m}, {"N", n}, {"K", k}})
+    if (v < 1 || v > kMaxExtent)
+      fail(name, fmt::format("the implicit GEMM's {} = {} is outside 1 to {}", name, v, kMaxExtent));
+  // Channels of each operand: fprop reads x (c) and w (c), writes y (k); dgrad reads dy (k) and w
+  // (c), writes dx (c); wgrad reads dy (k) and x (c), writes dw (c).
+  const bool fprop = kind == KernelKind::Conv2dFprop;
+  auto align = [](DataType t, int64_t channels) { return operand_alignment(t, 0, channels, channels, 0); };
+  GemmShape s{m, n, k, 1};
+  s.align_a = align(plan.element_a, fprop ? size.c : size.k);
+  s.align_b = align(plan.element_b, size.c);
+  s.align_c = align(plan.element_d, fprop ? size.k : size.c);
+  s.bias = bias;
+  return s;
+}
+
+}  // namespace cuforge::op

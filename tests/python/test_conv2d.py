@@ -1,0 +1,128 @@
+"""cuforge.op.Conv2d on the CPU: the seed's constructors and run signatures, the kernel choice, and
+every bad input refused by name before anything runs (fake device arrays and NumPy arrays: nothing
+is dereferenced; a run that passes its checks stops at the device check)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cuforge
+import cuforge as cutlass
+from fake_arrays import FakeDeviceArray, no_gpu
+
+GIB = 1 << 30
+
+
+def nhwc(shape, slot, dtype=np.float16):
+    return FakeDeviceArray(shape, dtype, ptr=0x10_0000_0000 + slot * GIB)
+
+
+def fprop_operands(n=2, h=9, w=7, c=16, k=32, r=3, s=3, p=None, q=None, dtype=np.float16):
+    """x, filters and y of a convolution with padding 1 (P = H, Q = W for 3 x 3 filters)."""
+    p = h if p is None else p
+    q = w if q is None else q
+    return nhwc((n, h, w, c), 0, dtype), nhwc((k, r, s, c), 1, dtype), nhwc((n, p, q, k), 2, dtype)
+
+
+def test_the_seed_constructors():
+    plan = cutlass.op.Conv2d(kind="fprop", element=np.float16, element_accumulator=np.float32)
+    assert plan.conv_kind == "fprop"
+    assert plan.layout_A == cutlass.LayoutType.TensorNHWC
+    assert plan.kernel_cc == 80, "convolutions run on SM80 kernels (on Hopper too)"
+    assert plan.select(32, 56, 56, 64, 64, 3, 3, padding=1).startswith("cuforge_sm80_fprop_")
+    assert plan.tile_descriptions()
+    plan.activation = cutlass.epilogue.relu
+    assert plan.select(32, 56, 56, 64, 64, 3, 3, padding=1, bias=True).endswith("_relu_bias")
+    assert cuforge.op.Conv2dDgrad(element=np.float16).conv_kind == "dgrad"
+    assert cuforge.op.Conv2dWgrad(element=np.float16).select(32, 56, 56, 64, 64, 3, 3).startswith("cuforge_sm80_wgrad_")
+    assert cuforge.op.Conv2d(kind=cuforge.KernelKind.Conv2dDgrad, element=np.float16).conv_kind == "dgrad"
+    assert all("_fprop_" in n for n in cuforge.list_gemms(kind=cuforge.KernelKind.Conv2dFprop))
+    x, w, y = fprop_operands(dtype=np.float32)
+    assert cuforge.op.Conv2dFprop(input=x, weight=w, output=y).element_A == cuforge.DataType.f32
+
+
+@pytest.mark.parametrize("build, says", [
+    (lambda: cuforge.op.Conv2d(kind="xgrad", element=np.float16), "^kind: expected 'fprop', 'dgrad' or 'wgrad'"),
+    (lambda: cuforge.op.Conv2d(element=np.int8), "no sm80 Conv2d fprop kernel"),
+    (lambda: cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.TensorNHWC), "TensorNHWC is the layout"),
+])
+def test_plans_that_cannot_be_built(build, says):
+    with pytest.raises(cuforge.Error, match=says):
+        build()
+
+
+def test_split_k_is_serial():
+    plan = cuforge.op.Conv2d(kind="wgrad", element=np.float16)
+    plan.split_k_slices = 4
+    assert plan.split_k_slices == 4
+    with pytest.raises(cuforge.InvalidArgumentError, match="convolution kernels split K serially"):
+        plan.decomposition = cuforge.Decomposition.StreamK
+    x, w, y = fprop_operands()
+    with pytest.raises(cuforge.InvalidArgumentError, match="^split_k: convolution kernels split K serially"):
+        plan.run(y, x, None, w, padding=1, split_k=("parallel", 2))
+
+
+@no_gpu
+def test_valid_runs_stop_at_the_device():
+    x, w, y = fprop_operands()
+    for kind, operands in (("fprop", (x, w, y)), ("dgrad", (y, w, x)), ("wgrad", (y, x, w))):
+        plan = cuforge.op.Conv2d(kind=kind, element=np.float16)
+        a, b, d = operands
+        with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+            plan.run(a, b, None, d, padding=(1, 1))
+    # The seed's names, alpha and beta before the geometry.
+    plan = cuforge.op.Conv2dFprop(element=np.float16)
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        plan.run(input=x, weight=w, output=y, padding=(1, 1))
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        plan.run(x, w, None, y, 1.0, 0.0, (1, 1), (1, 1))
+    # NumPy operands are checked as if on the device before any copy.
+    host = [np.zeros(t.shape, np.float16) for t in (x, w, y)]
+    with pytest.raises(cuforge.DeviceError):
+        plan.run(host[0], host[1], None, host[2], padding=1)
+
+
+@pytest.mark.parametrize("change, says", [
+    (dict(y=nhwc((2, 8, 7, 32), 2)), r"^D: expected P \(height\) = 9"),
+    (dict(y=nhwc((2, 9, 7, 16), 2)), r"^D: expected K \(channels\) = 32"),
+    (dict(w=nhwc((32, 3, 3, 8), 1)), r"^B: expected C \(channels\) = 16"),
+    (dict(x=nhwc((2, 9, 7, 16), 0, np.float32)), "^A .*: expected element type f16"),
+    (dict(x=nhwc((126, 16), 0)), "^A: expected a rank-4"),
+    (dict(x=FakeDeviceArray((2, 9, 7, 16), np.float16, strides=(2016, 112, 16, 1), ptr=0x10_0000_0000)),
+     "^A: expected dense NHWC"),
+    (dict(x=nhwc((2, 9, 7, 3), 0), w=nhwc((32, 3, 3, 3), 1)), "^A: 3 channels: .* pad the channels with zeros to 8"),
+    (dict(stride=(0, 1)), "^stride: expected 1 or more"),
+    (dict(padding=-1), "^padding: expected 0 or more"),
+    (dict(dilation=(1, 0)), "^dilation: expected 1 or more"),
+    (dict(stride="2"), "^stride: expected an integer or"),
+    (dict(beta=1.0), "^C: beta is 1"),
+    (dict(C=nhwc((16,), 3)), "^C: expected a bias of 32"),
+    (dict(split_k=("serial", 0)), "^split_k slices: expected 1 or more"),
+    (dict(y=FakeDeviceArray((2, 9, 7, 32), np.float16, ptr=0x10_0000_0000)), "^D: the output overlaps input A"),
+])
+def test_bad_inputs_are_refused_by_name(change, says):
+    x, w, y = fprop_operands()
+    operands = dict(x=x, w=w, y=y)
+    operands.update({k: v for k, v in change.items() if k in operands})
+    options = dict(padding=1)
+    options.update({k: v for k, v in change.items() if k not in operands})
+    C = options.pop("C", None)
+    plan = cuforge.op.Conv2d(kind="fprop", element=np.float16)
+    with pytest.raises(cuforge.Error, match=says):
+        plan.run(operands["x"], operands["w"], C, operands["y"], **options)
+
+
+def test_a_host_tensor_and_a_bias_vector():
+    x, w, y = fprop_operands()
+    plan = cuforge.op.Conv2d(kind="fprop", element=np.float16)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^C: expected a bias of 32"):
+        plan.run(x, w, np.zeros(31, np.float16), y, padding=1, beta=1.0)
+
+
+def test_compile_takes_convolution_problems():
+    plan = cuforge.op.Conv2d(kind="fprop", element=np.float16)
+    with pytest.raises(cuforge.InvalidArgumentError, match="alignments follow the channels"):
+        plan.compile(alignment_A=8)
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^problems: expected \(\(N, H, W, C, K, R, S\)"):
+        plan.compile(problems=[(32, 56, 56)])
