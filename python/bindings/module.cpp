@@ -476,6 +476,8 @@ NB_MODULE(_core, m) {
         },
         "names"_a, "jobs"_a = 0, "cc"_a = 0, "progress"_a.none() = nb::none(),
         "Compile kernels by name into the cache, `jobs` nvcc processes at once.");
+  m.def("conv_output_extent", &Conv2dSize::output_extent, "input"_a, "filter"_a, "pad"_a, "stride"_a, "dilation"_a,
+        "A convolution's output extent along one axis: (input + 2 pad - dilation (filter - 1) - 1) / stride + 1.");
   m.def("set_default_cutlass_path", [](const std::string& p) { compile::set_default_cutlass_path(p); });
   m.def("device_count", &runtime::device_count, "CUDA devices visible to this process.");
   m.def("device_cc", [] { return runtime::device_info(runtime::default_device()).cc; },

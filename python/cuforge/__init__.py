@@ -11,7 +11,7 @@ from __future__ import annotations
 import atexit
 import logging
 
-from . import _core, epilogue, op, swizzle
+from . import _core, epilogue, op, shape, swizzle
 from ._core import (
     Activation,
     CacheError,
@@ -37,6 +37,7 @@ from ._core import (
 )
 from .build import build
 from .cutlass_headers import cutlass_path
+from .shape import ConvMode
 
 __version__ = "0.1.0"
 
@@ -79,9 +80,9 @@ def cache_dir() -> str:
 
 
 __all__ = [
-    "Activation", "CacheError", "CompilationError", "DataType", "DataTypeError", "Decomposition", "DeviceError",
+    "Activation", "CacheError", "CompilationError", "ConvMode", "DataType", "DataTypeError", "Decomposition", "DeviceError",
     "EpilogueScheduleType", "Error", "KernelKind", "InvalidArgumentError", "KernelScheduleType", "LayoutType", "MathOperation",
     "OpcodeClass", "TileDescription", "TileSchedulerType", "ToolchainError", "build", "cache_dir", "cache_info",
     "cache_verify", "compile_statistics", "cutlass_path", "device_count", "emit", "epilogue", "list_gemms", "logger", "op",
-    "swizzle", "toolchain",
+    "shape", "swizzle", "toolchain",
 ]

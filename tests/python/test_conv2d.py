@@ -126,3 +126,22 @@ def test_compile_takes_convolution_problems():
         plan.compile(alignment_A=8)
     with pytest.raises(cuforge.InvalidArgumentError, match=r"^problems: expected \(\(N, H, W, C, K, R, S\)"):
         plan.compile(problems=[(32, 56, 56)])
+
+
+def test_the_seed_problem_size():
+    ps = cutlass.shape.Conv2DProblemSize(32, 224, 224, 3, 64, 7, 7, 3, 3, 3, 2, 2, 1, 1)
+    assert (ps.P, ps.Q) == (112, 112)
+    assert ps.stride == (2, 2) and ps.padding == (3, 3) and ps.dilation == (1, 1)
+    dilated = cutlass.shape.Conv2DProblemSize(1, 9, 7, 16, 8, 3, 3, 16, 0, 1, 1, 2, 2, 1,
+                                              mode=cutlass.ConvMode.CrossCorrelation)
+    assert (dilated.P, dilated.Q) == (5, 4)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^groups: grouped convolutions are not offered"):
+        cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, groups=2)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^C: the filter's channels"):
+        cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 8, 1, 1, 1, 1, 1, 1)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^mode: cuforge's kernels compute cross-correlation"):
+        cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, mode=cutlass.ConvMode.Convolution)
+    with pytest.raises(cuforge.InvalidArgumentError, match="larger than the padded"):
+        cutlass.shape.Conv2DProblemSize(1, 4, 4, 16, 16, 7, 7, 16, 0, 0, 1, 1, 1, 1)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^stride_h: expected 1 or more"):
+        cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 16, 1, 1, 0, 1, 1, 1)
