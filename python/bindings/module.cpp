@@ -229,7 +229,7 @@ NB_MODULE(_core, m) {
       .value("f16", DataType::f16).value("bf16", DataType::bf16).value("tf32", DataType::tf32)
       .value("f32", DataType::f32).value("f64", DataType::f64).value("s8", DataType::s8)
       .value("u8", DataType::u8).value("s32", DataType::s32).value("e4m3", DataType::e4m3)
-      .value("e5m2", DataType::e5m2);
+      .value("e5m2", DataType::e5m2).value("void", DataType::void_);
   nb::enum_<Layout>(m, "LayoutType", "Matrix layouts, and the NHWC layout of convolution tensors.")
       .value("RowMajor", Layout::RowMajor).value("ColumnMajor", Layout::ColumnMajor)
       .value("TensorNHWC", Layout::TensorNHWC);
@@ -238,19 +238,26 @@ NB_MODULE(_core, m) {
   nb::enum_<MathOperation>(m, "MathOperation", "How products are computed.")
       .value("multiply_add", MathOperation::MultiplyAdd)
       .value("multiply_add_fast_f32", MathOperation::MultiplyAddFastF32)
-      .value("multiply_add_saturate", MathOperation::MultiplyAddSaturate);
+      .value("multiply_add_saturate", MathOperation::MultiplyAddSaturate)
+      .value("multiply_add_fast_bf16", MathOperation::MultiplyAddFastBF16)
+      .value("multiply_add_fast_f16", MathOperation::MultiplyAddFastF16);
   nb::enum_<KernelSchedule>(m, "KernelScheduleType", "Mainloop schedules.")
       .value("Multistage", KernelSchedule::Multistage)
       .value("TmaWarpSpecializedCooperative", KernelSchedule::TmaWarpSpecializedCooperative)
-      .value("TmaWarpSpecializedPingpong", KernelSchedule::TmaWarpSpecializedPingpong);
+      .value("TmaWarpSpecializedPingpong", KernelSchedule::TmaWarpSpecializedPingpong)
+      .value("TmaWarpSpecialized", KernelSchedule::TmaWarpSpecialized)
+      .value("ScheduleAuto", KernelSchedule::Auto);
   nb::enum_<EpilogueSchedule>(m, "EpilogueScheduleType", "Epilogue schedules.")
       .value("Default", EpilogueSchedule::Default)
       .value("TmaWarpSpecialized", EpilogueSchedule::TmaWarpSpecialized)
-      .value("TmaWarpSpecializedCooperative", EpilogueSchedule::TmaWarpSpecializedCooperative);
+      .value("TmaWarpSpecializedCooperative", EpilogueSchedule::TmaWarpSpecializedCooperative)
+      .value("NoSmemWarpSpecialized", EpilogueSchedule::NoSmemWarpSpecialized)
+      .value("ScheduleAuto", EpilogueSchedule::Auto);
   nb::enum_<TileScheduler>(m, "TileSchedulerType", "How output tiles are assigned to CTAs.")
       .value("Default", TileScheduler::Default).value("StreamK", TileScheduler::StreamK)
       .value("Identity1", TileScheduler::Identity1).value("Identity2", TileScheduler::Identity2)
-      .value("Identity4", TileScheduler::Identity4).value("Horizontal", TileScheduler::Horizontal);
+      .value("Identity4", TileScheduler::Identity4).value("Horizontal", TileScheduler::Horizontal)
+      .value("Persistent", TileScheduler::Default);  // the seed's name for SM90's default scheduler
   nb::enum_<Decomposition>(m, "Decomposition", "How K-heavy work is divided.")
       .value("Heuristic", Decomposition::Heuristic).value("DataParallel", Decomposition::DataParallel)
       .value("SplitK", Decomposition::SplitK).value("StreamK", Decomposition::StreamK)
@@ -480,6 +487,9 @@ NB_MODULE(_core, m) {
         "A convolution's output extent along one axis: (input + 2 pad - dilation (filter - 1) - 1) / stride + 1.");
   m.def("set_default_cutlass_path", [](const std::string& p) { compile::set_default_cutlass_path(p); });
   m.def("device_count", &runtime::device_count, "CUDA devices visible to this process.");
+  m.def("device_id", &runtime::default_device, "The GPU cuforge runs on: CUTLASS_CUDA_DEVICE_ID, else the current one.");
+  m.def("driver_cuda_version", &runtime::driver_cuda_version,
+        "The CUDA version the driver supports (major * 1000 + minor * 10); 0 without a driver.");
   m.def("device_cc", [] { return runtime::device_info(runtime::default_device()).cc; },
         "Compute capability of the default device (CUTLASS_CUDA_DEVICE_ID or the current one).");
   m.def("default_target_cc", &runtime::default_target_cc,

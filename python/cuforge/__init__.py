@@ -37,17 +37,30 @@ from ._core import (
 )
 from .build import build
 from .cutlass_headers import cutlass_path
+from .environment import check_cuda_versions, cuda_install_path, device_cc, device_id, nvcc_version
 from .shape import ConvMode
 
 __version__ = "0.1.0"
 
-_core.set_default_cutlass_path(cutlass_path())
+#: The CUTLASS tree cuforge compiles against (CUTLASS_PATH, else the nvidia-cutlass wheel's headers).
+CUTLASS_PATH = cutlass_path()
+_core.set_default_cutlass_path(CUTLASS_PATH)
 
 #: What the core decides and notices (a kernel chosen, a cache entry rebuilt) goes to this logger.
 logger = logging.getLogger("cuforge")
 _LEVELS = (logging.DEBUG, logging.INFO, logging.WARNING)
 _core.set_log_sink(lambda level, message: logger.log(_LEVELS[level], message))
 atexit.register(_core.set_log_sink, None)  # the core lets go of the Python callable before shutdown
+
+
+def set_log_level(level) -> None:
+    """How much of what cuforge decides is logged: a logging level (logging.INFO shows each kernel
+    chosen and built, logging.DEBUG more) or its name ("INFO"). Messages go to the "cuforge" logger."""
+    if isinstance(level, str) and level.upper() in logging.getLevelNamesMapping():
+        level = logging.getLevelNamesMapping()[level.upper()]
+    if isinstance(level, bool) or not isinstance(level, int):
+        raise InvalidArgumentError(f"set_log_level: expected a logging level (logging.INFO) or its name, got {level!r}")
+    logger.setLevel(level)
 
 
 def compile_statistics() -> dict:
@@ -80,9 +93,10 @@ def cache_dir() -> str:
 
 
 __all__ = [
-    "Activation", "CacheError", "CompilationError", "ConvMode", "DataType", "DataTypeError", "Decomposition", "DeviceError",
+    "Activation", "CUTLASS_PATH", "CacheError", "CompilationError", "ConvMode", "DataType", "DataTypeError", "Decomposition", "DeviceError",
     "EpilogueScheduleType", "Error", "KernelKind", "InvalidArgumentError", "KernelScheduleType", "LayoutType", "MathOperation",
     "OpcodeClass", "TileDescription", "TileSchedulerType", "ToolchainError", "build", "cache_dir", "cache_info",
-    "cache_verify", "compile_statistics", "cutlass_path", "device_count", "emit", "epilogue", "list_gemms", "logger", "op",
-    "shape", "swizzle", "toolchain",
+    "cache_verify", "check_cuda_versions", "compile_statistics", "cuda_install_path", "cutlass_path", "device_cc",
+    "device_count", "device_id", "emit", "epilogue", "list_gemms", "logger", "nvcc_version", "op",
+    "set_log_level", "shape", "swizzle", "toolchain",
 ]

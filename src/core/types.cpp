@@ -14,6 +14,7 @@ int size_bits(DataType t) {
     case DataType::u8:
     case DataType::e4m3:
     case DataType::e5m2: return 8;
+    case DataType::void_: return 0;
   }
   return 0;
 }
@@ -30,6 +31,7 @@ std::string_view cutlass_type(DataType t) {
     case DataType::s32: return "int32_t";
     case DataType::e4m3: return "cutlass::float_e4m3_t";
     case DataType::e5m2: return "cutlass::float_e5m2_t";
+    case DataType::void_: return "void";
   }
   return "?";
 }

@@ -195,6 +195,8 @@ EpilogueSchedule epilogue_for(KernelSchedule kernel) {
     case KernelSchedule::TmaWarpSpecializedCooperative: return EpilogueSchedule::TmaWarpSpecializedCooperative;
     case KernelSchedule::TmaWarpSpecializedPingpong: return EpilogueSchedule::TmaWarpSpecialized;
     case KernelSchedule::Multistage: return EpilogueSchedule::Default;
+    case KernelSchedule::TmaWarpSpecialized: return EpilogueSchedule::TmaWarpSpecialized;
+    case KernelSchedule::Auto: return EpilogueSchedule::Auto;
   }
   return EpilogueSchedule::Default;
 }
@@ -290,7 +292,9 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
   if (sm90) {
     const bool coop = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
     const bool pingpong = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong;
-    if (!coop && !pingpong) return std::string("SM90 kernels use a TMA warp-specialized schedule (coop or pingpong)");
+    if (!coop && !pingpong)
+      return fmt::format("SM90 kernels use the cooperative or ping-pong TMA warp-specialized schedule, not {}",
+                         to_string(c.tile.kernel_schedule));
     auto expected_epi = epilogue_for(c.tile.kernel_schedule);
     if (c.tile.epilogue_schedule != expected_epi)
       return fmt::format("the {} kernel schedule needs the {} epilogue schedule, got {}",

@@ -31,6 +31,15 @@ int device_count() {
   return count;
 }
 
+int driver_cuda_version() {
+  int version = 0;
+  if (cudaDriverGetVersion(&version) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return version;
+}
+
 int default_device() {
   if (const char* id = std::getenv("CUTLASS_CUDA_DEVICE_ID"); id && *id) {
     char* end = nullptr;

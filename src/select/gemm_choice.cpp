@@ -170,6 +170,15 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
       k.fallback.empty() && least == most ? "" : fmt::format(" (multiples of {} run the fastest kernels)", most));
 }
 
+// A pinned tile description on a catalog row: its automatic schedules are the row's kernel schedule
+// and the epilogue schedule that goes with it.
+TileDescription pinned_tile(TileDescription pinned, const TileDescription& row) {
+  if (pinned.kernel_schedule == KernelSchedule::Auto) pinned.kernel_schedule = row.kernel_schedule;
+  if (pinned.epilogue_schedule == EpilogueSchedule::Auto)
+    pinned.epilogue_schedule = library::epilogue_for(pinned.kernel_schedule);
+  return pinned;
+}
+
 std::string kind_words(KernelKind kind) {
   switch (kind) {
     case KernelKind::Gemm: return "GEMM";
@@ -223,7 +232,7 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
   std::string why;
   for (const GemmConfig* row : k.family) {
     GemmConfig c = *row;
-    if (s.tile) c.tile = *s.tile;
+    if (s.tile) c.tile = pinned_tile(*s.tile, row->tile);
     if (auto reason = library::why_invalid(c)) {
       why = *reason;
       continue;

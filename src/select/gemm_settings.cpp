@@ -46,6 +46,10 @@ void GemmSettings::check() const {
   if (activation != Activation::leaky_relu && activation_argument != 0.0)
     throw InvalidArgumentError(fmt::format("activation: {} takes no argument, got {}", to_string(activation),
                                            activation_argument));
+  if (tile && (tile->kernel_schedule == KernelSchedule::Auto) != (tile->epilogue_schedule == EpilogueSchedule::Auto))
+    throw InvalidArgumentError(fmt::format("tile description: the kernel schedule is {} and the epilogue schedule {}: "
+                                           "give both, or leave both automatic (ScheduleAuto)",
+                                           to_string(tile->kernel_schedule), to_string(tile->epilogue_schedule)));
   if (!std::isfinite(activation_argument))
     throw InvalidArgumentError(fmt::format("activation: leaky_relu's slope must be finite, got {}", activation_argument));
 }

@@ -13,8 +13,9 @@ struct TileDescription {
   std::array<int, 3> warp_count{2, 2, 1};              // SM80: warps along M, N, K
   int stages = 0;                                      // 0: as many as shared memory holds (SM90)
   std::array<int, 3> cluster_shape{1, 1, 1};           // SM90: CTAs per cluster along M, N, K
-  KernelSchedule kernel_schedule = KernelSchedule::Multistage;
-  EpilogueSchedule epilogue_schedule = EpilogueSchedule::Default;
+  // Auto: each kernel's own (the family's mainloop; SM90 cooperative or ping-pong), when pinned.
+  KernelSchedule kernel_schedule = KernelSchedule::Auto;
+  EpilogueSchedule epilogue_schedule = EpilogueSchedule::Auto;
   TileScheduler tile_scheduler = TileScheduler::Default;
 
   bool operator==(const TileDescription& o) const {

@@ -13,15 +13,20 @@
 
 namespace cuforge {
 
-enum class DataType { f16, bf16, tf32, f32, f64, s8, u8, s32, e4m3, e5m2 };
+// void: "no tensor" (the seed's element_C for an epilogue without C); no kernel has void operands.
+enum class DataType { f16, bf16, tf32, f32, f64, s8, u8, s32, e4m3, e5m2, void_ };
 // Matrices are row- or column-major; convolution tensors are NHWC (their kernels see the implicit
 // GEMM's matrices, library::conv_layouts).
 enum class Layout { RowMajor, ColumnMajor, TensorNHWC };
 enum class OpcodeClass { TensorOp, Simt };
-enum class MathOperation { MultiplyAdd, MultiplyAddFastF32, MultiplyAddSaturate };
-// Multistage is the CUTLASS 2.x (SM80) mainloop; the TMA schedules are CUTLASS 3.x (SM90).
-enum class KernelSchedule { Multistage, TmaWarpSpecializedCooperative, TmaWarpSpecializedPingpong };
-enum class EpilogueSchedule { Default, TmaWarpSpecialized, TmaWarpSpecializedCooperative };
+// MultiplyAddFastBF16/F16 (f32 operands rounded to 16 bits) name CUTLASS operations cuforge has no
+// kernels for: plans asking for them are refused.
+enum class MathOperation { MultiplyAdd, MultiplyAddFastF32, MultiplyAddSaturate, MultiplyAddFastBF16, MultiplyAddFastF16 };
+// Multistage is the CUTLASS 2.x (SM80) mainloop; the TMA schedules are CUTLASS 3.x (SM90), of which
+// the catalog builds the cooperative and ping-pong ones. Auto, in a pinned tile description only,
+// takes each kernel's own schedule (and the epilogue that goes with it).
+enum class KernelSchedule { Multistage, TmaWarpSpecializedCooperative, TmaWarpSpecializedPingpong, TmaWarpSpecialized, Auto };
+enum class EpilogueSchedule { Default, TmaWarpSpecialized, TmaWarpSpecializedCooperative, NoSmemWarpSpecialized, Auto };
 // Default: data-parallel tiles (SM90: the persistent scheduler; SM80: the identity swizzle over 8
 // tiles). The SM80 swizzling functors of CUTLASS 2.x are the other choices there.
 enum class TileScheduler { Default, StreamK, Identity1, Identity2, Identity4, Horizontal };
@@ -56,18 +61,21 @@ struct EnumNames;  // specialised below: a table of {value, name}
 CUFORGE_ENUM_NAMES(DataType, {DataType::f16, "f16"}, {DataType::bf16, "bf16"},
                    {DataType::tf32, "tf32"}, {DataType::f32, "f32"}, {DataType::f64, "f64"},
                    {DataType::s8, "s8"}, {DataType::u8, "u8"}, {DataType::s32, "s32"},
-                   {DataType::e4m3, "e4m3"}, {DataType::e5m2, "e5m2"});
+                   {DataType::e4m3, "e4m3"}, {DataType::e5m2, "e5m2"}, {DataType::void_, "void"});
 CUFORGE_ENUM_NAMES(Layout, {Layout::RowMajor, "row"}, {Layout::ColumnMajor, "col"}, {Layout::TensorNHWC, "nhwc"});
 CUFORGE_ENUM_NAMES(OpcodeClass, {OpcodeClass::TensorOp, "tensorop"}, {OpcodeClass::Simt, "simt"});
 CUFORGE_ENUM_NAMES(MathOperation, {MathOperation::MultiplyAdd, "mma"},
                    {MathOperation::MultiplyAddFastF32, "3xtf32"},
-                   {MathOperation::MultiplyAddSaturate, "sat"});
+                   {MathOperation::MultiplyAddSaturate, "sat"}, {MathOperation::MultiplyAddFastBF16, "3xbf16"},
+                   {MathOperation::MultiplyAddFastF16, "fastf16"});
 CUFORGE_ENUM_NAMES(KernelSchedule, {KernelSchedule::Multistage, "multistage"},
                    {KernelSchedule::TmaWarpSpecializedCooperative, "coop"},
-                   {KernelSchedule::TmaWarpSpecializedPingpong, "pingpong"});
+                   {KernelSchedule::TmaWarpSpecializedPingpong, "pingpong"},
+                   {KernelSchedule::TmaWarpSpecialized, "tmaws"}, {KernelSchedule::Auto, "auto"});
 CUFORGE_ENUM_NAMES(EpilogueSchedule, {EpilogueSchedule::Default, "default"},
                    {EpilogueSchedule::TmaWarpSpecialized, "tma"},
-                   {EpilogueSchedule::TmaWarpSpecializedCooperative, "tmacoop"});
+                   {EpilogueSchedule::TmaWarpSpecializedCooperative, "tmacoop"},
+                   {EpilogueSchedule::NoSmemWarpSpecialized, "nosmem"}, {EpilogueSchedule::Auto, "auto"});
 CUFORGE_ENUM_NAMES(TileScheduler, {TileScheduler::Default, "default"},
                    {TileScheduler::StreamK, "streamk"}, {TileScheduler::Identity1, "identity1"},
                    {TileScheduler::Identity2, "identity2"}, {TileScheduler::Identity4, "identity4"},

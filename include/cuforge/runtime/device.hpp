@@ -17,6 +17,10 @@ struct DeviceInfo {
 // Number of usable CUDA devices; 0 when there is no GPU or no driver.
 int device_count();
 
+// The CUDA version the installed driver supports, as major * 1000 + minor * 10 (13000 for 13.0);
+// 0 when there is no driver.
+int driver_cuda_version();
+
 // CUTLASS_CUDA_DEVICE_ID if set, else the calling thread's current device.
 int default_device();
 

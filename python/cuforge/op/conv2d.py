@@ -165,6 +165,7 @@ class Conv2d(Plan):
         B = self.B if B is None else B
         C = self.C if C is None else C
         D = self.D if D is None else D
+        self._check_no_c(C)
         alpha = scalar(self.alpha if alpha is None else alpha, "alpha")
         beta = scalar(self.beta if beta is None else beta, "beta")
         geometry = (_pair(stride, "stride", 1), _pair(padding, "padding", 0), _pair(dilation, "dilation", 1))

@@ -85,6 +85,7 @@ class Gemm(Plan):
         B = self.B if B is None else B
         C = self.C if C is None else C
         D = self.D if D is None else D
+        self._check_no_c(C)
         alpha = scalar(self.alpha if alpha is None else alpha, "alpha")
         beta = scalar(self.beta if beta is None else beta, "beta")
         operands = (A, B, C, D)

@@ -145,11 +145,17 @@ class Plan:
             settings.opclass = enum_value(opclass, OpcodeClass, "opclass")
         if math_operation is not None:
             settings.math = enum_value(math_operation, MathOperation, "math_operation")
+        element_a = element_of(element_A, A, "A")
+        element_b = element_of(element_B, B, "B")
+        element_c = element_of(element_C, C if C is not None else D, "C")
+        element_d = element_of(element_D, D if D is not None else C, "D")
+        # element_C = void (the seed's spelling of "no C"): the kernels take C of D's type, never read.
+        self._no_c = element_c == _core.DataType.void
         self._plan = self._core_class(
-            element_a=element_of(element_A, A, "A"),
-            element_b=element_of(element_B, B, "B"),
-            element_c=element_of(element_C, C if C is not None else D, "C"),
-            element_d=element_of(element_D, D if D is not None else C, "D"),
+            element_a=element_a,
+            element_b=element_b,
+            element_c=element_d if self._no_c else element_c,
+            element_d=element_d,
             element_accumulator=None if element_accumulator is None else to_datatype(element_accumulator),
             layout_a=layout_for(layout_A, A, "A"),
             layout_b=layout_for(layout_B, B, "B"),
@@ -160,11 +166,16 @@ class Plan:
             **core_options,
         )
         o = self._plan
-        self._types = dict(element_a=o.element_a, element_b=o.element_b, element_c=o.element_c,
+        self._types = dict(element_a=o.element_a, element_b=o.element_b, element_c=element_c,
                            element_d=o.element_d, layout_a=o.layout_a, layout_b=o.layout_b, layout_c=o.layout_c)
         self.A, self.B, self.C, self.D = A, B, C, D
         self.alpha, self.beta = alpha, beta
         self._staging = HostStaging()
+
+    def _check_no_c(self, C):
+        """A plan whose element_C is void takes no C."""
+        if self._no_c and C is not None and not (isinstance(C, (list, tuple)) and len(C) == 0):
+            raise InvalidArgumentError("C: the plan's element_C is void: it runs without C (give C=None, beta=0)")
 
     def _stage_host_arrays(self, operands, descs, stream, copy_d_in, check):
         """Copies the NumPy operands of (A, B, C, D) to the device, after `check` (the plan's checks)

@@ -1,0 +1,73 @@
+"""The machine cuforge builds and runs on, as the CUTLASS Python interface reports it: the CUDA
+toolkit, the driver, the GPU, and the CUDA versions of the array libraries in the process."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from . import _core
+from ._core import ToolchainError
+
+
+def cuda_install_path() -> str:
+    """The CUDA toolkit cuforge compiles with (CUDA_INSTALL_PATH, else the first nvcc on PATH, then
+    /usr/local/cuda). Raises ToolchainError when there is none."""
+    nvcc = _core.toolchain()["nvcc"]
+    return os.path.dirname(os.path.dirname(nvcc))
+
+
+def nvcc_version() -> str:
+    """The toolkit's CUDA version, e.g. '13.0.88' (its version.json, else `nvcc --version`)."""
+    return _core.toolchain()["cuda_version"]
+
+
+def device_id() -> int:
+    """The GPU cuforge runs on: CUTLASS_CUDA_DEVICE_ID, else the current device."""
+    return _core.device_id()
+
+
+def device_cc() -> int:
+    """The compute capability of that GPU, as major * 10 + minor (90 on an H100 or H200)."""
+    return _core.device_cc()
+
+
+def _major_minor(version: str) -> tuple[int, int] | None:
+    parts = version.split(".")
+    try:
+        return int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+    except ValueError:
+        return None
+
+
+def _array_library_versions() -> dict:
+    """The CUDA each array library already imported was built for."""
+    versions = {}
+    torch = sys.modules.get("torch")
+    if torch is not None and getattr(torch.version, "cuda", None):
+        versions["torch"] = torch.version.cuda
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        try:
+            v = cupy.cuda.runtime.runtimeGetVersion()
+            versions["cupy"] = f"{v // 1000}.{v % 1000 // 10}"
+        except Exception:  # noqa: BLE001 - a CuPy without a usable runtime reports nothing
+            pass
+    return versions
+
+
+def check_cuda_versions() -> dict:
+    """The CUDA versions in play: the toolkit's (nvcc), the driver's, and those the array libraries
+    imported in this process were built for. Raises ToolchainError when the driver is older than the
+    toolkit (kernels nvcc builds would not load). Array libraries on another CUDA release are fine:
+    cuforge links the CUDA runtime statically and shares only the driver with them."""
+    toolkit = nvcc_version()
+    driver = _core.driver_cuda_version()
+    versions = {"toolkit": toolkit, "driver": f"{driver // 1000}.{driver % 1000 // 10}" if driver else None,
+                **_array_library_versions()}
+    have = _major_minor(toolkit)
+    if driver and have and (driver // 1000, driver % 1000 // 10) < have:
+        raise ToolchainError(f"the CUDA driver supports CUDA {versions['driver']}, older than the toolkit's {toolkit} "
+                             f"({cuda_install_path()}): kernels it builds would not load. Update the driver, or point "
+                             f"CUDA_INSTALL_PATH at a toolkit of CUDA {versions['driver']} or older")
+    return versions

@@ -1,0 +1,46 @@
+"""The module-level surface of the CUTLASS Python interface: the toolkit, the driver, the GPU, the
+CUTLASS tree and the log level."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+
+import pytest
+
+import cuforge
+import cuforge as cutlass
+from fake_arrays import no_gpu
+
+
+def test_the_toolkit_and_the_cutlass_tree():
+    assert os.access(os.path.join(cutlass.cuda_install_path(), "bin", "nvcc"), os.X_OK)
+    assert re.fullmatch(r"\d+\.\d+(\.\d+)?", cutlass.nvcc_version())
+    assert os.path.isfile(os.path.join(cutlass.CUTLASS_PATH, "include", "cutlass", "cutlass.h"))
+
+
+def test_cuda_versions_name_each_party():
+    versions = cutlass.check_cuda_versions()
+    assert versions["toolkit"] == cutlass.nvcc_version()
+    assert "driver" in versions
+
+
+@no_gpu
+def test_without_a_gpu():
+    assert cutlass.device_id() == 0
+    with pytest.raises(cuforge.DeviceError):
+        cutlass.device_cc()
+
+
+def test_set_log_level():
+    before = cuforge.logger.level
+    try:
+        cutlass.set_log_level("info")
+        assert cuforge.logger.level == logging.INFO
+        cutlass.set_log_level(logging.DEBUG)
+        assert cuforge.logger.level == logging.DEBUG
+        with pytest.raises(cuforge.InvalidArgumentError, match="^set_log_level: expected a logging level"):
+            cutlass.set_log_level("loud")
+    finally:
+        cuforge.logger.setLevel(before)

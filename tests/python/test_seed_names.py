@@ -1,0 +1,107 @@
+"""The names of the CUTLASS Python interface (SEED_API.md, issue 20's list) resolve under
+`import cuforge as cutlass`, and each maps to what cuforge runs or is refused with a clear error."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cuforge
+import cuforge as cutlass
+from fake_arrays import FakeDeviceArray, no_gpu
+
+NAMES = [
+    "op.Gemm", "op.GroupedGemm", "op.Conv2d", "op.Conv2dFprop", "op.Conv2dDgrad", "op.Conv2dWgrad",
+    "epilogue.relu", "epilogue.leaky_relu", "epilogue.tanh", "epilogue.sigmoid", "epilogue.silu",
+    "epilogue.hardswish", "epilogue.gelu", "epilogue.identity", "shape.Conv2DProblemSize", "ConvMode.CrossCorrelation",
+    "DataType.f16", "DataType.bf16", "DataType.f32", "DataType.tf32", "DataType.f64", "DataType.s8", "DataType.u8",
+    "DataType.s32", "DataType.e4m3", "DataType.e5m2", "DataType.void",
+    "LayoutType.RowMajor", "LayoutType.ColumnMajor", "LayoutType.TensorNHWC",
+    "OpcodeClass.TensorOp", "OpcodeClass.Simt",
+    "MathOperation.multiply_add", "MathOperation.multiply_add_fast_f32", "MathOperation.multiply_add_saturate",
+    "MathOperation.multiply_add_fast_bf16", "MathOperation.multiply_add_fast_f16",
+    "KernelScheduleType.ScheduleAuto", "KernelScheduleType.Multistage", "KernelScheduleType.TmaWarpSpecialized",
+    "KernelScheduleType.TmaWarpSpecializedCooperative", "KernelScheduleType.TmaWarpSpecializedPingpong",
+    "EpilogueScheduleType.ScheduleAuto", "EpilogueScheduleType.NoSmemWarpSpecialized",
+    "EpilogueScheduleType.TmaWarpSpecialized", "EpilogueScheduleType.TmaWarpSpecializedCooperative",
+    "TileSchedulerType.Default", "TileSchedulerType.Persistent", "TileSchedulerType.StreamK",
+    "TileDescription", "CUTLASS_PATH", "cuda_install_path", "nvcc_version", "device_id", "device_cc",
+    "check_cuda_versions", "set_log_level", "logger", "__version__",
+]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_seed_name_resolves(name):
+    obj = cutlass
+    for part in name.split("."):
+        obj = getattr(obj, part)
+
+
+def test_persistent_is_sm90s_default_scheduler():
+    plan = sm90_plan()
+    plan.swizzling_functor = cutlass.TileSchedulerType.Persistent
+    assert plan.swizzling_functor == cutlass.TileSchedulerType.Default
+    assert "_default_a8x8x8" in plan.select(4096, 4096, 4096)
+
+
+def sm90_plan():
+    return cutlass.op.Gemm(element=np.float16, layout_A=cutlass.LayoutType.RowMajor,
+                           layout_B=cutlass.LayoutType.ColumnMajor, layout_C=cutlass.LayoutType.RowMajor)
+
+
+def test_a_seed_tile_dict_takes_automatic_schedules_on_sm90():
+    plan = sm90_plan()
+    plan.tile_description = {"threadblock_shape": [128, 128, 64], "cluster_shape": [2, 1, 1], "stages": 0}
+    name = plan.select(4096, 4096, 4096)
+    assert "_128x128x64_c2x1x1_s0_" in name and ("_coop_tmacoop_" in name or "_pingpong_tma_" in name)
+    td = cutlass.TileDescription()
+    td.threadblock_shape = [64, 128, 64]
+    td.kernel_schedule = cutlass.KernelScheduleType.ScheduleAuto
+    td.epilogue_schedule = cutlass.EpilogueScheduleType.ScheduleAuto
+    plan.tile_description = td
+    assert "_64x128x64_c1x1x1_s0_pingpong_tma_" in plan.select(4096, 4096, 4096), "M = 64 runs ping-pong"
+    sm80 = cutlass.op.Gemm(element=np.float16, layout=cutlass.LayoutType.RowMajor, kernel_cc=80)
+    sm80.tile_description = {"threadblock_shape": [128, 128, 32], "warp_count": [2, 2, 1], "stages": 3}
+    assert "_128x128x32_w2x2x1_s3_multistage_default_" in sm80.select(4096, 4096, 4096)
+
+
+@pytest.mark.parametrize("tile, says", [
+    ({"threadblock_shape": [128, 128, 64], "kernel_schedule": cutlass.KernelScheduleType.TmaWarpSpecializedCooperative},
+     "give both, or leave both automatic"),
+    ({"threadblock_shape": [128, 128, 64], "epilogue_schedule": cutlass.EpilogueScheduleType.TmaWarpSpecialized},
+     "give both, or leave both automatic"),
+    ({"threadblock_shape": [128, 128, 64], "kernel_schedule": cutlass.KernelScheduleType.TmaWarpSpecialized,
+      "epilogue_schedule": cutlass.EpilogueScheduleType.TmaWarpSpecialized}, "cooperative or ping-pong .* not tmaws"),
+    ({"threadblock_shape": [128, 128, 64], "kernel_schedule": cutlass.KernelScheduleType.TmaWarpSpecializedCooperative,
+      "epilogue_schedule": cutlass.EpilogueScheduleType.NoSmemWarpSpecialized}, "needs the tmacoop epilogue"),
+])
+def test_schedules_cuforge_does_not_build_are_refused(tile, says):
+    plan = sm90_plan()
+    with pytest.raises(cuforge.InvalidArgumentError, match=says):
+        plan.tile_description = tile
+    assert plan.tile_description is None
+
+
+def test_math_operations_without_kernels_are_refused():
+    for math in (cutlass.MathOperation.multiply_add_fast_bf16, cutlass.MathOperation.multiply_add_fast_f16):
+        with pytest.raises(cuforge.InvalidArgumentError, match="no sm80 GEMM kernel"):
+            cutlass.op.Gemm(element=np.float32, layout=cutlass.LayoutType.RowMajor, math_operation=math)
+
+
+def test_a_void_c_means_no_c():
+    plan = cutlass.op.Gemm(element=np.float16, element_C=cutlass.DataType.void, layout=cutlass.LayoutType.RowMajor)
+    assert plan.element_C == cutlass.DataType.void
+    A, B, D = (FakeDeviceArray((64, 64), np.float16, ptr=0x1_0000_0000 * (i + 1)) for i in range(3))
+    with pytest.raises(cuforge.InvalidArgumentError, match="^C: the plan's element_C is void"):
+        plan.run(A, B, D, D)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^element_A: void means no tensor"):
+        cutlass.op.Gemm(element_A=cutlass.DataType.void, element_B=np.float16, element_C=np.float16,
+                        element_D=np.float16, layout=cutlass.LayoutType.RowMajor)
+
+
+@no_gpu
+def test_a_void_c_plan_runs_without_c():
+    plan = cutlass.op.Gemm(element=np.float16, element_C=cutlass.DataType.void, layout=cutlass.LayoutType.RowMajor)
+    A, B, D = (FakeDeviceArray((64, 64), np.float16, ptr=0x1_0000_0000 * (i + 1)) for i in range(3))
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        plan.run(A, B, None, D)
