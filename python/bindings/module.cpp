@@ -1,5 +1,6 @@
 // cuforge._core: the C++ core, bound. This file converts and forwards; behaviour lives in the core.
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
@@ -55,6 +56,54 @@ TensorRef to_tensor_ref(nb::handle h, const char* name) {
   t.device = int(PyLong_AsLong(PyTuple_GET_ITEM(tuple, 4)));
   if (PyErr_Occurred()) throw nb::python_error();
   return t;
+}
+
+// DLPack's element type codes and device types (dlpack.h), as numbers: nanobind's names for the
+// 8-bit floats vary by version.
+constexpr uint8_t kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLFloat8E4M3FN = 10, kDLFloat8E5M2 = 12;
+constexpr int kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3;
+
+// The descriptor of an array that speaks DLPack (JAX, and any other producer of __dlpack__).
+nb::tuple dlpack_descriptor(nb::ndarray<nb::ro> a, const char* name) {
+  const auto t = a.dtype();
+  std::optional<DataType> dtype;
+  if (t.lanes == 1) {
+    if (t.code == kDLFloat && t.bits == 16) dtype = DataType::f16;
+    if (t.code == kDLBfloat && t.bits == 16) dtype = DataType::bf16;
+    if (t.code == kDLFloat && t.bits == 32) dtype = DataType::f32;
+    if (t.code == kDLFloat && t.bits == 64) dtype = DataType::f64;
+    if (t.code == kDLInt && t.bits == 8) dtype = DataType::s8;
+    if (t.code == kDLUInt && t.bits == 8) dtype = DataType::u8;
+    if (t.code == kDLInt && t.bits == 32) dtype = DataType::s32;
+    if (t.code == kDLFloat8E4M3FN && t.bits == 8) dtype = DataType::e4m3;
+    if (t.code == kDLFloat8E5M2 && t.bits == 8) dtype = DataType::e5m2;
+  }
+  if (!dtype)
+    throw DataTypeError(std::string(name) + ": cuforge has no element type for DLPack type code " +
+                        std::to_string(t.code) + " of " + std::to_string(t.bits) + " bits (x" +
+                        std::to_string(t.lanes) + ")");
+  int device = 0;
+  switch (a.device_type()) {
+    case kDLCUDA: device = a.device_id(); break;
+    case kDLCPU:
+    case kDLCUDAHost: device = TensorRef::kHost; break;
+    default:
+      throw InvalidArgumentError(std::string(name) + ": a DLPack array on device type " +
+                                 std::to_string(a.device_type()) + ": cuforge runs on CUDA devices");
+  }
+  nb::list shape, strides;
+  int64_t step = 1;
+  std::vector<int64_t> compact(a.ndim());
+  for (size_t i = a.ndim(); i-- > 0;) {
+    compact[i] = step;
+    step *= int64_t(a.shape(i));
+  }
+  for (size_t i = 0; i < a.ndim(); ++i) {
+    shape.append(int64_t(a.shape(i)));
+    strides.append(a.stride_ptr() ? a.stride(i) : compact[i]);
+  }
+  auto data = reinterpret_cast<uintptr_t>(a.data_handle()) + uintptr_t(a.byte_offset());
+  return nb::make_tuple(data, *dtype, nb::tuple(shape), nb::tuple(strides), device);
 }
 
 nb::dict compile_result(const compile::CompileResult& r) {
@@ -485,6 +534,8 @@ NB_MODULE(_core, m) {
         "Compile kernels by name into the cache, `jobs` nvcc processes at once.");
   m.def("conv_output_extent", &Conv2dSize::output_extent, "input"_a, "filter"_a, "pad"_a, "stride"_a, "dilation"_a,
         "A convolution's output extent along one axis: (input + 2 pad - dilation (filter - 1) - 1) / stride + 1.");
+  m.def("dlpack_descriptor", &dlpack_descriptor, "array"_a, "name"_a,
+        "(data_ptr, DataType, shape, strides, device) of an array exporting __dlpack__ (device -1: host memory).");
   m.def("set_default_cutlass_path", [](const std::string& p) { compile::set_default_cutlass_path(p); });
   m.def("device_count", &runtime::device_count, "CUDA devices visible to this process.");
   m.def("device_id", &runtime::default_device, "The GPU cuforge runs on: CUTLASS_CUDA_DEVICE_ID, else the current one.");

@@ -1,14 +1,16 @@
 """Operands from NumPy, PyTorch and CuPy arrays, as the C++ core's descriptors.
 
 A descriptor is ``(data_ptr, DataType, shape, strides_in_elements, device)``, device -1 for host
-memory. PyTorch and CuPy arrays are used in place (their strides honoured); NumPy arrays are
-copied to the GPU through a staging buffer that the plan keeps and reuses.
+memory. PyTorch tensors, CuPy arrays (``__cuda_array_interface__``) and JAX or other DLPack arrays
+(``__dlpack__``) are used in place (their strides honoured); NumPy arrays are copied to the GPU
+through a staging buffer that the plan keeps and reuses.
 """
 
 from __future__ import annotations
 
 import sys
 
+from . import _core
 from ._core import DataTypeError, DeviceBuffer, InvalidArgumentError
 from .dtypes import to_datatype, torch_datatype
 
@@ -26,12 +28,19 @@ def describe(x, name: str):
         raise DataTypeError(f"{name}: {e}") from None
 
 
+def host_array(x):
+    """A host operand as a NumPy array (without a copy): NumPy's own, or a DLPack producer's."""
+    import numpy as np
+
+    if not hasattr(x, "__array_interface__") and not hasattr(x, "__array__") and hasattr(x, "__dlpack__"):
+        return np.from_dlpack(x)
+    return np.asarray(x)
+
+
 def host_descriptor(x, device: int):
     """A host array described as if it already were on `device`, so that it can be checked before
     anything is copied."""
-    import numpy as np
-
-    x = np.asarray(x)
+    x = host_array(x)
     return (x.ctypes.data, to_datatype(x.dtype), x.shape, tuple(s // x.itemsize for s in x.strides), device)
 
 
@@ -58,8 +67,12 @@ def _describe(x, name: str):
         return (cai["data"][0], dt, shape, tuple(strides), device)
     if hasattr(x, "__array_interface__"):
         return None
+    if hasattr(x, "__dlpack__"):  # JAX and other DLPack producers
+        desc = _core.dlpack_descriptor(x, name)
+        return None if desc[4] < 0 else desc  # host memory is staged like NumPy's
     raise InvalidArgumentError(
-        f"{name}: expected a PyTorch tensor, a CuPy array or a NumPy array, got {type(x).__name__}"
+        f"{name}: expected a PyTorch tensor, a CuPy or JAX array (or any array with __cuda_array_interface__ or "
+        f"__dlpack__), or a NumPy array; got {type(x).__name__}"
     )
 
 
@@ -73,7 +86,7 @@ class HostStaging:
         import numpy as np
 
         if not isinstance(x, np.ndarray):
-            x = np.asarray(x)
+            x = host_array(x)
         if not (x.flags.c_contiguous or x.flags.f_contiguous):
             raise InvalidArgumentError(
                 f"{name}: a strided NumPy view cannot be copied to the GPU as is; pass np.ascontiguousarray(...)"

@@ -191,7 +191,7 @@ BAD = [
     Bad("no A", lambda o: dict(A=None), InvalidArgumentError, "A", ("no tensor was given",)),
     Bad("no D", lambda o: dict(D=None), InvalidArgumentError, "D", ("no output tensor was given",)),
     Bad("A is a list", lambda o: dict(A=[[1.0] * K] * M), InvalidArgumentError, "A",
-        ("expected a PyTorch tensor, a CuPy array or a NumPy array, got list",)),
+        ("expected a PyTorch tensor, a CuPy or JAX array", "got list")),
     Bad("B is a string", lambda o: dict(B="B"), InvalidArgumentError, "B", ("got str",)),
     Bad("C is a float", lambda o: dict(C=1.0), InvalidArgumentError, "C", ("got float",)),
     Bad("stream is a string", lambda o: dict(stream="default"), InvalidArgumentError, "stream", ("got str",)),

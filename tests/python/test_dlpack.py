@@ -1,0 +1,52 @@
+"""Arrays that speak DLPack (JAX, and any producer of __dlpack__): described through nanobind's
+DLPack import, with shape, strides in elements, element type and device as they are."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cuforge
+from cuforge.arrays import describe, host_descriptor
+from fake_arrays import no_gpu
+
+
+class DLPackOnly:
+    """An array that offers nothing but DLPack, as a JAX array on the host does to a consumer that
+    asks for it."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._a.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_the_descriptor_of_a_dlpack_array():
+    a = np.zeros((6, 10), np.float16)[:, 2:8].T  # a strided, transposed view
+    ptr, dtype, shape, strides, device = cuforge._core.dlpack_descriptor(a, "A")
+    assert (ptr, dtype, shape, strides, device) == (a.ctypes.data, cuforge.DataType.f16, (6, 6), (1, 10), -1)
+    for np_type, dt in ((np.float32, "f32"), (np.float64, "f64"), (np.int8, "s8"), (np.uint8, "u8"), (np.int32, "s32")):
+        assert cuforge._core.dlpack_descriptor(np.zeros(3, np_type), "A")[1] == cuforge.DataType.__members__[dt]
+    with pytest.raises(cuforge.DataTypeError, match="^B: cuforge has no element type for DLPack type code 0 of 16"):
+        cuforge._core.dlpack_descriptor(np.zeros(3, np.int16), "B")
+
+
+def test_host_dlpack_arrays_are_staged_like_numpy():
+    a = np.arange(12, dtype=np.float16).reshape(3, 4)
+    assert describe(DLPackOnly(a), "A") is None, "host memory: copied to the GPU"
+    _, dtype, shape, strides, device = host_descriptor(DLPackOnly(a), 0)
+    assert (dtype, tuple(shape), tuple(strides), device) == (cuforge.DataType.f16, (3, 4), (4, 1), 0)
+
+
+@no_gpu
+def test_a_run_on_dlpack_arrays_is_checked_then_stops_at_the_device():
+    plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+    A, B, D = (DLPackOnly(np.zeros(s, np.float16)) for s in ((64, 32), (32, 16), (64, 16)))
+    with pytest.raises(cuforge.InvalidArgumentError, match="^B: expected 32 rows"):
+        plan.run(A, DLPackOnly(np.zeros((31, 16), np.float16)), None, D)
+    with pytest.raises(cuforge.DeviceError):
+        plan.run(A, B, None, D)
