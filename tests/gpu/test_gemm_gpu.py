@@ -189,6 +189,18 @@ def test_one_plan_many_problems(gen):
         assert_exact(D, reference(A, B, C, 1.0, 0.0, torch.float16))
 
 
+def test_several_batch_dimensions(gen):
+    """(2, 3, M, K) @ (K, N) and a batched B of the same batch shape, as the seed takes them."""
+    plan = make_plan(PLAIN)
+    A = torch.randint(-3, 4, (2, 3, 64, 40), device="cuda", generator=gen).half()
+    B = torch.randint(-3, 4, (40, 24), device="cuda", generator=gen).half()
+    Bb = torch.randint(-3, 4, (2, 3, 40, 24), device="cuda", generator=gen).half()
+    for b in (B, Bb):
+        D = torch.full((2, 3, 64, 24), float("nan"), device="cuda", dtype=torch.float16)
+        plan.run(A, b, None, D)
+        assert_exact(D, (A.double() @ b.double()).half())
+
+
 # --------------------------------------------------------------------------------------------------
 # Asynchronous runs
 

@@ -15,7 +15,7 @@ import pytest
 
 import cuforge
 import cuforge as cutlass  # the seed's spelling must work unchanged
-from fake_arrays import no_gpu, operands
+from fake_arrays import BASE, FakeDeviceArray, no_gpu, operands
 
 RowMajor, ColumnMajor = cuforge.LayoutType.RowMajor, cuforge.LayoutType.ColumnMajor
 
@@ -436,3 +436,22 @@ def test_numpy_operand_of_the_wrong_dtype_is_refused_before_the_device_is_used()
     B, C, D = [np.ones(s, np.float16) for s in [(48, 32), (64, 32), (64, 32)]]
     with pytest.raises(cuforge.DataTypeError, match="^A: "):
         plan.run(A, B, C, D)
+
+
+@no_gpu
+def test_several_batch_dimensions_fold_into_one():
+    plan = cuforge.op.Gemm(element=np.float16, layout=RowMajor)
+    A = FakeDeviceArray((2, 3, 64, 32), np.float16, ptr=BASE["A"])
+    B = FakeDeviceArray((32, 16), np.float16, ptr=BASE["B"])
+    D = FakeDeviceArray((2, 3, 64, 16), np.float16, ptr=BASE["D"])
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        plan.run(A, B, None, D)
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):  # B batched like D, 5 dimensions
+        plan.run(FakeDeviceArray((2, 1, 3, 64, 32), np.float16, ptr=BASE["A"]),
+                 FakeDeviceArray((2, 1, 3, 32, 16), np.float16, ptr=BASE["B"]), None,
+                 FakeDeviceArray((2, 1, 3, 64, 16), np.float16, ptr=BASE["D"]))
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^A: batch shape \(3, 2\) is not D's \(2, 3\)"):
+        plan.run(FakeDeviceArray((3, 2, 64, 32), np.float16, ptr=BASE["A"]), B, None, D)
+    permuted = FakeDeviceArray((2, 3, 64, 32), np.float16, strides=(2048, 4096, 32, 1), ptr=BASE["A"])
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^A: batch dimensions \(2, 3\) .* do not fold"):
+        plan.run(permuted, B, None, D)

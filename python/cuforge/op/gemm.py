@@ -12,10 +12,29 @@ from .plan import Plan, alignments, integer, scalar
 _DEFAULT_COMPILE_PROBLEM = (4096, 4096, 4096)
 
 
+def fold_batches(desc, name):
+    """An operand of several leading batch dimensions, (..., rows, cols), as one batch of matrices,
+    as the CUTLASS Python interface takes (2, 3, M, K): the batch dimensions must be evenly strided
+    (a contiguous stack, or a broadcast of stride 0 throughout)."""
+    if desc is None or len(desc[2]) <= 3:
+        return desc
+    ptr, dtype, shape, strides, device = desc
+    batch = 1
+    for extent in shape[:-2]:
+        batch *= extent
+    dims = [(e, st) for e, st in zip(shape[:-2], strides[:-2]) if e != 1]  # extents of 1 are never stepped
+    if batch and any(dims[i][1] != dims[i + 1][1] * dims[i + 1][0] for i in range(len(dims) - 1)):
+        raise InvalidArgumentError(
+            f"{name}: batch dimensions {tuple(shape[:-2])} with strides {tuple(strides[:-2])} do not fold into one "
+            f"batch (each must step over the next whole); pass a contiguous tensor")
+    return ptr, dtype, (batch, *shape[-2:]), (dims[-1][1] if dims else 0, *strides[-2:]), device
+
+
 class Gemm(Plan):
     """A GEMM plan: D = activation(alpha * A @ B + beta * C). Element types and layouts are bound
     here and cannot change afterwards; C may be D-shaped or a bias row of N broadcast over D's rows,
-    and rank-3 operands run as a batch (a rank-2 input is broadcast across it).
+    and operands with batch dimensions run as one batch (a rank-2 input is broadcast across it;
+    several leading batch dimensions, as in (2, 3, M, K), are folded into one).
 
     ``Gemm(element=np.float16, layout=LayoutType.RowMajor)`` sets every operand alike;
     ``element_A``...``element_D``, ``element_accumulator`` and ``layout_A``/``layout_B``/``layout_C``
@@ -27,6 +46,20 @@ class Gemm(Plan):
     """
 
     _core_class = _core.Gemm
+
+    @staticmethod
+    def _folded(descs, C):
+        """A, B, C (None when not given) and D, each of several batch dimensions folded into one. An
+        input batched over several dimensions has D's batch shape (or is a single matrix)."""
+        descs = [None if (name == "C" and C is None) else d for d, name in zip(descs, "ABCD")]
+        if not any(d is not None and len(d[2]) > 3 for d in descs):
+            return descs
+        d_batch = tuple(descs[3][2][:-2]) if descs[3] is not None else ()
+        for d, name in zip(descs[:3], "ABC"):
+            if d is not None and len(d[2]) > 2 and tuple(d[2][:-2]) != d_batch:
+                raise InvalidArgumentError(f"{name}: batch shape {tuple(d[2][:-2])} is not D's {d_batch} (an input is "
+                                           f"batched like D, or is one matrix broadcast over the batch)")
+        return [fold_batches(d, name) for d, name in zip(descs, "ABCD")]
 
     def select(self, M: int, N: int, K: int, batch: int = 1, bias: bool = False, *, alignment_A=None,
                alignment_B=None, alignment_C=None) -> str:
@@ -95,9 +128,8 @@ class Gemm(Plan):
         if any(d is None and x is not None for d, x in zip(descs, operands)):
             descs, on_complete = self._stage_host_arrays(
                 operands, descs, s, copy_d_in=beta != 0,
-                check=lambda d: self._plan.check(d[0], d[1], None if C is None else d[2], d[3], alpha, beta))
-        handle = self._plan.run(descs[0], descs[1], None if C is None else descs[2], descs[3], alpha, beta, s,
-                                on_complete)
+                check=lambda d: self._plan.check(*self._folded(d, C), alpha, beta))
+        handle = self._plan.run(*self._folded(descs, C), alpha, beta, s, on_complete)
         if print_module and self.last_kernel:
             print(_core.emit(self.last_kernel))
         if sync:
