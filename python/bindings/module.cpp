@@ -214,6 +214,7 @@ nb::class_<Plan> bind_plan(nb::module_& m, const char* name, const char* doc) {
                    "A copy of the settings; assigning checks them as a whole and leaves the plan as it was when "
                    "refused.")
       .def("tile_descriptions", &Plan::tile_descriptions)
+      .def("math_instruction", &Plan::math_instruction)
       .def("activations", &Plan::activations)
       .def("tile_schedulers", &Plan::tile_schedulers)
       .def_prop_ro("last_kernel", &Plan::last_kernel, "The kernel the latest run launched.")
@@ -323,7 +324,24 @@ NB_MODULE(_core, m) {
       .value("sigmoid", Activation::sigmoid).value("silu", Activation::silu)
       .value("hardswish", Activation::hardswish).value("gelu", Activation::gelu);
 
-  nb::class_<TileDescription>(m, "TileDescription", "How a kernel tiles the problem and schedules its work.")
+  nb::class_<library::MathInstruction>(m, "MathInstruction",
+                                       "The instruction a plan's kernels multiply with (one tensor-core MMA or "
+                                       "SIMT fused multiply-add).")
+      .def_ro("instruction_shape", &library::MathInstruction::shape,
+              "M, N, K of one instruction (SM90: the smallest wgmma; the kernels take N from the tile)")
+      .def_ro("element_a", &library::MathInstruction::a)
+      .def_ro("element_b", &library::MathInstruction::b)
+      .def_ro("element_accumulator", &library::MathInstruction::accumulator)
+      .def_ro("opcode_class", &library::MathInstruction::opclass)
+      .def_ro("math_operation", &library::MathInstruction::math)
+      .def("__repr__", [](const library::MathInstruction& i) {
+        return "MathInstruction(" + std::to_string(i.shape[0]) + "x" + std::to_string(i.shape[1]) + "x" +
+               std::to_string(i.shape[2]) + ", " + std::string(to_string(i.a)) + " x " + std::string(to_string(i.b)) +
+               " -> " + std::string(to_string(i.accumulator)) + ", " + std::string(to_string(i.opclass)) + ")";
+      });
+
+  nb::class_<TileDescription>(m, "TileDescription", nb::dynamic_attr(),
+                              "How a kernel tiles the problem and schedules its work.")
       .def(nb::init<>())
       .def_rw("threadblock_shape", &TileDescription::threadblock_shape, "M, N, K of one CTA's tile")
       .def_rw("warp_count", &TileDescription::warp_count, "SM80: warps along M, N, K")

@@ -26,6 +26,7 @@ from ._core import (
     InvalidArgumentError,
     KernelScheduleType,
     LayoutType,
+    MathInstruction,
     MathOperation,
     OpcodeClass,
     TileDescription,
@@ -41,6 +42,10 @@ from .environment import check_cuda_versions, cuda_install_path, device_cc, devi
 from .shape import ConvMode
 
 __version__ = "0.1.0"
+
+# A tile description made by hand names no instruction; a plan's tile_descriptions() fill these in.
+TileDescription.math_instruction = None
+TileDescription.instruction_shape = None
 
 #: The CUTLASS tree cuforge compiles against (CUTLASS_PATH, else the nvidia-cutlass wheel's headers).
 CUTLASS_PATH = cutlass_path()
@@ -94,7 +99,7 @@ def cache_dir() -> str:
 
 __all__ = [
     "Activation", "CUTLASS_PATH", "CacheError", "CompilationError", "ConvMode", "DataType", "DataTypeError", "Decomposition", "DeviceError",
-    "EpilogueScheduleType", "Error", "KernelKind", "InvalidArgumentError", "KernelScheduleType", "LayoutType", "MathOperation",
+    "EpilogueScheduleType", "Error", "KernelKind", "InvalidArgumentError", "KernelScheduleType", "LayoutType", "MathInstruction", "MathOperation",
     "OpcodeClass", "TileDescription", "TileSchedulerType", "ToolchainError", "build", "cache_dir", "cache_info",
     "cache_verify", "check_cuda_versions", "compile_statistics", "cuda_install_path", "cutlass_path", "device_cc",
     "device_count", "device_id", "emit", "epilogue", "list_gemms", "logger", "nvcc_version", "op",

@@ -112,6 +112,12 @@ void Plan<Kernel, Problem>::set_settings(const select::GemmSettings& settings) {
 }
 
 template <class Kernel, class Problem>
+library::MathInstruction Plan<Kernel, Problem>::math_instruction() const {
+  std::lock_guard lock(state_->mutex);
+  return *library::math_instruction(*state_->kernels.family.front());  // a plan's family is never empty
+}
+
+template <class Kernel, class Problem>
 std::vector<TileDescription> Plan<Kernel, Problem>::tile_descriptions() const {
   std::lock_guard lock(state_->mutex);
   return select::tile_descriptions(state_->kernels);

@@ -105,3 +105,21 @@ def test_a_void_c_plan_runs_without_c():
     A, B, D = (FakeDeviceArray((64, 64), np.float16, ptr=0x1_0000_0000 * (i + 1)) for i in range(3))
     with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
         plan.run(A, B, None, D)
+
+
+def test_tile_descriptions_name_their_math_instruction():
+    sm90 = sm90_plan().tile_descriptions()[0]
+    assert sm90.math_instruction.opcode_class == cutlass.OpcodeClass.TensorOp
+    assert sm90.math_instruction.element_a == cutlass.DataType.f16
+    assert list(sm90.math_instruction.instruction_shape) == sm90.instruction_shape == [64, 8, 16]
+    simt = cutlass.op.Gemm(element=np.float32, layout=cutlass.LayoutType.RowMajor, opclass="Simt")
+    td = simt.tile_descriptions()[0]
+    assert td.math_instruction.opcode_class == cutlass.OpcodeClass.Simt and td.instruction_shape == [1, 1, 1]
+    assert cutlass.TileDescription().math_instruction is None, "a description made by hand names none"
+
+
+def test_visitor_args_are_refused_by_name():
+    plan = sm90_plan()
+    A, B, D = (FakeDeviceArray((64, 64), np.float16, ptr=0x1_0000_0000 * (i + 1)) for i in range(3))
+    with pytest.raises(cuforge.InvalidArgumentError, match="^visitor_args: epilogue visitor trees are not offered"):
+        plan.run(A, B, None, D, visitor_args={"bias": None})

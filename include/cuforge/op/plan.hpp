@@ -47,6 +47,8 @@ class Plan {
   select::GemmSettings settings() const;
   void set_settings(const select::GemmSettings& settings);
 
+  // The math instruction the plan's kernels compute with.
+  library::MathInstruction math_instruction() const;
   // What the plan's kernels offer: tile descriptions, fusable activations, tile schedulers.
   std::vector<TileDescription> tile_descriptions() const;
   std::vector<Activation> activations() const;

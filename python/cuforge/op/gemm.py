@@ -106,14 +106,18 @@ class Gemm(Plan):
         return built[0] if single else built
 
     def run(self, A=None, B=None, C=None, D=None, alpha=None, beta=None, sync: bool = True,
-            print_module: bool = False, stream=None):
+            print_module: bool = False, visitor_args=None, stream=None):
         """D = activation(alpha * A @ B + beta * C). Returns a handle whose sync() waits for this run only.
 
         Operands default to those given at construction. PyTorch and CuPy arrays run in place on
         their current stream (or ``stream``); NumPy arrays are copied to the GPU and D copied back
         when the run is synchronized. Every operand is checked before anything runs.
-        ``print_module`` prints the source of the kernel that ran.
+        ``print_module`` prints the source of the kernel that ran. ``visitor_args`` (the seed's
+        epilogue visitor trees) are not offered: fuse an activation (plan.activation) and a bias C.
         """
+        if visitor_args is not None:
+            raise InvalidArgumentError("visitor_args: epilogue visitor trees are not offered; fuse an activation "
+                                       "(plan.activation) and give C as a bias row")
         A = self.A if A is None else A
         B = self.B if B is None else B
         C = self.C if C is None else C

@@ -322,8 +322,14 @@ class Plan:
         self._update(lambda s: s.set_split_k_slices(slices))
 
     def tile_descriptions(self) -> list[TileDescription]:
-        """Every tile description the catalog can build for this plan's types, layouts and target."""
-        return self._plan.tile_descriptions()
+        """Every tile description the catalog can build for this plan's types, layouts and target, each
+        with the ``math_instruction`` (and its ``instruction_shape``) the plan's kernels compute with."""
+        instruction = self._plan.math_instruction()
+        tiles = self._plan.tile_descriptions()
+        for t in tiles:
+            t.math_instruction = instruction
+            t.instruction_shape = list(instruction.instruction_shape)
+        return tiles
 
     @property
     def tile_description(self) -> TileDescription | None:
