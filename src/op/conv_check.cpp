@@ -170,9 +170,9 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
     fail("B", fmt::format("{} x {} filters: the {} kernels' optimized iterators take filters of at most {} x {}", z.r,
                           z.s, to_string(kind), kMaxFilter, kMaxFilter));
   const bool strided = z.stride_h > 1 || z.stride_w > 1;
-  if (dgrad && strided && (z.dilation_h > 1 || z.dilation_w > 1))
-    fail("dilation", fmt::format("strided dgrad (stride ({}, {})) runs without dilation in CUTLASS's kernels, got "
-                                 "({}, {})", z.stride_h, z.stride_w, z.dilation_h, z.dilation_w));
+  if (dgrad && (z.dilation_h > 1 || z.dilation_w > 1))
+    fail("dilation", fmt::format("dgrad runs on CUTLASS's strided-dgrad kernels, which take no dilation; got ({}, {})",
+                                 z.dilation_h, z.dilation_w));
   if (dgrad && strided && splits > 1)
     fail("split_k_slices", fmt::format("strided dgrad (stride ({}, {})) does not split K in CUTLASS's kernels; "
                                        "got {} slices", z.stride_h, z.stride_w, splits));
@@ -181,6 +181,8 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
   std::optional<Nhwc> xc;
   bool bias = false;
   if (!c.empty() && c.rank == 1) {
+    if (kind == KernelKind::Conv2dWgrad)
+      fail("C", "a bias is one value per output channel of fprop or dgrad; wgrad's C has dw's shape (K, R, S, C)");
     if (c.dtype != plan.element_c)
       throw DataTypeError(fmt::format("C (the bias): expected element type {} (the plan's element_C), got {}",
                                       to_string(plan.element_c), to_string(c.dtype)));

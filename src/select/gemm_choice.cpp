@@ -284,7 +284,7 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& s, const GemmShape&
   if (configs.empty()) add_from(k.fallback);  // e.g. odd leading dimensions TMA cannot load
 
   // Each kernel with the settings' slices. In the heuristic decomposition, SM90 stream-K kernels
-  // also with each split-K slice count that leaves every slice a few K iterations, convolutions
+  // also with each split-K slice count that leaves every slice a few K iterations, wgrad into f32
   // with serial split-K over up to kMaxSerialSplits slices, and the other kernels as parallel
   // split-K over each slice count that cuts K evenly (single matrices with f32 accumulation).
   const bool heuristic = s.decomposition == Decomposition::Heuristic;
@@ -309,8 +309,10 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& s, const GemmShape&
     if (!c.parallel_split_k || !heuristic) add(c, s.splits);
     if (!heuristic) continue;
     const bool stream_k = c.arch >= 90 && c.tile.tile_scheduler == TileScheduler::StreamK;
-    // Convolutions reduce their slices serially in the kernel (strided dgrad cannot split K).
-    const bool serial = is_conv(c.kind) && c.kind != KernelKind::Conv2dDgrad;
+    // wgrad, whose K (N·P·Q) is long beside its few output tiles, reduces serial slices in the kernel
+    // into an f32 D (a 16-bit D would round every slice's partial sum; fprop splits only over C and
+    // strided dgrad not at all).
+    const bool serial = c.kind == KernelKind::Conv2dWgrad && c.element_d == DataType::f32;
     for (int splits : kSplitChoices)
       if ((stream_k || (serial && splits <= kMaxSerialSplits) || (c.parallel_split_k && slices_evenly(c, p, splits))) &&
           long_enough(c, splits))

@@ -120,8 +120,15 @@ TEST(ConvPlan, ChoosesSm80ImplicitGemmsOfItsKind) {
   EXPECT_EQ(s.align_a, 8);
   const std::string name = plan.select(s).config.name();
   EXPECT_EQ(name.rfind("cuforge_sm80_wgrad_", 0), 0u) << name;
-  // 64 x 576 outputs over K = 100352: a few tiles, each cut into serial slices to fill the GPU.
-  EXPECT_GT(plan.select(s).splits, 1);
+  // 64 x 576 outputs over K = 100352: a few tiles, each cut into serial slices to fill the GPU when
+  // dw is f32; a 16-bit dw would round every slice's partial sum, so it is not split unasked.
+  EXPECT_EQ(plan.select(s).splits, 1);
+  GemmOptions f32_dw = options(DataType::f16);
+  f32_dw.element_c = f32_dw.element_d = DataType::f32;
+  Conv2d wgrad32(kWgrad, f32_dw);
+  EXPECT_GT(wgrad32.select(wgrad32.shape(z)).splits, 1);
+  Conv2d fprop(kFprop, f32_dw);
+  EXPECT_EQ(fprop.select(fprop.shape(z)).splits, 1) << "fprop splits only over C: never unasked";
   Conv2d dgrad(kDgrad, options(DataType::f16));
   EXPECT_EQ(dgrad.select(dgrad.shape(z)).splits, 1) << "strided dgrad cannot split K: dgrad never does";
   auto settings = plan.settings();
@@ -208,7 +215,15 @@ TEST_F(ConvCheck, EveryBadInputIsRefusedByName) {
   EXPECT_NO_THROW(op::check_conv(kDgrad, types, 0, dy, w, {}, x, strided2, 0.0, 1));
   EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, dy, w, {}, x, strided2, 0.0, 2), "does not split K");
   EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, nhwc(2, 2, 4, 3, 32), w, {}, x, {{2, 2}, {1, 1}, {2, 2}}, 0.0, 1),
-                 "without dilation");
+                 "take no dilation");
+  EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, nhwc(2, 2, 7, 5, 32), w, {}, x, {{1, 1}, {1, 1}, {2, 2}}, 0.0, 1),
+                 "take no dilation");  // at stride 1 too: the kernels are the strided ones
+  TensorRef bias32 = TensorRef::matrix(reinterpret_cast<const void*>(kBase + (3u << 28)), DataType::f16, 1, 16,
+                                       Layout::RowMajor);
+  bias32.rank = 1;
+  bias32.shape = {16};
+  bias32.strides = {1};
+  EXPECT_REFUSED(op::check_conv(kWgrad, types, 0, y, x, bias32, w, same, 1.0, 1), "wgrad's C has dw's shape");
   EXPECT_REFUSED(fprop(x, w, nhwc(3, 2, 9, 7, 16), y, same, 1.0), "expected D's shape");
 }
 

@@ -130,6 +130,14 @@ def test_plain_nhwc_tensors_and_the_default_choice():
     p.run(xh, wh, None, y, **g)
     assert_exact(y.permute(0, 3, 1, 2), ref)
     assert p.last_kernel.startswith("cuforge_sm80_fprop_")
+    # A 1 x 1 filter (64, 1, 1, 32) reads as N, H, W, C and as channels_last N, C, H, W alike: the
+    # other operands decide.
+    x1 = rand((2, 8, 8, 32), torch.float16)
+    w1 = rand((64, 1, 1, 32), torch.float16, -1, 2)
+    y1 = torch.full((2, 8, 8, 64), float("nan"), device="cuda", dtype=torch.float16)
+    plan("fprop").run(x1, w1, None, y1)
+    ref1 = F.conv2d(x1.permute(0, 3, 1, 2).double(), w1.permute(0, 3, 1, 2).double()).half()
+    assert_exact(y1.permute(0, 3, 1, 2), ref1)
 
 
 def test_a_refused_run_leaves_d_untouched():

@@ -4,7 +4,7 @@
 // Every check happens here, before anything is launched: presence, element type, device, rank 4,
 // dense NHWC storage, the geometry (channels of input and filter, the output size
 // P = (H + 2 pad - dilation (R - 1) - 1) / stride + 1), stride, padding and dilation, what CUTLASS's
-// implicit-GEMM kernels support (filters up to 32 x 32; strided dgrad without dilation or split-K),
+// implicit-GEMM kernels support (filters up to 32 x 32; dgrad without dilation, strided dgrad without split-K),
 // channel alignment, 32-bit sizes and overlap of D with the inputs.
 #pragma once
 
@@ -22,7 +22,7 @@ struct ConvGeometry {
 
 // Throws InvalidArgumentError or DataTypeError naming the operand (or stride/padding/dilation),
 // what was expected and what was given. `c` may be empty when beta == 0, a tensor of D's shape, or
-// a bias: one value per channel of D (rank 1). `splits`: serial split-K slices (1: none).
+// (fprop, dgrad) a bias: one value per channel of D (rank 1). `splits`: serial split-K slices (1: none).
 ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b,
                        const TensorRef& c, const TensorRef& d, const ConvGeometry& geometry, double beta, int splits);
 

@@ -51,22 +51,24 @@ def _split_k(value) -> int:
     return slices
 
 
-def _as_nhwc(x):
-    """The NHWC view of an operand: a torch tensor in channels_last memory is logically N, C, H, W (as
-    torch.nn.functional.conv2d takes it) and is permuted, without a copy; any other array is read as
-    N, H, W, C."""
+def _nhwc_views(operands):
+    """The NHWC views of the operands. Torch tensors in channels_last memory are logically N, C, H, W
+    (as torch.nn.functional.conv2d takes them) and are permuted, without a copy; plain (contiguous)
+    torch tensors and other arrays are read as N, H, W, C. A tensor with extents of 1 can be both, so
+    the form is decided over all the torch operands together (channels_last where none says)."""
     torch = sys.modules.get("torch")
-    if (torch is not None and isinstance(x, torch.Tensor) and x.dim() == 4
-            and x.is_contiguous(memory_format=torch.channels_last)):
-        return x.permute(0, 2, 3, 1)
-    return x
-
-
-def _nhwc_shape(x):
-    shape = tuple(_as_nhwc(x).shape)
-    if len(shape) != 4:
-        raise InvalidArgumentError(f"expected a rank-4 tensor, got shape {shape}")
-    return shape
+    tensors = [x for x in operands if torch is not None and isinstance(x, torch.Tensor) and x.dim() == 4]
+    channels_last = plain = False
+    for x in tensors:
+        cl, rm = x.is_contiguous(memory_format=torch.channels_last), x.is_contiguous()
+        channels_last |= cl and not rm
+        plain |= rm and not cl
+    if channels_last and plain:
+        raise InvalidArgumentError("the torch tensors mix channels_last N, C, H, W tensors with plain N, H, W, C ones: "
+                                   "give them all in one form")
+    if plain:
+        return list(operands)
+    return [x.permute(0, 2, 3, 1) if any(x is t for t in tensors) else x for x in operands]
 
 
 class Conv2d(Plan):
@@ -102,7 +104,9 @@ class Conv2d(Plan):
 
     def _extents(self, A, B, D) -> tuple:
         """(N, H, W, C, K, R, S) of the tensors the kind gives them in."""
-        a, b, d = (_nhwc_shape(t) for t in (A, B, D))
+        a, b, d = (tuple(t.shape) for t in _nhwc_views((A, B, D)))
+        if not len(a) == len(b) == len(d) == 4:
+            raise InvalidArgumentError(f"expected rank-4 tensors, got shapes {a}, {b} and {d}")
         kind = self.conv_kind
         x = a if kind == "fprop" else d if kind == "dgrad" else b
         w = b if kind != "wgrad" else d
@@ -170,7 +174,7 @@ class Conv2d(Plan):
         beta = scalar(self.beta if beta is None else beta, "beta")
         geometry = (_pair(stride, "stride", 1), _pair(padding, "padding", 0), _pair(dilation, "dilation", 1))
         splits = _split_k(split_k)
-        operands = tuple(None if x is None else _as_nhwc(x) for x in (A, B, C, D))
+        operands = tuple(_nhwc_views((A, B, C, D)))
         descs = [None if x is None else describe(x, name) for x, name in zip(operands, "ABCD")]
         s = current_stream(operands, stream)
         on_complete = None
