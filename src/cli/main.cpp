@@ -11,6 +11,7 @@
 #include "cuforge/compile/toolchain.hpp"
 #include "cuforge/emit/gemm.hpp"
 #include "cuforge/library/catalog.hpp"
+#include "cuforge/op/presets.hpp"
 #include "cuforge/runtime/device.hpp"
 #include "progress.hpp"
 
@@ -47,6 +48,11 @@ struct FilterFlags {
     return f;
   }
 
+  bool any() const {
+    return arch || !op.empty() || !a.empty() || !b.empty() || !acc.empty() || !c.empty() || !d.empty() ||
+           !layouts.empty() || !opclass.empty() || !math.empty() || !glob.empty();
+  }
+
   void add_to(CLI::App* app) {
     app->add_option("--op", op, "operation: gemm, grouped (grouped_gemm), fprop, dgrad or wgrad (conv2d_fprop, ...); default: every one");
     app->add_option("--arch", arch, "architecture family: 80 or 90");
@@ -78,18 +84,21 @@ int run_list(const FilterFlags& flags, bool json) {
   return 0;
 }
 
-int run_build(const FilterFlags& flags, int jobs, int cc, bool dry_run) {
-  auto found = library::find_gemms(flags.to_filter());
-  if (found.empty()) {
-    fmt::print(stderr, "no kernel matches the filter\n");
-    return 1;
-  }
+int run_build(const FilterFlags& flags, const std::string& preset, int jobs, int cc, bool dry_run) {
   const int target = cc ? cc : runtime::default_target_cc();
   std::vector<KernelSource> sources;
-  for (const auto* c : found) {
-    sources.push_back(emit::gemm_kernel(*c, target));
-    compile::check_target(sources.back().family, sources.back().target_cc);
+  if (!preset.empty()) {
+    if (flags.any()) throw InvalidArgumentError("--preset names its own kernels: give it without filter options");
+    sources = op::preset_kernels(preset, target);
+  } else {
+    auto found = library::find_gemms(flags.to_filter());
+    if (found.empty()) {
+      fmt::print(stderr, "no kernel matches the filter\n");
+      return 1;
+    }
+    for (const auto* c : found) sources.push_back(emit::gemm_kernel(*c, target));
   }
+  for (const auto& s : sources) compile::check_target(s.family, s.target_cc);
   if (dry_run) {
     for (const auto& s : sources) fmt::print("{}\n", s.name);
     return 0;
@@ -160,12 +169,16 @@ int main(int argc, char** argv) {
 
   int jobs = 0, cc = 0;
   bool dry_run = false;
+  std::string preset;
   auto* build = app.add_subcommand("build", "compile the kernels matching a filter into the cache, in parallel");
   build_flags.add_to(build);
   build->add_option("-j,--jobs", jobs, "nvcc processes at once (default: one per core)")->check(CLI::NonNegativeNumber);
   build->add_option("--cc", cc, "GPU to build SM80 kernels for (default: this machine's GPU, else 90)")
       ->check(CLI::PositiveNumber);
   build->add_flag("--dry-run", dry_run, "print what would be built");
+  std::string preset_help = "instead of a filter, the kernels the selection picks for a named set of problems:";
+  for (const auto& p : op::presets()) preset_help += fmt::format(" {} ({});", p.name, p.description);
+  build->add_option("--preset", preset, preset_help);
 
   std::string cache_action;
   int64_t max_bytes = int64_t(10) << 30;
@@ -183,7 +196,7 @@ int main(int argc, char** argv) {
       std::cout << emit::gemm_source(library::parse_gemm_name(emit_name));
       return 0;
     }
-    if (*build) return run_build(build_flags, jobs, cc, dry_run);
+    if (*build) return run_build(build_flags, preset, jobs, cc, dry_run);
     if (*cache) return run_cache(cache_action, max_bytes);
   } catch (const std::exception& e) {  // cuforge's errors, and anything else: a message, never an abort
     fmt::print(stderr, "cuforge: {}\n", e.what());

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,9 +23,10 @@ struct Listed {
   double ms = 0;
 };
 
-Listed list(const std::string& args) {
+// `cuforge <command> <args>`, its stdout as lines.
+Listed run(const std::string& command_and_args) {
   auto start = std::chrono::steady_clock::now();
-  std::string command = std::string(CUFORGE_TEST_CLI) + " list " + args + " 2>/dev/null";
+  std::string command = std::string(CUFORGE_TEST_CLI) + " " + command_and_args + " 2>/dev/null";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
   std::string out;
   char buf[65536];
@@ -36,6 +38,23 @@ Listed list(const std::string& args) {
   std::istringstream lines(out);
   for (std::string line; std::getline(lines, line);) l.names.push_back(line);
   return l;
+}
+
+Listed list(const std::string& args) { return run("list " + args); }
+
+// A preset names the kernels the selection picks for its problems, each once, for the target.
+TEST(CommandLine, BuildPresetsNameTheirKernels) {
+  Listed llm = run("build --preset llm-bf16 --cc 90 --dry-run");
+  ASSERT_EQ(llm.status, 0);
+  ASSERT_FALSE(llm.names.empty());
+  std::set<std::string> distinct(llm.names.begin(), llm.names.end());
+  EXPECT_EQ(distinct.size(), llm.names.size());
+  for (const auto& n : llm.names) EXPECT_EQ(n.rfind("cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_", 0), 0u) << n;
+  Listed sm80 = run("build --preset standard-fp16 --cc 80 --dry-run");
+  ASSERT_EQ(sm80.status, 0);
+  for (const auto& n : sm80.names) EXPECT_EQ(n.rfind("cuforge_sm80_gemm_", 0), 0u) << n;
+  EXPECT_EQ(run("build --preset nope --dry-run").status, 2) << "an unknown preset is an error";
+  EXPECT_EQ(run("build --preset llm-fp16 --arch 90 --dry-run").status, 2) << "a preset takes no filter";
 }
 
 TEST(CommandLine, ListIsFastForEachFamily) {
