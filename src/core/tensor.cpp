@@ -33,4 +33,26 @@ TensorRef TensorRef::matrix(const void* data, DataType dtype, int64_t rows, int6
   return t;
 }
 
+TensorRef TensorRef::nhwc(const void* data, DataType dtype, int64_t n, int64_t h, int64_t w, int64_t c, int device) {
+  TensorRef t;
+  t.data = data;
+  t.dtype = dtype;
+  t.rank = 4;
+  t.shape = {n, h, w, c};
+  t.strides = {h * w * c, w * c, c, 1};
+  t.device = device;
+  return t;
+}
+
+TensorRef TensorRef::vector(const void* data, DataType dtype, int64_t size, int device) {
+  TensorRef t;
+  t.data = data;
+  t.dtype = dtype;
+  t.rank = 1;
+  t.shape = {size};
+  t.strides = {1};
+  t.device = device;
+  return t;
+}
+
 }  // namespace cuforge

@@ -54,4 +54,10 @@ runtime::RunHandle Conv2d::run(const ConvProblem& p, double alpha, double beta, 
   return runtime::RunHandle::record(device_, stream, std::move(on_complete));
 }
 
+runtime::RunHandle Conv2d::run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
+                               const op::ConvGeometry& geometry, double alpha, double beta, int splits,
+                               cudaStream_t stream, std::function<void()> on_complete) {
+  return run(check(a, b, c, d, geometry, beta, splits), alpha, beta, splits, stream, std::move(on_complete));
+}
+
 }  // namespace cuforge

@@ -28,14 +28,7 @@ GemmOptions options(DataType t) {
 
 // A dense NHWC tensor at `slot` (each 256 MiB apart) on cuda:0.
 TensorRef nhwc(int slot, int64_t n, int64_t h, int64_t w, int64_t c, DataType t = DataType::f16) {
-  TensorRef r;
-  r.data = reinterpret_cast<const void*>(kBase + (uintptr_t(slot) << 28));
-  r.dtype = t;
-  r.rank = 4;
-  r.shape = {n, h, w, c};
-  r.strides = {h * w * c, w * c, c, 1};
-  r.device = 0;
-  return r;
+  return TensorRef::nhwc(reinterpret_cast<const void*>(kBase + (uintptr_t(slot) << 28)), t, n, h, w, c);
 }
 
 std::string refusal(const std::function<void()>& f) {
@@ -172,11 +165,7 @@ TEST_F(ConvCheck, AValidProblemOfEachKind) {
   EXPECT_EQ(g.shape.m, 32);
   EXPECT_EQ(g.shape.k, 2 * 9 * 7);
   // A bias: one value per channel of D, read with strides of 0.
-  TensorRef bias = TensorRef::matrix(reinterpret_cast<const void*>(kBase + (3u << 28)), DataType::f16, 1, 32,
-                                     Layout::RowMajor);
-  bias.rank = 1;
-  bias.shape = {32};
-  bias.strides = {1};
+  TensorRef bias = TensorRef::vector(reinterpret_cast<const void*>(kBase + (3u << 28)), DataType::f16, 32);
   ConvProblem b = fprop(x, w, bias, y, same, 1.0);
   EXPECT_TRUE(b.shape.bias);
   EXPECT_EQ(b.stride_c, (std::array<int64_t, 3>{0, 0, 0}));
@@ -218,11 +207,7 @@ TEST_F(ConvCheck, EveryBadInputIsRefusedByName) {
                  "take no dilation");
   EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, nhwc(2, 2, 7, 5, 32), w, {}, x, {{1, 1}, {1, 1}, {2, 2}}, 0.0, 1),
                  "take no dilation");  // at stride 1 too: the kernels are the strided ones
-  TensorRef bias32 = TensorRef::matrix(reinterpret_cast<const void*>(kBase + (3u << 28)), DataType::f16, 1, 16,
-                                       Layout::RowMajor);
-  bias32.rank = 1;
-  bias32.shape = {16};
-  bias32.strides = {1};
+  TensorRef bias32 = TensorRef::vector(reinterpret_cast<const void*>(kBase + (3u << 28)), DataType::f16, 16);
   EXPECT_REFUSED(op::check_conv(kWgrad, types, 0, y, x, bias32, w, same, 1.0, 1), "wgrad's C has dw's shape");
   EXPECT_REFUSED(fprop(x, w, nhwc(3, 2, 9, 7, 16), y, same, 1.0), "expected D's shape");
 }

@@ -27,9 +27,12 @@ struct TensorRef {
   // "(128, 64) bf16 with strides (64, 1) on cuda:0", for messages.
   std::string describe() const;
 
-  // A packed matrix on a device, for C++ callers holding raw pointers.
+  // Packed operands on a device, for C++ callers holding raw pointers: a matrix, a dense NHWC
+  // tensor (n, h, w, c; a convolution's filters are k, r, s, c), a vector (a bias).
   static TensorRef matrix(const void* data, DataType dtype, int64_t rows, int64_t cols, Layout layout,
                           int device = 0);
+  static TensorRef nhwc(const void* data, DataType dtype, int64_t n, int64_t h, int64_t w, int64_t c, int device = 0);
+  static TensorRef vector(const void* data, DataType dtype, int64_t size, int device = 0);
 };
 
 }  // namespace cuforge

@@ -43,6 +43,10 @@ class Conv2d : public op::Plan<runtime::ConvKernel, ConvProblem> {
   // Runs a checked problem on `stream` with K cut into `splits` serial slices (0: the plan's).
   runtime::RunHandle run(const ConvProblem& problem, double alpha = 1.0, double beta = 0.0, int splits = 0,
                          cudaStream_t stream = nullptr, std::function<void()> on_complete = {});
+  // check() then run(): A, B, C (empty when beta == 0) and D as the kind takes them.
+  runtime::RunHandle run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
+                         const op::ConvGeometry& geometry, double alpha = 1.0, double beta = 0.0, int splits = 0,
+                         cudaStream_t stream = nullptr, std::function<void()> on_complete = {});
 
  private:
   KernelKind kind_;
