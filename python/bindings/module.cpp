@@ -4,12 +4,15 @@
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "cuforge/cuforge.hpp"
+#include "cuforge/compile/toolchain.hpp"
 #include "cuforge/emit/gemm.hpp"
+#include "cuforge/emit/pytorch.hpp"
 #include "cuforge/select/gemm_settings.hpp"
 
 namespace nb = nanobind;
@@ -218,7 +221,20 @@ nb::class_<Plan> bind_plan(nb::module_& m, const char* name, const char* doc) {
       .def("activations", &Plan::activations)
       .def("tile_schedulers", &Plan::tile_schedulers)
       .def_prop_ro("last_kernel", &Plan::last_kernel, "The kernel the latest run launched.")
-      .def_prop_ro("last_splits", &Plan::last_splits, "The split-K slices of the latest run.");
+      .def_prop_ro("last_splits", &Plan::last_splits, "The split-K slices of the latest run.")
+      .def("pytorch_binding",
+           [](const Plan& p, const select::GemmCandidate& chosen, const std::string& module,
+              const select::GemmSettings& s) {
+             emit::TorchExport e{module, chosen.config};
+             e.transposed = chosen.config.kind == KernelKind::Gemm && p.options().layout_c == Layout::ColumnMajor;
+             e.launch.activation_argument = s.activation_argument;
+             e.launch.splits = chosen.splits;
+             e.launch.decomposition = chosen.decomposition;
+             e.launch.deterministic = s.deterministic;
+             return emit::pytorch_binding(e);
+           },
+           "chosen"_a, "module"_a, "settings"_a,
+           "The C++ source registering a chosen kernel, run with `settings`, as torch.ops.<module> operators.");
   return cls;
 }
 
@@ -387,10 +403,17 @@ NB_MODULE(_core, m) {
       .def("set_decomposition", &select::GemmSettings::set_decomposition, "decomposition"_a)
       .def("set_split_k_slices", &select::GemmSettings::set_split_k_slices, "slices"_a);
 
+  nb::class_<select::GemmCandidate>(m, "Candidate", "A kernel chosen for a problem class, with how it divides the work.")
+      .def_prop_ro("name", [](const select::GemmCandidate& c) { return c.config.name(); })
+      .def_ro("splits", &select::GemmCandidate::splits)
+      .def_ro("decomposition", &select::GemmCandidate::decomposition)
+      .def_ro("estimated_us", &select::GemmCandidate::estimated_us)
+      .def("__repr__", [](const select::GemmCandidate& c) { return "Candidate(" + c.config.name() + ")"; });
+
   auto gemm = bind_plan<Gemm>(m, "Gemm", "A GEMM plan of the C++ core (cuforge.op.Gemm wraps it).");
   gemm.def("select",
            [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias, const Alignments& alignments) {
-             return g.select(g.shape(m, n, k, batch, bias, caps(alignments))).config.name();
+             return g.select(g.shape(m, n, k, batch, bias, caps(alignments)));
            },
            "m"_a, "n"_a, "k"_a, "batch"_a = 1, "bias"_a = false, "alignments"_a = Alignments{})
       .def("compile",
@@ -425,7 +448,7 @@ NB_MODULE(_core, m) {
   grouped
       .def("select",
            [](const GroupedGemm& g, int64_t groups, int64_t m, int64_t n, int64_t k, const Alignments& alignments) {
-             return g.select(g.shape(groups, m, n, k, caps(alignments))).config.name();
+             return g.select(g.shape(groups, m, n, k, caps(alignments)));
            },
            "groups"_a, "m"_a, "n"_a, "k"_a, "alignments"_a = Alignments{},
            "The kernel `groups` groups of packed operands of these mean sizes would run.")
@@ -470,7 +493,7 @@ NB_MODULE(_core, m) {
       .def("select",
            [](const Conv2d& g, const ConvExtents& extents, const Pair& stride, const Pair& padding,
               const Pair& dilation, bool bias) {
-             return g.select(g.shape(conv_size(extents, {stride, padding, dilation}), bias)).config.name();
+             return g.select(g.shape(conv_size(extents, {stride, padding, dilation}), bias));
            },
            "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "bias"_a = false,
            "The kernel a convolution of (N, H, W, C, K, R, S) would run (dense tensors).")
@@ -515,6 +538,21 @@ NB_MODULE(_core, m) {
         "Names of the catalog's kernels (of one kind, or every kind).");
   m.def("emit", [](const std::string& name) { return emit::gemm_source(library::parse_gemm_name(name)); },
         "name"_a, "The complete CUDA source of a kernel, by name.");
+  m.def("kernel_build",
+        [](const std::string& name, int cc) {
+          if (cc == 0) cc = runtime::default_target_cc();
+          KernelSource k = emit::gemm_kernel(library::parse_gemm_name(name), cc);
+          compile::check_target(k.family, cc);
+          nb::dict d;
+          d["source"] = k.source;
+          d["headers"] = k.headers;
+          d["nvcc_flags"] = compile::Toolchain::get().nvcc_compile_flags(k.family, k.target_cc);
+          d["family"] = k.family;
+          return d;
+        },
+        "name"_a, "cc"_a = 0,
+        "A kernel as nvcc builds it for compute capability `cc`: source, headers ((path, text)) and the flags that "
+        "compile it to an object (no include directories, no linking).");
   m.def("build",
         [](const std::vector<std::string>& names, int jobs, int cc,
            std::function<void(size_t, size_t, size_t, std::string)> progress) {

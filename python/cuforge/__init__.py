@@ -11,7 +11,7 @@ from __future__ import annotations
 import atexit
 import logging
 
-from . import _core, epilogue, op, shape, swizzle
+from . import _core, emit, epilogue, op, shape, swizzle
 from ._core import (
     Activation,
     CacheError,
@@ -33,7 +33,6 @@ from ._core import (
     TileSchedulerType,
     ToolchainError,
     device_count,
-    emit,
     toolchain,
 )
 from .build import build
@@ -66,6 +65,15 @@ def set_log_level(level) -> None:
     if isinstance(level, bool) or not isinstance(level, int):
         raise InvalidArgumentError(f"set_log_level: expected a logging level (logging.INFO) or its name, got {level!r}")
     logger.setLevel(level)
+
+
+def __getattr__(name: str):
+    # cuforge.ops (PyTorch custom operators) imports torch: only when it is asked for.
+    if name == "ops":
+        import importlib
+
+        return importlib.import_module(".ops", __name__)
+    raise AttributeError(f"module 'cuforge' has no attribute {name!r}")
 
 
 def compile_statistics() -> dict:

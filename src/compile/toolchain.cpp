@@ -144,19 +144,25 @@ const Toolchain& Toolchain::get() {
   return *found;
 }
 
-std::vector<std::string> Toolchain::nvcc_flags(Arch family, int target_cc) const {
+std::vector<std::string> Toolchain::nvcc_compile_flags(Arch family, int target_cc) const {
   // SM90 kernels need the arch-specific target (wgmma, TMA); SM80 kernels are compiled from
   // compute_80 into the device's own SASS so they also run on later GPUs.
   std::string gencode = family >= 90 ? fmt::format("-gencode=arch=compute_{0}a,code=sm_{0}a", target_cc)
                                      : fmt::format("-gencode=arch=compute_{},code=sm_{}", family, target_cc);
-  std::vector<std::string> flags = {"-std=c++17", "-O3", "-DNDEBUG", "--shared", "-Xcompiler=-fPIC,-fvisibility=hidden",
-                                    "--expt-relaxed-constexpr", "-DCUTLASS_ENABLE_TENSOR_CORE_MMA=1", gencode,
-                                    "-I" + (cutlass / "include").string(),
-                                    "-I" + (cutlass / "tools" / "util" / "include").string()};
+  std::vector<std::string> flags = {"-std=c++17", "-O3", "-DNDEBUG", "-Xcompiler=-fPIC,-fvisibility=hidden",
+                                    "--expt-relaxed-constexpr", "-DCUTLASS_ENABLE_TENSOR_CORE_MMA=1", gencode};
+  // TMA descriptors are encoded on every run: call the driver directly rather than looking the
+  // entry point up each time (linked against libcuda).
+  if (family >= 90) flags.push_back("-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL=1");
+  return flags;
+}
+
+std::vector<std::string> Toolchain::nvcc_flags(Arch family, int target_cc) const {
+  std::vector<std::string> flags = nvcc_compile_flags(family, target_cc);
+  flags.insert(flags.end(), {"--shared", "-I" + (cutlass / "include").string(),
+                             "-I" + (cutlass / "tools" / "util" / "include").string()});
   if (family >= 90) {
-    // TMA descriptors are encoded on every run: call the driver directly rather than looking the
-    // entry point up each time (linked against the toolkit's stub; the real driver loads at run time).
-    flags.push_back("-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL=1");
+    // The toolkit's stub libcuda; the real driver loads at run time.
     flags.push_back("-L" + (nvcc.parent_path().parent_path() / "lib64" / "stubs").string());
     flags.push_back("-lcuda");
   }

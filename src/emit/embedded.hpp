@@ -16,6 +16,10 @@ extern const std::string_view grouped_sm90;
 extern const std::string_view grouped_sm80;
 extern const std::string_view grouped_entry;
 extern const std::string_view conv_sm80;
+extern const std::string_view pytorch_common;
+extern const std::string_view pytorch_gemm;
+extern const std::string_view pytorch_grouped;
+extern const std::string_view pytorch_conv;
 extern const std::string_view abi_h;
 
 }  // namespace cuforge::emit::embedded

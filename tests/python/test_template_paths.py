@@ -40,4 +40,4 @@ def test_each_path_selects_its_kernel(path):
     for mode in path.modes:
         plan = path.plan(mode)
         assert plan.select(m, n, k, bias=path.bias, **align) == path.kernel, mode
-    assert cuforge.emit(path.kernel)
+    assert cuforge.emit.kernel_source(path.kernel)

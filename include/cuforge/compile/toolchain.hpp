@@ -23,6 +23,8 @@ struct Toolchain {
 
   // The nvcc arguments that build one kernel of `family` into a shared library for SASS `target_cc`.
   std::vector<std::string> nvcc_flags(Arch family, int target_cc) const;
+  // Those of them that compile its source to an object: no include directories, no linking.
+  std::vector<std::string> nvcc_compile_flags(Arch family, int target_cc) const;
 };
 
 // Throws InvalidArgumentError unless nvcc can build kernels of `family` for compute capability

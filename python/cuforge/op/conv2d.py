@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 from .. import _core
+from ..emit import Operation, kernel_source
 from .._core import InvalidArgumentError, KernelKind, LayoutType
 from ..arrays import current_stream, describe
 from .plan import Plan, integer, scalar
@@ -118,7 +119,28 @@ class Conv2d(Plan):
         allocations; C a bias when ``bias``). Compiles nothing."""
         extents = [integer(v, name, 1) for v, name in zip((N, H, W, C, K, R, S), "NHWCKRS")]
         return self._plan.select(extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
-                                 _pair(dilation, "dilation", 1), bool(bias))
+                                 _pair(dilation, "dilation", 1), bool(bias)).name
+
+    def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
+                  problem=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), bias: bool = False) -> Operation:
+        """The kernel compile() would build, as an operation emit.pytorch exports: chosen for
+        ``problem`` (N, H, W, C, K, R, S) with the geometry given, else the plan's tensors, else a
+        ResNet-50 3 x 3 layer; ``tile_description`` pinned for this choice only. Compiles nothing."""
+        if any(a is not None for a in (alignment_A, alignment_B, alignment_C)):
+            raise InvalidArgumentError("construct: convolution alignments follow the channels of the tensors; "
+                                       "alignment_A/B/C are not taken")
+        if problem is None:
+            if self.A is not None and self.B is not None and self.D is not None:
+                problem = self._extents(self.A, self.B, self.D)
+            else:
+                problem, stride, padding, dilation = _DEFAULT_COMPILE_PROBLEM
+        if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) != 7:
+            raise InvalidArgumentError(f"problem: expected (N, H, W, C, K, R, S), got {problem!r}")
+        extents = [integer(v, name, 1) for v, name in zip(problem, "NHWCKRS")]
+        with self._tile_pinned(tile_description):
+            chosen = self._plan.select(extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
+                                       _pair(dilation, "dilation", 1), bool(bias))
+            return Operation(self._plan, chosen, self._plan.settings, self.cc)
 
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
                 print_module: bool = False, *, problems=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
@@ -152,7 +174,7 @@ class Conv2d(Plan):
         built = self._plan.compile(shapes, 0 if jobs is None else integer(jobs, "jobs", 0))
         if print_module:
             for r in built:
-                print(_core.emit(r["name"]))
+                print(kernel_source(r["name"]))
         return built[0] if single else built
 
     def run(self, A=None, B=None, C=None, D=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), alpha=None,
@@ -186,7 +208,7 @@ class Conv2d(Plan):
         handle = self._plan.run(descs[0], descs[1], None if C is None else descs[2], descs[3], *geometry, alpha,
                                 beta, splits, s, on_complete)
         if print_module and self.last_kernel:
-            print(_core.emit(self.last_kernel))
+            print(kernel_source(self.last_kernel))
         if sync:
             handle.sync()
         return handle

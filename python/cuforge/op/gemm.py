@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import _core
+from ..emit import Operation, kernel_source
 from .._core import InvalidArgumentError
 from ..arrays import current_stream, describe
 from .plan import Plan, alignments, integer, scalar
@@ -67,7 +68,7 @@ class Gemm(Plan):
         or the alignments given, in elements; C a bias row when ``bias``): a kernel compile() built that can
         run it, else the selection's choice. Compiles nothing."""
         return self._plan.select(integer(M, "M"), integer(N, "N"), integer(K, "K"), integer(batch, "batch"),
-                                 bool(bias), alignments(alignment_A, alignment_B, alignment_C))
+                                 bool(bias), alignments(alignment_A, alignment_B, alignment_C)).name
 
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
                 print_module: bool = False, *, M: int | None = None, N: int | None = None, K: int | None = None,
@@ -81,17 +82,9 @@ class Gemm(Plan):
         path and whether the cache had it (a list of those for ``problems``)."""
         if tile_description is not None:
             self.tile_description = tile_description
-        if problems is None:
-            if M is None and N is None and K is None:
-                if self.A is not None and self.B is not None:
-                    M, K, N = self.A.shape[-2], self.A.shape[-1], self.B.shape[-1]
-                else:
-                    M, N, K = _DEFAULT_COMPILE_PROBLEM
-            elif M is None or N is None or K is None:
-                raise InvalidArgumentError("compile: give all of M, N and K, or none of them")
-            problems, single = [(M, N, K, batch)], True
-        else:
-            single = False
+        single = problems is None
+        if single:
+            problems = [self._problem(M, N, K, batch, "compile")]
         shapes = []
         for problem in problems:
             if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) not in (3, 4):
@@ -102,8 +95,30 @@ class Gemm(Plan):
                                    0 if jobs is None else integer(jobs, "jobs", 0))
         if print_module:
             for r in built:
-                print(_core.emit(r["name"]))
+                print(kernel_source(r["name"]))
         return built[0] if single else built
+
+    def _problem(self, M, N, K, batch, caller: str) -> tuple:
+        """(M, N, K, batch) as given, else of the plan's tensors, else the default class."""
+        if M is None and N is None and K is None:
+            if self.A is not None and self.B is not None:
+                return self.A.shape[-2], self.B.shape[-1], self.A.shape[-1], batch
+            return (*_DEFAULT_COMPILE_PROBLEM, batch)
+        if M is None or N is None or K is None:
+            raise InvalidArgumentError(f"{caller}: give all of M, N and K, or none of them")
+        return M, N, K, batch
+
+    def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
+                  M: int | None = None, N: int | None = None, K: int | None = None, batch: int = 1,
+                  bias: bool = False) -> Operation:
+        """The kernel compile() would build, as an operation emit.pytorch exports (``op.rt_module.emit()``
+        is its source): chosen for M x N x K if given, else the plan's tensors, else 4096^3, with
+        ``tile_description`` pinned for this choice only (the plan keeps its own). Compiles nothing."""
+        m, n, k, b = self._problem(M, N, K, batch, "construct")
+        with self._tile_pinned(tile_description):
+            chosen = self._plan.select(integer(m, "M"), integer(n, "N"), integer(k, "K"), integer(b, "batch"),
+                                       bool(bias), alignments(alignment_A, alignment_B, alignment_C))
+            return Operation(self._plan, chosen, self._plan.settings, self.cc)
 
     def run(self, A=None, B=None, C=None, D=None, alpha=None, beta=None, sync: bool = True,
             print_module: bool = False, visitor_args=None, stream=None):
@@ -135,7 +150,7 @@ class Gemm(Plan):
                 check=lambda d: self._plan.check(*self._folded(d, C), alpha, beta))
         handle = self._plan.run(*self._folded(descs, C), alpha, beta, s, on_complete)
         if print_module and self.last_kernel:
-            print(_core.emit(self.last_kernel))
+            print(kernel_source(self.last_kernel))
         if sync:
             handle.sync()
         return handle

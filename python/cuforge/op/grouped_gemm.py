@@ -4,6 +4,7 @@ Python interface's GroupedGemm, plus the mixture-of-experts offsets form of torc
 from __future__ import annotations
 
 from .. import _core
+from ..emit import Operation, kernel_source
 from .._core import InvalidArgumentError
 from ..arrays import current_stream, describe, host_descriptor
 from .plan import Plan, alignments, integer, scalar
@@ -40,7 +41,7 @@ class GroupedGemm(Plan):
                alignment_C=None) -> str:
         """Name of the kernel `groups` groups of packed operands of these mean sizes would run."""
         return self._plan.select(integer(groups, "groups"), integer(M, "M"), integer(N, "N"), integer(K, "K"),
-                                 alignments(alignment_A, alignment_B, alignment_C))
+                                 alignments(alignment_A, alignment_B, alignment_C)).name
 
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
                 print_module: bool = False, *, groups: int | None = None, M: int | None = None,
@@ -53,18 +54,7 @@ class GroupedGemm(Plan):
             self.tile_description = tile_description
         single = problems is None
         if single:
-            if M is None and N is None and K is None and groups is None:
-                As, Bs = _listed(self.A, "A"), _listed(self.B, "B")
-                if As and Bs:
-                    groups = len(As)
-                    M = sum(a.shape[-2] for a in As) // groups
-                    K = sum(a.shape[-1] for a in As) // groups
-                    N = sum(b.shape[-1] for b in Bs) // groups
-                else:
-                    groups, M, N, K = _DEFAULT_COMPILE_PROBLEM
-            elif None in (groups, M, N, K):
-                raise InvalidArgumentError("compile: give all of groups, M, N and K, or none of them")
-            problems = [(groups, M, N, K)]
+            problems = [self._problem(groups, M, N, K, "compile")]
         shapes = []
         for problem in problems:
             if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) != 4:
@@ -74,8 +64,33 @@ class GroupedGemm(Plan):
                                    0 if jobs is None else integer(jobs, "jobs", 0))
         if print_module:
             for r in built:
-                print(_core.emit(r["name"]))
+                print(kernel_source(r["name"]))
         return built[0] if single else built
+
+    def _problem(self, groups, M, N, K, caller: str) -> tuple:
+        """(groups, M, N, K) as given, else the mean of the plan's tensors, else the default class."""
+        if M is None and N is None and K is None and groups is None:
+            As, Bs = _listed(self.A, "A"), _listed(self.B, "B")
+            if As and Bs:
+                groups = len(As)
+                return (groups, sum(a.shape[-2] for a in As) // groups, sum(b.shape[-1] for b in Bs) // groups,
+                        sum(a.shape[-1] for a in As) // groups)
+            return _DEFAULT_COMPILE_PROBLEM
+        if None in (groups, M, N, K):
+            raise InvalidArgumentError(f"{caller}: give all of groups, M, N and K, or none of them")
+        return groups, M, N, K
+
+    def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
+                  groups: int | None = None, M: int | None = None, N: int | None = None,
+                  K: int | None = None) -> Operation:
+        """The kernel compile() would build, as an operation emit.pytorch exports: chosen for ``groups``
+        groups of M x N x K if given, else the plan's tensors, else 8 of 1024 x 4096 x 4096, with
+        ``tile_description`` pinned for this choice only. Compiles nothing."""
+        g, m, n, k = self._problem(groups, M, N, K, "construct")
+        with self._tile_pinned(tile_description):
+            chosen = self._plan.select(integer(g, "groups"), integer(m, "M"), integer(n, "N"), integer(k, "K"),
+                                       alignments(alignment_A, alignment_B, alignment_C))
+            return Operation(self._plan, chosen, self._plan.settings, self.cc)
 
     def run(self, A=None, B=None, C=None, D=None, alpha=None, beta=None, sync: bool = True,
             print_module: bool = False, stream=None, offsets=None):
@@ -115,7 +130,7 @@ class GroupedGemm(Plan):
                 on_complete = self._stage_host_lists(lists, descs, s, alpha, beta)
             handle = self._plan.run(descs["A"], descs["B"], descs["C"], descs["D"], alpha, beta, s, on_complete)
         if print_module and self.last_kernel:
-            print(_core.emit(self.last_kernel))
+            print(kernel_source(self.last_kernel))
         if sync:
             handle.sync()
         return handle

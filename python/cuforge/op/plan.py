@@ -3,6 +3,7 @@ tensors, the settings, and the reading of Python values (enums, integers, scalar
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 
 from .. import _core, epilogue
@@ -200,6 +201,19 @@ class Plan:
             buf.copy_to_host(host.ctypes.data, host.nbytes, stream)
 
         return out, copy_back
+
+    @contextlib.contextmanager
+    def _tile_pinned(self, tile_description):
+        """Pins a tile description (checked as the setter checks it) for the body only."""
+        if tile_description is None:
+            yield
+            return
+        saved = self._plan.settings
+        self.tile_description = tile_description
+        try:
+            yield
+        finally:
+            self._plan.settings = saved
 
     def _update(self, change):
         """Applies `change` to a copy of the settings and gives it to the core, which checks it whole:

@@ -1,0 +1,53 @@
+"""cuforge.emit: kernels as source, and as PyTorch operators.
+
+- ``emit.kernel_source(name)``: the complete CUDA source of a catalog kernel.
+- ``plan.construct()`` returns an :class:`Operation`, a plan's kernel chosen for a problem;
+  ``emit.pytorch(op, name, cc, jit=False, sourcedir="")`` exports it as a PyTorch extension (the
+  CUTLASS Python interface's ``cutlass.emit.pytorch``).
+"""
+
+from __future__ import annotations
+
+from .. import _core
+from .torch_extension import pytorch
+
+
+def kernel_source(name: str) -> str:
+    """The complete CUDA source of a catalog kernel, by name (``cuforge list`` names them)."""
+    return _core.emit(name)
+
+
+class Operation:
+    """A plan's kernel, chosen for one problem by ``plan.construct()``, with what each of its runs
+    passes (the activation's argument, split-K slices, decomposition) as the plan had them then.
+    ``emit()`` (also as ``rt_module.emit()``, the CUTLASS Python interface's spelling) returns its
+    CUDA source; ``emit.pytorch`` exports it."""
+
+    def __init__(self, core_plan, chosen, settings, cc: int):
+        self._plan = core_plan
+        self._chosen = chosen
+        self._settings = settings
+        self.cc = cc
+
+    @property
+    def name(self) -> str:
+        """The kernel's catalog name."""
+        return self._chosen.name
+
+    @property
+    def rt_module(self) -> Operation:
+        return self
+
+    def emit(self) -> str:
+        """The kernel's complete CUDA source."""
+        return kernel_source(self.name)
+
+    def pytorch_binding(self, module: str) -> str:
+        """The C++ source that registers the kernel as the operators torch.ops.<module>.*."""
+        return self._plan.pytorch_binding(self._chosen, module, self._settings)
+
+    def __repr__(self) -> str:
+        return f"Operation({self.name}, cc={self.cc})"
+
+
+__all__ = ["Operation", "kernel_source", "pytorch"]

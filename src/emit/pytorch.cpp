@@ -1,0 +1,147 @@
+#include "cuforge/emit/pytorch.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "cuforge/core/error.hpp"
+#include "cuforge/emit/template.hpp"
+#include "embedded.hpp"
+
+namespace cuforge::emit {
+namespace {
+
+std::string torch_type(DataType t) {
+  switch (t) {
+    case DataType::f16: return "at::kHalf";
+    case DataType::bf16: return "at::kBFloat16";
+    case DataType::tf32:  // TF32 kernels read f32 tensors
+    case DataType::f32: return "at::kFloat";
+    case DataType::f64: return "at::kDouble";
+    case DataType::s8: return "at::kChar";
+    case DataType::u8: return "at::kByte";
+    case DataType::s32: return "at::kInt";
+    case DataType::e4m3: return "at::kFloat8_e4m3fn";
+    case DataType::e5m2: return "at::kFloat8_e5m2";
+    case DataType::void_: break;
+  }
+  throw InvalidArgumentError(fmt::format("no torch dtype holds {}", to_string(t)));
+}
+
+const char* boolean(bool b) { return b ? "true" : "false"; }
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') return false;
+  return true;
+}
+
+// The operand types, layouts and alignments in the operator's terms (A M x K, B K x N), which are
+// the kernel's B and A swapped when it computes the transposed problem.
+Holes operand_holes(const TorchExport& e) {
+  const library::GemmConfig& c = e.config;
+  const bool t = e.transposed;
+  return {
+      {"type_a", torch_type(t ? c.element_b : c.element_a)},
+      {"type_b", torch_type(t ? c.element_a : c.element_b)},
+      {"type_c", torch_type(c.element_c)},
+      {"type_d", torch_type(c.element_d)},
+      {"align_a", std::to_string(t ? c.alignment_b : c.alignment_a)},
+      {"align_b", std::to_string(t ? c.alignment_a : c.alignment_b)},
+      {"align_c", std::to_string(c.alignment_c)},
+      {"activation_argument", fmt::format("{:.17g}", e.launch.activation_argument)},
+  };
+}
+
+// A GEMM: A row-major when the kernel reads it so (or, transposed, reads its transpose
+// column-major).
+std::string gemm_body(const TorchExport& e, Holes& common) {
+  const library::GemmConfig& c = e.config;
+  Holes h = operand_holes(e);
+  const Layout user_a = e.transposed ? transposed(c.layout_b) : c.layout_a;
+  const Layout user_b = e.transposed ? transposed(c.layout_a) : c.layout_b;
+  h["row_major_a"] = boolean(user_a == Layout::RowMajor);
+  h["row_major_b"] = boolean(user_b == Layout::RowMajor);
+  h["transposed"] = boolean(e.transposed);
+  h["bias"] = boolean(c.bias);
+  h["splits"] = std::to_string(e.launch.splits);
+  h["decomposition"] = std::to_string(int(e.launch.decomposition));
+  h["deterministic"] = boolean(e.launch.deterministic);
+  common["schemas"] = "  m.def(\"run(Tensor A, Tensor B, Tensor? C=None, float alpha=1.0, float beta=0.0) -> Tensor\");\n";
+  common["cuda_impls"] = "  m.impl(\"run\", &run);\n";
+  common["meta_impls"] = "  m.impl(\"run\", &run_meta);\n";
+  common["op_names"] = "\"run\"";
+  return render(embedded::pytorch_gemm, h);
+}
+
+std::string grouped_body(const TorchExport& e, Holes& common) {
+  const library::GemmConfig& c = e.config;
+  Holes h = operand_holes(e);
+  h["row_major_a"] = boolean(c.layout_a == Layout::RowMajor);
+  h["row_major_b"] = boolean(c.layout_b == Layout::RowMajor);
+  common["schemas"] =
+      "  m.def(\"run(Tensor[] A, Tensor[] B, Tensor[]? C=None, float alpha=1.0, float beta=0.0) -> Tensor[]\");\n"
+      "  m.def(\"run_offsets(Tensor A, Tensor B, Tensor offsets, Tensor? C=None, float alpha=1.0, float beta=0.0) "
+      "-> Tensor\");\n";
+  common["cuda_impls"] = "  m.impl(\"run\", &run);\n  m.impl(\"run_offsets\", &run_offsets);\n";
+  common["meta_impls"] = "  m.impl(\"run\", &run_meta);\n  m.impl(\"run_offsets\", &run_offsets_meta);\n";
+  common["op_names"] = "\"run\", \"run_offsets\"";
+  return render(embedded::pytorch_grouped, h);
+}
+
+// The entry points of a convolution kind: dgrad and wgrad take the size of the tensor they make.
+constexpr std::string_view kConvEntry = R"(at::Tensor run(${size_parameter}const at::Tensor& A, const at::Tensor& B,
+               const std::optional<at::Tensor>& C, at::IntArrayRef stride, at::IntArrayRef padding,
+               at::IntArrayRef dilation, double alpha, double beta, c10::string_view split_k_mode,
+               int64_t split_k_slices) {
+  return launch(A, B, C, ${size_argument}, stride, padding, dilation, alpha, beta, split_k_mode, split_k_slices);
+}
+
+at::Tensor run_meta(${size_parameter}const at::Tensor& A, const at::Tensor& B,
+                    const std::optional<at::Tensor>& C, at::IntArrayRef stride, at::IntArrayRef padding,
+                    at::IntArrayRef dilation, double alpha, double beta, c10::string_view split_k_mode,
+                    int64_t split_k_slices) {
+  split_slices(split_k_mode, split_k_slices);
+  return output(geometry(A, B, ${size_argument}, stride, padding, dilation), A.options());
+})";
+
+std::string conv_body(const TorchExport& e, Holes& common) {
+  const library::GemmConfig& c = e.config;
+  Holes h = operand_holes(e);
+  const char* kind = c.kind == KernelKind::Conv2dFprop ? "fprop" : c.kind == KernelKind::Conv2dDgrad ? "dgrad" : "wgrad";
+  const char* size = c.kind == KernelKind::Conv2dDgrad ? "input_size" : c.kind == KernelKind::Conv2dWgrad ? "weight_size" : "";
+  h["conv_kind"] = kind;
+  h["bias"] = boolean(c.bias);
+  h["conv_entry"] = render(kConvEntry, {{"size_parameter", *size ? fmt::format("at::IntArrayRef {}, ", size) : ""},
+                                        {"size_argument", *size ? size : "at::IntArrayRef{}"}});
+  common["schemas"] = fmt::format(
+      "  m.def(\"run({}Tensor A, Tensor B, Tensor? C=None, int[2] stride=[1, 1], int[2] padding=[0, 0], "
+      "int[2] dilation=[1, 1], float alpha=1.0, float beta=0.0, str split_k_mode=\\\"serial\\\", "
+      "int split_k_slices=1) -> Tensor\");\n",
+      *size ? fmt::format("int[] {}, ", size) : "");
+  common["cuda_impls"] = "  m.impl(\"run\", &run);\n";
+  common["meta_impls"] = "  m.impl(\"run\", &run_meta);\n";
+  common["op_names"] = "\"run\"";
+  return render(embedded::pytorch_conv, h);
+}
+
+}  // namespace
+
+std::string pytorch_binding(const TorchExport& e) {
+  if (!is_identifier(e.module))
+    throw InvalidArgumentError(fmt::format("name: '{}' is not a Python identifier (letters, digits and _, not starting "
+                                           "with a digit); it names the module and its torch.ops namespace",
+                                           e.module));
+  const library::GemmConfig& c = e.config;
+  if (e.transposed && (c.kind != KernelKind::Gemm || c.bias))
+    throw InvalidArgumentError("export: a plan with a column-major C exports only as a GEMM without a bias; give the "
+                               "plan a row-major C");
+  Holes common = {{"module", e.module}, {"kernel", c.name()}};
+  common["body"] = c.kind == KernelKind::Gemm      ? gemm_body(e, common)
+                   : c.kind == KernelKind::Grouped ? grouped_body(e, common)
+                                                   : conv_body(e, common);
+  return render(embedded::pytorch_common, common);
+}
+
+}  // namespace cuforge::emit

@@ -1,0 +1,159 @@
+"""cuforge.emit: kernel sources, plan.construct() and PyTorch extension sources (no GPU, no torch).
+
+Building and running the exported extensions is tests/gpu/test_export_gpu.py."""
+
+import ast
+
+import numpy as np
+import pytest
+
+import cuforge
+from cuforge import InvalidArgumentError, LayoutType
+
+ROW, COL = LayoutType.RowMajor, LayoutType.ColumnMajor
+
+
+def test_emit_is_a_module_and_kernel_source_names_the_kernel():
+    name = cuforge.list_gemms(90)[0]
+    source = cuforge.emit.kernel_source(name)
+    assert name in source and "cuforge_gemm_run" in source
+    assert not callable(cuforge.emit)
+
+
+def test_equal_plans_construct_equal_sources():
+    # The CUTLASS Python interface compares plans built different ways by the source they emit.
+    a = cuforge.op.Gemm(element=np.float16, layout=ROW, cc=90)
+    b = cuforge.op.Gemm(element_A=np.float16, element_B=np.float16, element_C=np.float16, element_D=np.float16,
+                        element_accumulator=np.float32, layout_A=ROW, layout_B=ROW, layout_C=ROW, cc=90)
+    x = np.zeros((64, 64), np.float16)
+    c = cuforge.op.Gemm(A=x, B=x, C=x, D=x, cc=90)
+    sources = {p.construct(M=4096, N=4096, K=4096).rt_module.emit() for p in (a, b, c)}
+    assert len(sources) == 1
+    other = cuforge.op.Gemm(element=np.float16, layout_A=COL, layout_B=ROW, layout_C=ROW, cc=90)
+    assert other.construct(M=4096, N=4096, K=4096).emit() not in sources
+
+
+def test_each_listed_tile_constructs_its_own_kernel_and_the_plan_keeps_its_tile():
+    for cc in (80, 90):
+        plan = cuforge.op.Gemm(element=np.float16, layout=ROW, cc=cc, kernel_cc=cc)
+        tiles = plan.tile_descriptions()
+        names = {plan.construct(td).name for td in tiles}
+        assert len(names) == len(tiles)
+        assert plan.tile_description is None  # construct(td) pins td for its own choice only
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(stages=100), "stages"),
+    (dict(threadblock_shape=[17, 32, 5]), "17x32x5"),
+])
+def test_construct_refuses_a_tile_no_kernel_has(change, message):
+    plan = cuforge.op.Gemm(element=np.float16, layout=ROW, cc=90)
+    td = plan.tile_descriptions()[0]
+    for field, value in change.items():
+        setattr(td, field, value)
+    with pytest.raises(InvalidArgumentError, match=message):
+        plan.construct(td)
+    assert plan.tile_description is None
+
+
+def test_construct_before_sm90_refuses_clusters_and_automatic_stages():
+    plan = cuforge.op.Gemm(element=np.float16, layout=ROW, cc=80)
+    for field, value, message in (("cluster_shape", [2, 1, 1], "cluster"), ("stages", 0, "stages")):
+        td = plan.tile_descriptions()[0]
+        setattr(td, field, value)
+        with pytest.raises(InvalidArgumentError, match=message):
+            plan.construct(td)
+
+
+def _export(plan, name, tmp_path, **problem):
+    directory = cuforge.emit.pytorch(plan.construct(**problem), name, sourcedir=str(tmp_path / name))
+    files = {p.name: p for p in directory.rglob("*") if p.is_file()}
+    return directory, files
+
+
+def test_gemm_export_writes_a_buildable_source_directory(tmp_path):
+    plan = cuforge.op.Gemm(element=np.float16, layout=ROW, cc=90)
+    plan.activation = "relu"
+    op = plan.construct(M=1024, N=1024, K=1024)
+    directory, files = _export(plan, "my_gemm", tmp_path, M=1024, N=1024, K=1024)
+    assert set(files) == {"my_gemm.cpp", "my_gemm_kernel.cu", "abi.h", "setup.py"}
+    assert files["my_gemm_kernel.cu"].read_text() == op.emit()
+    binding = files["my_gemm.cpp"].read_text()
+    assert "TORCH_LIBRARY(my_gemm, m)" in binding and "PyInit_my_gemm" in binding
+    assert "run(Tensor A, Tensor B, Tensor? C=None, float alpha=1.0, float beta=0.0) -> Tensor" in binding
+    assert "TORCH_LIBRARY_IMPL(my_gemm, Meta, m)" in binding  # torch.compile traces through the Meta kernel
+    assert "getCurrentCUDAStream" in binding and op.name in binding
+    setup = files["setup.py"].read_text()
+    ast.parse(setup)
+    assert "CUDAExtension" in setup and "-gencode=arch=compute_90a,code=sm_90a" in setup
+    assert '"-lcuda"' not in setup  # linking is setup.py's own: libraries=["cuda"]
+
+
+def test_column_major_output_exports_the_transposed_kernel(tmp_path):
+    plan = cuforge.op.Gemm(element=np.float16, layout_A=ROW, layout_B=ROW, layout_C=COL, cc=90)
+    _, files = _export(plan, "gemm_t", tmp_path, M=512, N=512, K=512)
+    assert "constexpr bool kTransposed = true;" in files["gemm_t.cpp"].read_text()
+
+
+def test_grouped_and_conv_exports_have_their_operators(tmp_path):
+    grouped = cuforge.op.GroupedGemm(element=np.float16, layout=ROW, cc=90)
+    _, files = _export(grouped, "my_grouped", tmp_path)
+    binding = files["my_grouped.cpp"].read_text()
+    assert "Tensor[] A" in binding and "run_offsets(Tensor A, Tensor B, Tensor offsets" in binding
+    for kind, first in (("fprop", "run(Tensor A"), ("dgrad", "run(int[] input_size"), ("wgrad", "run(int[] weight_size")):
+        plan = cuforge.op.Conv2d(kind, element=np.float16)
+        _, files = _export(plan, f"conv_{kind}", tmp_path)
+        binding = files[f"conv_{kind}.cpp"].read_text()
+        assert first in binding and f"Kind::{kind}" in binding and "ChannelsLast" in binding
+
+
+def test_export_refuses_bad_names_and_operations(tmp_path):
+    op = cuforge.op.Gemm(element=np.float16, layout=ROW, cc=90).construct()
+    for name in ("1gemm", "my-gemm", "", "a b"):
+        with pytest.raises(InvalidArgumentError, match="identifier"):
+            cuforge.emit.pytorch(op, name, sourcedir=str(tmp_path))
+    with pytest.raises(InvalidArgumentError, match="construct"):
+        cuforge.emit.pytorch("cuforge_sm90_gemm", "x", sourcedir=str(tmp_path))
+    with pytest.raises(InvalidArgumentError, match="cc"):
+        cuforge.emit.pytorch(op, "x", cc="90", sourcedir=str(tmp_path))
+    with pytest.raises(InvalidArgumentError, match="sm_90a|9.0|90"):
+        cuforge.emit.pytorch(op, "x", cc=80, sourcedir=str(tmp_path))  # an SM90 kernel cannot target 8.0
+    assert not any(tmp_path.iterdir())  # nothing written for a refused export
+
+
+def _check_arguments(source):
+    """The message arguments of every TORCH_CHECK in a C++ source (after the condition)."""
+    calls, start = [], 0
+    while (start := source.find("TORCH_CHECK(", start)) >= 0:
+        i, depth, quoted, args, current = start + len("TORCH_CHECK("), 1, False, [], ""
+        while depth:
+            ch = source[i]
+            quoted ^= ch == '"' and source[i - 1] != "\\"
+            if not quoted:
+                depth += (ch in "([{") - (ch in ")]}")
+            if depth and ch == "," and depth == 1 and not quoted:
+                args.append(current.strip())
+                current = ""
+            elif depth:
+                current += ch
+            i += 1
+        calls.append(args[1:] + [current.strip()])
+        start = i
+    return calls
+
+
+def test_export_messages_never_stream_numbers(tmp_path):
+    # Streamed numbers are formatted by code the binding instantiates itself, which crashed against
+    # the process's libstdc++ on the H200 machine: numbers go through text() instead.
+    allowed_names = {"name", "what", "kKernel", "status_text(status)", "type", "device", "t.device()",
+                     "t.scalar_type()", "offsets.scalar_type()", "offsets.device()", "a_name", "c_name",
+                     "std::string(mode)"}
+    plans = [cuforge.op.Gemm(element=np.float16, layout=ROW, cc=90),
+             cuforge.op.GroupedGemm(element=np.float16, layout=ROW, cc=90),
+             *(cuforge.op.Conv2d(kind, element=np.float16) for kind in ("fprop", "dgrad", "wgrad"))]
+    for i, plan in enumerate(plans):
+        binding = plan.construct().pytorch_binding(f"m{i}")
+        for args in _check_arguments(binding):
+            for arg in args:
+                assert (arg.startswith('"') or arg.startswith("text(") or arg in allowed_names
+                        or ("?" in arg and '"' in arg)), f"TORCH_CHECK streams {arg!r}"
