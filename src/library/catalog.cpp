@@ -29,6 +29,21 @@ const std::vector<Sm90Tile> kSm90Tiles = {
     {128, 64, KernelSchedule::TmaWarpSpecializedPingpong},
     {128, 128, KernelSchedule::TmaWarpSpecializedPingpong},
 };
+// fp8's promoted accumulation holds two accumulators, which rules out the 128-register tiles above
+// (256x128, 128x256, ...): these fill the gap with 96 registers each.
+const std::vector<Sm90Tile> kSm90PromotedTiles = {
+    {128, 192, KernelSchedule::TmaWarpSpecializedCooperative},
+    {256, 96, KernelSchedule::TmaWarpSpecializedCooperative},
+    {64, 192, KernelSchedule::TmaWarpSpecializedPingpong},
+};
+const std::vector<Sm90Tile>& sm90_tiles(const MathInstruction& mi) {
+  static const std::vector<Sm90Tile> promoted = [] {
+    std::vector<Sm90Tile> all = kSm90Tiles;
+    all.insert(all.end(), kSm90PromotedTiles.begin(), kSm90PromotedTiles.end());
+    return all;
+  }();
+  return mi.a == DataType::e4m3 || mi.a == DataType::e5m2 ? promoted : kSm90Tiles;
+}
 const std::vector<std::array<int, 3>> kSm90Clusters = {{1, 1, 1}, {2, 1, 1}, {1, 2, 1}};
 
 // SM80 tiles per instruction family, as CUTLASS's generator has them; K in bytes of the A/B type.
@@ -109,7 +124,7 @@ std::vector<GemmConfig> enumerate_sm90() {
     for (KernelKind kind : {KernelKind::Gemm, KernelKind::Grouped})
     for (DataType o : mi.outputs)
       for (auto [la, lb] : kOperandLayouts)
-        for (const auto& t : kSm90Tiles)
+        for (const auto& t : sm90_tiles(mi))
           for (const auto& cluster : kSm90Clusters)
             for (TileScheduler sched : {TileScheduler::Default, TileScheduler::StreamK}) {
               GemmConfig c = base_config(mi, o, la, lb);

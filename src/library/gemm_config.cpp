@@ -14,6 +14,10 @@ namespace {
 constexpr int kSm90SharedMemory = 227 * 1024;  // opt-in maximum per CTA on Hopper
 constexpr int kSm80SharedMemory = 163 * 1024;  // on A100; Hopper runs these kernels too
 constexpr int kMaxAccumulatorRegisters = 128;   // per thread, leaving room for addressing
+// Both fp8 accumulators, per thread: ptxas (CUDA 13) fits 2 x 96 in a consumer warpgroup without
+// spilling (128x192 and 256x96 cooperative), but spills 600-950 bytes with 2 x 128 (256x128 and
+// 128x256 cooperative, 64x256 and 128x128 ping-pong: a third of 128x128's speed on the H200).
+constexpr int kMaxPromotedAccumulatorRegisters = 192;
 
 char layout_letter(Layout l) { return l == Layout::RowMajor ? 'r' : 'c'; }
 
@@ -325,9 +329,15 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
       return fmt::format("cluster {}x{}x{} is not one CUTLASS builds (M x N up to 4 CTAs, K = 1)", cl[0], cl[1], cl[2]);
     int acc_elements = (coop ? t[0] / 2 : t[0]) * t[1] / 128;
     int acc_registers = acc_elements * size_bits(c.element_accumulator) / 32;
-    if (acc_registers > kMaxAccumulatorRegisters)
-      return fmt::format("the tile needs {} accumulator registers per thread (limit {}): use a smaller tile{}",
-                         acc_registers, kMaxAccumulatorRegisters, pingpong ? " or the cooperative schedule" : "");
+    // CUTLASS's fp8 mainloop promotes: wgmma accumulates a few k-blocks into a second f32 fragment,
+    // which is added into the first every promotion interval, so both live in registers.
+    const bool promoted = c.element_a == DataType::e4m3 || c.element_a == DataType::e5m2;
+    if (promoted) acc_registers *= 2;
+    const int limit = promoted ? kMaxPromotedAccumulatorRegisters : kMaxAccumulatorRegisters;
+    if (acc_registers > limit)
+      return fmt::format("the tile needs {} accumulator registers per thread{} (limit {}): use a smaller tile{}",
+                         acc_registers, promoted ? " (fp8 promotes from a second accumulator)" : "", limit,
+                         pingpong ? " or the cooperative schedule" : "");
     if (resolved_stages(c) < 2 || shared_memory_bytes(c) > kSm90SharedMemory)
       return fmt::format("{} stages of {} bytes and the epilogue do not fit in {} bytes of shared memory",
                          std::max(resolved_stages(c), 2), stage_bytes(c), kSm90SharedMemory);

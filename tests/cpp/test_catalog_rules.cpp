@@ -126,6 +126,15 @@ std::vector<std::pair<const char*, GemmConfig>> accepted() {
       {"sm90 e5m2 x e5m2 -> bf16, silu", test::changed(sm90_fp8(D::e5m2, D::e5m2, D::bf16), [](auto& c) {
          c.activation = Activation::silu;
        })},
+      // Two promoted accumulators of 96 registers each fit (ptxas: no spills).
+      {"sm90 e4m3 128x192 cooperative", test::changed(sm90_fp8(D::e4m3, D::e4m3, D::bf16), [](auto& c) {
+         c.tile.threadblock_shape = {128, 192, 128};
+         c.tile.kernel_schedule = KernelSchedule::TmaWarpSpecializedCooperative;
+         c.tile.epilogue_schedule = EpilogueSchedule::TmaWarpSpecializedCooperative;
+       })},
+      {"sm90 e4m3 64x192 ping-pong", test::changed(sm90_fp8(D::e4m3, D::e4m3, D::bf16), [](auto& c) {
+         c.tile.threadblock_shape = {64, 192, 128};
+       })},
       {"sm80 f64 tensor op", sm80_f64()},
       {"sm80 f64 tensor op, leaky_relu and a bias row", test::changed(sm80_f64(), [](auto& c) {
          c.activation = Activation::leaky_relu;
@@ -167,6 +176,19 @@ std::vector<Refusal> refusals() {
       {"pingpong 128x256: too many accumulator registers",
        test::changed(sm90_pingpong(), [](auto& c) { c.tile.threadblock_shape = {128, 256, 64}; }),
        {"accumulator registers", "256", "cooperative"}},
+      // fp8 promotes from a second accumulator: 2 x 128 registers spill (ptxas), 2 x 96 fit.
+      {"fp8 coop 256x128: two accumulators of 128 registers",
+       test::changed(sm90_fp8(DataType::e4m3, DataType::e4m3, DataType::bf16), [](auto& c) {
+         c.tile.threadblock_shape = {256, 128, 128};
+         c.tile.kernel_schedule = KS::TmaWarpSpecializedCooperative;
+         c.tile.epilogue_schedule = ES::TmaWarpSpecializedCooperative;
+       }),
+       {"256 accumulator registers", "second accumulator", "limit 192"}},
+      {"fp8 pingpong 128x128: two accumulators of 128 registers",
+       test::changed(sm90_fp8(DataType::e5m2, DataType::e4m3, DataType::f16), [](auto& c) {
+         c.tile.threadblock_shape = {128, 128, 128};
+       }),
+       {"256 accumulator registers", "second accumulator", "cooperative"}},
       {"coop 256x256: too many accumulator registers",
        test::changed(sm90_coop(), [](auto& c) { c.tile.threadblock_shape = {256, 256, 64}; }), {"accumulator registers"}},
       {"sm90 f32 with a column-major A", test::changed(sm90_coop(), [](auto& c) {

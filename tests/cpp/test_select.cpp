@@ -157,6 +157,45 @@ TEST(GemmPlan, AlignedProblemsGetAnSm90Kernel) {
   }
 }
 
+// fp8 (e4m3 -> bf16, promoted accumulation): the large problems of issue 18 take tiles whose two
+// accumulators fit in registers. The 256x128 cooperative kernel the plan picked before spilled and
+// ran at a third of the 128x128 cooperative one on the H200.
+TEST(GemmPlan, Fp8LargeProblemsTakeTilesThatDoNotSpill) {
+  GemmOptions o = plan_of(DataType::e4m3, R, C, R);
+  o.element_c = o.element_d = DataType::bf16;
+  Gemm g(o);
+  const std::vector<std::pair<std::array<int64_t, 3>, std::array<int, 3>>> expected = {
+      {{8192, 8192, 8192}, {128, 192, 128}},
+      {{4096, 4096, 4096}, {128, 128, 128}},
+      {{4096, 14336, 4096}, {128, 192, 128}},
+      {{8192, 1024, 8192}, {128, 128, 128}},
+  };
+  for (const auto& [mnk, tile] : expected) {
+    auto [m, n, k] = mnk;
+    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+    const auto choice = g.select(g.shape(m, n, k, 1, false));
+    const GemmConfig& c = choice.config;
+    EXPECT_TRUE(in_catalog(c)) << c.name();
+    EXPECT_EQ(c.arch, 90) << c.name();
+    EXPECT_EQ(c.tile.threadblock_shape, tile) << c.name();
+    EXPECT_EQ(c.tile.kernel_schedule, KernelSchedule::TmaWarpSpecializedCooperative) << c.name();
+    EXPECT_EQ(c.tile.tile_scheduler, TileScheduler::Default) << c.name();
+    EXPECT_EQ(choice.splits, 1) << c.name();
+    EXPECT_FALSE(c.parallel_split_k) << c.name();
+  }
+  // No fp8 kernel of the catalog holds more than 2 x 96 accumulator registers per thread.
+  library::GemmFilter f;
+  f.arch = 90;
+  for (DataType t : {DataType::e4m3, DataType::e5m2}) {
+    f.element_a = t;
+    for (const GemmConfig* c : library::find_gemms(f)) {
+      const auto& s = c->tile.threadblock_shape;
+      const bool coop = c->tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
+      EXPECT_LE((coop ? s[0] / 2 : s[0]) * s[1] / 128, 96) << c->name();
+    }
+  }
+}
+
 TEST(GemmPlan, ColumnMajorDSelectsTheTransposedKernel) {
   Gemm g(plan_of(DataType::bf16, R, C, C));
   const GemmConfig& c = pick(g, 4096, 1024, 512);
