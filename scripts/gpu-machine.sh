@@ -8,4 +8,8 @@ export CUTLASS_PATH=$PWD/.deps/cutlass
 export CUFORGE_CACHE_DIR=${CUFORGE_CACHE_DIR:-/tmp/cuforge-cache}
 CMAKE_ARGS="-DCUFORGE_DEPS_INCLUDE=$PWD/.deps/include" \
   python3 -m pip install -q --no-build-isolation --no-deps . 2>&1 | tail -3
+# The notebook runner (scripts/run-notebooks), from the wheels vendored beside the headers.
+if [ -d .deps/wheels ]; then
+  python3 -m pip install -q --no-index --find-links .deps/wheels nbclient nbformat ipykernel 2>&1 | tail -3
+fi
 set +e
