@@ -30,7 +30,8 @@ DEFAULT_SHAPES = [
     (8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048), (1024, 1024, 1024),
     (16, 4096, 4096), (128, 14336, 4096), (4096, 14336, 4096), (8192, 1024, 8192),
 ]
-DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+# tf32: f32 tensors on the tensor cores, beside cuBLAS with torch.backends.cuda.matmul.allow_tf32.
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "tf32": torch.float32}
 
 
 def default_plan(dtype):
@@ -196,7 +197,7 @@ def parse_dtypes(text):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dtypes", type=parse_dtypes, default=list(DTYPES), help="comma list: bf16,fp16")
+    p.add_argument("--dtypes", type=parse_dtypes, default=["bf16", "fp16"], help="comma list: bf16,fp16,tf32")
     p.add_argument("--shapes", type=parse_shapes, default=DEFAULT_SHAPES, help="comma list of MxNxK")
     p.add_argument("--repeats", type=int, default=100, help="timed calls per measurement (median)")
     p.add_argument("--warmup", type=int, default=10, help="untimed calls before timing")
@@ -206,6 +207,7 @@ def main():
                    help="skip host overhead, plan construction and compile timings")
     p.add_argument("--skip-gemm", action="store_true", help="skip the throughput table")
     args = p.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = True  # cuBLAS's TF32 beside cuforge's tf32 plans
 
     props = torch.cuda.get_device_properties(0)
     l2_bytes = getattr(props, "L2_cache_size", 50 * 2**20)

@@ -10,6 +10,7 @@ extern const std::string_view gemm_sm90;
 extern const std::string_view gemm_sm80;
 extern const std::string_view gemm_entry;
 extern const std::string_view gemm_split_k;
+extern const std::string_view gemm_staging;
 extern const std::string_view sm90_launch;
 extern const std::string_view sm80_launch;
 extern const std::string_view grouped_sm90;

@@ -54,7 +54,38 @@ constexpr std::string_view kSm90StreamKArguments = R"(  using DecompositionMode 
   using ReductionMode = cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90StreamKParams::ReductionMode;
   args.scheduler.reduction_mode = p.deterministic ? ReductionMode::Deterministic : ReductionMode::Nondeterministic;)";
 
-std::string emit_sm90(const library::GemmConfig& c, const std::string& name) {
+// The kernel an SM90 configuration instantiates: its 32-bit operands K-major (the others are
+// copied so first, library::staged_k_major).
+library::GemmConfig k_major(library::GemmConfig c) {
+  const library::StagedOperands staged = library::staged_k_major(c);
+  if (staged.a) c.layout_a = Layout::RowMajor;
+  if (staged.b) c.layout_b = Layout::ColumnMajor;
+  return c;
+}
+
+constexpr std::string_view kNoStaging = R"(// The kernel reads every operand where it is.
+namespace cuforge_staging {
+constexpr size_t staged_bytes(const cuforge_gemm_arguments&) { return 0; }
+constexpr bool fits(const cuforge_gemm_arguments&) { return true; }
+inline cuforge_gemm_arguments staged_arguments(const cuforge_gemm_arguments& p, void*) { return p; }
+inline cudaError_t stage(const cuforge_gemm_arguments&, const cuforge_gemm_arguments&, cudaStream_t) {
+  return cudaSuccess;
+}
+}  // namespace cuforge_staging)";
+
+std::string staging(const library::GemmConfig& c) {
+  const library::StagedOperands staged = library::staged_k_major(c);
+  if (!staged.any()) return std::string(kNoStaging);
+  return render(embedded::gemm_staging,
+                {{"staged_operands", staged.a && staged.b ? "A (column-major) and B (row-major) are"
+                                     : staged.a           ? "A (column-major) is"
+                                                          : "B (row-major) is"},
+                 {"stage_a", staged.a ? "true" : "false"},
+                 {"stage_b", staged.b ? "true" : "false"}});
+}
+
+std::string emit_sm90(const library::GemmConfig& config, const std::string& name) {
+  const library::GemmConfig c = k_major(config);
   Holes h = sm90_holes(c, name);
   const bool stream_k = c.tile.tile_scheduler == TileScheduler::StreamK;
   h["tile_scheduler"] = stream_k ? "cutlass::gemm::StreamKScheduler" : "void";
@@ -114,7 +145,7 @@ std::string gemm_source(const library::GemmConfig& config) {
   std::string body = gemm.arch >= 90 ? emit_sm90(gemm, config.name()) : emit_sm80(gemm, config.name());
   return body + "\n" +
          (config.parallel_split_k ? emit_split_k_reduction(config)
-                                  : render(embedded::gemm_entry, {{"name", config.name()}}));
+                                  : render(embedded::gemm_entry, {{"name", config.name()}, {"staging", staging(config)}}));
 }
 
 KernelSource gemm_kernel(const library::GemmConfig& config, int cc) {

@@ -189,6 +189,11 @@ const MathInstruction* math_instruction(const GemmConfig& c) {
   return find_math_instruction(c.arch, c.opclass, c.math, c.element_a, c.element_b, c.element_accumulator);
 }
 
+StagedOperands staged_k_major(const GemmConfig& c) {
+  if (c.arch < 90 || size_bits(c.element_a) != 32 || c.opclass != OpcodeClass::TensorOp) return {};
+  return {c.layout_a != Layout::RowMajor, c.layout_b != Layout::ColumnMajor};
+}
+
 DataType epilogue_compute_type(const GemmConfig& c) {
   if (c.element_d == DataType::s32) return DataType::s32;
   return c.arch >= 90 ? DataType::f32 : c.element_accumulator;
@@ -234,6 +239,8 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
     if (c.tile.tile_scheduler == TileScheduler::StreamK)
       return std::string("parallel split-K runs its slices as a batch: the stream-K scheduler splits K itself");
     if (auto why = why_invalid(split_k_partials(c))) return fmt::format("its partial products: {}", *why);
+    if (staged_k_major(c).any())
+      return std::string("parallel split-K is not offered for kernels that copy operands K-major first");
   }
   const auto& t = c.tile.threadblock_shape;
   const bool sm90 = c.arch >= 90;
@@ -313,12 +320,12 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
                          "default persistent scheduler or stream-K", to_string(c.tile.tile_scheduler));
     if (c.tile.tile_scheduler == TileScheduler::StreamK && !coop)
       return std::string("the stream-K tile scheduler runs only with the cooperative kernel schedule");
-    if (size_bits(c.element_a) != 16 && (c.layout_a != Layout::RowMajor || c.layout_b != Layout::ColumnMajor))
-      return fmt::format("wgmma reads {}-bit operands only K-major: SM90 {} kernels need a row-major A and a "
-                         "column-major B ({})",
-                         size_bits(c.element_a), to_string(c.element_a),
-                         size_bits(c.element_a) == 32 ? "other layouts run on SM80 kernels"
-                                                      : "no kernel reads 8-bit operands MN-major: transpose them first");
+    // wgmma reads 32-bit operands only K-major: a kernel copies those that are not into its workspace
+    // K-major first (library::staged_k_major). 8-bit operands have no such kernel.
+    if (size_bits(c.element_a) == 8 && (c.layout_a != Layout::RowMajor || c.layout_b != Layout::ColumnMajor))
+      return fmt::format("wgmma reads 8-bit operands only K-major: SM90 {} kernels need a row-major A and a "
+                         "column-major B (no kernel reads 8-bit operands MN-major: transpose them first)",
+                         to_string(c.element_a));
     int k_bytes = t[2] * size_bits(c.element_a) / 8;
     if (k_bytes % 128 != 0)
       return fmt::format("tile K must span a multiple of 128 bytes of {} ({} elements), got {}",

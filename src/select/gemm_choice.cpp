@@ -73,8 +73,12 @@ bool contains(const std::vector<E>& values, E value) {
 // few slices the queue costs more than the parallelism gains.
 constexpr int kMaxSerialSplits = 16;
 
+// The operands' alignments allow the kernel's vectors; an operand the kernel copies K-major first
+// (library::staged_k_major) is read along K from the copy, so K must hold whole vectors.
 bool fits(const GemmConfig& c, const GemmShape& p) {
-  return c.alignment_a <= p.align_a && c.alignment_b <= p.align_b && c.alignment_c <= p.align_c;
+  const library::StagedOperands staged = library::staged_k_major(c);
+  return c.alignment_a <= p.align_a && c.alignment_b <= p.align_b && c.alignment_c <= p.align_c &&
+         (!staged.a || p.k % c.alignment_a == 0) && (!staged.b || p.k % c.alignment_b == 0);
 }
 
 static_assert(int(Decomposition::DataParallel) == 1 && int(Decomposition::SplitK) == 2 &&
@@ -106,8 +110,9 @@ bool slices_evenly(const GemmConfig& c, const GemmShape& p, int splits) {
 // run the problem.
 std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, const GemmShape& p, std::string& why) {
   if (!fits(row, p)) {
-    why = fmt::format("needs alignments {}/{}/{}; the operands allow {}/{}/{}", row.alignment_a, row.alignment_b,
-                      row.alignment_c, p.align_a, p.align_b, p.align_c);
+    why = fmt::format("needs alignments {}/{}/{}{}; the operands allow {}/{}/{}", row.alignment_a, row.alignment_b,
+                      row.alignment_c, library::staged_k_major(row).any() ? " and K of whole vectors" : "",
+                      p.align_a, p.align_b, p.align_c);
     return std::nullopt;
   }
   GemmConfig c = row;
@@ -127,6 +132,10 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
   c.bias = p.bias;
   if (s.decomposition == Decomposition::ParallelSplitK) {
     c.parallel_split_k = true;
+    if (auto invalid = library::why_invalid(c)) {
+      why = *invalid;
+      return std::nullopt;
+    }
     if (!slices_evenly(c, p, s.splits)) {
       why = fmt::format("parallel split-K needs one matrix (not a batch of {}) and K = {} in {} equal slices of "
                         "whole vectors", p.batch, p.k, s.splits);
@@ -281,7 +290,13 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& s, const GemmShape&
     }
   };
   add_from(k.primary);
-  if (configs.empty()) add_from(k.fallback);  // e.g. odd leading dimensions TMA cannot load
+  // SM80 kernels when no SM90 one can run the problem (e.g. odd leading dimensions TMA cannot
+  // load), or beside SM90 kernels that must copy an operand K-major first: for a small M the copy
+  // of B can cost more than the whole GEMM on mma.sync (the model weighs both).
+  const bool copying = !configs.empty() && std::all_of(configs.begin(), configs.end(), [](const GemmConfig& c) {
+    return library::staged_k_major(c).any();
+  });
+  if (configs.empty() || copying) add_from(k.fallback);
 
   // Each kernel with the settings' slices. In the heuristic decomposition, SM90 stream-K kernels
   // also with each split-K slice count that leaves every slice a few K iterations, wgrad into f32

@@ -35,6 +35,9 @@ constexpr double kPartialBytesPerSecond = 5e12;
 constexpr double kLonePingpongFraction = 0.8;
 // How much of a memory-bound kernel's compute time still shows (the overlap is imperfect).
 constexpr double kUnhiddenFraction = 0.3;
+// The K-major copy of a 32-bit operand an SM90 kernel makes first (library::staged_k_major): a
+// transpose kernel reading and writing every element, at this fraction of DRAM bandwidth.
+constexpr double kTransposeBandwidthFraction = 0.6;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Tile counts in doubles: 32-bit extents times batches overflow int64 products.
@@ -116,8 +119,14 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
                        double(p.m) * p.n * size_bytes(c.element_d)) *
                       p.batch;
   double memory_us = dram_bytes / kDramBytesPerSecond * 1e6;
+  double staging_us = 0.0;
+  if (const library::StagedOperands staged = library::staged_k_major(c); staged.any()) {
+    const double elements = (staged.a ? double(p.m) * p.k : 0.0) + (staged.b ? double(p.k) * p.n : 0.0);
+    staging_us = kLaunchUs + 2.0 * elements * p.batch * sizeof(float) /
+                                 (kDramBytesPerSecond * kTransposeBandwidthFraction) * 1e6;
+  }
   return kLaunchUs + std::max(compute_us, memory_us) + kUnhiddenFraction * std::min(compute_us, memory_us) +
-         reduce_us;
+         reduce_us + staging_us;
 }
 
 }  // namespace cuforge::select

@@ -191,20 +191,14 @@ std::vector<Refusal> refusals() {
        {"256 accumulator registers", "second accumulator", "cooperative"}},
       {"coop 256x256: too many accumulator registers",
        test::changed(sm90_coop(), [](auto& c) { c.tile.threadblock_shape = {256, 256, 64}; }), {"accumulator registers"}},
-      {"sm90 f32 with a column-major A", test::changed(sm90_coop(), [](auto& c) {
+      {"sm90 f32 with a row-major B in parallel split-K", test::changed(sm90_coop(), [](auto& c) {
          c.element_a = c.element_b = c.element_c = c.element_d = DataType::f32;
          c.tile.threadblock_shape = {128, 128, 32};
          c.alignment_a = c.alignment_b = c.alignment_c = 4;
-         c.layout_a = Layout::ColumnMajor;
+         c.layout_b = Layout::RowMajor;  // copied K-major first: no parallel split-K over it
+         c.parallel_split_k = true;
        }),
-       {"K-major", "row-major A", "SM80"}},
-      {"sm90 f32 with a row-major B", test::changed(sm90_coop(), [](auto& c) {
-         c.element_a = c.element_b = c.element_c = c.element_d = DataType::f32;
-         c.tile.threadblock_shape = {128, 128, 32};
-         c.alignment_a = c.alignment_b = c.alignment_c = 4;
-         c.layout_b = Layout::RowMajor;
-       }),
-       {"column-major B"}},
+       {"K-major first"}},
       {"sm90 alignment of A not 16 bytes", test::changed(sm90_coop(), [](auto& c) { c.alignment_a = 4; }),
        {"16-byte aligned A", "got 4", "SM80"}},
       {"sm90 alignment of C not 16 bytes", test::changed(sm90_coop(), [](auto& c) { c.alignment_c = 2; }),

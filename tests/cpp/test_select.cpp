@@ -218,13 +218,35 @@ TEST(GemmPlan, Sm80FamilyOnRequest) {
   EXPECT_EQ(pick(g, 4096, 4096, 4096).alignment_b, 8);
 }
 
-TEST(GemmPlan, Tf32WithRowMajorBRunsOnSm80) {
-  Gemm g(plan_of(DataType::f32, R, R, R));
-  EXPECT_EQ(g.kernel_cc(), 80) << "SM90 TF32 kernels read K-major operands only";
-  EXPECT_EQ(pick(g, 1024, 1024, 1024).arch, 80);
+TEST(GemmPlan, Tf32OfEveryLayoutRunsOnSm90ThroughKMajorCopies) {
+  // wgmma reads 32-bit operands only K-major: a row-major B (or column-major A) is copied K-major
+  // into the workspace first, which the model counts, and large problems still take SM90 kernels.
+  for (auto [la, lb] : {std::pair{R, R}, std::pair{C, C}, std::pair{C, R}}) {
+    Gemm g(plan_of(DataType::f32, la, lb, R));
+    EXPECT_EQ(g.kernel_cc(), 90);
+    const auto picked = pick(g, 4096, 4096, 4096);
+    EXPECT_EQ(picked.arch, 90) << picked.name();
+    const auto staged = library::staged_k_major(picked);
+    EXPECT_EQ(staged.a, la == C);
+    EXPECT_EQ(staged.b, lb == R);
+  }
+  // A small M reads B once: copying it first costs more than mma.sync over it (H200: the copying
+  // SM90 kernel ran 128x14336x4096 at 0.30x of cuBLAS), so those go to SM80 kernels.
+  Gemm rr(plan_of(DataType::f32, R, R, R));
+  EXPECT_EQ(pick(rr, 128, 14336, 4096).arch, 80);
+  EXPECT_EQ(pick(rr, 16, 4096, 4096).arch, 80);
+  EXPECT_EQ(pick(rr, 8192, 8192, 8192).arch, 90);
+  // K of whole vectors: the copies are read along K.
+  EXPECT_EQ(pick(rr, 264, 136, 130).arch, 80);
   Gemm k_major(plan_of(DataType::f32, R, C, R));
-  EXPECT_EQ(k_major.kernel_cc(), 90);
+  EXPECT_FALSE(library::staged_k_major(pick(k_major, 1024, 1024, 1024)).any());
   EXPECT_EQ(pick(k_major, 1024, 1024, 1024).alignment_a, 4);
+  // The copy is counted: the same kernel costs more when it must stage B.
+  GemmConfig copying = pick(k_major, 4096, 4096, 4096);
+  copying.layout_b = R;
+  const GemmShape shape{4096, 4096, 4096, 1, 4, 4, 4};
+  EXPECT_GT(select::estimated_time_us(copying, shape, 1, true, 132),
+            select::estimated_time_us(pick(k_major, 4096, 4096, 4096), shape, 1, true, 132));
 }
 
 TEST(GemmPlan, ImpossiblePlansAreRefused) {

@@ -30,7 +30,7 @@ class Case:
     layout_a: str
     layout_b: str
     layout_c: str
-    kernel_cc: Optional[int]  # None: the default family (SM90 on the H200); 80: CUTLASS 2.x kernels
+    kernel_cc: Optional[int]  # None: the default family (SM90 on the H200); 80: CUTLASS 2.x; 90: 3.x
     M: int
     N: int
     K: int
@@ -39,7 +39,7 @@ class Case:
 
     @property
     def id(self):
-        cc = "sm80" if self.kernel_cc == 80 else "default"
+        cc = {80: "sm80", 90: "sm90"}.get(self.kernel_cc, "default")
         lay = self.layout_a[0] + self.layout_b[0] + self.layout_c[0]
         ab = f"-a{self.alpha:g}b{self.beta:g}" if (self.alpha, self.beta) != (1.0, 0.0) else ""
         return f"{self.dtype}-{lay}-{cc}-{self.M}x{self.N}x{self.K}{ab}"
@@ -89,6 +89,11 @@ F32_CASES = [
     Case("f32", ROW, ROW, ROW, None, *BASE),
     Case("f32", ROW, ROW, ROW, 80, *BASE),
     Case("f32", COL, ROW, ROW, None, *BASE, alpha=1.0, beta=2.0),
+    # SM90 kernels copy a column-major A and a row-major B K-major first (with a column-major D, the
+    # transposed problem copies both).
+    Case("f32", ROW, ROW, ROW, 90, *BASE),
+    Case("f32", COL, COL, ROW, 90, *BASE, alpha=1.0, beta=2.0),
+    Case("f32", COL, ROW, COL, 90, 264, 136, 132),
 ]
 
 # The plan the asynchronous-run tests use (its kernel is one of the layout cases').
@@ -177,6 +182,19 @@ def test_column_major_c_d(case, gen):
 @pytest.mark.parametrize("case", F32_CASES, ids=lambda c: c.id)
 def test_f32_tf32(case, gen):
     run_case(case, gen)
+
+
+def test_tf32_copies_of_batched_and_broadcast_operands(gen):
+    """SM90 TF32 with a row-major B copied K-major per batch, or once when it is broadcast."""
+    plan = make_plan(Case("f32", ROW, ROW, ROW, 90, 0, 0, 0))
+    plan.tile_description = plan.tile_descriptions()[0]  # an SM90 tile: no SM80 kernel beside it
+    A = torch.randint(-3, 4, (3, 128, 64), device="cuda", generator=gen).float()
+    for B in (torch.randint(-3, 4, (64, 96), device="cuda", generator=gen).float(),
+              torch.randint(-3, 4, (3, 64, 96), device="cuda", generator=gen).float()):
+        D = torch.full((3, 128, 96), float("nan"), device="cuda")
+        plan.run(A, B, None, D)
+        assert "sm90" in plan.last_kernel
+        assert_exact(D, reference(A, B, None, 1.0, 0.0, torch.float32))
 
 
 def test_one_plan_many_problems(gen):

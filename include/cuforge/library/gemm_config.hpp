@@ -56,6 +56,15 @@ GemmConfig split_k_partials(const GemmConfig& config);
 // The math instruction a configuration computes with, or nullptr when its family has none.
 const MathInstruction* math_instruction(const GemmConfig& config);
 
+// The operands an SM90 kernel first copies K-major into its workspace (wgmma reads 32-bit operands
+// only K-major): A when it is column-major, B when it is row-major. The CUTLASS kernel itself is built
+// for the K-major layouts and reads the copies.
+struct StagedOperands {
+  bool a = false, b = false;
+  bool any() const { return a || b; }
+};
+StagedOperands staged_k_major(const GemmConfig& config);
+
 // The type the epilogue computes activation(alpha * acc + beta * C) in: s32 for s32 outputs (exact
 // for any K, as CUTLASS's own integer kernels do; alpha and beta are then integers), else f32 on
 // SM90 and the accumulator's type on SM80 (f64 for f64, f16 for f16 accumulation).
