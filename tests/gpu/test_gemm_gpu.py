@@ -197,6 +197,17 @@ def test_tf32_copies_of_batched_and_broadcast_operands(gen):
         assert_exact(D, reference(A, B, None, 1.0, 0.0, torch.float32))
 
 
+def test_a_batch_over_one_b_runs_as_one_gemm_of_its_rows(gen):
+    """64 batches of 16 rows times one B (and a batched C): folded into a 1024-row GEMM, exact."""
+    plan = make_plan(PLAIN)
+    A = torch.randint(-3, 4, (64, 16, 256), device="cuda", generator=gen).half()
+    B = torch.randint(-3, 4, (256, 128), device="cuda", generator=gen).half()
+    C = torch.randint(-3, 4, (64, 16, 128), device="cuda", generator=gen).half()
+    D = torch.full((64, 16, 128), float("nan"), device="cuda", dtype=torch.float16)
+    plan.run(A, B, C, D, beta=1.0)
+    assert_exact(D, reference(A, B, C, 1.0, 1.0, torch.float16))
+
+
 def test_one_plan_many_problems(gen):
     """A plan reused on problems of different shapes, back and forth (the remembered selection)."""
     plan = make_plan(PLAIN)
