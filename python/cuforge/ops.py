@@ -4,7 +4,7 @@
 ``torch.ops.cuforge.gemm``: a torch.library custom operator with a fake kernel, so that
 torch.compile(fullgraph=True) traces through it, and CUDA graphs capture it (it allocates only its
 output, from torch's caching allocator, and launches on torch's current stream). Each combination
-of dtypes and layouts gets one cuforge.op.Gemm plan, kept for the process; the plan chooses and
+of dtypes, layouts and device gets one cuforge.op.Gemm plan, kept for the process; the plan chooses and
 builds the kernel per problem class as it does for run().
 """
 
@@ -20,12 +20,12 @@ _plans: dict[tuple, Gemm] = {}
 
 
 def _plan(A: torch.Tensor, B: torch.Tensor, D: torch.Tensor) -> Gemm:
-    key = (A.dtype, B.dtype, D.dtype, layout_of(A, "A"), layout_of(B, "B"))
+    key = (A.dtype, B.dtype, D.dtype, layout_of(A, "A"), layout_of(B, "B"), A.device.index)
     plan = _plans.get(key)
     if plan is None:
         plan = _plans[key] = Gemm(element_A=torch_datatype(A.dtype), element_B=torch_datatype(B.dtype),
                                   element_C=torch_datatype(D.dtype), element_D=torch_datatype(D.dtype),
-                                  layout_A=key[3], layout_B=key[4], layout_C="RowMajor")
+                                  layout_A=key[3], layout_B=key[4], layout_C="RowMajor", device=key[5])
     return plan
 
 

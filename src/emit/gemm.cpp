@@ -66,7 +66,6 @@ library::GemmConfig k_major(library::GemmConfig c) {
 constexpr std::string_view kNoStaging = R"(// The kernel reads every operand where it is.
 namespace cuforge_staging {
 constexpr size_t staged_bytes(const cuforge_gemm_arguments&) { return 0; }
-constexpr bool fits(const cuforge_gemm_arguments&) { return true; }
 inline cuforge_gemm_arguments staged_arguments(const cuforge_gemm_arguments& p, void*) { return p; }
 inline cudaError_t stage(const cuforge_gemm_arguments&, const cuforge_gemm_arguments&, cudaStream_t) {
   return cudaSuccess;

@@ -73,12 +73,13 @@ bool contains(const std::vector<E>& values, E value) {
 // few slices the queue costs more than the parallelism gains.
 constexpr int kMaxSerialSplits = 16;
 
-// The operands' alignments allow the kernel's vectors; an operand the kernel copies K-major first
-// (library::staged_k_major) is read along K from the copy, so K must hold whole vectors.
+// The operands' alignments allow the kernel's vectors. An operand the kernel copies K-major first
+// (library::staged_k_major) is read element by element by the copy and along K, in vectors, from
+// the copy (whose rows are padded to 16 bytes): K must hold whole vectors.
 bool fits(const GemmConfig& c, const GemmShape& p) {
   const library::StagedOperands staged = library::staged_k_major(c);
-  return c.alignment_a <= p.align_a && c.alignment_b <= p.align_b && c.alignment_c <= p.align_c &&
-         (!staged.a || p.k % c.alignment_a == 0) && (!staged.b || p.k % c.alignment_b == 0);
+  return (staged.a ? p.k % c.alignment_a == 0 : c.alignment_a <= p.align_a) &&
+         (staged.b ? p.k % c.alignment_b == 0 : c.alignment_b <= p.align_b) && c.alignment_c <= p.align_c;
 }
 
 static_assert(int(Decomposition::DataParallel) == 1 && int(Decomposition::SplitK) == 2 &&

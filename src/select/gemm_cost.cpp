@@ -122,8 +122,8 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
   double staging_us = 0.0;
   if (const library::StagedOperands staged = library::staged_k_major(c); staged.any()) {
     const double elements = (staged.a ? double(p.m) * p.k : 0.0) + (staged.b ? double(p.k) * p.n : 0.0);
-    staging_us = kLaunchUs + 2.0 * elements * p.batch * sizeof(float) /
-                                 (kDramBytesPerSecond * kTransposeBandwidthFraction) * 1e6;
+    staging_us = (int(staged.a) + int(staged.b)) * kLaunchUs +
+                 2.0 * elements * p.batch * sizeof(float) / (kDramBytesPerSecond * kTransposeBandwidthFraction) * 1e6;
   }
   return kLaunchUs + std::max(compute_us, memory_us) + kUnhiddenFraction * std::min(compute_us, memory_us) +
          reduce_us + staging_us;

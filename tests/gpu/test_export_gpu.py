@@ -188,7 +188,7 @@ def test_bad_arguments_are_exceptions_naming_them(modules, call, message):
 
 def test_conv_bad_arguments(modules):
     x, w = _nchw(2, 64, 8, 8), _nchw(64, 64, 3, 3)
-    with pytest.raises(RuntimeError, match="channels contiguous"):
+    with pytest.raises(RuntimeError, match="dense tensor in torch.channels_last memory format"):
         modules["cf_fprop"].run(x.contiguous(), w, None, (1, 1), (1, 1))
     with pytest.raises(RuntimeError, match="filters have 32 channels"):
         modules["cf_fprop"].run(x, _nchw(64, 32, 3, 3), None, (1, 1), (1, 1))

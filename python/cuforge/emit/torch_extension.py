@@ -17,6 +17,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -28,6 +29,7 @@ logger = logging.getLogger("cuforge")
 
 # Modules this process has loaded, by name: (digest of what they were built from, module).
 _loaded: dict[str, tuple[str, object]] = {}
+_building = threading.Lock()
 
 # Build directories a process left behind (it died while building) are removed after this long.
 _STALE_STAGING_SECONDS = 24 * 3600
@@ -108,7 +110,37 @@ def _remove_stale_staging(root: Path) -> None:
             pass
 
 
+# torch's own operator namespaces (and cuforge.ops'): a module of that name would clash with them.
+_RESERVED_NAMESPACES = {"aten", "prim", "prims", "quantized", "_quantized", "profiler", "cuda", "c10d", "cuforge"}
+
+
+def _check_namespace_free(name: str) -> None:
+    """Refuses a name whose torch.ops namespace is taken: registering it again while the module loads
+    would abort the process (torch raises inside the library's static initialisers)."""
+    import torch
+
+    taken = name in _RESERVED_NAMESPACES
+    all_ops = getattr(torch._C, "_dispatch_get_all_op_names", None)
+    find = getattr(torch._C, "_dispatch_find_schema_or_throw", None)
+    if not taken and all_ops is not None:
+        taken = any(op.startswith(f"{name}::") for op in all_ops())
+    elif not taken and find is not None:
+        try:
+            find(f"{name}::run", "")
+            taken = True
+        except RuntimeError:
+            pass
+    if taken:
+        raise InvalidArgumentError(f"name: torch.ops.{name} is already taken in this process (by torch, cuforge or "
+                                   "another extension); export under another name")
+
+
 def _jit(op, name: str, cc: int, binding: str, kernel: dict):
+    with _building:  # one build at a time: two of one name would both register it
+        return _jit_locked(op, name, cc, binding, kernel)
+
+
+def _jit_locked(op, name: str, cc: int, binding: str, kernel: dict):
     import torch
     import torch.utils.cpp_extension as cpp_extension
 
@@ -120,7 +152,8 @@ def _jit(op, name: str, cc: int, binding: str, kernel: dict):
         if _loaded[name][0] == digest:
             return _loaded[name][1]
         raise InvalidArgumentError(f"name: a module {name!r} of another kernel or build is already loaded in this "
-                                   "process (torch.ops.{name} is taken); export this one under another name")
+                                   f"process (torch.ops.{name} is taken); export this one under another name")
+    _check_namespace_free(name)
     root = Path(_core.cache_dir()) / "torch"
     root.mkdir(parents=True, exist_ok=True)
     final = root / f"{name}-{digest}"
@@ -132,6 +165,9 @@ def _jit(op, name: str, cc: int, binding: str, kernel: dict):
         shutil.copyfile(built["library"], staging / f"lib{library}.so")
         _write_sources(staging, name, binding, kernel, with_kernel=False)
         logger.info("building the PyTorch extension %s for %s (its binding compiles once)", name, op.name)
+        # torch numbers a second build of one name in a process (name_v1) by its build directory,
+        # which is new each time here: the module's init function is named after `name` alone.
+        cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(name, None)
         try:
             module = cpp_extension.load(
                 name=name, sources=[str(staging / f"{name}.cpp")], extra_include_paths=[str(staging / "include")],
@@ -140,6 +176,10 @@ def _jit(op, name: str, cc: int, binding: str, kernel: dict):
         except Exception as e:
             shutil.rmtree(staging, ignore_errors=True)
             raise CompilationError(f"building the PyTorch extension {name} for {op.name} failed: {e}") from None
+        for built_file in staging.iterdir():
+            if built_file.is_file():
+                with open(built_file, "rb") as f:
+                    os.fsync(f.fileno())
         try:
             staging.rename(final)  # published whole; another process may have published it first
         except OSError:

@@ -137,10 +137,10 @@ class Conv2d(Plan):
         if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) != 7:
             raise InvalidArgumentError(f"problem: expected (N, H, W, C, K, R, S), got {problem!r}")
         extents = [integer(v, name, 1) for v, name in zip(problem, "NHWCKRS")]
-        with self._tile_pinned(tile_description):
-            chosen = self._plan.select(extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
-                                       _pair(dilation, "dilation", 1), bool(bias))
-            return Operation(self._plan, chosen, self._plan.settings, self.cc)
+        core = self._core_for(tile_description)
+        chosen = core.select(extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
+                             _pair(dilation, "dilation", 1), bool(bias))
+        return Operation(core, chosen, core.settings, self.cc)
 
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
                 print_module: bool = False, *, problems=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),

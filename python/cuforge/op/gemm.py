@@ -150,10 +150,10 @@ class Gemm(Plan):
         is its source): chosen for M x N x K if given, else the plan's tensors, else 4096^3, with
         ``tile_description`` pinned for this choice only (the plan keeps its own). Compiles nothing."""
         m, n, k, b = self._problem(M, N, K, batch, "construct")
-        with self._tile_pinned(tile_description):
-            chosen = self._plan.select(integer(m, "M"), integer(n, "N"), integer(k, "K"), integer(b, "batch"),
-                                       bool(bias), alignments(alignment_A, alignment_B, alignment_C))
-            return Operation(self._plan, chosen, self._plan.settings, self.cc)
+        core = self._core_for(tile_description)
+        chosen = core.select(integer(m, "M"), integer(n, "N"), integer(k, "K"), integer(b, "batch"), bool(bias),
+                             alignments(alignment_A, alignment_B, alignment_C))
+        return Operation(core, chosen, core.settings, self.cc)
 
     def run(self, A=None, B=None, C=None, D=None, alpha=None, beta=None, sync: bool = True,
             print_module: bool = False, visitor_args=None, stream=None):

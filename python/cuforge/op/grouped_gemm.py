@@ -87,10 +87,10 @@ class GroupedGemm(Plan):
         groups of M x N x K if given, else the plan's tensors, else 8 of 1024 x 4096 x 4096, with
         ``tile_description`` pinned for this choice only. Compiles nothing."""
         g, m, n, k = self._problem(groups, M, N, K, "construct")
-        with self._tile_pinned(tile_description):
-            chosen = self._plan.select(integer(g, "groups"), integer(m, "M"), integer(n, "N"), integer(k, "K"),
-                                       alignments(alignment_A, alignment_B, alignment_C))
-            return Operation(self._plan, chosen, self._plan.settings, self.cc)
+        core = self._core_for(tile_description)
+        chosen = core.select(integer(g, "groups"), integer(m, "M"), integer(n, "N"), integer(k, "K"),
+                             alignments(alignment_A, alignment_B, alignment_C))
+        return Operation(core, chosen, core.settings, self.cc)
 
     def run(self, A=None, B=None, C=None, D=None, alpha=None, beta=None, sync: bool = True,
             print_module: bool = False, stream=None, offsets=None):

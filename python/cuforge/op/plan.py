@@ -3,7 +3,6 @@ tensors, the settings, and the reading of Python values (enums, integers, scalar
 
 from __future__ import annotations
 
-import contextlib
 import numbers
 
 from .. import _core, epilogue
@@ -152,7 +151,8 @@ class Plan:
         element_d = element_of(element_D, D if D is not None else C, "D")
         # element_C = void (the seed's spelling of "no C"): the kernels take C of D's type, never read.
         self._no_c = element_c == _core.DataType.void
-        self._plan = self._core_class(
+        # What the core plan is made of, kept to make another like it (construct() with a tile).
+        self._core_args = dict(
             element_a=element_a,
             element_b=element_b,
             element_c=element_d if self._no_c else element_c,
@@ -163,9 +163,9 @@ class Plan:
             layout_c=layout_for(layout_C, D if D is not None else C, "C"),
             cc=0 if cc is None else integer(cc, "cc", 0),
             kernel_cc=0 if kernel_cc is None else integer(kernel_cc, "kernel_cc", 0),
-            settings=settings,
             **core_options,
         )
+        self._plan = self._core_class(settings=settings, **self._core_args)
         o = self._plan
         self._types = dict(element_a=o.element_a, element_b=o.element_b, element_c=element_c,
                            element_d=o.element_d, layout_a=o.layout_a, layout_b=o.layout_b, layout_c=o.layout_c)
@@ -202,18 +202,17 @@ class Plan:
 
         return out, copy_back
 
-    @contextlib.contextmanager
-    def _tile_pinned(self, tile_description):
-        """Pins a tile description (checked as the setter checks it) for the body only."""
+    def _core_for(self, tile_description):
+        """The core plan construct() chooses with: the plan's own, or for a tile description a new one
+        of the same types and settings with that tile pinned (checked as the setter checks it), so that
+        the plan keeps its settings and the kernels it compiled."""
         if tile_description is None:
-            yield
-            return
-        saved = self._plan.settings
-        self.tile_description = tile_description
-        try:
-            yield
-        finally:
-            self._plan.settings = saved
+            return self._plan
+        core = self._core_class(settings=self._plan.settings, **self._core_args)
+        settings = core.settings
+        settings.tile = _tile_from(tile_description)
+        core.settings = settings
+        return core
 
     def _update(self, change):
         """Applies `change` to a copy of the settings and gives it to the core, which checks it whole:
