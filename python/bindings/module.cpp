@@ -12,7 +12,6 @@
 #include "cuforge/cuforge.hpp"
 #include "cuforge/compile/toolchain.hpp"
 #include "cuforge/emit/gemm.hpp"
-#include "cuforge/emit/pytorch.hpp"
 #include "cuforge/select/gemm_settings.hpp"
 
 namespace nb = nanobind;
@@ -222,18 +221,7 @@ nb::class_<Plan> bind_plan(nb::module_& m, const char* name, const char* doc) {
       .def("tile_schedulers", &Plan::tile_schedulers)
       .def_prop_ro("last_kernel", &Plan::last_kernel, "The kernel the latest run launched.")
       .def_prop_ro("last_splits", &Plan::last_splits, "The split-K slices of the latest run.")
-      .def("pytorch_binding",
-           [](const Plan& p, const select::GemmCandidate& chosen, const std::string& module,
-              const select::GemmSettings& s) {
-             emit::TorchExport e{module, chosen.config};
-             e.transposed = chosen.config.kind == KernelKind::Gemm && p.options().layout_c == Layout::ColumnMajor;
-             e.launch.activation_argument = s.activation_argument;
-             e.launch.splits = chosen.splits;
-             e.launch.decomposition = chosen.decomposition;
-             e.launch.deterministic = s.deterministic;
-             return emit::pytorch_binding(e);
-           },
-           "chosen"_a, "module"_a, "settings"_a,
+      .def("pytorch_binding", &Plan::pytorch_binding, "chosen"_a, "module"_a, "settings"_a,
            "The C++ source registering a chosen kernel, run with `settings`, as torch.ops.<module> operators.");
   return cls;
 }

@@ -12,6 +12,7 @@
 #include "cuforge/core/grouped_problem.hpp"
 #include "cuforge/core/log.hpp"
 #include "cuforge/emit/gemm.hpp"
+#include "cuforge/emit/pytorch.hpp"
 #include "cuforge/runtime/device.hpp"
 #include "cuforge/runtime/conv_kernel.hpp"
 #include "cuforge/runtime/gemm_kernel.hpp"
@@ -157,6 +158,20 @@ select::GemmCandidate Plan<Kernel, Problem>::choice(const GemmShape& shape) cons
 template <class Kernel, class Problem>
 KernelSource Plan<Kernel, Problem>::kernel_source(const library::GemmConfig& config) const {
   return emit::gemm_kernel(config, cc_);
+}
+
+template <class Kernel, class Problem>
+std::string Plan<Kernel, Problem>::pytorch_binding(const select::GemmCandidate& chosen, const std::string& module,
+                                                   const select::GemmSettings& settings) const {
+  emit::TorchExport e{module, chosen.config};
+  // A column-major D runs the transposed problem (GemmTypes::canonical): the export does too (GEMM
+  // only; emit::pytorch_binding refuses the others).
+  e.transposed = options_.layout_c == Layout::ColumnMajor;
+  e.launch.activation_argument = settings.activation_argument;
+  e.launch.splits = chosen.splits;
+  e.launch.decomposition = chosen.decomposition;
+  e.launch.deterministic = settings.deterministic;
+  return emit::pytorch_binding(e);
 }
 
 template <class Kernel, class Problem>

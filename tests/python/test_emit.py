@@ -157,3 +157,20 @@ def test_export_messages_never_stream_numbers(tmp_path):
             for arg in args:
                 assert (arg.startswith('"') or arg.startswith("text(") or arg in allowed_names
                         or ("?" in arg and '"' in arg)), f"TORCH_CHECK streams {arg!r}"
+
+
+def test_construct_with_a_tile_leaves_the_plan_as_it_was():
+    plan = cuforge.op.Gemm(element=np.float16, layout=ROW, cc=90)
+    plan.activation = "relu"
+    core = plan._plan
+    td = plan.tile_descriptions()[3]
+    op = plan.construct(td, M=1024, N=1024, K=1024)
+    assert plan._plan is core and plan.tile_description is None and plan.activation.name == "relu"
+    assert op.rt_module.emit() == plan.construct(td, M=1024, N=1024, K=1024).emit()
+    assert op.name.endswith("_relu") and "TORCH_LIBRARY(m, m)" in op.pytorch_binding("m")
+
+
+def test_a_grouped_plan_with_a_column_major_d_is_not_exported(tmp_path):
+    plan = cuforge.op.GroupedGemm(element=np.float16, layout_A=ROW, layout_B=ROW, layout_C=COL, cc=90)
+    with pytest.raises(InvalidArgumentError, match="row-major C"):
+        cuforge.emit.pytorch(plan.construct(), "g", sourcedir=str(tmp_path))

@@ -60,6 +60,10 @@ class Plan {
   select::GemmCandidate choice(const GemmShape& shape) const;
   // The source a configuration is built from, for this plan's target.
   KernelSource kernel_source(const library::GemmConfig& config) const;
+  // A chosen kernel as PyTorch operators torch.ops.<module>.* (emit/pytorch.hpp), each run with
+  // `settings` (the activation's argument, determinism) and the choice's slices.
+  std::string pytorch_binding(const select::GemmCandidate& chosen, const std::string& module,
+                              const select::GemmSettings& settings) const;
 
   // Builds the kernels the selection picks for these problem classes, in parallel with up to `jobs`
   // nvcc processes (0: one per core), and keeps them for later runs. Throws the first failure
