@@ -489,3 +489,7 @@ def test_a_batch_over_one_b_folds_into_the_rows_of_one_gemm():
                      (np.ascontiguousarray(A.transpose(0, 2, 1)).transpose(0, 2, 1), B, C, D)):
         descs = [host_descriptor(x, 0) for x in operands]
         assert fold_batch_into_rows(descs) == descs
+    # Nor a batch whose rows together pass the kernels' 32-bit extents.
+    huge = [(0, None, (2**16, 2**16, 8), (2**19, 8, 1), 0), (0, None, (8, 8), (8, 1), 0), None,
+            (0, None, (2**16, 2**16, 8), (2**19, 8, 1), 0)]
+    assert fold_batch_into_rows(huge) == huge

@@ -31,6 +31,9 @@ def fold_batches(desc, name):
     return ptr, dtype, (batch, *shape[-2:]), (dims[-1][1] if dims else 0, *strides[-2:]), device
 
 
+_MAX_EXTENT = 2**31 - 1
+
+
 def _stacked_rows(desc, batch: int, rows: int):
     """A (batch, rows, columns) row-major operand whose batches follow one another row after row,
     as one (batch x rows, columns) matrix; None when its layout does not allow it."""
@@ -53,6 +56,8 @@ def fold_batch_into_rows(descs):
     if a is None or b is None or d is None or len(a[2]) != 3 or len(d[2]) != 3 or d[2][0] < 2:
         return descs
     batch, rows = d[2][0], d[2][1]
+    if batch * rows > _MAX_EXTENT:  # the folded M must stay within the kernels' 32-bit extents
+        return descs
     if len(b[2]) == 3:
         if b[2][0] > 1 and b[3][0] != 0:
             return descs
