@@ -12,11 +12,13 @@
 #include "cuforge/cuforge.hpp"
 #include "cuforge/compile/toolchain.hpp"
 #include "cuforge/emit/gemm.hpp"
-#include "cuforge/select/gemm_settings.hpp"
+#include "operands.hpp"
+#include "plans.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
 using namespace cuforge;
+using cuforge::python::compile_result;
 
 namespace {
 
@@ -35,30 +37,6 @@ PyObject* new_exception(nb::module_& m, const char* name, PyObject* bases, const
   return cls;
 }
 
-// An operand as the Python layer describes it: (data_ptr, dtype, shape, strides, device), or None.
-TensorRef to_tensor_ref(nb::handle h, const char* name) {
-  TensorRef t;
-  if (h.is_none()) return t;
-  PyObject* tuple = h.ptr();
-  if (!PyTuple_Check(tuple) || PyTuple_GET_SIZE(tuple) != 5) throw nb::type_error("operand descriptor: bad tuple");
-  t.data = reinterpret_cast<const void*>(PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(tuple, 0)));
-  t.dtype = nb::cast<DataType>(nb::handle(PyTuple_GET_ITEM(tuple, 1)));
-  PyObject* shape = PyTuple_GET_ITEM(tuple, 2);
-  PyObject* strides = PyTuple_GET_ITEM(tuple, 3);
-  Py_ssize_t rank = PyTuple_GET_SIZE(shape);
-  if (rank > TensorRef::kMaxRank || PyTuple_GET_SIZE(strides) != rank)
-    throw InvalidArgumentError(std::string(name) + ": expected at most " + std::to_string(TensorRef::kMaxRank) +
-                               " dimensions (a matrix, a batch of matrices, or an NHWC tensor), got " +
-                               std::to_string(rank));
-  t.rank = int(rank);
-  for (Py_ssize_t i = 0; i < rank; ++i) {
-    t.shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-    t.strides[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i));
-  }
-  t.device = int(PyLong_AsLong(PyTuple_GET_ITEM(tuple, 4)));
-  if (PyErr_Occurred()) throw nb::python_error();
-  return t;
-}
 
 // DLPack's element type codes and device types (dlpack.h), as numbers: nanobind's names for the
 // 8-bit floats vary by version.
@@ -108,123 +86,7 @@ nb::tuple dlpack_descriptor(nb::ndarray<nb::ro> a, const char* name) {
   return nb::make_tuple(data, *dtype, nb::tuple(shape), nb::tuple(strides), device);
 }
 
-nb::dict compile_result(const compile::CompileResult& r) {
-  nb::dict d;
-  d["name"] = r.entry.name;
-  d["key"] = r.entry.key;
-  d["library"] = r.entry.library().string();
-  d["source"] = r.entry.source().string();
-  d["cache_hit"] = r.cache_hit;
-  d["seconds"] = r.seconds;
-  return d;
-}
 
-using Alignments = std::array<std::optional<int>, 3>;
-
-std::array<int, 3> caps(const Alignments& alignments) {
-  std::array<int, 3> out{};
-  for (int i = 0; i < 3; ++i) out[i] = alignments[i].value_or(0);
-  return out;
-}
-
-using Pair = std::array<int64_t, 2>;
-using ConvExtents = std::array<int64_t, 7>;  // N, H, W, C, K, R, S
-
-// A convolution's size from its extents and geometry (P and Q as the geometry gives them).
-Conv2dSize conv_size(const ConvExtents& e, const op::ConvGeometry& g) {
-  Conv2dSize z;
-  z.n = e[0];
-  z.h = e[1];
-  z.w = e[2];
-  z.c = e[3];
-  z.k = e[4];
-  z.r = e[5];
-  z.s = e[6];
-  z.pad_h = g.padding[0];
-  z.pad_w = g.padding[1];
-  z.stride_h = g.stride[0];
-  z.stride_w = g.stride[1];
-  z.dilation_h = g.dilation[0];
-  z.dilation_w = g.dilation[1];
-  z.p = Conv2dSize::output_extent(z.h, z.r, z.pad_h, z.stride_h, z.dilation_h);
-  z.q = Conv2dSize::output_extent(z.w, z.s, z.pad_w, z.stride_w, z.dilation_w);
-  return z;
-}
-
-std::vector<TensorRef> tensor_refs(const std::vector<nb::handle>& list, const char* name) {
-  std::vector<TensorRef> out;
-  for (size_t i = 0; i < list.size(); ++i) out.push_back(to_tensor_ref(list[i], name));
-  return out;
-}
-
-// Builds with the GIL released; the results as dicts.
-template <class Build>
-nb::list compile_results(Build&& build) {
-  std::vector<compile::CompileResult> built;
-  {
-    nb::gil_scoped_release release;
-    built = build();
-  }
-  nb::list out;
-  for (const auto& r : built) out.append(compile_result(r));
-  return out;
-}
-
-// What the GEMM-family plans share (op/plan.hpp): construction, types, settings, the kernel set.
-template <class Plan>
-nb::class_<Plan> bind_plan(nb::module_& m, const char* name, const char* doc) {
-  nb::class_<Plan> cls(m, name, doc);
-  cls.def("__init__",
-          [](Plan* self, DataType a, DataType b, DataType c, DataType d, std::optional<DataType> acc, Layout la,
-             Layout lb, Layout lc, int cc, int kernel_cc, int device, std::optional<select::GemmSettings> settings,
-             std::optional<KernelKind> kind) {
-            GemmOptions o;
-            o.element_a = a;
-            o.element_b = b;
-            o.element_c = c;
-            o.element_d = d;
-            o.element_accumulator = acc;
-            o.layout_a = la;
-            o.layout_b = lb;
-            o.layout_c = lc;
-            o.cc = cc;
-            o.kernel_cc = kernel_cc;
-            o.device = device;
-            if (settings) o.settings = *settings;
-            if constexpr (std::is_same_v<Plan, Conv2d>) {
-              new (self) Conv2d(kind.value_or(KernelKind::Conv2dFprop), o);
-            } else {
-              if (kind) throw InvalidArgumentError("kind: only convolution plans take a kind");
-              new (self) Plan(o);
-            }
-          },
-          "element_a"_a, "element_b"_a, "element_c"_a, "element_d"_a, "element_accumulator"_a.none(), "layout_a"_a,
-          "layout_b"_a, "layout_c"_a, "cc"_a = 0, "kernel_cc"_a = 0, "device"_a = -1,
-          "settings"_a.none() = nb::none(), "kind"_a.none() = nb::none())
-      .def_prop_ro("cc", &Plan::cc)
-      .def_prop_ro("kernel_cc", &Plan::kernel_cc)
-      .def_prop_ro("device", &Plan::device)
-      .def_prop_ro("element_a", [](const Plan& g) { return g.options().element_a; })
-      .def_prop_ro("element_b", [](const Plan& g) { return g.options().element_b; })
-      .def_prop_ro("element_c", [](const Plan& g) { return g.options().element_c; })
-      .def_prop_ro("element_d", [](const Plan& g) { return g.options().element_d; })
-      .def_prop_ro("element_accumulator", [](const Plan& g) { return g.options().accumulator(); })
-      .def_prop_ro("layout_a", [](const Plan& g) { return g.options().layout_a; })
-      .def_prop_ro("layout_b", [](const Plan& g) { return g.options().layout_b; })
-      .def_prop_ro("layout_c", [](const Plan& g) { return g.options().layout_c; })
-      .def_prop_rw("settings", &Plan::settings, &Plan::set_settings,
-                   "A copy of the settings; assigning checks them as a whole and leaves the plan as it was when "
-                   "refused.")
-      .def("tile_descriptions", &Plan::tile_descriptions)
-      .def("math_instruction", &Plan::math_instruction)
-      .def("activations", &Plan::activations)
-      .def("tile_schedulers", &Plan::tile_schedulers)
-      .def_prop_ro("last_kernel", &Plan::last_kernel, "The kernel the latest run launched.")
-      .def_prop_ro("last_splits", &Plan::last_splits, "The split-K slices of the latest run.")
-      .def("pytorch_binding", &Plan::pytorch_binding, "chosen"_a, "module"_a, "settings"_a,
-           "The C++ source registering a chosen kernel, run with `settings`, as torch.ops.<module> operators.");
-  return cls;
-}
 
 }  // namespace
 
@@ -374,145 +236,7 @@ NB_MODULE(_core, m) {
              b.copy_to_host(reinterpret_cast<void*>(host), bytes, reinterpret_cast<cudaStream_t>(stream));
            });
 
-  nb::class_<select::GemmSettings>(m, "GemmSettings",
-                                   "A GEMM plan's settings as one value (the C++ core checks it as a whole).")
-      .def(nb::init<>())
-      .def_rw("activation", &select::GemmSettings::activation)
-      .def_rw("activation_argument", &select::GemmSettings::activation_argument, "leaky_relu's negative slope")
-      .def_rw("tile_scheduler", &select::GemmSettings::tile_scheduler, nb::arg().none())
-      .def_rw("decomposition", &select::GemmSettings::decomposition)
-      .def_rw("splits", &select::GemmSettings::splits)
-      .def_rw("deterministic", &select::GemmSettings::deterministic)
-      .def_rw("tile", &select::GemmSettings::tile, nb::arg().none())
-      .def_rw("opclass", &select::GemmSettings::opclass, nb::arg().none())
-      .def_rw("math", &select::GemmSettings::math, nb::arg().none())
-      .def("set_activation", &select::GemmSettings::set_activation, "activation"_a, "argument"_a.none() = nb::none(),
-           "The activation and its argument (None: its default, 0.01 for leaky_relu).")
-      .def("set_decomposition", &select::GemmSettings::set_decomposition, "decomposition"_a)
-      .def("set_split_k_slices", &select::GemmSettings::set_split_k_slices, "slices"_a);
-
-  nb::class_<select::GemmCandidate>(m, "Candidate", "A kernel chosen for a problem class, with how it divides the work.")
-      .def_prop_ro("name", [](const select::GemmCandidate& c) { return c.config.name(); })
-      .def_ro("splits", &select::GemmCandidate::splits)
-      .def_ro("decomposition", &select::GemmCandidate::decomposition)
-      .def_ro("estimated_us", &select::GemmCandidate::estimated_us)
-      .def("__repr__", [](const select::GemmCandidate& c) { return "Candidate(" + c.config.name() + ")"; });
-
-  auto gemm = bind_plan<Gemm>(m, "Gemm", "A GEMM plan of the C++ core (cuforge.op.Gemm wraps it).");
-  gemm.def("select",
-           [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias, const Alignments& alignments) {
-             return g.select(g.shape(m, n, k, batch, bias, caps(alignments)));
-           },
-           "m"_a, "n"_a, "k"_a, "batch"_a = 1, "bias"_a = false, "alignments"_a = Alignments{})
-      .def("compile",
-           [](Gemm& g, const std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t, bool>>& problems,
-              const Alignments& alignments, int jobs) {
-             std::vector<GemmShape> shapes;
-             for (auto [m, n, k, batch, bias] : problems)
-               shapes.push_back(g.shape(m, n, k, batch, bias, caps(alignments)));
-             return compile_results([&] { return g.compile(shapes, jobs); });
-           },
-           "problems"_a, "alignments"_a, "jobs"_a = 0,
-           "Build the kernels chosen for (M, N, K, batch, bias) problems, in parallel; later runs use them.")
-      .def("run",
-           [](Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta,
-              uintptr_t stream, std::function<void()> on_complete) {
-             return g.run(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
-                          to_tensor_ref(d, "D"), alpha, beta, reinterpret_cast<cudaStream_t>(stream),
-                          std::move(on_complete));
-           },
-           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a, "beta"_a, "stream"_a,
-           "on_complete"_a.none())
-      .def("check",
-           [](const Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta) {
-             g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"), to_tensor_ref(d, "D"),
-                     alpha, beta);
-           },
-           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a, "beta"_a,
-           "The checks of run(), without running.");
-
-  auto grouped = bind_plan<GroupedGemm>(m, "GroupedGemm",
-                                        "A grouped GEMM plan of the C++ core (cuforge.op.GroupedGemm wraps it).");
-  grouped
-      .def("select",
-           [](const GroupedGemm& g, int64_t groups, int64_t m, int64_t n, int64_t k, const Alignments& alignments) {
-             return g.select(g.shape(groups, m, n, k, caps(alignments)));
-           },
-           "groups"_a, "m"_a, "n"_a, "k"_a, "alignments"_a = Alignments{},
-           "The kernel `groups` groups of packed operands of these mean sizes would run.")
-      .def("compile",
-           [](GroupedGemm& g, const std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>& problems,
-              const Alignments& alignments, int jobs) {
-             std::vector<GemmShape> shapes;
-             for (auto [groups, m, n, k] : problems) shapes.push_back(g.shape(groups, m, n, k, caps(alignments)));
-             return compile_results([&] { return g.compile(shapes, jobs); });
-           },
-           "problems"_a, "alignments"_a, "jobs"_a = 0,
-           "Build the kernels chosen for (groups, M, N, K) classes, in parallel; later runs use them.")
-      .def("run",
-           [](GroupedGemm& g, const std::vector<nb::handle>& a, const std::vector<nb::handle>& b,
-              const std::vector<nb::handle>& c, const std::vector<nb::handle>& d, double alpha, double beta,
-              uintptr_t stream, std::function<void()> on_complete) {
-             auto problem = g.check(tensor_refs(a, "A"), tensor_refs(b, "B"), tensor_refs(c, "C"),
-                                    tensor_refs(d, "D"), alpha, beta);
-             return g.run(problem, alpha, beta, reinterpret_cast<cudaStream_t>(stream), std::move(on_complete));
-           },
-           "a"_a, "b"_a, "c"_a, "d"_a, "alpha"_a, "beta"_a, "stream"_a, "on_complete"_a.none(),
-           "The list form: one operand descriptor per group (C may be an empty list when beta == 0).")
-      .def("run_offsets",
-           [](GroupedGemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle offsets,
-              double alpha, double beta, uintptr_t stream) {
-             auto problem = g.check_offsets(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
-                                            to_tensor_ref(d, "D"), to_tensor_ref(offsets, "offsets"), alpha, beta);
-             return g.run(problem, alpha, beta, reinterpret_cast<cudaStream_t>(stream));
-           },
-           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "offsets"_a.none(), "alpha"_a, "beta"_a,
-           "stream"_a, "The offsets form: A and D cut into groups of rows by device offsets, B one matrix per group.")
-      .def("check",
-           [](const GroupedGemm& g, const std::vector<nb::handle>& a, const std::vector<nb::handle>& b,
-              const std::vector<nb::handle>& c, const std::vector<nb::handle>& d, double alpha, double beta) {
-             g.check(tensor_refs(a, "A"), tensor_refs(b, "B"), tensor_refs(c, "C"), tensor_refs(d, "D"), alpha,
-                     beta);
-           },
-           "a"_a, "b"_a, "c"_a, "d"_a, "alpha"_a, "beta"_a, "The checks of run(), without running.");
-
-  auto conv = bind_plan<Conv2d>(m, "Conv2d", "A Conv2d plan of the C++ core (cuforge.op.Conv2d wraps it).");
-  conv.def_prop_ro("kind", &Conv2d::kind)
-      .def("select",
-           [](const Conv2d& g, const ConvExtents& extents, const Pair& stride, const Pair& padding,
-              const Pair& dilation, bool bias) {
-             return g.select(g.shape(conv_size(extents, {stride, padding, dilation}), bias));
-           },
-           "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "bias"_a = false,
-           "The kernel a convolution of (N, H, W, C, K, R, S) would run (dense tensors).")
-      .def("compile",
-           [](Conv2d& g, const std::vector<std::tuple<ConvExtents, Pair, Pair, Pair>>& problems, int jobs) {
-             std::vector<GemmShape> shapes;
-             for (const auto& [extents, stride, padding, dilation] : problems)
-               shapes.push_back(g.shape(conv_size(extents, {stride, padding, dilation})));
-             return compile_results([&] { return g.compile(shapes, jobs); });
-           },
-           "problems"_a, "jobs"_a = 0,
-           "Build the kernels chosen for ((N, H, W, C, K, R, S), stride, padding, dilation) problems, in parallel.")
-      .def("run",
-           [](Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, const Pair& stride,
-              const Pair& padding, const Pair& dilation, double alpha, double beta, int splits, uintptr_t stream,
-              std::function<void()> on_complete) {
-             auto problem = g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
-                                    to_tensor_ref(d, "D"), {stride, padding, dilation}, beta, splits);
-             return g.run(problem, alpha, beta, splits, reinterpret_cast<cudaStream_t>(stream), std::move(on_complete));
-           },
-           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a, "padding"_a, "dilation"_a, "alpha"_a,
-           "beta"_a, "splits"_a, "stream"_a, "on_complete"_a.none(),
-           "NHWC operand descriptors (A, B, D per the kind; C of D's shape, a bias vector, or None).")
-      .def("check",
-           [](const Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, const Pair& stride,
-              const Pair& padding, const Pair& dilation, double beta, int splits) {
-             g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"), to_tensor_ref(d, "D"),
-                     {stride, padding, dilation}, beta, splits);
-           },
-           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a, "padding"_a, "dilation"_a, "beta"_a,
-           "splits"_a, "The checks of run(), without running.");
+  python::bind_plans(m);
 
   m.def("list_gemms", [](std::optional<int> arch, const std::string& glob, std::optional<KernelKind> kind) {
           library::GemmFilter f;

@@ -117,6 +117,24 @@ GemmConfig base_config(const MathInstruction& mi, DataType out, Layout la, Layou
   return c;
 }
 
+// An SM80 multistage kernel of `kind` over one tile, its operands read in vectors of `align_bits`
+// (C and D in vectors of at most 16 bytes, at least one element).
+GemmConfig sm80_config(const MathInstruction& mi, DataType out, Layout la, Layout lb, KernelKind kind,
+                       const Sm80Tile& t, int align_bits, TileScheduler scheduler) {
+  GemmConfig c = base_config(mi, out, la, lb);
+  c.kind = kind;
+  c.tile.threadblock_shape = {t.m, t.n, t.k_bytes * 8 / size_bits(mi.a)};
+  c.tile.warp_count = t.warps;
+  c.tile.stages = t.stages;
+  c.tile.kernel_schedule = KernelSchedule::Multistage;
+  c.tile.epilogue_schedule = epilogue_for(KernelSchedule::Multistage);
+  c.tile.tile_scheduler = scheduler;
+  c.alignment_a = align_bits / size_bits(mi.a);
+  c.alignment_b = align_bits / size_bits(mi.b);
+  c.alignment_c = std::max(1, std::min(align_bits, 128) / size_bits(out));
+  return c;
+}
+
 std::vector<GemmConfig> enumerate_sm90() {
   std::vector<GemmConfig> out;
   for (const auto& mi : math_instructions()) {
@@ -154,18 +172,7 @@ std::vector<GemmConfig> enumerate_sm80() {
         for (const auto& t : sm80_tiles(mi))
           for (int align_bits : sm80_alignment_bits(mi))
             for (TileScheduler sched : {TileScheduler::Default, TileScheduler::StreamK}) {
-            GemmConfig c = base_config(mi, o, la, lb);
-            c.kind = kind;
-            c.tile.threadblock_shape = {t.m, t.n, t.k_bytes * 8 / size_bits(mi.a)};
-            c.tile.warp_count = t.warps;
-            c.tile.stages = t.stages;
-            c.tile.kernel_schedule = KernelSchedule::Multistage;
-            c.tile.epilogue_schedule = epilogue_for(KernelSchedule::Multistage);
-            c.tile.tile_scheduler = sched;
-            c.alignment_a = align_bits / size_bits(mi.a);
-            c.alignment_b = align_bits / size_bits(mi.b);
-            c.alignment_c = std::max(1, std::min(align_bits, 128) / size_bits(o));
-            add_if_valid(out, c);
+            add_if_valid(out, sm80_config(mi, o, la, lb, kind, t, align_bits, sched));
           }
   }
   return out;
@@ -182,18 +189,7 @@ std::vector<GemmConfig> enumerate_sm80_conv() {
         for (const auto& t : kSm80Tiles)
           for (int align_bits : {128, 64, 32}) {
             auto [la, lb] = conv_layouts(kind);
-            GemmConfig c = base_config(mi, o, la, lb);
-            c.kind = kind;
-            c.tile.threadblock_shape = {t.m, t.n, t.k_bytes * 8 / size_bits(mi.a)};
-            c.tile.warp_count = t.warps;
-            c.tile.stages = t.stages;
-            c.tile.kernel_schedule = KernelSchedule::Multistage;
-            c.tile.epilogue_schedule = epilogue_for(KernelSchedule::Multistage);
-            c.tile.tile_scheduler = TileScheduler::Default;
-            c.alignment_a = align_bits / size_bits(mi.a);
-            c.alignment_b = align_bits / size_bits(mi.b);
-            c.alignment_c = align_bits / size_bits(o);
-            add_if_valid(out, c);
+            add_if_valid(out, sm80_config(mi, o, la, lb, kind, t, align_bits, TileScheduler::Default));
           }
   }
   return out;

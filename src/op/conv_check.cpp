@@ -138,13 +138,7 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
   Nhwc xd = describe_nhwc("D", what_d, d, plan.element_d, "element_D", device);
 
   // The geometry: x (n, h, w, c), filters (k, r, s, c), y (n, p, q, k).
-  Conv2dSize z;
-  z.pad_h = g.padding[0];
-  z.pad_w = g.padding[1];
-  z.stride_h = g.stride[0];
-  z.stride_w = g.stride[1];
-  z.dilation_h = g.dilation[0];
-  z.dilation_w = g.dilation[1];
+  Conv2dSize z = with_geometry(g);
   const Nhwc& x = fprop ? xa : dgrad ? xd : xb;   // the activation (or its gradient)
   const Nhwc& w = fprop || dgrad ? xb : xd;       // the filters (or their gradient)
   const Nhwc& y = fprop ? xd : xa;                // the output (or its gradient)
@@ -234,6 +228,31 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
   p.c = c.empty() ? p.d : c.data;
   p.stride_c = bias ? std::array<int64_t, 3>{0, 0, 0} : xc ? xc->strides() : p.stride_d;
   return p;
+}
+
+Conv2dSize with_geometry(const ConvGeometry& g) {
+  Conv2dSize z;
+  z.pad_h = g.padding[0];
+  z.pad_w = g.padding[1];
+  z.stride_h = g.stride[0];
+  z.stride_w = g.stride[1];
+  z.dilation_h = g.dilation[0];
+  z.dilation_w = g.dilation[1];
+  return z;
+}
+
+Conv2dSize conv_size(const std::array<int64_t, 7>& e, const ConvGeometry& g) {
+  Conv2dSize z = with_geometry(g);
+  z.n = e[0];
+  z.h = e[1];
+  z.w = e[2];
+  z.c = e[3];
+  z.k = e[4];
+  z.r = e[5];
+  z.s = e[6];
+  z.p = Conv2dSize::output_extent(z.h, z.r, z.pad_h, z.stride_h, z.dilation_h);
+  z.q = Conv2dSize::output_extent(z.w, z.s, z.pad_w, z.stride_w, z.dilation_w);
+  return z;
 }
 
 GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias) {

@@ -20,6 +20,12 @@ struct ConvGeometry {
   std::array<int64_t, 2> stride{1, 1}, padding{0, 0}, dilation{1, 1};
 };
 
+// A size of no extents yet with the geometry's padding, stride and dilation.
+Conv2dSize with_geometry(const ConvGeometry& geometry);
+// A convolution's size from its extents (N, H, W, C, K, R, S) and geometry, P and Q as the geometry
+// gives them (unchecked: the plan's shape checks them).
+Conv2dSize conv_size(const std::array<int64_t, 7>& nhwckrs, const ConvGeometry& geometry);
+
 // Throws InvalidArgumentError or DataTypeError naming the operand (or stride/padding/dilation),
 // what was expected and what was given. `c` may be empty when beta == 0, a tensor of D's shape, or
 // (fprop, dgrad) a bias: one value per channel of D (rank 1). `splits`: serial split-K slices (1: none).

@@ -9,7 +9,7 @@ from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import InvalidArgumentError, KernelKind, LayoutType
 from ..arrays import current_stream, describe
-from .plan import Plan, integer, scalar
+from .plan import Plan, integer
 
 _KINDS = {"fprop": KernelKind.Conv2dFprop, "dgrad": KernelKind.Conv2dDgrad, "wgrad": KernelKind.Conv2dWgrad}
 
@@ -137,10 +137,8 @@ class Conv2d(Plan):
         if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) != 7:
             raise InvalidArgumentError(f"problem: expected (N, H, W, C, K, R, S), got {problem!r}")
         extents = [integer(v, name, 1) for v, name in zip(problem, "NHWCKRS")]
-        core = self._core_for(tile_description)
-        chosen = core.select(extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
-                             _pair(dilation, "dilation", 1), bool(bias))
-        return Operation(core, chosen, core.settings, self.cc)
+        return self._construct(tile_description, extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
+                               _pair(dilation, "dilation", 1), bool(bias))
 
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
                 print_module: bool = False, *, problems=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
@@ -187,13 +185,7 @@ class Conv2d(Plan):
         synchronized. ``split_k=('serial', n)`` cuts the implicit GEMM's K into n slices reduced in
         the kernel (for wgrad's long K); by default the plan's split_k_slices apply.
         """
-        A = self.A if A is None else A
-        B = self.B if B is None else B
-        C = self.C if C is None else C
-        D = self.D if D is None else D
-        self._check_no_c(C)
-        alpha = scalar(self.alpha if alpha is None else alpha, "alpha")
-        beta = scalar(self.beta if beta is None else beta, "beta")
+        A, B, C, D, alpha, beta = self._run_arguments(A, B, C, D, alpha, beta)
         geometry = (_pair(stride, "stride", 1), _pair(padding, "padding", 0), _pair(dilation, "dilation", 1))
         splits = _split_k(split_k)
         operands = tuple(_nhwc_views((A, B, C, D)))

@@ -6,7 +6,7 @@ from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import InvalidArgumentError
 from ..arrays import current_stream, describe
-from .plan import Plan, alignments, integer, scalar
+from .plan import Plan, alignments, integer
 
 # The problem compiled by plan.compile() when the plan holds no tensors and none is given: large
 # and square, the class most plans are built for.
@@ -155,10 +155,8 @@ class Gemm(Plan):
         is its source): chosen for M x N x K if given, else the plan's tensors, else 4096^3, with
         ``tile_description`` pinned for this choice only (the plan keeps its own). Compiles nothing."""
         m, n, k, b = self._problem(M, N, K, batch, "construct")
-        core = self._core_for(tile_description)
-        chosen = core.select(integer(m, "M"), integer(n, "N"), integer(k, "K"), integer(b, "batch"), bool(bias),
-                             alignments(alignment_A, alignment_B, alignment_C))
-        return Operation(core, chosen, core.settings, self.cc)
+        return self._construct(tile_description, integer(m, "M"), integer(n, "N"), integer(k, "K"),
+                               integer(b, "batch"), bool(bias), alignments(alignment_A, alignment_B, alignment_C))
 
     def run(self, A=None, B=None, C=None, D=None, alpha=None, beta=None, sync: bool = True,
             print_module: bool = False, visitor_args=None, stream=None):
@@ -173,13 +171,7 @@ class Gemm(Plan):
         if visitor_args is not None:
             raise InvalidArgumentError("visitor_args: epilogue visitor trees are not offered; fuse an activation "
                                        "(plan.activation) and give C as a bias row")
-        A = self.A if A is None else A
-        B = self.B if B is None else B
-        C = self.C if C is None else C
-        D = self.D if D is None else D
-        self._check_no_c(C)
-        alpha = scalar(self.alpha if alpha is None else alpha, "alpha")
-        beta = scalar(self.beta if beta is None else beta, "beta")
+        A, B, C, D, alpha, beta = self._run_arguments(A, B, C, D, alpha, beta)
         operands = (A, B, C, D)
         descs = [None if x is None else describe(x, name) for x, name in zip(operands, "ABCD")]
         s = current_stream(operands, stream)

@@ -7,7 +7,7 @@ from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import InvalidArgumentError
 from ..arrays import current_stream, describe, host_descriptor
-from .plan import Plan, alignments, integer, scalar
+from .plan import Plan, alignments, integer
 
 # The class plan.compile() builds for when it holds no tensors and none is given.
 _DEFAULT_COMPILE_PROBLEM = (8, 1024, 4096, 4096)  # groups, M, N, K
@@ -87,23 +87,15 @@ class GroupedGemm(Plan):
         groups of M x N x K if given, else the plan's tensors, else 8 of 1024 x 4096 x 4096, with
         ``tile_description`` pinned for this choice only. Compiles nothing."""
         g, m, n, k = self._problem(groups, M, N, K, "construct")
-        core = self._core_for(tile_description)
-        chosen = core.select(integer(g, "groups"), integer(m, "M"), integer(n, "N"), integer(k, "K"),
-                             alignments(alignment_A, alignment_B, alignment_C))
-        return Operation(core, chosen, core.settings, self.cc)
+        return self._construct(tile_description, integer(g, "groups"), integer(m, "M"), integer(n, "N"),
+                               integer(k, "K"), alignments(alignment_A, alignment_B, alignment_C))
 
     def run(self, A=None, B=None, C=None, D=None, alpha=None, beta=None, sync: bool = True,
             print_module: bool = False, stream=None, offsets=None):
         """Every group's D = activation(alpha * A @ B + beta * C). Returns a handle whose sync() waits for
         this run only. Operands default to those given at construction; every one is checked, and the
         group it belongs to named, before anything runs."""
-        A = self.A if A is None else A
-        B = self.B if B is None else B
-        C = self.C if C is None else C
-        D = self.D if D is None else D
-        self._check_no_c(C)
-        alpha = scalar(self.alpha if alpha is None else alpha, "alpha")
-        beta = scalar(self.beta if beta is None else beta, "beta")
+        A, B, C, D, alpha, beta = self._run_arguments(A, B, C, D, alpha, beta)
         if offsets is not None:
             operands = (A, B, C, D, offsets)
             descs = [None if x is None else describe(x, name) for x, name in zip(operands, ("A", "B", "C", "D", "offsets"))]

@@ -15,6 +15,7 @@ from .._core import (
     TileDescription,
 )
 from ..arrays import HostStaging, describe, host_descriptor
+from ..emit import Operation
 from ..dtypes import to_datatype
 
 
@@ -173,10 +174,17 @@ class Plan:
         self.alpha, self.beta = alpha, beta
         self._staging = HostStaging()
 
-    def _check_no_c(self, C):
-        """A plan whose element_C is void takes no C."""
+    def _run_arguments(self, A, B, C, D, alpha, beta):
+        """A run's operands (those given at construction where it gives none) and alpha and beta as
+        floats (the plan's where it gives none); a plan whose element_C is void takes no C."""
+        A = self.A if A is None else A
+        B = self.B if B is None else B
+        C = self.C if C is None else C
+        D = self.D if D is None else D
         if self._no_c and C is not None and not (isinstance(C, (list, tuple)) and len(C) == 0):
             raise InvalidArgumentError("C: the plan's element_C is void: it runs without C (give C=None, beta=0)")
+        return (A, B, C, D, scalar(self.alpha if alpha is None else alpha, "alpha"),
+                scalar(self.beta if beta is None else beta, "beta"))
 
     def _stage_host_arrays(self, operands, descs, stream, copy_d_in, check):
         """Copies the NumPy operands of (A, B, C, D) to the device, after `check` (the plan's checks)
@@ -202,17 +210,18 @@ class Plan:
 
         return out, copy_back
 
-    def _core_for(self, tile_description):
-        """The core plan construct() chooses with: the plan's own, or for a tile description a new one
-        of the same types and settings with that tile pinned (checked as the setter checks it), so that
-        the plan keeps its settings and the kernels it compiled."""
-        if tile_description is None:
-            return self._plan
-        core = self._core_class(settings=self._plan.settings, **self._core_args)
-        settings = core.settings
-        settings.tile = _tile_from(tile_description)
-        core.settings = settings
-        return core
+    def _construct(self, tile_description, *problem) -> Operation:
+        """construct(): the kernel the core plan selects for `problem`, as an Operation. With a tile
+        description the choice is made by a new core plan of the same types and settings with that
+        tile pinned (checked as the setter checks it), so that the plan keeps its settings and the
+        kernels it compiled."""
+        core = self._plan
+        if tile_description is not None:
+            core = self._core_class(settings=self._plan.settings, **self._core_args)
+            settings = core.settings
+            settings.tile = _tile_from(tile_description)
+            core.settings = settings
+        return Operation(core, core.select(*problem), core.settings, self.cc)
 
     def _update(self, change):
         """Applies `change` to a copy of the settings and gives it to the core, which checks it whole:

@@ -1,0 +1,46 @@
+// What the bindings of cuforge._core share: operands and results between Python and the core.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "cuforge/compile/compiler.hpp"
+#include "cuforge/core/tensor.hpp"
+
+namespace cuforge::python {
+
+namespace nb = nanobind;
+
+// An operand as the Python layer describes it: (data_ptr, dtype, shape, strides, device), or None
+// (an empty TensorRef). `name` names it in errors.
+TensorRef to_tensor_ref(nb::handle h, const char* name);
+std::vector<TensorRef> tensor_refs(const std::vector<nb::handle>& list, const char* name);
+
+// A compile result as a dict: name, key, library, source, cache_hit, seconds.
+nb::dict compile_result(const compile::CompileResult& r);
+
+// Builds with the GIL released; the results as dicts.
+template <class Build>
+nb::list compile_results(Build&& build) {
+  std::vector<compile::CompileResult> built;
+  {
+    nb::gil_scoped_release release;
+    built = build();
+  }
+  nb::list out;
+  for (const auto& r : built) out.append(compile_result(r));
+  return out;
+}
+
+// alignment_A/B/C as Python gives them (None: as the sizes allow), and as the core takes them (0).
+using Alignments = std::array<std::optional<int>, 3>;
+std::array<int, 3> caps(const Alignments& alignments);
+
+using Pair = std::array<int64_t, 2>;
+using ConvExtents = std::array<int64_t, 7>;  // N, H, W, C, K, R, S
+
+}  // namespace cuforge::python
