@@ -2,7 +2,11 @@
 
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
+#include <memory>
+
 #include <string>
+#include <utility>
 
 #include "cuforge/core/error.hpp"
 
@@ -36,6 +40,107 @@ std::vector<TensorRef> tensor_refs(const std::vector<nb::handle>& list, const ch
   std::vector<TensorRef> out;
   for (size_t i = 0; i < list.size(); ++i) out.push_back(to_tensor_ref(list[i], name));
   return out;
+}
+
+namespace {
+
+// What the fast path needs of torch, looked up once torch has been imported (never importing it).
+struct Torch {
+  PyTypeObject* tensor = nullptr;
+  nb::object current_raw_stream;                         // torch._C._cuda_getCurrentRawStream, or None
+  std::vector<std::pair<PyObject*, DataType>> dtypes;  // torch.dtype objects (singletons) and their types
+};
+
+const Torch* torch() {
+  static const Torch* found = nullptr;  // the GIL is held; never destroyed (used until exit)
+  if (found) return found;
+  PyObject* module = PyDict_GetItemString(PyImport_GetModuleDict(), "torch");  // borrowed
+  if (!module) return nullptr;
+  auto t = std::make_unique<Torch>();
+  nb::handle torch_module(module);
+  t->tensor = reinterpret_cast<PyTypeObject*>(torch_module.attr("Tensor").ptr());
+  t->current_raw_stream = nb::getattr(torch_module.attr("_C"), "_cuda_getCurrentRawStream", nb::none());
+  // The table of cuforge.dtypes, so that torch's element types are named in one place.
+  nb::dict table = nb::cast<nb::dict>(nb::module_::import_("cuforge.dtypes").attr("_torch_table")(torch_module));
+  for (auto [dtype, type] : table) t->dtypes.emplace_back(dtype.ptr(), nb::cast<DataType>(type));
+  Py_INCREF(t->tensor);
+  for (auto& [dtype, type] : t->dtypes) Py_INCREF(dtype);
+  found = t.release();
+  return found;
+}
+
+// A new reference, or null with the Python error cleared.
+nb::object call_method(nb::handle h, PyObject* name) {
+  PyObject* r = PyObject_CallMethodNoArgs(h.ptr(), name);
+  if (!r) PyErr_Clear();
+  return nb::steal(r);
+}
+
+nb::object get_attribute(nb::handle h, PyObject* name) {
+  PyObject* r = PyObject_GetAttr(h.ptr(), name);
+  if (!r) PyErr_Clear();
+  return nb::steal(r);
+}
+
+bool read_extents(PyObject* tuple, std::array<int64_t, TensorRef::kMaxRank>& out, int rank) {
+  if (!PyTuple_Check(tuple) || PyTuple_GET_SIZE(tuple) != rank) return false;
+  for (int i = 0; i < rank; ++i) out[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(tuple, i));
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<TensorRef> torch_tensor_ref(nb::handle h) {
+  static PyObject* const data_ptr = PyUnicode_InternFromString("data_ptr");
+  static PyObject* const stride = PyUnicode_InternFromString("stride");
+  static PyObject* const get_device = PyUnicode_InternFromString("get_device");
+  static PyObject* const shape = PyUnicode_InternFromString("shape");
+  static PyObject* const dtype = PyUnicode_InternFromString("dtype");
+  const Torch* t = torch();
+  if (!t || !PyObject_TypeCheck(h.ptr(), t->tensor)) return std::nullopt;
+  TensorRef ref;
+  nb::object device = call_method(h, get_device);
+  if (!device.is_valid() || !PyLong_Check(device.ptr())) return std::nullopt;
+  ref.device = int(PyLong_AsLong(device.ptr()));
+  nb::object type = get_attribute(h, dtype);
+  if (ref.device < 0 || !type.is_valid()) return std::nullopt;
+  auto known = std::find_if(t->dtypes.begin(), t->dtypes.end(), [&](const auto& e) { return e.first == type.ptr(); });
+  if (known == t->dtypes.end()) return std::nullopt;
+  ref.dtype = known->second;
+  nb::object sizes = get_attribute(h, shape), steps = call_method(h, stride), ptr = call_method(h, data_ptr);
+  if (!sizes.is_valid() || !steps.is_valid() || !ptr.is_valid() || !PyTuple_Check(sizes.ptr())) return std::nullopt;
+  const Py_ssize_t rank = PyTuple_GET_SIZE(sizes.ptr());
+  if (rank > TensorRef::kMaxRank || !read_extents(sizes.ptr(), ref.shape, int(rank)) ||
+      !read_extents(steps.ptr(), ref.strides, int(rank)))
+    return std::nullopt;
+  ref.rank = int(rank);
+  ref.data = PyLong_AsVoidPtr(ptr.ptr());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return ref;
+}
+
+std::optional<uintptr_t> torch_current_stream(int device) {
+  const Torch* t = torch();
+  if (!t || t->current_raw_stream.is_none()) return std::nullopt;
+  PyObject* r = PyObject_CallOneArg(t->current_raw_stream.ptr(), nb::int_(device).ptr());
+  if (!r) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  nb::object stream = nb::steal(r);
+  const uintptr_t handle = uintptr_t(PyLong_AsUnsignedLongLong(stream.ptr()));
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return handle;
 }
 
 nb::dict compile_result(const compile::CompileResult& r) {

@@ -20,6 +20,13 @@ namespace nb = nanobind;
 TensorRef to_tensor_ref(nb::handle h, const char* name);
 std::vector<TensorRef> tensor_refs(const std::vector<nb::handle>& list, const char* name);
 
+// A CUDA torch.Tensor read directly (what the Python layer's describe() reads, without the
+// interpreter's work), or nullopt when `h` is anything else: another kind of array, a CPU tensor,
+// an element type cuforge has no name for, torch not imported. Callers then take the general path.
+std::optional<TensorRef> torch_tensor_ref(nb::handle h);
+// torch's current stream on `device` (nullopt when this torch cannot say).
+std::optional<uintptr_t> torch_current_stream(int device);
+
 // A compile result as a dict: name, key, library, source, cache_hit, seconds.
 nb::dict compile_result(const compile::CompileResult& r);
 

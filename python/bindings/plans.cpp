@@ -124,6 +124,37 @@ void bind_plans(nb::module_& m) {
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a, "beta"_a, "stream"_a,
            "on_complete"_a.none())
+      .def("run_tensors",
+           [](Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle alpha, nb::handle beta,
+              bool sync) -> std::optional<runtime::RunHandle> {
+             // A real number as Python writes one (not a bool, not an array).
+             auto real = [](nb::handle x) -> std::optional<double> {
+               if (PyFloat_CheckExact(x.ptr())) return PyFloat_AS_DOUBLE(x.ptr());
+               if (!PyLong_CheckExact(x.ptr())) return std::nullopt;
+               const double v = PyLong_AsDouble(x.ptr());
+               if (PyErr_Occurred()) {
+                 PyErr_Clear();
+                 return std::nullopt;
+               }
+               return v;
+             };
+             auto ta = torch_tensor_ref(a), tb = torch_tensor_ref(b), td = torch_tensor_ref(d);
+             if (!ta || !tb || !td || ta->rank != 2 || tb->rank != 2 || td->rank != 2) return std::nullopt;
+             std::optional<TensorRef> tc = TensorRef{};
+             if (!c.is_none() && (!(tc = torch_tensor_ref(c)) || tc->rank > 2)) return std::nullopt;
+             auto al = real(alpha), be = real(beta);
+             auto stream = torch_current_stream(ta->device);
+             if (!al || !be || !stream) return std::nullopt;
+             auto handle = g.run(*ta, *tb, *tc, *td, *al, *be, reinterpret_cast<cudaStream_t>(*stream));
+             if (sync) {
+               nb::gil_scoped_release release;
+               handle.sync();
+             }
+             return handle;
+           },
+           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a,
+           "run() on 2-D CUDA torch tensors (C None, a matrix or a bias row), real alpha and beta, torch's current "
+           "stream, in one call; None (nothing done) for any other operands, which the Python layer then runs.")
       .def("check",
            [](const Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta) {
              g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"), to_tensor_ref(d, "D"),

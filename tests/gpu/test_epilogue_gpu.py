@@ -179,14 +179,16 @@ def test_batched_views_with_strides(gen):
 def test_k_decompositions_equal_the_data_parallel_result(family, mode, gen):
     A, B, C = operands(gen, KM, KN, KK)
     plan = make_plan(family, **DECOMPOSITIONS[mode])
-    D = torch.full((KM, KN), float("nan"), device="cuda", dtype=torch.float16)
-    plan.run(A, B, C, D, alpha=1.0, beta=1.0)
     expected = reference(A, B, C, 1.0, 1.0, torch.float16)
     if mode.endswith("leaky_relu"):
         expected = F.leaky_relu(expected, LEAKY_SLOPE)
     elif mode.endswith("relu"):
         expected = F.relu(expected)
-    assert_exact(D, expected)
+    D = torch.empty((KM, KN), device="cuda", dtype=torch.float16)
+    for _ in range(3):  # repeats launch with the first run's prepared parameters: workspaces start afresh
+        D.fill_(float("nan"))
+        plan.run(A, B, C, D, alpha=1.0, beta=1.0)
+        assert_exact(D, expected)
     kernel = plan.last_kernel
     if mode.startswith("stream_k") or (family == "sm90" and mode.startswith("split_k")):
         assert "_streamk_" in kernel, kernel

@@ -168,6 +168,13 @@ class Gemm(Plan):
         ``print_module`` prints the source of the kernel that ran. ``visitor_args`` (the seed's
         epilogue visitor trees) are not offered: fuse an activation (plan.activation) and a bias C.
         """
+        if stream is None and visitor_args is None and not print_module and not self._no_c:
+            # 2-D CUDA torch tensors and real scalars: one call into the core, which returns None
+            # (having done nothing) for anything else.
+            handle = self._plan.run_tensors(A, B, C, D, self.alpha if alpha is None else alpha,
+                                            self.beta if beta is None else beta, sync)
+            if handle is not None:
+                return handle
         if visitor_args is not None:
             raise InvalidArgumentError("visitor_args: epilogue visitor trees are not offered; fuse an activation "
                                        "(plan.activation) and give C as a bias row")
