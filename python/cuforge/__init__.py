@@ -38,6 +38,7 @@ from ._core import (
 from .build import build
 from .cutlass_headers import cutlass_path
 from .environment import check_cuda_versions, cuda_install_path, device_cc, device_id, nvcc_version
+from .memory import MemoryPool, get_memory_pool, use_rmm
 from .shape import ConvMode
 
 __version__ = "0.1.0"
@@ -108,8 +109,8 @@ def cache_dir() -> str:
 __all__ = [
     "Activation", "CUTLASS_PATH", "CacheError", "CompilationError", "ConvMode", "DataType", "DataTypeError", "Decomposition", "DeviceError",
     "EpilogueScheduleType", "Error", "KernelKind", "InvalidArgumentError", "KernelScheduleType", "LayoutType", "MathInstruction", "MathOperation",
-    "OpcodeClass", "TileDescription", "TileSchedulerType", "ToolchainError", "build", "cache_dir", "cache_info",
+    "MemoryPool", "OpcodeClass", "TileDescription", "TileSchedulerType", "ToolchainError", "build", "cache_dir", "cache_info",
     "cache_verify", "check_cuda_versions", "compile_statistics", "cuda_install_path", "cutlass_path", "device_cc",
-    "device_count", "device_id", "emit", "epilogue", "list_gemms", "logger", "nvcc_version", "op",
-    "set_log_level", "shape", "swizzle", "toolchain",
+    "device_count", "device_id", "emit", "epilogue", "get_memory_pool", "list_gemms", "logger", "nvcc_version", "op",
+    "set_log_level", "shape", "swizzle", "toolchain", "use_rmm",
 ]

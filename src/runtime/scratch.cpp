@@ -1,19 +1,28 @@
 #include "cuforge/runtime/scratch.hpp"
 
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cstdint>
 #include <map>
-#include <memory>
 #include <utility>
 
+#include "cuforge/core/error.hpp"
+#include "cuforge/core/log.hpp"
 #include "cuforge/runtime/device.hpp"
 
 namespace cuforge::runtime {
 namespace {
+
+constexpr uintptr_t kAlignment = 256;  // what the launches assume of a workspace
 
 struct Buffer {
   std::mutex in_use;
   void* data = nullptr;
   size_t bytes = 0;
 };
+
+std::atomic<size_t> g_pooled_bytes{0};
 
 // One buffer per (device, stream), for the life of the process.
 Buffer& buffer_of(int device, cudaStream_t stream) {
@@ -25,6 +34,14 @@ Buffer& buffer_of(int device, cudaStream_t stream) {
   return *b;
 }
 
+std::mutex g_allocator_mutex;
+std::shared_ptr<const WorkspaceAllocator> g_allocator;  // copied out under the lock, called outside it
+
+std::shared_ptr<const WorkspaceAllocator> workspace_allocator() {
+  std::lock_guard lock(g_allocator_mutex);
+  return g_allocator;
+}
+
 bool capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   check(cudaStreamIsCapturing(stream, &status), "cudaStreamIsCapturing");
@@ -33,28 +50,55 @@ bool capturing(cudaStream_t stream) {
 
 }  // namespace
 
-Scratch::Scratch(int device, cudaStream_t stream, size_t bytes) : bytes_(bytes), stream_(stream) {
+void set_workspace_allocator(std::shared_ptr<const WorkspaceAllocator> allocator) {
+  std::lock_guard lock(g_allocator_mutex);
+  g_allocator = std::move(allocator);
+}
+
+size_t Scratch::pooled_bytes() { return g_pooled_bytes; }
+
+Scratch::Scratch(int device, cudaStream_t stream, size_t bytes) : bytes_(bytes), device_(device), stream_(stream) {
   if (bytes == 0) return;
-  if (capturing(stream)) {
+  if (capturing(stream)) {  // never another allocator's: the memory must be a node of the graph
     check(cudaMallocAsync(&data_, bytes, stream), "allocating the kernel workspace in the captured graph");
     captured_ = true;
     return;
+  }
+  if (auto allocator = workspace_allocator()) {
+    data_ = allocator->allocate(device, bytes, stream);
+    if (data_ && reinterpret_cast<uintptr_t>(data_) % kAlignment != 0) {
+      allocator->free(data_, device, bytes, stream);
+      throw DeviceError(fmt::format("the workspace allocator returned {} for {} bytes: expected an address aligned "
+                                    "to {} bytes", data_, bytes, kAlignment));
+    }
+    if (data_) {
+      allocator_ = std::move(allocator);
+      return;
+    }
   }
   Buffer& b = buffer_of(device, stream);
   hold_ = std::unique_lock(b.in_use);
   if (b.bytes < bytes) {
     if (b.data) check(cudaFreeAsync(b.data, stream), "freeing the outgrown kernel workspace");
+    g_pooled_bytes -= b.bytes;
     b.data = nullptr;
     b.bytes = 0;
     size_t grown = bytes + bytes / 2;  // headroom so that slowly growing problems settle quickly
     check(cudaMallocAsync(&b.data, grown, stream), "allocating the kernel workspace");
     b.bytes = grown;
+    g_pooled_bytes += grown;
   }
   data_ = b.data;
 }
 
 Scratch::~Scratch() {
   if (captured_) cudaFreeAsync(data_, stream_);  // a node of the graph: freed after the launch in every replay
+  if (!allocator_) return;
+  try {
+    allocator_->free(data_, device_, bytes_, stream_);
+  } catch (const std::exception& e) {  // a destructor cannot raise: the memory stays the allocator's
+    log(LogLevel::warning, fmt::format("giving a kernel workspace of {} bytes back failed: {}", bytes_, e.what()));
+  }
 }
 
 }  // namespace cuforge::runtime

@@ -1,19 +1,36 @@
 // Device scratch memory for one launch (stream-K partials, split-K slices, the zeros of a K = 0
 // product), held from before the launch until it has been queued.
 //
-// Outside CUDA graph capture it comes from a buffer kept per device and stream, grown on demand
-// with stream-ordered allocations (so an old buffer is freed only after the work queued on its
-// stream), and locked while held: two host threads sharing a stream never hand one buffer to two
-// launches at once. While the stream is being captured it is a stream-ordered allocation of the
-// graph's own, allocated and freed by nodes of the graph (every replay gets its memory).
+// While the stream is being captured it is a stream-ordered allocation of the graph's own,
+// allocated and freed by nodes of the graph (every replay gets its memory). Otherwise it comes from
+// the workspace allocator a front end installed (Python: torch's caching allocator, an RMM pool),
+// else from cuforge's pool: a buffer kept per device and stream, grown on demand with stream-ordered
+// allocations (so an old buffer is freed only after the work queued on its stream), and locked while
+// held: two host threads sharing a stream never hand one buffer to two launches at once.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <mutex>
 
 namespace cuforge::runtime {
+
+// Another owner of workspace memory, so that a process keeps one pool of device memory. Both calls
+// are stream-ordered, as torch's caching allocator and RMM are for the stream an allocation was
+// made on: `free` is called once the launch is queued, and the memory may be handed out again only
+// to work queued after it on `stream`. They are called with `device` current. `allocate` returns
+// null to leave this workspace to cuforge's pool, and throws DeviceError when it cannot allocate.
+struct WorkspaceAllocator {
+  std::function<void*(int device, size_t bytes, cudaStream_t stream)> allocate;
+  std::function<void(void* data, int device, size_t bytes, cudaStream_t stream)> free;
+};
+
+// The allocator of later workspaces (null: cuforge's pool). A workspace already held goes back to
+// the allocator that gave it.
+void set_workspace_allocator(std::shared_ptr<const WorkspaceAllocator> allocator);
 
 class Scratch {
  public:
@@ -25,12 +42,17 @@ class Scratch {
   void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
 
+  // Bytes cuforge's pool holds now, over every device and stream.
+  static size_t pooled_bytes();
+
  private:
   void* data_ = nullptr;
   size_t bytes_ = 0;
+  int device_ = 0;
   cudaStream_t stream_ = nullptr;
-  bool captured_ = false;            // a graph's allocation, freed by a node of the graph
-  std::unique_lock<std::mutex> hold_;  // the pool buffer's, while held
+  bool captured_ = false;                                // a graph's allocation, freed by a node of the graph
+  std::shared_ptr<const WorkspaceAllocator> allocator_;  // the allocator's memory, given back to it
+  std::unique_lock<std::mutex> hold_;                    // the pool buffer's, while held
 };
 
 }  // namespace cuforge::runtime
