@@ -11,7 +11,9 @@
 
 #include "cuforge/cuforge.hpp"
 #include "cuforge/compile/toolchain.hpp"
+#include "cuforge/compile/tuning_record.hpp"
 #include "cuforge/emit/gemm.hpp"
+#include "cuforge/runtime/scratch.hpp"
 #include "operands.hpp"
 #include "plans.hpp"
 
@@ -87,6 +89,22 @@ nb::tuple dlpack_descriptor(nb::ndarray<nb::ro> a, const char* name) {
 }
 
 
+
+// Calls a Python workspace callback: what it raises (or an address that is not one) reaches the core
+// as a DeviceError, the only errors the core expects of a workspace.
+template <typename Call>
+auto workspace_call(const char* what, size_t bytes, Call&& call) {
+  try {
+    return call();
+  } catch (const nb::python_error& e) {
+    nb::gil_scoped_acquire acquire;
+    throw DeviceError(std::string(what) + " a kernel workspace of " + std::to_string(bytes) +
+                      " bytes: " + nb::repr(e.value()).c_str());
+  } catch (const nb::cast_error&) {
+    throw DeviceError(std::string(what) + " a kernel workspace of " + std::to_string(bytes) +
+                      " bytes: the allocator returned something other than an address (an int)");
+  }
+}
 
 }  // namespace
 
@@ -328,6 +346,27 @@ NB_MODULE(_core, m) {
           });
         }, "sink"_a.none(),
         "Route the core's messages to sink(level, message): 0 debug, 1 info, 2 warning; None restores stderr.");
+  m.def("set_workspace_allocator",
+        [](std::function<uintptr_t(int, size_t, uintptr_t)> allocate,
+           std::function<void(uintptr_t, int, size_t, uintptr_t)> free) {
+          if (!allocate || !free) return runtime::set_workspace_allocator(nullptr);
+          runtime::set_workspace_allocator(std::make_shared<const runtime::WorkspaceAllocator>(
+              runtime::WorkspaceAllocator{
+                  [allocate](int device, size_t bytes, cudaStream_t stream) {
+                    return reinterpret_cast<void*>(workspace_call("allocating", bytes, [&] {
+                      return allocate(device, bytes, reinterpret_cast<uintptr_t>(stream));
+                    }));
+                  },
+                  [free](void* data, int device, size_t bytes, cudaStream_t stream) {
+                    workspace_call("freeing", bytes, [&] {
+                      free(reinterpret_cast<uintptr_t>(data), device, bytes, reinterpret_cast<uintptr_t>(stream));
+                    });
+                  }}));
+        }, "allocate"_a.none(), "free"_a.none(),
+        "Kernel workspaces outside graph capture from allocate(device, bytes, stream) -> address (0: leave it to "
+        "cuforge's pool), given back with free(address, device, bytes, stream), both stream-ordered; None: cuforge's "
+        "pool. A Python exception in either becomes a DeviceError.");
+  m.def("workspace_pool_bytes", &runtime::Scratch::pooled_bytes, "Bytes cuforge's own workspace pool holds now.");
   m.def("compile_statistics", [] {
           auto s = compile::statistics();
           nb::dict d;
@@ -339,6 +378,23 @@ NB_MODULE(_core, m) {
         }, "What this process asked of nvcc: requests, cache hits, builds (nvcc runs) and failures.");
   m.def("cache_dir", [] { return compile::KernelCache::user_cache().root().string(); });
   m.def("cache_clear", [] { compile::KernelCache::user_cache().clear(); });
+  m.def("tuning_record", [] {
+    compile::TuningRecord record;
+    nb::list entries;
+    for (const auto& [key, t] : record.entries()) {
+      nb::dict e;
+      e["key"] = key;
+      e["kernel"] = t.kernel;
+      e["splits"] = t.splits;
+      e["decomposition"] = t.decomposition;
+      e["us"] = t.microseconds;
+      e["measured"] = t.measured;
+      entries.append(e);
+    }
+    return nb::make_tuple(record.path().string(), entries);
+  }, "The tuning record's path and its entries.");
+  m.def("tuning_record_clear", [] { return compile::TuningRecord().clear(); },
+        "Remove the tuning record; returns how many entries it held.");
   m.def("cache_info", [] {
     auto i = compile::KernelCache::user_cache().info();
     nb::dict d;

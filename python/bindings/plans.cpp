@@ -87,6 +87,9 @@ void bind_plans(nb::module_& m) {
       .def_rw("tile", &select::GemmSettings::tile, nb::arg().none())
       .def_rw("opclass", &select::GemmSettings::opclass, nb::arg().none())
       .def_rw("math", &select::GemmSettings::math, nb::arg().none())
+      .def_rw("autotune", &select::GemmSettings::autotune,
+              "Time the cost model's best candidates for each new problem class and keep the fastest")
+      .def_rw("autotune_candidates", &select::GemmSettings::autotune_candidates)
       .def("set_activation", &select::GemmSettings::set_activation, "activation"_a, "argument"_a.none() = nb::none(),
            "The activation and its argument (None: its default, 0.01 for leaky_relu).")
       .def("set_decomposition", &select::GemmSettings::set_decomposition, "decomposition"_a)
@@ -155,6 +158,45 @@ void bind_plans(nb::module_& m) {
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a,
            "run() on 2-D CUDA torch tensors (C None, a matrix or a bias row), real alpha and beta, torch's current "
            "stream, in one call; None (nothing done) for any other operands, which the Python layer then runs.")
+      .def("profile",
+           [](Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta, int top,
+              const std::string& filter, int jobs, uintptr_t stream,
+              std::function<void(size_t, size_t, size_t, std::string)> progress) {
+             auto problem = g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
+                                    to_tensor_ref(d, "D"), alpha, beta);
+             op::ProfileOptions options{top, filter, jobs, {}};
+             if (progress)
+               options.progress = [&](const compile::BuildProgress& p) {
+                 progress(p.done, p.total, p.failed, p.last_name ? *p.last_name : std::string());
+               };
+             std::vector<op::ProfileRow> rows;
+             {
+               nb::gil_scoped_release release;
+               rows = g.profile(problem, options, reinterpret_cast<cudaStream_t>(stream));
+             }
+             nb::list out;
+             for (const auto& r : rows) {
+               nb::dict row;
+               row["kernel"] = r.candidate.config.name();
+               row["splits"] = r.candidate.splits;
+               row["decomposition"] = r.candidate.decomposition;
+               row["predicted_rank"] = r.predicted_rank;
+               row["predicted_us"] = r.candidate.estimated_us;
+               row["measured_us"] = r.measured_us;
+               row["error"] = r.error;
+               out.append(row);
+             }
+             return out;
+           },
+           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a, "beta"_a, "top"_a, "filter"_a,
+           "jobs"_a, "stream"_a, "progress"_a.none(),
+           "Build and time the model's best candidates on these operands (D untouched), best measured first.")
+      .def("tuning_key",
+           [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias, const Alignments& alignments) {
+             return g.tuning_key(g.shape(m, n, k, batch, bias, caps(alignments)));
+           },
+           "m"_a, "n"_a, "k"_a, "batch"_a = 1, "bias"_a = false, "alignments"_a = Alignments{},
+           "The tuning record's key for this plan and problem class.")
       .def("check",
            [](const Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta) {
              g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"), to_tensor_ref(d, "D"),

@@ -1,5 +1,6 @@
 """The `cuforge` command installed with the Python package: runs the bundled C++ CLI with the
-CUTLASS headers of the nvidia-cutlass wheel as its default (CUTLASS_PATH still wins)."""
+CUTLASS headers of the nvidia-cutlass wheel as its default (CUTLASS_PATH still wins); `profile`
+and `tune`, which run kernels, are the profiler's (cuforge.profiler)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ from .cutlass_headers import cutlass_path
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] in ("profile", "tune"):
+        from .profiler import main as profiler_main
+
+        sys.exit(profiler_main(sys.argv[1:]))
     binary = os.path.join(os.path.dirname(__file__), "bin", "cuforge")
     env = dict(os.environ)
     if not env.get("CUTLASS_PATH") and cutlass_path():

@@ -1,5 +1,6 @@
 // The cuforge command line: list the catalog, emit a kernel's source, build kernels into the
-// cache, and inspect the cache. A front over the C++ core; it holds no logic of its own.
+// cache, and inspect the cache and its tuning record (`cuforge profile` and `cuforge tune` run
+// kernels, so the Python package's front end serves them: cuforge/profiler.py). A front over the C++ core; it holds no logic of its own.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 
 #include "cuforge/compile/compiler.hpp"
 #include "cuforge/compile/toolchain.hpp"
+#include "cuforge/compile/tuning_record.hpp"
 #include "cuforge/emit/gemm.hpp"
 #include "cuforge/library/catalog.hpp"
 #include "cuforge/op/presets.hpp"
@@ -131,6 +133,14 @@ int run_cache(const std::string& action, int64_t max_bytes) {
                "builds kept ({:.1f} MiB)\n",
                info.root.string(), info.entries, info.bytes / 1048576.0, info.staging, info.staging_bytes / 1048576.0,
                info.failed, info.failed_bytes / 1048576.0);
+    const compile::TuningRecord record(cache);
+    fmt::print("tuning record {}: {} measured choices\n", record.path().string(), record.entries().size());
+  } else if (action == "tuning") {
+    for (const auto& [key, t] : compile::TuningRecord(cache).entries())
+      fmt::print("{}\n  -> {} x{} {} {:.2f} us ({} timed)\n", key, t.kernel, t.splits, to_string(t.decomposition),
+                 t.microseconds, t.measured.size());
+  } else if (action == "clear-tuning") {
+    fmt::print("removed {} measured choices from the tuning record\n", compile::TuningRecord(cache).clear());
   } else if (action == "clear") {
     cache.clear();
     fmt::print("cleared {}\n", cache.root().string());
@@ -183,9 +193,10 @@ int main(int argc, char** argv) {
   std::string cache_action;
   int64_t max_bytes = int64_t(10) << 30;
   auto* cache = app.add_subcommand("cache", "inspect or tidy the kernel cache");
-  cache->add_option("action", cache_action, "info | clear | verify | prune")
+  cache->add_option("action", cache_action,
+                    "info | clear | verify | prune | tuning (the measured choices) | clear-tuning")
       ->required()
-      ->check(CLI::IsMember({"info", "clear", "verify", "prune"}));
+      ->check(CLI::IsMember({"info", "clear", "verify", "prune", "tuning", "clear-tuning"}));
   cache->add_option("--max-bytes", max_bytes, "prune: keep at most this many bytes (default 10 GiB)")
       ->check(CLI::NonNegativeNumber);
 

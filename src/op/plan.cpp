@@ -2,11 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <fnmatch.h>
+
 #include <algorithm>
+#include <cmath>
 #include <mutex>
 #include <unordered_map>
 
 #include "cuforge/compile/toolchain.hpp"
+#include "cuforge/compile/tuning_record.hpp"
 #include "cuforge/core/error.hpp"
 #include "cuforge/core/conv_problem.hpp"
 #include "cuforge/core/grouped_problem.hpp"
@@ -17,6 +21,8 @@
 #include "cuforge/runtime/conv_kernel.hpp"
 #include "cuforge/runtime/gemm_kernel.hpp"
 #include "cuforge/runtime/grouped_kernel.hpp"
+#include "cuforge/runtime/scratch.hpp"
+#include "cuforge/runtime/timing.hpp"
 #include "cuforge/select/gemm_cost.hpp"
 
 namespace cuforge::op {
@@ -30,6 +36,43 @@ struct Compiled {
   select::GemmCandidate candidate;
   std::filesystem::path library;
 };
+
+constexpr size_t kScratchAlignment = 256;
+
+size_t rounded(size_t bytes) { return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment; }
+
+// Measuring runs write their D to scratch memory, never to the user's (which may be C, or be read
+// by work queued after the run). The elements D spans from its first, a problem with D elsewhere,
+// and whether the run reads C (the measurement then reads it too). Grouped problems are not
+// measured (their operands are lists or device offsets).
+int64_t output_elements(const GemmProblem& p) {
+  return (p.shape.batch - 1) * p.batch_stride_d + (p.shape.m - 1) * p.ldd + p.shape.n;
+}
+int64_t output_elements(const ConvProblem& p) {
+  const Conv2dSize& s = p.size;  // D: fprop y (n, p, q, k); dgrad dx (n, h, w, c); wgrad dw (k, r, s, c)
+  const std::array<int64_t, 4> e = p.kind == KernelKind::Conv2dFprop   ? std::array<int64_t, 4>{s.n, s.p, s.q, s.k}
+                                   : p.kind == KernelKind::Conv2dDgrad ? std::array<int64_t, 4>{s.n, s.h, s.w, s.c}
+                                                                       : std::array<int64_t, 4>{s.k, s.r, s.s, s.c};
+  return (e[0] - 1) * p.stride_d[2] + (e[1] - 1) * p.stride_d[1] + (e[2] - 1) * p.stride_d[0] + e[3];
+}
+int64_t output_elements(const GroupedProblem&) { return -1; }
+template <class P>
+P with_output(P p, void* d) {
+  p.d = d;
+  return p;
+}
+GroupedProblem with_output(GroupedProblem p, void*) { return p; }
+template <class P>
+bool reads_c(const P& p) {
+  return p.c != p.d;
+}
+bool reads_c(const GroupedProblem&) { return false; }
+
+// The class as the tuning record spells it.
+std::string shape_key(const GemmShape& s) {
+  return fmt::format("{}x{}x{} batch {} align {}/{}/{}{}", s.m, s.n, s.k, s.batch, s.align_a, s.align_b, s.align_c,
+                     s.bias ? " bias" : "");
+}
 
 }  // namespace
 
@@ -179,16 +222,21 @@ std::vector<compile::CompileResult> Plan<Kernel, Problem>::compile_shapes(const 
                                                                           int jobs) {
   std::vector<select::GemmCandidate> chosen;
   std::vector<KernelSource> sources;
+  const bool have_gpu = runtime::device_count() > 0;
   for (const auto& shape : shapes) {
     auto ranking = rank(shape);
     if (ranking.ranked.empty()) throw InvalidArgumentError(ranking.why_none);
-    chosen.push_back(ranking.ranked.front());
+    std::optional<select::GemmCandidate> tuned;
+    if (have_gpu) {  // the record is per device
+      std::lock_guard lock(state_->mutex);
+      tuned = recorded(shape, ranking.ranked);
+    }
+    chosen.push_back(tuned.value_or(ranking.ranked.front()));
     sources.push_back(kernel_source(chosen.back().config));
   }
   auto outcomes = compile::compile_many(sources, jobs);
   for (const auto& o : outcomes)
     if (o.exception) std::rethrow_exception(o.exception);
-  const bool have_gpu = runtime::device_count() > 0;
   std::vector<compile::CompileResult> built;
   std::lock_guard lock(state_->mutex);
   for (size_t i = 0; i < outcomes.size(); ++i) {
@@ -200,8 +248,109 @@ std::vector<compile::CompileResult> Plan<Kernel, Problem>::compile_shapes(const 
 }
 
 template <class Kernel, class Problem>
-auto Plan<Kernel, Problem>::launchable(const Problem& p) -> std::shared_ptr<const Launchable> {
+std::string Plan<Kernel, Problem>::key_of(const GemmShape& shape) const {
+  const auto& info = runtime::device_info(device_);
+  const auto& tc = compile::Toolchain::get();
+  const auto& t = kernel_types_;
+  const select::GemmSettings& s = state_->settings;
+  return fmt::format("{} ({} SMs), CUDA {}, CUTLASS {} | {} sm{} {} {} {} {} acc {} {}{}{} | {} {} {} x{} {}{}{}{}{} | {}",
+                     info.name, info.sm_count, tc.cuda_version, tc.cutlass_version, to_string(kind_),
+                     state_->kernels.arch, to_string(t.element_a), to_string(t.element_b), to_string(t.element_c),
+                     to_string(t.element_d), to_string(t.accumulator()), to_string(t.layout_a),
+                     to_string(t.layout_b), to_string(t.layout_c), to_string(s.activation), s.activation_argument,
+                     to_string(s.decomposition), s.splits, s.deterministic ? "k-order" : "arrival-order",
+                     s.tile ? " tile " + s.tile->describe() : "",
+                     s.tile_scheduler ? fmt::format(" scheduler {}", to_string(*s.tile_scheduler)) : "",
+                     s.opclass ? fmt::format(" {}", to_string(*s.opclass)) : "",
+                     s.math ? fmt::format(" {}", to_string(*s.math)) : "",
+                     shape_key(shape));
+}
+
+template <class Kernel, class Problem>
+std::string Plan<Kernel, Problem>::tuning_key(const GemmShape& shape) const {
   std::lock_guard lock(state_->mutex);
+  return key_of(shape);
+}
+
+template <class Kernel, class Problem>
+std::optional<select::GemmCandidate> Plan<Kernel, Problem>::recorded(
+    const GemmShape& shape, const std::vector<select::GemmCandidate>& ranked) const {
+  auto tuned = compile::TuningRecord().find(key_of(shape));
+  if (!tuned) return std::nullopt;
+  for (const auto& c : ranked)
+    if (c.config.name() == tuned->kernel && c.splits == tuned->splits && c.decomposition == tuned->decomposition)
+      return c;
+  log(LogLevel::info, fmt::format("the tuning record's {} (x{}) for {} is not a kernel this plan may run: ignored",
+                                  tuned->kernel, tuned->splits, shape_key(shape)));
+  return std::nullopt;
+}
+
+template <class Kernel, class Problem>
+std::vector<ProfileRow> Plan<Kernel, Problem>::measure(const Problem& p, std::vector<ProfileRow> rows, int jobs,
+                                                       const compile::ProgressCallback& progress,
+                                                       cudaStream_t stream) {
+  const int64_t output = output_elements(p);
+  if (output < 0)
+    throw InvalidArgumentError(fmt::format("{} plans choose by the cost model: their runs are not measured yet",
+                                           to_string(kind_)));
+  std::vector<KernelSource> sources;
+  for (const auto& r : rows) sources.push_back(kernel_source(r.candidate.config));
+  auto outcomes = compile::compile_many(sources, jobs, progress);
+  const size_t output_bytes = rounded(size_t(output) * size_bytes(kernel_types_.element_d));
+  select::GemmSettings settings = this->settings();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    ProfileRow& row = rows[i];
+    if (!outcomes[i].result) {
+      row.error = outcomes[i].error;
+      continue;
+    }
+    try {
+      auto kernel = Kernel::load(outcomes[i].result->entry.library());
+      GemmLaunch launch{1.0, reads_c(p) ? 1.0 : 0.0, settings.activation_argument, row.candidate.splits,
+                        row.candidate.decomposition, settings.deterministic, device_, sm_count_};
+      if (!kernel->can_implement(p, launch)) {
+        row.error = "CUTLASS's can_implement refuses the problem";
+        continue;
+      }
+      const size_t workspace = kernel->workspace_size(p, launch);
+      runtime::Scratch scratch(device_, stream, output_bytes + workspace);
+      char* base = static_cast<char*>(scratch.data());
+      const Problem measured = with_output(p, base);
+      row.measured_us = runtime::time_launches(
+          [&] { kernel->run(measured, launch, workspace ? base + output_bytes : nullptr, workspace, stream); },
+          stream).microseconds;
+    } catch (const Error& e) {
+      row.error = e.what();
+    }
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const ProfileRow& x, const ProfileRow& y) {
+    return !std::isnan(x.measured_us) && (std::isnan(y.measured_us) || x.measured_us < y.measured_us);
+  });
+  return rows;
+}
+
+template <class Kernel, class Problem>
+std::vector<ProfileRow> Plan<Kernel, Problem>::profile(const Problem& p, const ProfileOptions& options,
+                                                       cudaStream_t stream) {
+  if (options.top < 1) throw InvalidArgumentError(fmt::format("top: expected 1 or more candidates, got {}", options.top));
+  auto ranking = rank(p.shape);
+  if (ranking.ranked.empty()) throw InvalidArgumentError(ranking.why_none);
+  std::vector<ProfileRow> rows;
+  for (size_t i = 0; i < ranking.ranked.size() && int(rows.size()) < options.top; ++i)
+    if (options.filter.empty() || fnmatch(options.filter.c_str(), ranking.ranked[i].config.name().c_str(), 0) == 0)
+      rows.push_back(ProfileRow{ranking.ranked[i], int(i), std::nan(""), {}});
+  if (rows.empty())
+    throw InvalidArgumentError(fmt::format("filter: no candidate for this problem matches '{}' ({} candidates, the "
+                                           "model's first {})", options.filter, ranking.ranked.size(),
+                                           ranking.ranked.front().config.name()));
+  runtime::use_device(device_);
+  return measure(p, std::move(rows), options.jobs, options.progress, stream);
+}
+
+template <class Kernel, class Problem>
+auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStream_t> measure_on)
+    -> std::shared_ptr<const Launchable> {
+  std::unique_lock lock(state_->mutex);
   State& s = *state_;
   if (auto it = s.chosen.find(p.shape); it != s.chosen.end()) return it->second;
   auto usable = [&](const select::GemmCandidate& c, std::shared_ptr<const Kernel> kernel) {
@@ -212,6 +361,18 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p) -> std::shared_ptr<cons
         std::make_shared<const Launchable>(Launchable{c, kernel, launch, kernel->workspace_size(p, launch)});
     return true;
   };
+  auto ranking = select::choose(s.kernels, s.settings, p.shape, sm_count_);
+  if (ranking.ranked.empty()) throw InvalidArgumentError(ranking.why_none);
+  auto built = [&](const select::GemmCandidate& c) {
+    return Kernel::load(compile::compile(kernel_source(c.config)).entry.library());
+  };
+
+  // The tuning record's measurement for the class.
+  if (auto tuned = recorded(p.shape, ranking.ranked); tuned && usable(*tuned, built(*tuned))) {
+    log(LogLevel::info, fmt::format("{}: the tuning record's {}", shape_key(p.shape), tuned->config.name()));
+    return s.chosen[p.shape];
+  }
+
   // A compiled kernel that serves the problem, the fastest by the model.
   std::vector<const Compiled*> serving;
   for (const auto& c : s.compiled)
@@ -228,13 +389,37 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p) -> std::shared_ptr<cons
     log(LogLevel::info, fmt::format("no compiled kernel can run a {}x{}x{} problem (batch {}); choosing one",
                                     p.shape.m, p.shape.n, p.shape.k, p.shape.batch));
 
-  auto ranking = select::choose(s.kernels, s.settings, p.shape, sm_count_);
-  if (ranking.ranked.empty()) throw InvalidArgumentError(ranking.why_none);
+  // With autotune, the fastest of the model's best, measured on the problem (never while a graph
+  // is being captured: nothing runs then) and recorded.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (s.settings.autotune && measure_on && output_elements(p) >= 0 &&
+      cudaStreamIsCapturing(*measure_on, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusNone) {
+    std::vector<ProfileRow> rows;
+    for (size_t i = 0; i < ranking.ranked.size() && int(i) < s.settings.autotune_candidates; ++i)
+      rows.push_back(ProfileRow{ranking.ranked[i], int(i), std::nan(""), {}});
+    lock.unlock();  // measuring reads the settings; runs of other classes go on meanwhile
+    rows = measure(p, std::move(rows), 0, {}, *measure_on);
+    lock.lock();
+    if (auto it = s.chosen.find(p.shape); it != s.chosen.end()) return it->second;  // another thread's
+    if (!rows.empty() && !std::isnan(rows.front().measured_us)) {
+      compile::TunedKernel tuned{rows.front().candidate.config.name(), rows.front().candidate.splits,
+                                 rows.front().candidate.decomposition, rows.front().measured_us, {}};
+      for (const auto& r : rows)
+        if (!std::isnan(r.measured_us))
+          tuned.measured.emplace_back(fmt::format("{} x{}", r.candidate.config.name(), r.candidate.splits),
+                                      r.measured_us);
+      compile::TuningRecord().store(key_of(p.shape), tuned);
+      log(LogLevel::info, fmt::format("{}: autotuned {} ({:.1f} us; the model's pick {}, rank {})", shape_key(p.shape),
+                                      tuned.kernel, tuned.microseconds, ranking.ranked.front().config.name(),
+                                      rows.front().predicted_rank));
+      if (usable(rows.front().candidate, built(rows.front().candidate))) return s.chosen[p.shape];
+    }
+  }
+
   std::string refused;
   for (size_t i = 0; i < ranking.ranked.size() && i < kMaxTries; ++i) {
     const auto& c = ranking.ranked[i];
-    auto built = compile::compile(kernel_source(c.config));
-    if (usable(c, Kernel::load(built.entry.library()))) return s.chosen[p.shape];
+    if (usable(c, built(c))) return s.chosen[p.shape];
     refused += " " + c.config.name();
   }
   throw InvalidArgumentError(fmt::format("no kernel can run this {}x{}x{} problem; CUTLASS refused:{}", p.shape.m,

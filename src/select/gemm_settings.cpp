@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 
 #include "cuforge/core/error.hpp"
 
@@ -37,6 +39,11 @@ void GemmSettings::set_split_k_slices(int64_t slices) {
   splits = int(slices);
 }
 
+bool GemmSettings::autotune_by_default() {
+  const char* value = std::getenv("CUFORGE_AUTOTUNE");
+  return value && std::string_view(value) == "1";
+}
+
 void GemmSettings::check() const {
   const bool sliced = takes_slices(decomposition);
   if (splits < 1 || splits > kMaxSplits || (sliced ? splits < 2 : splits != 1))
@@ -50,6 +57,9 @@ void GemmSettings::check() const {
     throw InvalidArgumentError(fmt::format("tile description: the kernel schedule is {} and the epilogue schedule {}: "
                                            "give both, or leave both automatic (ScheduleAuto)",
                                            to_string(tile->kernel_schedule), to_string(tile->epilogue_schedule)));
+  if (autotune_candidates < 1 || autotune_candidates > kMaxAutotuneCandidates)
+    throw InvalidArgumentError(fmt::format("autotune_candidates: expected 1 to {} kernels to time, got {}",
+                                           kMaxAutotuneCandidates, autotune_candidates));
   if (!std::isfinite(activation_argument))
     throw InvalidArgumentError(fmt::format("activation: leaky_relu's slope must be finite, got {}", activation_argument));
 }

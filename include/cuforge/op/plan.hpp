@@ -1,11 +1,16 @@
-// What every GEMM-family plan shares (cuforge::Gemm, cuforge::GroupedGemm): the types and target
-// bound at construction, one settings value and the kernel set it allows, and the choice per
-// problem class — remembered; else a kernel compile() built that serves it; else select::choose's
-// candidates, built and loaded through the cache, the first whose can_implement accepts the
-// problem. A plan may be used from several host threads at once.
+// What every GEMM-family plan shares (cuforge::Gemm, cuforge::GroupedGemm, cuforge::Conv2d): the
+// types and target bound at construction, one settings value and the kernel set it allows, and
+// the choice per problem class — remembered; else the tuning record's measured kernel for the
+// class (compile/tuning_record.hpp); else a kernel compile() built that serves it; else, with
+// autotune, the fastest of the cost model's best candidates, timed on the problem and recorded;
+// else select::choose's candidates, built and loaded through the cache, the first whose
+// can_implement accepts the problem. A plan may be used from several host threads at once.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +30,24 @@ struct GemmOptions : GemmTypes {
 };
 
 namespace op {
+
+// What profile() times: the cost model's best `top` candidates, those whose names match `filter`
+// (a shell glob; empty: all), built with up to `jobs` nvcc processes (0: one per core).
+struct ProfileOptions {
+  int top = 6;
+  std::string filter;
+  int jobs = 0;
+  compile::ProgressCallback progress;
+};
+
+// One candidate profile() timed: its place in the cost model's ranking (0 = its pick) and the GPU
+// time of one run (NaN, with `error` saying why, when it could not be built or run).
+struct ProfileRow {
+  select::GemmCandidate candidate;
+  int predicted_rank = 0;
+  double measured_us = std::numeric_limits<double>::quiet_NaN();
+  std::string error;
+};
 
 // Kernel: a runtime kernel type (load, can_implement, workspace_size); Problem: what it runs, with
 // a `shape` (the problem class).
@@ -70,6 +93,15 @@ class Plan {
   // (CompilationError with nvcc's log) after every build has been tried.
   std::vector<compile::CompileResult> compile_shapes(const std::vector<GemmShape>& shapes, int jobs);
 
+  // Builds (in parallel) and times candidates for the problem on `stream`, best measured first.
+  // The runs read the problem's inputs and write to scratch memory, never to its D. Throws
+  // InvalidArgumentError for a problem no candidate can run, or one this plan cannot measure.
+  std::vector<ProfileRow> profile(const Problem& problem, const ProfileOptions& options, cudaStream_t stream);
+
+  // The tuning record's key for a problem class: device, toolkit, CUTLASS, the plan's kernel
+  // family and settings, and the class.
+  std::string tuning_key(const GemmShape& shape) const;
+
   // The kernel the latest run launched and its split-K slices (nullopt before the first run, or
   // when it launched none).
   std::optional<std::string> last_kernel() const;
@@ -82,8 +114,9 @@ class Plan {
     GemmLaunch launch;  // alpha and beta filled in per run
     size_t workspace_bytes = 0;
   };
-  // The kernel for the problem's class (built and loaded on first use).
-  std::shared_ptr<const Launchable> launchable(const Problem& problem);
+  // The kernel for the problem's class (built and loaded on first use); with autotune, a new class
+  // is measured on `measure_on` (nullopt: a problem that cannot be measured as it is given).
+  std::shared_ptr<const Launchable> launchable(const Problem& problem, std::optional<cudaStream_t> measure_on);
   // Records what the latest run launched (null: nothing).
   void ran(std::shared_ptr<const Launchable> launched);
   Activation activation() const;
@@ -94,6 +127,12 @@ class Plan {
 
  private:
   struct State;
+  std::string key_of(const GemmShape& shape) const;  // tuning_key, with the state's lock held
+  // The record's candidate for the class, when it names one of `ranked` (a kernel the plan may run).
+  std::optional<select::GemmCandidate> recorded(const GemmShape& shape,
+                                                const std::vector<select::GemmCandidate>& ranked) const;
+  std::vector<ProfileRow> measure(const Problem& problem, std::vector<ProfileRow> rows, int jobs,
+                                  const compile::ProgressCallback& progress, cudaStream_t stream);
   KernelKind kind_;
   std::unique_ptr<State> state_;
 };

@@ -26,6 +26,12 @@ struct GemmSettings {
   // Tensor cores or CUDA cores; nullopt: the tensor-op kernels where the types have any.
   std::optional<OpcodeClass> opclass;
   std::optional<MathOperation> math;  // nullopt: the family's plain multiply-add (or saturating, int8 on SM80)
+  // Measured choice: the first run of a new problem class builds the cost model's best
+  // `autotune_candidates` in parallel, times them and keeps the fastest in the tuning record
+  // (compile/tuning_record.hpp), which later runs and processes use without timing again.
+  // Default: the environment's CUFORGE_AUTOTUNE=1.
+  bool autotune = autotune_by_default();
+  int autotune_candidates = kDefaultAutotuneCandidates;
 
   // The activation and its argument (nullopt: default_activation_argument).
   void set_activation(Activation a, std::optional<double> argument = std::nullopt);
@@ -39,6 +45,8 @@ struct GemmSettings {
   void check() const;
 
   static constexpr int kMaxSplits = 1024;
+  static constexpr int kDefaultAutotuneCandidates = 6, kMaxAutotuneCandidates = 64;
+  static bool autotune_by_default();  // CUFORGE_AUTOTUNE is 1
 };
 
 }  // namespace cuforge::select

@@ -138,6 +138,23 @@ class Gemm(Plan):
                 print(kernel_source(r["name"]))
         return built[0] if single else built
 
+    def profile(self, M: int, N: int, K: int, batch: int = 1, *, top: int = 6, filter: str | None = None,
+                jobs: int | None = None, csv: str | None = None, plot: str | None = None, baseline: bool = True,
+                progress: bool = True):
+        """Build (in parallel, with progress on stderr) and time on the GPU the cost model's best ``top``
+        candidates for an M x N x K problem (``filter``: a shell glob on kernel names), beside
+        torch.matmul (cuBLAS) when torch is installed. Returns a cuforge.profiler.Profile (rows best
+        measured first, each with the model's rank); ``csv`` and ``plot`` write its CSV and a PNG."""
+        from ..profiler import profile
+
+        result = profile(self, M, N, K, batch, top=top, filter=filter, jobs=jobs, baseline=baseline,
+                         progress=progress)
+        if csv:
+            result.write_csv(csv)
+        if plot:
+            result.plot(plot)
+        return result
+
     def _problem(self, M, N, K, batch, caller: str) -> tuple:
         """(M, N, K, batch) as given, else of the plan's tensors, else the default class."""
         if M is None and N is None and K is None:

@@ -223,6 +223,12 @@ class Plan:
             core.settings = settings
         return Operation(core, core.select(*problem), core.settings, self.cc)
 
+    def _set_flag(self, name: str, value):
+        """A boolean setting (Python's or NumPy's bool), checked before the core sees it."""
+        if not isinstance(value, bool) and type(value).__name__ != "bool_":
+            raise InvalidArgumentError(f"{name}: expected True or False, got {value!r}")
+        self._update(lambda s: setattr(s, name, bool(value)))
+
     def _update(self, change):
         """Applies `change` to a copy of the settings and gives it to the core, which checks it whole:
         a refused change leaves the plan as it was."""
@@ -317,6 +323,33 @@ class Plan:
         self._update(lambda s: s.set_decomposition(value))
 
     @property
+    def autotune(self) -> bool:
+        """Measured choice (default: CUFORGE_AUTOTUNE=1): the first run of each new problem class builds
+        the cost model's best ``autotune_candidates`` kernels in parallel, times them on the run's
+        operands (writing to scratch memory, never to D) and keeps the fastest in the tuning record in
+        the cache directory, which later runs and later processes use without timing again. Plans
+        without autotune use the record too, where it has the class. Grouped plans are not measured."""
+        return self._plan.settings.autotune
+
+    @autotune.setter
+    def autotune(self, value):
+        self._set_flag("autotune", value)
+
+    @property
+    def autotune_candidates(self) -> int:
+        """How many of the cost model's best candidates autotuning times (default 6)."""
+        return self._plan.settings.autotune_candidates
+
+    @autotune_candidates.setter
+    def autotune_candidates(self, value):
+        value = integer(value, "autotune_candidates")
+
+        def change(s):
+            s.autotune_candidates = value
+
+        self._update(change)
+
+    @property
     def deterministic(self) -> bool:
         """Whether stream-K and split-K sum partial tiles in K order (True, the default: bitwise
         reproducible) or as they arrive (False: faster on long K; f32 rounding may vary by run)."""
@@ -324,13 +357,7 @@ class Plan:
 
     @deterministic.setter
     def deterministic(self, value):
-        if not isinstance(value, bool) and type(value).__name__ != "bool_":
-            raise InvalidArgumentError(f"deterministic: expected True or False, got {value!r}")
-
-        def change(s):
-            s.deterministic = bool(value)
-
-        self._update(change)
+        self._set_flag("deterministic", value)
 
     @property
     def split_k_slices(self) -> int:

@@ -1,0 +1,20 @@
+// GPU time of launches, measured with CUDA events on the launches' own stream (the profiler's and
+// autotuning's measure): one warm-up launch, then rounds of back-to-back launches between two
+// events, each round as many launches as fill about `round_ms`; the fastest round's mean.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+
+namespace cuforge::runtime {
+
+struct Timing {
+  double microseconds = 0;  // per launch
+  int launches = 0;         // timed, over all rounds
+};
+
+// `launch` queues one run on `stream`. Throws DeviceError when a CUDA call fails.
+Timing time_launches(const std::function<void()>& launch, cudaStream_t stream, int rounds = 3, double round_ms = 2.0);
+
+}  // namespace cuforge::runtime

@@ -1,0 +1,113 @@
+#include "cuforge/compile/tuning_record.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "cuforge/core/error.hpp"
+#include "cuforge/core/log.hpp"
+#include "files.hpp"
+
+namespace cuforge::compile {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr int kFormat = 1;
+using Json = nlohmann::json;
+
+// The record's entries; an empty object for no record, and for an unreadable one (reported).
+Json read_entries(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Json::object();
+  try {
+    Json record = Json::parse(read_file(path));
+    if (record.value("format", 0) == kFormat && record.contains("entries") && record["entries"].is_object())
+      return record["entries"];
+    log(LogLevel::warning, fmt::format("the tuning record {} is of another format: ignored (the next measurement "
+                                       "rewrites it)", path.string()));
+  } catch (const std::exception& e) {
+    log(LogLevel::warning, fmt::format("the tuning record {} is unreadable ({}): ignored (the next measurement "
+                                       "rewrites it)", path.string(), e.what()));
+  }
+  return Json::object();
+}
+
+std::optional<TunedKernel> from_json(const Json& j) {
+  try {
+    TunedKernel t;
+    t.kernel = j.at("kernel").get<std::string>();
+    t.splits = j.at("splits").get<int>();
+    t.decomposition = parse<Decomposition>(j.at("decomposition").get<std::string>());
+    t.microseconds = j.at("us").get<double>();
+    for (const auto& [name, us] : j.at("measured").items()) t.measured.emplace_back(name, us.get<double>());
+    return t;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+Json to_json(const TunedKernel& t) {
+  Json measured = Json::object();
+  for (const auto& [name, us] : t.measured) measured[name] = us;
+  return {{"kernel", t.kernel}, {"splits", t.splits}, {"decomposition", to_string(t.decomposition)},
+          {"us", t.microseconds}, {"measured", measured}};
+}
+
+}  // namespace
+
+TuningRecord::TuningRecord(const KernelCache& cache) : cache_(cache) {}
+
+fs::path TuningRecord::path() const { return cache_.root() / "tuning" / "record.json"; }
+
+std::optional<TunedKernel> TuningRecord::find(const std::string& key) const {
+  const Json entries = read_entries(path());
+  auto it = entries.find(key);
+  if (it == entries.end()) return std::nullopt;
+  auto tuned = from_json(*it);
+  if (!tuned) log(LogLevel::warning, fmt::format("the tuning record's entry for {} is malformed: ignored", key));
+  return tuned;
+}
+
+void TuningRecord::store(const std::string& key, const TunedKernel& tuned) const {
+  const fs::path dir = cache_.directory("tuning");
+  const int lock = lock_file(cache_.directory("locks") / "tuning.lock", LockMode::exclusive);
+  try {
+    Json entries = read_entries(path());
+    entries[key] = to_json(tuned);
+    const fs::path staged = dir / fmt::format("record.json.{}", ::getpid());
+    write_file_durably(staged, Json{{"format", kFormat}, {"entries", entries}}.dump(1));
+    std::error_code ec;
+    fs::rename(staged, path(), ec);
+    if (ec) {
+      fs::remove(staged, ec);
+      throw CacheError(fmt::format("cannot write the tuning record {}: {}", path().string(), ec.message()));
+    }
+    fsync_path(dir);
+  } catch (...) {
+    unlock_file(lock);
+    throw;
+  }
+  unlock_file(lock);
+}
+
+std::vector<std::pair<std::string, TunedKernel>> TuningRecord::entries() const {
+  std::vector<std::pair<std::string, TunedKernel>> out;
+  const Json entries = read_entries(path());
+  for (const auto& [key, value] : entries.items())
+    if (auto tuned = from_json(value)) out.emplace_back(key, *tuned);
+  return out;
+}
+
+size_t TuningRecord::clear() const {
+  const int lock = lock_file(cache_.directory("locks") / "tuning.lock", LockMode::exclusive);
+  const size_t held = read_entries(path()).size();
+  std::error_code ec;
+  fs::remove(path(), ec);
+  unlock_file(lock);
+  if (ec) throw CacheError(fmt::format("cannot remove the tuning record {}: {}", path().string(), ec.message()));
+  return held;
+}
+
+}  // namespace cuforge::compile

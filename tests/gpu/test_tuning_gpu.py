@@ -1,0 +1,185 @@
+"""On the GPU: the profiler (plan.profile, `cuforge profile --csv --plot`) and autotuning with its
+persistent tuning record: measured once, used by later processes without timing again, never
+writing the user's D while measuring, safe with concurrent writers, a corrupted record ignored
+with a warning and rewritten."""
+
+import csv
+import json
+import logging
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+torch = pytest.importorskip("torch")
+
+import cuforge  # noqa: E402
+from cuforge import _core  # noqa: E402
+from cuforge.profiler import COLUMNS  # noqa: E402
+from exact import ROW, assert_exact, rand_int, reference  # noqa: E402
+
+BF16 = torch.bfloat16
+SHAPES = [(256, 384, 512), (128, 256, 1024), (192, 128, 768), (320, 256, 512)]
+
+
+def plan_for(autotune, candidates=3):
+    plan = cuforge.op.Gemm(element=BF16, layout=cuforge.LayoutType.RowMajor)
+    plan.autotune = autotune
+    plan.autotune_candidates = candidates
+    return plan
+
+
+@pytest.fixture(autouse=True)
+def empty_record():
+    _core.tuning_record_clear()
+    yield
+    _core.tuning_record_clear()
+
+
+@pytest.fixture
+def messages():
+    seen = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            seen.append((record.levelno, record.getMessage()))
+
+    handler = Keep(level=logging.DEBUG)
+    logger = logging.getLogger("cuforge")
+    old = logger.level
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(handler)
+    yield seen
+    logger.removeHandler(handler)
+    logger.setLevel(old)
+
+
+def test_profile_times_the_models_best_and_writes_csv_and_plot(tmp_path):
+    plan = plan_for(False)
+    result = plan.profile(512, 768, 1024, top=3, csv=str(tmp_path / "p.csv"), plot=str(tmp_path / "p.png"))
+    print(result.table())
+    assert len(result.rows) == 3
+    assert sorted(r["predicted_rank"] for r in result.rows) == [0, 1, 2]
+    measured = [r["measured_us"] for r in result.rows]
+    assert all(us > 0 for us in measured) and measured == sorted(measured)
+    assert result.baseline_us and result.baseline_us > 0
+    with open(tmp_path / "p.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert tuple(rows[0].keys()) == COLUMNS
+    assert len(rows) == 4 and rows[-1]["kernel"].startswith("torch.matmul")
+    import matplotlib.image
+
+    assert matplotlib.image.imread(str(tmp_path / "p.png")).shape[0] > 100
+
+
+def test_profile_command_line(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "cuforge.cli", "profile", "--m", "256", "--n", "256", "--k", "256",
+                          "--top", "2", "--csv", str(tmp_path / "c.csv"), "--plot", str(tmp_path / "c.png")],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "torch.matmul" in out.stdout
+    assert (tmp_path / "c.csv").stat().st_size > 0 and (tmp_path / "c.png").stat().st_size > 0
+    bad = subprocess.run([sys.executable, "-m", "cuforge.cli", "profile", "--m", "256", "--n", "256", "--k", "256",
+                          "--filter", "no_such_kernel*"], capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2 and "no candidate" in bad.stderr
+
+
+def test_autotune_measures_once_records_and_never_writes_d_while_measuring(messages):
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    plan = plan_for(True)
+    M, N, K = SHAPES[0]
+    A, B = rand_int(M, K, BF16, ROW, gen), rand_int(K, N, BF16, ROW, gen)
+    D = rand_int(M, N, BF16, ROW, gen)
+    expected = reference(A, B, D, 1.0, 1.0, BF16)
+    plan.run(A, B, D, D, beta=1.0)  # C is D: a measurement writing D would add A @ B more than once
+    assert_exact(D, expected)
+    path, entries = _core.tuning_record()
+    assert len(entries) == 1
+    entry = entries[0]
+    assert entry["kernel"] == plan.last_kernel
+    assert len(entry["measured"]) >= 2 and entry["us"] == min(us for _, us in entry["measured"])
+    assert sum("autotuned" in m for _, m in messages) == 1
+    mtime = os.stat(path).st_mtime_ns
+    for _ in range(3):  # the class is chosen: no more timing
+        plan.run(A, B, None, D)
+    assert sum("autotuned" in m for _, m in messages) == 1
+    assert os.stat(path).st_mtime_ns == mtime
+
+
+def test_the_record_survives_a_new_process_and_is_used_without_timing():
+    M, N, K = SHAPES[1]
+    plan = plan_for(True)
+    A, B = torch.ones(M, K, device="cuda", dtype=BF16), torch.ones(K, N, device="cuda", dtype=BF16)
+    D = torch.empty(M, N, device="cuda", dtype=BF16)
+    plan.run(A, B, None, D)
+    tuned = plan.last_kernel
+    child = f"""
+import logging, torch, cuforge
+seen = []
+class Keep(logging.Handler):
+    def emit(self, record): seen.append(record.getMessage())
+logging.getLogger("cuforge").addHandler(Keep()); logging.getLogger("cuforge").setLevel(logging.DEBUG)
+plan = cuforge.op.Gemm(element=torch.bfloat16, layout=cuforge.LayoutType.RowMajor)   # autotune off
+A, B = torch.ones({M}, {K}, device="cuda", dtype=torch.bfloat16), torch.ones({K}, {N}, device="cuda", dtype=torch.bfloat16)
+D = torch.empty({M}, {N}, device="cuda", dtype=torch.bfloat16)
+plan.run(A, B, None, D)
+assert bool((D == {K}).all())
+print(plan.last_kernel, sum("autotuned" in m for m in seen), sum("tuning record" in m for m in seen))
+"""
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    kernel, timed, used = out.stdout.split()
+    assert kernel == tuned and timed == "0" and used == "1"
+
+
+def test_concurrent_autotuning_processes_leave_a_valid_record_with_every_entry():
+    child = """
+import sys, torch, cuforge
+M, N, K = (int(x) for x in sys.argv[1:4])
+plan = cuforge.op.Gemm(element=torch.bfloat16, layout=cuforge.LayoutType.RowMajor)
+plan.autotune, plan.autotune_candidates = True, 2
+plan.run(torch.ones(M, K, device="cuda", dtype=torch.bfloat16), torch.ones(K, N, device="cuda", dtype=torch.bfloat16),
+         None, torch.empty(M, N, device="cuda", dtype=torch.bfloat16))
+"""
+    procs = [subprocess.Popen([sys.executable, "-c", child, *map(str, shape)]) for shape in SHAPES]
+    assert all(p.wait(timeout=600) == 0 for p in procs)
+    path, entries = _core.tuning_record()
+    assert len(entries) == len(SHAPES)
+    json.load(open(path))  # whole
+
+
+def test_a_corrupted_record_is_ignored_with_a_warning_and_rewritten(messages):
+    plan = plan_for(True, candidates=2)
+    M, N, K = SHAPES[2]
+    A, B = torch.ones(M, K, device="cuda", dtype=BF16), torch.ones(K, N, device="cuda", dtype=BF16)
+    D = torch.empty(M, N, device="cuda", dtype=BF16)
+    plan.run(A, B, None, D)
+    path, _ = _core.tuning_record()
+    with open(path, "w") as f:
+        f.write('{"format": 1, "entries": {"trunc')
+    M, N, K = SHAPES[3]
+    A, B = torch.ones(M, K, device="cuda", dtype=BF16), torch.ones(K, N, device="cuda", dtype=BF16)
+    D = torch.empty(M, N, device="cuda", dtype=BF16)
+    plan.run(A, B, None, D)
+    assert bool((D == K).all())
+    assert any(level == logging.WARNING and "unreadable" in m for level, m in messages)
+    _, entries = _core.tuning_record()
+    assert len(entries) == 1  # rewritten, valid, with the new class
+
+
+def test_no_measurement_while_a_graph_is_captured():
+    plan = plan_for(True)
+    M, N, K = SHAPES[3]
+    A, B = torch.ones(M, K, device="cuda", dtype=BF16), torch.ones(K, N, device="cuda", dtype=BF16)
+    D = torch.zeros(M, N, device="cuda", dtype=BF16)
+    stream = torch.cuda.Stream()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream), torch.cuda.graph(graph, stream=stream):
+        plan.run(A, B, None, D, sync=False)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert bool((D == K).all())
+    assert _core.tuning_record()[1] == []
