@@ -206,6 +206,8 @@ def main():
     p.add_argument("--skip-startup", action="store_true",
                    help="skip host overhead, plan construction and compile timings")
     p.add_argument("--skip-gemm", action="store_true", help="skip the throughput table")
+    p.add_argument("--autotune", type=int, metavar="N",
+                   help="plans with autotune, timing the model's best N per shape (the tuning record is cleared first)")
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = True  # cuBLAS's TF32 beside cuforge's tf32 plans
 
@@ -218,7 +220,12 @@ def main():
     # Every kernel the run needs, compiled in one parallel step (the 64³ one for the overhead test too).
     plans = {d: default_plan(DTYPES[d]) for d in args.dtypes}
     names = set()
-    if not args.skip_gemm:
+    if args.autotune:
+        cuforge._core.tuning_record_clear()
+        for plan in plans.values():
+            plan.autotune, plan.autotune_candidates = True, args.autotune
+        results["autotune_candidates"] = args.autotune
+    elif not args.skip_gemm:
         names.update(plans[d].select(M, N, K) for d in args.dtypes for (M, N, K) in args.shapes)
     if not args.skip_startup:
         names.add(default_plan(torch.bfloat16).select(64, 64, 64))

@@ -172,7 +172,7 @@ void bind_plans(nb::module_& m) {
              std::vector<op::ProfileRow> rows;
              {
                nb::gil_scoped_release release;
-               rows = g.profile(problem, options, reinterpret_cast<cudaStream_t>(stream));
+               rows = g.profile(problem, options, reinterpret_cast<cudaStream_t>(stream), beta);
              }
              nb::list out;
              for (const auto& r : rows) {

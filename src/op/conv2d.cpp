@@ -36,7 +36,7 @@ ConvProblem Conv2d::check(const TensorRef& a, const TensorRef& b, const TensorRe
 runtime::RunHandle Conv2d::run(const ConvProblem& p, double alpha, double beta, int splits, cudaStream_t stream,
                                std::function<void()> on_complete) {
   runtime::use_device(device_);
-  auto l = launchable(p, stream);
+  auto l = launchable(p, stream, beta);
   GemmLaunch launch = l->launch;
   launch.alpha = alpha;
   launch.beta = beta;

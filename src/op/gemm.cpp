@@ -67,7 +67,7 @@ void Gemm::launch(const GemmProblem& p, double alpha, double beta, cudaStream_t 
   size_t zeros_bytes = 0;
   if (p.shape.k == 0) op::over_zeros(kernel_types_, p.shape, zeros_bytes);
   // A product over zeros is not measured: its operands are placed below.
-  auto l = p.shape.k == 0 ? launchable(op::over_zeros(kernel_types_, p, nullptr), std::nullopt) : launchable(p, stream);
+  auto l = p.shape.k == 0 ? launchable(op::over_zeros(kernel_types_, p, nullptr), std::nullopt) : launchable(p, stream, beta);
   const size_t offset = (zeros_bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
   runtime::Scratch scratch(device_, stream, offset + l->workspace_bytes);
   GemmProblem problem = p;

@@ -42,9 +42,8 @@ constexpr size_t kScratchAlignment = 256;
 size_t rounded(size_t bytes) { return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment; }
 
 // Measuring runs write their D to scratch memory, never to the user's (which may be C, or be read
-// by work queued after the run). The elements D spans from its first, a problem with D elsewhere,
-// and whether the run reads C (the measurement then reads it too). Grouped problems are not
-// measured (their operands are lists or device offsets).
+// by work queued after the run). The elements D spans from its first, and a problem with D
+// elsewhere. Grouped problems are not measured (their operands are lists or device offsets).
 int64_t output_elements(const GemmProblem& p) {
   return (p.shape.batch - 1) * p.batch_stride_d + (p.shape.m - 1) * p.ldd + p.shape.n;
 }
@@ -62,11 +61,6 @@ P with_output(P p, void* d) {
   return p;
 }
 GroupedProblem with_output(GroupedProblem p, void*) { return p; }
-template <class P>
-bool reads_c(const P& p) {
-  return p.c != p.d;
-}
-bool reads_c(const GroupedProblem&) { return false; }
 
 // The class as the tuning record spells it.
 std::string shape_key(const GemmShape& s) {
@@ -288,7 +282,7 @@ std::optional<select::GemmCandidate> Plan<Kernel, Problem>::recorded(
 template <class Kernel, class Problem>
 std::vector<ProfileRow> Plan<Kernel, Problem>::measure(const Problem& p, std::vector<ProfileRow> rows, int jobs,
                                                        const compile::ProgressCallback& progress,
-                                                       cudaStream_t stream) {
+                                                       cudaStream_t stream, double beta) {
   const int64_t output = output_elements(p);
   if (output < 0)
     throw InvalidArgumentError(fmt::format("{} plans choose by the cost model: their runs are not measured yet",
@@ -306,7 +300,7 @@ std::vector<ProfileRow> Plan<Kernel, Problem>::measure(const Problem& p, std::ve
     }
     try {
       auto kernel = Kernel::load(outcomes[i].result->entry.library());
-      GemmLaunch launch{1.0, reads_c(p) ? 1.0 : 0.0, settings.activation_argument, row.candidate.splits,
+      GemmLaunch launch{1.0, beta, settings.activation_argument, row.candidate.splits,
                         row.candidate.decomposition, settings.deterministic, device_, sm_count_};
       if (!kernel->can_implement(p, launch)) {
         row.error = "CUTLASS's can_implement refuses the problem";
@@ -331,7 +325,7 @@ std::vector<ProfileRow> Plan<Kernel, Problem>::measure(const Problem& p, std::ve
 
 template <class Kernel, class Problem>
 std::vector<ProfileRow> Plan<Kernel, Problem>::profile(const Problem& p, const ProfileOptions& options,
-                                                       cudaStream_t stream) {
+                                                       cudaStream_t stream, double beta) {
   if (options.top < 1) throw InvalidArgumentError(fmt::format("top: expected 1 or more candidates, got {}", options.top));
   auto ranking = rank(p.shape);
   if (ranking.ranked.empty()) throw InvalidArgumentError(ranking.why_none);
@@ -344,11 +338,11 @@ std::vector<ProfileRow> Plan<Kernel, Problem>::profile(const Problem& p, const P
                                            "model's first {})", options.filter, ranking.ranked.size(),
                                            ranking.ranked.front().config.name()));
   runtime::use_device(device_);
-  return measure(p, std::move(rows), options.jobs, options.progress, stream);
+  return measure(p, std::move(rows), options.jobs, options.progress, stream, beta);
 }
 
 template <class Kernel, class Problem>
-auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStream_t> measure_on)
+auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStream_t> measure_on, double beta)
     -> std::shared_ptr<const Launchable> {
   std::unique_lock lock(state_->mutex);
   State& s = *state_;
@@ -398,7 +392,7 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
     for (size_t i = 0; i < ranking.ranked.size() && int(i) < s.settings.autotune_candidates; ++i)
       rows.push_back(ProfileRow{ranking.ranked[i], int(i), std::nan(""), {}});
     lock.unlock();  // measuring reads the settings; runs of other classes go on meanwhile
-    rows = measure(p, std::move(rows), 0, {}, *measure_on);
+    rows = measure(p, std::move(rows), 0, {}, *measure_on, beta);
     lock.lock();
     if (auto it = s.chosen.find(p.shape); it != s.chosen.end()) return it->second;  // another thread's
     if (!rows.empty() && !std::isnan(rows.front().measured_us)) {

@@ -94,9 +94,11 @@ class Plan {
   std::vector<compile::CompileResult> compile_shapes(const std::vector<GemmShape>& shapes, int jobs);
 
   // Builds (in parallel) and times candidates for the problem on `stream`, best measured first.
-  // The runs read the problem's inputs and write to scratch memory, never to its D. Throws
-  // InvalidArgumentError for a problem no candidate can run, or one this plan cannot measure.
-  std::vector<ProfileRow> profile(const Problem& problem, const ProfileOptions& options, cudaStream_t stream);
+  // The runs read the problem's inputs (C where `beta` is not 0) and write to scratch memory,
+  // never to its D. Throws InvalidArgumentError for a problem no candidate can run, or one this
+  // plan cannot measure.
+  std::vector<ProfileRow> profile(const Problem& problem, const ProfileOptions& options, cudaStream_t stream,
+                                  double beta = 0.0);
 
   // The tuning record's key for a problem class: device, toolkit, CUTLASS, the plan's kernel
   // family and settings, and the class.
@@ -115,8 +117,10 @@ class Plan {
     size_t workspace_bytes = 0;
   };
   // The kernel for the problem's class (built and loaded on first use); with autotune, a new class
-  // is measured on `measure_on` (nullopt: a problem that cannot be measured as it is given).
-  std::shared_ptr<const Launchable> launchable(const Problem& problem, std::optional<cudaStream_t> measure_on);
+  // is measured on `measure_on` with the run's `beta` (nullopt: a problem that cannot be measured
+  // as it is given).
+  std::shared_ptr<const Launchable> launchable(const Problem& problem, std::optional<cudaStream_t> measure_on,
+                                               double beta = 0.0);
   // Records what the latest run launched (null: nothing).
   void ran(std::shared_ptr<const Launchable> launched);
   Activation activation() const;
@@ -132,7 +136,7 @@ class Plan {
   std::optional<select::GemmCandidate> recorded(const GemmShape& shape,
                                                 const std::vector<select::GemmCandidate>& ranked) const;
   std::vector<ProfileRow> measure(const Problem& problem, std::vector<ProfileRow> rows, int jobs,
-                                  const compile::ProgressCallback& progress, cudaStream_t stream);
+                                  const compile::ProgressCallback& progress, cudaStream_t stream, double beta);
   KernelKind kind_;
   std::unique_ptr<State> state_;
 };
