@@ -3,13 +3,15 @@
 
     python bench/conv.py                    # fprop, dgrad and wgrad of issue 14's layers, fp16
     python bench/conv.py --dtype bf16 --json out.json --rounds 3
+    python bench/conv.py --kernel-cc 80     # SM80 kernels only (the default chooses SM90 where they run)
 
 Tensors are channels_last. fprop is compared with torch.nn.functional.conv2d; dgrad and wgrad
 with torch.ops.aten.convolution_backward computing the input's or the filters' gradient alone.
 The 3-channel stem layer runs cuforge on channels padded with zeros to 8 (the kernels read
 channels in vectors), cuDNN on the 3 channels; TFLOP/s count the 3-channel convolution for both.
 GPU times are CUDA events around each call, medians of repeats in interleaved rounds (bench/timing.py);
-each ratio is the median of the rounds' ratios (cuDNN time / cuforge time: above 1 is faster).
+each ratio is the median of the rounds' ratios (cuDNN time / cuforge time: above 1 is faster). Each
+row names the kernel family that ran (sm90: CUTLASS 3.x implicit GEMM; sm80: CUTLASS 2.x) and the kernel.
 """
 
 import argparse
@@ -52,7 +54,12 @@ def padded(t, channels):
     return channels_last(F.pad(t, (0, 0, 0, 0, 0, channels - t.shape[1])))
 
 
-def bench_layer(name, dt, passes, rounds):
+def family(kernel):
+    """'sm90' or 'sm80', from a kernel's name."""
+    return kernel.split("_")[1]
+
+
+def bench_layer(name, dt, passes, rounds, kernel_cc):
     h, c, k, r, stride, padding = LAYERS[name]
     x, w, dy = layer_tensors(h, c, k, r, stride, padding, dt)
     geometry = dict(stride=(stride, stride), padding=(padding, padding))
@@ -62,7 +69,7 @@ def bench_layer(name, dt, passes, rounds):
     dx, dw = torch.empty_like(xp), torch.empty_like(wp)
     rows = []
     for kind in passes:
-        plan = cuforge.op.Conv2d(kind=kind, element=dt, element_accumulator=torch.float32)
+        plan = cuforge.op.Conv2d(kind=kind, element=dt, element_accumulator=torch.float32, kernel_cc=kernel_cc)
         if kind == "fprop":
             ours = lambda i: plan.run(xp, wp, None, y, sync=False, **geometry)  # noqa: E731
             theirs = lambda i: F.conv2d(x, w, stride=stride, padding=padding)  # noqa: E731
@@ -85,12 +92,14 @@ def bench_layer(name, dt, passes, rounds):
         err = float(((got.float() - ref).abs().max() / ref.abs().max()).item())
         times = interleaved_ms({"cuforge": ours, "cudnn": theirs}, rounds)
         ms = {t: statistics.median(v) for t, v in times.items()}
-        rows.append({"layer": name, "pass": kind, "kernel": plan.last_kernel, "rel_err": err, "ms": ms,
+        rows.append({"layer": name, "pass": kind, "family": family(plan.last_kernel), "kernel": plan.last_kernel,
+                     "splits": plan.last_splits, "rel_err": err, "ms": ms,
                      "tflops": {t: flops / v / 1e9 for t, v in ms.items()},
                      "ratio": statistics.median(b / a for a, b in zip(times["cuforge"], times["cudnn"]))})
         row = rows[-1]
         print(f"{name:22s} {kind}  cuforge {row['tflops']['cuforge']:6.1f}  cuDNN {row['tflops']['cudnn']:6.1f} "
-              f"TFLOP/s  {row['ratio']:.2f}x  err {err:.1e}  {row['kernel']}", flush=True)
+              f"TFLOP/s  {row['ratio']:.2f}x  err {err:.1e}  {row['family']} x{row['splits']} {row['kernel']}",
+              flush=True)
     return rows
 
 
@@ -100,6 +109,8 @@ def main():
     p.add_argument("--passes", default="fprop,dgrad,wgrad")
     p.add_argument("--layers", default=",".join(LAYERS), help="comma-separated names of LAYERS")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--kernel-cc", type=int, choices=[80, 90],
+                   help="kernel family (default: the selection's, SM90 on Hopper where its kernels run the layer)")
     p.add_argument("--json", metavar="PATH")
     args = p.parse_args()
     torch.manual_seed(0)
@@ -112,24 +123,27 @@ def main():
     t0 = time.perf_counter()
     names = set()
     for kind in passes:
-        plan = cuforge.op.Conv2d(kind=kind, element=dt, element_accumulator=torch.float32)
+        plan = cuforge.op.Conv2d(kind=kind, element=dt, element_accumulator=torch.float32, kernel_cc=args.kernel_cc)
         for name in layers:
             h, c, k, r, stride, padding = LAYERS[name]
             names.add(plan.select(N, h, h, max(c, 8), k, r, r, stride=stride, padding=padding))
     cuforge.build(sorted(names))
     print(f"prebuilt {len(names)} kernels in {time.perf_counter() - t0:.0f} s", flush=True)
     results = {"device": props.name, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
-               "dtype": args.dtype, "n": N, "rounds": args.rounds, "rows": []}
+               "dtype": args.dtype, "n": N, "rounds": args.rounds, "kernel_cc": args.kernel_cc, "rows": []}
     for name in layers:
-        results["rows"] += bench_layer(name, dt, passes, args.rounds)
+        results["rows"] += bench_layer(name, dt, passes, args.rounds, args.kernel_cc)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=2)
     by_pass = {}
     for row in results["rows"]:
-        by_pass.setdefault(row["pass"], []).append(row["ratio"])
-    for kind, ratios in by_pass.items():
-        print(f"{kind}: geomean {statistics.geometric_mean(ratios):.2f}x cuDNN, lowest {min(ratios):.2f}x")
+        by_pass.setdefault(row["pass"], []).append(row)
+    for kind, rows in by_pass.items():
+        ratios = [r["ratio"] for r in rows]
+        families = ", ".join(f"{f} {sum(r['family'] == f for r in rows)}" for f in sorted({r["family"] for r in rows}))
+        print(f"{kind}: geomean {statistics.geometric_mean(ratios):.2f}x cuDNN, lowest {min(ratios):.2f}x "
+              f"(layers per kernel family: {families})")
 
 
 if __name__ == "__main__":

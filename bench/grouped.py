@@ -3,6 +3,7 @@
 
     python bench/grouped.py                 # the four cases of issue 13 and the host time of one run()
     python bench/grouped.py --json out.json --rounds 3
+    python bench/grouped.py --sweep         # the offsets form of the MoE case on every tile the plan has
 
 bf16. GPU times are CUDA events around each call, medians of repeats, the calls queued behind a
 GPU sleep (bench/timing.py); each case's times are taken in interleaved rounds and each ratio is
@@ -104,19 +105,63 @@ def host_time_us(plan, groups=64, calls=2000):
     return (t1 - t0) / calls * 1e6
 
 
+def sweep(plan, rounds):
+    """The MoE case's offsets form on every tile description of the plan (each pinned in turn),
+    beside the plan's own choice and torch._grouped_mm: how far the choice is from the best tile."""
+    name = next(c for c in CASES if c.startswith("MoE"))
+    sizes, n, k = CASES[name]
+    A, B, D, offs = operands(sizes, n, k)
+    problem = dict(groups=len(sizes), M=-(-sum(sizes) // len(sizes)), N=n, K=k)
+    chosen = plan.select(problem["groups"], problem["M"], n, k, ragged=True)
+    tiles = {}
+    for td in plan.tile_descriptions():
+        try:
+            tiles[plan.construct(td, **problem).name] = td
+        except cuforge.Error:  # a tile this class cannot use
+            continue
+    cuforge.build(sorted(set(tiles) | {chosen}))
+    calls = {}
+    for kernel, td in tiles.items():
+        pinned = cuforge.op.GroupedGemm(element=DT, layout=cuforge.LayoutType.RowMajor,
+                                        element_accumulator=torch.float32)
+        pinned.tile_description = td
+        calls[kernel] = lambda i, p=pinned: p.run(A, B, None, D, offsets=offs, sync=False)
+    grouped_mm = torch_grouped(A, B, offs)
+    if grouped_mm:
+        calls["torch._grouped_mm"] = grouped_mm
+    times = {c: statistics.median(v) for c, v in interleaved_ms(calls, rounds).items()}
+    flops = 2.0 * sum(sizes) * n * k
+    print(f"\n{name}, offsets form, every tile (the plan chooses {chosen}):")
+    for c, t in sorted(times.items(), key=lambda x: x[1]):
+        mark = "  <- chosen" if c == chosen else ""
+        print(f"  {t * 1e3:9.1f} µs  {flops / t / 1e9:7.1f} TFLOP/s  {c}{mark}")
+    best = min(t for c, t in times.items() if c != "torch._grouped_mm")
+    print(f"chosen / best tile: {best / times[chosen]:.3f}")
+    return {"case": name, "chosen": chosen, "ms": times}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--json", metavar="PATH")
+    p.add_argument("--sweep", action="store_true", help="time the MoE case's offsets form on every tile")
     args = p.parse_args()
     torch.manual_seed(0)
     plan = cuforge.op.GroupedGemm(element=DT, layout=cuforge.LayoutType.RowMajor, element_accumulator=torch.float32)
     props = torch.cuda.get_device_properties(0)
     results = {"device": props.name, "torch": torch.__version__, "rounds": args.rounds, "cases": []}
     print(f"{props.name}, torch {torch.__version__}")
-    classes = [(len(s), -(-sum(s) // len(s)), n, k) for s, n, k in CASES.values()] + [(64, 128, 256, 256)]
+    if args.sweep:
+        results["sweep"] = sweep(plan, args.rounds)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=2)
+        return
+    # The list form's class is ragged where the sizes differ; the offsets form's always is.
+    classes = [((len(s), -(-sum(s) // len(s)), n, k), ragged) for s, n, k in CASES.values()
+               for ragged in {True, len(set(s)) > 1}] + [((64, 128, 256, 256), False)]
     t0 = time.perf_counter()
-    cuforge.build(sorted({plan.select(*c) for c in classes}))
+    cuforge.build(sorted({plan.select(*c, ragged=ragged) for c, ragged in classes}))
     print(f"prebuilt in {time.perf_counter() - t0:.0f} s")
     for name, (sizes, n, k) in CASES.items():
         row = bench_case(name, sizes, n, k, plan, args.rounds)

@@ -14,6 +14,7 @@
 #include "cuforge/compile/tuning_record.hpp"
 #include "cuforge/emit/gemm.hpp"
 #include "cuforge/runtime/scratch.hpp"
+#include "cuforge/select/gemm_cost.hpp"
 #include "operands.hpp"
 #include "plans.hpp"
 
@@ -266,6 +267,40 @@ NB_MODULE(_core, m) {
           return names;
         }, "arch"_a = nb::none(), "glob"_a = "", "kind"_a.none() = nb::none(),
         "Names of the catalog's kernels (of one kind, or every kind).");
+  nb::class_<select::CostModel>(m, "CostModel",
+                                 "The selection cost model's fitted constants, each as documented in "
+                                 "include/cuforge/select/gemm_cost.hpp (defaults: the built-in model).")
+      .def(nb::init<>())
+      .def_rw("tile_efficiency_exponent", &select::CostModel::tile_efficiency_exponent)
+      .def_rw("pingpong_edge", &select::CostModel::pingpong_edge)
+      .def_rw("tall_tile_edge", &select::CostModel::tall_tile_edge)
+      .def_rw("mma_sync_fraction", &select::CostModel::mma_sync_fraction)
+      .def_rw("launch_us", &select::CostModel::launch_us)
+      .def_rw("stream_k_overhead", &select::CostModel::stream_k_overhead)
+      .def_rw("fixup_bytes_per_second", &select::CostModel::fixup_bytes_per_second)
+      .def_rw("reduction_turn_us", &select::CostModel::reduction_turn_us)
+      .def_rw("arrival_order_turn_fraction", &select::CostModel::arrival_order_turn_fraction)
+      .def_rw("reduction_launch_us", &select::CostModel::reduction_launch_us)
+      .def_rw("partial_bytes_per_second", &select::CostModel::partial_bytes_per_second)
+      .def_rw("lone_pingpong_fraction", &select::CostModel::lone_pingpong_fraction)
+      .def_rw("unhidden_fraction", &select::CostModel::unhidden_fraction)
+      .def_rw("transpose_bandwidth_fraction", &select::CostModel::transpose_bandwidth_fraction);
+  m.def("estimated_time_us",
+        [](const std::string& name, int64_t m, int64_t n, int64_t k, int64_t batch, int splits, bool deterministic,
+           int sm_count, const select::CostModel& model) {
+          if (m < 1 || n < 1 || k < 0 || batch < 1)
+            throw InvalidArgumentError("estimated_time_us: expected M, N, batch >= 1 and K >= 0, got " +
+                                       std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                                       " (batch " + std::to_string(batch) + ")");
+          GemmShape shape;
+          shape.m = m, shape.n = n, shape.k = k, shape.batch = batch;
+          return select::estimated_time_us(library::parse_gemm_name(name), shape, splits, deterministic, sm_count,
+                                           model);
+        },
+        "name"_a, "m"_a, "n"_a, "k"_a, "batch"_a = 1, "splits"_a = 1, "deterministic"_a = true, "sm_count"_a = 132,
+        "model"_a = select::CostModel{},
+        "The cost model's estimate (µs) of one run of a kernel, by name, on M x N x K (batch), K in `splits` slices, "
+        "with `model`'s constants: what selection ranks candidates by. Needs no GPU.");
   m.def("emit", [](const std::string& name) { return emit::gemm_source(library::parse_gemm_name(name)); },
         "name"_a, "The complete CUDA source of a kernel, by name.");
   m.def("kernel_build",

@@ -143,6 +143,32 @@ std::optional<uintptr_t> torch_current_stream(int device) {
   return handle;
 }
 
+std::optional<std::vector<TensorRef>> torch_tensor_refs(nb::handle sequence) {
+  if (!PyList_Check(sequence.ptr()) && !PyTuple_Check(sequence.ptr())) return std::nullopt;
+  nb::object items = nb::steal(PySequence_Fast(sequence.ptr(), "a list"));
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(items.ptr());
+  PyObject** item = PySequence_Fast_ITEMS(items.ptr());
+  std::vector<TensorRef> refs;
+  refs.reserve(size_t(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    auto ref = torch_tensor_ref(item[i]);
+    if (!ref) return std::nullopt;
+    refs.push_back(*ref);
+  }
+  return refs;
+}
+
+std::optional<double> python_real(nb::handle x) {
+  if (PyFloat_CheckExact(x.ptr())) return PyFloat_AS_DOUBLE(x.ptr());
+  if (!PyLong_CheckExact(x.ptr())) return std::nullopt;
+  const double v = PyLong_AsDouble(x.ptr());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return v;
+}
+
 nb::dict compile_result(const compile::CompileResult& r) {
   nb::dict d;
   d["name"] = r.entry.name;

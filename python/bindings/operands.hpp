@@ -26,6 +26,11 @@ std::vector<TensorRef> tensor_refs(const std::vector<nb::handle>& list, const ch
 std::optional<TensorRef> torch_tensor_ref(nb::handle h);
 // torch's current stream on `device` (nullopt when this torch cannot say).
 std::optional<uintptr_t> torch_current_stream(int device);
+// A list or tuple of CUDA torch tensors, each read as torch_tensor_ref reads one (nullopt for any
+// other sequence or element).
+std::optional<std::vector<TensorRef>> torch_tensor_refs(nb::handle sequence);
+// A real number as Python writes one: a float or an int, not a bool or an array (nullopt otherwise).
+std::optional<double> python_real(nb::handle x);
 
 // A compile result as a dict: name, key, library, source, cache_hit, seconds.
 nb::dict compile_result(const compile::CompileResult& r);

@@ -130,22 +130,11 @@ void bind_plans(nb::module_& m) {
       .def("run_tensors",
            [](Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle alpha, nb::handle beta,
               bool sync) -> std::optional<runtime::RunHandle> {
-             // A real number as Python writes one (not a bool, not an array).
-             auto real = [](nb::handle x) -> std::optional<double> {
-               if (PyFloat_CheckExact(x.ptr())) return PyFloat_AS_DOUBLE(x.ptr());
-               if (!PyLong_CheckExact(x.ptr())) return std::nullopt;
-               const double v = PyLong_AsDouble(x.ptr());
-               if (PyErr_Occurred()) {
-                 PyErr_Clear();
-                 return std::nullopt;
-               }
-               return v;
-             };
              auto ta = torch_tensor_ref(a), tb = torch_tensor_ref(b), td = torch_tensor_ref(d);
              if (!ta || !tb || !td || ta->rank != 2 || tb->rank != 2 || td->rank != 2) return std::nullopt;
              std::optional<TensorRef> tc = TensorRef{};
              if (!c.is_none() && (!(tc = torch_tensor_ref(c)) || tc->rank > 2)) return std::nullopt;
-             auto al = real(alpha), be = real(beta);
+             auto al = python_real(alpha), be = python_real(beta);
              auto stream = torch_current_stream(ta->device);
              if (!al || !be || !stream) return std::nullopt;
              auto handle = g.run(*ta, *tb, *tc, *td, *al, *be, reinterpret_cast<cudaStream_t>(*stream));
@@ -209,20 +198,22 @@ void bind_plans(nb::module_& m) {
                                         "A grouped GEMM plan of the C++ core (cuforge.op.GroupedGemm wraps it).");
   grouped
       .def("select",
-           [](const GroupedGemm& g, int64_t groups, int64_t m, int64_t n, int64_t k, const Alignments& alignments) {
-             return g.select(g.shape(groups, m, n, k, caps(alignments)));
-           },
-           "groups"_a, "m"_a, "n"_a, "k"_a, "alignments"_a = Alignments{},
-           "The kernel `groups` groups of packed operands of these mean sizes would run.")
+           [](const GroupedGemm& g, int64_t groups, int64_t m, int64_t n, int64_t k, const Alignments& alignments,
+              bool ragged) { return g.select(g.shape(groups, m, n, k, caps(alignments), ragged)); },
+           "groups"_a, "m"_a, "n"_a, "k"_a, "alignments"_a = Alignments{}, "ragged"_a = false,
+           "The kernel `groups` groups of packed operands of these mean sizes (M differing between groups where "
+           "`ragged`, as in the offsets form) would run.")
       .def("compile",
            [](GroupedGemm& g, const std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>& problems,
-              const Alignments& alignments, int jobs) {
+              const Alignments& alignments, int jobs, bool ragged) {
              std::vector<GemmShape> shapes;
-             for (auto [groups, m, n, k] : problems) shapes.push_back(g.shape(groups, m, n, k, caps(alignments)));
+             for (auto [groups, m, n, k] : problems)
+               shapes.push_back(g.shape(groups, m, n, k, caps(alignments), ragged));
              return compile_results([&] { return g.compile(shapes, jobs); });
            },
-           "problems"_a, "alignments"_a, "jobs"_a = 0,
-           "Build the kernels chosen for (groups, M, N, K) classes, in parallel; later runs use them.")
+           "problems"_a, "alignments"_a, "jobs"_a = 0, "ragged"_a = false,
+           "Build the kernels chosen for (groups, M, N, K) classes (M differing between groups where `ragged`), in "
+           "parallel; later runs use them.")
       .def("run",
            [](GroupedGemm& g, const std::vector<nb::handle>& a, const std::vector<nb::handle>& b,
               const std::vector<nb::handle>& c, const std::vector<nb::handle>& d, double alpha, double beta,
@@ -233,6 +224,26 @@ void bind_plans(nb::module_& m) {
            },
            "a"_a, "b"_a, "c"_a, "d"_a, "alpha"_a, "beta"_a, "stream"_a, "on_complete"_a.none(),
            "The list form: one operand descriptor per group (C may be an empty list when beta == 0).")
+      .def("run_tensors",
+           [](GroupedGemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle alpha,
+              nb::handle beta, bool sync) -> std::optional<runtime::RunHandle> {
+             auto as = torch_tensor_refs(a), bs = torch_tensor_refs(b), ds = torch_tensor_refs(d);
+             auto cs = c.is_none() ? std::optional(std::vector<TensorRef>{}) : torch_tensor_refs(c);
+             auto al = python_real(alpha), be = python_real(beta);
+             if (!as || !bs || !cs || !ds || as->empty() || !al || !be) return std::nullopt;
+             auto stream = torch_current_stream(as->front().device);
+             if (!stream) return std::nullopt;
+             auto problem = g.check(*as, *bs, *cs, *ds, *al, *be);
+             auto handle = g.run(problem, *al, *be, reinterpret_cast<cudaStream_t>(*stream));
+             if (sync) {
+               nb::gil_scoped_release release;
+               handle.sync();
+             }
+             return handle;
+           },
+           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a,
+           "The list form on lists of CUDA torch tensors with real alpha and beta, on torch's current stream, in "
+           "one call; None (nothing done) for any other operands, which the Python layer then runs.")
       .def("run_offsets",
            [](GroupedGemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle offsets,
               double alpha, double beta, uintptr_t stream) {

@@ -34,6 +34,8 @@ from ._core import (
     ToolchainError,
     device_count,
     toolchain,
+    tuning_record,
+    tuning_record_clear,
 )
 from .build import build
 from .cutlass_headers import cutlass_path

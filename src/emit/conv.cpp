@@ -8,33 +8,89 @@ namespace {
 
 struct ConvKindNames {
   const char* header;  // cutlass/conv/kernel/default_conv2d_<header>.h
-  const char* cutlass;  // DefaultConv2d<cutlass>
+  const char* cutlass;  // DefaultConv2d<cutlass>, conv::Operator::k<cutlass>
   const char* words;
 };
 
 ConvKindNames names_of(KernelKind kind) {
   switch (kind) {
     case KernelKind::Conv2dFprop: return {"fprop", "Fprop", "forward propagation (fprop)"};
-    case KernelKind::Conv2dDgrad: return {"dgrad", "Dgrad", "the input's gradient (dgrad, strided)"};
+    case KernelKind::Conv2dDgrad: return {"dgrad", "Dgrad", "the input's gradient (dgrad)"};
     default: return {"wgrad", "Wgrad", "the filter's gradient (wgrad)"};
   }
 }
 
-}  // namespace
-
-std::string conv_source(const library::GemmConfig& c) {
-  Holes h = sm80_holes(c, c.name());
-  for (const char* unused : {"layout_a", "layout_b", "layout_c"}) h.erase(unused);  // the tensors are NHWC
-  const ConvKindNames names = names_of(c.kind);
-  h["conv_kind"] = names.header;
+Holes kind_holes(Holes h, KernelKind kind) {
+  const ConvKindNames names = names_of(kind);
   h["conv_kind_class"] = names.cutlass;
   h["conv_kind_name"] = names.words;
+  return h;
+}
+
+std::string emit_sm80(const library::GemmConfig& c) {
+  Holes h = kind_holes(sm80_holes(c, c.name()), c.kind);
+  for (const char* unused : {"layout_a", "layout_b", "layout_c"}) h.erase(unused);  // the tensors are NHWC
+  h["conv_kind"] = names_of(c.kind).header;
   // Strided dgrad maps each CTA to one of the stride's phases with its own swizzle.
   h["swizzle"] = c.kind == KernelKind::Conv2dDgrad
                      ? "cutlass::conv::threadblock::StridedDgradIdentityThreadblockSwizzle<1>"
                      : std::string(sm80_swizzle(c.tile.tile_scheduler));
   h["launch"] = std::string(embedded::sm80_launch);
   return render(embedded::conv_sm80, h);
+}
+
+// The tensors each kind reads and writes in CUTLASS's terms (x, the filters, y) as the ABI's A, B
+// and D; wgrad writes dw, which CUTLASS 3.x addresses as K x (C, S, R).
+struct Sm90Tensors {
+  const char *x, *filter, *y, *words;
+};
+
+Sm90Tensors tensors_of(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::Conv2dFprop: return {"stride_a", "stride_b", "stride_d", "A, B and D"};
+    case KernelKind::Conv2dDgrad: return {"stride_d", "stride_b", "stride_a", "D (dx), B and A (dy)"};
+    default: return {"stride_b", "stride_d", "stride_a", "B, D (dw) and A (dy)"};
+  }
+}
+
+std::string emit_sm90(const library::GemmConfig& c) {
+  // A bias row is one value per output channel, the same for the whole (single) batch.
+  Holes h = kind_holes(sm90_holes(c, c.name(), {"p.ptr_c", "int64_t(0)"}), c.kind);
+  for (const char* unused : {"layout_a", "layout_b", "mainloop_header", "stage_count", "kernel_schedule_name"})
+    h.erase(unused);
+  h["kernel_schedule"] = "cutlass::conv::KernelImplicitTmaWarpSpecializedSm90";
+  const std::string tile_n = "_" + h["tile_n"];
+  h["tile_n_mode"] = c.kind == KernelKind::Conv2dWgrad ? "Shape<" + tile_n + ">" : tile_n;
+  h.erase("tile_n");
+  const Sm90Tensors t = tensors_of(c.kind);
+  h["stride_x"] = t.x;
+  h["stride_filter"] = t.filter;
+  h["stride_y"] = t.y;
+  h["tensors_words"] = t.words;
+  if (c.kind == KernelKind::Conv2dWgrad) {
+    h["layout_c"] = "cutlass::layout::TensorKCSR";
+    h["output_layout_words"] = "KRSC filters (dw)";
+    h["output_modes"] = "(K, (C, S, R))";
+    h["output_stride"] = "cute::make_stride(s[2], cute::make_stride(cute::Int<1>{}, s[0], s[1]), cute::Int<0>{})";
+  } else {
+    h["layout_c"] = "LayoutTensor";
+    h["output_layout_words"] = "NHWC";
+    h["output_modes"] = "((W, H, N), C)";
+    h["output_stride"] = "cute::make_stride(cute::make_stride(s[0], s[1], s[2]), cute::Int<1>{}, cute::Int<0>{})";
+  }
+  h["epilogue_arguments"] = h["epilogue_thread_arguments"];
+  if (!c.bias)
+    h["epilogue_arguments"] += "  args.epilogue.ptr_C = static_cast<const ElementC*>(p.ptr_c);\n"
+                               "  args.epilogue.dC = output_stride(p.stride_c);";
+  h.erase("epilogue_thread_arguments");
+  h["launch"] = std::string(embedded::sm90_launch);
+  return render(embedded::conv_sm90, h);
+}
+
+}  // namespace
+
+std::string conv_source(const library::GemmConfig& c) {
+  return (c.arch >= 90 ? emit_sm90(c) : emit_sm80(c)) + render(embedded::conv_entry, {{"name", c.name()}});
 }
 
 }  // namespace cuforge::emit

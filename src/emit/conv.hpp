@@ -1,5 +1,5 @@
-// Emission of convolution kernels (the Conv2d kinds): CUTLASS 2.x ImplicitGemmConvolution over
-// NHWC tensors with the convolution C ABI.
+// Emission of convolution kernels (the Conv2d kinds) over NHWC tensors with the convolution C ABI:
+// CUTLASS 2.x ImplicitGemmConvolution (SM80) and CUTLASS 3.x ConvUniversal (SM90).
 #pragma once
 
 #include <string>

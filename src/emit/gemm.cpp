@@ -20,29 +20,6 @@ std::string cute_stride(bool unit_first, const char* ld, const char* batch_strid
                     : fmt::format("cute::make_stride(p.{}, cute::Int<1>{{}}, p.{})", ld, batch_stride);
 }
 
-// SM90 epilogues through the collective builder: a fusion operation for a matrix C, an epilogue
-// visitor tree for a bias row (no C tile is loaded; the row is broadcast in registers).
-constexpr std::string_view kSm90BiasFusion = R"(// C is a bias row: no C tile is loaded, the row is broadcast over the tile's rows.
-using ElementSource = void;
-namespace fusion = cutlass::epilogue::fusion;
-constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
-using Fusion = fusion::Sm90EVT<
-    fusion::Sm90Compute<cutlass::epilogue::thread::${activation}, ElementD, ElementCompute, kRound>,  // activation(...)
-    fusion::Sm90EVT<fusion::Sm90Compute<cutlass::homogeneous_multiply_add, ElementCompute, ElementCompute, kRound>,
-                    fusion::Sm90ScalarBroadcast<ElementCompute>,  // beta * bias + (alpha * acc)
-                    fusion::Sm90RowBroadcast<0, TileShape, ElementC, ElementCompute,
-                                             cute::Stride<cute::_0, cute::_1, int64_t>, AlignmentC>,
-                    fusion::Sm90EVT<fusion::Sm90Compute<cutlass::multiplies, ElementCompute, ElementCompute, kRound>,
-                                    fusion::Sm90ScalarBroadcast<ElementCompute>, fusion::Sm90AccFetch>>>;)";
-
-constexpr std::string_view kSm90BiasArguments = R"(  args.epilogue.thread = {
-      {{{ElementCompute(p.beta)}},                                             // beta
-       {static_cast<const ElementC*>(p.c), ElementC(0),
-        cute::make_stride(cute::Int<0>{}, cute::Int<1>{}, p.batch_stride_c)},  // the bias row
-       {{{ElementCompute(p.alpha)}}, {}, {}},                                  // alpha * acc
-       {}},
-      ${activation_arguments}};  // the activation's)";
-
 constexpr std::string_view kSm90StreamKArguments = R"(  using DecompositionMode =
       cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90StreamKParams::DecompositionMode;
   static_assert(int(DecompositionMode::SplitK) == CUFORGE_DECOMPOSITION_SPLIT_K &&
@@ -91,18 +68,12 @@ std::string emit_sm90(const library::GemmConfig& config, const std::string& name
   h["scheduler_arguments"] = stream_k ? std::string(kSm90StreamKArguments) : "";
   h["supports_split_k"] = stream_k ? "true" : "false";
   h["launch"] = std::string(embedded::sm90_launch);
-  if (c.bias) {
-    const bool leaky = c.activation == Activation::leaky_relu;
-    h["fusion"] = render(kSm90BiasFusion, {{"activation", std::string(cutlass_activation(c.activation))}});
-    h["epilogue_arguments"] = render(
-        kSm90BiasArguments, {{"activation_arguments", leaky ? "{ElementCompute(p.activation_argument)}" : "{}"}});
-  } else {
-    h["epilogue_arguments"] = h["epilogue_thread_arguments"] +
-                              fmt::format("  args.epilogue.ptr_C = static_cast<const ElementC*>(p.c);\n"
-                                          "  args.epilogue.dC = {};",
-                                          cute_stride(c.layout_c == Layout::ColumnMajor, "ldc", "batch_stride_c"));
-    h.erase("epilogue_thread_arguments");
-  }
+  h["epilogue_arguments"] = h["epilogue_thread_arguments"];
+  if (!c.bias)
+    h["epilogue_arguments"] += fmt::format("  args.epilogue.ptr_C = static_cast<const ElementC*>(p.c);\n"
+                                           "  args.epilogue.dC = {};",
+                                           cute_stride(c.layout_c == Layout::ColumnMajor, "ldc", "batch_stride_c"));
+  h.erase("epilogue_thread_arguments");
   h["stride_a"] = cute_stride(c.layout_a == Layout::ColumnMajor, "lda", "batch_stride_a");
   h["stride_b"] = cute_stride(c.layout_b == Layout::RowMajor, "ldb", "batch_stride_b");
   h["stride_d"] = cute_stride(c.layout_c == Layout::ColumnMajor, "ldd", "batch_stride_d");

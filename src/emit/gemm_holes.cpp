@@ -62,6 +62,29 @@ std::string defines(const library::GemmConfig& c) {
   return sigmoid && size_bits(c.element_d) <= 16 ? "#define CUTLASS_USE_TANH_FOR_SIGMOID 1\n" : "";
 }
 
+// SM90 epilogues through the collective builder: a fusion operation for a matrix C, an epilogue
+// visitor tree for a bias row (no C tile is loaded; the row is broadcast in registers).
+constexpr std::string_view kSm90BiasFusion = R"(// C is a bias row: no C tile is loaded, the row is broadcast over the tile's rows.
+using ElementSource = void;
+namespace fusion = cutlass::epilogue::fusion;
+constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
+using Fusion = fusion::Sm90EVT<
+    fusion::Sm90Compute<cutlass::epilogue::thread::${activation}, ElementD, ElementCompute, kRound>,  // activation(...)
+    fusion::Sm90EVT<fusion::Sm90Compute<cutlass::homogeneous_multiply_add, ElementCompute, ElementCompute, kRound>,
+                    fusion::Sm90ScalarBroadcast<ElementCompute>,  // beta * bias + (alpha * acc)
+                    fusion::Sm90RowBroadcast<0, TileShape, ElementC, ElementCompute,
+                                             cute::Stride<cute::_0, cute::_1, int64_t>, AlignmentC>,
+                    fusion::Sm90EVT<fusion::Sm90Compute<cutlass::multiplies, ElementCompute, ElementCompute, kRound>,
+                                    fusion::Sm90ScalarBroadcast<ElementCompute>, fusion::Sm90AccFetch>>>;)";
+
+constexpr std::string_view kSm90BiasArguments = R"(  args.epilogue.thread = {
+      {{{ElementCompute(p.beta)}},                                             // beta
+       {static_cast<const ElementC*>(${bias}), ElementC(0),
+        cute::make_stride(cute::Int<0>{}, cute::Int<1>{}, ${bias_batch_stride})},  // the bias row
+       {{{ElementCompute(p.alpha)}}, {}, {}},                                  // alpha * acc
+       {}},
+      ${activation_arguments}};  // the activation's)";
+
 }  // namespace
 
 // `name`: the kernel the source is emitted for (a parallel split-K kernel's GEMM is its partials'
@@ -86,7 +109,7 @@ Holes common_holes(const library::GemmConfig& c, const std::string& name) {
           {"tile_k", std::to_string(t[2])}};
 }
 
-Holes sm90_holes(const library::GemmConfig& c, const std::string& name) {
+Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const BiasRow& bias) {
   Holes h = common_holes(c, name);
   const bool grouped = c.kind == KernelKind::Grouped;
   // fp8 operands take CUTLASS's fp8 mainloop (f32 partial sums promoted every few k-blocks).
@@ -113,7 +136,14 @@ Holes sm90_holes(const library::GemmConfig& c, const std::string& name) {
           ? fmt::format("cutlass::gemm::collective::StageCount<{}>", c.tile.stages)
           : "cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(\n        sizeof(typename "
             "CollectiveEpilogue::SharedStorage))>";
-  if (!c.bias) {
+  if (c.bias) {
+    const bool leaky = c.activation == Activation::leaky_relu;
+    h["fusion"] = render(kSm90BiasFusion, {{"activation", std::string(cutlass_activation(c.activation))}});
+    h["epilogue_thread_arguments"] =
+        render(kSm90BiasArguments, {{"bias", std::string(bias.pointer)},
+                                    {"bias_batch_stride", std::string(bias.batch_stride)},
+                                    {"activation_arguments", leaky ? "{ElementCompute(p.activation_argument)}" : "{}"}});
+  } else {
     h["fusion"] = c.activation == Activation::identity
                       ? "using ElementSource = ElementC;\nusing Fusion = cutlass::epilogue::fusion::LinearCombination<"
                         "ElementD, ElementCompute, ElementC, ElementCompute>;"

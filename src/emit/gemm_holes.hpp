@@ -24,11 +24,16 @@ std::string leaky_relu_argument(const library::GemmConfig& c, std::string_view c
 // its partials' configuration).
 Holes common_holes(const library::GemmConfig& c, const std::string& name);
 
+// Where an entry's arguments `p` hold a bias row: its pointer and its stride between batches.
+struct BiasRow {
+  std::string_view pointer = "p.c", batch_stride = "p.batch_stride_c";
+};
+
 // SM90 (CUTLASS 3.x collective builders), for one kernel or the pointer-array (grouped) kind:
 // mainloop_header, element_compute, element_d, cluster_m/n/k, kernel_schedule_name,
-// kernel_schedule, epilogue_schedule, stage_count, and for a matrix C the fusion and
-// epilogue_thread_arguments (alpha, beta, leaky_relu's slope from p).
-Holes sm90_holes(const library::GemmConfig& c, const std::string& name);
+// kernel_schedule, epilogue_schedule, stage_count, the fusion and epilogue_thread_arguments (alpha,
+// beta, leaky_relu's slope from p; for a bias row, an epilogue visitor tree reading it at `bias`).
+Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const BiasRow& bias = {});
 
 // SM80 (CUTLASS 2.x): opclass, warp_m/n/k, instruction_m/n/k, stages, activation,
 // activation_arguments, math_operation, instruction_name.

@@ -45,6 +45,14 @@ const std::vector<Sm90Tile>& sm90_tiles(const MathInstruction& mi) {
   return mi.a == DataType::e4m3 || mi.a == DataType::e5m2 ? promoted : kSm90Tiles;
 }
 const std::vector<std::array<int, 3>> kSm90Clusters = {{1, 1, 1}, {2, 1, 1}, {1, 2, 1}};
+// SM90 convolutions run one consumer warpgroup per CTA (CUTLASS has no persistent conv schedule):
+// tiles whose accumulators fit its registers.
+const std::vector<Sm90Tile> kSm90ConvTiles = {
+    {64, 64, KernelSchedule::TmaWarpSpecialized},  {64, 128, KernelSchedule::TmaWarpSpecialized},
+    {64, 256, KernelSchedule::TmaWarpSpecialized}, {128, 64, KernelSchedule::TmaWarpSpecialized},
+    {128, 128, KernelSchedule::TmaWarpSpecialized},
+};
+constexpr KernelKind kConvKinds[] = {KernelKind::Conv2dFprop, KernelKind::Conv2dDgrad, KernelKind::Conv2dWgrad};
 
 // SM80 tiles per instruction family, as CUTLASS's generator has them; K in bytes of the A/B type.
 struct Sm80Tile {
@@ -135,6 +143,24 @@ GemmConfig sm80_config(const MathInstruction& mi, DataType out, Layout la, Layou
   return c;
 }
 
+// An SM90 kernel of `kind` over one tile and cluster, stages as many as fit, every operand read
+// in 16-byte vectors (TMA).
+GemmConfig sm90_config(const MathInstruction& mi, DataType out, Layout la, Layout lb, KernelKind kind,
+                       const Sm90Tile& t, const std::array<int, 3>& cluster, TileScheduler scheduler) {
+  GemmConfig c = base_config(mi, out, la, lb);
+  c.kind = kind;
+  c.tile.threadblock_shape = {t.m, t.n, kSm90TileKBytes * 8 / size_bits(mi.a)};
+  c.tile.cluster_shape = cluster;
+  c.tile.stages = 0;
+  c.tile.kernel_schedule = t.schedule;
+  c.tile.epilogue_schedule = epilogue_for(t.schedule);
+  c.tile.tile_scheduler = scheduler;
+  c.alignment_a = 128 / size_bits(mi.a);
+  c.alignment_b = 128 / size_bits(mi.b);
+  c.alignment_c = 128 / size_bits(out);
+  return c;
+}
+
 std::vector<GemmConfig> enumerate_sm90() {
   std::vector<GemmConfig> out;
   for (const auto& mi : math_instructions()) {
@@ -144,20 +170,25 @@ std::vector<GemmConfig> enumerate_sm90() {
       for (auto [la, lb] : kOperandLayouts)
         for (const auto& t : sm90_tiles(mi))
           for (const auto& cluster : kSm90Clusters)
-            for (TileScheduler sched : {TileScheduler::Default, TileScheduler::StreamK}) {
-              GemmConfig c = base_config(mi, o, la, lb);
-              c.kind = kind;
-              c.tile.threadblock_shape = {t.m, t.n, kSm90TileKBytes * 8 / size_bits(mi.a)};
-              c.tile.cluster_shape = cluster;
-              c.tile.stages = 0;
-              c.tile.kernel_schedule = t.schedule;
-              c.tile.epilogue_schedule = epilogue_for(t.schedule);
-              c.tile.tile_scheduler = sched;
-              c.alignment_a = 128 / size_bits(mi.a);
-              c.alignment_b = 128 / size_bits(mi.b);
-              c.alignment_c = 128 / size_bits(o);
-              add_if_valid(out, c);
-            }
+            for (TileScheduler sched : {TileScheduler::Default, TileScheduler::StreamK})
+              add_if_valid(out, sm90_config(mi, o, la, lb, kind, t, cluster, sched));
+  }
+  return out;
+}
+
+// SM90 implicit-GEMM convolutions (CUTLASS 3.x ConvUniversal: im2col TMA loads, wgmma): 16-bit
+// operands with f32 accumulation, as CUTLASS's generator builds them.
+std::vector<GemmConfig> enumerate_sm90_conv() {
+  std::vector<GemmConfig> out;
+  for (const auto& mi : math_instructions()) {
+    if (mi.arch != 90 || size_bits(mi.a) != 16 || mi.accumulator != DataType::f32) continue;
+    for (KernelKind kind : kConvKinds)
+      for (DataType o : mi.outputs)
+        for (const auto& t : kSm90ConvTiles)
+          for (const auto& cluster : kSm90Clusters) {
+            auto [la, lb] = conv_layouts(kind);
+            add_if_valid(out, sm90_config(mi, o, la, lb, kind, t, cluster, TileScheduler::Default));
+          }
   }
   return out;
 }
@@ -184,7 +215,7 @@ std::vector<GemmConfig> enumerate_sm80_conv() {
   std::vector<GemmConfig> out;
   for (const auto& mi : math_instructions()) {
     if (mi.arch != 80 || mi.opclass != OpcodeClass::TensorOp || size_bits(mi.a) > 32) continue;
-    for (KernelKind kind : {KernelKind::Conv2dFprop, KernelKind::Conv2dDgrad, KernelKind::Conv2dWgrad})
+    for (KernelKind kind : kConvKinds)
       for (DataType o : mi.outputs)
         for (const auto& t : kSm80Tiles)
           for (int align_bits : {128, 64, 32}) {
@@ -201,7 +232,11 @@ const std::vector<GemmConfig>& gemm_catalog(Arch arch) {
   static std::once_flag once80, once90;
   static std::vector<GemmConfig> sm80, sm90;
   if (arch == 90) {
-    std::call_once(once90, [] { sm90 = enumerate_sm90(); });
+    std::call_once(once90, [] {
+      sm90 = enumerate_sm90();
+      auto conv = enumerate_sm90_conv();
+      sm90.insert(sm90.end(), conv.begin(), conv.end());
+    });
     return sm90;
   }
   if (arch == 80) {

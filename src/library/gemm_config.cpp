@@ -66,11 +66,10 @@ int stage_bytes(const GemmConfig& c) {
   return (t[0] * size_bits(c.element_a) + t[1] * size_bits(c.element_b)) * t[2] / 8;
 }
 
-// The rules convolution kernels add (SM80 ImplicitGemmConvolution over NHWC tensors).
+// The rules convolution kernels add: SM80 ImplicitGemmConvolution (CUTLASS 2.x) and SM90
+// ConvUniversal (CUTLASS 3.x: im2col TMA loads, a wgmma mainloop on one consumer warpgroup, a CTA per
+// tile) over NHWC tensors.
 std::optional<std::string> why_invalid_conv(const GemmConfig& c) {
-  if (c.arch != 80)
-    return fmt::format("convolution kernels are SM80 implicit GEMMs (CUTLASS 2.x; they run on SM90 too), not sm{}",
-                       c.arch);
   const bool sixteen = (c.element_a == DataType::f16 || c.element_a == DataType::bf16);
   if (c.opclass != OpcodeClass::TensorOp || c.element_b != c.element_a || !(sixteen || c.element_a == DataType::f32))
     return std::string("convolution kernels multiply f16, bf16 or f32 (through TF32) on the tensor cores");
@@ -80,6 +79,19 @@ std::optional<std::string> why_invalid_conv(const GemmConfig& c) {
                        layout_letter(la), layout_letter(lb));
   if (c.parallel_split_k) return std::string("convolution kernels split K serially, not in parallel");
   const TileScheduler s = c.tile.tile_scheduler;
+  if (c.arch >= 90) {
+    if (!sixteen || c.element_accumulator != DataType::f32)
+      return std::string("SM90 convolution kernels multiply f16 or bf16 with f32 accumulation (TF32 and f16 "
+                         "accumulation run on SM80)");
+    if (c.tile.kernel_schedule != KernelSchedule::TmaWarpSpecialized)
+      return fmt::format("SM90 convolution kernels use CUTLASS's implicit-GEMM TMA warp-specialized schedule ({}); "
+                         "its persistent schedules take no convolutions, got {}",
+                         to_string(KernelSchedule::TmaWarpSpecialized), to_string(c.tile.kernel_schedule));
+    if (s != TileScheduler::Default)
+      return fmt::format("SM90 convolution kernels run a CTA per tile (no stream-K, no split-K): tile scheduler "
+                         "default, got {}", to_string(s));
+    return std::nullopt;
+  }
   if (s == TileScheduler::StreamK || s == TileScheduler::Horizontal)
     return fmt::format("convolution kernels use the identity threadblock swizzles, not {}", to_string(s));
   if (c.kind == KernelKind::Conv2dDgrad && s != TileScheduler::Default)
@@ -303,7 +315,7 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
   if (sm90) {
     const bool coop = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
     const bool pingpong = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong;
-    if (!coop && !pingpong)
+    if (!coop && !pingpong && !is_conv(c.kind))
       return fmt::format("SM90 kernels use the cooperative or ping-pong TMA warp-specialized schedule, not {}",
                          to_string(c.tile.kernel_schedule));
     auto expected_epi = epilogue_for(c.tile.kernel_schedule);
@@ -314,7 +326,7 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
     if (coop && t[0] % 128 != 0)
       return fmt::format("cooperative kernels split the tile's M across two warpgroups: M must be a multiple "
                          "of 128, got {} (use pingpong for M = 64)", t[0]);
-    if (pingpong && t[0] % 64 != 0) return fmt::format("tile M must be a multiple of 64, got {}", t[0]);
+    if (t[0] % 64 != 0) return fmt::format("tile M must be a multiple of 64, got {}", t[0]);
     if (c.tile.tile_scheduler != TileScheduler::Default && c.tile.tile_scheduler != TileScheduler::StreamK)
       return fmt::format("the {} swizzle is a CUTLASS 2.x (SM80) threadblock swizzle; SM90 kernels use the "
                          "default persistent scheduler or stream-K", to_string(c.tile.tile_scheduler));

@@ -122,6 +122,27 @@ int64_t output_extent(const char* axis, int64_t input, int64_t filter, int64_t p
   return out;
 }
 
+// Whether only the SM80 kernels run the convolution: SM90's implicit GEMM (CUTLASS 3.x) has no
+// split-K and no strided dgrad, and its TMA im2col loads reach box corners in [-128, 127] and filter
+// offsets below 255 along each axis (can_implement of
+// cutlass/conv/collective/sm90_implicit_gemm_gmma_ss_warpspecialized.hpp).
+bool sm80_only(KernelKind kind, const Conv2dSize& z, int splits) {
+  const bool dgrad = kind == KernelKind::Conv2dDgrad;
+  if (splits > 1 || (dgrad && (z.stride_h > 1 || z.stride_w > 1))) return true;
+  constexpr int64_t kCornerLimit = 128, kOffsetLimit = 255;
+  for (auto [pad, filter, dilation, input, output] : {std::array{z.pad_h, z.r, z.dilation_h, z.h, z.p},
+                                                      std::array{z.pad_w, z.s, z.dilation_w, z.w, z.q}}) {
+    const int64_t reach = (filter - 1) * dilation;
+    // dgrad reads dy (the output) through the flipped filter: its corners shift by the filter's reach.
+    const int64_t lower = dgrad ? pad - reach : -pad;
+    const int64_t upper = dgrad ? pad - reach + input - output : pad - reach;
+    for (int64_t corner : {lower, upper})
+      if (corner < -kCornerLimit || corner >= kCornerLimit) return true;
+    if (reach >= kOffsetLimit) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b,
@@ -212,6 +233,7 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
     if (v > kMaxExtent)
       fail("D", fmt::format("the implicit GEMM's {} = {} exceeds the 32-bit range the kernels index", name, v));
   p.shape.bias = bias;
+  p.shape.sm80_only = sm80_only(kind, z, splits);
   p.shape.align_a = channel_alignment(xa);
   p.shape.align_b = channel_alignment(xb);
   p.shape.align_c = channel_alignment(xd);
@@ -269,6 +291,7 @@ GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& s
   s.align_b = align(plan.element_b, size.c);
   s.align_c = align(plan.element_d, fprop ? size.k : size.c);
   s.bias = bias;
+  s.sm80_only = sm80_only(kind, size, 1);
   return s;
 }
 

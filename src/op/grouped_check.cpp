@@ -22,9 +22,12 @@ int64_t bucket(int64_t extent) {
   return b;
 }
 
-// The class of `groups` groups of mean extents m, n, k, with the alignments all allow.
-GemmShape summary(int64_t groups, double m, double n, double k, int align_a, int align_b, int align_c) {
+// The class of `groups` groups of mean extents m, n, k (M differing between groups where
+// `ragged`), with the alignments all allow.
+GemmShape summary(int64_t groups, double m, double n, double k, int align_a, int align_b, int align_c,
+                  bool ragged) {
   GemmShape s;
+  s.ragged = ragged;
   s.batch = groups;
   s.m = bucket(int64_t(m + 0.999));
   s.n = bucket(int64_t(n + 0.999));
@@ -61,6 +64,8 @@ GroupedProblem check_grouped(const GemmTypes& plan, int device, const std::vecto
   p.groups = int64_t(d.size());
   double m = 0, n = 0, k = 0;
   int align_a = 16, align_b = 16, align_c = 16;
+  int64_t first_m = -1;  // of the first group with an output
+  bool ragged = false;
   static const TensorRef kNone;
   for (size_t g = 0; g < d.size(); ++g) {
     GemmProblem problem =
@@ -80,6 +85,8 @@ GroupedProblem check_grouped(const GemmTypes& plan, int device, const std::vecto
     n += double(s.n) / double(d.size());
     k += double(s.k) / double(d.size());
     if (!s.empty_output()) {
+      if (first_m < 0) first_m = s.m;
+      ragged = ragged || s.m != first_m;
       align_a = std::min(align_a, s.align_a);
       align_b = std::min(align_b, s.align_b);
       align_c = std::min(align_c, s.align_c);
@@ -89,7 +96,7 @@ GroupedProblem check_grouped(const GemmTypes& plan, int device, const std::vecto
   auto most = [](DataType t) { return 16 / size_bytes(t); };
   GemmTypes t = plan.canonical();
   p.shape = summary(p.groups, m, n, k, std::min(align_a, most(t.element_a)), std::min(align_b, most(t.element_b)),
-                    std::min(align_c, most(t.element_d)));
+                    std::min(align_c, most(t.element_d)), ragged);
   return p;
 }
 
@@ -137,20 +144,21 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
   const int most_b = 16 / size_bytes(plan.element_b);
   const int align_b = operand_alignment(plan.element_b, reinterpret_cast<uintptr_t>(b.data), most_b, most_b,
                                         groups > 1 ? o.batch_stride_b : 0);
+  // The group sizes stay on the device: the class is ragged, whatever they are.
   p.shape = summary(groups, double(w.m) / double(groups), double(w.n), double(w.k), w.align_a,
-                    std::min(w.align_b, align_b), w.align_c);
+                    std::min(w.align_b, align_b), w.align_c, true);
   p.offsets = o;
   return p;
 }
 
 GemmShape grouped_shape(const GemmTypes& plan, int64_t groups, int64_t m, int64_t n, int64_t k,
-                        std::array<int, 3> alignment_caps) {
+                        std::array<int, 3> alignment_caps, bool ragged) {
   if (groups < 1 || groups > INT32_MAX) fail(fmt::format("groups: expected 1 to {}, got {}", INT32_MAX, groups));
   // The groups' own extents are unknown: packed operands of whole 16-byte vectors, capped as given.
   GemmShape one = packed_shape(plan, m, n, k, 1, false, alignment_caps);
   GemmShape aligned = packed_shape(plan, 16, 16, 16, 1, false, alignment_caps);
   return summary(groups, double(one.m), double(one.n), double(one.k), aligned.align_a, aligned.align_b,
-                 aligned.align_c);
+                 aligned.align_c, ragged);
 }
 
 }  // namespace cuforge::op

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "cuforge/compile/toolchain.hpp"
@@ -64,8 +65,8 @@ GroupedProblem with_output(GroupedProblem p, void*) { return p; }
 
 // The class as the tuning record spells it.
 std::string shape_key(const GemmShape& s) {
-  return fmt::format("{}x{}x{} batch {} align {}/{}/{}{}", s.m, s.n, s.k, s.batch, s.align_a, s.align_b, s.align_c,
-                     s.bias ? " bias" : "");
+  return fmt::format("{}x{}x{} batch {} align {}/{}/{}{}{}{}", s.m, s.n, s.k, s.batch, s.align_a, s.align_b,
+                     s.align_c, s.bias ? " bias" : "", s.ragged ? " ragged" : "", s.sm80_only ? " sm80-only" : "");
 }
 
 }  // namespace
@@ -182,14 +183,20 @@ select::GemmRanking Plan<Kernel, Problem>::rank(const GemmShape& shape) const {
 template <class Kernel, class Problem>
 select::GemmCandidate Plan<Kernel, Problem>::choice(const GemmShape& shape) const {
   std::lock_guard lock(state_->mutex);
-  const select::GemmCandidate* best = nullptr;
-  for (const auto& c : state_->compiled)
-    if (select::serves(c.candidate, state_->settings, shape) && (!best || c.candidate.estimated_us < best->estimated_us))
-      best = &c.candidate;
-  if (best) return *best;
   auto ranking = select::choose(state_->kernels, state_->settings, shape, sm_count_);
   if (ranking.ranked.empty()) throw InvalidArgumentError(ranking.why_none);
-  return ranking.ranked.front();
+  if (runtime::device_count() > 0)  // the record is per device
+    if (auto tuned = recorded(shape, ranking.ranked)) return *tuned;
+  // Of the compiled kernels that serve the class, the one the model estimates fastest on it.
+  std::optional<select::GemmCandidate> best;
+  for (const auto& c : state_->compiled) {
+    if (!select::serves(c.candidate, state_->settings, shape)) continue;
+    select::GemmCandidate here = c.candidate;
+    here.estimated_us =
+        select::estimated_time_us(here.config, shape, here.splits, state_->settings.deterministic, sm_count_);
+    if (!best || here.estimated_us < best->estimated_us) best = here;
+  }
+  return best ? *best : ranking.ranked.front();
 }
 
 template <class Kernel, class Problem>

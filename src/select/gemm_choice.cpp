@@ -107,9 +107,17 @@ bool slices_evenly(const GemmConfig& c, const GemmShape& p, int splits) {
   return p.batch == 1 && p.k % (int64_t(splits) * std::max(c.alignment_a, c.alignment_b)) == 0;
 }
 
+constexpr std::string_view kSm80Only =
+    "only SM80 kernels run this convolution (strided dgrad, serial split-K, or padding and dilation beyond SM90's "
+    "TMA im2col loads)";
+
 // A row of the kernel set with the settings and the problem's epilogue applied, or why it cannot
 // run the problem.
 std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, const GemmShape& p, std::string& why) {
+  if (p.sm80_only && row.arch >= 90) {
+    why = kSm80Only;
+    return std::nullopt;
+  }
   if (!fits(row, p)) {
     why = fmt::format("needs alignments {}/{}/{}{}; the operands allow {}/{}/{}", row.alignment_a, row.alignment_b,
                       row.alignment_c, library::staged_k_major(row).any() ? " and K of whole vectors" : "",
@@ -151,6 +159,8 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
 }
 
 std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const GemmShape& p) {
+  if (p.sm80_only && k.arch >= 90 && k.fallback.empty())
+    return fmt::format("{}, and this plan's tile is pinned to an SM90 one (kernel_cc=80 plans run it)", kSm80Only);
   auto fit = [&](const GemmConfig& c) { return fits(c, p); };
   const bool aligned = std::any_of(k.primary.begin(), k.primary.end(), fit) ||
                        std::any_of(k.fallback.begin(), k.fallback.end(), fit);
@@ -277,7 +287,8 @@ std::vector<TileScheduler> tile_schedulers(const GemmKernels& k) {
   return accepted<TileScheduler>(k.family, with_tile_scheduler);
 }
 
-GemmRanking choose(const GemmKernels& k, const GemmSettings& s, const GemmShape& p, int sm_count) {
+GemmRanking choose(const GemmKernels& k, const GemmSettings& s, const GemmShape& p, int sm_count,
+                   const CostModel& model) {
   GemmRanking ranking;
   std::vector<GemmConfig> configs;
   auto add_from = [&](const std::vector<GemmConfig>& rows) {
@@ -293,11 +304,13 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& s, const GemmShape&
   add_from(k.primary);
   // SM80 kernels when no SM90 one can run the problem (e.g. odd leading dimensions TMA cannot
   // load), or beside SM90 kernels that must copy an operand K-major first: for a small M the copy
-  // of B can cost more than the whole GEMM on mma.sync (the model weighs both).
+  // of B can cost more than the whole GEMM on mma.sync (the model weighs both). Convolutions always
+  // weigh both: SM90's implicit GEMM cannot split K, which wgrad's long K over few tiles may need.
   const bool copying = !configs.empty() && std::all_of(configs.begin(), configs.end(), [](const GemmConfig& c) {
     return library::staged_k_major(c).any();
   });
-  if (configs.empty() || copying) add_from(k.fallback);
+  const bool conv = !k.primary.empty() && is_conv(k.primary.front().kind);
+  if (configs.empty() || copying || conv) add_from(k.fallback);
 
   // Each kernel with the settings' slices. In the heuristic decomposition, SM90 stream-K kernels
   // also with each split-K slice count that leaves every slice a few K iterations, wgrad into f32
@@ -319,16 +332,16 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& s, const GemmShape&
     Decomposition d = c.parallel_split_k ? Decomposition::ParallelSplitK
                       : splits > 1       ? Decomposition::SplitK
                                          : s.decomposition;
-    ranking.ranked.push_back({c, splits, d, estimated_time_us(c, p, splits, s.deterministic, sm_count)});
+    ranking.ranked.push_back({c, splits, d, estimated_time_us(c, p, splits, s.deterministic, sm_count, model)});
   };
   for (const auto& c : configs) {
     if (!c.parallel_split_k || !heuristic) add(c, s.splits);
     if (!heuristic) continue;
     const bool stream_k = c.arch >= 90 && c.tile.tile_scheduler == TileScheduler::StreamK;
-    // wgrad, whose K (N·P·Q) is long beside its few output tiles, reduces serial slices in the kernel
-    // into an f32 D (a 16-bit D would round every slice's partial sum; fprop splits only over C and
-    // strided dgrad not at all).
-    const bool serial = c.kind == KernelKind::Conv2dWgrad && c.element_d == DataType::f32;
+    // wgrad, whose K (N·P·Q) is long beside its few output tiles, reduces serial slices in the SM80
+    // kernel into an f32 D (a 16-bit D would round every slice's partial sum; fprop splits only over C,
+    // strided dgrad and SM90's implicit GEMM not at all).
+    const bool serial = c.kind == KernelKind::Conv2dWgrad && c.element_d == DataType::f32 && c.arch < 90;
     for (int splits : kSplitChoices)
       if ((stream_k || (serial && splits <= kMaxSerialSplits) || (c.parallel_split_k && slices_evenly(c, p, splits))) &&
           long_enough(c, splits))
@@ -342,7 +355,7 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& s, const GemmShape&
 
 bool serves(const GemmCandidate& candidate, const GemmSettings& s, const GemmShape& p) {
   const GemmConfig& c = candidate.config;
-  return fits(c, p) && c.bias == p.bias && c.activation == s.activation &&
+  return fits(c, p) && !(p.sm80_only && c.arch >= 90) && c.bias == p.bias && c.activation == s.activation &&
          (!c.parallel_split_k || slices_evenly(c, p, candidate.splits)) && (candidate.splits <= 1 || p.batch == 1);
 }
 

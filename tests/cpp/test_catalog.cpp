@@ -18,9 +18,9 @@ using library::GemmConfig;
 
 // The catalog's size per family. A change here is a change of what cuforge offers: update the
 // numbers on purpose (`cuforge list --arch 90` prints the same count).
-constexpr size_t kSm90Gemm = 1674, kSm90Grouped = 561;
+constexpr size_t kSm90Gemm = 1674, kSm90Grouped = 561, kSm90ConvPerKind = 60;
 constexpr size_t kSm80Gemm = 1980, kSm80Grouped = 480, kSm80ConvPerKind = 210;
-constexpr size_t kSm90Kernels = kSm90Gemm + kSm90Grouped;
+constexpr size_t kSm90Kernels = kSm90Gemm + kSm90Grouped + 3 * kSm90ConvPerKind;
 constexpr size_t kSm80Kernels = kSm80Gemm + kSm80Grouped + 3 * kSm80ConvPerKind;
 
 size_t count(Arch arch, DataType ab, DataType acc, DataType cd, MathOperation math) {
@@ -84,11 +84,15 @@ TEST(Catalog, CountsPerDataTypeFamily) {
       for (Arch arch : library::kArchs) all.push_back({arch, OC::TensorOp, ab, ab, D::f32, out, {}, 120, KernelKind::Grouped});
   for (D out : {D::bf16, D::f16, D::f32})
     all.push_back({90, OC::TensorOp, D::e4m3, D::e4m3, D::f32, out, {}, 27, KernelKind::Grouped});
-  // Convolutions (SM80 implicit GEMM): 16-bit into its own type or f32, f16 with f16 accumulation,
+  // Convolutions. SM80 implicit GEMM: 16-bit into its own type or f32, f16 with f16 accumulation,
   // TF32 and 3xTF32; 10 tiles x 3 channel alignments each.
+  // SM90 implicit GEMM: 16-bit with f32 accumulation into its own type or f32; 5 tiles x 3 clusters.
   for (KernelKind kind : {KernelKind::Conv2dFprop, KernelKind::Conv2dDgrad, KernelKind::Conv2dWgrad}) {
     for (D ab : {D::f16, D::bf16})
-      for (D out : {ab, D::f32}) all.push_back({80, OC::TensorOp, ab, ab, D::f32, out, {}, 30, kind});
+      for (D out : {ab, D::f32}) {
+        all.push_back({80, OC::TensorOp, ab, ab, D::f32, out, {}, 30, kind});
+        all.push_back({90, OC::TensorOp, ab, ab, D::f32, out, {}, 15, kind});
+      }
     all.push_back({80, OC::TensorOp, D::f16, D::f16, D::f16, D::f16, {}, 30, kind});
     for (MathOperation math : {MathOperation::MultiplyAdd, MathOperation::MultiplyAddFastF32})
       all.push_back({80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, math, 30, kind});

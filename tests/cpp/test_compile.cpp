@@ -3,7 +3,7 @@
 // cache keys, concurrent compiles of one key, compile failures, and toolchain errors.
 //
 // nvcc is slow on CI's two cores (~10 s for an SM80 kernel, ~30 s for an SM90 one): the suite
-// compiles those two catalog kernels in one test and six more (two SM90, four SM80) in another.
+// compiles those two catalog kernels in one test and ten more (three SM90, seven SM80) in another.
 #include <dlfcn.h>
 #include <elf.h>
 #include <gtest/gtest.h>
@@ -194,9 +194,11 @@ TEST(Compile, OneKernelPerDataTypeFamily) {
       // (the SM90 pointer-array kernels compile on the GPU machine: ~4 minutes here).
       "cuforge_sm80_grouped_tensorop_mma_f16_f16_f32_f16_f16_rcr_64x64x32_w2x2x1_s6_multistage_default_default_a8x8x8"
       "_relu",
-      // Conv2d: strided dgrad, the kind with its own iterators and swizzle (fprop and wgrad compile
-      // on the GPU machine, tests/gpu/test_conv2d_gpu.py).
+      // Conv2d: SM80 strided dgrad, the kind with its own iterators and swizzle, and SM90's implicit
+      // GEMM (im2col TMA) with a bias and relu (the other kinds compile on the GPU machine,
+      // tests/gpu/test_conv2d_gpu.py).
       "cuforge_sm80_dgrad_tensorop_mma_f16_f16_f32_f16_f16_rrr_64x64x32_w2x2x1_s6_multistage_default_default_a8x8x8",
+      "cuforge_sm90_fprop_tensorop_mma_f16_f16_f32_f16_f16_rcr_64x64x64_c1x1x1_s0_tmaws_tma_default_a8x8x8_relu_bias",
   };
   std::vector<KernelSource> sources;
   for (const auto& name : names) {
@@ -217,7 +219,7 @@ TEST(Compile, OneKernelPerDataTypeFamily) {
     ASSERT_TRUE(outcomes[i].result.has_value()) << outcomes[i].error;
     DynamicInfo dyn = read_dynamic(outcomes[i].result->entry.library());
     const bool grouped = names[i].find("_grouped_") != std::string::npos;
-    const bool conv = names[i].find("_dgrad_") != std::string::npos;
+    const bool conv = is_conv(library::parse_gemm_name(names[i]).kind);
     for (const char* symbol : grouped ? kGroupedEntryPoints : conv ? kConvEntryPoints : kAbiEntryPoints)
       EXPECT_EQ(dyn.exported.count(symbol), 1u) << symbol;
   }

@@ -2,8 +2,12 @@
 // emitted source, the plan's choice, and the boundary checks, each refusal naming the operand.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cuforge/emit/gemm.hpp"
 #include "cuforge/library/catalog.hpp"
@@ -56,12 +60,10 @@ TEST(ConvProblem, ImplicitGemmExtentsOfEachKind) {
 TEST(ConvCatalog, RowsFollowTheConvolutionRules) {
   library::GemmFilter f;
   f.kind = kDgrad;
+  f.arch = 80;
   auto rows = library::find_gemms(f);
   ASSERT_FALSE(rows.empty());
-  for (const auto* c : rows) {
-    EXPECT_EQ(c->arch, 80);
-    EXPECT_EQ(library::parse_gemm_name(c->name()), *c);
-  }
+  for (const auto* c : rows) EXPECT_EQ(library::parse_gemm_name(c->name()), *c);
   library::GemmConfig c = *rows.front();
   c.tile.tile_scheduler = TileScheduler::Identity2;
   EXPECT_NE(library::why_invalid(c).value_or("").find("strided-dgrad swizzle"), std::string::npos);
@@ -79,8 +81,46 @@ TEST(ConvCatalog, RowsFollowTheConvolutionRules) {
   c.element_a = c.element_b = DataType::s8;
   c.element_accumulator = c.element_c = c.element_d = DataType::s32;
   EXPECT_TRUE(library::why_invalid(c));
-  f.arch = 90;
-  EXPECT_TRUE(library::find_gemms(f).empty());
+}
+
+// SM90: CUTLASS 3.x's implicit GEMM, 16-bit operands with f32 accumulation, a CTA per tile on one
+// consumer warpgroup (5 tiles x 3 clusters), 16-byte channel vectors (TMA).
+TEST(ConvCatalog, Sm90RowsAreTheImplicitGemmTmaWarpSpecializedKernels) {
+  for (KernelKind kind : {kFprop, kDgrad, kWgrad}) {
+    library::GemmFilter f;
+    f.kind = kind;
+    f.arch = 90;
+    auto rows = library::find_gemms(f);
+    EXPECT_EQ(rows.size(), 60u) << to_string(kind);
+    for (const auto* c : rows) {
+      EXPECT_EQ(library::parse_gemm_name(c->name()), *c);
+      EXPECT_EQ(c->tile.kernel_schedule, KernelSchedule::TmaWarpSpecialized) << c->name();
+      EXPECT_EQ(c->tile.tile_scheduler, TileScheduler::Default) << c->name();
+      EXPECT_EQ(c->element_accumulator, DataType::f32) << c->name();
+      EXPECT_EQ(c->alignment_a * size_bits(c->element_a), 128) << c->name();
+      EXPECT_EQ(std::make_pair(c->layout_a, c->layout_b), library::conv_layouts(kind));
+    }
+  }
+  const std::string name =
+      "cuforge_sm90_fprop_tensorop_mma_bf16_bf16_f32_bf16_bf16_rcr_128x128x64_c2x1x1_s0_tmaws_tma_default_a8x8x8";
+  library::GemmConfig c = library::parse_gemm_name(name);
+  EXPECT_EQ(c.name(), name);
+  c.tile.tile_scheduler = TileScheduler::StreamK;
+  EXPECT_NE(library::why_invalid(c).value_or("").find("no split-K"), std::string::npos);
+  c = library::parse_gemm_name(name);
+  c.tile.kernel_schedule = KernelSchedule::TmaWarpSpecializedCooperative;
+  c.tile.epilogue_schedule = EpilogueSchedule::TmaWarpSpecializedCooperative;
+  EXPECT_NE(library::why_invalid(c).value_or("").find("persistent schedules take no convolutions"), std::string::npos);
+  c = library::parse_gemm_name(name);
+  c.tile.threadblock_shape = {128, 256, 64};  // 256 accumulators per thread of the one warpgroup
+  EXPECT_NE(library::why_invalid(c).value_or("").find("accumulator registers"), std::string::npos);
+  c = library::parse_gemm_name(name);
+  c.element_a = c.element_b = c.element_c = c.element_d = DataType::f32;
+  EXPECT_NE(library::why_invalid(c).value_or("").find("TF32 and f16 accumulation run on SM80"), std::string::npos);
+  c = library::parse_gemm_name(name);
+  c.tile.kernel_schedule = KernelSchedule::TmaWarpSpecialized;
+  c.kind = KernelKind::Gemm;
+  EXPECT_TRUE(library::why_invalid(c)) << "GEMMs keep the persistent schedules";
 }
 
 TEST(ConvEmit, EachKindInstantiatesItsCutlassKernel) {
@@ -90,6 +130,7 @@ TEST(ConvEmit, EachKindInstantiatesItsCutlassKernel) {
         {kWgrad, "DefaultConv2dWgrad", "GemmIdentityThreadblockSwizzle<8>"}}) {
     library::GemmFilter f;
     f.kind = kind;
+    f.arch = 80;
     f.element_a = DataType::bf16;
     const auto* c = library::find_gemms(f).front();
     std::string source = emit::gemm_source(*c);
@@ -101,11 +142,51 @@ TEST(ConvEmit, EachKindInstantiatesItsCutlassKernel) {
   }
 }
 
-TEST(ConvPlan, ChoosesSm80ImplicitGemmsOfItsKind) {
-  Conv2d plan(kWgrad, options(DataType::f16));
-  EXPECT_EQ(plan.kernel_cc(), 80) << "convolutions run on SM80 kernels, on Hopper too";
+TEST(ConvEmit, Sm90KindsInstantiateConvUniversalWithTheGemmEpilogues) {
+  const std::string fprop =
+      "cuforge_sm90_fprop_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x64x64_c1x1x1_s0_tmaws_tma_default_a8x8x8";
+  for (auto [name, words] :
+       {std::pair{fprop, std::vector<std::string>{"Operator::kFprop", "nhwc_stride(p.stride_a), Extent",
+                                                  "using LayoutC = LayoutTensor;", "fusion::LinearCombination<",
+                                                  "args.epilogue.dC = output_stride(p.stride_c);"}},
+        {std::string("cuforge_sm90_dgrad_tensorop_mma_bf16_bf16_f32_f32_f32_rrr_64x128x64_c2x1x1_s0_tmaws_tma_default_"
+                     "a8x8x4_leaky_relu"),
+         {"Operator::kDgrad", "nhwc_stride(p.stride_d), Extent", "LinCombEltAct<",
+          "activation.leaky_alpha = ElementCompute(p.activation_argument)", "using ElementD = float;"}},
+        {std::string("cuforge_sm90_wgrad_tensorop_mma_f16_f16_f32_f16_f16_crr_64x64x64_c1x2x1_s0_tmaws_tma_default_"
+                     "a8x8x8"),
+         {"Operator::kWgrad", "nhwc_stride(p.stride_b), Extent", "cutlass::layout::TensorKCSR",
+          "cute::make_stride(s[2], cute::make_stride(cute::Int<1>{}, s[0], s[1]), cute::Int<0>{})"}},
+        // A bias: an epilogue visitor tree reads one value per channel, no C tile.
+        {fprop + "_gelu_bias",
+         {"fusion::Sm90RowBroadcast<0, TileShape, ElementC", "cutlass::epilogue::thread::GELU",
+          "static_cast<const ElementC*>(p.ptr_c), ElementC(0)", "using ElementSource = void;"}}}) {
+    SCOPED_TRACE(name);
+    const std::string source = emit::gemm_source(library::parse_gemm_name(name));
+    for (const std::string& w : words) EXPECT_NE(source.find(w), std::string::npos) << w;
+    for (const char* w : {"cutlass::conv::kernel::ConvUniversal<ProblemShape", "KernelImplicitTmaWarpSpecializedSm90",
+                          "cutlass::conv::device::ConvUniversalAdapter", "cutlass::epilogue::TmaWarpSpecialized,",
+                          "cutlass::conv::collective::StageCountAutoCarveout", "cudaLaunchKernelExC",
+                          "bool supports(const cuforge_conv2d_arguments& p)", "cuforge_conv2d_can_implement",
+                          "cuforge_conv2d_run"})
+      EXPECT_NE(source.find(w), std::string::npos) << w;
+    EXPECT_EQ(source.find("${"), std::string::npos) << "an unfilled hole";
+    EXPECT_EQ(source.find("args.epilogue.ptr_C") == std::string::npos, name.find("_bias") != std::string::npos);
+  }
+}
+
+Conv2dSize resnet_layer() {  // ResNet-50's 56 x 56 x 64 -> 64 3 x 3 layer, N = 32
   Conv2dSize z;
   z.n = 32, z.h = z.w = 56, z.c = 64, z.k = 64, z.r = z.s = 3, z.pad_h = z.pad_w = 1, z.p = z.q = 56;
+  return z;
+}
+
+TEST(ConvPlan, ChoosesSm80ImplicitGemmsOfItsKind) {
+  GemmOptions sm80 = options(DataType::f16);
+  sm80.kernel_cc = 80;
+  Conv2d plan(kWgrad, sm80);
+  EXPECT_EQ(plan.kernel_cc(), 80);
+  Conv2dSize z = resnet_layer();
   GemmShape s = plan.shape(z);
   EXPECT_EQ(s.m, 64);
   EXPECT_EQ(s.n, 64 * 9);
@@ -116,13 +197,13 @@ TEST(ConvPlan, ChoosesSm80ImplicitGemmsOfItsKind) {
   // 64 x 576 outputs over K = 100352: a few tiles, each cut into serial slices to fill the GPU when
   // dw is f32; a 16-bit dw would round every slice's partial sum, so it is not split unasked.
   EXPECT_EQ(plan.select(s).splits, 1);
-  GemmOptions f32_dw = options(DataType::f16);
+  GemmOptions f32_dw = sm80;
   f32_dw.element_c = f32_dw.element_d = DataType::f32;
   Conv2d wgrad32(kWgrad, f32_dw);
   EXPECT_GT(wgrad32.select(wgrad32.shape(z)).splits, 1);
   Conv2d fprop(kFprop, f32_dw);
   EXPECT_EQ(fprop.select(fprop.shape(z)).splits, 1) << "fprop splits only over C: never unasked";
-  Conv2d dgrad(kDgrad, options(DataType::f16));
+  Conv2d dgrad(kDgrad, sm80);
   EXPECT_EQ(dgrad.select(dgrad.shape(z)).splits, 1) << "strided dgrad cannot split K: dgrad never does";
   auto settings = plan.settings();
   settings.set_activation(Activation::relu);
@@ -134,6 +215,73 @@ TEST(ConvPlan, ChoosesSm80ImplicitGemmsOfItsKind) {
   EXPECT_THROW(Conv2d(kFprop, options(DataType::s8)), InvalidArgumentError) << "no int8 convolutions";
   GemmOptions gemm = options(DataType::f16);
   EXPECT_REFUSED(Gemm g(gemm), "TensorNHWC is the layout of convolution tensors");
+}
+
+// On Hopper the plans of 16-bit types with f32 accumulation run SM90 kernels, SM80 ones beside them
+// for what SM90's implicit GEMM cannot run; TF32 and f16 accumulation stay on SM80.
+TEST(ConvPlan, ChoosesSm90ImplicitGemmsOnHopperAndSm80ForWhatTheyCannotRun) {
+  const Conv2dSize z = resnet_layer();
+  for (KernelKind kind : {kFprop, kDgrad, kWgrad})
+    for (DataType t : {DataType::f16, DataType::bf16}) {
+      Conv2d plan(kind, options(t));
+      EXPECT_EQ(plan.kernel_cc(), 90);
+      for (bool bias : {false, true}) {
+        if (bias && kind == kWgrad) continue;
+        const select::GemmCandidate chosen = plan.select(plan.shape(z, bias));
+        SCOPED_TRACE(chosen.config.name());
+        EXPECT_EQ(chosen.config.name().rfind(fmt::format("cuforge_sm90_{}_", to_string(kind)), 0), 0u);
+        EXPECT_EQ(chosen.config.bias, bias);
+        EXPECT_EQ(chosen.splits, 1);
+      }
+    }
+  GemmOptions tf32 = options(DataType::f32);
+  EXPECT_EQ(Conv2d(kFprop, tf32).kernel_cc(), 80);
+  GemmOptions f16_acc = options(DataType::f16);
+  f16_acc.element_accumulator = DataType::f16;
+  EXPECT_EQ(Conv2d(kFprop, f16_acc).kernel_cc(), 80);
+
+  // What only SM80 runs: strided dgrad, serial split-K, padding beyond the im2col box's reach.
+  Conv2d dgrad(kDgrad, options(DataType::f16));
+  Conv2dSize strided = z;
+  strided.stride_h = strided.stride_w = 2;
+  strided.p = strided.q = 28;
+  GemmShape s = dgrad.shape(strided);
+  EXPECT_TRUE(s.sm80_only);
+  EXPECT_EQ(dgrad.select(s).config.arch, 80);
+  Conv2d fprop(kFprop, options(DataType::f16));
+  EXPECT_FALSE(fprop.shape(strided).sm80_only) << "strided fprop runs on SM90";
+  EXPECT_EQ(fprop.select(fprop.shape(strided)).config.arch, 90);
+  Conv2dSize padded = z;
+  padded.pad_h = 130;
+  padded.p = 56 + 2 * 130 - 2;
+  EXPECT_TRUE(fprop.shape(padded).sm80_only);
+  EXPECT_EQ(fprop.select(fprop.shape(padded)).config.arch, 80);
+  Conv2dSize dilated = z;
+  dilated.dilation_h = dilated.dilation_w = 128;  // a reach of 256 rows
+  dilated.h = dilated.w = 300;
+  dilated.p = dilated.q = 300 + 2 - 256;
+  EXPECT_TRUE(fprop.shape(dilated).sm80_only);
+  TensorRef x = nhwc(0, 2, 9, 7, 16), w = nhwc(1, 32, 3, 3, 16), y = nhwc(2, 2, 9, 7, 32);
+  op::ConvGeometry same{{1, 1}, {1, 1}, {1, 1}};
+  EXPECT_FALSE(op::check_conv(kFprop, options(DataType::f16), 0, x, w, {}, y, same, 0.0, 1).shape.sm80_only);
+  EXPECT_TRUE(op::check_conv(kWgrad, options(DataType::f16), 0, y, x, {}, w, same, 0.0, 3).shape.sm80_only)
+      << "serial split-K";
+  // The plan's own split-K decomposition takes SM80's serial kernels too.
+  auto settings = fprop.settings();
+  settings.set_split_k_slices(4);
+  fprop.set_settings(settings);
+  EXPECT_EQ(fprop.select(fprop.shape(z)).config.arch, 80);
+  EXPECT_EQ(fprop.select(fprop.shape(z)).splits, 4);
+  // A pinned SM90 tile has no SM80 kernels to leave strided dgrad to.
+  settings = dgrad.settings();
+  settings.tile = library::parse_gemm_name(dgrad.select(dgrad.shape(z)).config.name()).tile;
+  dgrad.set_settings(settings);
+  EXPECT_REFUSED(dgrad.select(dgrad.shape(strided)), "only SM80 kernels run this convolution");
+  // kernel_cc=80 plans never take SM90 kernels.
+  GemmOptions sm80 = options(DataType::f16);
+  sm80.kernel_cc = 80;
+  Conv2d old(kFprop, sm80);
+  for (const auto& c : old.rank(old.shape(z)).ranked) ASSERT_EQ(c.config.arch, 80) << c.config.name();
 }
 
 class ConvCheck : public ::testing::Test {

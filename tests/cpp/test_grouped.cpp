@@ -57,6 +57,18 @@ TEST(GroupedPlan, ChoosesGroupedKernelsOfEachFamily) {
   EXPECT_FALSE(sm80.tile_descriptions().empty());
 }
 
+// Groups of differing M each end in a partly empty tile: for a mixture-of-experts split (64 groups
+// of 256 rows on average) the model then prefers tiles of fewer rows than for 64 equal groups.
+TEST(GroupedPlan, RaggedGroupsFavourTilesOfFewerRows) {
+  GroupedGemm g(options(DataType::bf16));
+  const auto rows = [&](bool ragged) {
+    return g.select(g.shape(64, 256, 4096, 2048, {}, ragged)).config.tile.threadblock_shape[0];
+  };
+  EXPECT_EQ(rows(false), 256);
+  EXPECT_LT(rows(true), 256);
+  EXPECT_FALSE(g.shape(64, 256, 4096, 2048) == g.shape(64, 256, 4096, 2048, {}, true)) << "two classes";
+}
+
 TEST(GroupedPlan, WhatTheCatalogDoesNotGroupIsRefusedByName) {
   try {
     GroupedGemm f32(options(DataType::f32));
@@ -89,6 +101,12 @@ TEST(GroupedCheck, ListsAreCheckedGroupByGroup) {
   EXPECT_EQ(p.shape.batch, 4);
   EXPECT_EQ(p.shape.m, 64) << "the mean M (56.25) rounded up to a power of two";
   EXPECT_EQ(p.shape.align_a, 8);
+  EXPECT_TRUE(p.shape.ragged) << "groups of 128, 1 and 96 rows";
+  Lists even;
+  even.add(128, 256, 64);
+  even.add(0, 256, 64);  // an empty group does not make the others ragged
+  even.add(128, 256, 64);
+  EXPECT_FALSE(even.check(o).shape.ragged);
 
   auto says = [&](Lists bad, const std::string& part, double beta = 0.0) {
     auto message = test::message_of<Error>([&] { bad.check(o, beta); });
@@ -172,6 +190,7 @@ TEST(GroupedCheck, TheOffsetsForm) {
   EXPECT_EQ(p.offsets->batch_stride_b, 256 * 512);
   EXPECT_EQ(p.shape.m, 128) << "1000 rows over 8 groups: 125, rounded up";
   EXPECT_EQ(p.shape.n, 512);
+  EXPECT_TRUE(p.shape.ragged) << "the group sizes stay on the device";
 
   auto says = [&](Offsets bad, const std::string& part, GemmOptions plan) {
     auto message = test::message_of<Error>([&] { bad.check(plan); });

@@ -86,6 +86,37 @@ TEST(Select, SmallMGetsASmallerTileThanLargeProblems) {
   }
 }
 
+// The constants passed in are the ones the estimate and the ranking use (bench/refit.py tries others);
+// the default model is the built-in one.
+TEST(Select, TheCostModelPassedInIsTheOneUsed) {
+  GemmTypes t;
+  t.element_a = t.element_b = t.element_c = t.element_d = DataType::bf16;
+  const select::GemmSettings s;
+  const auto kernels = select::gemm_kernels(t.canonical(), 90, s);
+  const GemmShape p{8192, 8192, 8192, 1, 8, 8, 8};
+  const auto builtin = select::choose(kernels, s, p, 132);
+  const auto defaults = select::choose(kernels, s, p, 132, select::CostModel{});
+  ASSERT_EQ(builtin.ranked.size(), defaults.ranked.size());
+  for (size_t i = 0; i < builtin.ranked.size(); ++i) {
+    EXPECT_EQ(builtin.ranked[i].config.name(), defaults.ranked[i].config.name());
+    EXPECT_EQ(builtin.ranked[i].estimated_us, defaults.ranked[i].estimated_us);
+  }
+
+  const GemmConfig& best = builtin.ranked.front().config;
+  select::CostModel slow_launch;
+  slow_launch.launch_us += 47.0;
+  EXPECT_DOUBLE_EQ(select::estimated_time_us(best, p, 1, true, 132, slow_launch), estimate(best, p) + 47.0);
+
+  // The built-in model puts a tall tile first at 8192^3 (256x128, measured ahead of 128x256); a model
+  // that handicaps tall tiles puts a wide or square one first.
+  const auto tall = [](const GemmConfig& c) { return c.tile.threadblock_shape[0] > c.tile.threadblock_shape[1]; };
+  ASSERT_TRUE(tall(best)) << best.name();
+  select::CostModel tall_last;
+  tall_last.tall_tile_edge = 0.5;
+  const GemmConfig& other = select::choose(kernels, s, p, 132, tall_last).ranked.front().config;
+  EXPECT_FALSE(tall(other)) << other.name();
+}
+
 // --- The plan's choice (no GPU needed: selection compiles and launches nothing). ---
 
 GemmConfig pick(const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch = 1, bool bias = false) {

@@ -1,8 +1,10 @@
 """Conv2d on the GPU, bit-exact on integer data against a float64 reference (torch's convolution and
-its gradients in float64 on the GPU): fprop, dgrad and wgrad on SM80 implicit-GEMM kernels, 1 x 1,
-3 x 3 and 7 x 7 filters, stride, padding and dilation, odd H and W, N = 1, serial split-K, f16 and
-bf16, a fused relu with a per-channel bias, beta * C, channels_last and plain NHWC tensors, and
-D left untouched by a refused run.
+its gradients in float64 on the GPU): fprop, dgrad and wgrad on both kernel families, SM90 (CUTLASS
+3.x implicit GEMM, the default on Hopper) and SM80 (kernel_cc=80), 1 x 1, 3 x 3 and 7 x 7 filters,
+stride, padding and dilation, odd H and W, N = 1, f16 and bf16 (and an f32 dw), a fused relu with a
+per-channel bias or beta * C, channels_last and plain NHWC tensors, and D left untouched by a refused
+run. What SM90's kernels cannot run (strided dgrad, serial split-K) is left to SM80 kernels by the
+default choice.
 """
 
 from __future__ import annotations
@@ -18,8 +20,14 @@ import cuforge  # noqa: E402
 from exact import assert_exact  # noqa: E402
 from prebuild import build_selected  # noqa: E402
 
-# One tile per plan, so that the module builds one kernel per (kind, type, epilogue).
-TILE = {"threadblock_shape": [128, 128, 32], "warp_count": [2, 2, 1], "stages": 4}
+FAMILIES = ["sm90", "sm80"]
+DTYPES = [torch.float16, torch.bfloat16]
+DTYPE_IDS = ["f16", "bf16"]
+# One tile per family, so that the module builds one kernel per (family, kind, type, epilogue).
+TILES = {
+    "sm90": {"threadblock_shape": [128, 64, 64], "cluster_shape": [1, 1, 1], "stages": 0},
+    "sm80": {"threadblock_shape": [128, 128, 32], "warp_count": [2, 2, 1], "stages": 4},
+}
 # (N, H, W, C, K, R, S, stride, padding, dilation)
 FPROP = [
     (1, 9, 7, 16, 32, 3, 3, 1, 1, 1),    # N = 1, odd H and W, 3 x 3 "same"
@@ -30,9 +38,13 @@ FPROP = [
 ]
 BACKWARD = [
     (1, 9, 7, 16, 32, 3, 3, 1, 1, 1),
-    (2, 15, 13, 8, 16, 3, 3, 2, 1, 1),   # strided dgrad
+    (2, 15, 13, 8, 16, 3, 3, 2, 1, 1),   # strided (SM90 kernels leave dgrad to SM80)
     (2, 8, 8, 32, 64, 1, 1, 1, 0, 1),
 ]
+
+
+def case_id(case):
+    return "x".join(map(str, case[:7])) + ("s2" if case[7] != 1 else "")
 
 
 def pair(v):
@@ -55,70 +67,164 @@ def tensors(case, dtype):
     return x, wt, dict(stride=pair(stride), padding=pair(padding), dilation=pair(dilation))
 
 
-def plan(kind, dtype=torch.float16, **settings):
-    p = cuforge.op.Conv2d(kind=kind, element=dtype, element_accumulator=torch.float32)
-    p.tile_description = TILE
+def plan(kind, family, dtype=torch.float16, out=None, **settings):
+    """A plan of the family with its one pinned tile: SM90 by default on Hopper, SM80 with kernel_cc=80."""
+    p = cuforge.op.Conv2d(kind=kind, element=dtype, element_C=out or dtype, element_D=out or dtype,
+                          element_accumulator=torch.float32, kernel_cc=80 if family == "sm80" else None)
+    p.tile_description = TILES[family]
     for name, value in settings.items():
         setattr(p, name, value)
     return p
 
 
-def select(kind, dtype=torch.float16, bias=False, **settings):
-    return lambda: plan(kind, dtype, **settings).select(2, 16, 16, 16, 32, 3, 3, padding=1, bias=bias)
+def default_plan(kind, dtype=torch.float16):
+    """The default choice, no tile pinned: SM90 kernels where they can run the problem, else SM80."""
+    return cuforge.op.Conv2d(kind=kind, element=dtype, element_accumulator=torch.float32)
+
+
+def ran(p, family, kind):
+    assert p.last_kernel.startswith(f"cuforge_{family}_{kind}_"), p.last_kernel
+
+
+def select(kind, family, dtype=torch.float16, out=None, bias=False, **settings):
+    return lambda: plan(kind, family, dtype, out, **settings).select(2, 16, 16, 16, 32, 3, 3, padding=1, bias=bias)
+
+
+def select_default(kind, case, kernel_cc=None):
+    n, h, w, c, k, r, s, stride, padding, dilation = case
+    return lambda: cuforge.op.Conv2d(kind=kind, element=torch.float16, element_accumulator=torch.float32,
+                                     kernel_cc=kernel_cc).select(n, h, w, c, k, r, s, stride=pair(stride),
+                                                                 padding=pair(padding), dilation=pair(dilation))
 
 
 @pytest.fixture(scope="module", autouse=True)
 def kernels():
-    return build_selected([
-        select("fprop"), select("fprop", torch.bfloat16), select("fprop", bias=True, activation="relu"),
-        select("dgrad"), select("wgrad"),
-        lambda: cuforge.op.Conv2d(kind="fprop", element=torch.float16).select(2, 56, 56, 64, 64, 3, 3, padding=1),
-    ])
+    selections = [select_default("fprop", (2, 56, 56, 64, 64, 3, 3, 1, 1, 1)), select_default("dgrad", BACKWARD[1])]
+    # A run's serial split-K takes the SM80 kernel the model picks for the class.
+    selections += [select_default("wgrad", case, kernel_cc=80) for case in BACKWARD]
+    for family in FAMILIES:
+        for dtype in DTYPES:
+            selections += [select(kind, family, dtype) for kind in ("fprop", "dgrad", "wgrad")]
+        selections += [select(kind, family, bias=True, activation="relu") for kind in ("fprop", "dgrad")]
+        selections += [select("wgrad", family, activation="relu"), select("wgrad", family, out=torch.float32)]
+    return build_selected(selections)
 
 
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["f16", "bf16"])
-@pytest.mark.parametrize("case", FPROP, ids=lambda c: "x".join(map(str, c[:7])))
-def test_fprop_is_exact(case, dtype):
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("case", FPROP, ids=case_id)
+def test_fprop_is_exact(case, dtype, family):
     x, w, g = tensors(case, dtype)
     ref = F.conv2d(x.double(), w.double(), **g).to(dtype)
     y = channels_last(torch.full_like(ref, float("nan")))
-    plan("fprop", dtype).run(x, w, None, y, **g)
+    p = plan("fprop", family, dtype)
+    p.run(x, w, None, y, **g)
     assert_exact(y, ref)
+    ran(p, family, "fprop")
 
 
-@pytest.mark.parametrize("case", BACKWARD, ids=lambda c: "x".join(map(str, c[:7])))
-def test_dgrad_is_exact(case):
-    x, w, g = tensors(case, torch.float16)
-    dy = channels_last(rand(F.conv2d(x, w, **g).shape, torch.float16))
-    ref = torch.nn.grad.conv2d_input(x.shape, w.double(), dy.double(), **g).half()
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("case", BACKWARD, ids=case_id)
+def test_dgrad_is_exact(case, dtype, family):
+    x, w, g = tensors(case, dtype)
+    dy = channels_last(rand(F.conv2d(x, w, **g).shape, dtype))
+    ref = torch.nn.grad.conv2d_input(x.shape, w.double(), dy.double(), **g).to(dtype)
     dx = channels_last(torch.full_like(x, float("nan")))
-    plan("dgrad").run(dy, w, None, dx, **g)
+    strided = g["stride"] != (1, 1)
+    if family == "sm90" and strided:
+        # SM90's implicit GEMM has no strided dgrad: the default choice runs an SM80 kernel, and a
+        # plan pinned to an SM90 tile refuses the problem before launching anything.
+        with pytest.raises(cuforge.InvalidArgumentError, match="only SM80 kernels run this convolution"):
+            plan("dgrad", family, dtype).run(dy, w, None, dx, **g)
+        p = default_plan("dgrad", dtype)
+        p.run(dy, w, None, dx, **g)
+        ran(p, "sm80", "dgrad")
+    else:
+        p = plan("dgrad", family, dtype)
+        p.run(dy, w, None, dx, **g)
+        ran(p, family, "dgrad")
     assert_exact(dx, ref)
 
 
+@pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("splits", [1, 3])
-@pytest.mark.parametrize("case", BACKWARD, ids=lambda c: "x".join(map(str, c[:7])))
-def test_wgrad_is_exact(case, splits):
-    x, w, g = tensors(case, torch.float16)
-    dy = channels_last(rand(F.conv2d(x, w, **g).shape, torch.float16))
-    ref = torch.nn.grad.conv2d_weight(x.double(), w.shape, dy.double(), **g).half()
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("case", BACKWARD, ids=case_id)
+def test_wgrad_is_exact(case, dtype, splits, family):
+    x, w, g = tensors(case, dtype)
+    dy = channels_last(rand(F.conv2d(x, w, **g).shape, dtype))
+    ref = torch.nn.grad.conv2d_weight(x.double(), w.shape, dy.double(), **g).to(dtype)
     dw = channels_last(torch.full_like(w, float("nan")))
-    plan("wgrad").run(dy, x, None, dw, split_k=("serial", splits), **g)
+    if family == "sm90" and splits > 1:
+        # SM90's implicit GEMM does not split K: a run's serial split-K takes an SM80 kernel.
+        p = default_plan("wgrad", dtype)
+        p.run(dy, x, None, dw, split_k=("serial", splits), **g)
+        ran(p, "sm80", "wgrad")
+    else:
+        p = plan("wgrad", family, dtype)
+        p.run(dy, x, None, dw, split_k=("serial", splits), **g)
+        ran(p, family, "wgrad")
     assert_exact(dw, ref)
 
 
-def test_relu_with_a_per_channel_bias_and_beta_c():
+@pytest.mark.parametrize("family", FAMILIES)
+def test_wgrad_into_an_f32_dw(family):
+    x, w, g = tensors(BACKWARD[0], torch.float16)
+    dy = channels_last(rand(F.conv2d(x, w, **g).shape, torch.float16))
+    ref = torch.nn.grad.conv2d_weight(x.double(), w.shape, dy.double(), **g).float()
+    dw = channels_last(torch.full(w.shape, float("nan"), device="cuda", dtype=torch.float32))
+    p = plan("wgrad", family, out=torch.float32)
+    p.run(dy, x, None, dw, **g)
+    assert_exact(dw, ref)
+    ran(p, family, "wgrad")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_fprop_relu_with_a_per_channel_bias_and_beta_c(family):
     x, w, g = tensors(FPROP[0], torch.float16)
     bias = rand((w.shape[0],), torch.float16)
     conv = F.conv2d(x.double(), w.double(), **g)
     ref = torch.relu(2.0 * conv + bias.double().view(1, -1, 1, 1)).half()
     y = channels_last(torch.full_like(ref, float("nan")))
-    plan("fprop", activation="relu").run(x, w, bias, y, alpha=2.0, beta=1.0, **g)
+    p = plan("fprop", family, activation="relu")
+    p.run(x, w, bias, y, alpha=2.0, beta=1.0, **g)
     assert_exact(y, ref)
+    ran(p, family, "fprop")
+    assert p.last_kernel.endswith("_relu_bias")
     C = channels_last(rand(ref.shape, torch.float16))
     y2 = channels_last(torch.full_like(ref, float("nan")))
-    plan("fprop").run(x, w, C, y2, beta=-1.0, **g)
+    plan("fprop", family).run(x, w, C, y2, beta=-1.0, **g)
     assert_exact(y2, (conv - C.double()).half())
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_dgrad_relu_with_a_per_channel_bias(family):
+    x, w, g = tensors(BACKWARD[0], torch.float16)
+    dy = channels_last(rand(F.conv2d(x, w, **g).shape, torch.float16))
+    bias = rand((x.shape[1],), torch.float16)
+    grad = torch.nn.grad.conv2d_input(x.shape, w.double(), dy.double(), **g)
+    ref = torch.relu(grad + 2.0 * bias.double().view(1, -1, 1, 1)).half()
+    dx = channels_last(torch.full_like(x, float("nan")))
+    p = plan("dgrad", family, activation="relu")
+    p.run(dy, w, bias, dx, beta=2.0, **g)
+    assert_exact(dx, ref)
+    ran(p, family, "dgrad")
+    assert p.last_kernel.endswith("_relu_bias")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_wgrad_relu_with_beta_c(family):
+    x, w, g = tensors(BACKWARD[0], torch.float16)
+    dy = channels_last(rand(F.conv2d(x, w, **g).shape, torch.float16))
+    C = channels_last(rand(w.shape, torch.float16))
+    grad = torch.nn.grad.conv2d_weight(x.double(), w.shape, dy.double(), **g)
+    ref = torch.relu(grad - C.double()).half()
+    dw = channels_last(torch.full_like(w, float("nan")))
+    p = plan("wgrad", family, activation="relu")
+    p.run(dy, x, C, dw, beta=-1.0, **g)
+    assert_exact(dw, ref)
+    ran(p, family, "wgrad")
 
 
 def test_plain_nhwc_tensors_and_the_default_choice():
@@ -126,16 +232,16 @@ def test_plain_nhwc_tensors_and_the_default_choice():
     ref = F.conv2d(x.double(), w.double(), **g).half()
     xh, wh = x.permute(0, 2, 3, 1).contiguous(), w.permute(0, 2, 3, 1).contiguous()  # plain NHWC
     y = torch.full((2, 56, 56, 64), float("nan"), device="cuda", dtype=torch.float16)
-    p = cuforge.op.Conv2d(kind="fprop", element=torch.float16)
+    p = default_plan("fprop")
     p.run(xh, wh, None, y, **g)
     assert_exact(y.permute(0, 3, 1, 2), ref)
-    assert p.last_kernel.startswith("cuforge_sm80_fprop_")
+    ran(p, "sm90", "fprop")  # the H200's default: SM90's implicit GEMM
     # A 1 x 1 filter (64, 1, 1, 32) reads as N, H, W, C and as channels_last N, C, H, W alike: the
     # other operands decide.
     x1 = rand((2, 8, 8, 32), torch.float16)
     w1 = rand((64, 1, 1, 32), torch.float16, -1, 2)
     y1 = torch.full((2, 8, 8, 64), float("nan"), device="cuda", dtype=torch.float16)
-    plan("fprop").run(x1, w1, None, y1)
+    plan("fprop", "sm90").run(x1, w1, None, y1)
     ref1 = F.conv2d(x1.permute(0, 3, 1, 2).double(), w1.permute(0, 3, 1, 2).double()).half()
     assert_exact(y1.permute(0, 3, 1, 2), ref1)
 
@@ -144,8 +250,8 @@ def test_a_refused_run_leaves_d_untouched():
     x, w, g = tensors(FPROP[0], torch.float16)
     y = channels_last(torch.full((1, 32, 9, 7), 7.0, device="cuda", dtype=torch.float16))
     with pytest.raises(cuforge.InvalidArgumentError, match="P"):
-        plan("fprop").run(x, w, None, y, stride=2, padding=1)
+        plan("fprop", "sm90").run(x, w, None, y, stride=2, padding=1)
     with pytest.raises(cuforge.InvalidArgumentError, match="host memory"):
-        plan("fprop").run(x.cpu(), w, None, y, padding=1)
+        plan("fprop", "sm90").run(x.cpu(), w, None, y, padding=1)
     torch.cuda.synchronize()
     assert bool((y == 7.0).all())

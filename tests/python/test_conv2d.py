@@ -29,13 +29,19 @@ def test_the_seed_constructors():
     plan = cutlass.op.Conv2d(kind="fprop", element=np.float16, element_accumulator=np.float32)
     assert plan.conv_kind == "fprop"
     assert plan.layout_A == cutlass.LayoutType.TensorNHWC
-    assert plan.kernel_cc == 80, "convolutions run on SM80 kernels (on Hopper too)"
-    assert plan.select(32, 56, 56, 64, 64, 3, 3, padding=1).startswith("cuforge_sm80_fprop_")
+    assert plan.kernel_cc == 90, "16-bit convolutions run SM90 implicit GEMMs on Hopper (the target without a GPU)"
+    assert plan.select(32, 56, 56, 64, 64, 3, 3, padding=1).startswith("cuforge_sm90_fprop_")
+    assert plan.select(32, 56, 56, 64, 64, 3, 3, stride=2, padding=1).startswith("cuforge_sm90_fprop_")
+    assert cuforge.op.Conv2dDgrad(element=np.float16).select(32, 56, 56, 64, 64, 3, 3, stride=2, padding=1).startswith(
+        "cuforge_sm80_dgrad_"), "SM90's implicit GEMM has no strided dgrad"
+    sm80 = cutlass.op.Conv2d(kind="fprop", element=np.float16, element_accumulator=np.float32, kernel_cc=80)
+    assert sm80.kernel_cc == 80
+    assert sm80.select(32, 56, 56, 64, 64, 3, 3, padding=1).startswith("cuforge_sm80_fprop_")
     assert plan.tile_descriptions()
     plan.activation = cutlass.epilogue.relu
     assert plan.select(32, 56, 56, 64, 64, 3, 3, padding=1, bias=True).endswith("_relu_bias")
     assert cuforge.op.Conv2dDgrad(element=np.float16).conv_kind == "dgrad"
-    assert cuforge.op.Conv2dWgrad(element=np.float16).select(32, 56, 56, 64, 64, 3, 3).startswith("cuforge_sm80_wgrad_")
+    assert cuforge.op.Conv2dWgrad(element=np.float16).select(32, 56, 56, 64, 64, 3, 3).startswith("cuforge_sm90_wgrad_")
     assert cuforge.op.Conv2d(kind=cuforge.KernelKind.Conv2dDgrad, element=np.float16).conv_kind == "dgrad"
     assert all("_fprop_" in n for n in cuforge.list_gemms(kind=cuforge.KernelKind.Conv2dFprop))
     x, w, y = fprop_operands(dtype=np.float32)

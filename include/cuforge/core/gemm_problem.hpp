@@ -33,11 +33,17 @@ struct GemmShape {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   int align_a = 1, align_b = 1, align_c = 1;
   bool bias = false;  // C is one row of N broadcast over the rows of D
+  // Grouped GEMM: the groups' M differ (or are unknown on the host: the offsets form), so each group's
+  // last tile along M is on average half empty; `m` is then their mean.
+  bool ragged = false;
+  // Conv2d: a convolution only the SM80 kernels run (strided dgrad, serial split-K, or padding and
+  // dilation beyond SM90's TMA im2col loads: op/conv_check.hpp).
+  bool sm80_only = false;
 
   bool empty_output() const { return m == 0 || n == 0 || batch == 0; }
   bool operator==(const GemmShape& o) const {
     return m == o.m && n == o.n && k == o.k && batch == o.batch && align_a == o.align_a && align_b == o.align_b &&
-           align_c == o.align_c && bias == o.bias;
+           align_c == o.align_c && bias == o.bias && ragged == o.ragged && sm80_only == o.sm80_only;
   }
 };
 

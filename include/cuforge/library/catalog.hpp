@@ -14,8 +14,8 @@ namespace cuforge::library {
 // Architecture families the catalog knows.
 inline constexpr Arch kArchs[] = {80, 90};
 
-// All valid configurations of a family (GEMM and grouped GEMM kernels), enumerated once and kept
-// for the process.
+// All valid configurations of a family (GEMM, grouped GEMM and convolution kernels), enumerated
+// once and kept for the process.
 const std::vector<GemmConfig>& gemm_catalog(Arch arch);
 
 struct GemmFilter {

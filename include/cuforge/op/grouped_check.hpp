@@ -25,8 +25,9 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
                                      double beta);
 
 // The class G groups of these mean sizes are chosen as (operands of whole 16-byte vectors on
-// 16-byte aligned allocations, alignments capped where given, in elements).
+// 16-byte aligned allocations, alignments capped where given, in elements); `ragged`: the groups'
+// M differ around that mean (the offsets form's class always is).
 GemmShape grouped_shape(const GemmTypes& plan, int64_t groups, int64_t m, int64_t n, int64_t k,
-                        std::array<int, 3> alignment_caps = {});
+                        std::array<int, 3> alignment_caps = {}, bool ragged = false);
 
 }  // namespace cuforge::op

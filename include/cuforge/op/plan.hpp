@@ -78,7 +78,8 @@ class Plan {
   std::vector<TileScheduler> tile_schedulers() const;
 
   // Every candidate for a problem class, ranked, with the refusals; and the kernel a run of the
-  // class would use (a compiled kernel that serves it, else the selection's first). Compile nothing.
+  // class would use (the tuning record's, else a compiled kernel that serves it, else the
+  // selection's first). Compile nothing.
   select::GemmRanking rank(const GemmShape& shape) const;
   select::GemmCandidate choice(const GemmShape& shape) const;
   // The source a configuration is built from, for this plan's target.

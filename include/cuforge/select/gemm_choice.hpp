@@ -13,6 +13,7 @@
 
 #include "cuforge/core/gemm_problem.hpp"
 #include "cuforge/library/gemm_config.hpp"
+#include "cuforge/select/gemm_cost.hpp"
 #include "cuforge/select/gemm_settings.hpp"
 
 namespace cuforge::select {
@@ -60,9 +61,10 @@ struct GemmRanking {
   std::string why_none;                                       // set when `ranked` is empty
 };
 
-// The candidates for a problem class, ranked by the cost model on a device of `sm_count`
-// multiprocessors. The shape must be a valid one (positive extents, see op/gemm_check.hpp).
-GemmRanking choose(const GemmKernels& kernels, const GemmSettings& settings, const GemmShape& shape, int sm_count);
+// The candidates for a problem class, ranked by the cost model (`model`'s constants) on a device of
+// `sm_count` multiprocessors. The shape must be a valid one (positive extents, see op/gemm_check.hpp).
+GemmRanking choose(const GemmKernels& kernels, const GemmSettings& settings, const GemmShape& shape, int sm_count,
+                   const CostModel& model = CostModel{});
 
 // Whether a candidate chosen (and built) for another problem can run `shape` under `settings`:
 // its alignment, epilogue and slices fit. The kernel's own can_implement has the last word.

@@ -13,10 +13,54 @@ namespace cuforge::select {
 // Split-K slice counts the selection weighs (stream-K kernels' split-K, parallel split-K).
 inline constexpr int kSplitChoices[] = {2, 4, 8, 16, 32, 64, 128};
 
+// The model's fitted constants, the defaults fitted to an H200's measurements (bench/sweep.py,
+// bench/k_heavy.py). bench/refit.py refits them to the sweeps in bench/results and reports the pick
+// against the measured best on held-out shapes (bench/NOTES.md).
+struct CostModel {
+  // Fraction of peak one CTA sustains with a tile: operand reuse grows with M*N/(M+N), to this power
+  // (bench/refit.py proposes 0.6, which flips measured K-heavy choices: bench/NOTES.md).
+  double tile_efficiency_exponent = 0.4;
+  // Ping-pong's edge: its epilogue overlaps the other warpgroup's mainloop.
+  double pingpong_edge = 1.05;
+  // Tiles taller than wide (256x128 measured ahead of 128x256 at every large shape).
+  double tall_tile_edge = 1.02;
+  // mma.sync (SM80 kernels) relative to wgmma.
+  double mma_sync_fraction = 0.62;
+  double launch_us = 3.0;
+  // Stream-K and split-K: CTAs that share a tile exchange f32 partial accumulators through the
+  // workspace, and the last one waits for the others. Measured on the H200, stream-K never beat a
+  // data-parallel kernel whose last wave was reasonably full (bench/sweep.py); on long K with few
+  // tiles it wins, and there the reduction dominates: in K order (deterministic) every peer of a tile
+  // takes its turn, about 0.6 µs plus the partial tile's traffic (bench/k_heavy.py fits 1-2 µs per
+  // peer).
+  double stream_k_overhead = 1.10;
+  double fixup_bytes_per_second = 100e9;  // partial-tile exchange, per SM
+  double reduction_turn_us = 0.6;
+  // In arrival order the peers still take the partial tile one at a time, without waiting for their
+  // turn. That saves most where many peers share a tile (128x128x65536 on 128x64 tiles, 66 peers: 14
+  // µs instead of 86) and little where a few arrive together (H200, bench/k_heavy.py: 256x512x32768 in
+  // 8 slices 26.6 µs, 1024x1024x16384 on 256x128 tiles 61.6, both slower than the K-order choices,
+  // 24.9 and 54.3); fitted to the few.
+  double arrival_order_turn_fraction = 0.8;
+  // Parallel split-K: each slice's f32 tile is stored (at the per-SM exchange rate above), and a
+  // second kernel reads every partial back and writes D; the partials' round trip, mostly from L2,
+  // fitted to the H200's kernel times (bench/k_heavy.py: 256x512 x 8 slices, 1024x1024 x 2 to 8).
+  double reduction_launch_us = 2.0;
+  double partial_bytes_per_second = 5e12;
+  // A single wave of ping-pong tiles leaves one warpgroup issuing alone (H200: 1024x1024x16384 ran
+  // its 128x64 ping-pong tiles at 0.8 of the rate the model gives them in full waves).
+  double lone_pingpong_fraction = 0.8;
+  // How much of a memory-bound kernel's compute time still shows (the overlap is imperfect).
+  double unhidden_fraction = 0.3;
+  // The K-major copy of a 32-bit operand an SM90 kernel makes first (library::staged_k_major): a
+  // transpose kernel reading and writing every element, at this fraction of DRAM bandwidth.
+  double transpose_bandwidth_fraction = 0.6;
+};
+
 // Estimated microseconds of one run of `config` on a problem of `shape`, K cut into `splits`
 // slices, partial tiles reduced in K order when `deterministic` (a model for ranking, not a
 // promise). The shape must not be empty (m, n, batch >= 1).
 double estimated_time_us(const library::GemmConfig& config, const GemmShape& shape, int splits, bool deterministic,
-                         int sm_count);
+                         int sm_count, const CostModel& model = CostModel{});
 
 }  // namespace cuforge::select

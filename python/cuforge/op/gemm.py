@@ -105,8 +105,9 @@ class Gemm(Plan):
     def select(self, M: int, N: int, K: int, batch: int = 1, bias: bool = False, *, alignment_A=None,
                alignment_B=None, alignment_C=None) -> str:
         """Name of the kernel a run of this size would use (packed operands on 16-byte aligned allocations,
-        or the alignments given, in elements; C a bias row when ``bias``): a kernel compile() built that can
-        run it, else the selection's choice. Compiles nothing."""
+        or the alignments given, in elements; C a bias row when ``bias``): the tuning record's kernel for
+        the class, else a kernel compile() built that can run it, else the selection's choice. Compiles
+        nothing."""
         return self._plan.select(integer(M, "M"), integer(N, "N"), integer(K, "K"), integer(batch, "batch"),
                                  bool(bias), alignments(alignment_A, alignment_B, alignment_C)).name
 
@@ -188,7 +189,8 @@ class Gemm(Plan):
         if stream is None and visitor_args is None and not print_module and not self._no_c:
             # 2-D CUDA torch tensors and real scalars: one call into the core, which returns None
             # (having done nothing) for anything else.
-            handle = self._plan.run_tensors(A, B, C, D, self.alpha if alpha is None else alpha,
+            handle = self._plan.run_tensors(A, B, self.C if C is None else C, D,
+                                            self.alpha if alpha is None else alpha,
                                             self.beta if beta is None else beta, sync)
             if handle is not None:
                 return handle

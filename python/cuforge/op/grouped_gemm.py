@@ -38,18 +38,22 @@ class GroupedGemm(Plan):
     _core_class = _core.GroupedGemm
 
     def select(self, groups: int, M: int, N: int, K: int, *, alignment_A=None, alignment_B=None,
-               alignment_C=None) -> str:
-        """Name of the kernel `groups` groups of packed operands of these mean sizes would run."""
+               alignment_C=None, ragged: bool = False) -> str:
+        """Name of the kernel `groups` groups of packed operands of these mean sizes would run;
+        ``ragged``: the groups' M differ around the mean M (the offsets form's groups always count as
+        ragged: their sizes stay on the device), which favours tiles of fewer rows."""
         return self._plan.select(integer(groups, "groups"), integer(M, "M"), integer(N, "N"), integer(K, "K"),
-                                 alignments(alignment_A, alignment_B, alignment_C)).name
+                                 alignments(alignment_A, alignment_B, alignment_C), bool(ragged)).name
 
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
                 print_module: bool = False, *, groups: int | None = None, M: int | None = None,
-                N: int | None = None, K: int | None = None, problems=None, jobs: int | None = None):
+                N: int | None = None, K: int | None = None, problems=None, jobs: int | None = None,
+                ragged: bool = False):
         """Build the plan's kernel now (or find it in the disk cache): later runs that it can implement
         use it, whatever their groups. Chosen for the plan's tensors if it holds them, else for
         ``groups`` groups of M x N x K, else 8 of 1024 x 4096 x 4096; ``problems``, a list of
-        (groups, M, N, K), builds several in parallel."""
+        (groups, M, N, K), builds several in parallel; ``ragged`` as in select() (for the offsets
+        form)."""
         if tile_description is not None:
             self.tile_description = tile_description
         single = problems is None
@@ -61,7 +65,7 @@ class GroupedGemm(Plan):
                 raise InvalidArgumentError(f"problems: expected (groups, M, N, K), got {problem!r}")
             shapes.append(tuple(integer(v, name) for v, name in zip(problem, ("groups", "M", "N", "K"))))
         built = self._plan.compile(shapes, alignments(alignment_A, alignment_B, alignment_C),
-                                   0 if jobs is None else integer(jobs, "jobs", 0))
+                                   0 if jobs is None else integer(jobs, "jobs", 0), bool(ragged))
         if print_module:
             for r in built:
                 print(kernel_source(r["name"]))
@@ -95,6 +99,14 @@ class GroupedGemm(Plan):
         """Every group's D = activation(alpha * A @ B + beta * C). Returns a handle whose sync() waits for
         this run only. Operands default to those given at construction; every one is checked, and the
         group it belongs to named, before anything runs."""
+        if offsets is None and stream is None and not print_module and not self._no_c:
+            # Lists of CUDA torch tensors and real scalars: one call into the core, which returns None
+            # (having done nothing) for anything else.
+            handle = self._plan.run_tensors(A, B, self.C if C is None else C, D,
+                                            self.alpha if alpha is None else alpha,
+                                            self.beta if beta is None else beta, sync)
+            if handle is not None:
+                return handle
         A, B, C, D, alpha, beta = self._run_arguments(A, B, C, D, alpha, beta)
         if offsets is not None:
             operands = (A, B, C, D, offsets)

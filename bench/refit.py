@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Refit the selection cost model's constants to the H200 measurements under bench/results, and report,
+on shapes held out of the fit, how far the model's pick is from the measured best. Needs no GPU.
+
+Each measured shape is a case: the kernels timed on it (with their K slices) and their times. The
+model picks the kernel it estimates fastest among those; the case's score is the measured best time
+over the pick's measured time (1.00: the model picked the best). A coordinate descent over a few
+constants, each on a fixed grid within sane bounds, maximises worst + mean score on the fitting set.
+
+    python bench/refit.py [--write constants.txt]
+"""
+
+import argparse
+import json
+import os
+import statistics
+from dataclasses import dataclass
+
+from cuforge import _core
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+SM_COUNT = 132  # the H200 the data was measured on
+
+# The constants fitted, each with its grid (the defaults' neighbourhoods; the device rates, the
+# SM80, arrival-order and transpose constants have no data here and keep their values).
+GRIDS = {
+    "tile_efficiency_exponent": [0.1, 0.2, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 1.0],
+    "pingpong_edge": [0.95, 0.98, 1.0, 1.02, 1.04, 1.05, 1.06, 1.08, 1.1, 1.15],
+    "tall_tile_edge": [0.98, 1.0, 1.01, 1.02, 1.03, 1.04, 1.06],
+    "launch_us": [1.0, 2.0, 3.0, 4.0, 6.0],
+    "stream_k_overhead": [1.0, 1.05, 1.1, 1.15, 1.2, 1.3, 1.4],
+    "reduction_turn_us": [0.2, 0.4, 0.6, 0.8, 1.0, 1.5, 2.0],
+    "fixup_bytes_per_second": [30e9, 50e9, 75e9, 100e9, 150e9, 200e9, 300e9],
+    "reduction_launch_us": [0.5, 1.0, 1.5, 2.0, 3.0, 4.0],
+    "partial_bytes_per_second": [1e12, 2e12, 3e12, 5e12, 7e12, 10e12],
+    "lone_pingpong_fraction": [0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 1.0],
+    "unhidden_fraction": [0.0, 0.1, 0.2, 0.3, 0.4, 0.6],
+}
+ROUNDS = 4
+
+
+@dataclass
+class Case:
+    source: str
+    shape: tuple  # (M, N, K)
+    kernels: list  # [(name, splits, measured time)]
+
+    def label(self):
+        return f"{self.source} {'x'.join(map(str, self.shape))}"
+
+
+def named(key):
+    """(kernel name, splits) of a sweep's key: parallel split-K sweeps write 'name@slices'."""
+    name, _, splits = key.partition("@")
+    return name, int(splits or 1)
+
+
+def sweep_cases(source, rows):
+    """bench/sweep.py's rows (and bench/k_heavy.py --sweep-parallel's): shape and times_ms."""
+    return [Case(source, tuple(r["shape"]), [(*named(k), t) for k, t in r["times_ms"].items()]) for r in rows]
+
+
+def gemm_py_cases(source, rows):
+    """bench/fp8.py --sweep's rows: one per (shape, plan); a kernel timed twice keeps its faster time."""
+    shapes = {}
+    for r in rows:
+        times = shapes.setdefault((r["M"], r["N"], r["K"]), {})
+        times[r["kernel"]] = min(r["ms"], times.get(r["kernel"], float("inf")))
+    return [Case(source, s, [(k, 1, t) for k, t in times.items()]) for s, times in shapes.items()]
+
+
+def trial_cases(source, trial):
+    """The selection trial: two kernels per shape, each timed in its own process beside cuBLAS; the
+    times are compared as ratios to that process's cuBLAS."""
+    cases = []
+    for old, new in zip(trial["old"], trial["new"]):
+        kernels = [(r["kernel"], r["splits"], min(r["us"]) / min(r["cublas_us"])) for r in (old, new)]
+        cases.append(Case(source, tuple(old["shape"]), kernels))
+    return cases
+
+
+def load(name):
+    with open(os.path.join(RESULTS, name)) as f:
+        return json.load(f)
+
+
+def cases_by_source():
+    """The measured cases, by file. The other results files time one kernel per shape (gemm.py,
+    tf32) or the K-heavy variants of separate runs, which the parallel sweep below covers."""
+    return {
+        "bf16": sweep_cases("bf16", load("h200-2026-11-30-sweep-bf16.json")),
+        "fp8": gemm_py_cases("fp8", load("h200-2026-12-01-fp8.json")["gemm"]),
+        "parallel": sweep_cases("parallel", load("h200-2026-11-30-sweep-parallel-small-m.json")["parallel_split_k"]),
+        "trial": trial_cases("trial", load("h200-2026-11-30-selection-trial.json")),
+    }
+
+
+def split(by_source):
+    """Fitting and held-out sets: within each file, every third case (the 3rd, 6th, ...) is held out."""
+    fitting, held_out = [], []
+    for cases in by_source.values():
+        for i, case in enumerate(cases):
+            (held_out if i % 3 == 2 else fitting).append(case)
+    return fitting, held_out
+
+
+def pick(case, model):
+    """The kernel (index) the model estimates fastest among those measured on the case."""
+    m, n, k = case.shape
+    estimates = [_core.estimated_time_us(name, m, n, k, 1, splits, True, SM_COUNT, model)
+                 for name, splits, _ in case.kernels]
+    return estimates.index(min(estimates))
+
+
+def score(case, model):
+    best = min(t for _, _, t in case.kernels)
+    return best / case.kernels[pick(case, model)][2]
+
+
+def summary(cases, model):
+    scores = [score(c, model) for c in cases]
+    return min(scores), statistics.mean(scores)
+
+
+def objective(cases, model):
+    worst, mean = summary(cases, model)
+    return worst + mean
+
+
+def with_value(model, field, value):
+    m = _core.CostModel()
+    for f in GRIDS:
+        setattr(m, f, getattr(model, f))
+    setattr(m, field, value)
+    return m
+
+
+def refit(cases, model):
+    """Coordinate descent: each constant in turn takes the grid value that scores best with the others
+    held (the middle one of a tie; the current value unless another scores higher), until a round
+    changes nothing."""
+    current = objective(cases, model)
+    for _ in range(ROUNDS):
+        changed = False
+        for field, grid in GRIDS.items():
+            scored = [(objective(cases, with_value(model, field, v)), v) for v in grid]
+            top = max(s for s, _ in scored)
+            if top <= current + 1e-12:
+                continue
+            best = [v for s, v in scored if s >= top - 1e-12]
+            model = with_value(model, field, best[len(best) // 2])
+            current, changed = top, True
+        if not changed:
+            break
+    return model
+
+
+def short(name):
+    """The tile, cluster and schedule of a kernel name."""
+    parts = name.split("_")
+    tile = next(i for i, p in enumerate(parts) if p.count("x") == 2 and p[0].isdigit())
+    return "_".join(parts[tile:tile + 2] + parts[tile + 3:tile + 4] + parts[tile + 5:tile + 6])
+
+
+def report(title, cases, before, after):
+    print(f"\n{title}: the pick's measured time as a fraction of the best measured (before -> after)")
+    for c in cases:
+        b, a = before.get(id(c)), after.get(id(c))
+        name, splits, _ = c.kernels[a[1]]
+        print(f"  {c.label():<28} {b[0]:.3f} -> {a[0]:.3f}  ({len(c.kernels)} kernels; after: {short(name)}"
+              f"{f' x{splits}' if splits > 1 else ''})")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--write", metavar="PATH", help="write the fitted constants as C++ initializers")
+    args = p.parse_args()
+
+    fitting, held_out = split(cases_by_source())
+    default = _core.CostModel()
+    fitted = refit(fitting, default)
+    for title, cases in (("fitting set", fitting), ("held-out set", held_out)):
+        before = {id(c): (score(c, default), pick(c, default)) for c in cases}
+        after = {id(c): (score(c, fitted), pick(c, fitted)) for c in cases}
+        report(title, cases, before, after)
+
+    print("\n              worst before  worst after  mean before  mean after")
+    for title, cases in (("fitting", fitting), ("held-out", held_out)):
+        (wb, mb), (wa, ma) = summary(cases, default), summary(cases, fitted)
+        print(f"  {title:<10} {wb:>12.3f} {wa:>12.3f} {mb:>12.3f} {ma:>11.3f}")
+    print(f"  held out: every third case of each file ({len(held_out)} of {len(fitting) + len(held_out)})")
+
+    lines = [f"double {f} = {getattr(fitted, f):g};  // was {getattr(default, f):g}"
+             for f in GRIDS if getattr(fitted, f) != getattr(default, f)]
+    print("\nfitted constants (select::CostModel):" if lines else "\nno constant changed")
+    for line in lines:
+        print("  " + line)
+    if args.write:
+        with open(args.write, "w") as f:
+            f.write("\n".join(f"double {k} = {getattr(fitted, k):g};" for k in GRIDS) + "\n")
+
+
+if __name__ == "__main__":
+    main()

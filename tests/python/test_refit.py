@@ -1,0 +1,42 @@
+"""The selection cost model as a value (bench/refit.py evaluates candidate models through it): the
+default model is the one selection ranks with, and the constants passed in are the ones used. No GPU
+needed."""
+
+from __future__ import annotations
+
+import pytest
+
+import cuforge
+from cuforge import _core
+from cuforge.op.plan import alignments
+
+SHAPES = [(8192, 8192, 8192), (2048, 2048, 2048), (16, 4096, 4096), (256, 512, 32768)]
+
+
+@pytest.mark.skipif(_core.device_count() > 0, reason="with a GPU the plan ranks for its SM count and tuning record")
+def test_the_default_model_is_the_one_selection_ranks_with():
+    plan = cuforge.op.Gemm(element="bf16", layout=cuforge.LayoutType.RowMajor)
+    for m, n, k in SHAPES:
+        chosen = plan._plan.select(m, n, k, 1, False, alignments(None, None, None))
+        assert _core.estimated_time_us(chosen.name, m, n, k, 1, chosen.splits) == chosen.estimated_us
+        assert _core.estimated_time_us(chosen.name, m, n, k, 1, chosen.splits,
+                                       model=_core.CostModel()) == chosen.estimated_us
+
+
+def test_the_model_passed_in_is_the_one_used():
+    name = "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_128x64x64_c1x1x1_s0_pingpong_tma_default_a8x8x8"
+    builtin = _core.estimated_time_us(name, 4096, 4096, 4096)
+
+    slow_launch = _core.CostModel()
+    slow_launch.launch_us += 47.0
+    assert _core.estimated_time_us(name, 4096, 4096, 4096, model=slow_launch) == pytest.approx(builtin + 47.0)
+
+    steeper = _core.CostModel()  # a 128x64 tile is below the best intensity: a steeper curve slows it
+    steeper.tile_efficiency_exponent = 0.8
+    assert _core.estimated_time_us(name, 4096, 4096, 4096, model=steeper) > builtin
+
+
+def test_an_empty_shape_is_refused():
+    name = _core.list_gemms(90, "*bf16_bf16_f32_bf16_bf16_rrr_128x64x64_c1x1x1*")[0]
+    with pytest.raises(cuforge.InvalidArgumentError, match="expected M, N, batch >= 1"):
+        _core.estimated_time_us(name, 0, 128, 128)
