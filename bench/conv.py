@@ -4,6 +4,7 @@
     python bench/conv.py                    # fprop, dgrad and wgrad of issue 14's layers, fp16
     python bench/conv.py --dtype bf16 --json out.json --rounds 3
     python bench/conv.py --kernel-cc 80     # SM80 kernels only (the default chooses SM90 where they run)
+    python bench/conv.py --autotune 6       # each plan times the model's best 6 on its first run
 
 Tensors are channels_last. fprop is compared with torch.nn.functional.conv2d; dgrad and wgrad
 with torch.ops.aten.convolution_backward computing the input's or the filters' gradient alone.
@@ -59,7 +60,7 @@ def family(kernel):
     return kernel.split("_")[1]
 
 
-def bench_layer(name, dt, passes, rounds, kernel_cc):
+def bench_layer(name, dt, passes, rounds, kernel_cc, autotune):
     h, c, k, r, stride, padding = LAYERS[name]
     x, w, dy = layer_tensors(h, c, k, r, stride, padding, dt)
     geometry = dict(stride=(stride, stride), padding=(padding, padding))
@@ -70,6 +71,8 @@ def bench_layer(name, dt, passes, rounds, kernel_cc):
     rows = []
     for kind in passes:
         plan = cuforge.op.Conv2d(kind=kind, element=dt, element_accumulator=torch.float32, kernel_cc=kernel_cc)
+        if autotune:
+            plan.autotune, plan.autotune_candidates = True, autotune
         if kind == "fprop":
             ours = lambda i: plan.run(xp, wp, None, y, sync=False, **geometry)  # noqa: E731
             theirs = lambda i: F.conv2d(x, w, stride=stride, padding=padding)  # noqa: E731
@@ -111,6 +114,8 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--kernel-cc", type=int, choices=[80, 90],
                    help="kernel family (default: the selection's, SM90 on Hopper where its kernels run the layer)")
+    p.add_argument("--autotune", type=int, metavar="N",
+                   help="plans with autotune, timing the model's best N per layer (the tuning record is cleared first)")
     p.add_argument("--json", metavar="PATH")
     args = p.parse_args()
     torch.manual_seed(0)
@@ -122,17 +127,21 @@ def main():
     print(f"{props.name}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {args.dtype}, N = {N}")
     t0 = time.perf_counter()
     names = set()
-    for kind in passes:
+    if args.autotune:
+        cuforge._core.tuning_record_clear()
+    for kind in passes if not args.autotune else []:
         plan = cuforge.op.Conv2d(kind=kind, element=dt, element_accumulator=torch.float32, kernel_cc=args.kernel_cc)
         for name in layers:
             h, c, k, r, stride, padding = LAYERS[name]
             names.add(plan.select(N, h, h, max(c, 8), k, r, r, stride=stride, padding=padding))
-    cuforge.build(sorted(names))
-    print(f"prebuilt {len(names)} kernels in {time.perf_counter() - t0:.0f} s", flush=True)
+    if names:
+        cuforge.build(sorted(names))
+        print(f"prebuilt {len(names)} kernels in {time.perf_counter() - t0:.0f} s", flush=True)
     results = {"device": props.name, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
-               "dtype": args.dtype, "n": N, "rounds": args.rounds, "kernel_cc": args.kernel_cc, "rows": []}
+               "dtype": args.dtype, "n": N, "rounds": args.rounds, "kernel_cc": args.kernel_cc,
+               "autotune_candidates": args.autotune, "rows": []}
     for name in layers:
-        results["rows"] += bench_layer(name, dt, passes, args.rounds, args.kernel_cc)
+        results["rows"] += bench_layer(name, dt, passes, args.rounds, args.kernel_cc, args.autotune)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=2)

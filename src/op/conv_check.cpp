@@ -31,7 +31,9 @@ struct Nhwc {
   int64_t h() const { return t->shape[1]; }
   int64_t w() const { return t->shape[2]; }
   int64_t c() const { return t->shape[3]; }
-  std::array<int64_t, 3> strides() const { return {t->strides[2], t->strides[1], t->strides[0]}; }  // W, H, N
+  // W, H, N of dense NHWC storage (checked below), whatever the tensor says for extents of 1: TMA
+  // descriptors need 16-byte strides even where an extent of 1 never steps.
+  std::array<int64_t, 3> strides() const { return {c(), w() * c(), h() * w() * c()}; }
 };
 
 Nhwc describe_nhwc(const char* name, const char* what, const TensorRef& t, DataType dtype, const char* role,
@@ -143,6 +145,17 @@ bool sm80_only(KernelKind kind, const Conv2dSize& z, int splits) {
   return false;
 }
 
+// The implicit GEMM's class, less the alignments (which the operands or the plan's types give).
+GemmShape implicit_gemm_shape(KernelKind kind, const Conv2dSize& z, bool bias, int splits) {
+  auto [m, n, k] = implicit_gemm_extents(kind, z);
+  GemmShape s{m, n, k, 1};
+  s.bias = bias;
+  s.sm80_only = sm80_only(kind, z, splits);
+  // fprop's K runs over x's channels, dgrad's over dy's; wgrad's K is N·P·Q.
+  if (kind != KernelKind::Conv2dWgrad) s.k_run = kind == KernelKind::Conv2dFprop ? z.c : z.k;
+  return s;
+}
+
 }  // namespace
 
 ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b,
@@ -225,15 +238,10 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
   ConvProblem p;
   p.kind = kind;
   p.size = z;
-  auto [m, n, k] = implicit_gemm_extents(kind, z);
-  p.shape.m = m;
-  p.shape.n = n;
-  p.shape.k = k;
-  for (auto [name, v] : {std::pair{"M", m}, {"N", n}, {"K", k}})
+  p.shape = implicit_gemm_shape(kind, z, bias, splits);
+  for (auto [name, v] : {std::pair{"M", p.shape.m}, {"N", p.shape.n}, {"K", p.shape.k}})
     if (v > kMaxExtent)
       fail("D", fmt::format("the implicit GEMM's {} = {} exceeds the 32-bit range the kernels index", name, v));
-  p.shape.bias = bias;
-  p.shape.sm80_only = sm80_only(kind, z, splits);
   p.shape.align_a = channel_alignment(xa);
   p.shape.align_b = channel_alignment(xb);
   p.shape.align_c = channel_alignment(xd);
@@ -278,20 +286,17 @@ Conv2dSize conv_size(const std::array<int64_t, 7>& e, const ConvGeometry& g) {
 }
 
 GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias) {
-  auto [m, n, k] = implicit_gemm_extents(kind, size);
-  for (auto [name, v] : {std::pair{"M", m}, {"N", n}, {"K", k}})
+  GemmShape s = implicit_gemm_shape(kind, size, bias, 1);
+  for (auto [name, v] : {std::pair{"M", s.m}, {"N", s.n}, {"K", s.k}})
     if (v < 1 || v > kMaxExtent)
       fail(name, fmt::format("the implicit GEMM's {} = {} is outside 1 to {}", name, v, kMaxExtent));
   // Channels of each operand: fprop reads x (c) and w (c), writes y (k); dgrad reads dy (k) and w
   // (c), writes dx (c); wgrad reads dy (k) and x (c), writes dw (c).
   const bool fprop = kind == KernelKind::Conv2dFprop;
   auto align = [](DataType t, int64_t channels) { return operand_alignment(t, 0, channels, channels, 0); };
-  GemmShape s{m, n, k, 1};
   s.align_a = align(plan.element_a, fprop ? size.c : size.k);
   s.align_b = align(plan.element_b, size.c);
   s.align_c = align(plan.element_d, fprop ? size.k : size.c);
-  s.bias = bias;
-  s.sm80_only = sm80_only(kind, size, 1);
   return s;
 }
 

@@ -219,6 +219,26 @@ TEST(ConvPlan, ChoosesSm80ImplicitGemmsOfItsKind) {
 
 // On Hopper the plans of 16-bit types with f32 accumulation run SM90 kernels, SM80 ones beside them
 // for what SM90's implicit GEMM cannot run; TF32 and f16 accumulation stay on SM80.
+TEST(ConvPlan, ShortChannelRunsWasteTheRestOfTheKTile) {
+  // The stem layer: 224 x 224 x 3 (padded to 8) -> 64, 7 x 7 stride 2. Each of the 49 filter
+  // taps starts a fresh K tile, 8 channels in it: SM90's 64-deep tiles carry 56 empty columns,
+  // SM80's 32-deep ones 24 (H200, bench/conv.py: SM90 9.6 TFLOP/s, SM80 36.5).
+  Conv2dSize stem;
+  stem.n = 32, stem.h = stem.w = 224, stem.c = 8, stem.k = 64, stem.r = stem.s = 7;
+  stem.pad_h = stem.pad_w = 3, stem.stride_h = stem.stride_w = 2;
+  stem.p = stem.q = 112;
+  Conv2d fprop(kFprop, options(DataType::f16));
+  const GemmShape s = fprop.shape(stem);
+  EXPECT_EQ(s.k, 8 * 49);
+  EXPECT_EQ(s.k_run, 8);
+  EXPECT_EQ(fprop.select(s).config.arch, 80);
+  GemmShape gemm = s;
+  gemm.k_run = 0;  // the same extents as one GEMM K
+  EXPECT_EQ(fprop.select(gemm).config.arch, 90);
+  EXPECT_EQ(Conv2d(kDgrad, options(DataType::f16)).shape(stem).k_run, 64) << "dgrad's K runs over fprop's K";
+  EXPECT_EQ(Conv2d(kWgrad, options(DataType::f16)).shape(stem).k_run, 0) << "wgrad's K is N·P·Q";
+}
+
 TEST(ConvPlan, ChoosesSm90ImplicitGemmsOnHopperAndSm80ForWhatTheyCannotRun) {
   const Conv2dSize z = resnet_layer();
   for (KernelKind kind : {kFprop, kDgrad, kWgrad})
@@ -305,6 +325,8 @@ TEST_F(ConvCheck, AValidProblemOfEachKind) {
   EXPECT_EQ(p.shape.align_a, 8);
   EXPECT_EQ(p.c, p.d) << "no C: the kernel is given D, never read";
   EXPECT_EQ(p.stride_a, (std::array<int64_t, 3>{16, 7 * 16, 9 * 7 * 16}));
+  EXPECT_EQ(p.shape.k_run, 16);
+  EXPECT_TRUE(p.shape == Conv2d(kFprop, options(DataType::f16)).shape(p.size)) << "a run's class is the one plan.select() names";
   // dgrad: A = dy, B = w, D = dx; wgrad: A = dy, B = x, D = dw.
   ConvProblem d = op::check_conv(kDgrad, types, 0, y, w, {}, x, same, 0.0, 1);
   EXPECT_EQ(d.shape.m, 2 * 9 * 7);
@@ -317,6 +339,17 @@ TEST_F(ConvCheck, AValidProblemOfEachKind) {
   ConvProblem b = fprop(x, w, bias, y, same, 1.0);
   EXPECT_TRUE(b.shape.bias);
   EXPECT_EQ(b.stride_c, (std::array<int64_t, 3>{0, 0, 0}));
+}
+
+TEST_F(ConvCheck, ExtentsOfOneGetDenseStridesWhateverTheTensorSays) {
+  // torch gives a (64, 32, 1, 1) filter strides (32, 1, 1, 1); SM90 kernels build TMA descriptors
+  // from these strides, which must be 16-byte multiples even where the extent never steps.
+  TensorRef x = nhwc(0, 1, 8, 8, 32), w = nhwc(1, 64, 1, 1, 32), y = nhwc(2, 1, 8, 8, 64);
+  w.strides[1] = w.strides[2] = 1;
+  x.strides[0] = 7;
+  ConvProblem p = fprop(x, w, {}, y, {{1, 1}, {0, 0}, {1, 1}});
+  EXPECT_EQ(p.stride_b, (std::array<int64_t, 3>{32, 32, 32}));
+  EXPECT_EQ(p.stride_a, (std::array<int64_t, 3>{32, 8 * 32, 8 * 8 * 32}));
 }
 
 TEST_F(ConvCheck, EveryBadInputIsRefusedByName) {

@@ -11,8 +11,8 @@ import pytest
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.ipynb"))
 
 
-def test_the_four_notebooks_are_there():
-    assert [p.stem[:2] for p in NOTEBOOKS] == ["00", "01", "02", "03"]
+def test_the_five_notebooks_are_there():
+    assert [p.stem[:2] for p in NOTEBOOKS] == ["00", "01", "02", "03", "04"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

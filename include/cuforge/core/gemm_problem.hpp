@@ -39,11 +39,16 @@ struct GemmShape {
   // Conv2d: a convolution only the SM80 kernels run (strided dgrad, serial split-K, or padding and
   // dilation beyond SM90's TMA im2col loads: op/conv_check.hpp).
   bool sm80_only = false;
+  // Conv2d fprop and dgrad: the implicit GEMM's K is R·S runs of this many channels, and the kernels
+  // (SM80 and SM90 alike) start each run in a fresh K tile, so a run shorter than the tile's K
+  // leaves the rest of the tile empty (the 3-channel stem layer). 0: K is one run (a GEMM).
+  int64_t k_run = 0;
 
   bool empty_output() const { return m == 0 || n == 0 || batch == 0; }
   bool operator==(const GemmShape& o) const {
     return m == o.m && n == o.n && k == o.k && batch == o.batch && align_a == o.align_a && align_b == o.align_b &&
-           align_c == o.align_c && bias == o.bias && ragged == o.ragged && sm80_only == o.sm80_only;
+           align_c == o.align_c && bias == o.bias && ragged == o.ragged && sm80_only == o.sm80_only &&
+           k_run == o.k_run;
   }
 };
 
