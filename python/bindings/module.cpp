@@ -208,6 +208,10 @@ NB_MODULE(_core, m) {
       .value("leaky_relu", Activation::leaky_relu).value("tanh", Activation::tanh)
       .value("sigmoid", Activation::sigmoid).value("silu", Activation::silu)
       .value("hardswish", Activation::hardswish).value("gelu", Activation::gelu);
+  nb::enum_<select::FirstRun>(m, "FirstRun",
+                              "What a run does when its class's kernel is not built yet: wait for it, or run on "
+                              "a kernel already built (or a quick SM80 one) while it builds in the background.")
+      .value("wait", select::FirstRun::wait).value("fallback", select::FirstRun::fallback);
 
   nb::class_<library::MathInstruction>(m, "MathInstruction",
                                        "The instruction a plan's kernels multiply with (one tensor-core MMA or "

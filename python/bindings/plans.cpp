@@ -90,6 +90,7 @@ void bind_plans(nb::module_& m) {
       .def_rw("autotune", &select::GemmSettings::autotune,
               "Time the cost model's best candidates for each new problem class and keep the fastest")
       .def_rw("autotune_candidates", &select::GemmSettings::autotune_candidates)
+      .def_rw("first_run", &select::GemmSettings::first_run)
       .def("set_activation", &select::GemmSettings::set_activation, "activation"_a, "argument"_a.none() = nb::none(),
            "The activation and its argument (None: its default, 0.01 for leaky_relu).")
       .def("set_decomposition", &select::GemmSettings::set_decomposition, "decomposition"_a)

@@ -175,6 +175,59 @@ CompileResult compile(const KernelSource& k, const KernelCache& cache) {
   }
 }
 
+std::optional<CacheEntry> cached(const KernelSource& k, const KernelCache& cache) {
+  try {
+    return cache.find(cache_key(k, cache));
+  } catch (const fs::filesystem_error& e) {
+    throw CacheError(fmt::format("the kernel cache at {}: {}", cache.root().string(), e.what()));
+  }
+}
+
+namespace {
+
+// The threads of background builds, joined when the process exits (a static's destructor). The
+// toolchain and the cache they use are statics made first, so they are destroyed after it.
+class BuildThreads {
+ public:
+  static BuildThreads& get() {
+    Toolchain::get();
+    KernelCache::user_cache();
+    static BuildThreads threads;
+    return threads;
+  }
+  void add(std::thread t) {
+    std::lock_guard lock(mutex_);
+    threads_.push_back(std::move(t));
+  }
+  ~BuildThreads() {
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+std::shared_ptr<const BackgroundBuild> BackgroundBuild::start(KernelSource kernel, const KernelCache& cache) {
+  std::shared_ptr<BackgroundBuild> build(new BackgroundBuild);
+  build->name_ = kernel.name;
+  BuildThreads& threads = BuildThreads::get();
+  threads.add(std::thread([build, kernel = std::move(kernel), &cache] {
+    try {
+      build->result_ = compile(kernel, cache);
+    } catch (const std::exception& e) {  // no exception may leave a thread
+      build->error_ = e.what();
+    } catch (...) {
+      build->error_ = "unknown failure";
+    }
+    build->done_.store(true, std::memory_order_release);
+  }));
+  return build;
+}
+
 std::vector<BuildOutcome> compile_many(const std::vector<KernelSource>& kernels, int jobs,
                                        const ProgressCallback& progress, const KernelCache& cache) {
   if (jobs < 0) throw InvalidArgumentError(fmt::format("jobs: expected 0 (one per core) or more, got {}", jobs));

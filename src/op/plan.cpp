@@ -354,15 +354,38 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
     -> std::shared_ptr<const Launchable> {
   std::unique_lock lock(state_->mutex);
   State& s = *state_;
-  if (auto it = s.chosen.find(p.shape); it != s.chosen.end()) return it->second;
   auto usable = [&](const select::GemmCandidate& c, std::shared_ptr<const Kernel> kernel) {
     GemmLaunch launch{1.0, 0.0, s.settings.activation_argument, c.splits, c.decomposition, s.settings.deterministic,
                       device_, sm_count_};
     if (!kernel->can_implement(p, launch)) return false;
     s.chosen[p.shape] =
-        std::make_shared<const Launchable>(Launchable{c, kernel, launch, kernel->workspace_size(p, launch)});
+        std::make_shared<const Launchable>(Launchable{c, kernel, launch, kernel->workspace_size(p, launch), {}, {}});
     return true;
   };
+  if (auto it = s.chosen.find(p.shape); it != s.chosen.end()) {
+    if (!it->second->upgrade || !it->second->upgrade->done()) return it->second;
+    // A stand-in whose chosen kernel has finished building: switch to it.
+    const std::shared_ptr<const Launchable> stand_in = it->second;
+    const compile::BackgroundBuild& build = *stand_in->upgrade;
+    std::string why = build.error();
+    if (build.result()) {
+      try {
+        if (usable(stand_in->upgrade_to, Kernel::load(build.result()->entry.library()))) {
+          log(LogLevel::info, fmt::format("{}: {} is built; runs switch to it from {}", shape_key(p.shape),
+                                          build.name(), stand_in->candidate.config.name()));
+          return s.chosen[p.shape];
+        }
+        why = "CUTLASS's can_implement refuses the problem";
+      } catch (const Error& e) {
+        why = e.what();
+      }
+    }
+    log(LogLevel::warning, fmt::format("{}: the background build of {} cannot serve ({}); runs stay on {}",
+                                       shape_key(p.shape), build.name(), why, stand_in->candidate.config.name()));
+    auto kept = std::make_shared<Launchable>(*stand_in);
+    kept->upgrade.reset();
+    return s.chosen[p.shape] = kept;
+  }
   auto ranking = select::choose(s.kernels, s.settings, p.shape, sm_count_);
   if (ranking.ranked.empty()) throw InvalidArgumentError(ranking.why_none);
   auto built = [&](const select::GemmCandidate& c) {
@@ -418,6 +441,19 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
     }
   }
 
+  // first_run = fallback: a kernel already built (or quick to build) now, the chosen one later.
+  if (s.settings.first_run == select::FirstRun::fallback && !compile::cached(kernel_source(ranking.ranked.front().config))) {
+    std::optional<compile::CacheEntry> library;
+    if (auto c = stand_in(p.shape, ranking.ranked, library); c && usable(*c, Kernel::load(library->library()))) {
+      auto l = std::make_shared<Launchable>(*s.chosen[p.shape]);
+      l->upgrade_to = ranking.ranked.front();
+      l->upgrade = compile::BackgroundBuild::start(kernel_source(l->upgrade_to.config));
+      log(LogLevel::info, fmt::format("{}: {} runs while {} builds in the background", shape_key(p.shape),
+                                      c->config.name(), l->upgrade_to.config.name()));
+      return s.chosen[p.shape] = l;
+    }
+  }
+
   std::string refused;
   for (size_t i = 0; i < ranking.ranked.size() && i < kMaxTries; ++i) {
     const auto& c = ranking.ranked[i];
@@ -426,6 +462,25 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
   }
   throw InvalidArgumentError(fmt::format("no kernel can run this {}x{}x{} problem; CUTLASS refused:{}", p.shape.m,
                                          p.shape.n, p.shape.k, refused));
+}
+
+template <class Kernel, class Problem>
+std::optional<select::GemmCandidate> Plan<Kernel, Problem>::stand_in(const GemmShape& shape,
+                                                                     const std::vector<select::GemmCandidate>& ranked,
+                                                                     std::optional<compile::CacheEntry>& built) const {
+  constexpr size_t kBuiltRanks = 32;  // how far down the ranking a built kernel is looked for
+  for (size_t i = 1; i < ranked.size() && i < kBuiltRanks; ++i)
+    if ((built = compile::cached(kernel_source(ranked[i].config)))) return ranked[i];
+  if (state_->kernels.arch < 90) return std::nullopt;  // the chosen kernel is itself a quick SM80 build
+  try {
+    const auto sm80 = select::gemm_kernels(kernel_types_, 80, state_->settings, kind_);
+    const auto ranking = select::choose(sm80, state_->settings, shape, sm_count_);
+    if (ranking.ranked.empty()) return std::nullopt;
+    built = compile::compile(kernel_source(ranking.ranked.front().config)).entry;
+    return ranking.ranked.front();
+  } catch (const InvalidArgumentError&) {  // no SM80 kernels for these types or settings
+    return std::nullopt;
+  }
 }
 
 template <class Kernel, class Problem>

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "cuforge/core/error.hpp"
+#include "cuforge/core/log.hpp"
 
 namespace cuforge::select {
 
@@ -42,6 +43,14 @@ void GemmSettings::set_split_k_slices(int64_t slices) {
 bool GemmSettings::autotune_by_default() {
   const char* value = std::getenv("CUFORGE_AUTOTUNE");
   return value && std::string_view(value) == "1";
+}
+
+FirstRun GemmSettings::first_run_by_default() {
+  const char* value = std::getenv("CUFORGE_FIRST_RUN");
+  if (!value || std::string_view(value).empty() || std::string_view(value) == "wait") return FirstRun::wait;
+  if (std::string_view(value) == "fallback") return FirstRun::fallback;
+  log(LogLevel::warning, fmt::format("CUFORGE_FIRST_RUN is '{}': expected wait or fallback; plans wait", value));
+  return FirstRun::wait;
 }
 
 void GemmSettings::check() const {

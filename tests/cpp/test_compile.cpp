@@ -502,6 +502,58 @@ TEST(Compile, AKilledBuildTakesItsCompilerProcessesAlongAndItsStagingIsReclaimed
   EXPECT_EQ(cache.info().staging, 0u) << "and reclaimed, since nobody holds its key";
 }
 
+TEST(Compile, ABackgroundBuildPublishesOrReportsItsFailure) {
+  test::toolchain();
+  TempDir tmp;
+  KernelCache cache(tmp.path());
+  const KernelSource good = tiny_source("background"), broken = [] {
+    KernelSource k = tiny_source("background broken");
+    k.source += "this is not C++;\n";
+    return k;
+  }();
+  EXPECT_FALSE(compile::cached(good, cache).has_value()) << "nothing is built yet";
+  auto built = compile::BackgroundBuild::start(good, cache);
+  auto failed = compile::BackgroundBuild::start(broken, cache);
+  for (int i = 0; i < 1200 && !(built->done() && failed->done()); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(built->done() && failed->done()) << "two tiny builds took over two minutes";
+  ASSERT_TRUE(built->result().has_value()) << built->error();
+  EXPECT_EQ(built->name(), good.name);
+  auto found = compile::cached(good, cache);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->library(), built->result()->entry.library());
+  EXPECT_FALSE(failed->result().has_value());
+  EXPECT_TRUE(contains(failed->error(), "nvcc failed")) << failed->error();
+  EXPECT_EQ(cache.info().staging, 0u);
+}
+
+// Not a test of its own: starts a background build in the user cache and returns at once.
+TEST(DISABLED_BackgroundChild, StartAndExit) {
+  test::toolchain();
+  compile::BackgroundBuild::start(tiny_source("exit"));
+}
+
+TEST(Compile, AProcessExitingDuringABackgroundBuildWaitsForIt) {
+  test::toolchain();
+  TempDir tmp;
+  const fs::path cache_dir = tmp.path() / "cache";
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::setenv("CUFORGE_CACHE_DIR", cache_dir.c_str(), 1);
+    std::string self = fs::read_symlink("/proc/self/exe").string();
+    ::execl(self.c_str(), self.c_str(), "--gtest_also_run_disabled_tests",
+            "--gtest_filter=DISABLED_BackgroundChild.StartAndExit", nullptr);
+    std::_Exit(127);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  KernelCache cache(cache_dir);
+  EXPECT_TRUE(compile::cached(tiny_source("exit"), cache).has_value()) << "the build finished before the exit";
+  EXPECT_EQ(cache.info().entries, 1u);
+  EXPECT_EQ(cache.info().staging, 0u);
+}
+
 TEST(Toolchain, MissingNvccIsAClearError) {
   TempDir tmp;
   auto r = report_in_child({{"CUDA_INSTALL_PATH", tmp.path().string()}});

@@ -1,7 +1,11 @@
 """A plan's epilogue and schedule settings on the CPU: activations, bias rows, swizzling functors,
-split-K and stream-K decompositions."""
+split-K and stream-K decompositions, what a first run does when its kernel is not built."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -90,3 +94,26 @@ def test_parallel_split_k():
     f64.decomposition = cuforge.Decomposition.ParallelSplitK
     with pytest.raises(cuforge.InvalidArgumentError, match="f32 accumulation"):
         f64.select(256, 512, 32768)
+
+
+def test_first_run_waits_by_default_and_takes_fallback():
+    plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+    assert plan.first_run == "wait"
+    plan.first_run = "fallback"
+    assert plan.first_run == "fallback"
+    plan.first_run = cuforge._core.FirstRun.wait
+    assert plan.first_run == "wait"
+    with pytest.raises(cuforge.InvalidArgumentError, match="first_run: expected 'wait' or 'fallback'"):
+        plan.first_run = "later"
+    assert plan.first_run == "wait"
+
+
+def test_first_run_default_comes_from_the_environment():
+    code = "import cuforge, numpy as np; print(cuforge.op.Gemm(element=np.float16).first_run)"
+    for value, expected in [("fallback", "fallback"), ("wait", "wait"), ("soon", "wait")]:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env={**os.environ, "CUFORGE_FIRST_RUN": value})
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == expected
+        if value == "soon":
+            assert "CUFORGE_FIRST_RUN is 'soon'" in out.stderr

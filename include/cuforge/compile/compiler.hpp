@@ -2,9 +2,11 @@
 // what a kernel computes: a KernelSource (core/kernel_source.hpp) in, a cached library out.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +30,31 @@ std::string cache_key(const KernelSource& kernel, const KernelCache& cache = Ker
 // Throws CompilationError with nvcc's log and the kept source when nvcc fails, ToolchainError or
 // CacheError when the compiler or the cache cannot be used.
 CompileResult compile(const KernelSource& kernel, const KernelCache& cache = KernelCache::user_cache());
+
+// The cached library of a kernel, or nullopt when it is not built yet. Builds nothing.
+std::optional<CacheEntry> cached(const KernelSource& kernel, const KernelCache& cache = KernelCache::user_cache());
+
+// compile() on a thread of its own. The process waits at exit for the builds still running, so
+// each ends published or failed; a process killed midway leaves a staging directory that the cache
+// reclaims (cache.hpp), never a half-written entry. `cache` must outlive the build.
+class BackgroundBuild {
+ public:
+  static std::shared_ptr<const BackgroundBuild> start(KernelSource kernel,
+                                                      const KernelCache& cache = KernelCache::user_cache());
+
+  const std::string& name() const { return name_; }
+  bool done() const { return done_.load(std::memory_order_acquire); }  // one atomic load
+  // After done(): the library, or nullopt with what went wrong.
+  const std::optional<CompileResult>& result() const { return result_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  BackgroundBuild() = default;
+  std::string name_;
+  std::atomic<bool> done_{false};
+  std::optional<CompileResult> result_;
+  std::string error_;
+};
 
 struct BuildProgress {
   size_t done = 0, total = 0, failed = 0, cache_hits = 0;

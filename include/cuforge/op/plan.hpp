@@ -4,7 +4,9 @@
 // class (compile/tuning_record.hpp); else a kernel compile() built that serves it; else, with
 // autotune, the fastest of the cost model's best candidates, timed on the problem and recorded;
 // else select::choose's candidates, built and loaded through the cache, the first whose
-// can_implement accepts the problem. A plan may be used from several host threads at once.
+// can_implement accepts the problem — or, with first_run = fallback and that kernel not built yet,
+// the best kernel already built (else a quick SM80 one) until a background build of it is ready.
+// A plan may be used from several host threads at once.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -116,6 +118,9 @@ class Plan {
     std::shared_ptr<const Kernel> kernel;
     GemmLaunch launch;  // alpha and beta filled in per run
     size_t workspace_bytes = 0;
+    // A stand-in's chosen kernel, building in the background (first_run = fallback).
+    std::shared_ptr<const compile::BackgroundBuild> upgrade;
+    select::GemmCandidate upgrade_to;
   };
   // The kernel for the problem's class (built and loaded on first use); with autotune, a new class
   // is measured on `measure_on` with the run's `beta` (nullopt: a problem that cannot be measured
@@ -138,6 +143,11 @@ class Plan {
                                                 const std::vector<select::GemmCandidate>& ranked) const;
   std::vector<ProfileRow> measure(const Problem& problem, std::vector<ProfileRow> rows, int jobs,
                                   const compile::ProgressCallback& progress, cudaStream_t stream, double beta);
+  // first_run = fallback: a stand-in for `chosen`, which is not built yet — the best-ranked kernel
+  // already built, else the SM80 family's pick, built now (quick) — with the chosen one's build
+  // started in the background; nullopt when there is none (the run then waits for the build).
+  std::optional<select::GemmCandidate> stand_in(const GemmShape& shape, const std::vector<select::GemmCandidate>& ranked,
+                                                std::optional<compile::CacheEntry>& built) const;
   KernelKind kind_;
   std::unique_ptr<State> state_;
 };

@@ -11,6 +11,12 @@
 
 namespace cuforge::select {
 
+// What a run does when its class's kernel is not built yet: wait for the build (the default: each
+// class runs one kernel, so results repeat), or run at once on the best kernel already built (else a
+// quick-to-build SM80 one, built first) while the chosen one builds in the background, and switch
+// to it on the first run after it is ready.
+enum class FirstRun { wait, fallback };
+
 struct GemmSettings {
   Activation activation = Activation::identity;
   double activation_argument = 0.0;  // leaky_relu's negative slope (set_activation's default: 0.01)
@@ -32,6 +38,8 @@ struct GemmSettings {
   // Default: the environment's CUFORGE_AUTOTUNE=1.
   bool autotune = autotune_by_default();
   int autotune_candidates = kDefaultAutotuneCandidates;
+  // Default: the environment's CUFORGE_FIRST_RUN (wait or fallback).
+  FirstRun first_run = first_run_by_default();
 
   // The activation and its argument (nullopt: default_activation_argument).
   void set_activation(Activation a, std::optional<double> argument = std::nullopt);
@@ -47,6 +55,7 @@ struct GemmSettings {
   static constexpr int kMaxSplits = 1024;
   static constexpr int kDefaultAutotuneCandidates = 6, kMaxAutotuneCandidates = 64;
   static bool autotune_by_default();  // CUFORGE_AUTOTUNE is 1
+  static FirstRun first_run_by_default();  // CUFORGE_FIRST_RUN; another value is warned of and waits
 };
 
 }  // namespace cuforge::select

@@ -350,6 +350,27 @@ class Plan:
         self._update(change)
 
     @property
+    def first_run(self) -> str:
+        """What a run does when the kernel chosen for its problem class is not built yet: "wait" (the
+        default, or the environment's CUFORGE_FIRST_RUN) builds it first, so every run of a class uses
+        one kernel; "fallback" runs at once on the best-ranked kernel already built (else a quick-to-build
+        SM80 kernel, built first) while the chosen one builds in the background, and runs switch to it
+        once it is ready. ``last_kernel`` says which ran."""
+        return self._plan.settings.first_run.name
+
+    @first_run.setter
+    def first_run(self, value):
+        if isinstance(value, str) and value in _core.FirstRun.__members__:
+            value = _core.FirstRun.__members__[value]
+        if not isinstance(value, _core.FirstRun):
+            raise InvalidArgumentError(f"first_run: expected 'wait' or 'fallback', got {value!r}")
+
+        def change(s):
+            s.first_run = value
+
+        self._update(change)
+
+    @property
     def deterministic(self) -> bool:
         """Whether stream-K and split-K sum partial tiles in K order (True, the default: bitwise
         reproducible) or as they arrive (False: faster on long K; f32 rounding may vary by run)."""
