@@ -392,8 +392,25 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
     return Kernel::load(compile::compile(kernel_source(c.config)).entry.library());
   };
 
+  // first_run = fallback and `chosen` not built yet: a kernel already built (or quick to build) runs
+  // now, `chosen` once its background build is done.
+  auto stood_in = [&](const select::GemmCandidate& chosen) {
+    if (s.settings.first_run != select::FirstRun::fallback || compile::cached(kernel_source(chosen.config)))
+      return false;
+    std::optional<compile::CacheEntry> library;
+    auto c = stand_in(p.shape, ranking.ranked, chosen, library);
+    if (!c || !usable(*c, Kernel::load(library->library()))) return false;
+    auto l = std::make_shared<Launchable>(*s.chosen[p.shape]);
+    l->upgrade_to = chosen;
+    l->upgrade = compile::BackgroundBuild::start(kernel_source(chosen.config));
+    log(LogLevel::info, fmt::format("{}: {} runs while {} builds in the background", shape_key(p.shape),
+                                    c->config.name(), chosen.config.name()));
+    s.chosen[p.shape] = l;
+    return true;
+  };
+
   // The tuning record's measurement for the class.
-  if (auto tuned = recorded(p.shape, ranking.ranked); tuned && usable(*tuned, built(*tuned))) {
+  if (auto tuned = recorded(p.shape, ranking.ranked); tuned && (stood_in(*tuned) || usable(*tuned, built(*tuned)))) {
     log(LogLevel::info, fmt::format("{}: the tuning record's {}", shape_key(p.shape), tuned->config.name()));
     return s.chosen[p.shape];
   }
@@ -441,18 +458,7 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
     }
   }
 
-  // first_run = fallback: a kernel already built (or quick to build) now, the chosen one later.
-  if (s.settings.first_run == select::FirstRun::fallback && !compile::cached(kernel_source(ranking.ranked.front().config))) {
-    std::optional<compile::CacheEntry> library;
-    if (auto c = stand_in(p.shape, ranking.ranked, library); c && usable(*c, Kernel::load(library->library()))) {
-      auto l = std::make_shared<Launchable>(*s.chosen[p.shape]);
-      l->upgrade_to = ranking.ranked.front();
-      l->upgrade = compile::BackgroundBuild::start(kernel_source(l->upgrade_to.config));
-      log(LogLevel::info, fmt::format("{}: {} runs while {} builds in the background", shape_key(p.shape),
-                                      c->config.name(), l->upgrade_to.config.name()));
-      return s.chosen[p.shape] = l;
-    }
-  }
+  if (stood_in(ranking.ranked.front())) return s.chosen[p.shape];
 
   std::string refused;
   for (size_t i = 0; i < ranking.ranked.size() && i < kMaxTries; ++i) {
@@ -467,15 +473,17 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
 template <class Kernel, class Problem>
 std::optional<select::GemmCandidate> Plan<Kernel, Problem>::stand_in(const GemmShape& shape,
                                                                      const std::vector<select::GemmCandidate>& ranked,
+                                                                     const select::GemmCandidate& chosen,
                                                                      std::optional<compile::CacheEntry>& built) const {
   constexpr size_t kBuiltRanks = 32;  // how far down the ranking a built kernel is looked for
-  for (size_t i = 1; i < ranked.size() && i < kBuiltRanks; ++i)
-    if ((built = compile::cached(kernel_source(ranked[i].config)))) return ranked[i];
+  for (size_t i = 0; i < ranked.size() && i < kBuiltRanks; ++i)
+    if (!(ranked[i].config == chosen.config) && (built = compile::cached(kernel_source(ranked[i].config))))
+      return ranked[i];
   if (state_->kernels.arch < 90) return std::nullopt;  // the chosen kernel is itself a quick SM80 build
   try {
     const auto sm80 = select::gemm_kernels(kernel_types_, 80, state_->settings, kind_);
     const auto ranking = select::choose(sm80, state_->settings, shape, sm_count_);
-    if (ranking.ranked.empty()) return std::nullopt;
+    if (ranking.ranked.empty() || ranking.ranked.front().config == chosen.config) return std::nullopt;
     built = compile::compile(kernel_source(ranking.ranked.front().config)).entry;
     return ranking.ranked.front();
   } catch (const InvalidArgumentError&) {  // no SM80 kernels for these types or settings

@@ -143,10 +143,11 @@ class Plan {
                                                 const std::vector<select::GemmCandidate>& ranked) const;
   std::vector<ProfileRow> measure(const Problem& problem, std::vector<ProfileRow> rows, int jobs,
                                   const compile::ProgressCallback& progress, cudaStream_t stream, double beta);
-  // first_run = fallback: a stand-in for `chosen`, which is not built yet — the best-ranked kernel
-  // already built, else the SM80 family's pick, built now (quick) — with the chosen one's build
-  // started in the background; nullopt when there is none (the run then waits for the build).
+  // first_run = fallback: a stand-in for `chosen`, which is not built yet — the best-ranked other
+  // kernel already built, else the SM80 family's pick, built now (quick) — and its library in
+  // `built`; nullopt when there is none (the run then waits for `chosen`).
   std::optional<select::GemmCandidate> stand_in(const GemmShape& shape, const std::vector<select::GemmCandidate>& ranked,
+                                                const select::GemmCandidate& chosen,
                                                 std::optional<compile::CacheEntry>& built) const;
   KernelKind kind_;
   std::unique_ptr<State> state_;
