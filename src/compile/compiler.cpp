@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <cxxabi.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -185,46 +188,102 @@ std::optional<CacheEntry> cached(const KernelSource& k, const KernelCache& cache
 
 namespace {
 
-// The threads of background builds, joined when the process exits (a static's destructor). The
-// toolchain and the cache they use are statics made first, so they are destroyed after it.
+// Background builds: one at a time per kernel (asking again for a kernel still building gets that
+// build), at most one nvcc per core, finished threads joined as new ones start and the rest when
+// the process exits (a static's destructor). The statics a build uses (the toolchain, the user's
+// cache, the CUTLASS digest) are made first, so they are destroyed after it.
 class BuildThreads {
  public:
   static BuildThreads& get() {
-    Toolchain::get();
-    KernelCache::user_cache();
+    cutlass_digest(KernelCache::user_cache());
     static BuildThreads threads;
     return threads;
   }
-  void add(std::thread t) {
+
+  // The build of `name` still running, if any.
+  std::shared_ptr<const BackgroundBuild> running(const std::string& name) {
     std::lock_guard lock(mutex_);
-    threads_.push_back(std::move(t));
+    for (const auto& e : entries_)
+      if (e.build->name() == name && !e.build->done()) return e.build;
+    return nullptr;
   }
+  // Starts `work` on a thread of its own (false once the process is exiting: nothing started).
+  bool add(std::shared_ptr<const BackgroundBuild> build, std::function<void()> work) {
+    std::lock_guard lock(mutex_);
+    if (closing_) return false;
+    auto done = std::partition(entries_.begin(), entries_.end(), [](const Entry& e) { return !e.build->done(); });
+    for (auto it = done; it != entries_.end(); ++it) it->thread.join();
+    entries_.erase(done, entries_.end());
+    entries_.push_back({std::move(build), std::thread(std::move(work))});
+    return true;
+  }
+  // A compiler slot, held for one build.
+  void acquire() {
+    std::unique_lock lock(mutex_);
+    free_.wait(lock, [&] { return busy_ < slots_; });
+    ++busy_;
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    --busy_;
+    free_.notify_one();
+  }
+
   ~BuildThreads() {
-    for (auto& t : threads_)
-      if (t.joinable()) t.join();
+    std::vector<Entry> entries;
+    {
+      std::lock_guard lock(mutex_);
+      closing_ = true;
+      entries.swap(entries_);
+    }
+    for (auto& e : entries) {
+      if (e.thread.get_id() == std::this_thread::get_id())
+        e.thread.detach();  // exit() called on a build thread (by a log sink): it cannot wait for itself
+      else
+        e.thread.join();
+    }
   }
 
  private:
+  struct Entry {
+    std::shared_ptr<const BackgroundBuild> build;
+    std::thread thread;
+  };
   std::mutex mutex_;
-  std::vector<std::thread> threads_;
+  std::condition_variable free_;
+  std::vector<Entry> entries_;
+  int busy_ = 0;
+  const int slots_ = int(std::max(1u, std::thread::hardware_concurrency()));
+  bool closing_ = false;
 };
 
 }  // namespace
 
 std::shared_ptr<const BackgroundBuild> BackgroundBuild::start(KernelSource kernel, const KernelCache& cache) {
+  BuildThreads& threads = BuildThreads::get();
+  if (auto same = threads.running(kernel.name)) return same;
   std::shared_ptr<BackgroundBuild> build(new BackgroundBuild);
   build->name_ = kernel.name;
-  BuildThreads& threads = BuildThreads::get();
-  threads.add(std::thread([build, kernel = std::move(kernel), &cache] {
+  auto work = [build, kernel = std::move(kernel), &cache, &threads] {
     try {
-      build->result_ = compile(kernel, cache);
-    } catch (const std::exception& e) {  // no exception may leave a thread
+      threads.acquire();
+      try {
+        build->result_ = compile(kernel, cache);
+      } catch (...) {
+        threads.release();
+        throw;
+      }
+      threads.release();
+    } catch (abi::__forced_unwind&) {  // the thread is being cancelled: let it unwind
+      throw;
+    } catch (const std::exception& e) {  // no other exception may leave a thread
       build->error_ = e.what();
     } catch (...) {
       build->error_ = "unknown failure";
     }
     build->done_.store(true, std::memory_order_release);
-  }));
+  };
+  if (!threads.add(build, work)) work();  // the process is exiting: build here
   return build;
 }
 

@@ -354,13 +354,18 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
     -> std::shared_ptr<const Launchable> {
   std::unique_lock lock(state_->mutex);
   State& s = *state_;
-  auto usable = [&](const select::GemmCandidate& c, std::shared_ptr<const Kernel> kernel) {
+  // The candidate's kernel ready to launch on the problem, or null when CUTLASS refuses it.
+  auto launchable_of = [&](const select::GemmCandidate& c,
+                           std::shared_ptr<const Kernel> kernel) -> std::shared_ptr<Launchable> {
     GemmLaunch launch{1.0, 0.0, s.settings.activation_argument, c.splits, c.decomposition, s.settings.deterministic,
                       device_, sm_count_};
-    if (!kernel->can_implement(p, launch)) return false;
-    s.chosen[p.shape] =
-        std::make_shared<const Launchable>(Launchable{c, kernel, launch, kernel->workspace_size(p, launch), {}, {}});
-    return true;
+    if (!kernel->can_implement(p, launch)) return nullptr;
+    return std::make_shared<Launchable>(Launchable{c, kernel, launch, kernel->workspace_size(p, launch), {}, {}});
+  };
+  auto usable = [&](const select::GemmCandidate& c, std::shared_ptr<const Kernel> kernel) {
+    auto l = launchable_of(c, std::move(kernel));
+    if (l) s.chosen[p.shape] = l;
+    return bool(l);
   };
   if (auto it = s.chosen.find(p.shape); it != s.chosen.end()) {
     if (!it->second->upgrade || !it->second->upgrade->done()) return it->second;
@@ -395,16 +400,23 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
   // first_run = fallback and `chosen` not built yet: a kernel already built (or quick to build) runs
   // now, `chosen` once its background build is done.
   auto stood_in = [&](const select::GemmCandidate& chosen) {
-    if (s.settings.first_run != select::FirstRun::fallback || compile::cached(kernel_source(chosen.config)))
-      return false;
-    std::optional<compile::CacheEntry> library;
-    auto c = stand_in(p.shape, ranking.ranked, chosen, library);
-    if (!c || !usable(*c, Kernel::load(library->library()))) return false;
-    auto l = std::make_shared<Launchable>(*s.chosen[p.shape]);
+    const KernelSource source = kernel_source(chosen.config);
+    if (s.settings.first_run != select::FirstRun::fallback || compile::cached(source)) return false;
+    // Started first: if no stand-in can run, the run waits for this build (its key's lock).
+    auto upgrade = compile::BackgroundBuild::start(source);
+    std::shared_ptr<Launchable> l;
+    try {
+      std::optional<compile::CacheEntry> library;
+      if (auto c = stand_in(p.shape, ranking.ranked, chosen, library)) l = launchable_of(*c, Kernel::load(library->library()));
+    } catch (const Error& e) {
+      log(LogLevel::warning, fmt::format("{}: no stand-in for {} ({}); the run waits for it", shape_key(p.shape),
+                                         chosen.config.name(), e.what()));
+    }
+    if (!l) return false;
+    l->upgrade = std::move(upgrade);
     l->upgrade_to = chosen;
-    l->upgrade = compile::BackgroundBuild::start(kernel_source(chosen.config));
     log(LogLevel::info, fmt::format("{}: {} runs while {} builds in the background", shape_key(p.shape),
-                                    c->config.name(), chosen.config.name()));
+                                    l->candidate.config.name(), chosen.config.name()));
     s.chosen[p.shape] = l;
     return true;
   };

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <mutex>
 #include <string_view>
 
 #include "cuforge/core/error.hpp"
@@ -49,7 +50,10 @@ FirstRun GemmSettings::first_run_by_default() {
   const char* value = std::getenv("CUFORGE_FIRST_RUN");
   if (!value || std::string_view(value).empty() || std::string_view(value) == "wait") return FirstRun::wait;
   if (std::string_view(value) == "fallback") return FirstRun::fallback;
-  log(LogLevel::warning, fmt::format("CUFORGE_FIRST_RUN is '{}': expected wait or fallback; plans wait", value));
+  static std::once_flag warned;
+  std::call_once(warned, [&] {
+    log(LogLevel::warning, fmt::format("CUFORGE_FIRST_RUN is '{}': expected wait or fallback; plans wait", value));
+  });
   return FirstRun::wait;
 }
 

@@ -504,8 +504,8 @@ TEST(Compile, AKilledBuildTakesItsCompilerProcessesAlongAndItsStagingIsReclaimed
 
 TEST(Compile, ABackgroundBuildPublishesOrReportsItsFailure) {
   test::toolchain();
-  TempDir tmp;
-  KernelCache cache(tmp.path());
+  static TempDir tmp;  // outlives the builds, even when the wait below gives up
+  static const KernelCache cache(tmp.path());
   const KernelSource good = tiny_source("background"), broken = [] {
     KernelSource k = tiny_source("background broken");
     k.source += "this is not C++;\n";

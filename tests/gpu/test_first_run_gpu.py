@@ -91,17 +91,28 @@ def test_exiting_during_a_background_build_publishes_it_and_a_kill_leaves_the_ca
     assert again.returncode == 0, again.stderr
     assert again.stdout.split()[:2] == [chosen, "True"], "the next process finds the chosen kernel built"
 
-    # A process killed while its background build runs: the cache verifies clean, and builds again.
-    killed = run_child(start.replace("flush=True)", "flush=True); os.kill(os.getpid(), 9)")
-                       .replace("256, 256, 512", "384, 256, 512"), cache)
+    # A process killed while its background build runs (another class, whose chosen kernel differs):
+    # the cache verifies clean, and the next process builds that kernel and reclaims the dead staging.
+    killed = run_child("""
+        p = plan(torch.float16)
+        A, B, D = operands(2048, 2048, 2048, torch.float16, 3)
+        p.run(A, B, None, D)
+        print(p.select(2048, 2048, 2048), p.last_kernel, exact(A, B, D), flush=True)
+        os.kill(os.getpid(), 9)
+    """, cache)
     assert killed.returncode == -9, killed.stderr
+    chosen, stand_in, ok = killed.stdout.split()
+    assert stand_in != chosen and ok == "True", "the killed process ran a stand-in while the chosen kernel built"
     after = run_child("""
-        problems = [e for e in cuforge.cache_verify() if e.get("problem")]
+        problems = [e for e in cuforge.cache_verify() if e["problem"]]
         p = plan(torch.float16)
         p.first_run = "wait"
-        A, B, D = operands(384, 256, 512, torch.float16, 3)
+        A, B, D = operands(2048, 2048, 2048, torch.float16, 3)
         p.run(A, B, None, D)
-        print(len(problems), p.last_kernel == p.select(384, 256, 512), exact(A, B, D))
+        print(len(problems), p.last_kernel == p.select(2048, 2048, 2048), exact(A, B, D),
+              cuforge.compile_statistics()["builds"], cuforge.cache_info()["staging"])
     """, cache)
     assert after.returncode == 0, after.stderr
-    assert after.stdout.split() == ["0", "True", "True"]
+    n_problems, ran_chosen, ok, builds, staging = after.stdout.split()
+    assert (n_problems, ran_chosen, ok, staging) == ("0", "True", "True", "0")
+    assert int(builds) == 1, "the killed build left no entry: the next process built the kernel"

@@ -96,7 +96,8 @@ def test_parallel_split_k():
         f64.select(256, 512, 32768)
 
 
-def test_first_run_waits_by_default_and_takes_fallback():
+def test_first_run_waits_by_default_and_takes_fallback(monkeypatch):
+    monkeypatch.delenv("CUFORGE_FIRST_RUN", raising=False)
     plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
     assert plan.first_run == "wait"
     plan.first_run = "fallback"
