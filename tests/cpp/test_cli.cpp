@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -53,6 +54,20 @@ TEST(CommandLine, BuildPresetsNameTheirKernels) {
   Listed sm80 = run("build --preset standard-fp16 --cc 80 --dry-run");
   ASSERT_EQ(sm80.status, 0);
   for (const auto& n : sm80.names) EXPECT_EQ(n.rfind("cuforge_sm80_gemm_", 0), 0u) << n;
+  // Conv2d and grouped presets: each pass's kernels, SM90 where they run and SM80 for the rest.
+  Listed resnet = run("build --preset resnet50-fp16 --cc 90 --dry-run");
+  ASSERT_EQ(resnet.status, 0);
+  for (const char* kind : {"fprop", "dgrad", "wgrad"})
+    EXPECT_TRUE(std::any_of(resnet.names.begin(), resnet.names.end(), [&](const std::string& n) {
+      return n.rfind(std::string("cuforge_sm90_") + kind + "_tensorop_mma_f16_", 0) == 0;
+    })) << kind;
+  EXPECT_TRUE(std::any_of(resnet.names.begin(), resnet.names.end(), [](const std::string& n) {
+    return n.rfind("cuforge_sm80_dgrad_", 0) == 0;
+  })) << "strided dgrad runs on SM80";
+  Listed moe = run("build --preset moe-bf16 --cc 90 --dry-run");
+  ASSERT_EQ(moe.status, 0);
+  ASSERT_FALSE(moe.names.empty());
+  for (const auto& n : moe.names) EXPECT_EQ(n.rfind("cuforge_sm90_grouped_tensorop_mma_bf16_", 0), 0u) << n;
   EXPECT_EQ(run("build --preset nope --dry-run").status, 2) << "an unknown preset is an error";
   EXPECT_EQ(run("build --preset llm-fp16 --arch 90 --dry-run").status, 2) << "a preset takes no filter";
 }
