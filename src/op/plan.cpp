@@ -400,8 +400,9 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
   // first_run = fallback and `chosen` not built yet: a kernel already built (or quick to build) runs
   // now, `chosen` once its background build is done.
   auto stood_in = [&](const select::GemmCandidate& chosen) {
+    if (s.settings.first_run != select::FirstRun::fallback) return false;
     const KernelSource source = kernel_source(chosen.config);
-    if (s.settings.first_run != select::FirstRun::fallback || compile::cached(source)) return false;
+    if (compile::cached(source)) return false;
     // Started first: if no stand-in can run, the run waits for this build (its key's lock).
     auto upgrade = compile::BackgroundBuild::start(source);
     std::shared_ptr<Launchable> l;
