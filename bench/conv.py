@@ -5,6 +5,7 @@
     python bench/conv.py --dtype bf16 --json out.json --rounds 3
     python bench/conv.py --kernel-cc 80     # SM80 kernels only (the default chooses SM90 where they run)
     python bench/conv.py --autotune 6       # each plan times the model's best 6 on its first run
+    python bench/conv.py --autotune 64 --json sweep.json   # ... and the JSON keeps every kernel timed
 
 Tensors are channels_last. fprop is compared with torch.nn.functional.conv2d; dgrad and wgrad
 with torch.ops.aten.convolution_backward computing the input's or the filters' gradient alone.
@@ -142,6 +143,9 @@ def main():
                "autotune_candidates": args.autotune, "rows": []}
     for name in layers:
         results["rows"] += bench_layer(name, dt, passes, args.rounds, args.kernel_cc, args.autotune)
+        if args.autotune:  # every candidate timed per class (its key), for refitting the cost model
+            results["tuning_record"] = [dict(e, measured=[list(m) for m in e["measured"]])
+                                        for e in cuforge.tuning_record()[1]]
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=2)
