@@ -16,6 +16,15 @@ namespace {
 
 using namespace nb::literals;
 
+// A one-call run's handle, waited for (without the GIL) when `sync`.
+runtime::RunHandle finished(runtime::RunHandle handle, bool sync) {
+  if (sync) {
+    nb::gil_scoped_release release;
+    handle.sync();
+  }
+  return handle;
+}
+
 // What the GEMM-family plans share (op/plan.hpp): construction, types, settings, the kernel set.
 template <class Plan>
 nb::class_<Plan> bind_plan(nb::module_& m, const char* name, const char* doc) {
@@ -138,12 +147,7 @@ void bind_plans(nb::module_& m) {
              auto al = python_real(alpha), be = python_real(beta);
              auto stream = torch_current_stream(ta->device);
              if (!al || !be || !stream) return std::nullopt;
-             auto handle = g.run(*ta, *tb, *tc, *td, *al, *be, reinterpret_cast<cudaStream_t>(*stream));
-             if (sync) {
-               nb::gil_scoped_release release;
-               handle.sync();
-             }
-             return handle;
+             return finished(g.run(*ta, *tb, *tc, *td, *al, *be, reinterpret_cast<cudaStream_t>(*stream)), sync);
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a,
            "run() on 2-D CUDA torch tensors (C None, a matrix or a bias row), real alpha and beta, torch's current "
@@ -235,12 +239,7 @@ void bind_plans(nb::module_& m) {
              auto stream = torch_current_stream(as->front().device);
              if (!stream) return std::nullopt;
              auto problem = g.check(*as, *bs, *cs, *ds, *al, *be);
-             auto handle = g.run(problem, *al, *be, reinterpret_cast<cudaStream_t>(*stream));
-             if (sync) {
-               nb::gil_scoped_release release;
-               handle.sync();
-             }
-             return handle;
+             return finished(g.run(problem, *al, *be, reinterpret_cast<cudaStream_t>(*stream)), sync);
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a,
            "The list form on lists of CUDA torch tensors with real alpha and beta, on torch's current stream, in "

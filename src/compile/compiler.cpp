@@ -218,16 +218,24 @@ class BuildThreads {
     return true;
   }
   // A compiler slot, held for one build.
-  void acquire() {
-    std::unique_lock lock(mutex_);
-    free_.wait(lock, [&] { return busy_ < slots_; });
-    ++busy_;
-  }
-  void release() {
-    std::lock_guard lock(mutex_);
-    --busy_;
-    free_.notify_one();
-  }
+  class Slot {
+   public:
+    explicit Slot(BuildThreads& t) : t_(t) {
+      std::unique_lock lock(t_.mutex_);
+      t_.free_.wait(lock, [&] { return t_.busy_ < t_.slots_; });
+      ++t_.busy_;
+    }
+    ~Slot() {
+      std::lock_guard lock(t_.mutex_);
+      --t_.busy_;
+      t_.free_.notify_one();
+    }
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+
+   private:
+    BuildThreads& t_;
+  };
 
   ~BuildThreads() {
     std::vector<Entry> entries;
@@ -266,14 +274,8 @@ std::shared_ptr<const BackgroundBuild> BackgroundBuild::start(KernelSource kerne
   build->name_ = kernel.name;
   auto work = [build, kernel = std::move(kernel), &cache, &threads] {
     try {
-      threads.acquire();
-      try {
-        build->result_ = compile(kernel, cache);
-      } catch (...) {
-        threads.release();
-        throw;
-      }
-      threads.release();
+      BuildThreads::Slot slot(threads);
+      build->result_ = compile(kernel, cache);
     } catch (abi::__forced_unwind&) {  // the thread is being cancelled: let it unwind
       throw;
     } catch (const std::exception& e) {  // no other exception may leave a thread

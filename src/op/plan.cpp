@@ -407,8 +407,8 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
     auto upgrade = compile::BackgroundBuild::start(source);
     std::shared_ptr<Launchable> l;
     try {
-      std::optional<compile::CacheEntry> library;
-      if (auto c = stand_in(p.shape, ranking.ranked, chosen, library)) l = launchable_of(*c, Kernel::load(library->library()));
+      if (auto c = stand_in(p.shape, ranking.ranked, chosen))
+        l = launchable_of(c->candidate, Kernel::load(c->library.library()));
     } catch (const Error& e) {
       log(LogLevel::warning, fmt::format("{}: no stand-in for {} ({}); the run waits for it", shape_key(p.shape),
                                          chosen.config.name(), e.what()));
@@ -484,21 +484,18 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
 }
 
 template <class Kernel, class Problem>
-std::optional<select::GemmCandidate> Plan<Kernel, Problem>::stand_in(const GemmShape& shape,
-                                                                     const std::vector<select::GemmCandidate>& ranked,
-                                                                     const select::GemmCandidate& chosen,
-                                                                     std::optional<compile::CacheEntry>& built) const {
+auto Plan<Kernel, Problem>::stand_in(const GemmShape& shape, const std::vector<select::GemmCandidate>& ranked,
+                                    const select::GemmCandidate& chosen) const -> std::optional<StandIn> {
   constexpr size_t kBuiltRanks = 32;  // how far down the ranking a built kernel is looked for
   for (size_t i = 0; i < ranked.size() && i < kBuiltRanks; ++i)
-    if (!(ranked[i].config == chosen.config) && (built = compile::cached(kernel_source(ranked[i].config))))
-      return ranked[i];
+    if (!(ranked[i].config == chosen.config))
+      if (auto built = compile::cached(kernel_source(ranked[i].config))) return StandIn{ranked[i], *built};
   if (state_->kernels.arch < 90) return std::nullopt;  // the chosen kernel is itself a quick SM80 build
   try {
     const auto sm80 = select::gemm_kernels(kernel_types_, 80, state_->settings, kind_);
     const auto ranking = select::choose(sm80, state_->settings, shape, sm_count_);
     if (ranking.ranked.empty() || ranking.ranked.front().config == chosen.config) return std::nullopt;
-    built = compile::compile(kernel_source(ranking.ranked.front().config)).entry;
-    return ranking.ranked.front();
+    return StandIn{ranking.ranked.front(), compile::compile(kernel_source(ranking.ranked.front().config)).entry};
   } catch (const InvalidArgumentError&) {  // no SM80 kernels for these types or settings
     return std::nullopt;
   }

@@ -17,8 +17,6 @@
 #include <vector>
 
 #include "cuforge/compile/cache.hpp"
-#include "cuforge/compile/tuning_record.hpp"
-#include "cuforge/core/log.hpp"
 #include "cuforge/core/error.hpp"
 #include "test_support.hpp"
 
@@ -28,7 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using compile::CacheEntry;
 using compile::KernelCache;
-using compile::TuningRecord;
 using test::TempDir;
 
 const std::string kKey = "0123456789abcdef0123456789abcdef";
@@ -575,73 +572,5 @@ TEST_F(UserCacheDeathTest, NoneIsAnErrorNotTheCurrentDirectory) {
   expect_user_cache_root(nullptr, nullptr, nullptr, fs::path());
 }
 
-
-// The tuning record: measured choices kept beside the kernels.
-TEST_F(CacheTest, TuningRecordStoresFindsListsAndClears) {
-  TuningRecord record(cache);
-  EXPECT_FALSE(record.find("k1"));
-  record.store("k1", {"kernel_a", 1, Decomposition::Heuristic, 12.5, {{"kernel_a x1", 12.5}, {"kernel_b x1", 14.0}}});
-  record.store("k2", {"kernel_b", 4, Decomposition::SplitK, 30.0, {{"kernel_b x4", 30.0}}});
-  record.store("k1", {"kernel_c", 1, Decomposition::StreamK, 11.0, {{"kernel_c x1", 11.0}}});  // replaces
-  auto k1 = record.find("k1");
-  ASSERT_TRUE(k1);
-  EXPECT_EQ(k1->kernel, "kernel_c");
-  EXPECT_EQ(k1->decomposition, Decomposition::StreamK);
-  EXPECT_DOUBLE_EQ(k1->microseconds, 11.0);
-  auto k2 = TuningRecord(KernelCache(tmp.path())).find("k2");  // what another process would read
-  ASSERT_TRUE(k2);
-  EXPECT_EQ(k2->splits, 4);
-  ASSERT_EQ(k2->measured.size(), 1u);
-  EXPECT_EQ(record.entries().size(), 2u);
-  struct stat st {};
-  ASSERT_EQ(::stat(record.path().c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0600u);
-  EXPECT_EQ(record.clear(), 2u);
-  EXPECT_FALSE(record.find("k2"));
-}
-
-TEST_F(CacheTest, ACorruptedTuningRecordIsReportedIgnoredAndRewritten) {
-  TuningRecord record(cache);
-  record.store("k1", {"kernel_a", 1, Decomposition::Heuristic, 12.5, {}});
-  std::vector<std::string> warnings;
-  set_log_sink([&](LogLevel level, const std::string& m) {
-    if (level == LogLevel::warning) warnings.push_back(m);
-  });
-  for (const std::string& garbage : {std::string("{\"format\": 1, \"entries\": {\"k1\": "), std::string("[1, 2]"),
-                                     std::string("{\"format\": 7, \"entries\": {}}")}) {
-    test::write_file(record.path(), garbage);
-    warnings.clear();
-    EXPECT_FALSE(record.find("k1")) << garbage;
-    ASSERT_EQ(warnings.size(), 1u) << garbage;
-    EXPECT_NE(warnings[0].find("ignored"), std::string::npos) << warnings[0];
-  }
-  test::write_file(record.path(), "{\"format\": 1, \"entries\": {\"k1\": {\"kernel\": 5}}}");  // a bad entry
-  EXPECT_FALSE(record.find("k1"));
-  record.store("k2", {"kernel_b", 1, Decomposition::Heuristic, 3.0, {}});
-  set_log_sink({});
-  EXPECT_TRUE(record.find("k2"));
-}
-
-TEST_F(CacheTest, ConcurrentTuningRecordWritersLoseNoEntry) {
-  constexpr int kWriters = 6, kEach = 20;
-  std::vector<pid_t> pids;
-  for (int w = 0; w < kWriters; ++w) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      TuningRecord record(cache);
-      for (int i = 0; i < kEach; ++i)
-        record.store("writer" + std::to_string(w) + "/" + std::to_string(i),
-                     {"kernel", 1, Decomposition::Heuristic, double(i), {}});
-      ::_exit(0);
-    }
-    pids.push_back(pid);
-  }
-  for (pid_t pid : pids) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
-  EXPECT_EQ(TuningRecord(cache).entries().size(), size_t(kWriters * kEach));
-}
 }  // namespace
 }  // namespace cuforge

@@ -14,6 +14,7 @@ torch = pytest.importorskip("torch")
 
 import cuforge  # noqa: E402
 from exact import COL, ROW, assert_exact, layout, rand_int  # noqa: E402
+from host_time import per_call_us  # noqa: E402
 from prebuild import build_selected  # noqa: E402
 
 FAMILIES = {"sm90": None, "sm80": 80}
@@ -199,8 +200,6 @@ def test_two_streams_and_a_cuda_graph():
 def test_lists_of_torch_tensors_take_one_call_and_equal_the_general_path():
     """Lists of CUDA torch tensors go to the core in one call (read in C++); a given stream takes the
     Python path. Both must agree, and the one call must cost less host time (printed)."""
-    import time
-
     gen = torch.Generator(device="cuda").manual_seed(5)
     p = plan("sm90")
     groups = 64
@@ -214,17 +213,8 @@ def test_lists_of_torch_tensors_take_one_call_and_equal_the_general_path():
         assert torch.equal(fast[g], general[g])
         assert_exact(fast[g], (As[g].double() @ Bs[g].double()).half())
 
-    def per_call_us(call, calls=200):
-        for _ in range(20):
-            call()
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(calls):
-            call()
-        torch.cuda.synchronize()
-        return (time.perf_counter() - start) / calls * 1e6
-
-    one_call = per_call_us(lambda: p.run(As, Bs, None, fast, sync=False))
-    python = per_call_us(lambda: p.run(As, Bs, None, fast, sync=False, stream=torch.cuda.current_stream()))
+    one_call = per_call_us(lambda: p.run(As, Bs, None, fast, sync=False), calls=200, warmup=20)
+    python = per_call_us(lambda: p.run(As, Bs, None, fast, sync=False, stream=torch.cuda.current_stream()),
+                         calls=200, warmup=20)
     print(f"host time of a 64-group list run(): {one_call:.1f} us in one call, {python:.1f} us through Python")
     assert one_call < python

@@ -144,11 +144,14 @@ class Plan {
   std::vector<ProfileRow> measure(const Problem& problem, std::vector<ProfileRow> rows, int jobs,
                                   const compile::ProgressCallback& progress, cudaStream_t stream, double beta);
   // first_run = fallback: a stand-in for `chosen`, which is not built yet — the best-ranked other
-  // kernel already built, else the SM80 family's pick, built now (quick) — and its library in
-  // `built`; nullopt when there is none (the run then waits for `chosen`).
-  std::optional<select::GemmCandidate> stand_in(const GemmShape& shape, const std::vector<select::GemmCandidate>& ranked,
-                                                const select::GemmCandidate& chosen,
-                                                std::optional<compile::CacheEntry>& built) const;
+  // kernel already built, else the SM80 family's pick, built now (quick) — with its library; nullopt
+  // when there is none (the run then waits for `chosen`).
+  struct StandIn {
+    select::GemmCandidate candidate;
+    compile::CacheEntry library;
+  };
+  std::optional<StandIn> stand_in(const GemmShape& shape, const std::vector<select::GemmCandidate>& ranked,
+                                  const select::GemmCandidate& chosen) const;
   KernelKind kind_;
   std::unique_ptr<State> state_;
 };
