@@ -38,6 +38,22 @@ struct Compiled {
   std::filesystem::path library;
 };
 
+// The compiled kernels that serve a class, each re-estimated on it, the model's fastest first.
+std::vector<std::pair<select::GemmCandidate, const Compiled*>> serving(const std::vector<Compiled>& compiled,
+                                                                       const select::GemmSettings& settings,
+                                                                       const GemmShape& shape, int sm_count) {
+  std::vector<std::pair<select::GemmCandidate, const Compiled*>> out;
+  for (const auto& c : compiled) {
+    if (!select::serves(c.candidate, settings, shape)) continue;
+    select::GemmCandidate here = c.candidate;
+    here.estimated_us = select::estimated_time_us(here.config, shape, here.splits, settings.deterministic, sm_count);
+    out.emplace_back(here, &c);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& x, const auto& y) { return x.first.estimated_us < y.first.estimated_us; });
+  return out;
+}
+
 constexpr size_t kScratchAlignment = 256;
 
 size_t rounded(size_t bytes) { return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment; }
@@ -189,15 +205,8 @@ select::GemmCandidate Plan<Kernel, Problem>::choice(const GemmShape& shape) cons
   if (runtime::device_count() > 0)  // the record is per device
     if (auto tuned = recorded(shape, ranking.ranked)) return *tuned;
   // Of the compiled kernels that serve the class, the one the model estimates fastest on it.
-  std::optional<select::GemmCandidate> best;
-  for (const auto& c : state_->compiled) {
-    if (!select::serves(c.candidate, state_->settings, shape)) continue;
-    select::GemmCandidate here = c.candidate;
-    here.estimated_us =
-        select::estimated_time_us(here.config, shape, here.splits, state_->settings.deterministic, sm_count_);
-    if (!best || here.estimated_us < best->estimated_us) best = here;
-  }
-  return best ? *best : ranking.ranked.front();
+  auto compiled = serving(state_->compiled, state_->settings, shape, sm_count_);
+  return compiled.empty() ? ranking.ranked.front() : compiled.front().first;
 }
 
 template <class Kernel, class Problem>
@@ -429,17 +438,8 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
   }
 
   // A compiled kernel that serves the problem, the fastest by the model.
-  std::vector<const Compiled*> serving;
-  for (const auto& c : s.compiled)
-    if (select::serves(c.candidate, s.settings, p.shape)) serving.push_back(&c);
-  auto estimate = [&](const Compiled* c) {
-    return select::estimated_time_us(c->candidate.config, p.shape, c->candidate.splits, s.settings.deterministic,
-                                     sm_count_);
-  };
-  std::stable_sort(serving.begin(), serving.end(),
-                   [&](const Compiled* x, const Compiled* y) { return estimate(x) < estimate(y); });
-  for (const Compiled* c : serving)
-    if (usable(c->candidate, Kernel::load(c->library))) return s.chosen[p.shape];
+  for (const auto& [candidate, c] : serving(s.compiled, s.settings, p.shape, sm_count_))
+    if (usable(candidate, Kernel::load(c->library))) return s.chosen[p.shape];
   if (!s.compiled.empty())
     log(LogLevel::info, fmt::format("no compiled kernel can run a {}x{}x{} problem (batch {}); choosing one",
                                     p.shape.m, p.shape.n, p.shape.k, p.shape.batch));
