@@ -188,10 +188,12 @@ std::unique_ptr<KernelCache::Build> KernelCache::begin_build(const std::string& 
   const fs::path locks = private_dir(root_ / "locks");
   private_dir(root_ / "kernels");
   const fs::path staging = private_dir(root_ / "staging");
+  // Dead builds' staging goes first, this key's included: once this build holds the key's lock,
+  // a staging directory of the same key (a killed build of this kernel) would look alive.
+  reclaim_staging();
   std::unique_ptr<Build> build(new Build());
   build->key_lock_ = lock_file(locks / (key + ".lock"), LockMode::exclusive);
   build->cache_lock_ = lock_file(locks / "cache.lock", LockMode::shared);
-  reclaim_staging();
   build->staging_ = staging / (key + "." + random_suffix());
   if (::mkdir(build->staging_.c_str(), 0700) != 0) {
     auto path = std::move(build->staging_);

@@ -409,6 +409,13 @@ TEST_F(CacheTest, StagingOfDeadBuildsIsCountedAndReclaimed) {
   EXPECT_EQ(cache.info().staging, 1u);
   cache.begin_build(kKey);
   EXPECT_EQ(cache.info().staging, 0u);
+  // The next build of the killed build's own kernel reclaims it too (it takes that key's lock).
+  dead = dead_staging(cache, other);
+  {
+    auto again = cache.begin_build(other);
+    EXPECT_FALSE(fs::exists(dead)) << "the same key's dead staging was left behind";
+  }
+  EXPECT_EQ(cache.info().staging, 0u);
 }
 
 // clear() waits for builds in progress (they finish publishing) instead of pulling their
