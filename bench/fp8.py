@@ -3,10 +3,12 @@
 
     python bench/fp8.py                                   # the four large shapes of issue 18
     python bench/fp8.py --shapes 8192x8192x8192 --sweep --json out.json
+    python bench/fp8.py --fast-accum                      # both sides with fast accumulation
 
 A is row-major M x K, B column-major K x N (the layout both sides need), D bf16; _scaled_mm runs
 with unit scales and its default accumulation (use_fast_accum=False), cuforge with its promoted fp8
-mainloop: the same accumulation mode on both sides. Times are medians of CUDA-event times over
+mainloop: the same accumulation mode on both sides. With --fast-accum, _scaled_mm(use_fast_accum=True)
+beside plans with fp8_fast_accum = True. Times are medians of CUDA-event times over
 interleaved rounds (bench/timing.py). --sweep also times every data-parallel SM90 tile of the plan
 (each pinned), to check the cost model's ranking against the GPU.
 """
@@ -26,10 +28,11 @@ SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 14336, 4096), (8192, 10
 E4M3 = torch.float8_e4m3fn
 
 
-def fp8_plan(tile=None):
+def fp8_plan(fast_accum, tile=None):
     plan = cuforge.op.Gemm(element_A=E4M3, element_B=E4M3, element_C=torch.bfloat16, element_D=torch.bfloat16,
                            element_accumulator=torch.float32, layout_A=cuforge.LayoutType.RowMajor,
                            layout_B=cuforge.LayoutType.ColumnMajor, layout_C=cuforge.LayoutType.RowMajor)
+    plan.fp8_fast_accum = fast_accum
     if tile is not None:
         plan.tile_description = tile
     return plan
@@ -46,7 +49,8 @@ def operands(M, N, K):
 def bench_shape(M, N, K, plans, args):
     A, B, C, D = operands(M, N, K)
     one = torch.ones((), device="cuda", dtype=torch.float32)
-    calls = {"torch._scaled_mm": lambda i: torch._scaled_mm(A, B, one, one, out_dtype=torch.bfloat16)}
+    calls = {"torch._scaled_mm": lambda i: torch._scaled_mm(A, B, one, one, out_dtype=torch.bfloat16,
+                                                              use_fast_accum=args.fast_accum)}
     for label, plan in plans.items():
         calls[label] = lambda i, plan=plan: plan.run(A, B, C, D, alpha=1.0, beta=0.0, sync=False)
     ref = calls["torch._scaled_mm"](0).float()
@@ -76,6 +80,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--shapes", type=parse_shapes, default=SHAPES, help="comma list of MxNxK")
     p.add_argument("--sweep", action="store_true", help="also time every data-parallel SM90 tile, pinned")
+    p.add_argument("--fast-accum", action="store_true", help="fast accumulation on both sides")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--repeats", type=int, default=50)
     p.add_argument("--warmup", type=int, default=10)
@@ -85,14 +90,14 @@ def main():
 
     props = torch.cuda.get_device_properties(0)
     results = {"device": props.name, "torch": torch.__version__, "args": {k: v for k, v in vars(args).items()}}
-    plans = {"default": fp8_plan()}
+    plans = {"default": fp8_plan(args.fast_accum)}
     if args.sweep:
-        for td in fp8_plan().tile_descriptions():
+        for td in fp8_plan(args.fast_accum).tile_descriptions():
             if td.tile_scheduler == cuforge.TileSchedulerType.StreamK:
                 continue
             t = td.threadblock_shape
             label = "{}x{}x{}_c{}x{}_{}".format(*t, *td.cluster_shape[:2], str(td.kernel_schedule).split(".")[-1])
-            plans[label] = fp8_plan(td)
+            plans[label] = fp8_plan(args.fast_accum, td)
     names = sorted({plan.select(M, N, K) for plan in plans.values() for (M, N, K) in args.shapes})
     t0 = time.perf_counter()
     cuforge.build(names, jobs=args.jobs, progress=True)
@@ -103,7 +108,9 @@ def main():
         rows += bench_shape(M, N, K, plans, args)
         torch.cuda.empty_cache()
     results["gemm"] = rows
-    print(f"{props.name}, torch {torch.__version__}: fp8 e4m3 -> bf16, ratio = _scaled_mm time / cuforge time")
+    mode = "fast" if args.fast_accum else "promoted (default)"
+    print(f"{props.name}, torch {torch.__version__}: fp8 e4m3 -> bf16, {mode} accumulation on both sides, "
+          "ratio = _scaled_mm time / cuforge time")
     for r in rows:
         print(f"{r['M']}x{r['N']}x{r['K']:<6} {r['plan']:<34} {r['tflops']:7.1f} TFLOP/s  _scaled_mm "
               f"{r['scaled_mm_tflops']:7.1f}  {r['ratio']:.2f}x  max|diff| {r['max_abs_diff']:g}  {r['kernel']}")

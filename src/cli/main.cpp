@@ -65,7 +65,7 @@ struct FilterFlags {
     app->add_option("--d", d, "element type of D");
     app->add_option("--layouts", layouts, "layouts of A, B, C as three letters r/c, e.g. rcr");
     app->add_option("--opclass", opclass, "opcode class: tensorop (tensor cores) or simt (CUDA cores)");
-    app->add_option("--math", math, "math operation (mma, 3xtf32, sat)");
+    app->add_option("--math", math, "math operation (mma, 3xtf32, sat, fastaccum)");
     app->add_option("--filter", glob, "shell glob on kernel names");
   }
 };

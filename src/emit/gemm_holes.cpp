@@ -112,10 +112,12 @@ Holes common_holes(const library::GemmConfig& c, const std::string& name) {
 Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const BiasRow& bias) {
   Holes h = common_holes(c, name);
   const bool grouped = c.kind == KernelKind::Grouped;
-  // fp8 operands take CUTLASS's fp8 mainloop (f32 partial sums promoted every few k-blocks).
-  const bool fp8 = c.element_a == DataType::e4m3 || c.element_a == DataType::e5m2;
+  // fp8 operands take CUTLASS's fp8 mainloop (f32 partial sums promoted every few k-blocks), or with
+  // fast accumulation the plain mainloop under the FP8FastAccum kernel schedules.
+  const bool promoted = library::promotes_fp8(c);
+  const bool fast_accum = c.math == MathOperation::MultiplyAddFastAccum;
   h["mainloop_header"] = fmt::format("sm90_mma_{}tma_gmma_ss_warpspecialized{}.hpp", grouped ? "array_" : "",
-                                     fp8 ? "_fp8" : "");
+                                     promoted ? "_fp8" : "");
   h["element_compute"] = std::string(cutlass_type(library::epilogue_compute_type(c)));
   const bool coop = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
   const auto& cl = c.tile.cluster_shape;
@@ -123,9 +125,11 @@ Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const Bi
   h["cluster_m"] = std::to_string(cl[0]);
   h["cluster_n"] = std::to_string(cl[1]);
   h["cluster_k"] = std::to_string(cl[2]);
-  h["kernel_schedule_name"] = coop ? "cooperative" : "ping-pong";
+  h["kernel_schedule_name"] = fmt::format("{}{}", coop ? "cooperative" : "ping-pong",
+                                          fast_accum ? " (fp8 fast accumulation)" : "");
   const std::string_view array = grouped ? "PtrArray" : "";
-  h["kernel_schedule"] = fmt::format("cutlass::gemm::Kernel{}TmaWarpSpecialized{}", array, coop ? "Cooperative" : "Pingpong");
+  h["kernel_schedule"] = fmt::format("cutlass::gemm::Kernel{}TmaWarpSpecialized{}{}", array,
+                                     coop ? "Cooperative" : "Pingpong", fast_accum ? "FP8FastAccum" : "");
   h["epilogue_schedule"] = fmt::format(
       "cutlass::epilogue::{}TmaWarpSpecialized{}", array,
       c.tile.epilogue_schedule == EpilogueSchedule::TmaWarpSpecializedCooperative ? "Cooperative"

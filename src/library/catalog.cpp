@@ -42,7 +42,8 @@ const std::vector<Sm90Tile>& sm90_tiles(const MathInstruction& mi) {
     all.insert(all.end(), kSm90PromotedTiles.begin(), kSm90PromotedTiles.end());
     return all;
   }();
-  return mi.a == DataType::e4m3 || mi.a == DataType::e5m2 ? promoted : kSm90Tiles;
+  const bool fp8 = mi.a == DataType::e4m3 || mi.a == DataType::e5m2;
+  return fp8 && mi.math == MathOperation::MultiplyAdd ? promoted : kSm90Tiles;
 }
 const std::vector<std::array<int, 3>> kSm90Clusters = {{1, 1, 1}, {2, 1, 1}, {1, 2, 1}};
 // SM90 convolutions run one consumer warpgroup per CTA (CUTLASS has no persistent conv schedule):

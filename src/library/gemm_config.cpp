@@ -206,6 +206,10 @@ StagedOperands staged_k_major(const GemmConfig& c) {
   return {c.layout_a != Layout::RowMajor, c.layout_b != Layout::ColumnMajor};
 }
 
+bool promotes_fp8(const GemmConfig& c) {
+  return (c.element_a == DataType::e4m3 || c.element_a == DataType::e5m2) && c.math == MathOperation::MultiplyAdd;
+}
+
 DataType epilogue_compute_type(const GemmConfig& c) {
   if (c.element_d == DataType::s32) return DataType::s32;
   return c.arch >= 90 ? DataType::f32 : c.element_accumulator;
@@ -260,7 +264,8 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
   if (c.kind == KernelKind::Grouped) {
     const bool fp8 = c.element_a == DataType::e4m3 && c.element_b == DataType::e4m3;
     const bool sixteen = (c.element_a == DataType::f16 || c.element_a == DataType::bf16) && c.element_b == c.element_a;
-    if (c.opclass != OpcodeClass::TensorOp || c.math != MathOperation::MultiplyAdd ||
+    const bool fast_accum = fp8 && c.math == MathOperation::MultiplyAddFastAccum;
+    if (c.opclass != OpcodeClass::TensorOp || (c.math != MathOperation::MultiplyAdd && !fast_accum) ||
         c.element_accumulator != DataType::f32 || !(sixteen || (fp8 && sm90)))
       return std::string("grouped kernels multiply f16 or bf16 (and, on SM90, e4m3) on the tensor cores with f32 "
                          "accumulation");
@@ -348,9 +353,7 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
       return fmt::format("cluster {}x{}x{} is not one CUTLASS builds (M x N up to 4 CTAs, K = 1)", cl[0], cl[1], cl[2]);
     int acc_elements = (coop ? t[0] / 2 : t[0]) * t[1] / 128;
     int acc_registers = acc_elements * size_bits(c.element_accumulator) / 32;
-    // CUTLASS's fp8 mainloop promotes: wgmma accumulates a few k-blocks into a second f32 fragment,
-    // which is added into the first every promotion interval, so both live in registers.
-    const bool promoted = c.element_a == DataType::e4m3 || c.element_a == DataType::e5m2;
+    const bool promoted = promotes_fp8(c);
     if (promoted) acc_registers *= 2;
     const int limit = promoted ? kMaxPromotedAccumulatorRegisters : kMaxAccumulatorRegisters;
     if (acc_registers > limit)

@@ -7,6 +7,7 @@ using D = DataType;
 constexpr auto kTensorOp = OpcodeClass::TensorOp;
 constexpr auto kSimt = OpcodeClass::Simt;
 constexpr auto kMma = MathOperation::MultiplyAdd;
+constexpr auto kFastAccum = MathOperation::MultiplyAddFastAccum;
 
 // What CUTLASS's generator builds for SM90 (wgmma) and SM80 (mma.sync, and SIMT on the CUDA
 // cores). f32 operands run as TF32 on the tensor cores.
@@ -21,6 +22,11 @@ const std::vector<MathInstruction> kInstructions = {
     {90, kTensorOp, kMma, D::e4m3, D::e5m2, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
     {90, kTensorOp, kMma, D::e5m2, D::e4m3, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
     {90, kTensorOp, kMma, D::e5m2, D::e5m2, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
+    // fp8 with fast accumulation: faster, fewer accumulator bits over long K (a plan asks for it).
+    {90, kTensorOp, kFastAccum, D::e4m3, D::e4m3, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
+    {90, kTensorOp, kFastAccum, D::e4m3, D::e5m2, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
+    {90, kTensorOp, kFastAccum, D::e5m2, D::e4m3, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
+    {90, kTensorOp, kFastAccum, D::e5m2, D::e5m2, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
     // SM80: 16-bit, TF32 (and 3xTF32, near-f32 accuracy from TF32 tensor cores), f64 DMMA,
     // saturating int8 mma.sync; SIMT f32 and f64 fused multiply-adds.
     {80, kTensorOp, kMma, D::f16, D::f16, D::f32, {16, 8, 16}, {D::f16, D::f32}},
@@ -45,6 +51,10 @@ const MathInstruction* find_math_instruction(Arch arch, OpcodeClass opclass, Mat
         mi.accumulator == accumulator)
       return &mi;
   return nullptr;
+}
+
+bool opt_in(MathOperation math) {
+  return math == MathOperation::MultiplyAddFastF32 || math == MathOperation::MultiplyAddFastAccum;
 }
 
 }  // namespace cuforge::library

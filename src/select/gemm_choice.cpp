@@ -7,12 +7,23 @@
 
 #include "cuforge/core/error.hpp"
 #include "cuforge/library/catalog.hpp"
+#include "cuforge/library/math_instruction.hpp"
 #include "cuforge/select/gemm_cost.hpp"
 
 namespace cuforge::select {
 namespace {
 
 using library::GemmConfig;
+
+// The rows `f` matches, less those of opt-in math (3xTF32, fp8 fast accumulation) unless the
+// settings name a math operation.
+std::vector<const GemmConfig*> rows_of_math(const library::GemmFilter& f) {
+  auto rows = library::find_gemms(f);
+  if (!f.math)
+    rows.erase(std::remove_if(rows.begin(), rows.end(), [](const GemmConfig* c) { return library::opt_in(c->math); }),
+               rows.end());
+  return rows;
+}
 
 // The catalog's rows for the types on `arch`: of the opcode class asked for, else its tensor-op
 // kernels where there are any (f32 and f64 also have SIMT kernels, far slower: opclass Simt asks
@@ -31,12 +42,12 @@ std::vector<const GemmConfig*> catalog_rows(const GemmTypes& t, Arch arch, const
   f.layout_c = t.layout_c;
   f.opclass = s.opclass;
   f.math = s.math;
-  if (s.opclass) return library::find_gemms(f);
+  if (s.opclass) return rows_of_math(f);
   f.opclass = OpcodeClass::TensorOp;
-  auto tensor_op = library::find_gemms(f);
+  auto tensor_op = rows_of_math(f);
   if (!tensor_op.empty()) return tensor_op;
   f.opclass.reset();
-  return library::find_gemms(f);
+  return rows_of_math(f);
 }
 
 void with_activation(GemmConfig& c, Activation a) { c.activation = a; }

@@ -18,7 +18,7 @@ using library::GemmConfig;
 
 // The catalog's size per family. A change here is a change of what cuforge offers: update the
 // numbers on purpose (`cuforge list --arch 90` prints the same count).
-constexpr size_t kSm90Gemm = 1674, kSm90Grouped = 561, kSm90ConvPerKind = 60;
+constexpr size_t kSm90Gemm = 2214, kSm90Grouped = 651, kSm90ConvPerKind = 60;
 constexpr size_t kSm80Gemm = 1980, kSm80Grouped = 480, kSm80ConvPerKind = 210;
 constexpr size_t kSm90Kernels = kSm90Gemm + kSm90Grouped + 3 * kSm90ConvPerKind;
 constexpr size_t kSm80Kernels = kSm80Gemm + kSm80Grouped + 3 * kSm80ConvPerKind;
@@ -73,17 +73,24 @@ TEST(Catalog, CountsPerDataTypeFamily) {
       {80, OC::Simt, D::f64, D::f64, D::f64, D::f64, {}, 48},
   };
   std::vector<Row> all = rows;
-  // fp8 on SM90: every A/B pairing of e4m3 and e5m2, into each of bf16, f16 and f32; tiles whose two
-  // (promoted) accumulators fit in registers.
+  // fp8 on SM90: every A/B pairing of e4m3 and e5m2, into each of bf16, f16 and f32; promoted
+  // accumulation on the tiles whose two accumulators fit in registers, fast accumulation on the
+  // 16-bit families' tiles (one accumulator).
   for (D a : {D::e4m3, D::e5m2})
     for (D b : {D::e4m3, D::e5m2})
-      for (D out : {D::bf16, D::f16, D::f32}) all.push_back({90, OC::TensorOp, a, b, D::f32, out, {}, 42});
+      for (D out : {D::bf16, D::f16, D::f32}) {
+        all.push_back({90, OC::TensorOp, a, b, D::f32, out, MathOperation::MultiplyAdd, 42});
+        all.push_back({90, OC::TensorOp, a, b, D::f32, out, MathOperation::MultiplyAddFastAccum, 45});
+      }
   // Grouped GEMM: 16-bit on both families (every layout), e4m3 on SM90 (K-major only).
   for (D ab : {D::f16, D::bf16})
     for (D out : {ab, D::f32})
       for (Arch arch : library::kArchs) all.push_back({arch, OC::TensorOp, ab, ab, D::f32, out, {}, 120, KernelKind::Grouped});
-  for (D out : {D::bf16, D::f16, D::f32})
-    all.push_back({90, OC::TensorOp, D::e4m3, D::e4m3, D::f32, out, {}, 27, KernelKind::Grouped});
+  for (D out : {D::bf16, D::f16, D::f32}) {
+    all.push_back({90, OC::TensorOp, D::e4m3, D::e4m3, D::f32, out, MathOperation::MultiplyAdd, 27, KernelKind::Grouped});
+    all.push_back({90, OC::TensorOp, D::e4m3, D::e4m3, D::f32, out, MathOperation::MultiplyAddFastAccum, 30,
+                   KernelKind::Grouped});
+  }
   // Convolutions. SM80 implicit GEMM: 16-bit into its own type or f32, f16 with f16 accumulation,
   // TF32 and 3xTF32; 10 tiles x 3 channel alignments each.
   // SM90 implicit GEMM: 16-bit with f32 accumulation into its own type or f32; 5 tiles x 3 clusters.

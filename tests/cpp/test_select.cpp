@@ -214,9 +214,10 @@ TEST(GemmPlan, Fp8LargeProblemsTakeTilesThatDoNotSpill) {
     EXPECT_EQ(choice.splits, 1) << c.name();
     EXPECT_FALSE(c.parallel_split_k) << c.name();
   }
-  // No fp8 kernel of the catalog holds more than 2 x 96 accumulator registers per thread.
+  // No promoted fp8 kernel of the catalog holds more than 2 x 96 accumulator registers per thread.
   library::GemmFilter f;
   f.arch = 90;
+  f.math = MathOperation::MultiplyAdd;
   for (DataType t : {DataType::e4m3, DataType::e5m2}) {
     f.element_a = t;
     for (const GemmConfig* c : library::find_gemms(f)) {
@@ -225,6 +226,31 @@ TEST(GemmPlan, Fp8LargeProblemsTakeTilesThatDoNotSpill) {
       EXPECT_LE((coop ? s[0] / 2 : s[0]) * s[1] / 128, 96) << c->name();
     }
   }
+}
+
+// fp8 fast accumulation is opt-in: a plan naming no math never runs it; one asking for it runs only
+// it, on the 16-bit families' tiles (one accumulator: 256x128 fits).
+TEST(GemmPlan, Fp8FastAccumulationOnlyOnRequest) {
+  GemmOptions o = plan_of(DataType::e4m3, R, C, R);
+  o.element_c = o.element_d = DataType::bf16;
+  Gemm promoted(o);
+  Gemm fast(o);
+  auto s = fast.settings();
+  s.math = MathOperation::MultiplyAddFastAccum;
+  fast.set_settings(s);
+  for (int64_t m : {16, 1024, 8192}) {
+    EXPECT_EQ(pick(promoted, m, 8192, 8192).math, MathOperation::MultiplyAdd);
+    EXPECT_EQ(pick(fast, m, 8192, 8192).math, MathOperation::MultiplyAddFastAccum);
+  }
+  const GemmConfig& big = pick(fast, 8192, 8192, 8192);
+  const auto& t = big.tile.threadblock_shape;
+  EXPECT_EQ(t[0] * t[1] / (big.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative ? 256 : 128), 128)
+      << "a 128-register tile: " << big.name();
+  // A 16-bit plan has no fast-accumulation kernels: a clear error.
+  Gemm bf16(plan_of(DataType::bf16, R, R, R));
+  auto b = bf16.settings();
+  b.math = MathOperation::MultiplyAddFastAccum;
+  EXPECT_THROW(bf16.set_settings(b), InvalidArgumentError);
 }
 
 TEST(GemmPlan, ColumnMajorDSelectsTheTransposedKernel) {

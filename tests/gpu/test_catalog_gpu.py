@@ -32,6 +32,7 @@ TYPES = {
 INTEGER = {"s8", "s32"}
 Simt = cuforge.OpcodeClass.Simt
 FAST_F32 = cuforge.MathOperation.multiply_add_fast_f32
+FAST_ACCUM = cuforge.MathOperation.multiply_add_fast_accum
 
 # M not a multiple of any tile; N and K multiples of 16 so that 8-bit operands and s8 outputs stay
 # 16-byte aligned (SM90 TMA) in either layout; K spans two and a bit 8-bit tiles (128).
@@ -64,6 +65,8 @@ class Case:
             parts.append("simt")
         if self.math == FAST_F32:
             parts.append("3xtf32")
+        if self.math == FAST_ACCUM:
+            parts.append("fastaccum")
         if (self.alpha, self.beta) != (1.0, 0.0):
             parts.append(f"a{self.alpha:g}b{self.beta:g}")
         if self.activation:
@@ -103,6 +106,8 @@ def sm80_tile(shape, warps, stages):
 SM90_COOP = (("threadblock_shape", (128, 128, 128)), ("cluster_shape", (2, 1, 1)), ("stages", 0),
              ("kernel_schedule", KS.TmaWarpSpecializedCooperative),
              ("epilogue_schedule", ES.TmaWarpSpecializedCooperative))
+# fp8 with fast accumulation holds one accumulator: the 128-register tile promoted fp8 cannot take.
+SM90_COOP_256 = (("threadblock_shape", (256, 128, 128)),) + SM90_COOP[1:]
 
 
 RCR = "rcr"
@@ -124,6 +129,14 @@ CASES = (
        for (a, b), out in zip(FP8, ["bf16", "f16", "f32", "bf16"])]
     + [Case("e4m3", "e4m3", out, RCR, None, alpha=1.0, beta=2.0) for out in ("f16", "f32")]
     + [Case("e5m2", "e4m3", "bf16", "rcc", None, beta=1.0, kernel_has=("_e4m3_e5m2_",))]  # D^T = B^T A^T
+    # SM90 fp8 with fast accumulation (opt-in: plan.fp8_fast_accum); the sums here stay small enough
+    # to be exact in the tensor core's own accumulator.
+    + [Case("e4m3", "e4m3", "bf16", RCR, None, math=FAST_ACCUM, kernel_has=("_fastaccum_e4m3_e4m3_f32_bf16_bf16_rcr_",)),
+       Case("e5m2", "e4m3", "f32", RCR, None, alpha=1.0, beta=2.0, math=FAST_ACCUM, activation="relu", bias=True,
+            kernel_has=("_fastaccum_e5m2_e4m3_",)),
+       Case("e4m3", "e5m2", "bf16", "rcc", None, beta=1.0, math=FAST_ACCUM, kernel_has=("_fastaccum_e5m2_e4m3_",)),
+       Case("e4m3", "e4m3", "f16", RCR, None, math=FAST_ACCUM, tile=SM90_COOP_256,
+            kernel_has=("_fastaccum_", "_256x128x128_c2x1x1_"))]
     # f16 and bf16 into f32 C and D (f32 epilogue, no conversion of the result), every layout.
     + [Case(t, t, "f32", lay, cc, kernel_has=(f"_{t}_{t}_f32_f32_f32_",))
        for t in ("f16", "bf16") for lay in ALL_LAYOUTS for cc in (None, 80)]

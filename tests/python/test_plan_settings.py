@@ -118,3 +118,33 @@ def test_first_run_default_comes_from_the_environment():
         assert out.stdout.strip() == expected
         if value == "soon":
             assert "CUFORGE_FIRST_RUN is 'soon'" in out.stderr
+
+
+def test_fp8_fast_accum_is_opt_in_and_for_fp8_only():
+    D = cuforge.DataType
+    plan = cuforge.op.Gemm(element_A=D.e4m3, element_B=D.e4m3, element_C=D.bf16, element_D=D.bf16,
+                           element_accumulator=D.f32, layout_A=cuforge.LayoutType.RowMajor,
+                           layout_B=cuforge.LayoutType.ColumnMajor, layout_C=cuforge.LayoutType.RowMajor, cc=90)
+    assert plan.fp8_fast_accum is False
+    assert "_tensorop_mma_e4m3_" in plan.select(8192, 8192, 8192), "promoted accumulation by default"
+    plan.fp8_fast_accum = True
+    assert plan.math_operation == cuforge.MathOperation.multiply_add_fast_accum
+    chosen = plan.select(8192, 8192, 8192)
+    assert "_tensorop_fastaccum_e4m3_" in chosen
+    plan.fp8_fast_accum = False
+    assert "_tensorop_mma_e4m3_" in plan.select(8192, 8192, 8192)
+    with pytest.raises(cuforge.InvalidArgumentError, match="True or False"):
+        plan.fp8_fast_accum = 1
+    bf16 = cuforge.op.Gemm(element=D.bf16, layout=cuforge.LayoutType.RowMajor, cc=90)
+    with pytest.raises(cuforge.InvalidArgumentError, match="fp8 .e4m3, e5m2. operands; this plan multiplies bf16 x bf16"):
+        bf16.fp8_fast_accum = True
+    assert bf16.fp8_fast_accum is False
+
+
+def test_a_plan_naming_no_math_never_takes_opt_in_math():
+    """3xTF32 and fp8 fast accumulation run only when asked for (math_operation / fp8_fast_accum)."""
+    f32 = cuforge.op.Gemm(element=np.float32, layout=cutlass.LayoutType.RowMajor, kernel_cc=80)
+    for shape in [(16, 4096, 4096), (1024, 1024, 1024), (8192, 8192, 8192)]:
+        assert "_tensorop_mma_f32_" in f32.select(*shape)
+    f32.math_operation = cuforge.MathOperation.multiply_add_fast_f32
+    assert "_3xtf32_" in f32.select(1024, 1024, 1024)

@@ -21,7 +21,16 @@ enum class Layout { RowMajor, ColumnMajor, TensorNHWC };
 enum class OpcodeClass { TensorOp, Simt };
 // MultiplyAddFastBF16/F16 (f32 operands rounded to 16 bits) name CUTLASS operations cuforge has no
 // kernels for: plans asking for them are refused.
-enum class MathOperation { MultiplyAdd, MultiplyAddFastF32, MultiplyAddSaturate, MultiplyAddFastBF16, MultiplyAddFastF16 };
+// MultiplyAddFastAccum: fp8 wgmma accumulating in the tensor core's own accumulator for all of K
+// (CUTLASS's FP8FastAccum schedules), where MultiplyAdd promotes into f32 registers every few k-blocks.
+enum class MathOperation {
+  MultiplyAdd,
+  MultiplyAddFastF32,
+  MultiplyAddSaturate,
+  MultiplyAddFastBF16,
+  MultiplyAddFastF16,
+  MultiplyAddFastAccum
+};
 // Multistage is the CUTLASS 2.x (SM80) mainloop; the TMA schedules are CUTLASS 3.x (SM90), of which
 // the catalog builds the cooperative and ping-pong ones. Auto, in a pinned tile description only,
 // takes each kernel's own schedule (and the epilogue that goes with it).
@@ -67,7 +76,8 @@ CUFORGE_ENUM_NAMES(OpcodeClass, {OpcodeClass::TensorOp, "tensorop"}, {OpcodeClas
 CUFORGE_ENUM_NAMES(MathOperation, {MathOperation::MultiplyAdd, "mma"},
                    {MathOperation::MultiplyAddFastF32, "3xtf32"},
                    {MathOperation::MultiplyAddSaturate, "sat"}, {MathOperation::MultiplyAddFastBF16, "3xbf16"},
-                   {MathOperation::MultiplyAddFastF16, "fastf16"});
+                   {MathOperation::MultiplyAddFastF16, "fastf16"},
+                   {MathOperation::MultiplyAddFastAccum, "fastaccum"});
 CUFORGE_ENUM_NAMES(KernelSchedule, {KernelSchedule::Multistage, "multistage"},
                    {KernelSchedule::TmaWarpSpecializedCooperative, "coop"},
                    {KernelSchedule::TmaWarpSpecializedPingpong, "pingpong"},

@@ -65,6 +65,10 @@ struct StagedOperands {
 };
 StagedOperands staged_k_major(const GemmConfig& config);
 
+// CUTLASS's fp8 mainloop without fast accumulation promotes: wgmma accumulates a few k-blocks into a
+// second f32 fragment, added into the first every promotion interval, so both live in registers.
+bool promotes_fp8(const GemmConfig& config);
+
 // The type the epilogue computes activation(alpha * acc + beta * C) in: s32 for s32 outputs (exact
 // for any K, as CUTLASS's own integer kernels do; alpha and beta are then integers), else f32 on
 // SM90 and the accumulator's type on SM80 (f64 for f64, f16 for f16 accumulation).

@@ -28,4 +28,9 @@ const std::vector<MathInstruction>& math_instructions();
 const MathInstruction* find_math_instruction(Arch arch, OpcodeClass opclass, MathOperation math, DataType a,
                                              DataType b, DataType accumulator);
 
+// Math a plan uses only when asked for it (settings.math): 3xTF32 (slower, near-f32 accuracy) and
+// fp8 fast accumulation (faster, fewer accumulator bits). A plan that names no math operation takes
+// its family's plain multiply-add (saturating for int8 on SM80).
+bool opt_in(MathOperation math);
+
 }  // namespace cuforge::library

@@ -7,6 +7,7 @@ import numbers
 
 from .. import _core, epilogue
 from .._core import (
+    DataType,
     Decomposition,
     InvalidArgumentError,
     LayoutType,
@@ -266,7 +267,8 @@ class Plan:
 
     @property
     def math_operation(self) -> MathOperation:
-        """multiply_add (default); multiply_add_fast_f32 is 3xTF32, multiply_add_saturate int8 on SM80."""
+        """multiply_add (default); multiply_add_fast_f32 is 3xTF32, multiply_add_saturate int8 on SM80,
+        multiply_add_fast_accum fp8 with fast accumulation (``fp8_fast_accum``)."""
         return self._plan.settings.math or MathOperation.multiply_add
 
     @math_operation.setter
@@ -275,6 +277,29 @@ class Plan:
 
         def change(s):
             s.math = value
+
+        self._update(change)
+
+    @property
+    def fp8_fast_accum(self) -> bool:
+        """fp8 (e4m3/e5m2) operands only: True runs CUTLASS's fast-accumulation kernels, which keep the
+        sums of all of K in the tensor core's accumulator (faster; fewer accumulator bits over long K).
+        False (the default) promotes the sums into f32 registers every few k-blocks, as
+        ``torch._scaled_mm`` does by default (its ``use_fast_accum=False``), so results compare."""
+        return self._plan.settings.math == MathOperation.multiply_add_fast_accum
+
+    @fp8_fast_accum.setter
+    def fp8_fast_accum(self, value):
+        if not isinstance(value, bool):
+            raise InvalidArgumentError(f"fp8_fast_accum: expected True or False, got {value!r}")
+        fp8 = {DataType.e4m3, DataType.e5m2}
+        if self._types["element_a"] not in fp8 or self._types["element_b"] not in fp8:
+            raise InvalidArgumentError(
+                f"fp8_fast_accum applies to fp8 (e4m3, e5m2) operands; this plan multiplies "
+                f"{self._types['element_a'].name} x {self._types['element_b'].name}")
+
+        def change(s):
+            s.math = MathOperation.multiply_add_fast_accum if value else None
 
         self._update(change)
 
