@@ -5,8 +5,8 @@
     python bench/fp8.py --shapes 8192x8192x8192 --sweep --json out.json
     python bench/fp8.py --fast-accum                      # both sides with fast accumulation
 
-A is row-major M x K, B column-major K x N (the layout both sides need), D bf16; _scaled_mm runs
-with unit scales and its default accumulation (use_fast_accum=False), cuforge with its promoted fp8
+A is row-major M x K, B column-major K x N (the layout both sides need), D bf16; both sides take
+the same per-tensor scales (unit f32 scalars on the device, read by the kernels); _scaled_mm runs and its default accumulation (use_fast_accum=False), cuforge with its promoted fp8
 mainloop: the same accumulation mode on both sides. With --fast-accum, _scaled_mm(use_fast_accum=True)
 beside plans with fp8_fast_accum = True. Times are medians of CUDA-event times over
 interleaved rounds (bench/timing.py). --sweep also times every data-parallel SM90 tile of the plan
@@ -52,12 +52,13 @@ def bench_shape(M, N, K, plans, args):
     calls = {"torch._scaled_mm": lambda i: torch._scaled_mm(A, B, one, one, out_dtype=torch.bfloat16,
                                                               use_fast_accum=args.fast_accum)}
     for label, plan in plans.items():
-        calls[label] = lambda i, plan=plan: plan.run(A, B, C, D, alpha=1.0, beta=0.0, sync=False)
+        calls[label] = lambda i, plan=plan: plan.run(A, B, C, D, alpha=1.0, beta=0.0, sync=False, scale_a=one,
+                                                     scale_b=one)
     ref = calls["torch._scaled_mm"](0).float()
     mismatch = {}
     for label, plan in plans.items():
         D.fill_(float("nan"))
-        plan.run(A, B, C, D)
+        plan.run(A, B, C, D, scale_a=one, scale_b=one)
         mismatch[label] = float((D.float() - ref).abs().max())  # 0: integer products, sums exact in f32
     times = interleaved_ms(calls, args.rounds, args.repeats, args.warmup)
     flops = 2.0 * M * N * K

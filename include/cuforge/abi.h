@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define CUFORGE_ABI_VERSION 5
+#define CUFORGE_ABI_VERSION 6
 
 /* Kernel libraries are built with hidden visibility; only these entry points are exported. */
 #define CUFORGE_EXPORT __attribute__((visibility("default")))
@@ -33,6 +33,10 @@ typedef struct cuforge_gemm_arguments {
   int64_t batch_stride_a, batch_stride_b, batch_stride_c, batch_stride_d;
   double alpha, beta;
   double activation_argument; /* leaky_relu's negative slope; other activations ignore it */
+  /* fp8 kernels: per-tensor scales of A and B, one float each on the device, multiplying alpha
+   * (null: 1); other kernels ignore them. */
+  const float* scale_a;
+  const float* scale_b;
   int splits;        /* K slices (split-K, parallel split-K); 1 for none */
   int decomposition; /* a cuforge_decomposition, for stream-K kernels */
   int deterministic; /* stream-K kernels: 1 reduces partial tiles in K order, 0 in arrival order */

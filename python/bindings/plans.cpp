@@ -130,13 +130,14 @@ void bind_plans(nb::module_& m) {
            "Build the kernels chosen for (M, N, K, batch, bias) problems, in parallel; later runs use them.")
       .def("run",
            [](Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta,
-              uintptr_t stream, std::function<void()> on_complete) {
+              uintptr_t stream, std::function<void()> on_complete, nb::handle scale_a, nb::handle scale_b) {
              return g.run(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
                           to_tensor_ref(d, "D"), alpha, beta, reinterpret_cast<cudaStream_t>(stream),
-                          std::move(on_complete));
+                          std::move(on_complete),
+                          op::Fp8Scales{to_tensor_ref(scale_a, "scale_a"), to_tensor_ref(scale_b, "scale_b")});
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a, "beta"_a, "stream"_a,
-           "on_complete"_a.none())
+           "on_complete"_a.none(), "scale_a"_a.none() = nb::none(), "scale_b"_a.none() = nb::none())
       .def("run_tensors",
            [](Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle alpha, nb::handle beta,
               bool sync) -> std::optional<runtime::RunHandle> {

@@ -75,13 +75,44 @@ using Fusion = fusion::Sm90EVT<
                     fusion::Sm90RowBroadcast<0, TileShape, ElementC, ElementCompute,
                                              cute::Stride<cute::_0, cute::_1, int64_t>, AlignmentC>,
                     fusion::Sm90EVT<fusion::Sm90Compute<cutlass::multiplies, ElementCompute, ElementCompute, kRound>,
-                                    fusion::Sm90ScalarBroadcast<ElementCompute>, fusion::Sm90AccFetch>>>;)";
+                                    ${alpha_broadcast}, fusion::Sm90AccFetch>>>;)";
+
+// fp8 GEMM kernels without a bias row: CUTLASS's linear combination as a tree, so that alpha can
+// be the product of three scalars (CUTLASS skips loading C while beta is 0, as for its own).
+constexpr std::string_view kSm90ScaledFusion = R"(// alpha is alpha * scale_a * scale_b, the scales read on the device.
+using ElementSource = ElementC;
+namespace fusion = cutlass::epilogue::fusion;
+constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
+using Fusion = fusion::Sm90EVT<
+    fusion::Sm90Compute<cutlass::epilogue::thread::${activation}, ElementD, ElementCompute, kRound>,  // activation(...)
+    fusion::Sm90EVT<fusion::Sm90Compute<cutlass::homogeneous_multiply_add, ElementCompute, ElementCompute, kRound>,
+                    fusion::Sm90ScalarBroadcast<ElementCompute>,  // beta * C + (alpha * acc)
+                    fusion::Sm90SrcFetch<ElementC>,
+                    fusion::Sm90EVT<fusion::Sm90Compute<cutlass::multiplies, ElementCompute, ElementCompute, kRound>,
+                                    ${alpha_broadcast}, fusion::Sm90AccFetch>>>;)";
+
+constexpr std::string_view kSm90ScaledArguments = R"(  args.epilogue.thread = {
+      {{{ElementCompute(p.beta)}},  // beta
+       {},                          // C
+       {${alpha_arguments}, {}, {}},  // alpha * acc
+       {}},
+      ${activation_arguments}};  // the activation's
+)";
+
+// alpha as one scalar, or (fp8) as alpha * scale_a * scale_b with the scales read on the device
+// (a null pointer counts as 1).
+constexpr std::string_view kAlpha = "fusion::Sm90ScalarBroadcast<ElementCompute>";
+constexpr std::string_view kAlphaArguments = "{{ElementCompute(p.alpha)}}";
+constexpr std::string_view kScaledAlpha =
+    "fusion::Sm90ScalarBroadcast<ElementCompute, cute::Stride<cute::_0, cute::_0, cute::_0>, 3>";
+constexpr std::string_view kScaledAlphaArguments =
+    "{{ElementCompute(p.alpha), ElementCompute(1), ElementCompute(1)}, {nullptr, p.scale_a, p.scale_b}}";
 
 constexpr std::string_view kSm90BiasArguments = R"(  args.epilogue.thread = {
       {{{ElementCompute(p.beta)}},                                             // beta
        {static_cast<const ElementC*>(${bias}), ElementC(0),
         cute::make_stride(cute::Int<0>{}, cute::Int<1>{}, ${bias_batch_stride})},  // the bias row
-       {{{ElementCompute(p.alpha)}}, {}, {}},                                  // alpha * acc
+       {${alpha_arguments}, {}, {}},                                  // alpha * acc
        {}},
       ${activation_arguments}};  // the activation's)";
 
@@ -140,13 +171,22 @@ Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const Bi
           ? fmt::format("cutlass::gemm::collective::StageCount<{}>", c.tile.stages)
           : "cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(\n        sizeof(typename "
             "CollectiveEpilogue::SharedStorage))>";
+  // fp8 GEMMs take per-tensor scales of A and B (cuforge_gemm_arguments::scale_a, scale_b).
+  const bool scaled = c.kind == KernelKind::Gemm && (c.element_a == DataType::e4m3 || c.element_a == DataType::e5m2);
+  const std::string alpha(scaled ? kScaledAlpha : kAlpha), alpha_arguments(scaled ? kScaledAlphaArguments : kAlphaArguments);
+  const std::string activation(cutlass_activation(c.activation));
+  const std::string activation_arguments = c.activation == Activation::leaky_relu ? "{ElementCompute(p.activation_argument)}" : "{}";
   if (c.bias) {
-    const bool leaky = c.activation == Activation::leaky_relu;
-    h["fusion"] = render(kSm90BiasFusion, {{"activation", std::string(cutlass_activation(c.activation))}});
+    h["fusion"] = render(kSm90BiasFusion, {{"activation", activation}, {"alpha_broadcast", alpha}});
     h["epilogue_thread_arguments"] =
         render(kSm90BiasArguments, {{"bias", std::string(bias.pointer)},
                                     {"bias_batch_stride", std::string(bias.batch_stride)},
-                                    {"activation_arguments", leaky ? "{ElementCompute(p.activation_argument)}" : "{}"}});
+                                    {"alpha_arguments", alpha_arguments},
+                                    {"activation_arguments", activation_arguments}});
+  } else if (scaled) {
+    h["fusion"] = render(kSm90ScaledFusion, {{"activation", activation}, {"alpha_broadcast", alpha}});
+    h["epilogue_thread_arguments"] = render(
+        kSm90ScaledArguments, {{"alpha_arguments", alpha_arguments}, {"activation_arguments", activation_arguments}});
   } else {
     h["fusion"] = c.activation == Activation::identity
                       ? "using ElementSource = ElementC;\nusing Fusion = cutlass::epilogue::fusion::LinearCombination<"

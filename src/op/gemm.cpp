@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "cuforge/core/error.hpp"
 #include "cuforge/op/gemm_check.hpp"
 #include "cuforge/runtime/device.hpp"
@@ -44,12 +46,14 @@ GemmProblem Gemm::check(const TensorRef& a, const TensorRef& b, const TensorRef&
 }
 
 runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
-                             double alpha, double beta, cudaStream_t stream, std::function<void()> on_complete) {
+                             double alpha, double beta, cudaStream_t stream, std::function<void()> on_complete,
+                             const op::Fp8Scales& fp8_scales) {
   GemmProblem p = check(a, b, c, d, alpha, beta);
+  const auto scales = op::check_scales(options_, device_, fp8_scales);
   runtime::use_device(device_);
   const GemmShape& s = p.shape;
   if (!s.empty_output() && !(s.k == 0 && beta == 0.0 && activation() != Activation::sigmoid)) {
-    launch(p, alpha, beta, stream);
+    launch(p, alpha, beta, scales, stream);
   } else {
     // D = activation(0) with K = 0 and beta = 0, which is 0 for every activation but the sigmoid.
     const int bytes = size_bytes(options_.element_d);
@@ -62,7 +66,8 @@ runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const Tenso
   return runtime::RunHandle::record(device_, stream, std::move(on_complete));
 }
 
-void Gemm::launch(const GemmProblem& p, double alpha, double beta, cudaStream_t stream) {
+void Gemm::launch(const GemmProblem& p, double alpha, double beta, std::pair<const float*, const float*> scales,
+                  cudaStream_t stream) {
   // With K = 0, D = activation(beta * C): the epilogue of a kernel whose product is taken over zeros.
   size_t zeros_bytes = 0;
   if (p.shape.k == 0) op::over_zeros(kernel_types_, p.shape, zeros_bytes);
@@ -78,6 +83,7 @@ void Gemm::launch(const GemmProblem& p, double alpha, double beta, cudaStream_t 
   GemmLaunch launch = l->launch;
   launch.alpha = alpha;
   launch.beta = beta;
+  std::tie(launch.scale_a, launch.scale_b) = scales;
   char* workspace = static_cast<char*>(scratch.data());
   l->kernel->run(problem, launch, workspace ? workspace + offset : nullptr, l->workspace_bytes, stream);
   ran(l);

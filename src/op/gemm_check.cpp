@@ -220,6 +220,28 @@ GemmProblem check_gemm(const GemmTypes& plan, int device, const TensorRef& a, co
   return g;
 }
 
+std::pair<const float*, const float*> check_scales(const GemmTypes& plan, int device, const Fp8Scales& scales) {
+  if (scales.a.empty() && scales.b.empty()) return {nullptr, nullptr};
+  auto fp8 = [](DataType t) { return t == DataType::e4m3 || t == DataType::e5m2; };
+  if (!fp8(plan.element_a) || !fp8(plan.element_b))
+    throw InvalidArgumentError(fmt::format("scale_a, scale_b: per-tensor scales apply to fp8 (e4m3, e5m2) operands; "
+                                           "this plan multiplies {} x {} (scale alpha instead)",
+                                           to_string(plan.element_a), to_string(plan.element_b)));
+  auto pointer = [&](const char* name, const TensorRef& t) -> const float* {
+    if (t.empty()) return nullptr;
+    if (t.dtype != DataType::f32 || t.numel() != 1)
+      throw DataTypeError(fmt::format("{}: expected one f32 value on the device (as torch._scaled_mm takes it), got {}",
+                                      name, t.describe()));
+    if (t.device != device)
+      fail(name, fmt::format("expected a tensor on cuda:{} (the plan's device; the kernel reads it when it runs), "
+                             "got {}", device, t.describe()));
+    if (t.data == nullptr || reinterpret_cast<uintptr_t>(t.data) % alignof(float) != 0)
+      fail(name, fmt::format("expected a 4-byte aligned f32 value, got address {}", t.data));
+    return static_cast<const float*>(t.data);
+  };
+  return {pointer("scale_a", scales.a), pointer("scale_b", scales.b)};
+}
+
 GemmShape packed_shape(const GemmTypes& plan, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias,
                        AlignmentCaps caps) {
   check_extents(m, n, k, batch);

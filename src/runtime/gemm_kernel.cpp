@@ -30,6 +30,8 @@ cuforge_gemm_arguments arguments(const GemmProblem& p, const GemmLaunch& l) {
   a.alpha = l.alpha;
   a.beta = l.beta;
   a.activation_argument = l.activation_argument;
+  a.scale_a = l.scale_a;
+  a.scale_b = l.scale_b;
   a.splits = l.splits;
   a.decomposition = int(l.decomposition);
   a.deterministic = l.deterministic;

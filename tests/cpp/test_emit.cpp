@@ -270,6 +270,32 @@ TEST(EmitGemm, Sm90Fp8TakesTheFp8Mainloop) {
                         "constexpr int AlignmentC = 8;",
                     });
   EXPECT_FALSE(contains(src, "sm90_mma_tma_gmma_ss_warpspecialized.hpp")) << "the 16-bit mainloop is not needed";
+  // alpha times the per-tensor scales of A and B, read on the device; with a bias row too.
+  for (const std::string& kernel : {name, name + "_relu_bias"}) {
+    SCOPED_TRACE(kernel);
+    expect_parts(emit::gemm_source(library::parse_gemm_name(kernel)),
+                 {"fusion::Sm90ScalarBroadcast<ElementCompute, cute::Stride<cute::_0, cute::_0, cute::_0>, 3>",
+                  "{nullptr, p.scale_a, p.scale_b}"});
+  }
+  EXPECT_FALSE(contains(emit::gemm_source(by_name("cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rcr_128x128x64_"
+                                                  "c1x1x1_s0_coop_tmacoop_default_a8x8x8")),
+                        "scale_a"))
+      << "16-bit kernels take no scales";
+}
+
+TEST(EmitGemm, Sm90Fp8FastAccumulationTakesThePlainMainloop) {
+  const std::string name =
+      "cuforge_sm90_gemm_tensorop_fastaccum_e4m3_e4m3_f32_bf16_bf16_rcr_256x128x128_c1x1x1_s0_coop_tmacoop_default_"
+      "a16x16x8";
+  std::string src = emit::gemm_source(by_name(name));
+  expect_parts(src, {"#include \"cutlass/gemm/collective/sm90_mma_tma_gmma_ss_warpspecialized.hpp\"",
+                     "cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum", "{nullptr, p.scale_a, p.scale_b}"});
+  EXPECT_FALSE(contains(src, "_fp8.hpp")) << "the promoting fp8 mainloop is not needed";
+  const std::string grouped =
+      "cuforge_sm90_grouped_tensorop_fastaccum_e4m3_e4m3_f32_bf16_bf16_rcr_128x256x128_c1x1x1_s0_coop_tmacoop_default_"
+      "a16x16x8";
+  expect_parts(emit::gemm_source(by_name(grouped)),
+               {"cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperativeFP8FastAccum"});
 }
 
 TEST(EmitGemm, Sm80F64TensorOp) {

@@ -148,3 +148,17 @@ def test_a_plan_naming_no_math_never_takes_opt_in_math():
         assert "_tensorop_mma_f32_" in f32.select(*shape)
     f32.math_operation = cuforge.MathOperation.multiply_add_fast_f32
     assert "_3xtf32_" in f32.select(1024, 1024, 1024)
+
+
+def test_scales_are_for_fp8_plans_and_device_values():
+    bf16 = cuforge.op.Gemm(element=cuforge.DataType.bf16, layout=cuforge.LayoutType.RowMajor, cc=90)
+    with pytest.raises(cuforge.InvalidArgumentError, match="per-tensor scales apply to fp8 .e4m3, e5m2. operands"):
+        bf16.run(scale_a=2.0)
+    D = cuforge.DataType
+    fp8 = cuforge.op.Gemm(element_A=D.e4m3, element_B=D.e4m3, element_C=D.bf16, element_D=D.bf16,
+                          element_accumulator=D.f32, layout_A=cuforge.LayoutType.RowMajor,
+                          layout_B=cuforge.LayoutType.ColumnMajor, layout_C=cuforge.LayoutType.RowMajor, cc=90)
+    with pytest.raises(cuforge.InvalidArgumentError, match="scale_b: expected one float32 value on the GPU"):
+        fp8._device_scale(np.ones((), dtype=np.float32), "scale_b")
+    assert fp8._scales(0.5, None, None) == (None, None, 0.5), "a number multiplies the plan's alpha (1)"
+    assert fp8._scales(0.5, 4, 2.0) == (None, None, 4.0)

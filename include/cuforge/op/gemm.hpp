@@ -13,6 +13,7 @@
 #include <functional>
 
 #include "cuforge/core/tensor.hpp"
+#include "cuforge/op/gemm_check.hpp"
 #include "cuforge/op/plan.hpp"
 #include "cuforge/runtime/gemm_kernel.hpp"
 #include "cuforge/runtime/handle.hpp"
@@ -41,15 +42,17 @@ class Gemm : public op::Plan<runtime::GemmKernel, GemmProblem> {
                     double beta) const;
 
   // D = alpha * A @ B + beta * C on `stream`; C may be empty when beta == 0. Nothing is launched
-  // (and D is untouched) when a check fails. `on_complete` runs in the handle's sync().
+  // (and D is untouched) when a check fails. `on_complete` runs in the handle's sync(). fp8 plans
+  // take per-tensor scales of A and B on the device (op/gemm_check.hpp).
   runtime::RunHandle run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
                          double alpha = 1.0, double beta = 0.0, cudaStream_t stream = nullptr,
-                         std::function<void()> on_complete = {});
+                         std::function<void()> on_complete = {}, const op::Fp8Scales& scales = {});
 
  private:
   // The shape a kernel runs for a problem class: K = 0 as a product over zeros; an empty output refused.
   GemmShape kernel_shape(GemmShape shape) const;
-  void launch(const GemmProblem& problem, double alpha, double beta, cudaStream_t stream);
+  void launch(const GemmProblem& problem, double alpha, double beta, std::pair<const float*, const float*> scales,
+              cudaStream_t stream);
 };
 
 }  // namespace cuforge

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 
 #include "cuforge/core/gemm_problem.hpp"
 #include "cuforge/core/tensor.hpp"
@@ -26,6 +27,18 @@ int operand_alignment(DataType dtype, uintptr_t address, int64_t contiguous_exte
 // given. `c` may be empty (rank 0, null data) when beta == 0.
 GemmProblem check_gemm(const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b, const TensorRef& c,
                        const TensorRef& d, double alpha, double beta);
+
+// fp8 plans: per-tensor scales of A and B, as torch._scaled_mm takes them: one f32 value each on
+// the plan's device, read by the kernel when it runs, so D = activation(alpha * scale_a * scale_b *
+// A @ B + beta * C). An empty reference counts as 1.
+struct Fp8Scales {
+  TensorRef a, b;
+};
+
+// The scales' device pointers (null for an empty reference). Throws InvalidArgumentError for
+// scales given to a plan whose operands are not fp8, DataTypeError for a scale that is not one f32
+// value on the plan's device (naming it).
+std::pair<const float*, const float*> check_scales(const GemmTypes& plan, int device, const Fp8Scales& scales);
 
 // Largest alignments (in elements) of A, B and C/D to assume, where the caller knows its operands
 // allow less than their sizes do; 0 leaves one unbounded.

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numbers
+
 from .. import _core
 from ..emit import Operation, kernel_source
-from .._core import InvalidArgumentError
+from .._core import DataType, InvalidArgumentError
 from ..arrays import current_stream, describe
 from .plan import Plan, alignments, integer
 
@@ -111,6 +113,29 @@ class Gemm(Plan):
         return self._plan.select(integer(M, "M"), integer(N, "N"), integer(K, "K"), integer(batch, "batch"),
                                  bool(bias), alignments(alignment_A, alignment_B, alignment_C)).name
 
+    def _scales(self, scale_a, scale_b, alpha):
+        """Python numbers among the scales folded into alpha (the plan's where the run gives none). Scales
+        of any kind on a plan that is not fp8 are refused by the core's check; numbers here."""
+        numbers_given = [x for x in (scale_a, scale_b) if isinstance(x, numbers.Real) and not isinstance(x, bool)]
+        fp8 = {DataType.e4m3, DataType.e5m2}
+        if numbers_given and not {self._types["element_a"], self._types["element_b"]} <= fp8:
+            raise InvalidArgumentError(
+                f"scale_a, scale_b: per-tensor scales apply to fp8 (e4m3, e5m2) operands; this plan multiplies "
+                f"{self._types['element_a'].name} x {self._types['element_b'].name} (scale alpha instead)")
+        for name, value in (("scale_a", scale_a), ("scale_b", scale_b)):
+            if isinstance(value, numbers.Real) and not isinstance(value, bool):
+                alpha = (self.alpha if alpha is None else alpha) * float(value)
+        keep = [None if isinstance(x, numbers.Real) and not isinstance(x, bool) else x for x in (scale_a, scale_b)]
+        return keep[0], keep[1], alpha
+
+    @staticmethod
+    def _device_scale(x, name):
+        desc = describe(x, name)
+        if desc is None:
+            raise InvalidArgumentError(f"{name}: expected one float32 value on the GPU (the kernel reads it when it "
+                                       f"runs, as torch._scaled_mm takes it), or a Python number; got a host array")
+        return desc
+
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
                 print_module: bool = False, *, M: int | None = None, N: int | None = None, K: int | None = None,
                 batch: int = 1, problems=None, jobs: int | None = None):
@@ -177,7 +202,7 @@ class Gemm(Plan):
                                integer(b, "batch"), bool(bias), alignments(alignment_A, alignment_B, alignment_C))
 
     def run(self, A=None, B=None, C=None, D=None, alpha=None, beta=None, sync: bool = True,
-            print_module: bool = False, visitor_args=None, stream=None):
+            print_module: bool = False, visitor_args=None, stream=None, *, scale_a=None, scale_b=None):
         """D = activation(alpha * A @ B + beta * C). Returns a handle whose sync() waits for this run only.
 
         Operands default to those given at construction. PyTorch and CuPy arrays run in place on
@@ -185,8 +210,13 @@ class Gemm(Plan):
         when the run is synchronized. Every operand is checked before anything runs.
         ``print_module`` prints the source of the kernel that ran. ``visitor_args`` (the seed's
         epilogue visitor trees) are not offered: fuse an activation (plan.activation) and a bias C.
+        fp8 plans take per-tensor scales, as ``torch._scaled_mm`` does: ``scale_a`` and ``scale_b``,
+        one float32 value each on the GPU, read by the kernel when it runs (so D = activation(alpha *
+        scale_a * scale_b * A @ B + beta * C)); a Python number multiplies alpha instead.
         """
-        if stream is None and visitor_args is None and not print_module and not self._no_c:
+        scale_a, scale_b, alpha = self._scales(scale_a, scale_b, alpha)
+        if (stream is None and visitor_args is None and not print_module and not self._no_c
+                and scale_a is None and scale_b is None):
             # 2-D CUDA torch tensors and real scalars: one call into the core, which returns None
             # (having done nothing) for anything else.
             handle = self._plan.run_tensors(A, B, self.C if C is None else C, D,
@@ -206,7 +236,9 @@ class Gemm(Plan):
             descs, on_complete = self._stage_host_arrays(
                 operands, descs, s, copy_d_in=beta != 0,
                 check=lambda d: self._plan.check(*self._folded(d, C), alpha, beta))
-        handle = self._plan.run(*self._folded(descs, C), alpha, beta, s, on_complete)
+        scales = [None if x is None else self._device_scale(x, name) for x, name in ((scale_a, "scale_a"),
+                                                                                    (scale_b, "scale_b"))]
+        handle = self._plan.run(*self._folded(descs, C), alpha, beta, s, on_complete, *scales)
         if print_module and self.last_kernel:
             print(kernel_source(self.last_kernel))
         if sync:
