@@ -114,6 +114,6 @@ def test_bad_scales_are_refused_before_anything_runs():
             plan.run(A, B, None, D, **kwargs)
     assert bool((D == 3.0).all()), "D untouched"
     bf16 = cuforge.op.Gemm(element=torch.bfloat16, layout=cuforge.LayoutType.RowMajor)
-    X = torch.zeros(64, 64, device="cuda", dtype=torch.bfloat16)
+    X, Y, Z = (torch.zeros(64, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     with pytest.raises(cuforge.InvalidArgumentError, match="per-tensor scales apply to fp8"):
-        bf16.run(X, X, None, X, scale_a=scalar(1.0))
+        bf16.run(X, Y, None, Z, scale_a=scalar(1.0))
