@@ -5,9 +5,10 @@
     python bench/fp8.py --shapes 8192x8192x8192 --sweep --json out.json
     python bench/fp8.py --fast-accum                      # both sides with fast accumulation
 
-A is row-major M x K, B column-major K x N (the layout both sides need), D bf16; both sides take
-the same per-tensor scales (unit f32 scalars on the device, read by the kernels); _scaled_mm runs and its default accumulation (use_fast_accum=False), cuforge with its promoted fp8
-mainloop: the same accumulation mode on both sides. With --fast-accum, _scaled_mm(use_fast_accum=True)
+A is row-major M x K, B column-major K x N (the layout both sides need), D bf16. Both sides take
+the same per-tensor scales (unit f32 scalars on the device, read by the kernels); _scaled_mm runs
+with its default accumulation (use_fast_accum=False), cuforge with its promoted fp8 mainloop: the
+same accumulation mode on both sides. With --fast-accum, _scaled_mm(use_fast_accum=True)
 beside plans with fp8_fast_accum = True. Times are medians of CUDA-event times over
 interleaved rounds (bench/timing.py). --sweep also times every data-parallel SM90 tile of the plan
 (each pinned), to check the cost model's ranking against the GPU.

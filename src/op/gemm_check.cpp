@@ -229,9 +229,11 @@ std::pair<const float*, const float*> check_scales(const GemmTypes& plan, int de
                                            to_string(plan.element_a), to_string(plan.element_b)));
   auto pointer = [&](const char* name, const TensorRef& t) -> const float* {
     if (t.empty()) return nullptr;
-    if (t.dtype != DataType::f32 || t.numel() != 1)
+    if (t.dtype != DataType::f32)
       throw DataTypeError(fmt::format("{}: expected one f32 value on the device (as torch._scaled_mm takes it), got {}",
                                       name, t.describe()));
+    if (t.numel() != 1)
+      fail(name, fmt::format("expected one f32 value on the device (per-tensor scaling), got {}", t.describe()));
     if (t.device != device)
       fail(name, fmt::format("expected a tensor on cuda:{} (the plan's device; the kernel reads it when it runs), "
                              "got {}", device, t.describe()));

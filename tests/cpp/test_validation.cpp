@@ -555,7 +555,7 @@ TEST(Validation, Fp8ScalesAreOneF32ValueOnThePlansDevice) {
   GemmTypes bf16 = fp8;
   bf16.element_a = bf16.element_b = DataType::bf16;
   refused(bf16, {one, one}, "per-tensor scales apply to fp8 (e4m3, e5m2) operands; this plan multiplies bf16 x bf16");
-  refused(fp8, {TensorRef::vector(&values[0], DataType::f32, 2), {}}, "scale_a: expected one f32 value");
+  refused(fp8, {TensorRef::vector(&values[0], DataType::f32, 2), {}}, "scale_a: expected one f32 value on the device (per-tensor");
   refused(fp8, {{}, TensorRef::vector(&values[0], DataType::bf16, 1)}, "scale_b: expected one f32 value");
   TensorRef host = one;
   host.device = TensorRef::kHost;

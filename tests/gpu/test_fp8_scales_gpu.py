@@ -87,12 +87,14 @@ def test_a_scale_changed_between_runs_is_read_and_numbers_fold_into_alpha():
     A, B = rand_int(M, K, E4M3, ROW, g), rand_int(K, N, E4M3, COL, g)
     D = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
     plan = plan_of()
-    sa, sb = scalar(1.0), scalar(1.0)
+    sa, sb, other = scalar(1.0), scalar(1.0), scalar(2.0)
     product = A.double() @ B.double()
     for value in (1.0, 4.0, 0.5):
         sa.fill_(value)  # the same pointer: the kernel's cached parameters must not hold the value
         plan.run(A, B, None, D, scale_a=sa, scale_b=sb)
         assert_exact(D, (value * product).to(torch.bfloat16))
+        plan.run(A, B, None, D, scale_a=sa, scale_b=other)  # another pointer, all else the same
+        assert_exact(D, (2 * value * product).to(torch.bfloat16))
     plan.run(A, B, None, D, scale_a=0.25, scale_b=sb)  # a Python number multiplies alpha
     assert_exact(D, (0.25 * product).to(torch.bfloat16))
 
@@ -105,7 +107,7 @@ def test_bad_scales_are_refused_before_anything_runs():
     plan = plan_of()
     bad = [
         (dict(scale_a=torch.tensor(1.0)), cuforge.InvalidArgumentError, "scale_a: expected a tensor on cuda:0"),
-        (dict(scale_b=scalar([1.0, 2.0])), cuforge.DataTypeError, "scale_b: expected one f32 value"),
+        (dict(scale_b=scalar([1.0, 2.0])), cuforge.InvalidArgumentError, "scale_b: expected one f32 value"),
         (dict(scale_a=torch.tensor(1.0, device="cuda", dtype=torch.bfloat16)), cuforge.DataTypeError,
          "scale_a: expected one f32 value"),
     ]

@@ -50,7 +50,8 @@ GemmConfig parse_gemm_name(std::string_view name);
 EpilogueSchedule epilogue_for(KernelSchedule kernel);
 
 // The kernel a parallel split-K configuration runs over the K slices: the same mainloop, writing
-// unscaled accumulators (C = D = the accumulator type, no activation, no bias).
+// the accumulators with alpha = 1 (fp8: times the per-tensor scales) into C = D of the accumulator
+// type, no activation, no bias.
 GemmConfig split_k_partials(const GemmConfig& config);
 
 // The math instruction a configuration computes with, or nullptr when its family has none.

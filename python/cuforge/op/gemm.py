@@ -228,6 +228,8 @@ class Gemm(Plan):
             raise InvalidArgumentError("visitor_args: epilogue visitor trees are not offered; fuse an activation "
                                        "(plan.activation) and give C as a bias row")
         A, B, C, D, alpha, beta = self._run_arguments(A, B, C, D, alpha, beta)
+        scales = [None if x is None else self._device_scale(x, name) for x, name in ((scale_a, "scale_a"),
+                                                                                    (scale_b, "scale_b"))]
         operands = (A, B, C, D)
         descs = [None if x is None else describe(x, name) for x, name in zip(operands, "ABCD")]
         s = current_stream(operands, stream)
@@ -236,8 +238,6 @@ class Gemm(Plan):
             descs, on_complete = self._stage_host_arrays(
                 operands, descs, s, copy_d_in=beta != 0,
                 check=lambda d: self._plan.check(*self._folded(d, C), alpha, beta))
-        scales = [None if x is None else self._device_scale(x, name) for x, name in ((scale_a, "scale_a"),
-                                                                                    (scale_b, "scale_b"))]
         handle = self._plan.run(*self._folded(descs, C), alpha, beta, s, on_complete, *scales)
         if print_module and self.last_kernel:
             print(kernel_source(self.last_kernel))
