@@ -217,10 +217,9 @@ KernelSource Plan<Kernel, Problem>::kernel_source(const library::GemmConfig& con
 template <class Kernel, class Problem>
 std::string Plan<Kernel, Problem>::pytorch_binding(const select::GemmCandidate& chosen, const std::string& module,
                                                    const select::GemmSettings& settings) const {
-  emit::TorchExport e{module, chosen.config};
   // A column-major D runs the transposed problem (GemmTypes::canonical): the export does too (GEMM
   // only; emit::pytorch_binding refuses the others).
-  e.transposed = options_.layout_c == Layout::ColumnMajor;
+  emit::TorchExport e{module, chosen.config, options_.layout_c == Layout::ColumnMajor, GemmLaunch{}};
   e.launch.activation_argument = settings.activation_argument;
   e.launch.splits = chosen.splits;
   e.launch.decomposition = chosen.decomposition;
