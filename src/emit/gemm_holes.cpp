@@ -62,42 +62,33 @@ std::string defines(const library::GemmConfig& c) {
   return sigmoid && size_bits(c.element_d) <= 16 ? "#define CUTLASS_USE_TANH_FOR_SIGMOID 1\n" : "";
 }
 
-// SM90 epilogues through the collective builder: a fusion operation for a matrix C, an epilogue
-// visitor tree for a bias row (no C tile is loaded; the row is broadcast in registers).
-constexpr std::string_view kSm90BiasFusion = R"(// C is a bias row: no C tile is loaded, the row is broadcast over the tile's rows.
-using ElementSource = void;
+// SM90 epilogues through the collective builder: CUTLASS's fusion operations for a matrix C, and
+// an epilogue visitor tree, activation(beta * X + alpha * acc), where X is a bias row (no C tile is
+// loaded; the row is broadcast in registers) or where alpha is a product of scalars (fp8 scales;
+// CUTLASS skips loading C while beta is 0, as for its own linear combination).
+constexpr std::string_view kSm90TreeFusion = R"(// ${summary}
+using ElementSource = ${element_source};
 namespace fusion = cutlass::epilogue::fusion;
 constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
 using Fusion = fusion::Sm90EVT<
     fusion::Sm90Compute<cutlass::epilogue::thread::${activation}, ElementD, ElementCompute, kRound>,  // activation(...)
     fusion::Sm90EVT<fusion::Sm90Compute<cutlass::homogeneous_multiply_add, ElementCompute, ElementCompute, kRound>,
-                    fusion::Sm90ScalarBroadcast<ElementCompute>,  // beta * bias + (alpha * acc)
-                    fusion::Sm90RowBroadcast<0, TileShape, ElementC, ElementCompute,
-                                             cute::Stride<cute::_0, cute::_1, int64_t>, AlignmentC>,
+                    fusion::Sm90ScalarBroadcast<ElementCompute>,  // beta * X + (alpha * acc)
+                    ${source_node},
                     fusion::Sm90EVT<fusion::Sm90Compute<cutlass::multiplies, ElementCompute, ElementCompute, kRound>,
                                     ${alpha_broadcast}, fusion::Sm90AccFetch>>>;)";
 
-// fp8 GEMM kernels without a bias row: CUTLASS's linear combination as a tree, so that alpha can
-// be the product of three scalars (CUTLASS skips loading C while beta is 0, as for its own).
-constexpr std::string_view kSm90ScaledFusion = R"(// alpha is alpha * scale_a * scale_b, the scales read on the device.
-using ElementSource = ElementC;
-namespace fusion = cutlass::epilogue::fusion;
-constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
-using Fusion = fusion::Sm90EVT<
-    fusion::Sm90Compute<cutlass::epilogue::thread::${activation}, ElementD, ElementCompute, kRound>,  // activation(...)
-    fusion::Sm90EVT<fusion::Sm90Compute<cutlass::homogeneous_multiply_add, ElementCompute, ElementCompute, kRound>,
-                    fusion::Sm90ScalarBroadcast<ElementCompute>,  // beta * C + (alpha * acc)
-                    fusion::Sm90SrcFetch<ElementC>,
-                    fusion::Sm90EVT<fusion::Sm90Compute<cutlass::multiplies, ElementCompute, ElementCompute, kRound>,
-                                    ${alpha_broadcast}, fusion::Sm90AccFetch>>>;)";
-
-constexpr std::string_view kSm90ScaledArguments = R"(  args.epilogue.thread = {
+constexpr std::string_view kSm90TreeArguments = R"(  args.epilogue.thread = {
       {{{ElementCompute(p.beta)}},  // beta
-       {},                          // C
+       ${source_arguments},  // X
        {${alpha_arguments}, {}, {}},  // alpha * acc
        {}},
       ${activation_arguments}};  // the activation's
 )";
+
+constexpr std::string_view kBiasRow =
+    "fusion::Sm90RowBroadcast<0, TileShape, ElementC, ElementCompute,\n"
+    "                                             cute::Stride<cute::_0, cute::_1, int64_t>, AlignmentC>";
 
 // alpha as one scalar, or (fp8) as alpha * scale_a * scale_b with the scales read on the device
 // (a null pointer counts as 1).
@@ -107,14 +98,6 @@ constexpr std::string_view kScaledAlpha =
     "fusion::Sm90ScalarBroadcast<ElementCompute, cute::Stride<cute::_0, cute::_0, cute::_0>, 3>";
 constexpr std::string_view kScaledAlphaArguments =
     "{{ElementCompute(p.alpha), ElementCompute(1), ElementCompute(1)}, {nullptr, p.scale_a, p.scale_b}}";
-
-constexpr std::string_view kSm90BiasArguments = R"(  args.epilogue.thread = {
-      {{{ElementCompute(p.beta)}},                                             // beta
-       {static_cast<const ElementC*>(${bias}), ElementC(0),
-        cute::make_stride(cute::Int<0>{}, cute::Int<1>{}, ${bias_batch_stride})},  // the bias row
-       {${alpha_arguments}, {}, {}},                                  // alpha * acc
-       {}},
-      ${activation_arguments}};  // the activation's)";
 
 }  // namespace
 
@@ -176,17 +159,23 @@ Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const Bi
   const std::string alpha(scaled ? kScaledAlpha : kAlpha), alpha_arguments(scaled ? kScaledAlphaArguments : kAlphaArguments);
   const std::string activation(cutlass_activation(c.activation));
   const std::string activation_arguments = c.activation == Activation::leaky_relu ? "{ElementCompute(p.activation_argument)}" : "{}";
-  if (c.bias) {
-    h["fusion"] = render(kSm90BiasFusion, {{"activation", activation}, {"alpha_broadcast", alpha}});
-    h["epilogue_thread_arguments"] =
-        render(kSm90BiasArguments, {{"bias", std::string(bias.pointer)},
-                                    {"bias_batch_stride", std::string(bias.batch_stride)},
-                                    {"alpha_arguments", alpha_arguments},
-                                    {"activation_arguments", activation_arguments}});
-  } else if (scaled) {
-    h["fusion"] = render(kSm90ScaledFusion, {{"activation", activation}, {"alpha_broadcast", alpha}});
+  if (c.bias || scaled) {
+    h["fusion"] = render(kSm90TreeFusion,
+                         {{"summary", c.bias ? "C is a bias row: no C tile is loaded, the row is broadcast over the tile's rows."
+                                             : "alpha is alpha * scale_a * scale_b, the scales read on the device."},
+                          {"element_source", c.bias ? "void" : "ElementC"},
+                          {"source_node", c.bias ? std::string(kBiasRow) : "fusion::Sm90SrcFetch<ElementC>"},
+                          {"activation", activation},
+                          {"alpha_broadcast", alpha}});
     h["epilogue_thread_arguments"] = render(
-        kSm90ScaledArguments, {{"alpha_arguments", alpha_arguments}, {"activation_arguments", activation_arguments}});
+        kSm90TreeArguments,
+        {{"source_arguments",
+          c.bias ? fmt::format("{{static_cast<const ElementC*>({}), ElementC(0),\n"
+                               "        cute::make_stride(cute::Int<0>{{}}, cute::Int<1>{{}}, {})}}",
+                               bias.pointer, bias.batch_stride)
+                 : "{}"},
+         {"alpha_arguments", alpha_arguments},
+         {"activation_arguments", activation_arguments}});
   } else {
     h["fusion"] = c.activation == Activation::identity
                       ? "using ElementSource = ElementC;\nusing Fusion = cutlass::epilogue::fusion::LinearCombination<"
