@@ -6,6 +6,7 @@
     python bench/conv.py --kernel-cc 80     # SM80 kernels only (the default chooses SM90 where they run)
     python bench/conv.py --autotune 6       # each plan times the model's best 6 on its first run
     python bench/conv.py --autotune 64 --json sweep.json   # ... and the JSON keeps every kernel timed
+    python bench/conv.py --sweep-wgrad --json s.json   # every SM80 wgrad tile x parallel split-K slices
 
 Tensors are channels_last. fprop is compared with torch.nn.functional.conv2d; dgrad and wgrad
 with torch.ops.aten.convolution_backward computing the input's or the filters' gradient alone.
@@ -20,12 +21,13 @@ import argparse
 import json
 import statistics
 import time
+from types import SimpleNamespace
 
 import torch
 import torch.nn.functional as F
 
 import cuforge
-from timing import interleaved_ms
+from timing import gpu_time_ms, interleaved_ms
 
 # name: (H = W, C, K, R = S, stride, padding)
 LAYERS = {
@@ -61,12 +63,28 @@ def family(kernel):
     return kernel.split("_")[1]
 
 
-def bench_layer(name, dt, passes, rounds, kernel_cc, autotune):
+def layer_problem(name, dt):
+    """A layer's tensors (x, w, dy, and xp, wp with the channels padded to 8 for cuforge), its
+    geometry, and the FLOPs of its (unpadded) convolution."""
     h, c, k, r, stride, padding = LAYERS[name]
     x, w, dy = layer_tensors(h, c, k, r, stride, padding, dt)
-    geometry = dict(stride=(stride, stride), padding=(padding, padding))
-    flops = 2.0 * N * dy.shape[2] * dy.shape[3] * k * c * r * r
     xp, wp = (padded(x, 8), padded(w, 8)) if c % 8 else (x, w)
+    return SimpleNamespace(x=x, w=w, dy=dy, xp=xp, wp=wp, stride=stride, padding=padding,
+                           geometry=dict(stride=(stride, stride), padding=(padding, padding)),
+                           flops=2.0 * N * dy.shape[2] * dy.shape[3] * k * c * r * r)
+
+
+def cudnn_backward(layer, kind):
+    """cuDNN (through torch) computing the layer's input (dgrad) or filters' (wgrad) gradient alone."""
+    mask = [kind == "dgrad", kind == "wgrad", False]
+    return lambda i: torch.ops.aten.convolution_backward(  # noqa: E731
+        layer.dy, layer.x, layer.w, None, [layer.stride] * 2, [layer.padding] * 2, [1, 1], False, [0, 0], 1, mask)
+
+
+def bench_layer(name, dt, passes, rounds, kernel_cc, autotune):
+    layer = layer_problem(name, dt)
+    x, w, dy, xp, wp = layer.x, layer.w, layer.dy, layer.xp, layer.wp
+    stride, padding, geometry, flops = layer.stride, layer.padding, layer.geometry, layer.flops
     y = torch.empty_like(dy)
     dx, dw = torch.empty_like(xp), torch.empty_like(wp)
     rows = []
@@ -79,9 +97,7 @@ def bench_layer(name, dt, passes, rounds, kernel_cc, autotune):
             theirs = lambda i: F.conv2d(x, w, stride=stride, padding=padding)  # noqa: E731
             check = (y, F.conv2d(xp.float(), wp.float(), stride=stride, padding=padding))
         else:
-            mask = [kind == "dgrad", kind == "wgrad", False]
-            theirs = lambda i, m=mask: torch.ops.aten.convolution_backward(  # noqa: E731
-                dy, x, w, None, [stride] * 2, [padding] * 2, [1, 1], False, [0, 0], 1, m)
+            theirs = cudnn_backward(layer, kind)
             if kind == "dgrad":
                 ours = lambda i: plan.run(dy, wp, None, dx, sync=False, **geometry)  # noqa: E731
                 ref = torch.nn.grad.conv2d_input(xp.shape, wp.float(), dy.float(), stride=stride, padding=padding)
@@ -107,6 +123,47 @@ def bench_layer(name, dt, passes, rounds, kernel_cc, autotune):
     return rows
 
 
+SWEEP_SPLITS = (1, 2, 4, 8, 16, 32, 64, 128)
+
+
+def sweep_wgrad(dt, layers, rounds):
+    """Every SM80 wgrad tile (16-byte vectors) with each parallel split-K slice count in SWEEP_SPLITS,
+    beside cuDNN and the default plan's choice, per layer: what the cost model's parallel split-K
+    choice is measured against."""
+    plan = cuforge.op.Conv2d(kind="wgrad", element=dt, element_accumulator=torch.float32, kernel_cc=80)
+    pinned = []
+    for td in plan.tile_descriptions():
+        p = cuforge.op.Conv2d(kind="wgrad", element=dt, element_accumulator=torch.float32, kernel_cc=80)
+        p.tile_description = td
+        p.split_k_slices, p.decomposition = 2, cuforge.Decomposition.ParallelSplitK
+        try:
+            name = p.select(N, 56, 56, 64, 64, 3, 3, padding=1)
+        except cuforge.Error:
+            continue
+        if name.split("_a")[-1].startswith("8x8x8"):
+            pinned.append((p, name))
+    cuforge.build(sorted({name for _, name in pinned}))
+    rows = []
+    for layer_name in layers:
+        layer = layer_problem(layer_name, dt)
+        dw = torch.empty_like(layer.wp)
+        cudnn = gpu_time_ms(cudnn_backward(layer, "wgrad"))
+        for p, name in pinned:
+            for splits in SWEEP_SPLITS:
+                try:
+                    call = lambda i, p=p, s=splits: p.run(layer.dy, layer.xp, None, dw,  # noqa: E731
+                                                          split_k=("parallel", s), sync=False, **layer.geometry)
+                    ms = statistics.median(interleaved_ms({"c": call}, rounds)["c"])
+                except cuforge.Error as e:
+                    print(f"{layer_name:22s} {name} x{splits}: {e}")
+                    continue
+                rows.append({"layer": layer_name, "kernel": name, "splits": splits, "ms": ms, "cudnn_ms": cudnn,
+                             "tflops": layer.flops / ms / 1e9})
+                print(f"{layer_name:22s} x{splits:<3d} {layer.flops / ms / 1e9:6.1f} TFLOP/s  {cudnn / ms:.2f}x cuDNN  "
+                      f"{name}", flush=True)
+    return rows
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dtype", choices=DTYPES, default="fp16")
@@ -117,6 +174,8 @@ def main():
                    help="kernel family (default: the selection's, SM90 on Hopper where its kernels run the layer)")
     p.add_argument("--autotune", type=int, metavar="N",
                    help="plans with autotune, timing the model's best N per layer (the tuning record is cleared first)")
+    p.add_argument("--sweep-wgrad", action="store_true",
+                   help="time every SM80 wgrad tile with parallel split-K slice counts instead")
     p.add_argument("--json", metavar="PATH")
     args = p.parse_args()
     torch.manual_seed(0)
@@ -126,6 +185,12 @@ def main():
     layers = [name for name in LAYERS if name in args.layers.split(",")]
     props = torch.cuda.get_device_properties(0)
     print(f"{props.name}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {args.dtype}, N = {N}")
+    if args.sweep_wgrad:
+        rows = sweep_wgrad(dt, layers, args.rounds)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"device": props.name, "dtype": args.dtype, "n": N, "sweep_wgrad": rows}, f, indent=2)
+        return
     t0 = time.perf_counter()
     names = set()
     if args.autotune:
@@ -144,7 +209,8 @@ def main():
     for name in layers:
         results["rows"] += bench_layer(name, dt, passes, args.rounds, args.kernel_cc, args.autotune)
         if args.autotune:  # every candidate timed per class (its key), for refitting the cost model
-            results["tuning_record"] = [dict(e, measured=[list(m) for m in e["measured"]])
+            results["tuning_record"] = [dict(e, decomposition=e["decomposition"].name,
+                                             measured=[list(m) for m in e["measured"]])
                                         for e in cuforge.tuning_record()[1]]
         if args.json:
             with open(args.json, "w") as f:

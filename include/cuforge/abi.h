@@ -114,7 +114,7 @@ typedef struct cuforge_conv2d_arguments {
   int64_t stride_a[3], stride_b[3], stride_c[3], stride_d[3]; /* W, H, N */
   double alpha, beta;
   double activation_argument;
-  int splits; /* serial split-K slices (1: none) */
+  int splits; /* K slices, serial (parallel for a parallel split-K kernel); 1: none */
   int device;
   int sm_count;
 } cuforge_conv2d_arguments;

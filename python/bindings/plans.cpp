@@ -282,23 +282,23 @@ void bind_plans(nb::module_& m) {
            "Build the kernels chosen for ((N, H, W, C, K, R, S), stride, padding, dilation) problems, in parallel.")
       .def("run",
            [](Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, const Pair& stride,
-              const Pair& padding, const Pair& dilation, double alpha, double beta, int splits, uintptr_t stream,
-              std::function<void()> on_complete) {
+              const Pair& padding, const Pair& dilation, double alpha, double beta, int splits, bool parallel,
+              uintptr_t stream, std::function<void()> on_complete) {
              auto problem = g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
-                                    to_tensor_ref(d, "D"), {stride, padding, dilation}, beta, splits);
-             return g.run(problem, alpha, beta, splits, reinterpret_cast<cudaStream_t>(stream), std::move(on_complete));
+                                    to_tensor_ref(d, "D"), {stride, padding, dilation}, beta, {splits, parallel});
+             return g.run(problem, alpha, beta, reinterpret_cast<cudaStream_t>(stream), std::move(on_complete));
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a, "padding"_a, "dilation"_a, "alpha"_a,
-           "beta"_a, "splits"_a, "stream"_a, "on_complete"_a.none(),
+           "beta"_a, "splits"_a, "parallel"_a, "stream"_a, "on_complete"_a.none(),
            "NHWC operand descriptors (A, B, D per the kind; C of D's shape, a bias vector, or None).")
       .def("check",
            [](const Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, const Pair& stride,
-              const Pair& padding, const Pair& dilation, double beta, int splits) {
+              const Pair& padding, const Pair& dilation, double beta, int splits, bool parallel) {
              g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"), to_tensor_ref(d, "D"),
-                     {stride, padding, dilation}, beta, splits);
+                     {stride, padding, dilation}, beta, {splits, parallel});
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a, "padding"_a, "dilation"_a, "beta"_a,
-           "splits"_a, "The checks of run(), without running.");
+           "splits"_a, "parallel"_a, "The checks of run(), without running.");
 }
 
 }  // namespace cuforge::python

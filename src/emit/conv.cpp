@@ -27,14 +27,18 @@ Holes kind_holes(Holes h, KernelKind kind) {
   return h;
 }
 
-std::string emit_sm80(const library::GemmConfig& c) {
-  Holes h = kind_holes(sm80_holes(c, c.name()), c.kind);
+// A parallel split-K kernel's convolution writes the slices' partial products (f32, no epilogue);
+// the reduction after it applies the configuration's own epilogue.
+std::string emit_sm80(const library::GemmConfig& config) {
+  const library::GemmConfig c = config.parallel_split_k ? library::split_k_partials(config) : config;
+  Holes h = kind_holes(sm80_holes(c, config.name()), c.kind);
   for (const char* unused : {"layout_a", "layout_b", "layout_c"}) h.erase(unused);  // the tensors are NHWC
   h["conv_kind"] = names_of(c.kind).header;
   // Strided dgrad maps each CTA to one of the stride's phases with its own swizzle.
   h["swizzle"] = c.kind == KernelKind::Conv2dDgrad
                      ? "cutlass::conv::threadblock::StridedDgradIdentityThreadblockSwizzle<1>"
                      : std::string(sm80_swizzle(c.tile.tile_scheduler));
+  h["split_k_mode"] = config.parallel_split_k ? "kParallel" : "kSerial";
   h["launch"] = std::string(embedded::sm80_launch);
   return render(embedded::conv_sm80, h);
 }
@@ -90,7 +94,9 @@ std::string emit_sm90(const library::GemmConfig& c) {
 }  // namespace
 
 std::string conv_source(const library::GemmConfig& c) {
-  return (c.arch >= 90 ? emit_sm90(c) : emit_sm80(c)) + render(embedded::conv_entry, {{"name", c.name()}});
+  const std::string body = c.arch >= 90 ? emit_sm90(c) : emit_sm80(c);
+  if (c.parallel_split_k) return body + split_k_reduction(c) + render(embedded::conv_split_k, {{"name", c.name()}});
+  return body + render(embedded::conv_entry, {{"name", c.name()}});
 }
 
 }  // namespace cuforge::emit

@@ -92,18 +92,13 @@ std::string emit_sm80(const library::GemmConfig& c, const std::string& name) {
 
 // The GEMM of a parallel split-K kernel writes the slices' partial products; the reduction after
 // it applies the configuration's own epilogue.
-std::string emit_split_k_reduction(const library::GemmConfig& c) {
+std::string emit_split_k(const library::GemmConfig& c) {
   const bool row_a = c.layout_a == Layout::RowMajor, row_b = c.layout_b == Layout::RowMajor;
-  return render(embedded::gemm_split_k,
-                {{"name", c.name()},
-                 {"epilogue_formula", epilogue_formula(c)},
-                 {"element_d", std::string(cutlass_type(c.element_d))},
-                 {"vector", std::to_string(std::min(c.alignment_c, 128 / size_bits(c.element_accumulator)))},
-                 {"alignment_k", std::to_string(std::max(c.alignment_a, c.alignment_b))},
-                 {"activation", std::string(cutlass_activation(c.activation))},
-                 {"activation_arguments", leaky_relu_argument(c, "float")},
-                 {"a_k_stride", row_a ? "1" : "p.lda"},
-                 {"b_k_stride", row_b ? "p.ldb" : "1"}});
+  return split_k_reduction(c) + render(embedded::gemm_split_k,
+                                       {{"name", c.name()},
+                                        {"alignment_k", std::to_string(std::max(c.alignment_a, c.alignment_b))},
+                                        {"a_k_stride", row_a ? "1" : "p.lda"},
+                                        {"b_k_stride", row_b ? "p.ldb" : "1"}});
 }
 
 }  // namespace
@@ -114,7 +109,7 @@ std::string gemm_source(const library::GemmConfig& config) {
   const library::GemmConfig gemm = config.parallel_split_k ? library::split_k_partials(config) : config;
   std::string body = gemm.arch >= 90 ? emit_sm90(gemm, config.name()) : emit_sm80(gemm, config.name());
   return body + "\n" +
-         (config.parallel_split_k ? emit_split_k_reduction(config)
+         (config.parallel_split_k ? emit_split_k(config)
                                   : render(embedded::gemm_entry, {{"name", config.name()}, {"staging", staging(config)}}));
 }
 

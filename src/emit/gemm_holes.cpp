@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "embedded.hpp"
+
 namespace cuforge::emit {
 namespace {
 
@@ -226,6 +230,15 @@ Holes sm80_holes(const library::GemmConfig& c, const std::string& name) {
   h["instruction_name"] = simt ? fmt::format("SIMT {} fused multiply-adds (CUDA cores)", to_string(c.element_a))
                                : fmt::format("mma.sync {}", math_name);
   return h;
+}
+
+std::string split_k_reduction(const library::GemmConfig& c) {
+  return render(embedded::split_k_reduce,
+                {{"epilogue_formula", epilogue_formula(c)},
+                 {"element_d", std::string(cutlass_type(c.element_d))},
+                 {"vector", std::to_string(std::min(c.alignment_c, 128 / size_bits(c.element_accumulator)))},
+                 {"activation", std::string(cutlass_activation(c.activation))},
+                 {"activation_arguments", leaky_relu_argument(c, "float")}});
 }
 
 }  // namespace cuforge::emit

@@ -35,6 +35,11 @@ struct BiasRow {
 // beta, leaky_relu's slope from p; for a bias row, an epilogue visitor tree reading it at `bias`).
 Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const BiasRow& bias = {});
 
+// Parallel split-K's reduction (the slices' f32 partial products summed, then the configuration's
+// epilogue), for the entry that follows it: namespace split_k's ElementPartial, ElementOut, kVector,
+// Reduction, epilogue_of(p) and reduce_slices(reduction, stream).
+std::string split_k_reduction(const library::GemmConfig& c);
+
 // SM80 (CUTLASS 2.x): opclass, warp_m/n/k, instruction_m/n/k, stages, activation,
 // activation_arguments, math_operation, instruction_name.
 Holes sm80_holes(const library::GemmConfig& c, const std::string& name);

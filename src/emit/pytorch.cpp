@@ -113,13 +113,16 @@ std::string conv_body(const TorchExport& e, Holes& common) {
   const char* size = c.kind == KernelKind::Conv2dDgrad ? "input_size" : c.kind == KernelKind::Conv2dWgrad ? "weight_size" : "";
   h["conv_kind"] = kind;
   h["bias"] = boolean(c.bias);
+  const char* mode = c.parallel_split_k ? "parallel" : "serial";
+  h["split_k_mode"] = mode;
+  h["split_k_words"] = c.parallel_split_k ? "into f32 slices summed after the kernel" : "serially, in the kernel";
   h["conv_entry"] = render(kConvEntry, {{"size_parameter", *size ? fmt::format("at::IntArrayRef {}, ", size) : ""},
                                         {"size_argument", *size ? size : "at::IntArrayRef{}"}});
   common["schemas"] = fmt::format(
       "  m.def(\"run({}Tensor A, Tensor B, Tensor? C=None, int[2] stride=[1, 1], int[2] padding=[0, 0], "
-      "int[2] dilation=[1, 1], float alpha=1.0, float beta=0.0, str split_k_mode=\\\"serial\\\", "
-      "int split_k_slices=1) -> Tensor\");\n",
-      *size ? fmt::format("int[] {}, ", size) : "");
+      "int[2] dilation=[1, 1], float alpha=1.0, float beta=0.0, str split_k_mode=\\\"{}\\\", "
+      "int split_k_slices={}) -> Tensor\");\n",
+      *size ? fmt::format("int[] {}, ", size) : "", mode, e.launch.splits);
   common["cuda_impls"] = "  m.impl(\"run\", &run);\n";
   common["meta_impls"] = "  m.impl(\"run\", &run_meta);\n";
   common["op_names"] = "\"run\"";

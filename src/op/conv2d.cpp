@@ -29,35 +29,27 @@ GemmShape Conv2d::shape(const Conv2dSize& size, bool bias) const {
 }
 
 ConvProblem Conv2d::check(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
-                          const op::ConvGeometry& geometry, double beta, int splits) const {
-  return op::check_conv(kind_, options_, device_, a, b, c, d, geometry, beta, splits > 0 ? splits : settings().splits);
+                          const op::ConvGeometry& geometry, double beta, ConvSplitK split) const {
+  return op::check_conv(kind_, options_, device_, a, b, c, d, geometry, beta, split, settings().splits);
 }
 
-runtime::RunHandle Conv2d::run(const ConvProblem& p, double alpha, double beta, int splits, cudaStream_t stream,
+runtime::RunHandle Conv2d::run(const ConvProblem& p, double alpha, double beta, cudaStream_t stream,
                                std::function<void()> on_complete) {
   runtime::use_device(device_);
   auto l = launchable(p, stream, beta);
   GemmLaunch launch = l->launch;
   launch.alpha = alpha;
   launch.beta = beta;
-  size_t workspace_bytes = l->workspace_bytes;
-  if (splits > 0 && splits != launch.splits) {  // a run's own serial split-K
-    launch.splits = splits;
-    if (!l->kernel->can_implement(p, launch))
-      throw InvalidArgumentError(fmt::format("split_k_slices: {} cannot run this convolution in {} serial slices",
-                                             l->kernel->name(), splits));
-    workspace_bytes = l->kernel->workspace_size(p, launch);
-  }
-  runtime::Scratch scratch(device_, stream, workspace_bytes);
-  l->kernel->run(p, launch, scratch.data(), workspace_bytes, stream);
+  runtime::Scratch scratch(device_, stream, l->workspace_bytes);
+  l->kernel->run(p, launch, scratch.data(), l->workspace_bytes, stream);
   ran(l);
   return runtime::RunHandle::record(device_, stream, std::move(on_complete));
 }
 
 runtime::RunHandle Conv2d::run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
-                               const op::ConvGeometry& geometry, double alpha, double beta, int splits,
+                               const op::ConvGeometry& geometry, double alpha, double beta, ConvSplitK split,
                                cudaStream_t stream, std::function<void()> on_complete) {
-  return run(check(a, b, c, d, geometry, beta, splits), alpha, beta, splits, stream, std::move(on_complete));
+  return run(check(a, b, c, d, geometry, beta, split), alpha, beta, stream, std::move(on_complete));
 }
 
 }  // namespace cuforge

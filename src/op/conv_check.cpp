@@ -8,6 +8,7 @@
 
 #include "cuforge/core/error.hpp"
 #include "cuforge/op/gemm_check.hpp"
+#include "cuforge/select/gemm_settings.hpp"
 
 namespace cuforge::op {
 namespace {
@@ -146,22 +147,32 @@ bool sm80_only(KernelKind kind, const Conv2dSize& z, int splits) {
 }
 
 // The implicit GEMM's class, less the alignments (which the operands or the plan's types give).
-GemmShape implicit_gemm_shape(KernelKind kind, const Conv2dSize& z, bool bias, int splits) {
+GemmShape implicit_gemm_shape(KernelKind kind, const Conv2dSize& z, bool bias, ConvSplitK split) {
   auto [m, n, k] = implicit_gemm_extents(kind, z);
   GemmShape s{m, n, k, 1};
   s.bias = bias;
-  s.sm80_only = sm80_only(kind, z, splits);
+  s.sm80_only = sm80_only(kind, z, split.slices);
+  s.splits = split.slices;
+  s.parallel_splits = split.slices > 1 && split.parallel;
   // fprop's K runs over x's channels, dgrad's over dy's; wgrad's K is N·P·Q.
   if (kind != KernelKind::Conv2dWgrad) s.k_run = kind == KernelKind::Conv2dFprop ? z.c : z.k;
+  s.im2col_reuse = std::max<int64_t>(1, z.r * z.s / (z.stride_h * z.stride_w));
   return s;
 }
 
 }  // namespace
 
 ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b,
-                       const TensorRef& c, const TensorRef& d, const ConvGeometry& g, double beta, int splits) {
+                       const TensorRef& c, const TensorRef& d, const ConvGeometry& g, double beta, ConvSplitK split,
+                       int plan_splits) {
   check_geometry(g);
-  if (splits < 1) fail("split_k_slices", fmt::format("expected 1 or more, got {}", splits));
+  if (split.slices < 0 || split.slices > select::GemmSettings::kMaxSplits)
+    fail("split_k", fmt::format("expected 1 to {} slices, got {}", select::GemmSettings::kMaxSplits, split.slices));
+  if (split.parallel && split.slices > 1 && kind != KernelKind::Conv2dWgrad)
+    fail("split_k", fmt::format("parallel split-K is offered for wgrad, whose K (N·P·Q) is long beside its small "
+                                "output; {} splits K serially ('serial'), got ('parallel', {})",
+                                to_string(kind), split.slices));
+  const int splits = split.slices > 0 ? split.slices : plan_splits;
   const bool fprop = kind == KernelKind::Conv2dFprop, dgrad = kind == KernelKind::Conv2dDgrad;
   // What each operand is, per kind.
   const char* what_a = fprop ? "x, the activation" : "dy, the output's gradient";
@@ -238,7 +249,7 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
   ConvProblem p;
   p.kind = kind;
   p.size = z;
-  p.shape = implicit_gemm_shape(kind, z, bias, splits);
+  p.shape = implicit_gemm_shape(kind, z, bias, split);
   for (auto [name, v] : {std::pair{"M", p.shape.m}, {"N", p.shape.n}, {"K", p.shape.k}})
     if (v > kMaxExtent)
       fail("D", fmt::format("the implicit GEMM's {} = {} exceeds the 32-bit range the kernels index", name, v));
@@ -286,7 +297,7 @@ Conv2dSize conv_size(const std::array<int64_t, 7>& e, const ConvGeometry& g) {
 }
 
 GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias) {
-  GemmShape s = implicit_gemm_shape(kind, size, bias, 1);
+  GemmShape s = implicit_gemm_shape(kind, size, bias, {});
   for (auto [name, v] : {std::pair{"M", s.m}, {"N", s.n}, {"K", s.k}})
     if (v < 1 || v > kMaxExtent)
       fail(name, fmt::format("the implicit GEMM's {} = {} is outside 1 to {}", name, v, kMaxExtent));

@@ -114,8 +114,21 @@ bool divides_as_asked(const GemmConfig& c, Decomposition d, bool stream_k_pinned
 
 // Parallel split-K runs K's slices as one batch of equal slices, each starting on whole vectors of
 // A and B: K must be a multiple of `splits` times that vector, and the problem a single matrix.
+// Convolution kernels (CUTLASS 2.x's) give each slice its share of K's tiles, whatever K is.
 bool slices_evenly(const GemmConfig& c, const GemmShape& p, int splits) {
+  if (is_conv(c.kind)) return true;
   return p.batch == 1 && p.k % (int64_t(splits) * std::max(c.alignment_a, c.alignment_b)) == 0;
+}
+
+// The settings a class runs with: a convolution run's own split-K fixes the decomposition and the
+// slices (one slice: K whole).
+GemmSettings class_settings(GemmSettings s, const GemmShape& p) {
+  if (p.splits == 0) return s;
+  s.splits = p.splits;
+  s.decomposition = p.splits == 1       ? Decomposition::DataParallel
+                    : p.parallel_splits ? Decomposition::ParallelSplitK
+                                        : Decomposition::SplitK;
+  return s;
 }
 
 constexpr std::string_view kSm80Only =
@@ -231,10 +244,11 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
       s.decomposition != Decomposition::DataParallel)
     throw InvalidArgumentError(fmt::format("decomposition {}: grouped kernels run each group's tiles whole; they do "
                                            "not split K", to_string(s.decomposition)));
-  if (is_conv(kind) && s.decomposition != Decomposition::Heuristic && s.decomposition != Decomposition::DataParallel &&
-      s.decomposition != Decomposition::SplitK)
-    throw InvalidArgumentError(fmt::format("decomposition {}: convolution kernels split K serially (SplitK) or not "
-                                           "at all", to_string(s.decomposition)));
+  if (is_conv(kind) && (s.decomposition == Decomposition::StreamK ||
+                        (s.decomposition == Decomposition::ParallelSplitK && kind != KernelKind::Conv2dWgrad)))
+    throw InvalidArgumentError(fmt::format("decomposition {}: convolution kernels split K serially (SplitK), in "
+                                           "parallel (ParallelSplitK, wgrad) or not at all",
+                                           to_string(s.decomposition)));
   GemmKernels k;
   k.arch = arch;
   k.family = catalog_rows(t, arch, s, kind);
@@ -298,8 +312,9 @@ std::vector<TileScheduler> tile_schedulers(const GemmKernels& k) {
   return accepted<TileScheduler>(k.family, with_tile_scheduler);
 }
 
-GemmRanking choose(const GemmKernels& k, const GemmSettings& s, const GemmShape& p, int sm_count,
+GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const GemmShape& p, int sm_count,
                    const CostModel& model) {
+  const GemmSettings s = class_settings(settings, p);
   GemmRanking ranking;
   std::vector<GemmConfig> configs;
   auto add_from = [&](const std::vector<GemmConfig>& rows) {
@@ -366,6 +381,7 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& s, const GemmShape&
 
 bool serves(const GemmCandidate& candidate, const GemmSettings& s, const GemmShape& p) {
   const GemmConfig& c = candidate.config;
+  if (p.splits > 0 && (candidate.splits != p.splits || c.parallel_split_k != p.parallel_splits)) return false;
   return fits(c, p) && !(p.sm80_only && c.arch >= 90) && c.bias == p.bias && c.activation == s.activation &&
          (!c.parallel_split_k || slices_evenly(c, p, candidate.splits)) && (candidate.splits <= 1 || p.batch == 1);
 }

@@ -66,10 +66,13 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
   if (c.parallel_split_k) {  // the slices as a batch of whole tiles, then the reduction kernel
     int64_t slice_iters = ceil_div(k_iters, splits);
     double waves = ceil_div(tiles * splits, slots);
-    // Every CTA runs lone long slices, at the lone ping-pong rate whatever its schedule or waves
-    // (H200, 256x512x32768 (bench/k_heavy.py --sweep-parallel): 128x64 ping-pong x 8 slices ahead
-    // of cooperative, of 64x64 x 4 in one wave and of 64x64 x 8 in two).
-    compute_us = waves * slice_iters * iter_us / model.lone_pingpong_fraction;
+    // SM90: every CTA runs lone long slices, at the lone ping-pong rate whatever its schedule or
+    // waves (H200, 256x512x32768 (bench/k_heavy.py --sweep-parallel): 128x64 ping-pong x 8 slices
+    // ahead of cooperative, of 64x64 x 4 in one wave and of 64x64 x 8 in two). SM80: CTAs share
+    // an SM, and only a lone one is slowed so (H200, wgrad's long K (bench/conv.py --sweep-wgrad):
+    // 1.5-1.8x the model's time at one CTA per SM or fewer, 1.1-1.2x at two to five).
+    const bool lone = c.arch >= 90 || tiles * splits <= slots;
+    compute_us = waves * slice_iters * iter_us / (lone ? model.lone_pingpong_fraction : 1.0);
     double partial_bytes = double(splits) * p.m * p.n * sizeof(float);
     reduce_us = model.reduction_launch_us + waves * t[0] * t[1] * sizeof(float) / model.fixup_bytes_per_second * 1e6 +
                 2.0 * partial_bytes / model.partial_bytes_per_second * 1e6;
@@ -87,8 +90,11 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
     compute_us = ceil_div(tiles * k_iters, slots) * iter_us * model.stream_k_overhead;
     reduce_us = std::fmod(tiles, slots) == 0 ? 0.0 : turn_us;
   }
-  // DRAM floor: each operand read once and the output written once (L2 serves the re-reads).
-  double dram_bytes = (double(p.m) * p.k * size_bytes(c.element_a) + double(p.k) * p.n * size_bytes(c.element_b) +
+  // DRAM floor: each operand read once and the output written once (L2 serves the re-reads, a
+  // convolution's im2col operand's too).
+  const bool im2col_b = c.kind == KernelKind::Conv2dWgrad;
+  double dram_bytes = (double(p.m) * p.k * size_bytes(c.element_a) / (im2col_b ? 1 : p.im2col_reuse) +
+                       double(p.k) * p.n * size_bytes(c.element_b) / (im2col_b ? p.im2col_reuse : 1) +
                        double(p.m) * p.n * size_bytes(c.element_d)) *
                       p.batch;
   double memory_us = dram_bytes / kDramBytesPerSecond * 1e6;

@@ -76,8 +76,17 @@ TEST(ConvCatalog, RowsFollowTheConvolutionRules) {
   EXPECT_TRUE(library::why_invalid(c));
   c.tile.tile_scheduler = TileScheduler::Default;
   c.parallel_split_k = true;
-  EXPECT_NE(library::why_invalid(c).value_or("").find("serially"), std::string::npos);
+  EXPECT_NE(library::why_invalid(c).value_or("").find("split K serially"), std::string::npos) << "fprop";
   c.parallel_split_k = false;
+  // Parallel split-K: wgrad on SM80 kernels (CUTLASS 2.x's kParallel); SM90's implicit GEMM has no split.
+  f.kind = kWgrad;
+  for (Arch arch : {80, 90}) {
+    f.arch = arch;
+    library::GemmConfig wgrad = *library::find_gemms(f).front();
+    wgrad.parallel_split_k = true;
+    EXPECT_EQ(library::why_invalid(wgrad).has_value(), arch == 90) << wgrad.name();
+    if (arch == 80) EXPECT_EQ(library::parse_gemm_name(wgrad.name()), wgrad);
+  }
   c.element_a = c.element_b = DataType::s8;
   c.element_accumulator = c.element_c = c.element_d = DataType::s32;
   EXPECT_TRUE(library::why_invalid(c));
@@ -142,6 +151,30 @@ TEST(ConvEmit, EachKindInstantiatesItsCutlassKernel) {
   }
 }
 
+TEST(ConvEmit, ParallelSplitKWgradWritesF32PartialsThenReduces) {
+  library::GemmFilter f;
+  f.kind = kWgrad;
+  f.arch = 80;
+  f.element_a = DataType::bf16;
+  library::GemmConfig c = *library::find_gemms(f).front();
+  c.activation = Activation::relu;
+  const std::string serial = emit::gemm_source(c);
+  EXPECT_NE(serial.find("SplitKMode::kSerial"), std::string::npos);
+  EXPECT_EQ(serial.find("reduce_slices"), std::string::npos);
+  c.parallel_split_k = true;
+  const std::string source = emit::gemm_source(c);
+  EXPECT_NE(source.find("SplitKMode::kParallel"), std::string::npos);
+  // The convolution's epilogue writes f32 partials unchanged; the reduction applies the plan's.
+  EXPECT_NE(source.find("LinearCombinationGeneric<\n    cutlass::epilogue::thread::Identity, ElementC"), std::string::npos);
+  EXPECT_NE(source.find("using ElementC = float;"), std::string::npos);
+  EXPECT_NE(source.find("cutlass::epilogue::thread::ReLu, ElementOut"), std::string::npos);
+  EXPECT_NE(source.find("using ElementOut = cutlass::bfloat16_t;"), std::string::npos);
+  EXPECT_NE(source.find("reduce_slices"), std::string::npos);
+  EXPECT_NE(source.find("cuforge_conv2d_run"), std::string::npos);
+  EXPECT_NE(source.find(c.name()), std::string::npos);
+  EXPECT_EQ(source.find("${"), std::string::npos) << "an unfilled hole";
+}
+
 TEST(ConvEmit, Sm90KindsInstantiateConvUniversalWithTheGemmEpilogues) {
   const std::string fprop =
       "cuforge_sm90_fprop_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x64x64_c1x1x1_s0_tmaws_tma_default_a8x8x8";
@@ -194,9 +227,12 @@ TEST(ConvPlan, ChoosesSm80ImplicitGemmsOfItsKind) {
   EXPECT_EQ(s.align_a, 8);
   const std::string name = plan.select(s).config.name();
   EXPECT_EQ(name.rfind("cuforge_sm80_wgrad_", 0), 0u) << name;
-  // 64 x 576 outputs over K = 100352: a few tiles, each cut into serial slices to fill the GPU when
-  // dw is f32; a 16-bit dw would round every slice's partial sum, so it is not split unasked.
-  EXPECT_EQ(plan.select(s).splits, 1);
+  // 64 x 576 outputs over K = 100352: a few tiles, each cut into slices to fill the GPU: f32 partial
+  // products summed after the kernel (parallel) for a 16-bit dw, whose own precision would round
+  // every serial slice's partial sum; serial or parallel slices for an f32 dw.
+  const select::GemmCandidate parallel = plan.select(s);
+  EXPECT_TRUE(parallel.config.parallel_split_k) << parallel.config.name();
+  EXPECT_GE(parallel.splits, 8);
   GemmOptions f32_dw = sm80;
   f32_dw.element_c = f32_dw.element_d = DataType::f32;
   Conv2d wgrad32(kWgrad, f32_dw);
@@ -249,8 +285,13 @@ TEST(ConvPlan, ChoosesSm90ImplicitGemmsOnHopperAndSm80ForWhatTheyCannotRun) {
         if (bias && kind == kWgrad) continue;
         const select::GemmCandidate chosen = plan.select(plan.shape(z, bias));
         SCOPED_TRACE(chosen.config.name());
-        EXPECT_EQ(chosen.config.name().rfind(fmt::format("cuforge_sm90_{}_", to_string(kind)), 0), 0u);
         EXPECT_EQ(chosen.config.bias, bias);
+        if (kind == kWgrad) {  // 9 tiles of 64 x 64 over K = 100352: SM80's parallel split-K
+          EXPECT_TRUE(chosen.config.parallel_split_k);
+          EXPECT_GT(chosen.splits, 1);
+          continue;
+        }
+        EXPECT_EQ(chosen.config.name().rfind(fmt::format("cuforge_sm90_{}_", to_string(kind)), 0), 0u);
         EXPECT_EQ(chosen.splits, 1);
       }
     }
@@ -283,8 +324,8 @@ TEST(ConvPlan, ChoosesSm90ImplicitGemmsOnHopperAndSm80ForWhatTheyCannotRun) {
   EXPECT_TRUE(fprop.shape(dilated).sm80_only);
   TensorRef x = nhwc(0, 2, 9, 7, 16), w = nhwc(1, 32, 3, 3, 16), y = nhwc(2, 2, 9, 7, 32);
   op::ConvGeometry same{{1, 1}, {1, 1}, {1, 1}};
-  EXPECT_FALSE(op::check_conv(kFprop, options(DataType::f16), 0, x, w, {}, y, same, 0.0, 1).shape.sm80_only);
-  EXPECT_TRUE(op::check_conv(kWgrad, options(DataType::f16), 0, y, x, {}, w, same, 0.0, 3).shape.sm80_only)
+  EXPECT_FALSE(op::check_conv(kFprop, options(DataType::f16), 0, x, w, {}, y, same, 0.0, {1}).shape.sm80_only);
+  EXPECT_TRUE(op::check_conv(kWgrad, options(DataType::f16), 0, y, x, {}, w, same, 0.0, {3}).shape.sm80_only)
       << "serial split-K";
   // The plan's own split-K decomposition takes SM80's serial kernels too.
   auto settings = fprop.settings();
@@ -309,8 +350,8 @@ class ConvCheck : public ::testing::Test {
   op::ConvGeometry same{{1, 1}, {1, 1}, {1, 1}};  // 3x3, padding 1: P = H
   GemmTypes types = options(DataType::f16);
   ConvProblem fprop(const TensorRef& x, const TensorRef& w, const TensorRef& c, const TensorRef& y,
-                    const op::ConvGeometry& g, double beta = 0.0, int splits = 1) {
-    return op::check_conv(kFprop, types, 0, x, w, c, y, g, beta, splits);
+                    const op::ConvGeometry& g, double beta = 0.0, ConvSplitK split = {}) {
+    return op::check_conv(kFprop, types, 0, x, w, c, y, g, beta, split);
   }
 };
 
@@ -328,12 +369,28 @@ TEST_F(ConvCheck, AValidProblemOfEachKind) {
   EXPECT_EQ(p.shape.k_run, 16);
   EXPECT_TRUE(p.shape == Conv2d(kFprop, options(DataType::f16)).shape(p.size)) << "a run's class is the one plan.select() names";
   // dgrad: A = dy, B = w, D = dx; wgrad: A = dy, B = x, D = dw.
-  ConvProblem d = op::check_conv(kDgrad, types, 0, y, w, {}, x, same, 0.0, 1);
+  ConvProblem d = op::check_conv(kDgrad, types, 0, y, w, {}, x, same, 0.0, {1});
   EXPECT_EQ(d.shape.m, 2 * 9 * 7);
   EXPECT_EQ(d.shape.n, 16);
-  ConvProblem g = op::check_conv(kWgrad, types, 0, y, x, {}, w, same, 0.0, 4);
+  ConvProblem g = op::check_conv(kWgrad, types, 0, y, x, {}, w, same, 0.0, {4});
   EXPECT_EQ(g.shape.m, 32);
   EXPECT_EQ(g.shape.k, 2 * 9 * 7);
+  // A run's own split-K is part of its class: the plan chooses among the kernels that split so.
+  EXPECT_EQ(g.shape.splits, 4);
+  EXPECT_FALSE(g.shape.parallel_splits);
+  EXPECT_FALSE(g.shape == Conv2d(kWgrad, options(DataType::f16)).shape(g.size));
+  ConvProblem pg = op::check_conv(kWgrad, types, 0, y, x, {}, w, same, 0.0, {4, true});
+  EXPECT_TRUE(pg.shape.parallel_splits);
+  GemmOptions sm80 = options(DataType::f16);
+  sm80.kernel_cc = 80;
+  Conv2d wgrad(kWgrad, sm80);
+  for (const ConvProblem* run : {&g, &pg}) {
+    const select::GemmCandidate chosen = wgrad.select(run->shape);
+    EXPECT_EQ(chosen.splits, 4);
+    EXPECT_EQ(chosen.config.parallel_split_k, run->shape.parallel_splits) << chosen.config.name();
+  }
+  EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, y, w, {}, x, same, 0.0, {4, true}),
+                 "parallel split-K is offered for wgrad");
   // A bias: one value per channel of D, read with strides of 0.
   TensorRef bias = TensorRef::vector(reinterpret_cast<const void*>(kBase + (3u << 28)), DataType::f16, 32);
   ConvProblem b = fprop(x, w, bias, y, same, 1.0);
@@ -382,14 +439,14 @@ TEST_F(ConvCheck, EveryBadInputIsRefusedByName) {
   // Strided dgrad: no dilation, no split-K in CUTLASS's kernels.
   TensorRef dy = nhwc(2, 2, 5, 4, 32);
   op::ConvGeometry strided2{{2, 2}, {1, 1}, {1, 1}};
-  EXPECT_NO_THROW(op::check_conv(kDgrad, types, 0, dy, w, {}, x, strided2, 0.0, 1));
-  EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, dy, w, {}, x, strided2, 0.0, 2), "does not split K");
-  EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, nhwc(2, 2, 4, 3, 32), w, {}, x, {{2, 2}, {1, 1}, {2, 2}}, 0.0, 1),
+  EXPECT_NO_THROW(op::check_conv(kDgrad, types, 0, dy, w, {}, x, strided2, 0.0, {1}));
+  EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, dy, w, {}, x, strided2, 0.0, {2}), "does not split K");
+  EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, nhwc(2, 2, 4, 3, 32), w, {}, x, {{2, 2}, {1, 1}, {2, 2}}, 0.0, {1}),
                  "take no dilation");
-  EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, nhwc(2, 2, 7, 5, 32), w, {}, x, {{1, 1}, {1, 1}, {2, 2}}, 0.0, 1),
+  EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, nhwc(2, 2, 7, 5, 32), w, {}, x, {{1, 1}, {1, 1}, {2, 2}}, 0.0, {1}),
                  "take no dilation");  // at stride 1 too: the kernels are the strided ones
   TensorRef bias32 = TensorRef::vector(reinterpret_cast<const void*>(kBase + (3u << 28)), DataType::f16, 16);
-  EXPECT_REFUSED(op::check_conv(kWgrad, types, 0, y, x, bias32, w, same, 1.0, 1), "wgrad's C has dw's shape");
+  EXPECT_REFUSED(op::check_conv(kWgrad, types, 0, y, x, bias32, w, same, 1.0, {1}), "wgrad's C has dw's shape");
   EXPECT_REFUSED(fprop(x, w, nhwc(3, 2, 9, 7, 16), y, same, 1.0), "expected D's shape");
 }
 

@@ -4,7 +4,8 @@ its gradients in float64 on the GPU): fprop, dgrad and wgrad on both kernel fami
 stride, padding and dilation, odd H and W, N = 1, f16 and bf16 (and an f32 dw), a fused relu with a
 per-channel bias or beta * C, channels_last and plain NHWC tensors, and D left untouched by a refused
 run. What SM90's kernels cannot run (strided dgrad, serial split-K) is left to SM80 kernels by the
-default choice.
+default choice. wgrad's parallel split-K (SM80 kernels writing f32 partial products, a reduction kernel
+applying the epilogue) is exact too, asked for by a run or chosen by the model for a long K.
 """
 
 from __future__ import annotations
@@ -97,6 +98,20 @@ def select_default(kind, case, kernel_cc=None):
                                                                  padding=pair(padding), dilation=pair(dilation))
 
 
+def parallel_default(case, splits, dtype):
+    """The kernel a default plan runs for a run's split_k=("parallel", splits) on the case."""
+    def chosen():
+        n, h, w, c, k, r, s, stride, padding, dilation = case
+        p = default_plan("wgrad", dtype)
+        p.split_k_slices, p.decomposition = splits, cuforge.Decomposition.ParallelSplitK
+        return p.select(n, h, w, c, k, r, s, stride=pair(stride), padding=pair(padding), dilation=pair(dilation))
+    return chosen
+
+
+# ResNet-50's 56 x 56 x 64 -> 64 3 x 3 layer at N = 4: 9 output tiles of 64 x 64 over K = N·P·Q = 12544.
+RESNET_WGRAD = (4, 56, 56, 64, 64, 3, 3, 1, 1, 1)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def kernels():
     selections = [select_default("fprop", (2, 56, 56, 64, 64, 3, 3, 1, 1, 1)), select_default("dgrad", BACKWARD[1])]
@@ -107,6 +122,14 @@ def kernels():
             selections += [select(kind, family, dtype) for kind in ("fprop", "dgrad", "wgrad")]
         selections += [select(kind, family, bias=True, activation="relu") for kind in ("fprop", "dgrad")]
         selections += [select("wgrad", family, activation="relu"), select("wgrad", family, out=torch.float32)]
+    # Parallel split-K: the pinned SM80 tile (each type, relu, an f32 dw), and the model's SM80 pick
+    # for a default plan's run that asks for it and for the ResNet layer it splits unasked.
+    parallel = dict(split_k_slices=2, decomposition=cuforge.Decomposition.ParallelSplitK)
+    selections += [select("wgrad", "sm80", dtype, **parallel) for dtype in DTYPES]
+    selections += [select("wgrad", "sm80", activation="relu", **parallel),
+                   select("wgrad", "sm80", out=torch.float32, **parallel)]
+    selections += [parallel_default(case, splits, dtype) for case in BACKWARD for splits in (2, 5) for dtype in DTYPES]
+    selections.append(select_default("wgrad", RESNET_WGRAD))
     return build_selected(selections)
 
 
@@ -166,6 +189,62 @@ def test_wgrad_is_exact(case, dtype, splits, family):
         p.run(dy, x, None, dw, split_k=("serial", splits), **g)
         ran(p, family, "wgrad")
     assert_exact(dw, ref)
+
+
+@pytest.mark.parametrize("splits", [2, 5])
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("case", BACKWARD, ids=case_id)
+def test_wgrad_parallel_split_k_is_exact(case, dtype, splits):
+    x, w, g = tensors(case, dtype)
+    dy = channels_last(rand(F.conv2d(x, w, **g).shape, dtype))
+    ref = torch.nn.grad.conv2d_weight(x.double(), w.shape, dy.double(), **g).to(dtype)
+    for p in (plan("wgrad", "sm80", dtype), default_plan("wgrad", dtype)):  # pinned, and the model's SM80 pick
+        dw = channels_last(torch.full_like(w, float("nan")))
+        p.run(dy, x, None, dw, split_k=("parallel", splits), **g)
+        assert_exact(dw, ref)
+        ran(p, "sm80", "wgrad")
+        assert p.last_kernel.endswith("_splitk") and p.last_splits == splits, (p.last_kernel, p.last_splits)
+
+
+def test_wgrad_parallel_split_k_epilogues():
+    """The reduction applies alpha, beta * C and relu to the summed f32 partials; an f32 dw as well."""
+    x, w, g = tensors(BACKWARD[0], torch.float16)
+    dy = channels_last(rand(F.conv2d(x, w, **g).shape, torch.float16))
+    C = channels_last(rand(w.shape, torch.float16))
+    grad = torch.nn.grad.conv2d_weight(x.double(), w.shape, dy.double(), **g)
+    dw = channels_last(torch.full_like(w, float("nan")))
+    p = plan("wgrad", "sm80", activation="relu")
+    p.run(dy, x, C, dw, alpha=2.0, beta=-1.0, split_k=("parallel", 3), **g)
+    assert_exact(dw, torch.relu(2.0 * grad - C.double()).half())
+    assert p.last_kernel.endswith("_splitk_relu"), p.last_kernel
+    dw32 = channels_last(torch.full(w.shape, float("nan"), device="cuda", dtype=torch.float32))
+    plan("wgrad", "sm80", out=torch.float32).run(dy, x, None, dw32, split_k=("parallel", 4), **g)
+    assert_exact(dw32, grad.float())
+    # C aliasing D: the reduction reads each vector of C before it writes that vector of D.
+    dw.copy_(C)
+    plan("wgrad", "sm80").run(dy, x, dw, dw, beta=1.0, split_k=("parallel", 2), **g)
+    assert_exact(dw, (grad + C.double()).half())
+
+
+def test_default_wgrad_splits_a_long_k_in_parallel():
+    """The model cuts the ResNet layer's K = 12544 over 9 output tiles into parallel slices."""
+    x, w, g = tensors(RESNET_WGRAD, torch.float16)
+    dy = channels_last(rand(F.conv2d(x, w, **g).shape, torch.float16))
+    ref = torch.nn.grad.conv2d_weight(x.double(), w.shape, dy.double(), **g).half()
+    dw = channels_last(torch.full_like(w, float("nan")))
+    p = default_plan("wgrad")
+    p.run(dy, x, None, dw, **g)
+    assert_exact(dw, ref)
+    ran(p, "sm80", "wgrad")
+    assert p.last_kernel.endswith("_splitk") and p.last_splits > 1, (p.last_kernel, p.last_splits)
+
+
+def test_parallel_split_k_is_wgrads():
+    x, w, g = tensors(BACKWARD[0], torch.float16)
+    y = channels_last(torch.full_like(F.conv2d(x, w, **g), float("nan")))
+    with pytest.raises(cuforge.InvalidArgumentError, match="parallel split-K is offered for wgrad"):
+        default_plan("fprop").run(x, w, None, y, split_k=("parallel", 2), **g)
+    assert torch.isnan(y).all()
 
 
 @pytest.mark.parametrize("family", FAMILIES)

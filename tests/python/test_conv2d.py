@@ -41,7 +41,10 @@ def test_the_seed_constructors():
     plan.activation = cutlass.epilogue.relu
     assert plan.select(32, 56, 56, 64, 64, 3, 3, padding=1, bias=True).endswith("_relu_bias")
     assert cuforge.op.Conv2dDgrad(element=np.float16).conv_kind == "dgrad"
-    assert cuforge.op.Conv2dWgrad(element=np.float16).select(32, 56, 56, 64, 64, 3, 3).startswith("cuforge_sm90_wgrad_")
+    wgrad = cuforge.op.Conv2dWgrad(element=np.float16).select(32, 56, 56, 64, 64, 3, 3)
+    assert wgrad.startswith("cuforge_sm80_wgrad_") and wgrad.endswith("_splitk"), "K = N·P·Q over 9 tiles: in slices"
+    assert cuforge.op.Conv2dWgrad(element=np.float16).select(32, 14, 14, 256, 256, 3, 3, padding=1).startswith(
+        "cuforge_sm90_wgrad_"), "K = 6272 over 36 tiles of 128 x 64: whole"
     assert cuforge.op.Conv2d(kind=cuforge.KernelKind.Conv2dDgrad, element=np.float16).conv_kind == "dgrad"
     assert all("_fprop_" in n for n in cuforge.list_gemms(kind=cuforge.KernelKind.Conv2dFprop))
     x, w, y = fprop_operands(dtype=np.float32)
@@ -58,15 +61,23 @@ def test_plans_that_cannot_be_built(build, says):
         build()
 
 
-def test_split_k_is_serial():
+def test_split_k_is_serial_or_parallel_for_wgrad():
     plan = cuforge.op.Conv2d(kind="wgrad", element=np.float16)
     plan.split_k_slices = 4
     assert plan.split_k_slices == 4
-    with pytest.raises(cuforge.InvalidArgumentError, match="convolution kernels split K serially"):
+    with pytest.raises(cuforge.InvalidArgumentError, match="convolution kernels split K serially .*, in parallel"):
         plan.decomposition = cuforge.Decomposition.StreamK
+    plan.decomposition = cuforge.Decomposition.ParallelSplitK
+    assert "_splitk" in plan.select(2, 9, 7, 16, 32, 3, 3, padding=1)
+    fprop = cuforge.op.Conv2d(kind="fprop", element=np.float16)
+    fprop.split_k_slices = 2
+    with pytest.raises(cuforge.InvalidArgumentError, match="in parallel .*wgrad"):
+        fprop.decomposition = cuforge.Decomposition.ParallelSplitK
     x, w, y = fprop_operands()
-    with pytest.raises(cuforge.InvalidArgumentError, match="^split_k: convolution kernels split K serially"):
-        plan.run(y, x, None, w, padding=1, split_k=("parallel", 2))
+    with pytest.raises(cuforge.InvalidArgumentError, match="^split_k: parallel split-K is offered for wgrad"):
+        fprop.run(x, w, None, y, padding=1, split_k=("parallel", 2))
+    with pytest.raises(cuforge.InvalidArgumentError, match="^split_k: the mode is 'serial' or 'parallel'"):
+        plan.run(y, x, None, w, padding=1, split_k=("stream", 2))
 
 
 @no_gpu

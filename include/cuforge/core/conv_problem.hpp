@@ -33,6 +33,14 @@ struct Conv2dSize {
 // The implicit GEMM's M, N and K for a convolution kind (the kind must be a Conv2d one).
 std::array<int64_t, 3> implicit_gemm_extents(KernelKind kind, const Conv2dSize& size);
 
+// A run's own split-K (the seed's split_k=(mode, slices)): K (the implicit GEMM's) cut into `slices`
+// slices summed in the kernel (serial), or written as f32 partial products and summed by a reduction
+// kernel after it (parallel: wgrad). 0 slices: the plan's settings decide.
+struct ConvSplitK {
+  int slices = 0;
+  bool parallel = false;
+};
+
 // A convolution ready to launch. Strides count elements between neighbours along W, H and N (the
 // channels are contiguous); C of strides 0 is one value per output channel (a bias).
 struct ConvProblem {

@@ -43,12 +43,20 @@ struct GemmShape {
   // (SM80 and SM90 alike) start each run in a fresh K tile, so a run shorter than the tile's K
   // leaves the rest of the tile empty (the 3-channel stem layer). 0: K is one run (a GEMM).
   int64_t k_run = 0;
+  // Conv2d: how many times the implicit GEMM reads each element of its im2col operand (A of fprop
+  // and dgrad, B of wgrad): about the filter's taps over the stride's area, R·S / (stride_h·stride_w),
+  // at least 1. The re-reads come from L2; the model's DRAM floor counts the tensor once.
+  int64_t im2col_reuse = 1;
+  // Conv2d: the run's own split-K (the seed's split_k=(mode, slices)): K in `splits` slices, summed
+  // in the kernel (serial) or by a reduction after it (parallel_splits). 0: the plan's settings decide.
+  int splits = 0;
+  bool parallel_splits = false;
 
   bool empty_output() const { return m == 0 || n == 0 || batch == 0; }
   bool operator==(const GemmShape& o) const {
     return m == o.m && n == o.n && k == o.k && batch == o.batch && align_a == o.align_a && align_b == o.align_b &&
            align_c == o.align_c && bias == o.bias && ragged == o.ragged && sm80_only == o.sm80_only &&
-           k_run == o.k_run;
+           k_run == o.k_run && im2col_reuse == o.im2col_reuse && splits == o.splits && parallel_splits == o.parallel_splits;
   }
 };
 

@@ -35,18 +35,18 @@ class Conv2d : public op::Plan<runtime::ConvKernel, ConvProblem> {
     return compile_shapes(shapes, jobs);
   }
 
-  // The boundary check (op/conv_check.hpp). `splits`: the run's serial split-K slices; 0 takes the
-  // plan's (its settings' split_k_slices).
+  // The boundary check (op/conv_check.hpp). `split`: the run's own split-K, part of the problem's
+  // class (no slices: the plan's settings decide).
   ConvProblem check(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
-                    const op::ConvGeometry& geometry, double beta = 0.0, int splits = 0) const;
+                    const op::ConvGeometry& geometry, double beta = 0.0, ConvSplitK split = {}) const;
 
-  // Runs a checked problem on `stream` with K cut into `splits` serial slices (0: the plan's).
-  runtime::RunHandle run(const ConvProblem& problem, double alpha = 1.0, double beta = 0.0, int splits = 0,
+  // Runs a checked problem on `stream`.
+  runtime::RunHandle run(const ConvProblem& problem, double alpha = 1.0, double beta = 0.0,
                          cudaStream_t stream = nullptr, std::function<void()> on_complete = {});
   // check() then run(): A, B, C (empty when beta == 0) and D as the kind takes them.
   runtime::RunHandle run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
-                         const op::ConvGeometry& geometry, double alpha = 1.0, double beta = 0.0, int splits = 0,
-                         cudaStream_t stream = nullptr, std::function<void()> on_complete = {});
+                         const op::ConvGeometry& geometry, double alpha = 1.0, double beta = 0.0,
+                         ConvSplitK split = {}, cudaStream_t stream = nullptr, std::function<void()> on_complete = {});
 
  private:
   KernelKind kind_;

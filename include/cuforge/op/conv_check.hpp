@@ -4,10 +4,11 @@
 // Every check happens here, before anything is launched: presence, element type, device, rank 4,
 // dense NHWC storage, the geometry (channels of input and filter, the output size
 // P = (H + 2 pad - dilation (R - 1) - 1) / stride + 1), stride, padding and dilation, what CUTLASS's
-// implicit-GEMM kernels support (filters up to 32 x 32; dgrad without dilation, strided dgrad without split-K),
-// channel alignment, 32-bit sizes and overlap of D with the inputs. The problem class records what only
-// the SM80 kernels run (GemmShape::sm80_only: strided dgrad, split-K, padding and dilation beyond SM90's
-// TMA im2col loads), so that selection leaves it to them.
+// implicit-GEMM kernels support (filters up to 32 x 32; dgrad without dilation, strided dgrad without split-K,
+// parallel split-K for wgrad only), channel alignment, 32-bit sizes and overlap of D with the inputs. The
+// problem class records what only the SM80 kernels run (GemmShape::sm80_only: strided dgrad, split-K,
+// padding and dilation beyond SM90's TMA im2col loads), so that selection leaves it to them, and the
+// run's own split-K (GemmShape::splits), which selection then takes as given.
 #pragma once
 
 #include <array>
@@ -30,9 +31,11 @@ Conv2dSize conv_size(const std::array<int64_t, 7>& nhwckrs, const ConvGeometry& 
 
 // Throws InvalidArgumentError or DataTypeError naming the operand (or stride/padding/dilation),
 // what was expected and what was given. `c` may be empty when beta == 0, a tensor of D's shape, or
-// (fprop, dgrad) a bias: one value per channel of D (rank 1). `splits`: serial split-K slices (1: none).
+// (fprop, dgrad) a bias: one value per channel of D (rank 1). `split`: the run's own split-K;
+// `plan_splits`: the slices the plan's settings cut K into when the run gives none.
 ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b,
-                       const TensorRef& c, const TensorRef& d, const ConvGeometry& geometry, double beta, int splits);
+                       const TensorRef& c, const TensorRef& d, const ConvGeometry& geometry, double beta,
+                       ConvSplitK split = {}, int plan_splits = 1);
 
 // The problem class of a convolution of this size on dense tensors in 16-byte aligned allocations.
 GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias = false);

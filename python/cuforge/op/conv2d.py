@@ -38,18 +38,18 @@ def _pair(value, name: str, low: int) -> tuple[int, int]:
     return integer(value[0], name, low), integer(value[1], name, low)
 
 
-def _split_k(value) -> int:
-    """The seed's split_k=(mode, slices): serial split-K reduces the slices in the kernel. None (0 to
-    the core) takes the plan's split_k_slices."""
+def _split_k(value) -> tuple[int, bool]:
+    """The seed's split_k=(mode, slices) as (slices, parallel): serial split-K sums the slices in the
+    kernel, parallel split-K (wgrad) writes each slice's f32 partial products and sums them in a
+    reduction kernel after it. None (0 slices to the core) takes the plan's settings."""
     if value is None:
-        return 0
+        return 0, False
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
         raise InvalidArgumentError(f"split_k: expected (mode, slices), e.g. ('serial', 1), got {value!r}")
     mode, slices = value
-    slices = integer(slices, "split_k slices", 1)
-    if mode != "serial" and slices > 1:
-        raise InvalidArgumentError(f"split_k: convolution kernels split K serially ('serial'), got mode {mode!r}")
-    return slices
+    if mode not in ("serial", "parallel"):
+        raise InvalidArgumentError(f"split_k: the mode is 'serial' or 'parallel', got {mode!r}")
+    return integer(slices, "split_k slices", 1), mode == "parallel"
 
 
 def _nhwc_views(operands):
@@ -75,8 +75,8 @@ def _nhwc_views(operands):
 class Conv2d(Plan):
     """A 2-D convolution plan of one kind, D = activation(alpha * conv + beta * C), computed as an
     implicit GEMM by CUTLASS's kernels: on Hopper its SM90 ones (f16 and bf16 with f32 accumulation)
-    beside its SM80 ones, which also run what the SM90 kernels cannot (strided dgrad, serial split-K);
-    ``kernel_cc=80`` keeps to SM80. The tensors:
+    beside its SM80 ones, which also run what the SM90 kernels cannot (strided dgrad; split-K, serial
+    and, for wgrad, parallel); ``kernel_cc=80`` keeps to SM80. The tensors:
 
     - ``fprop``: A = x (N, H, W, C), B = filters (K, R, S, C), D = y (N, P, Q, K)
     - ``dgrad``: A = dy (N, P, Q, K), B = filters (K, R, S, C), D = dx (N, H, W, C)
@@ -184,12 +184,13 @@ class Conv2d(Plan):
         Every operand and the geometry are checked before anything runs; nothing is written to D
         when a check fails. Torch and CuPy tensors run in place on their current stream (or
         ``stream``); NumPy arrays are copied to the GPU and D copied back when the run is
-        synchronized. ``split_k=('serial', n)`` cuts the implicit GEMM's K into n slices reduced in
-        the kernel (for wgrad's long K); by default the plan's split_k_slices apply.
+        synchronized. ``split_k=('serial', n)`` cuts the implicit GEMM's K into n slices summed in the
+        kernel, ``split_k=('parallel', n)`` (wgrad, whose K is long) into n slices of f32 partial
+        products summed by a reduction kernel; by default the plan's settings (and its choice) apply.
         """
         A, B, C, D, alpha, beta = self._run_arguments(A, B, C, D, alpha, beta)
         geometry = (_pair(stride, "stride", 1), _pair(padding, "padding", 0), _pair(dilation, "dilation", 1))
-        splits = _split_k(split_k)
+        splits, parallel = _split_k(split_k)
         operands = tuple(_nhwc_views((A, B, C, D)))
         descs = [None if x is None else describe(x, name) for x, name in zip(operands, "ABCD")]
         s = current_stream(operands, stream)
@@ -198,9 +199,9 @@ class Conv2d(Plan):
             descs, on_complete = self._stage_host_arrays(
                 operands, descs, s, copy_d_in=beta != 0,
                 check=lambda d: self._plan.check(d[0], d[1], None if C is None else d[2], d[3], *geometry, beta,
-                                                 splits))
+                                                 splits, parallel))
         handle = self._plan.run(descs[0], descs[1], None if C is None else descs[2], descs[3], *geometry, alpha,
-                                beta, splits, s, on_complete)
+                                beta, splits, parallel, s, on_complete)
         if print_module and self.last_kernel:
             print(kernel_source(self.last_kernel))
         if sync:
