@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define CUFORGE_ABI_VERSION 6
+#define CUFORGE_ABI_VERSION 7
 
 /* Kernel libraries are built with hidden visibility; only these entry points are exported. */
 #define CUFORGE_EXPORT __attribute__((visibility("default")))
@@ -115,6 +115,8 @@ typedef struct cuforge_conv2d_arguments {
   double alpha, beta;
   double activation_argument;
   int splits; /* K slices, serial (parallel for a parallel split-K kernel); 1: none */
+  int decomposition; /* pointwise kernels (GEMM kernels): as cuforge_gemm_arguments's */
+  int deterministic;
   int device;
   int sm_count;
 } cuforge_conv2d_arguments;

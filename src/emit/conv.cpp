@@ -91,7 +91,39 @@ std::string emit_sm90(const library::GemmConfig& c) {
   return render(embedded::conv_sm90, h);
 }
 
+// The GEMM of a 1x1 convolution of unit stride over dense NHWC tensors (strides along W, H and N),
+// per kind: its extents and the leading dimensions of A, B, C and D.
+struct PointwiseGemm {
+  const char *m, *n, *k, *lda, *ldb, *ldc, *ldd, *words;
+};
+
+PointwiseGemm pointwise_gemm(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::Conv2dFprop:  // y (pixels x K) = x (pixels x C) times the KC filters, C-contiguous
+      return {"pixels", "p.k", "p.c", "p.stride_a[0]", "p.stride_b[2]", "p.stride_c[0]", "p.stride_d[0]",
+              "y (N·P·Q x K) = x (N·H·W x C) w (K x C)ᵀ"};
+    case KernelKind::Conv2dDgrad:  // dx (pixels x C) = dy (pixels x K) times the KC filters
+      return {"pixels", "p.c", "p.k", "p.stride_a[0]", "p.stride_b[2]", "p.stride_c[0]", "p.stride_d[0]",
+              "dx (N·H·W x C) = dy (N·P·Q x K) w (K x C)"};
+    default:  // dw (K x C) = dyᵀ (K x pixels, column-major) times x (pixels x C)
+      return {"p.k", "p.c", "pixels", "p.stride_a[0]", "p.stride_b[0]", "p.stride_c[2]", "p.stride_d[2]",
+              "dw (K x C) = dy (N·P·Q x K)ᵀ x (N·H·W x C)"};
+  }
+}
+
 }  // namespace
+
+std::string pointwise_conv_entry(const library::GemmConfig& c) {
+  const PointwiseGemm g = pointwise_gemm(c.kind);
+  return render(embedded::conv_pointwise, {{"m", g.m},
+                                           {"n", g.n},
+                                           {"k", g.k},
+                                           {"lda", g.lda},
+                                           {"ldb", g.ldb},
+                                           {"ldc", g.ldc},
+                                           {"ldd", g.ldd},
+                                           {"gemm_words", g.words}});
+}
 
 std::string conv_source(const library::GemmConfig& c) {
   const std::string body = c.arch >= 90 ? emit_sm90(c) : emit_sm80(c);

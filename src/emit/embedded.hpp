@@ -21,6 +21,7 @@ extern const std::string_view conv_sm90;
 extern const std::string_view conv_sm80;
 extern const std::string_view conv_entry;
 extern const std::string_view conv_split_k;
+extern const std::string_view conv_pointwise;
 extern const std::string_view pytorch_common;
 extern const std::string_view pytorch_gemm;
 extern const std::string_view pytorch_grouped;

@@ -92,10 +92,10 @@ std::string emit_sm80(const library::GemmConfig& c, const std::string& name) {
 
 // The GEMM of a parallel split-K kernel writes the slices' partial products; the reduction after
 // it applies the configuration's own epilogue.
-std::string emit_split_k(const library::GemmConfig& c) {
+std::string emit_split_k(const library::GemmConfig& c, const std::string& name) {
   const bool row_a = c.layout_a == Layout::RowMajor, row_b = c.layout_b == Layout::RowMajor;
   return split_k_reduction(c) + render(embedded::gemm_split_k,
-                                       {{"name", c.name()},
+                                       {{"name", name},
                                         {"alignment_k", std::to_string(std::max(c.alignment_a, c.alignment_b))},
                                         {"a_k_stride", row_a ? "1" : "p.lda"},
                                         {"b_k_stride", row_b ? "p.ldb" : "1"}});
@@ -105,12 +105,18 @@ std::string emit_split_k(const library::GemmConfig& c) {
 
 std::string gemm_source(const library::GemmConfig& config) {
   if (config.kind == KernelKind::Grouped) return grouped_gemm_source(config);
-  if (is_conv(config.kind)) return conv_source(config);
-  const library::GemmConfig gemm = config.parallel_split_k ? library::split_k_partials(config) : config;
-  std::string body = gemm.arch >= 90 ? emit_sm90(gemm, config.name()) : emit_sm80(gemm, config.name());
-  return body + "\n" +
-         (config.parallel_split_k ? emit_split_k(config)
-                                  : render(embedded::gemm_entry, {{"name", config.name()}, {"staging", staging(config)}}));
+  if (is_conv(config.kind) && !config.pointwise) return conv_source(config);
+  // A pointwise convolution kernel is its GEMM kernel, named for the convolution, with the
+  // convolution ABI's entries after the GEMM's.
+  library::GemmConfig plain = config;
+  plain.kind = KernelKind::Gemm;
+  plain.pointwise = false;
+  const std::string name = config.name();
+  const library::GemmConfig gemm = plain.parallel_split_k ? library::split_k_partials(plain) : plain;
+  std::string body = gemm.arch >= 90 ? emit_sm90(gemm, name) : emit_sm80(gemm, name);
+  body += "\n" + (plain.parallel_split_k ? emit_split_k(plain, name)
+                                         : render(embedded::gemm_entry, {{"name", name}, {"staging", staging(plain)}}));
+  return config.pointwise ? body + pointwise_conv_entry(config) : body;
 }
 
 KernelSource gemm_kernel(const library::GemmConfig& config, int cc) {

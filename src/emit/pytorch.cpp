@@ -115,6 +115,8 @@ std::string conv_body(const TorchExport& e, Holes& common) {
   h["bias"] = boolean(c.bias);
   const char* mode = c.parallel_split_k ? "parallel" : "serial";
   h["split_k_mode"] = mode;
+  h["decomposition"] = std::to_string(int(e.launch.decomposition));
+  h["deterministic"] = e.launch.deterministic ? "1" : "0";
   h["split_k_words"] = c.parallel_split_k ? "into f32 slices summed after the kernel" : "serially, in the kernel";
   h["conv_entry"] = render(kConvEntry, {{"size_parameter", *size ? fmt::format("at::IntArrayRef {}, ", size) : ""},
                                         {"size_argument", *size ? size : "at::IntArrayRef{}"}});

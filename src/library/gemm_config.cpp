@@ -106,7 +106,8 @@ std::optional<std::string> why_invalid_conv(const GemmConfig& c) {
 std::string GemmConfig::name() const {
   const auto& t = tile.threadblock_shape;
   const auto& shape2 = arch >= 90 ? tile.cluster_shape : tile.warp_count;
-  std::string epilogue = parallel_split_k ? "_splitk" : "";
+  std::string epilogue = pointwise ? "_pointwise" : "";
+  if (parallel_split_k) epilogue += "_splitk";
   if (activation != Activation::identity) epilogue += fmt::format("_{}", to_string(activation));
   if (bias) epilogue += "_bias";
   return fmt::format("cuforge_sm{}_{}_{}_{}_{}_{}_{}_{}_{}_{}{}{}_{}x{}x{}_{}{}x{}x{}_s{}_{}_{}_{}_a{}x{}x{}{}", arch,
@@ -128,7 +129,7 @@ bool GemmConfig::operator==(const GemmConfig& o) const {
          tile.kernel_schedule == o.tile.kernel_schedule && tile.epilogue_schedule == o.tile.epilogue_schedule &&
          tile.tile_scheduler == o.tile.tile_scheduler && alignment_a == o.alignment_a &&
          alignment_b == o.alignment_b && alignment_c == o.alignment_c && activation == o.activation &&
-         bias == o.bias && parallel_split_k == o.parallel_split_k;
+         bias == o.bias && parallel_split_k == o.parallel_split_k && pointwise == o.pointwise;
 }
 
 GemmConfig parse_gemm_name(std::string_view name) {
@@ -138,7 +139,7 @@ GemmConfig parse_gemm_name(std::string_view name) {
     throw InvalidArgumentError(fmt::format(
         "'{}' is not a cuforge kernel name (expected cuforge_smXX_<gemm|grouped|fprop|dgrad|wgrad>_<opclass>_<math>_<A>_<B>_"
         "<acc>_<C>_<D>_<layouts>_<tile>_<cluster|warps>_s<stages>_<kernel>_<epilogue>_<scheduler>_a<align>"
-        "[_splitk][_<activation>][_bias])",
+        "[_pointwise][_splitk][_<activation>][_bias])",
         name));
   GemmConfig c;
   c.kind = parse<KernelKind>(p[2]);
@@ -172,6 +173,10 @@ GemmConfig parse_gemm_name(std::string_view name) {
   c.alignment_c = align[2];
   // The suffix: "splitk", an activation (whose name may hold '_') and/or "bias".
   std::vector<std::string_view> rest(p.begin() + 18, p.end());
+  if (!rest.empty() && rest.front() == "pointwise") {
+    c.pointwise = true;
+    rest.erase(rest.begin());
+  }
   if (!rest.empty() && rest.front() == "splitk") {
     c.parallel_split_k = true;
     rest.erase(rest.begin());
@@ -250,6 +255,19 @@ int shared_memory_bytes(const GemmConfig& c) {
 }
 
 std::optional<std::string> why_invalid(const GemmConfig& c) {
+  if (c.pointwise) {
+    const bool sixteen = (c.element_a == DataType::f16 || c.element_a == DataType::bf16) && c.element_b == c.element_a;
+    if (!is_conv(c.kind) || c.arch < 90 || !sixteen)
+      return std::string("pointwise GEMM kernels run 1x1 convolutions of f16 or bf16 on SM90 (SM80's own "
+                         "convolution kernels run them there)");
+    const auto [la, lb] = conv_layouts(c.kind);
+    if (c.layout_a != la || c.layout_b != lb)
+      return fmt::format("a pointwise {} is the GEMM {}{}r", to_string(c.kind), layout_letter(la), layout_letter(lb));
+    GemmConfig gemm = c;
+    gemm.kind = KernelKind::Gemm;
+    gemm.pointwise = false;
+    return why_invalid(gemm);
+  }
   if (c.parallel_split_k) {
     if (c.element_accumulator != DataType::f32)
       return fmt::format("parallel split-K sums f32 partial products; this kernel accumulates in {}",

@@ -157,6 +157,7 @@ GemmShape implicit_gemm_shape(KernelKind kind, const Conv2dSize& z, bool bias, C
   // fprop's K runs over x's channels, dgrad's over dy's; wgrad's K is N·P·Q.
   if (kind != KernelKind::Conv2dWgrad) s.k_run = kind == KernelKind::Conv2dFprop ? z.c : z.k;
   s.im2col_reuse = std::max<int64_t>(1, z.r * z.s / (z.stride_h * z.stride_w));
+  s.pointwise = z.r == 1 && z.s == 1 && z.stride_h == 1 && z.stride_w == 1 && z.pad_h == 0 && z.pad_w == 0;
   return s;
 }
 

@@ -35,6 +35,8 @@ cuforge_conv2d_arguments arguments(const ConvProblem& p, const GemmLaunch& l) {
   a.beta = l.beta;
   a.activation_argument = l.activation_argument;
   a.splits = l.splits;
+  a.decomposition = int(l.decomposition);
+  a.deterministic = l.deterministic ? 1 : 0;
   a.device = l.device;
   a.sm_count = l.sm_count;
   return a;

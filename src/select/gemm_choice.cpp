@@ -116,7 +116,7 @@ bool divides_as_asked(const GemmConfig& c, Decomposition d, bool stream_k_pinned
 // A and B: K must be a multiple of `splits` times that vector, and the problem a single matrix.
 // Convolution kernels (CUTLASS 2.x's) give each slice its share of K's tiles, whatever K is.
 bool slices_evenly(const GemmConfig& c, const GemmShape& p, int splits) {
-  if (is_conv(c.kind)) return true;
+  if (is_conv(c.kind) && !c.pointwise) return true;
   return p.batch == 1 && p.k % (int64_t(splits) * std::max(c.alignment_a, c.alignment_b)) == 0;
 }
 
@@ -289,9 +289,19 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
                                            "plan.tile_descriptions() lists the {} that can",
                                            s.tile->describe(), why, tile_descriptions(k).size()));
   // Operands TMA cannot load (leading dimensions not 16-byte multiples) run on SM80 kernels of
-  // lower alignment; a pinned tile is the user's word and has no fallback.
+  // lower alignment; a pinned tile is the user's word and has no fallback (nor pointwise kernels).
   if (arch >= 90 && !s.tile)
     for (const GemmConfig* row : catalog_rows(t, 80, s, kind)) k.fallback.push_back(*row);
+  // 1x1 fprop and dgrad may also run as GEMMs. Not wgrad: its GEMM (dyᵀ x, K = N·P·Q) on the SM90
+  // GEMM kernels' parallel split-K measured 0.40x cuDNN where SM80's convolution kernels split in
+  // parallel reach 0.70x (H200, 56²×256→64, bench/NOTES.md).
+  if (arch >= 90 && !s.tile && (kind == KernelKind::Conv2dFprop || kind == KernelKind::Conv2dDgrad))
+    for (const GemmConfig* row : catalog_rows(t, 90, s, KernelKind::Gemm)) {
+      GemmConfig c = *row;
+      c.kind = kind;
+      c.pointwise = true;
+      if (!library::why_invalid(c)) k.pointwise.push_back(c);
+    }
   return k;
 }
 
@@ -337,6 +347,9 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
   });
   const bool conv = !k.primary.empty() && is_conv(k.primary.front().kind);
   if (configs.empty() || copying || conv) add_from(k.fallback);
+  // A 1x1 convolution of unit stride is a GEMM: the GEMM kernels' persistent, stream-K and
+  // parallel split-K schedules serve it too.
+  if (p.pointwise) add_from(k.pointwise);
 
   // Each kernel with the settings' slices. In the heuristic decomposition, SM90 stream-K kernels
   // also with each split-K slice count that leaves every slice a few K iterations, wgrad into f32

@@ -151,6 +151,52 @@ TEST(ConvEmit, EachKindInstantiatesItsCutlassKernel) {
   }
 }
 
+TEST(ConvCatalog, PointwiseKernelsAreSm90GemmKernelsOfTheKindsLayouts) {
+  library::GemmFilter f;
+  f.kind = KernelKind::Gemm;
+  f.arch = 90;
+  f.element_a = DataType::f16;
+  f.layout_a = Layout::ColumnMajor;
+  f.layout_b = Layout::RowMajor;
+  library::GemmConfig c = *library::find_gemms(f).front();  // a crr GEMM: wgrad's layouts
+  c.kind = kWgrad;
+  c.pointwise = true;
+  EXPECT_FALSE(library::why_invalid(c)) << c.name();
+  EXPECT_NE(c.name().find("_pointwise"), std::string::npos);
+  EXPECT_EQ(library::parse_gemm_name(c.name()), c);
+  c.parallel_split_k = true;
+  EXPECT_EQ(library::parse_gemm_name(c.name()), c) << "SM90 GEMM kernels split K in parallel for 1x1 wgrad";
+  c.kind = kFprop;  // fprop's GEMM is rcr
+  EXPECT_NE(library::why_invalid(c).value_or("").find("GEMM rcr"), std::string::npos);
+  c.kind = kWgrad;
+  c.arch = 80;
+  c.tile.kernel_schedule = KernelSchedule::Multistage;
+  EXPECT_NE(library::why_invalid(c).value_or("").find("on SM90"), std::string::npos);
+}
+
+TEST(ConvEmit, PointwiseKernelsCallTheirGemmThroughTheConvolutionAbi) {
+  for (auto [kind, layouts, ldd] : {std::tuple{kFprop, "rcr", "g.ldd = p.stride_d[0];"},
+                                    {kDgrad, "rrr", "g.ldd = p.stride_d[0];"},
+                                    {kWgrad, "crr", "g.ldd = p.stride_d[2];"}}) {
+    library::GemmFilter f;
+    f.kind = KernelKind::Gemm;
+    f.arch = 90;
+    f.element_a = DataType::bf16;
+    f.layout_a = layouts[0] == 'r' ? Layout::RowMajor : Layout::ColumnMajor;
+    f.layout_b = layouts[1] == 'r' ? Layout::RowMajor : Layout::ColumnMajor;
+    library::GemmConfig c = *library::find_gemms(f).front();
+    c.kind = kind;
+    c.pointwise = true;
+    const std::string source = emit::gemm_source(c);
+    EXPECT_NE(source.find("cutlass::gemm::collective::CollectiveBuilder"), std::string::npos) << to_string(kind);
+    EXPECT_NE(source.find("cuforge_gemm_run(&g, workspace"), std::string::npos);
+    EXPECT_NE(source.find("int cuforge_conv2d_run("), std::string::npos);
+    EXPECT_NE(source.find(ldd), std::string::npos) << to_string(kind);
+    EXPECT_NE(source.find("return \"" + c.name() + "\""), std::string::npos) << "named for the convolution";
+    EXPECT_EQ(source.find("${"), std::string::npos) << "an unfilled hole";
+  }
+}
+
 TEST(ConvEmit, ParallelSplitKWgradWritesF32PartialsThenReduces) {
   library::GemmFilter f;
   f.kind = kWgrad;
@@ -448,6 +494,32 @@ TEST_F(ConvCheck, EveryBadInputIsRefusedByName) {
   TensorRef bias32 = TensorRef::vector(reinterpret_cast<const void*>(kBase + (3u << 28)), DataType::f16, 16);
   EXPECT_REFUSED(op::check_conv(kWgrad, types, 0, y, x, bias32, w, same, 1.0, {1}), "wgrad's C has dw's shape");
   EXPECT_REFUSED(fprop(x, w, nhwc(3, 2, 9, 7, 16), y, same, 1.0), "expected D's shape");
+}
+
+TEST(ConvPlan, OneByOneConvolutionsWeighTheGemmKernels) {
+  Conv2dSize z;  // ResNet-50's 56 x 56 x 256 -> 64 1x1 layer, N = 32
+  z.n = 32, z.h = z.w = z.p = z.q = 56, z.c = 256, z.k = 64, z.r = z.s = 1;
+  for (KernelKind kind : {kFprop, kDgrad, kWgrad}) {
+    Conv2d plan(kind, options(DataType::f16));
+    const GemmShape s = plan.shape(z);
+    EXPECT_TRUE(s.pointwise);
+    const select::GemmCandidate chosen = plan.select(s);
+    // wgrad's GEMM split in parallel on SM90 measured slower than SM80's convolution kernels.
+    EXPECT_EQ(chosen.config.pointwise, kind != kWgrad) << chosen.config.name();
+    // A pinned tile keeps to the convolution kernels.
+    auto settings = plan.settings();
+    Conv2d fprop(kFprop, options(DataType::f16));
+    settings.tile = fprop.select(fprop.shape(resnet_layer())).config.tile;  // an SM90 convolution tile
+    plan.set_settings(settings);
+    EXPECT_FALSE(plan.select(s).config.pointwise) << plan.select(s).config.name();
+  }
+  Conv2dSize strided = z;
+  strided.stride_h = strided.stride_w = 2;
+  strided.p = strided.q = 28;
+  EXPECT_FALSE(Conv2d(kFprop, options(DataType::f16)).shape(strided).pointwise);
+  GemmOptions sm80 = options(DataType::f16);
+  sm80.kernel_cc = 80;
+  EXPECT_FALSE(Conv2d(kFprop, sm80).select(Conv2d(kFprop, sm80).shape(z)).config.pointwise);
 }
 
 }  // namespace

@@ -5,7 +5,8 @@ stride, padding and dilation, odd H and W, N = 1, f16 and bf16 (and an f32 dw), 
 per-channel bias or beta * C, channels_last and plain NHWC tensors, and D left untouched by a refused
 run. What SM90's kernels cannot run (strided dgrad, serial split-K) is left to SM80 kernels by the
 default choice. wgrad's parallel split-K (SM80 kernels writing f32 partial products, a reduction kernel
-applying the epilogue) is exact too, asked for by a run or chosen by the model for a long K.
+applying the epilogue) is exact too, asked for by a run or chosen by the model for a long K, and so
+are 1 x 1 fprop and dgrad run by the GEMM kernels the model picks for them (pointwise kernels).
 """
 
 from __future__ import annotations
@@ -112,6 +113,19 @@ def parallel_default(case, splits, dtype):
 RESNET_WGRAD = (4, 56, 56, 64, 64, 3, 3, 1, 1, 1)
 
 
+# A 1 x 1 convolution of unit stride: a GEMM of 25088 pixels by 64 channels, which the model gives
+# to the SM90 GEMM kernels (pointwise kernels) for fprop and dgrad.
+POINTWISE = (8, 56, 56, 64, 64, 1, 1, 1, 0, 1)
+
+
+def pointwise_relu_bias(kind):
+    def chosen():
+        p = default_plan(kind)
+        p.activation = "relu"
+        return p.select(*POINTWISE[:7], bias=True)
+    return chosen
+
+
 @pytest.fixture(scope="module", autouse=True)
 def kernels():
     selections = [select_default("fprop", (2, 56, 56, 64, 64, 3, 3, 1, 1, 1)), select_default("dgrad", BACKWARD[1])]
@@ -130,6 +144,8 @@ def kernels():
                    select("wgrad", "sm80", out=torch.float32, **parallel)]
     selections += [parallel_default(case, splits, dtype) for case in BACKWARD for splits in (2, 5) for dtype in DTYPES]
     selections.append(select_default("wgrad", RESNET_WGRAD))
+    selections += [select_default(kind, POINTWISE) for kind in ("fprop", "dgrad")]
+    selections += [pointwise_relu_bias(kind) for kind in ("fprop", "dgrad")]
     return build_selected(selections)
 
 
@@ -245,6 +261,37 @@ def test_parallel_split_k_is_wgrads():
     with pytest.raises(cuforge.InvalidArgumentError, match="parallel split-K is offered for wgrad"):
         default_plan("fprop").run(x, w, None, y, split_k=("parallel", 2), **g)
     assert torch.isnan(y).all()
+
+
+def pointwise_case(kind, dtype=torch.float16):
+    """POINTWISE's operands (A, B) for fprop or dgrad, the float64 reference and a NaN-filled D."""
+    x, w, g = tensors(POINTWISE, dtype)
+    dy = channels_last(rand(F.conv2d(x, w, **g).shape, dtype))
+    if kind == "fprop":
+        return (x, w), F.conv2d(x.double(), w.double(), **g), channels_last(torch.full_like(dy, float("nan")))
+    return (dy, w), torch.nn.grad.conv2d_input(x.shape, w.double(), dy.double(), **g), \
+        channels_last(torch.full_like(x, float("nan")))
+
+
+@pytest.mark.parametrize("kind", ["fprop", "dgrad"])
+def test_pointwise_convolutions_run_gemm_kernels(kind):
+    (a, b), ref, d = pointwise_case(kind)
+    p = default_plan(kind)
+    p.run(a, b, None, d)
+    assert_exact(d, ref.half())
+    ran(p, "sm90", kind)
+    assert "_pointwise" in p.last_kernel, p.last_kernel
+
+
+@pytest.mark.parametrize("kind", ["fprop", "dgrad"])
+def test_pointwise_relu_with_a_per_channel_bias(kind):
+    (a, b), ref, d = pointwise_case(kind)
+    bias = rand((d.shape[1],), torch.float16)
+    p = default_plan(kind)
+    p.activation = "relu"
+    p.run(a, b, bias, d, alpha=2.0, beta=-1.0)
+    assert_exact(d, torch.relu(2.0 * ref - bias.double().view(1, -1, 1, 1)).half())
+    assert p.last_kernel.endswith("_pointwise_relu_bias"), p.last_kernel
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -44,6 +44,7 @@ EXPORTS = {
     "cf_dgrad": lambda: cuforge.op.Conv2d("dgrad", element=F16).construct(
         problem=(4, 16, 16, 64, 32, 3, 3), stride=(2, 2), padding=(1, 1)),
     "cf_wgrad": lambda: cuforge.op.Conv2d("wgrad", element=F16).construct(),
+    "cf_pointwise": lambda: cuforge.op.Conv2d("fprop", element=F16).construct(problem=(8, 56, 56, 64, 64, 1, 1)),
 }
 
 
@@ -125,6 +126,15 @@ def test_conv_modules_match_torch_in_float64(modules):
     assert torch.allclose(dw.double(), ref, rtol=1e-3, atol=1.0)
     with pytest.raises(RuntimeError, match="split_k_mode: the kernel splits K into f32 slices"):
         modules["cf_wgrad"].run([64, 64, 3, 3], dy, x, None, (1, 1), (1, 1), split_k_mode="serial", split_k_slices=2)
+
+
+def test_a_pointwise_module_takes_1x1_filters(modules):
+    """A 1x1 fprop exported on its GEMM kernel; torch gives the (64, 64, 1, 1) filters strides of 1
+    along the extents of 1, which the module reads as dense NHWC."""
+    assert "_pointwise" in cuforge.op.Conv2d("fprop", element=F16).construct(problem=(8, 56, 56, 64, 64, 1, 1)).name
+    x, w = _nchw(8, 64, 56, 56), _nchw(64, 64, 1, 1)
+    y = modules["cf_pointwise"].run(x, w, None, (1, 1), (0, 0))
+    assert torch.equal(y, torch.nn.functional.conv2d(x.double(), w.double()).to(F16))
 
 
 def test_runs_on_torch_current_stream(modules):

@@ -47,6 +47,9 @@ struct GemmShape {
   // and dgrad, B of wgrad): about the filter's taps over the stride's area, R·S / (stride_h·stride_w),
   // at least 1. The re-reads come from L2; the model's DRAM floor counts the tensor once.
   int64_t im2col_reuse = 1;
+  // Conv2d: a 1x1 filter of unit stride and no padding, a GEMM over the NHWC tensors' rows that the
+  // GEMM kernels can run (GemmConfig::pointwise).
+  bool pointwise = false;
   // Conv2d: the run's own split-K (the seed's split_k=(mode, slices)): K in `splits` slices, summed
   // in the kernel (serial) or by a reduction after it (parallel_splits). 0: the plan's settings decide.
   int splits = 0;
@@ -56,7 +59,7 @@ struct GemmShape {
   bool operator==(const GemmShape& o) const {
     return m == o.m && n == o.n && k == o.k && batch == o.batch && align_a == o.align_a && align_b == o.align_b &&
            align_c == o.align_c && bias == o.bias && ragged == o.ragged && sm80_only == o.sm80_only &&
-           k_run == o.k_run && im2col_reuse == o.im2col_reuse && splits == o.splits && parallel_splits == o.parallel_splits;
+           k_run == o.k_run && im2col_reuse == o.im2col_reuse && pointwise == o.pointwise && splits == o.splits && parallel_splits == o.parallel_splits;
   }
 };
 

@@ -32,9 +32,15 @@ struct GemmConfig {
   // slices into its own accumulator-type matrix in the workspace (a batch over the slices), and a
   // reduction kernel sums them in a fixed order and applies the epilogue above.
   bool parallel_split_k = false;
+  // Convolution kinds: a GEMM kernel (SM90, any of the GEMM catalog's schedules) run through the
+  // convolution ABI, for 1x1 filters of unit stride and no padding, where the convolution is a GEMM
+  // over the NHWC tensors' rows (fprop: x (N·H·W x C) by the filters' transpose; dgrad: dy by the
+  // filters; wgrad: dyᵀ by x) in the kind's implicit-GEMM layouts.
+  bool pointwise = false;
 
   // e.g. cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x256x64_c2x1x1_s0_coop_tmacoop_default_a8x8x8
-  // (grouped kernels: cuforge_sm90_grouped_...), followed by _splitk for parallel split-K,
+  // (grouped kernels: cuforge_sm90_grouped_...), followed by _pointwise for a convolution's GEMM
+  // kernel, _splitk for parallel split-K,
   // _<activation> unless it is the identity, and _bias for a bias vector C.
   std::string name() const;
   // Equal when the names are: the fields the name encodes (SM90: not the warp count; SM80: not the cluster).

@@ -26,6 +26,9 @@ struct GemmKernels {
   Arch arch = 90;
   std::vector<const library::GemmConfig*> family;
   std::vector<library::GemmConfig> primary, fallback;
+  // SM90 fprop and dgrad plans without a pinned tile: the GEMM rows of the plan's types and the
+  // kind's layouts as pointwise kernels, for the classes that are GEMMs (GemmShape::pointwise).
+  std::vector<library::GemmConfig> pointwise;
 };
 
 // The kernel family a plan of these types runs on a GPU of compute capability `cc`: `kernel_cc`
