@@ -151,13 +151,13 @@ GemmShape implicit_gemm_shape(KernelKind kind, const Conv2dSize& z, bool bias, C
   auto [m, n, k] = implicit_gemm_extents(kind, z);
   GemmShape s{m, n, k, 1};
   s.bias = bias;
-  s.sm80_only = sm80_only(kind, z, split.slices);
-  s.splits = split.slices;
-  s.parallel_splits = split.slices > 1 && split.parallel;
+  s.conv.sm80_only = sm80_only(kind, z, split.slices);
+  s.conv.splits = split.slices;
+  s.conv.parallel_splits = split.slices > 1 && split.parallel;
   // fprop's K runs over x's channels, dgrad's over dy's; wgrad's K is N·P·Q.
-  if (kind != KernelKind::Conv2dWgrad) s.k_run = kind == KernelKind::Conv2dFprop ? z.c : z.k;
-  s.im2col_reuse = std::max<int64_t>(1, z.r * z.s / (z.stride_h * z.stride_w));
-  s.pointwise = z.r == 1 && z.s == 1 && z.stride_h == 1 && z.stride_w == 1 && z.pad_h == 0 && z.pad_w == 0;
+  if (kind != KernelKind::Conv2dWgrad) s.conv.k_run = kind == KernelKind::Conv2dFprop ? z.c : z.k;
+  s.conv.im2col_reuse = std::max<int64_t>(1, z.r * z.s / (z.stride_h * z.stride_w));
+  s.conv.pointwise = z.r == 1 && z.s == 1 && z.stride_h == 1 && z.stride_w == 1 && z.pad_h == 0 && z.pad_w == 0;
   return s;
 }
 

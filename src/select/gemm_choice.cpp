@@ -123,10 +123,10 @@ bool slices_evenly(const GemmConfig& c, const GemmShape& p, int splits) {
 // The settings a class runs with: a convolution run's own split-K fixes the decomposition and the
 // slices (one slice: K whole).
 GemmSettings class_settings(GemmSettings s, const GemmShape& p) {
-  if (p.splits == 0) return s;
-  s.splits = p.splits;
-  s.decomposition = p.splits == 1       ? Decomposition::DataParallel
-                    : p.parallel_splits ? Decomposition::ParallelSplitK
+  if (p.conv.splits == 0) return s;
+  s.splits = p.conv.splits;
+  s.decomposition = p.conv.splits == 1       ? Decomposition::DataParallel
+                    : p.conv.parallel_splits ? Decomposition::ParallelSplitK
                                         : Decomposition::SplitK;
   return s;
 }
@@ -138,7 +138,7 @@ constexpr std::string_view kSm80Only =
 // A row of the kernel set with the settings and the problem's epilogue applied, or why it cannot
 // run the problem.
 std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, const GemmShape& p, std::string& why) {
-  if (p.sm80_only && row.arch >= 90) {
+  if (p.conv.sm80_only && row.arch >= 90) {
     why = kSm80Only;
     return std::nullopt;
   }
@@ -183,7 +183,7 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
 }
 
 std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const GemmShape& p) {
-  if (p.sm80_only && k.arch >= 90 && k.fallback.empty())
+  if (p.conv.sm80_only && k.arch >= 90 && k.fallback.empty())
     return fmt::format("{}, and this plan's tile is pinned to an SM90 one (kernel_cc=80 plans run it)", kSm80Only);
   auto fit = [&](const GemmConfig& c) { return fits(c, p); };
   const bool aligned = std::any_of(k.primary.begin(), k.primary.end(), fit) ||
@@ -349,7 +349,7 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
   if (configs.empty() || copying || conv) add_from(k.fallback);
   // A 1x1 convolution of unit stride is a GEMM: the GEMM kernels' persistent, stream-K and
   // parallel split-K schedules serve it too.
-  if (p.pointwise) add_from(k.pointwise);
+  if (p.conv.pointwise) add_from(k.pointwise);
 
   // Each kernel with the settings' slices. In the heuristic decomposition, SM90 stream-K kernels
   // also with each split-K slice count that leaves every slice a few K iterations, wgrad into f32
@@ -394,8 +394,9 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
 
 bool serves(const GemmCandidate& candidate, const GemmSettings& s, const GemmShape& p) {
   const GemmConfig& c = candidate.config;
-  if (p.splits > 0 && (candidate.splits != p.splits || c.parallel_split_k != p.parallel_splits)) return false;
-  return fits(c, p) && !(p.sm80_only && c.arch >= 90) && c.bias == p.bias && c.activation == s.activation &&
+  if (p.conv.splits > 0 && (candidate.splits != p.conv.splits || c.parallel_split_k != p.conv.parallel_splits))
+    return false;
+  return fits(c, p) && !(p.conv.sm80_only && c.arch >= 90) && c.bias == p.bias && c.activation == s.activation &&
          (!c.parallel_split_k || slices_evenly(c, p, candidate.splits)) && (candidate.splits <= 1 || p.batch == 1);
 }
 

@@ -45,7 +45,7 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
   int64_t tiles_n = ceil_div(ceil_div(p.n, t[1]), cl[1]) * cl[1];
   double tiles = tiles_m * double(tiles_n) * double(p.batch);
   // A convolution's K runs each start a fresh K tile (GemmShape::k_run).
-  int64_t k_iters = std::max<int64_t>(1, p.k_run > 0 ? p.k / p.k_run * ceil_div(p.k_run, t[2]) : ceil_div(p.k, t[2]));
+  int64_t k_iters = std::max<int64_t>(1, p.conv.k_run > 0 ? p.k / p.conv.k_run * ceil_div(p.conv.k_run, t[2]) : ceil_div(p.k, t[2]));
   double iter_us = 2.0 * t[0] * t[1] * t[2] / rate * 1e6;
 
   int cluster_size = cl[0] * cl[1];
@@ -93,8 +93,8 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
   // DRAM floor: each operand read once and the output written once (L2 serves the re-reads, a
   // convolution's im2col operand's too).
   const bool im2col_b = c.kind == KernelKind::Conv2dWgrad;
-  double dram_bytes = (double(p.m) * p.k * size_bytes(c.element_a) / (im2col_b ? 1 : p.im2col_reuse) +
-                       double(p.k) * p.n * size_bytes(c.element_b) / (im2col_b ? p.im2col_reuse : 1) +
+  double dram_bytes = (double(p.m) * p.k * size_bytes(c.element_a) / (im2col_b ? 1 : p.conv.im2col_reuse) +
+                       double(p.k) * p.n * size_bytes(c.element_b) / (im2col_b ? p.conv.im2col_reuse : 1) +
                        double(p.m) * p.n * size_bytes(c.element_d)) *
                       p.batch;
   double memory_us = dram_bytes / kDramBytesPerSecond * 1e6;

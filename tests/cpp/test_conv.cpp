@@ -312,13 +312,13 @@ TEST(ConvPlan, ShortChannelRunsWasteTheRestOfTheKTile) {
   Conv2d fprop(kFprop, options(DataType::f16));
   const GemmShape s = fprop.shape(stem);
   EXPECT_EQ(s.k, 8 * 49);
-  EXPECT_EQ(s.k_run, 8);
+  EXPECT_EQ(s.conv.k_run, 8);
   EXPECT_EQ(fprop.select(s).config.arch, 80);
   GemmShape gemm = s;
-  gemm.k_run = 0;  // the same extents as one GEMM K
+  gemm.conv.k_run = 0;  // the same extents as one GEMM K
   EXPECT_EQ(fprop.select(gemm).config.arch, 90);
-  EXPECT_EQ(Conv2d(kDgrad, options(DataType::f16)).shape(stem).k_run, 64) << "dgrad's K runs over fprop's K";
-  EXPECT_EQ(Conv2d(kWgrad, options(DataType::f16)).shape(stem).k_run, 0) << "wgrad's K is N·P·Q";
+  EXPECT_EQ(Conv2d(kDgrad, options(DataType::f16)).shape(stem).conv.k_run, 64) << "dgrad's K runs over fprop's K";
+  EXPECT_EQ(Conv2d(kWgrad, options(DataType::f16)).shape(stem).conv.k_run, 0) << "wgrad's K is N·P·Q";
 }
 
 TEST(ConvPlan, ChoosesSm90ImplicitGemmsOnHopperAndSm80ForWhatTheyCannotRun) {
@@ -353,25 +353,25 @@ TEST(ConvPlan, ChoosesSm90ImplicitGemmsOnHopperAndSm80ForWhatTheyCannotRun) {
   strided.stride_h = strided.stride_w = 2;
   strided.p = strided.q = 28;
   GemmShape s = dgrad.shape(strided);
-  EXPECT_TRUE(s.sm80_only);
+  EXPECT_TRUE(s.conv.sm80_only);
   EXPECT_EQ(dgrad.select(s).config.arch, 80);
   Conv2d fprop(kFprop, options(DataType::f16));
-  EXPECT_FALSE(fprop.shape(strided).sm80_only) << "strided fprop runs on SM90";
+  EXPECT_FALSE(fprop.shape(strided).conv.sm80_only) << "strided fprop runs on SM90";
   EXPECT_EQ(fprop.select(fprop.shape(strided)).config.arch, 90);
   Conv2dSize padded = z;
   padded.pad_h = 130;
   padded.p = 56 + 2 * 130 - 2;
-  EXPECT_TRUE(fprop.shape(padded).sm80_only);
+  EXPECT_TRUE(fprop.shape(padded).conv.sm80_only);
   EXPECT_EQ(fprop.select(fprop.shape(padded)).config.arch, 80);
   Conv2dSize dilated = z;
   dilated.dilation_h = dilated.dilation_w = 128;  // a reach of 256 rows
   dilated.h = dilated.w = 300;
   dilated.p = dilated.q = 300 + 2 - 256;
-  EXPECT_TRUE(fprop.shape(dilated).sm80_only);
+  EXPECT_TRUE(fprop.shape(dilated).conv.sm80_only);
   TensorRef x = nhwc(0, 2, 9, 7, 16), w = nhwc(1, 32, 3, 3, 16), y = nhwc(2, 2, 9, 7, 32);
   op::ConvGeometry same{{1, 1}, {1, 1}, {1, 1}};
-  EXPECT_FALSE(op::check_conv(kFprop, options(DataType::f16), 0, x, w, {}, y, same, 0.0, {1}).shape.sm80_only);
-  EXPECT_TRUE(op::check_conv(kWgrad, options(DataType::f16), 0, y, x, {}, w, same, 0.0, {3}).shape.sm80_only)
+  EXPECT_FALSE(op::check_conv(kFprop, options(DataType::f16), 0, x, w, {}, y, same, 0.0, {1}).shape.conv.sm80_only);
+  EXPECT_TRUE(op::check_conv(kWgrad, options(DataType::f16), 0, y, x, {}, w, same, 0.0, {3}).shape.conv.sm80_only)
       << "serial split-K";
   // The plan's own split-K decomposition takes SM80's serial kernels too.
   auto settings = fprop.settings();
@@ -412,7 +412,7 @@ TEST_F(ConvCheck, AValidProblemOfEachKind) {
   EXPECT_EQ(p.shape.align_a, 8);
   EXPECT_EQ(p.c, p.d) << "no C: the kernel is given D, never read";
   EXPECT_EQ(p.stride_a, (std::array<int64_t, 3>{16, 7 * 16, 9 * 7 * 16}));
-  EXPECT_EQ(p.shape.k_run, 16);
+  EXPECT_EQ(p.shape.conv.k_run, 16);
   EXPECT_TRUE(p.shape == Conv2d(kFprop, options(DataType::f16)).shape(p.size)) << "a run's class is the one plan.select() names";
   // dgrad: A = dy, B = w, D = dx; wgrad: A = dy, B = x, D = dw.
   ConvProblem d = op::check_conv(kDgrad, types, 0, y, w, {}, x, same, 0.0, {1});
@@ -422,18 +422,18 @@ TEST_F(ConvCheck, AValidProblemOfEachKind) {
   EXPECT_EQ(g.shape.m, 32);
   EXPECT_EQ(g.shape.k, 2 * 9 * 7);
   // A run's own split-K is part of its class: the plan chooses among the kernels that split so.
-  EXPECT_EQ(g.shape.splits, 4);
-  EXPECT_FALSE(g.shape.parallel_splits);
+  EXPECT_EQ(g.shape.conv.splits, 4);
+  EXPECT_FALSE(g.shape.conv.parallel_splits);
   EXPECT_FALSE(g.shape == Conv2d(kWgrad, options(DataType::f16)).shape(g.size));
   ConvProblem pg = op::check_conv(kWgrad, types, 0, y, x, {}, w, same, 0.0, {4, true});
-  EXPECT_TRUE(pg.shape.parallel_splits);
+  EXPECT_TRUE(pg.shape.conv.parallel_splits);
   GemmOptions sm80 = options(DataType::f16);
   sm80.kernel_cc = 80;
   Conv2d wgrad(kWgrad, sm80);
   for (const ConvProblem* run : {&g, &pg}) {
     const select::GemmCandidate chosen = wgrad.select(run->shape);
     EXPECT_EQ(chosen.splits, 4);
-    EXPECT_EQ(chosen.config.parallel_split_k, run->shape.parallel_splits) << chosen.config.name();
+    EXPECT_EQ(chosen.config.parallel_split_k, run->shape.conv.parallel_splits) << chosen.config.name();
   }
   EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, y, w, {}, x, same, 0.0, {4, true}),
                  "parallel split-K is offered for wgrad");
@@ -502,7 +502,7 @@ TEST(ConvPlan, OneByOneConvolutionsWeighTheGemmKernels) {
   for (KernelKind kind : {kFprop, kDgrad, kWgrad}) {
     Conv2d plan(kind, options(DataType::f16));
     const GemmShape s = plan.shape(z);
-    EXPECT_TRUE(s.pointwise);
+    EXPECT_TRUE(s.conv.pointwise);
     const select::GemmCandidate chosen = plan.select(s);
     // wgrad's GEMM split in parallel on SM90 measured slower than SM80's convolution kernels.
     EXPECT_EQ(chosen.config.pointwise, kind != kWgrad) << chosen.config.name();
@@ -516,7 +516,7 @@ TEST(ConvPlan, OneByOneConvolutionsWeighTheGemmKernels) {
   Conv2dSize strided = z;
   strided.stride_h = strided.stride_w = 2;
   strided.p = strided.q = 28;
-  EXPECT_FALSE(Conv2d(kFprop, options(DataType::f16)).shape(strided).pointwise);
+  EXPECT_FALSE(Conv2d(kFprop, options(DataType::f16)).shape(strided).conv.pointwise);
   GemmOptions sm80 = options(DataType::f16);
   sm80.kernel_cc = 80;
   EXPECT_FALSE(Conv2d(kFprop, sm80).select(Conv2d(kFprop, sm80).shape(z)).config.pointwise);

@@ -26,6 +26,33 @@ struct GemmTypes {
   GemmTypes canonical() const;
 };
 
+// What a convolution adds to the class of the implicit GEMM it computes (op/conv_check.hpp).
+struct ConvClass {
+  // Only the SM80 kernels run it (strided dgrad, split-K, or padding and dilation beyond SM90's TMA
+  // im2col loads).
+  bool sm80_only = false;
+  // fprop and dgrad: the implicit GEMM's K is R·S runs of this many channels, and the kernels (SM80
+  // and SM90 alike) start each run in a fresh K tile, so a run shorter than the tile's K leaves the
+  // rest of the tile empty (the 3-channel stem layer). 0: K is one run (a GEMM).
+  int64_t k_run = 0;
+  // How many times the implicit GEMM reads each element of its im2col operand (A of fprop and
+  // dgrad, B of wgrad): about the filter's taps over the stride's area, R·S / (stride_h·stride_w), at
+  // least 1. The re-reads come from L2; the model's DRAM floor counts the tensor once.
+  int64_t im2col_reuse = 1;
+  // A 1x1 filter of unit stride and no padding, a GEMM over the NHWC tensors' rows that the GEMM
+  // kernels can run (GemmConfig::pointwise).
+  bool pointwise = false;
+  // The run's own split-K (the seed's split_k=(mode, slices)): K in `splits` slices, summed in the
+  // kernel (serial) or by a reduction after it (parallel_splits). 0: the plan's settings decide.
+  int splits = 0;
+  bool parallel_splits = false;
+
+  bool operator==(const ConvClass& o) const {
+    return sm80_only == o.sm80_only && k_run == o.k_run && im2col_reuse == o.im2col_reuse &&
+           pointwise == o.pointwise && splits == o.splits && parallel_splits == o.parallel_splits;
+  }
+};
+
 // The problem class: extents, and the largest power-of-two alignment (in elements, at most 16
 // bytes) that the operands' pointers, contiguous extents, leading dimensions and batch strides all
 // allow. Kernels of that alignment or less can run it. Selection depends on nothing else.
@@ -36,30 +63,13 @@ struct GemmShape {
   // Grouped GEMM: the groups' M differ (or are unknown on the host: the offsets form), so each group's
   // last tile along M is on average half empty; `m` is then their mean.
   bool ragged = false;
-  // Conv2d: a convolution only the SM80 kernels run (strided dgrad, serial split-K, or padding and
-  // dilation beyond SM90's TMA im2col loads: op/conv_check.hpp).
-  bool sm80_only = false;
-  // Conv2d fprop and dgrad: the implicit GEMM's K is R·S runs of this many channels, and the kernels
-  // (SM80 and SM90 alike) start each run in a fresh K tile, so a run shorter than the tile's K
-  // leaves the rest of the tile empty (the 3-channel stem layer). 0: K is one run (a GEMM).
-  int64_t k_run = 0;
-  // Conv2d: how many times the implicit GEMM reads each element of its im2col operand (A of fprop
-  // and dgrad, B of wgrad): about the filter's taps over the stride's area, R·S / (stride_h·stride_w),
-  // at least 1. The re-reads come from L2; the model's DRAM floor counts the tensor once.
-  int64_t im2col_reuse = 1;
-  // Conv2d: a 1x1 filter of unit stride and no padding, a GEMM over the NHWC tensors' rows that the
-  // GEMM kernels can run (GemmConfig::pointwise).
-  bool pointwise = false;
-  // Conv2d: the run's own split-K (the seed's split_k=(mode, slices)): K in `splits` slices, summed
-  // in the kernel (serial) or by a reduction after it (parallel_splits). 0: the plan's settings decide.
-  int splits = 0;
-  bool parallel_splits = false;
+  // Conv2d: what the convolution adds to its implicit GEMM's class (defaults for GEMMs).
+  ConvClass conv;
 
   bool empty_output() const { return m == 0 || n == 0 || batch == 0; }
   bool operator==(const GemmShape& o) const {
     return m == o.m && n == o.n && k == o.k && batch == o.batch && align_a == o.align_a && align_b == o.align_b &&
-           align_c == o.align_c && bias == o.bias && ragged == o.ragged && sm80_only == o.sm80_only &&
-           k_run == o.k_run && im2col_reuse == o.im2col_reuse && pointwise == o.pointwise && splits == o.splits && parallel_splits == o.parallel_splits;
+           align_c == o.align_c && bias == o.bias && ragged == o.ragged && conv == o.conv;
   }
 };
 
