@@ -114,9 +114,11 @@ bool divides_as_asked(const GemmConfig& c, Decomposition d, bool stream_k_pinned
 
 // Parallel split-K runs K's slices as one batch of equal slices, each starting on whole vectors of
 // A and B: K must be a multiple of `splits` times that vector, and the problem a single matrix.
-// Convolution kernels (CUTLASS 2.x's) give each slice its share of K's tiles, whatever K is.
+// Convolution kernels (CUTLASS 2.x's) give each slice its share of K's tiles, whatever K is, but
+// store the partial dw in 16-byte vectors of f32, which CUTLASS's wgrad kernel takes only when they
+// tile each filter tap's channels: C a multiple of 4 (D's alignment, capped at 16 bytes, is 4 or more).
 bool slices_evenly(const GemmConfig& c, const GemmShape& p, int splits) {
-  if (is_conv(c.kind) && !c.pointwise) return true;
+  if (is_conv(c.kind) && !c.pointwise) return p.align_c >= 4;
   return p.batch == 1 && p.k % (int64_t(splits) * std::max(c.alignment_a, c.alignment_b)) == 0;
 }
 
@@ -132,8 +134,8 @@ GemmSettings class_settings(GemmSettings s, const GemmShape& p) {
 }
 
 constexpr std::string_view kSm80Only =
-    "only SM80 kernels run this convolution (strided dgrad, serial split-K, or padding and dilation beyond SM90's "
-    "TMA im2col loads)";
+    "only SM80 kernels run this convolution (strided dgrad, split-K (serial, or parallel for wgrad), or padding "
+    "and dilation beyond SM90's TMA im2col loads)";
 
 // A row of the kernel set with the settings and the problem's epilogue applied, or why it cannot
 // run the problem.
@@ -170,8 +172,11 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
       return std::nullopt;
     }
     if (!slices_evenly(c, p, s.splits)) {
-      why = fmt::format("parallel split-K needs one matrix (not a batch of {}) and K = {} in {} equal slices of "
-                        "whole vectors", p.batch, p.k, s.splits);
+      why = is_conv(c.kind) && !c.pointwise
+                ? fmt::format("wgrad's parallel split-K stores f32 partial products in 16-byte vectors: the channels "
+                              "must be a multiple of 4 (this problem's allow vectors of {})", p.align_c)
+                : fmt::format("parallel split-K needs one matrix (not a batch of {}) and K = {} in {} equal slices "
+                              "of whole vectors", p.batch, p.k, s.splits);
       return std::nullopt;
     }
   }
@@ -186,6 +191,7 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
   if (p.conv.sm80_only && k.arch >= 90 && k.fallback.empty())
     return fmt::format("{}, and this plan's tile is pinned to an SM90 one (kernel_cc=80 plans run it)", kSm80Only);
   auto fit = [&](const GemmConfig& c) { return fits(c, p); };
+  const bool conv = !k.primary.empty() && is_conv(k.primary.front().kind);
   const bool aligned = std::any_of(k.primary.begin(), k.primary.end(), fit) ||
                        std::any_of(k.fallback.begin(), k.fallback.end(), fit);
   if (aligned)
@@ -195,6 +201,10 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
         s.tile ? fmt::format(", tile ({})", s.tile->describe()) : "",
         s.decomposition == Decomposition::SplitK || s.decomposition == Decomposition::StreamK
             ? " (SM90 split-K and stream-K need a cooperative stream-K kernel)"
+        : s.decomposition == Decomposition::ParallelSplitK && conv
+            ? fmt::format(" (wgrad's parallel split-K runs SM80 kernels with f32 accumulation, storing the partial "
+                          "products in 16-byte vectors: the channels must be a multiple of 4; this problem's allow "
+                          "vectors of {})", p.align_c)
         : s.decomposition == Decomposition::ParallelSplitK
             ? fmt::format(" (parallel split-K needs one matrix, not a batch ({} here), f32 accumulation, and K = {} "
                           "cut into {} equal slices that each start on whole vectors of A and B)",
@@ -396,6 +406,7 @@ bool serves(const GemmCandidate& candidate, const GemmSettings& s, const GemmSha
   const GemmConfig& c = candidate.config;
   if (p.conv.splits > 0 && (candidate.splits != p.conv.splits || c.parallel_split_k != p.conv.parallel_splits))
     return false;
+  if (c.pointwise && !p.conv.pointwise) return false;  // a 1x1 convolution's GEMM kernel
   return fits(c, p) && !(p.conv.sm80_only && c.arch >= 90) && c.bias == p.bias && c.activation == s.activation &&
          (!c.parallel_split_k || slices_evenly(c, p, candidate.splits)) && (candidate.splits <= 1 || p.batch == 1);
 }

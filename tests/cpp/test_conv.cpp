@@ -437,6 +437,16 @@ TEST_F(ConvCheck, AValidProblemOfEachKind) {
   }
   EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, y, w, {}, x, same, 0.0, {4, true}),
                  "parallel split-K is offered for wgrad");
+  // The partial dw is stored in vectors of 4 f32: channels that are not a multiple of 4 run unsplit
+  // by default, and a run asking for parallel slices is refused saying why.
+  TensorRef x6 = nhwc(0, 2, 9, 7, 6), w6 = nhwc(1, 32, 3, 3, 6);
+  ConvProblem six = op::check_conv(kWgrad, types, 0, y, x6, {}, w6, same, 0.0);
+  EXPECT_EQ(six.shape.align_c, 2);
+  Conv2dSize z6 = six.size;
+  z6.n = 32, z6.h = z6.w = z6.p = z6.q = 56;  // a long K, which 8 channels would split
+  EXPECT_FALSE(wgrad.select(wgrad.shape(z6)).config.parallel_split_k);
+  ConvProblem asked = op::check_conv(kWgrad, types, 0, y, x6, {}, w6, same, 0.0, {4, true});
+  EXPECT_REFUSED(wgrad.select(asked.shape), "channels must be a multiple of 4") << refusal([&] { wgrad.select(asked.shape); });
   // A bias: one value per channel of D, read with strides of 0.
   TensorRef bias = TensorRef::vector(reinterpret_cast<const void*>(kBase + (3u << 28)), DataType::f16, 32);
   ConvProblem b = fprop(x, w, bias, y, same, 1.0);
@@ -520,6 +530,12 @@ TEST(ConvPlan, OneByOneConvolutionsWeighTheGemmKernels) {
   GemmOptions sm80 = options(DataType::f16);
   sm80.kernel_cc = 80;
   EXPECT_FALSE(Conv2d(kFprop, sm80).select(Conv2d(kFprop, sm80).shape(z)).config.pointwise);
+  // A pointwise kernel serves 1x1 classes only (say, compiled for one, then asked for a 3x3 layer).
+  Conv2d dgrad(kDgrad, options(DataType::f16));
+  const select::GemmCandidate pointwise = dgrad.select(dgrad.shape(z));
+  ASSERT_TRUE(pointwise.config.pointwise);
+  EXPECT_TRUE(select::serves(pointwise, dgrad.settings(), dgrad.shape(z)));
+  EXPECT_FALSE(select::serves(pointwise, dgrad.settings(), dgrad.shape(resnet_layer())));
 }
 
 }  // namespace

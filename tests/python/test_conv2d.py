@@ -116,6 +116,9 @@ def test_valid_runs_stop_at_the_device():
     (dict(beta=1.0), "^C: beta is 1"),
     (dict(C=nhwc((16,), 3)), "^C: expected a bias of 32"),
     (dict(split_k=("serial", 0)), "^split_k slices: expected 1 or more"),
+    (dict(split_k=("serial", 5000)), "^split_k: expected 1 to 1024 slices"),
+    (dict(split_k=("parallel", 2)), "^split_k: parallel split-K is offered for wgrad"),
+    (dict(split_k=("stream", 2)), "^split_k: the mode is 'serial' or 'parallel'"),
     (dict(y=FakeDeviceArray((2, 9, 7, 32), np.float16, ptr=0x10_0000_0000)), "^D: the output overlaps input A"),
 ])
 def test_bad_inputs_are_refused_by_name(change, says):
