@@ -21,7 +21,7 @@ pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
 import cuforge  # noqa: E402
-from exact import COL, ROW, assert_exact, rand_int, reference  # noqa: E402
+from exact import ROW, assert_exact, rand_int, reference  # noqa: E402
 
 F16, BF16 = torch.float16, torch.bfloat16
 L = cuforge.LayoutType
