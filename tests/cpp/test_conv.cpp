@@ -503,6 +503,15 @@ TEST_F(ConvCheck, EveryBadInputIsRefusedByName) {
                  "take no dilation");  // at stride 1 too: the kernels are the strided ones
   TensorRef bias32 = TensorRef::vector(reinterpret_cast<const void*>(kBase + (3u << 28)), DataType::f16, 16);
   EXPECT_REFUSED(op::check_conv(kWgrad, types, 0, y, x, bias32, w, same, 1.0, {1}), "wgrad's C has dw's shape");
+  // The selection's entry (a size, not tensors) refuses what runs refuse, before any arithmetic on it
+  // (a stride of 0 divided; strides of 2^32 multiplied to 0, then divided: SIGFPE, found by the fuzz).
+  EXPECT_REFUSED(op::conv_size({2, 9, 7, 16, 32, 3, 3}, {{0, 1}, {1, 1}, {1, 1}}), "stride: expected 1 or more");
+  EXPECT_REFUSED(op::conv_size({2, 9, 7, 16, 32, 3, 3}, {{int64_t(1) << 32, int64_t(1) << 32}, {1, 1}, {1, 1}}),
+                 "stride: 4294967296 exceeds the 32-bit range");
+  EXPECT_REFUSED(op::conv_size({2, int64_t(1) << 62, 7, 16, 32, 3, 3}, same), "H: expected 1 to 2147483647");
+  Conv2dSize zero_stride = op::conv_size({2, 9, 7, 16, 32, 3, 3}, same);
+  zero_stride.stride_w = 0;
+  EXPECT_REFUSED(op::conv_shape(kFprop, types, zero_stride), "stride: expected 1 or more");
   EXPECT_REFUSED(fprop(x, w, nhwc(3, 2, 9, 7, 16), y, same, 1.0), "expected D's shape");
 }
 

@@ -1,5 +1,6 @@
-"""Arbitrary integers and arbitrary entry.json files against the selection, compile and cache entry
-points (hypothesis): every case ends in a result or a cuforge.Error, never a dead process.
+"""Arbitrary integers and arbitrary entry.json files against the selection (GEMM and Conv2d), compile
+and cache entry points (hypothesis): every case ends in a result or a cuforge.Error, never a dead
+process.
 
 Run by test_fuzz.py in a child process whose CUDA_INSTALL_PATH is a fake toolkit (its nvcc writes
 an empty library at once) and whose CUFORGE_CACHE_DIR is private, so that compile() builds nothing
@@ -24,7 +25,7 @@ FUZZ = settings(deadline=None, database=None, derandomize=True,
 EDGES = [0, 1, -1, 2, 7, 8, 16, 64, 127, 128, 255, 4096, 65536, 2**31 - 1, 2**31, 2**32, 2**40, 2**63 - 1, -2**31,
          -2**63]
 extent = st.one_of(st.sampled_from(EDGES), st.integers(-5, 5000), st.integers(-2**64, 2**64))
-counted = {"select": 0, "compile": 0, "entry.json": 0}
+counted = {"select": 0, "conv select": 0, "compile": 0, "entry.json": 0}
 
 PLANS = [cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor),
          cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor, kernel_cc=80),
@@ -33,16 +34,44 @@ PLANS = [cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
                          layout_C=cuforge.LayoutType.ColumnMajor)]
 
 
+CONV_PLANS = [cuforge.op.Conv2d(kind=kind, element=np.float16, kernel_cc=cc)
+              for kind in ("fprop", "dgrad", "wgrad") for cc in (None, 80)]
+CONV_PLANS.append(cuforge.op.Conv2d(kind="wgrad", element=np.float32))
+# Convolutions: extents N, H, W, C, K, R, S and (stride, padding, dilation) per axis, plausible ones
+# (which reach the choice) as often as arbitrary ones.
+small = st.one_of(st.sampled_from(EDGES), st.integers(-3, 40))
+conv_extents = st.one_of(
+    st.tuples(st.integers(1, 64), st.integers(1, 300), st.integers(1, 300), st.integers(1, 1024),
+              st.integers(1, 1024), st.integers(1, 9), st.integers(1, 9)),
+    st.tuples(extent, extent, extent, extent, extent, small, small))
+conv_geometry = st.one_of(
+    st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(0, 4), st.integers(0, 4), st.integers(1, 3),
+              st.integers(1, 3)),
+    st.tuples(small, small, small, small, small, small))
+
+
 def one_of_plans(i):
     return PLANS[i % len(PLANS)]
 
 
-@settings(FUZZ, max_examples=CASES * 7 // 10)
+@settings(FUZZ, max_examples=CASES * 5 // 10)
 @given(st.integers(0, 2), extent, extent, extent, extent, st.booleans())
 def test_select(i, m, n, k, batch, bias):
     counted["select"] += 1
     try:
         assert one_of_plans(i).select(m, n, k, batch, bias).startswith("cuforge_sm")
+    except cuforge.InvalidArgumentError:
+        pass
+
+
+@settings(FUZZ, max_examples=CASES * 2 // 10)
+@given(st.integers(0, len(CONV_PLANS) - 1), conv_extents, conv_geometry, st.booleans())
+def test_conv_select(i, extents, geometry, bias):
+    counted["conv select"] += 1
+    sh, sw, ph, pw, dh, dw = geometry
+    try:
+        name = CONV_PLANS[i].select(*extents, stride=(sh, sw), padding=(ph, pw), dilation=(dh, dw), bias=bias)
+        assert name.startswith("cuforge_sm"), name
     except cuforge.InvalidArgumentError:
         pass
 
@@ -65,7 +94,7 @@ json_value = st.recursive(
 FIELDS = ["key", "name", "library_bytes", "library_xxh3", "source_xxh3"]
 
 
-@settings(FUZZ, max_examples=CASES - CASES * 7 // 10 - CASES * 2 // 10)
+@settings(FUZZ, max_examples=CASES - CASES * 5 // 10 - 2 * (CASES * 2 // 10))
 @given(st.dictionaries(st.sampled_from(FIELDS + ["other"]), json_value, max_size=4),
        st.sets(st.sampled_from(FIELDS), max_size=2), st.booleans())
 def test_entry_json(changes, removed, whole):

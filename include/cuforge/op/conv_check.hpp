@@ -26,7 +26,8 @@ struct ConvGeometry {
 // A size of no extents yet with the geometry's padding, stride and dilation.
 Conv2dSize with_geometry(const ConvGeometry& geometry);
 // A convolution's size from its extents (N, H, W, C, K, R, S) and geometry, P and Q as the geometry
-// gives them (unchecked: the plan's shape checks them).
+// gives them (the plan's shape checks them). Throws InvalidArgumentError naming an extent outside 1
+// to 2^31 - 1, or a stride, padding or dilation check_conv would refuse.
 Conv2dSize conv_size(const std::array<int64_t, 7>& nhwckrs, const ConvGeometry& geometry);
 
 // Throws InvalidArgumentError or DataTypeError naming the operand (or stride/padding/dilation),
@@ -37,7 +38,8 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
                        const TensorRef& c, const TensorRef& d, const ConvGeometry& geometry, double beta,
                        ConvSplitK split = {}, int plan_splits = 1);
 
-// The problem class of a convolution of this size on dense tensors in 16-byte aligned allocations.
+// The problem class of a convolution of this size on dense tensors in 16-byte aligned allocations
+// (its extents and geometry checked as conv_size checks them).
 GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias = false);
 
 }  // namespace cuforge::op
