@@ -32,7 +32,11 @@ TensorRef to_tensor_ref(nb::handle h, const char* name) {
     t.strides[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i));
   }
   t.device = int(PyLong_AsLong(PyTuple_GET_ITEM(tuple, 4)));
-  if (PyErr_Occurred()) throw nb::python_error();
+  if (PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) throw nb::python_error();
+    PyErr_Clear();
+    throw InvalidArgumentError(std::string(name) + ": an extent, stride or address beyond 64 bits");
+  }
   return t;
 }
 

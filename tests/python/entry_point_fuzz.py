@@ -1,6 +1,6 @@
-"""Arbitrary integers and arbitrary entry.json files against the selection (GEMM and Conv2d), compile
-and cache entry points (hypothesis): every case ends in a result or a cuforge.Error, never a dead
-process.
+"""Arbitrary integers and arbitrary entry.json files against the selection (GEMM, grouped GEMM and
+Conv2d), Conv2d's checks of a run (fake device arrays), compile and cache entry points (hypothesis):
+every case ends in a result or a cuforge.Error, never a dead process.
 
 Run by test_fuzz.py in a child process whose CUDA_INSTALL_PATH is a fake toolkit (its nvcc writes
 an empty library at once) and whose CUFORGE_CACHE_DIR is private, so that compile() builds nothing
@@ -18,14 +18,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cuforge
+from fake_arrays import BASE, FakeDeviceArray
 
 CASES = int(os.environ.get("CUFORGE_FUZZ_CASES", "10000"))
+# Each entry point's share of the cases, in tenths (entry.json takes the rest).
+SHARE = {"select": 4, "grouped select": 1, "conv select": 1.5, "conv run": 1.5, "compile": 1}
+
+
+def cases(name):
+    return int(CASES * SHARE[name] / 10)
+
 FUZZ = settings(deadline=None, database=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 EDGES = [0, 1, -1, 2, 7, 8, 16, 64, 127, 128, 255, 4096, 65536, 2**31 - 1, 2**31, 2**32, 2**40, 2**63 - 1, -2**31,
          -2**63]
 extent = st.one_of(st.sampled_from(EDGES), st.integers(-5, 5000), st.integers(-2**64, 2**64))
-counted = {"select": 0, "conv select": 0, "compile": 0, "entry.json": 0}
+counted = {name: 0 for name in SHARE} | {"entry.json": 0}
 
 PLANS = [cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor),
          cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor, kernel_cc=80),
@@ -34,6 +42,8 @@ PLANS = [cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
                          layout_C=cuforge.LayoutType.ColumnMajor)]
 
 
+GROUPED_PLANS = [cuforge.op.GroupedGemm(element=np.float16, layout=cuforge.LayoutType.RowMajor),
+                 cuforge.op.GroupedGemm(element=np.float16, layout=cuforge.LayoutType.RowMajor, kernel_cc=80)]
 CONV_PLANS = [cuforge.op.Conv2d(kind=kind, element=np.float16, kernel_cc=cc)
               for kind in ("fprop", "dgrad", "wgrad") for cc in (None, 80)]
 CONV_PLANS.append(cuforge.op.Conv2d(kind="wgrad", element=np.float32))
@@ -54,7 +64,7 @@ def one_of_plans(i):
     return PLANS[i % len(PLANS)]
 
 
-@settings(FUZZ, max_examples=CASES * 5 // 10)
+@settings(FUZZ, max_examples=cases("select"))
 @given(st.integers(0, 2), extent, extent, extent, extent, st.booleans())
 def test_select(i, m, n, k, batch, bias):
     counted["select"] += 1
@@ -64,7 +74,19 @@ def test_select(i, m, n, k, batch, bias):
         pass
 
 
-@settings(FUZZ, max_examples=CASES * 2 // 10)
+@settings(FUZZ, max_examples=cases("grouped select"))
+@given(st.integers(0, 1), extent, extent, extent, extent, st.booleans(),
+       st.sampled_from([None, 1, 2, 8, 16, 0, 3, -1, 2**40]))
+def test_grouped_select(i, groups, m, n, k, ragged, alignment):
+    counted["grouped select"] += 1
+    try:
+        name = GROUPED_PLANS[i].select(groups, m, n, k, ragged=ragged, alignment_A=alignment)
+        assert name.startswith("cuforge_sm"), name
+    except cuforge.InvalidArgumentError:
+        pass
+
+
+@settings(FUZZ, max_examples=cases("conv select"))
 @given(st.integers(0, len(CONV_PLANS) - 1), conv_extents, conv_geometry, st.booleans())
 def test_conv_select(i, extents, geometry, bias):
     counted["conv select"] += 1
@@ -76,7 +98,31 @@ def test_conv_select(i, extents, geometry, bias):
         pass
 
 
-@settings(FUZZ, max_examples=CASES * 2 // 10)
+shape4 = st.one_of(st.tuples(st.integers(1, 8), st.integers(1, 40), st.integers(1, 40), st.integers(1, 64)),
+                  st.tuples(extent, extent, extent, extent))
+
+
+@settings(FUZZ, max_examples=cases("conv run"))
+@given(st.integers(0, len(CONV_PLANS) - 1), shape4, shape4, shape4, st.sampled_from([0, 2, 3, 8]),
+       conv_geometry, st.one_of(st.none(), st.tuples(st.sampled_from(["serial", "parallel", "x"]), extent)),
+       st.sampled_from([0.0, 1.0, float("nan")]))
+def test_conv_run(i, a, b, d, misaligned, geometry, split_k, beta):
+    """Fake device arrays of any shape: the checks refuse them by name, or a run stops at the device."""
+    counted["conv run"] += 1
+    sh, sw, ph, pw, dh, dw = geometry
+    try:
+        arrays = [FakeDeviceArray(shape, np.float16, ptr=BASE[name] + misaligned) for shape, name in ((a, "A"), (b, "B"),
+                                                                                                     (d, "D"))]
+    except (OverflowError, ValueError):  # no such array
+        return
+    try:
+        CONV_PLANS[i].run(arrays[0], arrays[1], None, arrays[2], stride=(sh, sw), padding=(ph, pw),
+                          dilation=(dh, dw), split_k=split_k, beta=beta)
+    except cuforge.Error:
+        pass
+
+
+@settings(FUZZ, max_examples=cases("compile"))
 @given(st.integers(0, 2), extent, extent, extent, st.sampled_from([1, 2, 0, -1, 2**40]))
 def test_compile(i, m, n, k, batch):
     counted["compile"] += 1
@@ -94,7 +140,7 @@ json_value = st.recursive(
 FIELDS = ["key", "name", "library_bytes", "library_xxh3", "source_xxh3"]
 
 
-@settings(FUZZ, max_examples=CASES - CASES * 5 // 10 - 2 * (CASES * 2 // 10))
+@settings(FUZZ, max_examples=CASES - sum(cases(name) for name in SHARE))
 @given(st.dictionaries(st.sampled_from(FIELDS + ["other"]), json_value, max_size=4),
        st.sets(st.sampled_from(FIELDS), max_size=2), st.booleans())
 def test_entry_json(changes, removed, whole):

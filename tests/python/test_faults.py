@@ -94,6 +94,9 @@ def test_settings_of_the_wrong_kind_are_named():
         cuforge.op.Gemm(element=np.float16, layout=RowMajor, cc=91)
     with pytest.raises(cuforge.InvalidArgumentError, match="^alignment_A: expected a power of two from 1 to 8"):
         plan.compile(alignment_A=16)
+    for select in (plan.select, cuforge.op.GroupedGemm(element=np.float16, layout=RowMajor).select):
+        with pytest.raises(cuforge.InvalidArgumentError, match="^alignment_B: expected a power of two"):
+            select(8, 64, 64, 64, alignment_B=2**40)  # past the core's 32-bit alignments: named, not a TypeError
 
 
 @pytest.mark.parametrize("value, says", [

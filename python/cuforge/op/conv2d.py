@@ -49,7 +49,10 @@ def _split_k(value) -> tuple[int, bool]:
     mode, slices = value
     if mode not in ("serial", "parallel"):
         raise InvalidArgumentError(f"split_k: the mode is 'serial' or 'parallel', got {mode!r}")
-    return integer(slices, "split_k slices", 1), mode == "parallel"
+    slices = integer(slices, "split_k slices", 1)
+    if slices > 2**31 - 1:  # the core names the slices it takes; these do not fit its integers
+        raise InvalidArgumentError(f"split_k: {slices} slices is more than any convolution can use")
+    return slices, mode == "parallel"
 
 
 def _nhwc_views(operands):

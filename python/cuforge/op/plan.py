@@ -69,9 +69,14 @@ _TILE_FIELDS = {
 
 
 def alignments(a, b, c) -> list:
-    """alignment_A/B/C as the core takes them: None (as the sizes allow) or a whole number of elements."""
-    return [None if v is None else integer(v, name, 1) for v, name in ((a, "alignment_A"), (b, "alignment_B"),
-                                                                           (c, "alignment_C"))]
+    """alignment_A/B/C as the core takes them: None (as the sizes allow) or a whole number of elements
+    (the core says which powers of two the type allows; anything past 32 bits is none of them)."""
+    out = []
+    for v, name in ((a, "alignment_A"), (b, "alignment_B"), (c, "alignment_C")):
+        if v is not None and integer(v, name, 1) > 2**31 - 1:
+            raise InvalidArgumentError(f"{name}: expected a power of two of at most 16 bytes of elements, got {v}")
+        out.append(None if v is None else int(v))
+    return out
 
 
 def _tile_from(value) -> TileDescription:
