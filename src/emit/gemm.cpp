@@ -108,9 +108,7 @@ std::string gemm_source(const library::GemmConfig& config) {
   if (is_conv(config.kind) && !config.pointwise) return conv_source(config);
   // A pointwise convolution kernel is its GEMM kernel, named for the convolution, with the
   // convolution ABI's entries after the GEMM's.
-  library::GemmConfig plain = config;
-  plain.kind = KernelKind::Gemm;
-  plain.pointwise = false;
+  const library::GemmConfig plain = config.pointwise ? library::pointwise_gemm(config) : config;
   const std::string name = config.name();
   const library::GemmConfig gemm = plain.parallel_split_k ? library::split_k_partials(plain) : plain;
   std::string body = gemm.arch >= 90 ? emit_sm90(gemm, name) : emit_sm80(gemm, name);

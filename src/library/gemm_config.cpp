@@ -66,11 +66,16 @@ int stage_bytes(const GemmConfig& c) {
   return (t[0] * size_bits(c.element_a) + t[1] * size_bits(c.element_b)) * t[2] / 8;
 }
 
+// A and B both f16 or both bf16.
+bool sixteen_bit(const GemmConfig& c) {
+  return (c.element_a == DataType::f16 || c.element_a == DataType::bf16) && c.element_b == c.element_a;
+}
+
 // The rules convolution kernels add: SM80 ImplicitGemmConvolution (CUTLASS 2.x) and SM90
 // ConvUniversal (CUTLASS 3.x: im2col TMA loads, a wgmma mainloop on one consumer warpgroup, a CTA per
 // tile) over NHWC tensors.
 std::optional<std::string> why_invalid_conv(const GemmConfig& c) {
-  const bool sixteen = (c.element_a == DataType::f16 || c.element_a == DataType::bf16);
+  const bool sixteen = sixteen_bit(c);
   if (c.opclass != OpcodeClass::TensorOp || c.element_b != c.element_a || !(sixteen || c.element_a == DataType::f32))
     return std::string("convolution kernels multiply f16, bf16 or f32 (through TF32) on the tensor cores");
   const auto [la, lb] = conv_layouts(c.kind);
@@ -233,6 +238,13 @@ EpilogueSchedule epilogue_for(KernelSchedule kernel) {
   return EpilogueSchedule::Default;
 }
 
+GemmConfig pointwise_gemm(const GemmConfig& c) {
+  GemmConfig gemm = c;
+  gemm.kind = KernelKind::Gemm;
+  gemm.pointwise = false;
+  return gemm;
+}
+
 GemmConfig split_k_partials(const GemmConfig& c) {
   GemmConfig partials = c;
   partials.element_c = partials.element_d = c.element_accumulator;
@@ -256,17 +268,13 @@ int shared_memory_bytes(const GemmConfig& c) {
 
 std::optional<std::string> why_invalid(const GemmConfig& c) {
   if (c.pointwise) {
-    const bool sixteen = (c.element_a == DataType::f16 || c.element_a == DataType::bf16) && c.element_b == c.element_a;
-    if (!is_conv(c.kind) || c.arch < 90 || !sixteen)
+    if (!is_conv(c.kind) || c.arch < 90 || !sixteen_bit(c))
       return std::string("pointwise GEMM kernels run 1x1 convolutions of f16 or bf16 on SM90 (SM80's own "
                          "convolution kernels run them there)");
     const auto [la, lb] = conv_layouts(c.kind);
     if (c.layout_a != la || c.layout_b != lb)
       return fmt::format("a pointwise {} is the GEMM {}{}r", to_string(c.kind), layout_letter(la), layout_letter(lb));
-    GemmConfig gemm = c;
-    gemm.kind = KernelKind::Gemm;
-    gemm.pointwise = false;
-    return why_invalid(gemm);
+    return why_invalid(pointwise_gemm(c));
   }
   if (c.parallel_split_k) {
     if (c.element_accumulator != DataType::f32)
@@ -283,7 +291,7 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
   if (c.arch != 80 && c.arch != 90) return fmt::format("architecture sm{} is not in the catalog (80, 90)", c.arch);
   if (c.kind == KernelKind::Grouped) {
     const bool fp8 = c.element_a == DataType::e4m3 && c.element_b == DataType::e4m3;
-    const bool sixteen = (c.element_a == DataType::f16 || c.element_a == DataType::bf16) && c.element_b == c.element_a;
+    const bool sixteen = sixteen_bit(c);
     const bool fast_accum = fp8 && c.math == MathOperation::MultiplyAddFastAccum;
     if (c.opclass != OpcodeClass::TensorOp || (c.math != MathOperation::MultiplyAdd && !fast_accum) ||
         c.element_accumulator != DataType::f32 || !(sixteen || (fp8 && sm90)))

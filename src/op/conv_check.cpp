@@ -116,6 +116,14 @@ void check_geometry(const ConvGeometry& g) {
   }
 }
 
+// A size's extents (N, H, W, C, K, R, S) and geometry, before any arithmetic on them.
+void check_size(const std::array<int64_t, 7>& e, const ConvGeometry& g) {
+  check_geometry(g);
+  constexpr const char* kExtents[] = {"N", "H", "W", "C", "K", "R", "S"};
+  for (int i = 0; i < 7; ++i)
+    if (e[i] < 1 || e[i] > kMaxExtent) fail(kExtents[i], fmt::format("expected 1 to {}, got {}", kMaxExtent, e[i]));
+}
+
 // The output extent the geometry gives, checked to be at least 1.
 int64_t output_extent(const char* axis, int64_t input, int64_t filter, int64_t pad, int64_t stride, int64_t dilation) {
   const int64_t out = Conv2dSize::output_extent(input, filter, pad, stride, dilation);
@@ -156,7 +164,7 @@ GemmShape implicit_gemm_shape(KernelKind kind, const Conv2dSize& z, bool bias, C
   s.conv.parallel_splits = split.slices > 1 && split.parallel;
   // fprop's K runs over x's channels, dgrad's over dy's; wgrad's K is N·P·Q.
   if (kind != KernelKind::Conv2dWgrad) s.conv.k_run = kind == KernelKind::Conv2dFprop ? z.c : z.k;
-  // In doubles: the extents are not checked yet (stride, padding and dilation are).
+  // In doubles: no product of extents or strides can overflow.
   s.conv.im2col_reuse = int64_t(std::clamp(double(z.r) * z.s / (double(z.stride_h) * z.stride_w), 1.0, 1e9));
   s.conv.pointwise = z.r == 1 && z.s == 1 && z.stride_h == 1 && z.stride_w == 1 && z.pad_h == 0 && z.pad_w == 0;
   return s;
@@ -285,10 +293,7 @@ Conv2dSize with_geometry(const ConvGeometry& g) {
 }
 
 Conv2dSize conv_size(const std::array<int64_t, 7>& e, const ConvGeometry& g) {
-  check_geometry(g);
-  constexpr const char* kExtents[] = {"N", "H", "W", "C", "K", "R", "S"};
-  for (int i = 0; i < 7; ++i)
-    if (e[i] < 1 || e[i] > kMaxExtent) fail(kExtents[i], fmt::format("expected 1 to {}, got {}", kMaxExtent, e[i]));
+  check_size(e, g);
   Conv2dSize z = with_geometry(g);
   z.n = e[0];
   z.h = e[1];
@@ -303,8 +308,8 @@ Conv2dSize conv_size(const std::array<int64_t, 7>& e, const ConvGeometry& g) {
 }
 
 GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias) {
-  conv_size({size.n, size.h, size.w, size.c, size.k, size.r, size.s},
-            {{size.stride_h, size.stride_w}, {size.pad_h, size.pad_w}, {size.dilation_h, size.dilation_w}});
+  check_size({size.n, size.h, size.w, size.c, size.k, size.r, size.s},
+             {{size.stride_h, size.stride_w}, {size.pad_h, size.pad_w}, {size.dilation_h, size.dilation_w}});
   GemmShape s = implicit_gemm_shape(kind, size, bias, {});
   for (auto [name, v] : {std::pair{"M", s.m}, {"N", s.n}, {"K", s.k}})
     if (v < 1 || v > kMaxExtent)

@@ -86,8 +86,9 @@ std::string shape_key(const GemmShape& s) {
                      s.conv.k_run ? fmt::format(" k-runs of {}", s.conv.k_run) : "",
                      s.conv.im2col_reuse > 1 ? fmt::format(" im2col reuse {}", s.conv.im2col_reuse) : "",
                      s.conv.pointwise ? " pointwise" : "",
-                     s.conv.splits ? fmt::format(" {} split-K x{}", s.conv.parallel_splits ? "parallel" : "serial", s.conv.splits)
-                              : "");
+                     s.conv.splits ? fmt::format(" {} split-K x{}", s.conv.parallel_splits ? "parallel" : "serial",
+                                                 s.conv.splits)
+                                   : "");
 }
 
 }  // namespace

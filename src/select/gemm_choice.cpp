@@ -127,9 +127,9 @@ bool slices_evenly(const GemmConfig& c, const GemmShape& p, int splits) {
 GemmSettings class_settings(GemmSettings s, const GemmShape& p) {
   if (p.conv.splits == 0) return s;
   s.splits = p.conv.splits;
-  s.decomposition = p.conv.splits == 1       ? Decomposition::DataParallel
+  s.decomposition = p.conv.splits == 1         ? Decomposition::DataParallel
                     : p.conv.parallel_splits ? Decomposition::ParallelSplitK
-                                        : Decomposition::SplitK;
+                                             : Decomposition::SplitK;
   return s;
 }
 

@@ -60,6 +60,10 @@ EpilogueSchedule epilogue_for(KernelSchedule kernel);
 // type, no activation, no bias.
 GemmConfig split_k_partials(const GemmConfig& config);
 
+// The GEMM kernel a pointwise convolution kernel (GemmConfig::pointwise) is built from: the same
+// configuration, of kind Gemm.
+GemmConfig pointwise_gemm(const GemmConfig& config);
+
 // The math instruction a configuration computes with, or nullptr when its family has none.
 const MathInstruction* math_instruction(const GemmConfig& config);
 
