@@ -34,10 +34,13 @@ std::string emit_sm80(const library::GemmConfig& config) {
   Holes h = kind_holes(sm80_holes(c, config.name()), c.kind);
   for (const char* unused : {"layout_a", "layout_b", "layout_c"}) h.erase(unused);  // the tensors are NHWC
   h["conv_kind"] = names_of(c.kind).header;
-  // Strided dgrad maps each CTA to one of the stride's phases with its own swizzle.
-  h["swizzle"] = c.kind == KernelKind::Conv2dDgrad
-                     ? "cutlass::conv::threadblock::StridedDgradIdentityThreadblockSwizzle<1>"
-                     : std::string(sm80_swizzle(c.tile.tile_scheduler));
+  // dgrad runs on CUTLASS's strided-dgrad kernel, which maps each CTA to one of the stride's phases
+  // with its own swizzle, but writes no per-slice partials: parallel split-K (unit stride only, as
+  // any split of dgrad) takes the unit-stride kernel.
+  const bool strided_dgrad = c.kind == KernelKind::Conv2dDgrad && !config.parallel_split_k;
+  h["stride_support"] = strided_dgrad || c.kind != KernelKind::Conv2dDgrad ? "kStrided" : "kUnity";
+  h["swizzle"] = strided_dgrad ? "cutlass::conv::threadblock::StridedDgradIdentityThreadblockSwizzle<1>"
+                               : std::string(sm80_swizzle(c.tile.tile_scheduler));
   h["split_k_mode"] = config.parallel_split_k ? "kParallel" : "kSerial";
   h["launch"] = std::string(embedded::sm80_launch);
   return render(embedded::conv_sm80, h);
@@ -111,6 +114,22 @@ PointwiseGemm pointwise_gemm(KernelKind kind) {
   }
 }
 
+// The output a parallel split-K kernel's slices write, per kind, as the matrix its reduction sums:
+// rows, columns (contiguous), which of the ABI's three strides steps a row (dense tensors: the
+// columns; a bias: 0); and the tensor's channels and extents along W and H, whose dense strides
+// the partial products take.
+struct SplitOutput {
+  const char *words, *rows, *columns, *row_stride, *channels, *extents;
+};
+
+SplitOutput split_output(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::Conv2dFprop: return {"y (N·P·Q x K)", "p.n * p.p * p.q", "p.k", "0", "p.k", "{p.q, p.p}"};
+    case KernelKind::Conv2dDgrad: return {"dx (N·H·W x C)", "p.n * p.h * p.w", "p.c", "0", "p.c", "{p.w, p.h}"};
+    default: return {"dw (K x R·S·C)", "p.k", "p.r * p.s * p.c", "2", "p.c", "{p.s, p.r}"};
+  }
+}
+
 }  // namespace
 
 std::string pointwise_conv_entry(const library::GemmConfig& c) {
@@ -127,7 +146,17 @@ std::string pointwise_conv_entry(const library::GemmConfig& c) {
 
 std::string conv_source(const library::GemmConfig& c) {
   const std::string body = c.arch >= 90 ? emit_sm90(c) : emit_sm80(c);
-  if (c.parallel_split_k) return body + split_k_reduction(c) + render(embedded::conv_split_k, {{"name", c.name()}});
+  if (c.parallel_split_k) {
+    const SplitOutput out = split_output(c.kind);
+    return body + split_k_reduction(c) +
+           render(embedded::conv_split_k, {{"name", c.name()},
+                                           {"output_words", out.words},
+                                           {"output_rows", out.rows},
+                                           {"output_columns", out.columns},
+                                           {"output_row_stride", out.row_stride},
+                                           {"output_channels", out.channels},
+                                           {"output_extents", out.extents}});
+  }
   return body + render(embedded::conv_entry, {{"name", c.name()}});
 }
 

@@ -82,9 +82,9 @@ std::optional<std::string> why_invalid_conv(const GemmConfig& c) {
   if (c.layout_a != la || c.layout_b != lb)
     return fmt::format("a {} kernel over NHWC tensors is the implicit GEMM {}{}r", to_string(c.kind),
                        layout_letter(la), layout_letter(lb));
-  if (c.parallel_split_k && (c.kind != KernelKind::Conv2dWgrad || c.arch >= 90))
-    return std::string("parallel split-K is offered for wgrad on SM80 kernels (CUTLASS 2.x's kParallel); fprop and "
-                       "dgrad split K serially, SM90's implicit GEMM not at all");
+  if (c.parallel_split_k && c.arch >= 90)
+    return std::string("parallel split-K runs on SM80 convolution kernels (CUTLASS 2.x's kParallel); SM90's implicit "
+                       "GEMM does not split K");
   const TileScheduler s = c.tile.tile_scheduler;
   if (c.arch >= 90) {
     if (!sixteen || c.element_accumulator != DataType::f32)

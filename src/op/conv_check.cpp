@@ -178,10 +178,6 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
   check_geometry(g);
   if (split.slices < 0 || split.slices > select::GemmSettings::kMaxSplits)
     fail("split_k", fmt::format("expected 1 to {} slices, got {}", select::GemmSettings::kMaxSplits, split.slices));
-  if (split.parallel && split.slices > 1 && kind != KernelKind::Conv2dWgrad)
-    fail("split_k", fmt::format("parallel split-K is offered for wgrad, whose K (N·P·Q) is long beside its small "
-                                "output; {} splits K serially ('serial'), got ('parallel', {})",
-                                to_string(kind), split.slices));
   const int splits = split.slices > 0 ? split.slices : plan_splits;
   const bool fprop = kind == KernelKind::Conv2dFprop, dgrad = kind == KernelKind::Conv2dDgrad;
   // What each operand is, per kind.

@@ -115,8 +115,8 @@ bool divides_as_asked(const GemmConfig& c, Decomposition d, bool stream_k_pinned
 // Parallel split-K runs K's slices as one batch of equal slices, each starting on whole vectors of
 // A and B: K must be a multiple of `splits` times that vector, and the problem a single matrix.
 // Convolution kernels (CUTLASS 2.x's) give each slice its share of K's tiles, whatever K is, but
-// store the partial dw in 16-byte vectors of f32, which CUTLASS's wgrad kernel takes only when they
-// tile each filter tap's channels: C a multiple of 4 (D's alignment, capped at 16 bytes, is 4 or more).
+// store the partial output in 16-byte vectors of f32, which CUTLASS's kernels take only when they
+// tile the output's channels: a multiple of 4 (D's alignment, capped at 16 bytes, is 4 or more).
 bool slices_evenly(const GemmConfig& c, const GemmShape& p, int splits) {
   if (is_conv(c.kind) && !c.pointwise) return p.align_c >= 4;
   return p.batch == 1 && p.k % (int64_t(splits) * std::max(c.alignment_a, c.alignment_b)) == 0;
@@ -134,7 +134,7 @@ GemmSettings class_settings(GemmSettings s, const GemmShape& p) {
 }
 
 constexpr std::string_view kSm80Only =
-    "only SM80 kernels run this convolution (strided dgrad, split-K (serial, or parallel for wgrad), or padding "
+    "only SM80 kernels run this convolution (strided dgrad, split-K (serial or parallel), or padding "
     "and dilation beyond SM90's TMA im2col loads)";
 
 // A row of the kernel set with the settings and the problem's epilogue applied, or why it cannot
@@ -173,8 +173,9 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
     }
     if (!slices_evenly(c, p, s.splits)) {
       why = is_conv(c.kind) && !c.pointwise
-                ? fmt::format("wgrad's parallel split-K stores f32 partial products in 16-byte vectors: the channels "
-                              "must be a multiple of 4 (this problem's allow vectors of {})", p.align_c)
+                ? fmt::format("a convolution's parallel split-K stores f32 partial products in 16-byte vectors: "
+                              "the output's channels must be a multiple of 4 (this problem's allow vectors of {})",
+                              p.align_c)
                 : fmt::format("parallel split-K needs one matrix (not a batch of {}) and K = {} in {} equal slices "
                               "of whole vectors", p.batch, p.k, s.splits);
       return std::nullopt;
@@ -202,9 +203,9 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
         s.decomposition == Decomposition::SplitK || s.decomposition == Decomposition::StreamK
             ? " (SM90 split-K and stream-K need a cooperative stream-K kernel)"
         : s.decomposition == Decomposition::ParallelSplitK && conv
-            ? fmt::format(" (wgrad's parallel split-K runs SM80 kernels with f32 accumulation, storing the partial "
-                          "products in 16-byte vectors: the channels must be a multiple of 4; this problem's allow "
-                          "vectors of {})", p.align_c)
+            ? fmt::format(" (a convolution's parallel split-K runs SM80 kernels with f32 accumulation, storing the "
+                          "partial products in 16-byte vectors: the output's channels must be a multiple of 4; this "
+                          "problem's allow vectors of {})", p.align_c)
         : s.decomposition == Decomposition::ParallelSplitK
             ? fmt::format(" (parallel split-K needs one matrix, not a batch ({} here), f32 accumulation, and K = {} "
                           "cut into {} equal slices that each start on whole vectors of A and B)",
@@ -254,10 +255,9 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
       s.decomposition != Decomposition::DataParallel)
     throw InvalidArgumentError(fmt::format("decomposition {}: grouped kernels run each group's tiles whole; they do "
                                            "not split K", to_string(s.decomposition)));
-  if (is_conv(kind) && (s.decomposition == Decomposition::StreamK ||
-                        (s.decomposition == Decomposition::ParallelSplitK && kind != KernelKind::Conv2dWgrad)))
+  if (is_conv(kind) && s.decomposition == Decomposition::StreamK)
     throw InvalidArgumentError(fmt::format("decomposition {}: convolution kernels split K serially (SplitK), in "
-                                           "parallel (ParallelSplitK, wgrad) or not at all",
+                                           "parallel (ParallelSplitK) or not at all",
                                            to_string(s.decomposition)));
   GemmKernels k;
   k.arch = arch;
@@ -369,8 +369,11 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
   auto long_enough = [&](const GemmConfig& c, int splits) {
     return p.k >= int64_t(splits) * c.tile.threadblock_shape[2] * 4;
   };
+  // Convolutions split in parallel by choice only for wgrad, the kind measured so (fprop and dgrad
+  // when a run or the settings ask for it).
   const size_t kernels = configs.size();
   for (size_t i = 0; heuristic && i < kernels; ++i) {
+    if (is_conv(configs[i].kind) && configs[i].kind != KernelKind::Conv2dWgrad) continue;
     GemmConfig parallel = configs[i];
     parallel.parallel_split_k = true;
     if (!library::why_invalid(parallel) && slices_evenly(parallel, p, kSplitChoices[0]) &&

@@ -75,17 +75,17 @@ TEST(ConvCatalog, RowsFollowTheConvolutionRules) {
   c.tile.tile_scheduler = TileScheduler::StreamK;
   EXPECT_TRUE(library::why_invalid(c));
   c.tile.tile_scheduler = TileScheduler::Default;
-  c.parallel_split_k = true;
-  EXPECT_NE(library::why_invalid(c).value_or("").find("split K serially"), std::string::npos) << "fprop";
-  c.parallel_split_k = false;
-  // Parallel split-K: wgrad on SM80 kernels (CUTLASS 2.x's kParallel); SM90's implicit GEMM has no split.
-  f.kind = kWgrad;
-  for (Arch arch : {80, 90}) {
-    f.arch = arch;
-    library::GemmConfig wgrad = *library::find_gemms(f).front();
-    wgrad.parallel_split_k = true;
-    EXPECT_EQ(library::why_invalid(wgrad).has_value(), arch == 90) << wgrad.name();
-    if (arch == 80) EXPECT_EQ(library::parse_gemm_name(wgrad.name()), wgrad);
+  // Parallel split-K: every kind on SM80 kernels (CUTLASS 2.x's kParallel); SM90's implicit GEMM has
+  // no split.
+  for (KernelKind kind : {kFprop, kDgrad, kWgrad}) {
+    f.kind = kind;
+    for (Arch arch : {80, 90}) {
+      f.arch = arch;
+      library::GemmConfig split = *library::find_gemms(f).front();
+      split.parallel_split_k = true;
+      EXPECT_EQ(library::why_invalid(split).has_value(), arch == 90) << split.name();
+      if (arch == 80) EXPECT_EQ(library::parse_gemm_name(split.name()), split);
+    }
   }
   c.element_a = c.element_b = DataType::s8;
   c.element_accumulator = c.element_c = c.element_d = DataType::s32;
@@ -435,8 +435,21 @@ TEST_F(ConvCheck, AValidProblemOfEachKind) {
     EXPECT_EQ(chosen.splits, 4);
     EXPECT_EQ(chosen.config.parallel_split_k, run->shape.conv.parallel_splits) << chosen.config.name();
   }
-  EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, y, w, {}, x, same, 0.0, {4, true}),
-                 "parallel split-K is offered for wgrad");
+  // fprop and dgrad split in parallel too (dgrad on CUTLASS's unit-stride kernel): when asked.
+  for (KernelKind kind : {kFprop, kDgrad}) {
+    const bool f = kind == kFprop;
+    ConvProblem pp = op::check_conv(kind, types, 0, f ? x : y, w, {}, f ? y : x, same, 0.0, {4, true});
+    EXPECT_TRUE(pp.shape.conv.parallel_splits && pp.shape.conv.sm80_only);
+    const select::GemmCandidate chosen = Conv2d(kind, sm80).select(pp.shape);
+    EXPECT_TRUE(chosen.config.parallel_split_k && chosen.splits == 4) << chosen.config.name();
+    EXPECT_TRUE(library::parse_gemm_name(chosen.config.name()) == chosen.config) << chosen.config.name();
+    EXPECT_FALSE(Conv2d(kind, sm80).select(op::check_conv(kind, types, 0, f ? x : y, w, {}, f ? y : x, same, 0.0)
+                                               .shape).config.parallel_split_k)
+        << "fprop and dgrad split in parallel only when asked";
+  }
+  const op::ConvGeometry strided{{2, 2}, {1, 1}, {1, 1}};
+  EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, nhwc(2, 2, 5, 4, 32), w, {}, x, strided, 0.0, {4, true}),
+                 "strided dgrad (stride (2, 2)) does not split K");
   // The partial dw is stored in vectors of 4 f32: channels that are not a multiple of 4 run unsplit
   // by default, and a run asking for parallel slices is refused saying why.
   TensorRef x6 = nhwc(0, 2, 9, 7, 6), w6 = nhwc(1, 32, 3, 3, 6);

@@ -4,8 +4,9 @@ its gradients in float64 on the GPU): fprop, dgrad and wgrad on both kernel fami
 stride, padding and dilation, odd H and W, N = 1, f16 and bf16 (and an f32 dw), a fused relu with a
 per-channel bias or beta * C, channels_last and plain NHWC tensors, and D left untouched by a refused
 run. What SM90's kernels cannot run (strided dgrad, serial split-K) is left to SM80 kernels by the
-default choice. wgrad's parallel split-K (SM80 kernels writing f32 partial products, a reduction kernel
-applying the epilogue) is exact too, asked for by a run or chosen by the model for a long K, and so
+default choice. Parallel split-K (SM80 kernels writing f32 partial products, a reduction kernel
+applying the epilogue) is exact too, asked for by a run (every kind) or chosen by the model for
+wgrad's long K, and so
 are 1 x 1 fprop and dgrad run by the GEMM kernels the model picks for them (pointwise kernels).
 """
 
@@ -99,14 +100,22 @@ def select_default(kind, case, kernel_cc=None):
                                                                  padding=pair(padding), dilation=pair(dilation))
 
 
-def parallel_default(case, splits, dtype):
+def parallel_default(case, splits, dtype, kind="wgrad", **settings):
     """The kernel a default plan runs for a run's split_k=("parallel", splits) on the case."""
     def chosen():
         n, h, w, c, k, r, s, stride, padding, dilation = case
-        p = default_plan("wgrad", dtype)
+        p = default_plan(kind, dtype)
         p.split_k_slices, p.decomposition = splits, cuforge.Decomposition.ParallelSplitK
-        return p.select(n, h, w, c, k, r, s, stride=pair(stride), padding=pair(padding), dilation=pair(dilation))
+        for name, value in settings.items():
+            setattr(p, name, value)
+        return p.select(n, h, w, c, k, r, s, stride=pair(stride), padding=pair(padding), dilation=pair(dilation),
+                        bias=settings.get("activation") == "relu")
     return chosen
+
+
+# fprop and dgrad split in parallel when a run asks (the seed's split_k=("parallel", n)): unit-stride
+# dgrad, fprop also strided.
+PARALLEL_FORWARD = {"fprop": [BACKWARD[0], FPROP[1], BACKWARD[2]], "dgrad": [BACKWARD[0], BACKWARD[2]]}
 
 
 # ResNet-50's 56 x 56 x 64 -> 64 3 x 3 layer at N = 4: 9 output tiles of 64 x 64 over K = N·P·Q = 12544.
@@ -143,6 +152,10 @@ def kernels():
     selections += [select("wgrad", "sm80", activation="relu", **parallel),
                    select("wgrad", "sm80", out=torch.float32, **parallel)]
     selections += [parallel_default(case, splits, dtype) for case in BACKWARD for splits in (2, 5) for dtype in DTYPES]
+    selections += [parallel_default(case, 3, dtype, kind) for kind, cases in PARALLEL_FORWARD.items()
+                   for case in cases for dtype in DTYPES]
+    selections += [parallel_default(BACKWARD[0], 2, torch.float16, "fprop", activation="relu"),
+                   parallel_default(BACKWARD[0], 2, torch.float16, "dgrad")]
     selections.append(select_default("wgrad", RESNET_WGRAD))
     selections += [select_default(kind, POINTWISE) for kind in ("fprop", "dgrad")]
     selections += [pointwise_relu_bias(kind) for kind in ("fprop", "dgrad")]
@@ -255,12 +268,42 @@ def test_default_wgrad_splits_a_long_k_in_parallel():
     assert p.last_kernel.endswith("_splitk") and p.last_splits > 1, (p.last_kernel, p.last_splits)
 
 
-def test_parallel_split_k_is_wgrads():
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("kind, case", [(kind, case) for kind, cases in PARALLEL_FORWARD.items() for case in cases],
+                         ids=lambda v: v if isinstance(v, str) else case_id(v))
+def test_fprop_and_dgrad_parallel_split_k_are_exact(kind, case, dtype):
+    """The seed's split_k=("parallel", n) for fprop and dgrad: SM80 kernels writing f32 partial y or dx."""
+    x, w, g = tensors(case, dtype)
+    y = F.conv2d(x.double(), w.double(), **g)
+    if kind == "fprop":
+        a, ref = x, y
+    else:
+        a = channels_last(rand(y.shape, dtype))
+        ref = torch.nn.grad.conv2d_input(x.shape, w.double(), a.double(), **g)
+    d = channels_last(torch.full(ref.shape, float("nan"), device="cuda", dtype=dtype))
+    p = default_plan(kind, dtype)
+    p.run(a, w, None, d, split_k=("parallel", 3), **g)
+    assert_exact(d, ref.to(dtype))
+    ran(p, "sm80", kind)
+    assert p.last_kernel.endswith("_splitk") and p.last_splits == 3, (p.last_kernel, p.last_splits)
+
+
+def test_fprop_and_dgrad_parallel_split_k_epilogues():
+    """The reduction applies fprop's bias and relu, and dgrad's beta * C, to the summed partials."""
     x, w, g = tensors(BACKWARD[0], torch.float16)
+    bias = rand((w.shape[0],), torch.float16)
     y = channels_last(torch.full_like(F.conv2d(x, w, **g), float("nan")))
-    with pytest.raises(cuforge.InvalidArgumentError, match="parallel split-K is offered for wgrad"):
-        default_plan("fprop").run(x, w, None, y, split_k=("parallel", 2), **g)
-    assert torch.isnan(y).all()
+    p = default_plan("fprop")
+    p.activation = "relu"
+    p.run(x, w, bias, y, alpha=2.0, beta=1.0, split_k=("parallel", 2), **g)
+    ref = torch.relu(2.0 * F.conv2d(x.double(), w.double(), **g) + bias.double().view(1, -1, 1, 1))
+    assert_exact(y, ref.half())
+    assert p.last_kernel.endswith("_splitk_relu"), p.last_kernel
+    dy = channels_last(rand(y.shape, torch.float16))
+    C = channels_last(rand(x.shape, torch.float16))
+    dx = channels_last(torch.full_like(x, float("nan")))
+    default_plan("dgrad").run(dy, w, C, dx, beta=-1.0, split_k=("parallel", 2), **g)
+    assert_exact(dx, (torch.nn.grad.conv2d_input(x.shape, w.double(), dy.double(), **g) - C.double()).half())
 
 
 def pointwise_case(kind, dtype=torch.float16):

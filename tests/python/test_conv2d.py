@@ -61,7 +61,7 @@ def test_plans_that_cannot_be_built(build, says):
         build()
 
 
-def test_split_k_is_serial_or_parallel_for_wgrad():
+def test_split_k_is_serial_or_parallel():
     plan = cuforge.op.Conv2d(kind="wgrad", element=np.float16)
     plan.split_k_slices = 4
     assert plan.split_k_slices == 4
@@ -71,13 +71,18 @@ def test_split_k_is_serial_or_parallel_for_wgrad():
     assert "_splitk" in plan.select(2, 9, 7, 16, 32, 3, 3, padding=1)
     fprop = cuforge.op.Conv2d(kind="fprop", element=np.float16)
     fprop.split_k_slices = 2
-    with pytest.raises(cuforge.InvalidArgumentError, match="in parallel .*wgrad"):
-        fprop.decomposition = cuforge.Decomposition.ParallelSplitK
-    x, w, y = fprop_operands()
-    with pytest.raises(cuforge.InvalidArgumentError, match="^split_k: parallel split-K is offered for wgrad"):
-        fprop.run(x, w, None, y, padding=1, split_k=("parallel", 2))
+    fprop.decomposition = cuforge.Decomposition.ParallelSplitK
+    assert "_splitk" in fprop.select(2, 9, 7, 16, 32, 3, 3, padding=1)
+    # dgrad splits (in parallel or serially) at unit stride only; the partial products need whole
+    # 16-byte vectors of the output's channels.
+    dgrad = cuforge.op.Conv2d(kind="dgrad", element=np.float16)
+    dy, w, dx = nhwc((2, 5, 4, 32), 0), nhwc((32, 3, 3, 16), 1), nhwc((2, 9, 7, 16), 2)
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^split_k_slices: strided dgrad \(stride \(2, 2\)\)"):
+        dgrad.run(dy, w, None, dx, stride=2, padding=1, split_k=("parallel", 2))
+    with pytest.raises(cuforge.InvalidArgumentError, match="the output's channels must be a multiple of 4"):
+        fprop.select(2, 9, 7, 16, 6, 3, 3, padding=1)
     with pytest.raises(cuforge.InvalidArgumentError, match="^split_k: the mode is 'serial' or 'parallel'"):
-        plan.run(y, x, None, w, padding=1, split_k=("stream", 2))
+        plan.run(dy, dx, None, w, stride=2, padding=1, split_k=("stream", 2))
 
 
 @no_gpu
@@ -117,7 +122,6 @@ def test_valid_runs_stop_at_the_device():
     (dict(C=nhwc((16,), 3)), "^C: expected a bias of 32"),
     (dict(split_k=("serial", 0)), "^split_k slices: expected 1 or more"),
     (dict(split_k=("serial", 5000)), "^split_k: expected 1 to 1024 slices"),
-    (dict(split_k=("parallel", 2)), "^split_k: parallel split-K is offered for wgrad"),
     (dict(split_k=("stream", 2)), "^split_k: the mode is 'serial' or 'parallel'"),
     (dict(split_k=("serial", 2**40)), "^split_k: 1099511627776 slices is more than any"),
     (dict(x=FakeDeviceArray((2**64, 9, 7, 16), np.float16, ptr=0x10_0000_0000)), "^A: an extent, stride or address beyond 64"),

@@ -35,7 +35,7 @@ std::array<int64_t, 3> implicit_gemm_extents(KernelKind kind, const Conv2dSize& 
 
 // A run's own split-K (the seed's split_k=(mode, slices)): K (the implicit GEMM's) cut into `slices`
 // slices summed in the kernel (serial), or written as f32 partial products and summed by a reduction
-// kernel after it (parallel: wgrad). 0 slices: the plan's settings decide.
+// kernel after it (parallel). 0 slices: the plan's settings decide.
 struct ConvSplitK {
   int slices = 0;
   bool parallel = false;

@@ -40,8 +40,8 @@ def _pair(value, name: str, low: int) -> tuple[int, int]:
 
 def _split_k(value) -> tuple[int, bool]:
     """The seed's split_k=(mode, slices) as (slices, parallel): serial split-K sums the slices in the
-    kernel, parallel split-K (wgrad) writes each slice's f32 partial products and sums them in a
-    reduction kernel after it. None (0 slices to the core) takes the plan's settings."""
+    kernel, parallel split-K writes each slice's f32 partial products and sums them in a reduction
+    kernel after it. None (0 slices to the core) takes the plan's settings."""
     if value is None:
         return 0, False
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
@@ -79,7 +79,7 @@ class Conv2d(Plan):
     """A 2-D convolution plan of one kind, D = activation(alpha * conv + beta * C), computed as an
     implicit GEMM by CUTLASS's kernels: on Hopper its SM90 ones (f16 and bf16 with f32 accumulation)
     beside its SM80 ones, which also run what the SM90 kernels cannot (strided dgrad; split-K, serial
-    and, for wgrad, parallel); ``kernel_cc=80`` keeps to SM80. The tensors:
+    and parallel); ``kernel_cc=80`` keeps to SM80. The tensors:
 
     - ``fprop``: A = x (N, H, W, C), B = filters (K, R, S, C), D = y (N, P, Q, K)
     - ``dgrad``: A = dy (N, P, Q, K), B = filters (K, R, S, C), D = dx (N, H, W, C)
@@ -188,8 +188,8 @@ class Conv2d(Plan):
         when a check fails. Torch and CuPy tensors run in place on their current stream (or
         ``stream``); NumPy arrays are copied to the GPU and D copied back when the run is
         synchronized. ``split_k=('serial', n)`` cuts the implicit GEMM's K into n slices summed in the
-        kernel, ``split_k=('parallel', n)`` (wgrad, whose K is long) into n slices of f32 partial
-        products summed by a reduction kernel; by default the plan's settings (and its choice) apply.
+        kernel, ``split_k=('parallel', n)`` into n slices of f32 partial products summed by a
+        reduction kernel; by default the plan's settings (and its choice) apply.
         """
         A, B, C, D, alpha, beta = self._run_arguments(A, B, C, D, alpha, beta)
         geometry = (_pair(stride, "stride", 1), _pair(padding, "padding", 0), _pair(dilation, "dilation", 1))
