@@ -7,6 +7,7 @@
     python bench/conv.py --autotune 6       # each plan times the model's best 6 on its first run
     python bench/conv.py --autotune 64 --json sweep.json   # ... and the JSON keeps every kernel timed
     python bench/conv.py --sweep-wgrad --json s.json   # every SM80 wgrad tile x parallel split-K slices
+    python bench/conv.py --profile 48 --json p.json    # plan.profile: the model's best 48 per pass and layer
 
 Tensors are channels_last. fprop is compared with torch.nn.functional.conv2d; dgrad and wgrad
 with torch.ops.aten.convolution_backward computing the input's or the filters' gradient alone.
@@ -164,6 +165,22 @@ def sweep_wgrad(dt, layers, rounds):
     return rows
 
 
+def profile_layers(dt, passes, layers, top):
+    """plan.profile per pass and layer: the cost model's best `top` candidates built and timed, with
+    the model's estimates, cuDNN beside them (the stem on channels padded to 8 on both sides): the
+    data the model's ranking of convolution kernels is checked against. Yields a row per profile."""
+    for kind in passes:
+        plan = cuforge.op.Conv2d(kind=kind, element=dt, element_accumulator=torch.float32)
+        for name in layers:
+            h, c, k, r, stride, padding = LAYERS[name]
+            result = plan.profile(N, h, h, max(c, 8), k, r, r, stride, padding, top=top)
+            print(result.table(), flush=True)
+            candidates = [{key: (None if isinstance(v, float) and v != v else v) for key, v in row.items()}
+                          for row in result.rows]  # NaN (not built or run) as null
+            yield {"layer": name, "pass": kind, "problem": result.problem, "flops": result.flops,
+                   "cudnn_us": result.baseline_us, "candidates": candidates}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dtype", choices=DTYPES, default="fp16")
@@ -176,6 +193,8 @@ def main():
                    help="plans with autotune, timing the model's best N per layer (the tuning record is cleared first)")
     p.add_argument("--sweep-wgrad", action="store_true",
                    help="time every SM80 wgrad tile with parallel split-K slice counts instead")
+    p.add_argument("--profile", type=int, metavar="N",
+                   help="profile the model's best N candidates per pass and layer instead (plan.profile)")
     p.add_argument("--json", metavar="PATH")
     args = p.parse_args()
     torch.manual_seed(0)
@@ -185,11 +204,15 @@ def main():
     layers = [name for name in LAYERS if name in args.layers.split(",")]
     props = torch.cuda.get_device_properties(0)
     print(f"{props.name}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {args.dtype}, N = {N}")
-    if args.sweep_wgrad:
-        rows = sweep_wgrad(dt, layers, args.rounds)
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump({"device": props.name, "dtype": args.dtype, "n": N, "sweep_wgrad": rows}, f, indent=2)
+    if args.sweep_wgrad or args.profile:
+        key, rows = (("sweep_wgrad", sweep_wgrad(dt, layers, args.rounds)) if args.sweep_wgrad
+                     else ("profile", profile_layers(dt, passes, layers, args.profile)))
+        kept = []
+        for row in rows:  # written as they come: a long sweep cut short keeps what it measured
+            kept.append(row)
+            if args.json:
+                with open(args.json, "w") as f:
+                    json.dump({"device": props.name, "dtype": args.dtype, "n": N, key: kept}, f, indent=2)
         return
     t0 = time.perf_counter()
     names = set()

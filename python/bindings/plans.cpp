@@ -25,6 +25,36 @@ runtime::RunHandle finished(runtime::RunHandle handle, bool sync) {
   return handle;
 }
 
+// Plan::profile on a checked problem, without the GIL, as Python rows (cuforge.profiler.COLUMNS,
+// less what the Python layer derives).
+template <class Plan, class Problem>
+nb::list profile_rows(Plan& g, const Problem& problem, double beta, int top, const std::string& filter, int jobs,
+                      uintptr_t stream, const std::function<void(size_t, size_t, size_t, std::string)>& progress) {
+  op::ProfileOptions options{top, filter, jobs, {}};
+  if (progress)
+    options.progress = [&](const compile::BuildProgress& p) {  // nanobind's std::function takes the GIL
+      progress(p.done, p.total, p.failed, p.last_name ? *p.last_name : std::string());
+    };
+  std::vector<op::ProfileRow> rows;
+  {
+    nb::gil_scoped_release release;
+    rows = g.profile(problem, options, reinterpret_cast<cudaStream_t>(stream), beta);
+  }
+  nb::list out;
+  for (const auto& r : rows) {
+    nb::dict row;
+    row["kernel"] = r.candidate.config.name();
+    row["splits"] = r.candidate.splits;
+    row["decomposition"] = r.candidate.decomposition;
+    row["predicted_rank"] = r.predicted_rank;
+    row["predicted_us"] = r.candidate.estimated_us;
+    row["measured_us"] = r.measured_us;
+    row["error"] = r.error;
+    out.append(row);
+  }
+  return out;
+}
+
 // What the GEMM-family plans share (op/plan.hpp): construction, types, settings, the kernel set.
 template <class Plan>
 nb::class_<Plan> bind_plan(nb::module_& m, const char* name, const char* doc) {
@@ -159,29 +189,7 @@ void bind_plans(nb::module_& m) {
               std::function<void(size_t, size_t, size_t, std::string)> progress) {
              auto problem = g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
                                     to_tensor_ref(d, "D"), alpha, beta);
-             op::ProfileOptions options{top, filter, jobs, {}};
-             if (progress)
-               options.progress = [&](const compile::BuildProgress& p) {
-                 progress(p.done, p.total, p.failed, p.last_name ? *p.last_name : std::string());
-               };
-             std::vector<op::ProfileRow> rows;
-             {
-               nb::gil_scoped_release release;
-               rows = g.profile(problem, options, reinterpret_cast<cudaStream_t>(stream), beta);
-             }
-             nb::list out;
-             for (const auto& r : rows) {
-               nb::dict row;
-               row["kernel"] = r.candidate.config.name();
-               row["splits"] = r.candidate.splits;
-               row["decomposition"] = r.candidate.decomposition;
-               row["predicted_rank"] = r.predicted_rank;
-               row["predicted_us"] = r.candidate.estimated_us;
-               row["measured_us"] = r.measured_us;
-               row["error"] = r.error;
-               out.append(row);
-             }
-             return out;
+             return profile_rows(g, problem, beta, top, filter, jobs, stream, progress);
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a, "beta"_a, "top"_a, "filter"_a,
            "jobs"_a, "stream"_a, "progress"_a.none(),
@@ -298,7 +306,18 @@ void bind_plans(nb::module_& m) {
                      {stride, padding, dilation}, beta, {splits, parallel});
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a, "padding"_a, "dilation"_a, "beta"_a,
-           "splits"_a, "parallel"_a, "The checks of run(), without running.");
+           "splits"_a, "parallel"_a, "The checks of run(), without running.")
+      .def("profile",
+           [](Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, const Pair& stride,
+              const Pair& padding, const Pair& dilation, double beta, int top, const std::string& filter, int jobs,
+              uintptr_t stream, std::function<void(size_t, size_t, size_t, std::string)> progress) {
+             auto problem = g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
+                                    to_tensor_ref(d, "D"), {stride, padding, dilation}, beta, {});
+             return profile_rows(g, problem, beta, top, filter, jobs, stream, progress);
+           },
+           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a, "padding"_a, "dilation"_a, "beta"_a,
+           "top"_a, "filter"_a, "jobs"_a, "stream"_a, "progress"_a.none(),
+           "Build and time the model's best candidates on these operands (D untouched), best measured first.");
 }
 
 }  // namespace cuforge::python

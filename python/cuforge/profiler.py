@@ -1,9 +1,10 @@
-"""The profiler: the candidates a GEMM plan's cost model ranks for one problem, built in parallel
-and timed on the GPU (CUDA events, warm-up, rounds of launches), beside torch.matmul (cuBLAS) in
-the same process; as a table, a CSV and a plot. And `cuforge tune`: the tuning record filled
-offline from a file of shapes.
+"""The profiler: the candidates a GEMM or Conv2d plan's cost model ranks for one problem, built in
+parallel and timed on the GPU (CUDA events, warm-up, rounds of launches), beside cuBLAS
+(torch.matmul) or cuDNN (torch's convolution and its gradients) in the same process; as a table,
+a CSV and a plot. And `cuforge tune`: the tuning record filled offline from a file of shapes.
 
     cuforge profile --m 4096 --n 4096 --k 4096 --dtype bf16 --csv p.csv --plot p.png
+    cuforge profile --op fprop --conv 32,56,56,64,64,3,3 --padding 1 --dtype f16 --top 8
     cuforge tune shapes.txt --dtype bf16        # shapes.txt: "M N K [batch]" per line
 """
 
@@ -32,22 +33,18 @@ _TORCH_TYPES = {DataType.f16: "float16", DataType.bf16: "bfloat16", DataType.f32
 
 @dataclass
 class Profile:
-    """What profile() measured: one row per candidate (COLUMNS), best measured first, and the
-    baseline's time (None without torch, or for types torch.matmul does not take)."""
+    """What profile() or profile_conv() measured: one row per candidate (COLUMNS), best measured
+    first, and the baseline's time (None without torch, or for types torch does not take)."""
 
-    problem: tuple  # (M, N, K, batch)
+    problem: str  # e.g. "4096x4096x4096 (batch 1)"
+    flops: float  # of one run, for TFLOP/s
     types: str
     rows: list = field(default_factory=list)
     baseline_us: float | None = None
     baseline_name: str = "torch.matmul (cuBLAS)"
 
-    def flops(self) -> float:
-        m, n, k, batch = self.problem
-        return 2.0 * m * n * k * batch
-
     def table(self) -> str:
-        m, n, k, batch = self.problem
-        lines = [f"{m}x{n}x{k} (batch {batch}) {self.types}: {len(self.rows)} candidates, best measured first"]
+        lines = [f"{self.problem} {self.types}: {len(self.rows)} candidates, best measured first"]
         lines.append(f"{'meas':>4} {'model':>5} {'us':>9} {'TFLOP/s':>8} {'model us':>9}  kernel")
         for r in self.rows:
             us = "failed" if math.isnan(r["measured_us"]) else f"{r['measured_us']:9.2f}"
@@ -57,7 +54,7 @@ class Profile:
                          + (f"  ({r['error']})" if r["error"] else ""))
         if self.baseline_us is not None:
             lines.append(f"{self.baseline_name}: {self.baseline_us:.2f} us, "
-                         f"{self.flops() / self.baseline_us / 1e6:.1f} TFLOP/s")
+                         f"{self.flops / self.baseline_us / 1e6:.1f} TFLOP/s")
         return "\n".join(lines)
 
     def write_csv(self, path: str) -> None:
@@ -69,7 +66,7 @@ class Profile:
             if self.baseline_us is not None:
                 writer.writerow(dict(kernel=self.baseline_name, splits=1, decomposition="", predicted_rank="",
                                      measured_rank="", predicted_us="", measured_us=self.baseline_us,
-                                     tflops=self.flops() / self.baseline_us / 1e6, error=""))
+                                     tflops=self.flops / self.baseline_us / 1e6, error=""))
 
     def plot(self, path: str) -> None:
         """TFLOP/s per kernel (bars, labelled with the model's rank), the baseline as a line."""
@@ -87,14 +84,13 @@ class Profile:
             ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" model #{r['predicted_rank']}",
                     va="center", fontsize=8)
         if self.baseline_us is not None:
-            ax.axvline(self.flops() / self.baseline_us / 1e6, color="black", linestyle="--",
+            ax.axvline(self.flops / self.baseline_us / 1e6, color="black", linestyle="--",
                        label=self.baseline_name)
             ax.legend(loc="lower right")
         ax.set_yticks(range(len(rows)), labels, fontsize=7)
         ax.invert_yaxis()
-        m, n, k, batch = self.problem
         ax.set_xlabel("TFLOP/s")
-        ax.set_title(f"{m}x{n}x{k} batch {batch}, {self.types} (orange: the cost model's pick)")
+        ax.set_title(f"{self.problem}, {self.types} (orange: the cost model's pick)")
         fig.tight_layout()
         fig.savefig(path, dpi=120)
         plt.close(fig)
@@ -121,29 +117,58 @@ def _random_bytes(dtype: DataType, count: int, rng) -> np.ndarray:
 
 
 class _Operand:
-    """A dense device matrix (or batch) of random values, described as the core takes operands."""
+    """A dense device tensor of random values, described as the core takes operands: a matrix (or a
+    batch of them) in a layout, or (with ``layout`` None) an NHWC tensor of ``shape``."""
 
-    def __init__(self, dtype, rows, cols, batch, layout, device, rng):
-        host = _random_bytes(dtype, rows * cols * batch, rng)
+    def __init__(self, dtype, shape, layout, device, rng):
+        host = _random_bytes(dtype, math.prod(shape), rng)
         self.buffer = DeviceBuffer()
         ptr = self.buffer.reserve(device, host.nbytes)
         self.buffer.copy_from_host(host.ctypes.data, host.nbytes, 0)
-        strides = (cols, 1) if layout == LayoutType.RowMajor else (1, rows)
-        shape = (rows, cols)
-        if batch > 1:
-            shape, strides = (batch, *shape), (rows * cols, *strides)
-        self.descriptor = (ptr, dtype, shape, strides, device)
+        strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+        if layout == LayoutType.ColumnMajor:
+            strides[-2:] = 1, shape[-2]
+        self.descriptor = (ptr, dtype, tuple(shape), tuple(strides), device)
 
 
-def _torch_baseline_us(plan, m, n, k, batch) -> float | None:
+def _matrix(dtype, rows, cols, batch, layout, device, rng) -> _Operand:
+    return _Operand(dtype, (batch, rows, cols) if batch > 1 else (rows, cols), layout, device, rng)
+
+
+def _torch_dtype(plan):
+    """torch's element type of every operand of the plan, else None (also without torch)."""
     try:
         import torch
     except ImportError:
         return None
-    names = [_TORCH_TYPES.get(t) for t in (plan.element_A, plan.element_B, plan.element_D)]
-    if None in names or len(set(names)) != 1:
+    names = {_TORCH_TYPES.get(t) for t in (plan.element_A, plan.element_B, plan.element_D)}
+    return getattr(torch, names.pop()) if len(names) == 1 and None not in names else None
+
+
+def _best_us(run) -> float:
+    """The fastest of three timings (CUDA events) of 20 back-to-back calls of ``run``, after warm-up."""
+    import torch
+
+    for _ in range(3):
+        run()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    best = math.inf
+    for _ in range(3):
+        start.record()
+        for _ in range(20):
+            run()
+        stop.record()
+        stop.synchronize()
+        best = min(best, start.elapsed_time(stop) / 20 * 1e3)
+    return best
+
+
+def _torch_baseline_us(plan, m, n, k, batch) -> float | None:
+    dtype = _torch_dtype(plan)
+    if dtype is None:
         return None
-    dtype = getattr(torch, names[0])
+    import torch
+
     shape = (batch,) if batch > 1 else ()
     a = torch.randn(*shape, m, k, device="cuda", dtype=dtype)
     b = torch.randn(*shape, k, n, device="cuda", dtype=dtype)
@@ -156,20 +181,35 @@ def _torch_baseline_us(plan, m, n, k, batch) -> float | None:
     # f32 plans compute in TF32 unless they ask for 3xTF32: cuBLAS likewise
     torch.backends.cuda.matmul.allow_tf32 = plan.math_operation != _core.MathOperation.multiply_add_fast_f32
     try:
-        for _ in range(3):
-            torch.matmul(a, b, out=d)
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        best = math.inf
-        for _ in range(3):
-            start.record()
-            for _ in range(20):
-                torch.matmul(a, b, out=d)
-            stop.record()
-            stop.synchronize()
-            best = min(best, start.elapsed_time(stop) / 20 * 1e3)
+        return _best_us(lambda: torch.matmul(a, b, out=d))
     finally:
         torch.backends.cuda.matmul.allow_tf32 = tf32
-    return best
+
+
+def _cudnn_baseline_us(plan, kind, x_shape, w_shape, y_shape, geometry) -> float | None:
+    """cuDNN's time (through torch, channels_last) for the convolution pass: fprop conv2d, dgrad
+    and wgrad convolution_backward computing that gradient alone."""
+    dtype = _torch_dtype(plan)
+    if dtype is None:
+        return None
+    import torch
+
+    def nchw(nhwc):  # a channels_last tensor of the NHWC extents
+        n, h, w, c = nhwc
+        return torch.randn(n, c, h, w, device="cuda", dtype=dtype).contiguous(memory_format=torch.channels_last)
+
+    x, w, dy = nchw(x_shape), nchw(w_shape), nchw(y_shape)
+    stride, padding, dilation = geometry
+    tf32 = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = True  # f32 convolutions compute in TF32, as cuforge's do
+    try:
+        if kind == "fprop":
+            return _best_us(lambda: torch.nn.functional.conv2d(x, w, None, stride, padding, dilation))
+        mask = [kind == "dgrad", kind == "wgrad", False]
+        return _best_us(lambda: torch.ops.aten.convolution_backward(dy, x, w, None, stride, padding, dilation, False,
+                                                                    [0, 0], 1, mask))
+    finally:
+        torch.backends.cudnn.allow_tf32 = tf32
 
 
 def _progress_printer(stream=sys.stderr):
@@ -190,30 +230,75 @@ def profile(plan, M: int, N: int, K: int, batch: int = 1, *, top: int = 6, filte
     from .op.plan import integer
 
     m, n, k, b = (integer(v, name, 1) for v, name in ((M, "M"), (N, "N"), (K, "K"), (batch, "batch")))
-    core = plan._plan
     rng = np.random.default_rng(seed)
-    device = core.device
-    a = _Operand(plan.element_A, m, k, b, plan.layout_A, device, rng)
-    bb = _Operand(plan.element_B, k, n, b, plan.layout_B, device, rng)
-    d = _Operand(plan.element_D, m, n, b, plan.layout_C, device, rng)
-    rows = core.profile(a.descriptor, bb.descriptor, None, d.descriptor, 1.0, 0.0, integer(top, "top", 1),
-                        filter or "", 0 if jobs is None else integer(jobs, "jobs", 0), 0,
-                        _progress_printer() if progress else None)
-    flops = 2.0 * m * n * k * b
-    for rank, r in enumerate(rows):
-        r["decomposition"] = r["decomposition"].name
-        r["measured_rank"] = rank if not math.isnan(r["measured_us"]) else ""
-        r["tflops"] = flops / r["measured_us"] / 1e6 if not math.isnan(r["measured_us"]) else math.nan
-    types = "/".join(t.name for t in (plan.element_A, plan.element_B, plan.element_accumulator, plan.element_D))
-    result = Profile((m, n, k, b), types, rows)
+    device = plan._plan.device
+    a = _matrix(plan.element_A, m, k, b, plan.layout_A, device, rng)
+    bb = _matrix(plan.element_B, k, n, b, plan.layout_B, device, rng)
+    d = _matrix(plan.element_D, m, n, b, plan.layout_C, device, rng)
+    rows = plan._plan.profile(a.descriptor, bb.descriptor, None, d.descriptor, 1.0, 0.0, *_options(top, filter, jobs),
+                              0, _progress_printer() if progress else None)
+    result = _profile(plan, f"{m}x{n}x{k} (batch {b})", 2.0 * m * n * k * b, rows)
     if baseline:
         result.baseline_us = _torch_baseline_us(plan, m, n, k, b)
     return result
 
 
-def _plan_from(args):
-    from .op import Gemm
+def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, stride=(1, 1), padding=(0, 0),
+                 dilation=(1, 1), *, top: int = 6, filter: str | None = None, jobs: int | None = None,
+                 baseline: bool = True, progress: bool = True, seed: int = 0) -> Profile:
+    """Build and time the cost model's best ``top`` candidates (those matching the shell glob
+    ``filter``) for a Conv2d ``plan`` on dense NHWC tensors of random values (x N x H x W x C, filters
+    K x R x S x C); cuDNN beside them (through torch, channels_last)."""
+    from .op.conv2d import _pair
+    from .op.plan import integer
 
+    n, h, w, c, k, r, s = (integer(v, name, 1) for v, name in zip((N, H, W, C, K, R, S), "NHWCKRS"))
+    geometry = (_pair(stride, "stride", 1), _pair(padding, "padding", 0), _pair(dilation, "dilation", 1))
+    plan._plan.select([n, h, w, c, k, r, s], *geometry, False)  # the geometry checked before anything is allocated
+    (stride_h, stride_w), (pad_h, pad_w), (dilation_h, dilation_w) = geometry
+    p = _core.conv_output_extent(h, r, pad_h, stride_h, dilation_h)
+    q = _core.conv_output_extent(w, s, pad_w, stride_w, dilation_w)
+    x_shape, w_shape, y_shape = (n, h, w, c), (k, r, s, c), (n, p, q, k)
+    kind = plan.conv_kind
+    a_shape, b_shape, d_shape = {"fprop": (x_shape, w_shape, y_shape), "dgrad": (y_shape, w_shape, x_shape),
+                                 "wgrad": (y_shape, x_shape, w_shape)}[kind]
+    rng = np.random.default_rng(seed)
+    device = plan._plan.device
+    a, b, d = (_Operand(t, shape, None, device, rng)
+               for t, shape in ((plan.element_A, a_shape), (plan.element_B, b_shape), (plan.element_D, d_shape)))
+    rows = plan._plan.profile(a.descriptor, b.descriptor, None, d.descriptor, *geometry, 0.0,
+                              *_options(top, filter, jobs), 0, _progress_printer() if progress else None)
+    label = (f"{kind} {n}x{h}x{w}x{c} -> {k}, {r}x{s} filters, stride {geometry[0]}, padding {geometry[1]}, "
+             f"dilation {geometry[2]}")
+    result = _profile(plan, label, 2.0 * n * p * q * k * c * r * s, rows)
+    if baseline:
+        result.baseline_name = "cuDNN (torch " + ("conv2d)" if kind == "fprop" else f"convolution_backward, {kind})")
+        result.baseline_us = _cudnn_baseline_us(plan, kind, x_shape, w_shape, y_shape, geometry)
+    return result
+
+
+def _options(top, filter, jobs) -> tuple:
+    from .op.plan import integer
+
+    return integer(top, "top", 1), filter or "", 0 if jobs is None else integer(jobs, "jobs", 0)
+
+
+def _profile(plan, problem: str, flops: float, rows) -> Profile:
+    """The core's rows, ranked as measured, with TFLOP/s."""
+    for rank, r in enumerate(rows):
+        r["decomposition"] = r["decomposition"].name
+        r["measured_rank"] = rank if not math.isnan(r["measured_us"]) else ""
+        r["tflops"] = flops / r["measured_us"] / 1e6 if not math.isnan(r["measured_us"]) else math.nan
+    types = "/".join(t.name for t in (plan.element_A, plan.element_B, plan.element_accumulator, plan.element_D))
+    return Profile(problem, flops, types, rows)
+
+
+def _plan_from(args):
+    from .op import Conv2d, Gemm
+
+    if getattr(args, "op", "gemm") != "gemm":
+        return Conv2d(kind=args.op, element=args.dtype, element_A=args.a, element_B=args.b, element_C=args.c,
+                      element_D=args.d, element_accumulator=args.acc, kernel_cc=args.kernel_cc)
     layouts = {"r": LayoutType.RowMajor, "c": LayoutType.ColumnMajor}
     if len(args.layouts) != 3 or any(ch not in layouts for ch in args.layouts):
         raise InvalidArgumentError(f"--layouts takes three letters r/c (A, B, C), got {args.layouts!r}")
@@ -243,12 +328,27 @@ def _tune(plan, shapes, candidates):
     rng = np.random.default_rng(0)
     device = plan._plan.device
     for m, n, k, batch in shapes:
-        a = _Operand(plan.element_A, m, k, batch, plan.layout_A, device, rng)
-        b = _Operand(plan.element_B, k, n, batch, plan.layout_B, device, rng)
-        d = _Operand(plan.element_D, m, n, batch, plan.layout_C, device, rng)
+        a = _matrix(plan.element_A, m, k, batch, plan.layout_A, device, rng)
+        b = _matrix(plan.element_B, k, n, batch, plan.layout_B, device, rng)
+        d = _matrix(plan.element_D, m, n, batch, plan.layout_C, device, rng)
         started = time.monotonic()
         plan._plan.run(a.descriptor, b.descriptor, None, d.descriptor, 1.0, 0.0, 0, None).sync()
         print(f"{m}x{n}x{k} batch {batch}: {plan.last_kernel} ({time.monotonic() - started:.1f} s)", flush=True)
+
+
+def _extents(text: str) -> tuple:
+    fields = text.split(",")
+    if len(fields) != 7 or not all(f.strip().isdigit() for f in fields):
+        raise argparse.ArgumentTypeError(f"expected seven integers N,H,W,C,K,R,S, got {text!r}")
+    return tuple(int(f) for f in fields)
+
+
+def _pair_argument(text: str) -> tuple:
+    fields = text.split(",")
+    if len(fields) not in (1, 2) or not all(f.strip().isdigit() for f in fields):
+        raise argparse.ArgumentTypeError(f"expected an integer or two (height,width), got {text!r}")
+    values = [int(f) for f in fields]
+    return (values[0], values[-1])
 
 
 def main(argv=None) -> int:
@@ -261,9 +361,15 @@ def main(argv=None) -> int:
     common.add_argument("--layouts", default="rrr", help="layouts of A, B, C as three letters r/c (default rrr)")
     common.add_argument("--kernel-cc", type=int, choices=(80, 90), help="kernel family (default: the newest)")
     p = commands.add_parser("profile", parents=[common], help="time the cost model's best candidates for a problem")
+    p.add_argument("--op", choices=("gemm", "fprop", "dgrad", "wgrad"), default="gemm",
+                   help="a GEMM (--m --n --k) or a Conv2d pass (--conv, NHWC tensors); default gemm")
     for name in ("m", "n", "k"):
-        p.add_argument(f"--{name}", type=int, required=True)
+        p.add_argument(f"--{name}", type=int)
     p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--conv", type=_extents, metavar="N,H,W,C,K,R,S", help="a convolution's extents (--op fprop ...)")
+    for name, default in (("stride", 1), ("padding", 0), ("dilation", 1)):
+        p.add_argument(f"--{name}", type=_pair_argument, default=(default, default), metavar="V or H,W",
+                       help=f"the convolution's {name} (default {default})")
     p.add_argument("--top", type=int, default=6, help="candidates to time (default 6)")
     p.add_argument("--filter", help="shell glob on kernel names")
     p.add_argument("-j", "--jobs", type=int, help="nvcc processes at once (default: one per core)")
@@ -278,7 +384,16 @@ def main(argv=None) -> int:
         if args.command == "tune":
             _tune(plan, _shapes(args.shapes), args.candidates)
             return 0
-        result = profile(plan, args.m, args.n, args.k, args.batch, top=args.top, filter=args.filter, jobs=args.jobs)
+        if args.op == "gemm":
+            if None in (args.m, args.n, args.k) or args.conv:
+                parser.error("profile --op gemm takes --m, --n and --k (and no --conv)")
+            result = profile(plan, args.m, args.n, args.k, args.batch, top=args.top, filter=args.filter,
+                             jobs=args.jobs)
+        else:
+            if args.conv is None or any(v is not None for v in (args.m, args.n, args.k)):
+                parser.error(f"profile --op {args.op} takes --conv N,H,W,C,K,R,S (and no --m, --n, --k)")
+            result = profile_conv(plan, *args.conv, args.stride, args.padding, args.dilation, top=args.top,
+                                  filter=args.filter, jobs=args.jobs)
         print(result.table())
         if args.csv:
             result.write_csv(args.csv)

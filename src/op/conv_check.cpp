@@ -298,8 +298,8 @@ Conv2dSize conv_size(const std::array<int64_t, 7>& e, const ConvGeometry& g) {
   z.k = e[4];
   z.r = e[5];
   z.s = e[6];
-  z.p = Conv2dSize::output_extent(z.h, z.r, z.pad_h, z.stride_h, z.dilation_h);
-  z.q = Conv2dSize::output_extent(z.w, z.s, z.pad_w, z.stride_w, z.dilation_w);
+  z.p = output_extent("rows", z.h, z.r, z.pad_h, z.stride_h, z.dilation_h);
+  z.q = output_extent("columns", z.w, z.s, z.pad_w, z.stride_w, z.dilation_w);
   return z;
 }
 

@@ -87,6 +87,32 @@ def test_profile_command_line(tmp_path):
     assert bad.returncode == 2 and "no candidate" in bad.stderr
 
 
+@pytest.mark.parametrize("kind", ["fprop", "dgrad", "wgrad"])
+def test_profile_a_convolution_beside_cudnn(kind, tmp_path):
+    plan = cuforge.op.Conv2d(kind=kind, element=torch.float16, element_accumulator=torch.float32)
+    result = plan.profile(4, 14, 14, 64, 64, 3, 3, padding=1, top=2, csv=str(tmp_path / "v.csv"),
+                          plot=str(tmp_path / "v.png"))
+    print(result.table())
+    assert result.problem.startswith(f"{kind} 4x14x14x64 -> 64, 3x3 filters")
+    assert result.flops == 2.0 * 4 * 14 * 14 * 64 * 64 * 9
+    measured = [r["measured_us"] for r in result.rows]
+    assert len(measured) == 2 and all(us > 0 for us in measured) and measured == sorted(measured)
+    assert all(f"_{kind}_" in r["kernel"] for r in result.rows)
+    assert result.baseline_us > 0 and result.baseline_name.startswith("cuDNN")
+    with open(tmp_path / "v.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 3 and rows[-1]["kernel"].startswith("cuDNN")
+    assert (tmp_path / "v.png").stat().st_size > 0
+
+
+def test_profile_command_line_for_a_convolution():
+    out = subprocess.run([sys.executable, "-m", "cuforge.cli", "profile", "--op", "dgrad", "--conv", "2,9,7,16,32,3,3",
+                          "--padding", "1", "--dtype", "f16", "--acc", "f32", "--top", "2"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "dgrad 2x9x7x16 -> 32" in out.stdout and "cuDNN" in out.stdout
+
+
 def test_autotune_measures_once_records_and_never_writes_d_while_measuring(messages):
     gen = torch.Generator(device="cuda").manual_seed(3)
     plan = plan_for(True)

@@ -26,8 +26,8 @@ struct ConvGeometry {
 // A size of no extents yet with the geometry's padding, stride and dilation.
 Conv2dSize with_geometry(const ConvGeometry& geometry);
 // A convolution's size from its extents (N, H, W, C, K, R, S) and geometry, P and Q as the geometry
-// gives them (the plan's shape checks them). Throws InvalidArgumentError naming an extent outside 1
-// to 2^31 - 1, or a stride, padding or dilation check_conv would refuse.
+// gives them. Throws InvalidArgumentError naming an extent outside 1 to 2^31 - 1, a stride, padding
+// or dilation check_conv would refuse, or a filter wider than the padded input (B, as check_conv).
 Conv2dSize conv_size(const std::array<int64_t, 7>& nhwckrs, const ConvGeometry& geometry);
 
 // Throws InvalidArgumentError or DataTypeError naming the operand (or stride/padding/dilation),

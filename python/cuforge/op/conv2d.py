@@ -126,6 +126,23 @@ class Conv2d(Plan):
         return self._plan.select(extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
                                  _pair(dilation, "dilation", 1), bool(bias)).name
 
+    def profile(self, N: int, H: int, W: int, C: int, K: int, R: int, S: int, stride=(1, 1), padding=(0, 0),
+                dilation=(1, 1), *, top: int = 6, filter: str | None = None, jobs: int | None = None,
+                csv: str | None = None, plot: str | None = None, baseline: bool = True, progress: bool = True):
+        """Build (in parallel, with progress on stderr) and time on the GPU the cost model's best ``top``
+        candidates for a convolution of (N, H, W, C, K, R, S) with the geometry given (``filter``: a
+        shell glob on kernel names), beside cuDNN (torch's conv2d or convolution_backward) when torch
+        is installed. Returns a cuforge.profiler.Profile; ``csv`` and ``plot`` write its CSV and a PNG."""
+        from ..profiler import profile_conv
+
+        result = profile_conv(self, N, H, W, C, K, R, S, stride, padding, dilation, top=top, filter=filter, jobs=jobs,
+                              baseline=baseline, progress=progress)
+        if csv:
+            result.write_csv(csv)
+        if plot:
+            result.plot(plot)
+        return result
+
     def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
                   problem=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), bias: bool = False) -> Operation:
         """The kernel compile() would build, as an operation emit.pytorch exports: chosen for

@@ -1,0 +1,59 @@
+"""The profiler's parts that need no GPU: its table and CSV, and the command line's refusals."""
+
+import csv
+import math
+
+import numpy as np
+import pytest
+
+import cuforge
+from cuforge import profiler
+from cuforge._core import Decomposition
+
+
+def rows():
+    raw = [dict(kernel="cuforge_sm90_fprop_fast", splits=1, decomposition=Decomposition.Heuristic, predicted_rank=1,
+                predicted_us=12.0, measured_us=10.0, error=""),
+           dict(kernel="cuforge_sm80_fprop_slow", splits=2, decomposition=Decomposition.SplitK, predicted_rank=0,
+                predicted_us=9.0, measured_us=20.0, error=""),
+           dict(kernel="cuforge_sm90_fprop_broken", splits=1, decomposition=Decomposition.Heuristic, predicted_rank=2,
+                predicted_us=15.0, measured_us=math.nan, error="nvcc failed")]
+    return raw
+
+
+class Types:
+    element_A = element_B = element_D = cuforge.DataType.f16
+    element_accumulator = cuforge.DataType.f32
+
+
+def test_a_profile_ranks_as_measured_and_writes_its_csv(tmp_path):
+    result = profiler._profile(Types, "fprop 2x9x7x16 -> 32", 2e9, rows())
+    result.baseline_us, result.baseline_name = 8.0, "cuDNN (torch conv2d)"
+    table = result.table()
+    assert table.splitlines()[0] == "fprop 2x9x7x16 -> 32 f16/f16/f32/f16: 3 candidates, best measured first"
+    assert "200.0" in table and "nvcc failed" in table and "cuDNN (torch conv2d): 8.00 us, 250.0 TFLOP/s" in table
+    assert [r["measured_rank"] for r in result.rows] == [0, 1, ""]
+    result.write_csv(tmp_path / "p.csv")
+    with open(tmp_path / "p.csv") as f:
+        written = list(csv.DictReader(f))
+    assert tuple(written[0]) == profiler.COLUMNS
+    assert [r["kernel"] for r in written][-1] == "cuDNN (torch conv2d)"
+    assert written[1]["decomposition"] == "SplitK"
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["profile", "--op", "fprop", "--m", "4", "--n", "4", "--k", "4"], "takes --conv N,H,W,C,K,R,S"),
+    (["profile", "--m", "4", "--n", "4"], "takes --m, --n and --k"),
+    (["profile", "--op", "fprop", "--conv", "1,2,3"], "expected seven integers"),
+    (["profile", "--op", "fprop", "--conv", "1,9,9,8,8,3,3", "--stride", "1,2,3"], "an integer or two"),
+])
+def test_the_command_line_refuses_what_it_cannot_profile(argv, says, capsys):
+    with pytest.raises(SystemExit) as exit:
+        profiler.main(argv)
+    assert exit.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_a_bad_geometry_is_refused_before_anything_is_allocated():
+    plan = cuforge.op.Conv2d(kind="fprop", element=np.float16)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^B: the filter spans 7 rows"):
+        plan.profile(1, 4, 4, 8, 8, 7, 7)
