@@ -5,6 +5,7 @@
     python bench/conv.py --dtype bf16 --json out.json --rounds 3
     python bench/conv.py --kernel-cc 80     # SM80 kernels only (the default chooses SM90 where they run)
     python bench/conv.py --autotune 6       # each plan times the model's best 6 on its first run
+    python bench/conv.py --passes fprop --relu-bias    # fused relu(conv + bias) beside conv2d(bias) + relu
     python bench/conv.py --autotune 64 --json sweep.json   # ... and the JSON keeps every kernel timed
     python bench/conv.py --sweep-wgrad --json s.json   # every SM80 wgrad tile x parallel split-K slices
     python bench/conv.py --profile 48 --json p.json    # plan.profile: the model's best 48 per pass and layer
@@ -82,7 +83,7 @@ def cudnn_backward(layer, kind):
         layer.dy, layer.x, layer.w, None, [layer.stride] * 2, [layer.padding] * 2, [1, 1], False, [0, 0], 1, mask)
 
 
-def bench_layer(name, dt, passes, rounds, kernel_cc, autotune):
+def bench_layer(name, dt, passes, rounds, kernel_cc, autotune, relu_bias=False):
     layer = layer_problem(name, dt)
     x, w, dy, xp, wp = layer.x, layer.w, layer.dy, layer.xp, layer.wp
     stride, padding, geometry, flops = layer.stride, layer.padding, layer.geometry, layer.flops
@@ -93,7 +94,13 @@ def bench_layer(name, dt, passes, rounds, kernel_cc, autotune):
         plan = cuforge.op.Conv2d(kind=kind, element=dt, element_accumulator=torch.float32, kernel_cc=kernel_cc)
         if autotune:
             plan.autotune, plan.autotune_candidates = True, autotune
-        if kind == "fprop":
+        if kind == "fprop" and relu_bias:  # one kernel beside cuDNN's conv with its bias, then torch's relu
+            plan.activation = "relu"
+            bias = torch.randn(w.shape[0], device="cuda", dtype=dt)
+            ours = lambda i: plan.run(xp, wp, bias, y, beta=1.0, sync=False, **geometry)  # noqa: E731
+            theirs = lambda i: torch.relu(F.conv2d(x, w, bias, stride=stride, padding=padding))  # noqa: E731
+            check = (y, torch.relu(F.conv2d(xp.float(), wp.float(), bias.float(), stride=stride, padding=padding)))
+        elif kind == "fprop":
             ours = lambda i: plan.run(xp, wp, None, y, sync=False, **geometry)  # noqa: E731
             theirs = lambda i: F.conv2d(x, w, stride=stride, padding=padding)  # noqa: E731
             check = (y, F.conv2d(xp.float(), wp.float(), stride=stride, padding=padding))
@@ -113,7 +120,8 @@ def bench_layer(name, dt, passes, rounds, kernel_cc, autotune):
         err = float(((got.float() - ref).abs().max() / ref.abs().max()).item())
         times = interleaved_ms({"cuforge": ours, "cudnn": theirs}, rounds)
         ms = {t: statistics.median(v) for t, v in times.items()}
-        rows.append({"layer": name, "pass": kind, "family": family(plan.last_kernel), "kernel": plan.last_kernel,
+        rows.append({"layer": name, "pass": kind + ("+relu+bias" if relu_bias and kind == "fprop" else ""),
+                     "family": family(plan.last_kernel), "kernel": plan.last_kernel,
                      "splits": plan.last_splits, "rel_err": err, "ms": ms,
                      "tflops": {t: flops / v / 1e9 for t, v in ms.items()},
                      "ratio": statistics.median(b / a for a, b in zip(times["cuforge"], times["cudnn"]))})
@@ -193,6 +201,8 @@ def main():
                    help="plans with autotune, timing the model's best N per layer (the tuning record is cleared first)")
     p.add_argument("--sweep-wgrad", action="store_true",
                    help="time every SM80 wgrad tile with parallel split-K slice counts instead")
+    p.add_argument("--relu-bias", action="store_true",
+                   help="fprop with a fused relu and per-channel bias (torch: conv2d with its bias, then relu)")
     p.add_argument("--profile", type=int, metavar="N",
                    help="profile the model's best N candidates per pass and layer instead (plan.profile)")
     p.add_argument("--json", metavar="PATH")
@@ -220,9 +230,12 @@ def main():
         cuforge._core.tuning_record_clear()
     for kind in passes if not args.autotune else []:
         plan = cuforge.op.Conv2d(kind=kind, element=dt, element_accumulator=torch.float32, kernel_cc=args.kernel_cc)
+        fused = args.relu_bias and kind == "fprop"
+        if fused:
+            plan.activation = "relu"
         for name in layers:
             h, c, k, r, stride, padding = LAYERS[name]
-            names.add(plan.select(N, h, h, max(c, 8), k, r, r, stride=stride, padding=padding))
+            names.add(plan.select(N, h, h, max(c, 8), k, r, r, stride=stride, padding=padding, bias=fused))
     if names:
         cuforge.build(sorted(names))
         print(f"prebuilt {len(names)} kernels in {time.perf_counter() - t0:.0f} s", flush=True)
@@ -230,7 +243,7 @@ def main():
                "dtype": args.dtype, "n": N, "rounds": args.rounds, "kernel_cc": args.kernel_cc,
                "autotune_candidates": args.autotune, "rows": []}
     for name in layers:
-        results["rows"] += bench_layer(name, dt, passes, args.rounds, args.kernel_cc, args.autotune)
+        results["rows"] += bench_layer(name, dt, passes, args.rounds, args.kernel_cc, args.autotune, args.relu_bias)
         if args.autotune:  # every candidate timed per class (its key), for refitting the cost model
             results["tuning_record"] = [dict(e, decomposition=e["decomposition"].name,
                                              measured=[list(m) for m in e["measured"]])

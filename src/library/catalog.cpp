@@ -51,7 +51,7 @@ const std::vector<std::array<int, 3>> kSm90Clusters = {{1, 1, 1}, {2, 1, 1}, {1,
 const std::vector<Sm90Tile> kSm90ConvTiles = {
     {64, 64, KernelSchedule::TmaWarpSpecialized},  {64, 128, KernelSchedule::TmaWarpSpecialized},
     {64, 256, KernelSchedule::TmaWarpSpecialized}, {128, 64, KernelSchedule::TmaWarpSpecialized},
-    {128, 128, KernelSchedule::TmaWarpSpecialized},
+    {128, 128, KernelSchedule::TmaWarpSpecialized}, {256, 64, KernelSchedule::TmaWarpSpecialized},
 };
 constexpr KernelKind kConvKinds[] = {KernelKind::Conv2dFprop, KernelKind::Conv2dDgrad, KernelKind::Conv2dWgrad};
 
