@@ -13,6 +13,7 @@ constants, each on a fixed grid within sane bounds, maximises worst + mean score
 import argparse
 import json
 import os
+import re
 import statistics
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ SM_COUNT = 132  # the H200 the data was measured on
 # SM80, arrival-order and transpose constants have no data here and keep their values).
 GRIDS = {
     "tile_efficiency_exponent": [0.1, 0.2, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 1.0],
+    "implicit_gemm_tile_exponent": [0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 2.0],
     "pingpong_edge": [0.95, 0.98, 1.0, 1.02, 1.04, 1.05, 1.06, 1.08, 1.1, 1.15],
     "tall_tile_edge": [0.98, 1.0, 1.01, 1.02, 1.03, 1.04, 1.06],
     "launch_us": [1.0, 2.0, 3.0, 4.0, 6.0],
@@ -42,11 +44,19 @@ ROUNDS = 4
 @dataclass
 class Case:
     source: str
-    shape: tuple  # (M, N, K)
+    shape: tuple  # (M, N, K), or a convolution's ((N, H, W, C, K, R, S), stride, padding, dilation)
     kernels: list  # [(name, splits, measured time)]
+    conv: bool = False
 
     def label(self):
-        return f"{self.source} {'x'.join(map(str, self.shape))}"
+        extents = self.shape[0] if self.conv else self.shape
+        return f"{self.source} {'x'.join(map(str, extents))}"
+
+    def estimate(self, name, splits, model):
+        if self.conv:
+            return _core.estimated_conv_time_us(name, *self.shape, splits, True, SM_COUNT, model)
+        m, n, k = self.shape
+        return _core.estimated_time_us(name, m, n, k, 1, splits, True, SM_COUNT, model)
 
 
 def named(key):
@@ -79,6 +89,25 @@ def trial_cases(source, trial):
     return cases
 
 
+def conv_problem(label):
+    """((N, H, W, C, K, R, S), stride, padding, dilation) of a conv Profile's problem label, e.g.
+    'fprop 32x56x56x64 -> 64, 3x3 filters, stride (1, 1), padding (1, 1), dilation (1, 1)'."""
+    match = re.fullmatch(r"\w+ (\d+)x(\d+)x(\d+)x(\d+) -> (\d+), (\d+)x(\d+) filters, stride \((\d+), (\d+)\), "
+                         r"padding \((\d+), (\d+)\), dilation \((\d+), (\d+)\)", label)
+    v = [int(g) for g in match.groups()]
+    return tuple(v[:7]), tuple(v[7:9]), tuple(v[9:11]), tuple(v[11:13])
+
+
+def conv_profile_cases(source, rows):
+    """bench/conv.py --profile's rows: per pass and layer, the candidates plan.profile timed."""
+    cases = []
+    for r in rows:
+        shape = conv_problem(r["problem"])
+        kernels = [(x["kernel"], x["splits"], x["measured_us"]) for x in r["candidates"] if x["measured_us"]]
+        cases.append(Case(f"{source} {r['pass']}", shape, kernels, conv=True))
+    return cases
+
+
 def load(name):
     with open(os.path.join(RESULTS, name)) as f:
         return json.load(f)
@@ -92,6 +121,7 @@ def cases_by_source():
         "fp8": gemm_py_cases("fp8", load("h200-2026-12-01-fp8.json")["gemm"]),
         "parallel": sweep_cases("parallel", load("h200-2026-11-30-sweep-parallel-small-m.json")["parallel_split_k"]),
         "trial": trial_cases("trial", load("h200-2026-11-30-selection-trial.json")),
+        "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")["profile"]),
     }
 
 
@@ -106,9 +136,7 @@ def split(by_source):
 
 def pick(case, model):
     """The kernel (index) the model estimates fastest among those measured on the case."""
-    m, n, k = case.shape
-    estimates = [_core.estimated_time_us(name, m, n, k, 1, splits, True, SM_COUNT, model)
-                 for name, splits, _ in case.kernels]
+    estimates = [case.estimate(name, splits, model) for name, splits, _ in case.kernels]
     return estimates.index(min(estimates))
 
 

@@ -277,6 +277,7 @@ NB_MODULE(_core, m) {
                                  "include/cuforge/select/gemm_cost.hpp (defaults: the built-in model).")
       .def(nb::init<>())
       .def_rw("tile_efficiency_exponent", &select::CostModel::tile_efficiency_exponent)
+      .def_rw("implicit_gemm_tile_exponent", &select::CostModel::implicit_gemm_tile_exponent)
       .def_rw("pingpong_edge", &select::CostModel::pingpong_edge)
       .def_rw("tall_tile_edge", &select::CostModel::tall_tile_edge)
       .def_rw("mma_sync_fraction", &select::CostModel::mma_sync_fraction)
@@ -306,6 +307,20 @@ NB_MODULE(_core, m) {
         "model"_a = select::CostModel{},
         "The cost model's estimate (µs) of one run of a kernel, by name, on M x N x K (batch), K in `splits` slices, "
         "with `model`'s constants: what selection ranks candidates by. Needs no GPU.");
+  m.def("estimated_conv_time_us",
+        [](const std::string& name, const python::ConvExtents& extents, const python::Pair& stride,
+           const python::Pair& padding, const python::Pair& dilation, int splits, bool deterministic, int sm_count, const select::CostModel& model) {
+          const library::GemmConfig c = library::parse_gemm_name(name);
+          if (!is_conv(c.kind))
+            throw InvalidArgumentError("estimated_conv_time_us: " + name + " is not a convolution kernel");
+          GemmTypes types{c.element_a, c.element_b, c.element_c, c.element_d, c.element_accumulator};
+          GemmShape shape = op::conv_shape(c.kind, types, op::conv_size(extents, {stride, padding, dilation}));
+          return select::estimated_time_us(c, shape, splits, deterministic, sm_count, model);
+        },
+        "name"_a, "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "splits"_a = 1, "deterministic"_a = true,
+        "sm_count"_a = 132, "model"_a = select::CostModel{},
+        "The cost model's estimate (µs) of one run of a convolution kernel, by name, on dense NHWC tensors of "
+        "(N, H, W, C, K, R, S) with the geometry given. Needs no GPU.");
   m.def("emit", [](const std::string& name) { return emit::gemm_source(library::parse_gemm_name(name)); },
         "name"_a, "The complete CUDA source of a kernel, by name.");
   m.def("kernel_build",

@@ -20,7 +20,10 @@ double tile_efficiency(const library::GemmConfig& c, const CostModel& model) {
   constexpr double kBestIntensity = 128.0 * 256.0 / (128.0 + 256.0);
   const auto& t = c.tile.threadblock_shape;
   double intensity = double(t[0]) * t[1] / (t[0] + t[1]);
-  double e = std::pow(std::min(1.0, intensity / kBestIntensity), model.tile_efficiency_exponent);
+  const bool implicit_gemm = (c.kind == KernelKind::Conv2dFprop || c.kind == KernelKind::Conv2dDgrad) &&
+                             c.arch >= 90 && !c.pointwise;
+  double e = std::pow(std::min(1.0, intensity / kBestIntensity),
+                      implicit_gemm ? model.implicit_gemm_tile_exponent : model.tile_efficiency_exponent);
   if (c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong) e = std::min(1.0, e * model.pingpong_edge);
   if (t[0] > t[1]) e *= model.tall_tile_edge;
   if (c.arch < 90) e *= model.mma_sync_fraction;

@@ -298,7 +298,7 @@ def test_fprop_and_dgrad_parallel_split_k_epilogues():
     p.run(x, w, bias, y, alpha=2.0, beta=1.0, split_k=("parallel", 2), **g)
     ref = torch.relu(2.0 * F.conv2d(x.double(), w.double(), **g) + bias.double().view(1, -1, 1, 1))
     assert_exact(y, ref.half())
-    assert p.last_kernel.endswith("_splitk_relu"), p.last_kernel
+    assert p.last_kernel.endswith("_splitk_relu_bias"), p.last_kernel
     dy = channels_last(rand(y.shape, torch.float16))
     C = channels_last(rand(x.shape, torch.float16))
     dx = channels_last(torch.full_like(x, float("nan")))

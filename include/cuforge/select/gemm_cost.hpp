@@ -20,6 +20,13 @@ struct CostModel {
   // Fraction of peak one CTA sustains with a tile: operand reuse grows with M*N/(M+N), to this power
   // (bench/refit.py proposes 0.6, which flips measured K-heavy choices: bench/NOTES.md).
   double tile_efficiency_exponent = 0.4;
+  // The same for SM90's implicit-GEMM fprop and dgrad, which run one consumer warpgroup and one tile
+  // per CTA (no persistent schedule to hide a tile's start and epilogue) over a short K (C·R·S): small
+  // tiles lose far more (H200, bench/conv.py --profile: at 14²×256→256 a wave of 64x64 tiles took 9
+  // µs, a wave of 128x128 ones, 4x the work, 15.5; the model at 0.4 ranked the 64x64 first; 0.8 to
+  // 1.5 pick within 0.95 of the best on the four SM90 layers). wgrad, whose K (N·P·Q) is long, keeps
+  // the GEMM exponent (its 128x64 tiles ran 14²×256→256 at 1.03x cuDNN).
+  double implicit_gemm_tile_exponent = 1.2;
   // Ping-pong's edge: its epilogue overlaps the other warpgroup's mainloop.
   double pingpong_edge = 1.05;
   // Tiles taller than wide (256x128 measured ahead of 128x256 at every large shape).
