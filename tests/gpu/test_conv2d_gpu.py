@@ -404,7 +404,7 @@ def test_plain_nhwc_tensors_and_the_default_choice():
     p = default_plan("fprop")
     p.run(xh, wh, None, y, **g)
     assert_exact(y.permute(0, 3, 1, 2), ref)
-    ran(p, "sm90", "fprop")  # the H200's default: SM90's implicit GEMM
+    assert "_fprop_" in p.last_kernel, p.last_kernel  # the model's choice of family
     # A 1 x 1 filter (64, 1, 1, 32) reads as N, H, W, C and as channels_last N, C, H, W alike: the
     # other operands decide.
     x1 = rand((2, 8, 8, 32), torch.float16)
