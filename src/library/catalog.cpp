@@ -211,7 +211,8 @@ std::vector<GemmConfig> enumerate_sm80() {
 }
 
 // SM80 implicit-GEMM convolutions (CUTLASS 2.x ImplicitGemmConvolution, optimized iterators): the
-// 16-bit and TF32 tensor-core families over the GEMM tiles, channels in 16-, 8- or 4-byte vectors.
+// 16-bit and TF32 tensor-core families over the GEMM tiles, channels in 16-, 8- or 4-byte vectors;
+// fprop also with fixed-channel iterators, for inputs of exactly one vector of channels.
 std::vector<GemmConfig> enumerate_sm80_conv() {
   std::vector<GemmConfig> out;
   for (const auto& mi : math_instructions()) {
@@ -221,7 +222,10 @@ std::vector<GemmConfig> enumerate_sm80_conv() {
         for (const auto& t : kSm80Tiles)
           for (int align_bits : {128, 64, 32}) {
             auto [la, lb] = conv_layouts(kind);
-            add_if_valid(out, sm80_config(mi, o, la, lb, kind, t, align_bits, TileScheduler::Default));
+            GemmConfig c = sm80_config(mi, o, la, lb, kind, t, align_bits, TileScheduler::Default);
+            add_if_valid(out, c);
+            c.fixed_channels = true;
+            if (kind == KernelKind::Conv2dFprop) add_if_valid(out, c);
           }
   }
   return out;

@@ -112,6 +112,7 @@ std::string GemmConfig::name() const {
   const auto& t = tile.threadblock_shape;
   const auto& shape2 = arch >= 90 ? tile.cluster_shape : tile.warp_count;
   std::string epilogue = pointwise ? "_pointwise" : "";
+  if (fixed_channels) epilogue += "_fixedchannels";
   if (parallel_split_k) epilogue += "_splitk";
   if (activation != Activation::identity) epilogue += fmt::format("_{}", to_string(activation));
   if (bias) epilogue += "_bias";
@@ -134,7 +135,8 @@ bool GemmConfig::operator==(const GemmConfig& o) const {
          tile.kernel_schedule == o.tile.kernel_schedule && tile.epilogue_schedule == o.tile.epilogue_schedule &&
          tile.tile_scheduler == o.tile.tile_scheduler && alignment_a == o.alignment_a &&
          alignment_b == o.alignment_b && alignment_c == o.alignment_c && activation == o.activation &&
-         bias == o.bias && parallel_split_k == o.parallel_split_k && pointwise == o.pointwise;
+         bias == o.bias && parallel_split_k == o.parallel_split_k && pointwise == o.pointwise &&
+         fixed_channels == o.fixed_channels;
 }
 
 GemmConfig parse_gemm_name(std::string_view name) {
@@ -144,7 +146,7 @@ GemmConfig parse_gemm_name(std::string_view name) {
     throw InvalidArgumentError(fmt::format(
         "'{}' is not a cuforge kernel name (expected cuforge_smXX_<gemm|grouped|fprop|dgrad|wgrad>_<opclass>_<math>_<A>_<B>_"
         "<acc>_<C>_<D>_<layouts>_<tile>_<cluster|warps>_s<stages>_<kernel>_<epilogue>_<scheduler>_a<align>"
-        "[_pointwise][_splitk][_<activation>][_bias])",
+        "[_pointwise][_fixedchannels][_splitk][_<activation>][_bias])",
         name));
   GemmConfig c;
   c.kind = parse<KernelKind>(p[2]);
@@ -180,6 +182,10 @@ GemmConfig parse_gemm_name(std::string_view name) {
   std::vector<std::string_view> rest(p.begin() + 18, p.end());
   if (!rest.empty() && rest.front() == "pointwise") {
     c.pointwise = true;
+    rest.erase(rest.begin());
+  }
+  if (!rest.empty() && rest.front() == "fixedchannels") {
+    c.fixed_channels = true;
     rest.erase(rest.begin());
   }
   if (!rest.empty() && rest.front() == "splitk") {
@@ -267,6 +273,16 @@ int shared_memory_bytes(const GemmConfig& c) {
 }
 
 std::optional<std::string> why_invalid(const GemmConfig& c) {
+  if (c.fixed_channels) {
+    if (c.kind != KernelKind::Conv2dFprop || c.arch >= 90 || c.pointwise)
+      return std::string("fixed-channel kernels are SM80 fprop kernels (CUTLASS 2.x's kFixedChannels iterators)");
+    if (c.alignment_b != c.alignment_a || c.tile.threadblock_shape[2] % c.alignment_a != 0)
+      return fmt::format("fixed-channel kernels read x and the filters in vectors of the channels: alignments of A "
+                         "and B equal, dividing the tile's K ({}), got {} and {}",
+                         c.tile.threadblock_shape[2], c.alignment_a, c.alignment_b);
+    if (c.parallel_split_k)
+      return std::string("fixed-channel kernels do not split K (CUTLASS's kFixedChannels can_implement)");
+  }
   if (c.pointwise) {
     if (!is_conv(c.kind) || c.arch < 90 || !sixteen_bit(c))
       return std::string("pointwise GEMM kernels run 1x1 convolutions of f16 or bf16 on SM90 (SM80's own "

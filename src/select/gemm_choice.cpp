@@ -144,6 +144,16 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
     why = kSm80Only;
     return std::nullopt;
   }
+  if (row.fixed_channels && p.conv.k_run != row.alignment_a) {
+    why = fmt::format("a fixed-channel kernel takes inputs of exactly {} channels; this one has {}", row.alignment_a,
+                      p.conv.k_run);
+    return std::nullopt;
+  }
+  if (row.fixed_channels && (s.splits > 1 || s.decomposition == Decomposition::SplitK ||
+                             s.decomposition == Decomposition::ParallelSplitK)) {
+    why = "fixed-channel kernels do not split K";
+    return std::nullopt;
+  }
   if (!fits(row, p)) {
     why = fmt::format("needs alignments {}/{}/{}{}; the operands allow {}/{}/{}", row.alignment_a, row.alignment_b,
                       row.alignment_c, library::staged_k_major(row).any() ? " and K of whole vectors" : "",
@@ -410,6 +420,7 @@ bool serves(const GemmCandidate& candidate, const GemmSettings& s, const GemmSha
   if (p.conv.splits > 0 && (candidate.splits != p.conv.splits || c.parallel_split_k != p.conv.parallel_splits))
     return false;
   if (c.pointwise && !p.conv.pointwise) return false;  // a 1x1 convolution's GEMM kernel
+  if (c.fixed_channels && (p.conv.k_run != c.alignment_a || candidate.splits > 1)) return false;
   return fits(c, p) && !(p.conv.sm80_only && c.arch >= 90) && c.bias == p.bias && c.activation == s.activation &&
          (!c.parallel_split_k || slices_evenly(c, p, candidate.splits)) && (candidate.splits <= 1 || p.batch == 1);
 }

@@ -21,7 +21,8 @@ using library::GemmConfig;
 constexpr size_t kSm90Gemm = 2214, kSm90Grouped = 651, kSm90ConvPerKind = 72;
 constexpr size_t kSm80Gemm = 1980, kSm80Grouped = 480, kSm80ConvPerKind = 210;
 constexpr size_t kSm90Kernels = kSm90Gemm + kSm90Grouped + 3 * kSm90ConvPerKind;
-constexpr size_t kSm80Kernels = kSm80Gemm + kSm80Grouped + 3 * kSm80ConvPerKind;
+// SM80 fprop also with fixed-channel iterators: a twin of each row.
+constexpr size_t kSm80Kernels = kSm80Gemm + kSm80Grouped + 4 * kSm80ConvPerKind;
 
 size_t count(Arch arch, DataType ab, DataType acc, DataType cd, MathOperation math) {
   library::GemmFilter f;
@@ -92,17 +93,18 @@ TEST(Catalog, CountsPerDataTypeFamily) {
                    KernelKind::Grouped});
   }
   // Convolutions. SM80 implicit GEMM: 16-bit into its own type or f32, f16 with f16 accumulation,
-  // TF32 and 3xTF32; 10 tiles x 3 channel alignments each.
+  // TF32 and 3xTF32; 10 tiles x 3 channel alignments each (fprop twice: fixed-channel iterators).
   // SM90 implicit GEMM: 16-bit with f32 accumulation into its own type or f32; 6 tiles x 3 clusters.
   for (KernelKind kind : {KernelKind::Conv2dFprop, KernelKind::Conv2dDgrad, KernelKind::Conv2dWgrad}) {
+    const size_t sm80 = kind == KernelKind::Conv2dFprop ? 60 : 30;
     for (D ab : {D::f16, D::bf16})
       for (D out : {ab, D::f32}) {
-        all.push_back({80, OC::TensorOp, ab, ab, D::f32, out, {}, 30, kind});
+        all.push_back({80, OC::TensorOp, ab, ab, D::f32, out, {}, sm80, kind});
         all.push_back({90, OC::TensorOp, ab, ab, D::f32, out, {}, 18, kind});
       }
-    all.push_back({80, OC::TensorOp, D::f16, D::f16, D::f16, D::f16, {}, 30, kind});
+    all.push_back({80, OC::TensorOp, D::f16, D::f16, D::f16, D::f16, {}, sm80, kind});
     for (MathOperation math : {MathOperation::MultiplyAdd, MathOperation::MultiplyAddFastF32})
-      all.push_back({80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, math, 30, kind});
+      all.push_back({80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, math, sm80, kind});
   }
   size_t total = 0;
   for (const auto& r : all) {

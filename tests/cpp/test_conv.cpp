@@ -327,6 +327,42 @@ TEST(ConvPlan, ShortChannelRunsWasteTheRestOfTheKTile) {
   EXPECT_EQ(Conv2d(kWgrad, options(DataType::f16)).shape(stem).conv.k_run, 0) << "wgrad's K is N·P·Q";
 }
 
+// CUTLASS's fixed-channel iterators pack the taps of an input of exactly one vector of channels
+// into each K tile: the stem's 49 taps of 8 channels fill 13 32-deep tiles instead of 49.
+TEST(ConvPlan, FixedChannelKernelsPackTheStemsTaps) {
+  Conv2dSize stem;
+  stem.n = 32, stem.h = stem.w = 224, stem.c = 8, stem.k = 64, stem.r = stem.s = 7;
+  stem.pad_h = stem.pad_w = 3, stem.stride_h = stem.stride_w = 2;
+  stem.p = stem.q = 112;
+  Conv2d fprop(kFprop, options(DataType::f16));
+  const select::GemmCandidate chosen = fprop.select(fprop.shape(stem));
+  EXPECT_TRUE(chosen.config.fixed_channels && chosen.config.alignment_a == 8) << chosen.config.name();
+  EXPECT_EQ(library::parse_gemm_name(chosen.config.name()), chosen.config);
+  library::GemmConfig optimized = chosen.config;
+  optimized.fixed_channels = false;
+  const GemmShape s = fprop.shape(stem);
+  EXPECT_LT(2 * select::estimated_time_us(chosen.config, s, 1, true, 132),
+            select::estimated_time_us(optimized, s, 1, true, 132));
+  // Only for exactly the vector's channels, and never split.
+  Conv2dSize wide = resnet_layer();
+  const auto ranked = fprop.rank(fprop.shape(wide)).ranked;
+  EXPECT_TRUE(std::none_of(ranked.begin(), ranked.end(), [](const auto& c) { return c.config.fixed_channels; }));
+  TensorRef x = nhwc(0, 2, 15, 13, 8), w = nhwc(1, 16, 7, 7, 8), y = nhwc(2, 2, 8, 7, 16);
+  const op::ConvGeometry g{{2, 2}, {3, 3}, {1, 1}};
+  const GemmTypes types = options(DataType::f16);
+  EXPECT_TRUE(fprop.select(op::check_conv(kFprop, types, 0, x, w, {}, y, g, 0.0).shape).config.fixed_channels);
+  EXPECT_FALSE(fprop.select(op::check_conv(kFprop, types, 0, x, w, {}, y, g, 0.0, {2}).shape).config.fixed_channels)
+      << "a run's split-K takes the optimized iterators";
+  // SM80 fprop only, A and B in equal vectors, no parallel split-K.
+  library::GemmConfig c = chosen.config;
+  c.parallel_split_k = true;
+  EXPECT_NE(library::why_invalid(c).value_or("").find("do not split K"), std::string::npos);
+  c = chosen.config;
+  c.kind = kDgrad;
+  c.layout_b = Layout::RowMajor;
+  EXPECT_NE(library::why_invalid(c).value_or("").find("SM80 fprop kernels"), std::string::npos);
+}
+
 TEST(ConvPlan, ChoosesSm90ImplicitGemmsOnHopperAndSm80ForWhatTheyCannotRun) {
   const Conv2dSize z = resnet_layer();
   for (KernelKind kind : {kFprop, kDgrad, kWgrad})

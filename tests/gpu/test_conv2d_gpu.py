@@ -6,8 +6,8 @@ per-channel bias or beta * C, channels_last and plain NHWC tensors, and D left u
 run. What SM90's kernels cannot run (strided dgrad, serial split-K) is left to SM80 kernels by the
 default choice. Parallel split-K (SM80 kernels writing f32 partial products, a reduction kernel
 applying the epilogue) is exact too, asked for by a run (every kind) or chosen by the model for
-wgrad's long K, and so
-are 1 x 1 fprop and dgrad run by the GEMM kernels the model picks for them (pointwise kernels).
+wgrad's long K, and so are 1 x 1 fprop and dgrad run by the GEMM kernels the model picks for them
+(pointwise kernels), and fprop of inputs of one vector of channels on fixed-channel kernels.
 """
 
 from __future__ import annotations
@@ -122,6 +122,21 @@ PARALLEL_FORWARD = {"fprop": [BACKWARD[0], FPROP[1], BACKWARD[2]], "dgrad": [BAC
 RESNET_WGRAD = (4, 56, 56, 64, 64, 3, 3, 1, 1, 1)
 
 
+# Inputs of exactly one vector of channels (the 3-channel stem padded to 8, or to 4): SM80 kernels
+# with fixed-channel iterators, packing the 7 x 7 taps into each K tile (the model's choice).
+STEM = [(2, 30, 28, 8, 16, 7, 7, 2, 3, 1), (1, 17, 19, 4, 32, 7, 7, 2, 3, 1)]
+
+
+def select_stem(case, dtype, relu=False):
+    def chosen():
+        n, h, w, c, k, r, s, stride, padding, dilation = case
+        p = default_plan("fprop", dtype)
+        if relu:
+            p.activation = "relu"
+        return p.select(n, h, w, c, k, r, s, stride=pair(stride), padding=pair(padding), bias=relu)
+    return chosen
+
+
 # A 1 x 1 convolution of unit stride: a GEMM of 25088 pixels by 64 channels, which the model gives
 # to the SM90 GEMM kernels (pointwise kernels) for fprop and dgrad.
 POINTWISE = (8, 56, 56, 64, 64, 1, 1, 1, 0, 1)
@@ -158,6 +173,8 @@ def kernels():
                    parallel_default(BACKWARD[0], 2, torch.float16, "dgrad")]
     selections.append(select_default("wgrad", RESNET_WGRAD))
     selections += [select_default(kind, POINTWISE) for kind in ("fprop", "dgrad")]
+    selections += [select_stem(case, dtype) for case in STEM for dtype in DTYPES]
+    selections.append(select_stem(STEM[0], torch.float16, relu=True))
     selections += [pointwise_relu_bias(kind) for kind in ("fprop", "dgrad")]
     return build_selected(selections)
 
@@ -304,6 +321,30 @@ def test_fprop_and_dgrad_parallel_split_k_epilogues():
     dx = channels_last(torch.full_like(x, float("nan")))
     default_plan("dgrad").run(dy, w, C, dx, beta=-1.0, split_k=("parallel", 2), **g)
     assert_exact(dx, (torch.nn.grad.conv2d_input(x.shape, w.double(), dy.double(), **g) - C.double()).half())
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("case", STEM, ids=case_id)
+def test_fixed_channel_fprop_is_exact(case, dtype):
+    x, w, g = tensors(case, dtype)
+    ref = F.conv2d(x.double(), w.double(), **g).to(dtype)
+    y = channels_last(torch.full_like(ref, float("nan")))
+    p = default_plan("fprop", dtype)
+    p.run(x, w, None, y, **g)
+    assert_exact(y, ref)
+    ran(p, "sm80", "fprop")
+    assert p.last_kernel.endswith(f"_a{case[3]}x{case[3]}x{case[3]}_fixedchannels"), p.last_kernel
+
+
+def test_fixed_channel_fprop_relu_with_a_per_channel_bias():
+    x, w, g = tensors(STEM[0], torch.float16)
+    bias = rand((w.shape[0],), torch.float16)
+    y = channels_last(torch.full_like(F.conv2d(x, w, **g), float("nan")))
+    p = default_plan("fprop")
+    p.activation = "relu"
+    p.run(x, w, bias, y, beta=1.0, **g)
+    assert_exact(y, torch.relu(F.conv2d(x.double(), w.double(), **g) + bias.double().view(1, -1, 1, 1)).half())
+    assert p.last_kernel.endswith("_fixedchannels_relu_bias"), p.last_kernel
 
 
 def pointwise_case(kind, dtype=torch.float16):

@@ -37,10 +37,15 @@ struct GemmConfig {
   // over the NHWC tensors' rows (fprop: x (N·H·W x C) by the filters' transpose; dgrad: dy by the
   // filters; wgrad: dyᵀ by x) in the kind's implicit-GEMM layouts.
   bool pointwise = false;
+  // SM80 fprop over exactly `alignment_a` channels (the 3-channel stem padded to 4 or 8): CUTLASS's
+  // kFixedChannels iterators pack the filter taps' channels into each K tile, where the optimized
+  // iterators start a fresh K tile at every tap (7 x 7 taps of 8 channels: a quarter of each 32-deep
+  // tile). No split-K.
+  bool fixed_channels = false;
 
   // e.g. cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x256x64_c2x1x1_s0_coop_tmacoop_default_a8x8x8
   // (grouped kernels: cuforge_sm90_grouped_...), followed by _pointwise for a convolution's GEMM
-  // kernel, _splitk for parallel split-K,
+  // kernel, _fixedchannels for fixed-channel fprop, _splitk for parallel split-K,
   // _<activation> unless it is the identity, and _bias for a bias vector C.
   std::string name() const;
   // Equal when the names are: the fields the name encodes (SM90: not the warp count; SM80: not the cluster).
