@@ -12,8 +12,9 @@
 
 Tensors are channels_last. fprop is compared with torch.nn.functional.conv2d; dgrad and wgrad
 with torch.ops.aten.convolution_backward computing the input's or the filters' gradient alone.
-The 3-channel stem layer runs cuforge on channels padded with zeros to 8 (the kernels read
-channels in vectors), cuDNN on the 3 channels; TFLOP/s count the 3-channel convolution for both.
+The 3-channel stem layer runs cuforge on channels padded with zeros to 8 (`--pad-channels 4`: to 4;
+the kernels read channels in vectors), cuDNN on the 3 channels; TFLOP/s count the 3-channel
+convolution for both.
 GPU times are CUDA events around each call, medians of repeats in interleaved rounds (bench/timing.py);
 each ratio is the median of the rounds' ratios (cuDNN time / cuforge time: above 1 is faster). Each
 row names the kernel family that ran (sm90: CUTLASS 3.x implicit GEMM; sm80: CUTLASS 2.x) and the kernel.
@@ -40,6 +41,7 @@ LAYERS = {
     "224x224x3->64 7x7/2": (224, 3, 64, 7, 2, 3),
 }
 N = 32
+PAD_CHANNELS = 8  # what cuforge's stem layer runs on (--pad-channels)
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
@@ -55,6 +57,11 @@ def layer_tensors(h, c, k, r, stride, padding, dt):
     return x, w, dy
 
 
+def cuforge_channels(c):
+    """The channels cuforge runs a layer of c channels on: c, or the stem's 3 padded."""
+    return c if c % 8 == 0 else -(-c // PAD_CHANNELS) * PAD_CHANNELS
+
+
 def padded(t, channels):
     """t (N, C, H, W) with zero channels appended up to `channels`, channels_last."""
     return channels_last(F.pad(t, (0, 0, 0, 0, 0, channels - t.shape[1])))
@@ -66,11 +73,11 @@ def family(kernel):
 
 
 def layer_problem(name, dt):
-    """A layer's tensors (x, w, dy, and xp, wp with the channels padded to 8 for cuforge), its
-    geometry, and the FLOPs of its (unpadded) convolution."""
+    """A layer's tensors (x, w, dy, and xp, wp with the channels padded for cuforge), its geometry,
+    and the FLOPs of its (unpadded) convolution."""
     h, c, k, r, stride, padding = LAYERS[name]
     x, w, dy = layer_tensors(h, c, k, r, stride, padding, dt)
-    xp, wp = (padded(x, 8), padded(w, 8)) if c % 8 else (x, w)
+    xp, wp = (padded(x, cuforge_channels(c)), padded(w, cuforge_channels(c))) if c % 8 else (x, w)
     return SimpleNamespace(x=x, w=w, dy=dy, xp=xp, wp=wp, stride=stride, padding=padding,
                            geometry=dict(stride=(stride, stride), padding=(padding, padding)),
                            flops=2.0 * N * dy.shape[2] * dy.shape[3] * k * c * r * r)
@@ -181,7 +188,7 @@ def profile_layers(dt, passes, layers, top):
         plan = cuforge.op.Conv2d(kind=kind, element=dt, element_accumulator=torch.float32)
         for name in layers:
             h, c, k, r, stride, padding = LAYERS[name]
-            result = plan.profile(N, h, h, max(c, 8), k, r, r, stride, padding, top=top)
+            result = plan.profile(N, h, h, cuforge_channels(c), k, r, r, stride, padding, top=top)
             print(result.table(), flush=True)
             candidates = [{key: (None if isinstance(v, float) and v != v else v) for key, v in row.items()}
                           for row in result.rows]  # NaN (not built or run) as null
@@ -205,8 +212,12 @@ def main():
                    help="fprop with a fused relu and per-channel bias (torch: conv2d with its bias, then relu)")
     p.add_argument("--profile", type=int, metavar="N",
                    help="profile the model's best N candidates per pass and layer instead (plan.profile)")
+    p.add_argument("--pad-channels", type=int, choices=[4, 8], default=8,
+                   help="the channels cuforge runs the 3-channel stem on (default 8)")
     p.add_argument("--json", metavar="PATH")
     args = p.parse_args()
+    global PAD_CHANNELS
+    PAD_CHANNELS = args.pad_channels
     torch.manual_seed(0)
     torch.backends.cudnn.benchmark = True
     dt = DTYPES[args.dtype]
@@ -235,12 +246,12 @@ def main():
             plan.activation = "relu"
         for name in layers:
             h, c, k, r, stride, padding = LAYERS[name]
-            names.add(plan.select(N, h, h, max(c, 8), k, r, r, stride=stride, padding=padding, bias=fused))
+            names.add(plan.select(N, h, h, cuforge_channels(c), k, r, r, stride=stride, padding=padding, bias=fused))
     if names:
         cuforge.build(sorted(names))
         print(f"prebuilt {len(names)} kernels in {time.perf_counter() - t0:.0f} s", flush=True)
     results = {"device": props.name, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
-               "dtype": args.dtype, "n": N, "rounds": args.rounds, "kernel_cc": args.kernel_cc,
+               "dtype": args.dtype, "n": N, "rounds": args.rounds, "kernel_cc": args.kernel_cc, "pad_channels": PAD_CHANNELS,
                "autotune_candidates": args.autotune, "rows": []}
     for name in layers:
         results["rows"] += bench_layer(name, dt, passes, args.rounds, args.kernel_cc, args.autotune, args.relu_bias)
