@@ -251,8 +251,8 @@ def main():
         cuforge.build(sorted(names))
         print(f"prebuilt {len(names)} kernels in {time.perf_counter() - t0:.0f} s", flush=True)
     results = {"device": props.name, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
-               "dtype": args.dtype, "n": N, "rounds": args.rounds, "kernel_cc": args.kernel_cc, "pad_channels": PAD_CHANNELS,
-               "autotune_candidates": args.autotune, "rows": []}
+               "dtype": args.dtype, "n": N, "rounds": args.rounds, "kernel_cc": args.kernel_cc,
+               "pad_channels": PAD_CHANNELS, "autotune_candidates": args.autotune, "rows": []}
     for name in layers:
         results["rows"] += bench_layer(name, dt, passes, args.rounds, args.kernel_cc, args.autotune, args.relu_bias)
         if args.autotune:  # every candidate timed per class (its key), for refitting the cost model
