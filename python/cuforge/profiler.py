@@ -201,7 +201,8 @@ def _cudnn_baseline_us(plan, kind, x_shape, w_shape, y_shape, geometry) -> float
     x, w, dy = nchw(x_shape), nchw(w_shape), nchw(y_shape)
     stride, padding, dilation = geometry
     tf32 = torch.backends.cudnn.allow_tf32
-    torch.backends.cudnn.allow_tf32 = True  # f32 convolutions compute in TF32, as cuforge's do
+    # f32 convolutions compute in TF32 unless the plan asks for 3xTF32: cuDNN likewise
+    torch.backends.cudnn.allow_tf32 = plan.math_operation != _core.MathOperation.multiply_add_fast_f32
     try:
         if kind == "fprop":
             return _best_us(lambda: torch.nn.functional.conv2d(x, w, None, stride, padding, dilation))

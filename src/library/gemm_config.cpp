@@ -281,7 +281,8 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
                          "and B equal, dividing the tile's K ({}), got {} and {}",
                          c.tile.threadblock_shape[2], c.alignment_a, c.alignment_b);
     if (c.parallel_split_k)
-      return std::string("fixed-channel kernels do not split K (CUTLASS's kFixedChannels can_implement)");
+      return std::string("fixed-channel kernels are not offered split: CUTLASS's kFixedChannels iterators step every "
+                         "slice over all of K");
   }
   if (c.pointwise) {
     if (!is_conv(c.kind) || c.arch < 90 || !sixteen_bit(c))

@@ -162,6 +162,7 @@ GemmShape implicit_gemm_shape(KernelKind kind, const Conv2dSize& z, bool bias, C
   s.conv.sm80_only = sm80_only(kind, z, split.slices);
   s.conv.splits = split.slices;
   s.conv.parallel_splits = split.slices > 1 && split.parallel;
+  s.conv.unsplittable = kind == KernelKind::Conv2dDgrad && (z.stride_h > 1 || z.stride_w > 1);
   // fprop's K runs over x's channels, dgrad's over dy's; wgrad's K is N·P·Q.
   if (kind != KernelKind::Conv2dWgrad) s.conv.k_run = kind == KernelKind::Conv2dFprop ? z.c : z.k;
   // In doubles: no product of extents or strides can overflow.

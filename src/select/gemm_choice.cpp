@@ -133,6 +133,11 @@ GemmSettings class_settings(GemmSettings s, const GemmShape& p) {
   return s;
 }
 
+// Whether the settings cut K into slices (a count, or a splitting decomposition).
+bool splits_k(const GemmSettings& s) {
+  return s.splits > 1 || s.decomposition == Decomposition::SplitK || s.decomposition == Decomposition::ParallelSplitK;
+}
+
 constexpr std::string_view kSm80Only =
     "only SM80 kernels run this convolution (strided dgrad, split-K (serial or parallel), or padding "
     "and dilation beyond SM90's TMA im2col loads)";
@@ -149,9 +154,12 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
                       p.conv.k_run);
     return std::nullopt;
   }
-  if (row.fixed_channels && (s.splits > 1 || s.decomposition == Decomposition::SplitK ||
-                             s.decomposition == Decomposition::ParallelSplitK)) {
-    why = "fixed-channel kernels do not split K";
+  if (splits_k(s) && p.conv.unsplittable) {
+    why = "strided dgrad does not split K in CUTLASS's kernels";
+    return std::nullopt;
+  }
+  if (splits_k(s) && row.fixed_channels) {
+    why = "fixed-channel kernels are not offered split (CUTLASS's iterators step every slice over all of K)";
     return std::nullopt;
   }
   if (!fits(row, p)) {
@@ -199,6 +207,9 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
 }
 
 std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const GemmShape& p) {
+  if (p.conv.unsplittable && splits_k(s))
+    return fmt::format("strided dgrad does not split K in CUTLASS's kernels; this plan's settings split it ({}, {} "
+                       "slices)", to_string(s.decomposition), s.splits);
   if (p.conv.sm80_only && k.arch >= 90 && k.fallback.empty())
     return fmt::format("{}, and this plan's tile is pinned to an SM90 one (kernel_cc=80 plans run it)", kSm80Only);
   auto fit = [&](const GemmConfig& c) { return fits(c, p); };
@@ -379,11 +390,11 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
   auto long_enough = [&](const GemmConfig& c, int splits) {
     return p.k >= int64_t(splits) * c.tile.threadblock_shape[2] * 4;
   };
-  // Convolutions split in parallel by choice only for wgrad, the kind measured so (fprop and dgrad
-  // when a run or the settings ask for it).
+  // Convolution kernels split in parallel by choice only for wgrad, the kind measured so (fprop and
+  // dgrad when a run or the settings ask for it); pointwise GEMM kernels as GEMMs do.
   const size_t kernels = configs.size();
   for (size_t i = 0; heuristic && i < kernels; ++i) {
-    if (is_conv(configs[i].kind) && configs[i].kind != KernelKind::Conv2dWgrad) continue;
+    if (is_conv(configs[i].kind) && !configs[i].pointwise && configs[i].kind != KernelKind::Conv2dWgrad) continue;
     GemmConfig parallel = configs[i];
     parallel.parallel_split_k = true;
     if (!library::why_invalid(parallel) && slices_evenly(parallel, p, kSplitChoices[0]) &&
@@ -421,6 +432,7 @@ bool serves(const GemmCandidate& candidate, const GemmSettings& s, const GemmSha
     return false;
   if (c.pointwise && !p.conv.pointwise) return false;  // a 1x1 convolution's GEMM kernel
   if (c.fixed_channels && (p.conv.k_run != c.alignment_a || candidate.splits > 1)) return false;
+  if (p.conv.unsplittable && candidate.splits > 1) return false;
   return fits(c, p) && !(p.conv.sm80_only && c.arch >= 90) && c.bias == p.bias && c.activation == s.activation &&
          (!c.parallel_split_k || slices_evenly(c, p, candidate.splits)) && (candidate.splits <= 1 || p.batch == 1);
 }

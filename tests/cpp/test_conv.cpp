@@ -356,7 +356,7 @@ TEST(ConvPlan, FixedChannelKernelsPackTheStemsTaps) {
   // SM80 fprop only, A and B in equal vectors, no parallel split-K.
   library::GemmConfig c = chosen.config;
   c.parallel_split_k = true;
-  EXPECT_NE(library::why_invalid(c).value_or("").find("do not split K"), std::string::npos);
+  EXPECT_NE(library::why_invalid(c).value_or("").find("not offered split"), std::string::npos);
   c = chosen.config;
   c.kind = kDgrad;
   c.layout_b = Layout::RowMajor;
@@ -391,6 +391,13 @@ TEST(ConvPlan, ChoosesSm90ImplicitGemmsOnHopperAndSm80ForWhatTheyCannotRun) {
 
   // What only SM80 runs: strided dgrad, serial split-K, padding beyond the im2col box's reach.
   Conv2d dgrad(kDgrad, options(DataType::f16));
+  // The pointwise GEMM kernels split K in parallel as GEMMs do, where that pays (a 7x7 layer, K = 2048).
+  Conv2dSize deep;
+  deep.n = 1, deep.h = deep.w = deep.p = deep.q = 7, deep.c = 2048, deep.k = 512, deep.r = deep.s = 1;
+  Conv2d deep_fprop(kFprop, options(DataType::f16));
+  const auto deep_ranked = deep_fprop.rank(deep_fprop.shape(deep)).ranked;
+  EXPECT_TRUE(std::any_of(deep_ranked.begin(), deep_ranked.end(),
+                          [](const auto& c) { return c.config.pointwise && c.config.parallel_split_k; }));
   Conv2dSize strided = z;
   strided.stride_h = strided.stride_w = 2;
   strided.p = strided.q = 28;
@@ -494,6 +501,14 @@ TEST_F(ConvCheck, AValidProblemOfEachKind) {
   const op::ConvGeometry strided{{2, 2}, {1, 1}, {1, 1}};
   EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, nhwc(2, 2, 5, 4, 32), w, {}, x, strided, 0.0, {4, true}),
                  "strided dgrad (stride (2, 2)) does not split K");
+  // select() and compile() take sizes, not runs: a plan whose settings split refuses strided dgrad too.
+  Conv2d split_dgrad(kDgrad, sm80);
+  auto settings = split_dgrad.settings();
+  settings.splits = 2;
+  settings.decomposition = Decomposition::ParallelSplitK;
+  split_dgrad.set_settings(settings);
+  Conv2dSize strided_size = op::conv_size({2, 9, 7, 16, 32, 3, 3}, strided);
+  EXPECT_REFUSED(split_dgrad.select(split_dgrad.shape(strided_size)), "strided dgrad does not split K");
   // The partial dw is stored in vectors of 4 f32: channels that are not a multiple of 4 run unsplit
   // by default, and a run asking for parallel slices is refused saying why.
   TensorRef x6 = nhwc(0, 2, 9, 7, 6), w6 = nhwc(1, 32, 3, 3, 6);

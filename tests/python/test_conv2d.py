@@ -168,5 +168,7 @@ def test_the_seed_problem_size():
         cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, mode=cutlass.ConvMode.Convolution)
     with pytest.raises(cuforge.InvalidArgumentError, match="larger than the padded"):
         cutlass.shape.Conv2DProblemSize(1, 4, 4, 16, 16, 7, 7, 16, 0, 0, 1, 1, 1, 1)
+    with pytest.raises(cuforge.InvalidArgumentError, match="larger than the padded"):  # P = (-1) / 2 + 1 = 1
+        cutlass.shape.Conv2DProblemSize(1, 3, 8, 16, 16, 4, 3, 16, 0, 1, 2, 1, 1, 1)
     with pytest.raises(cuforge.InvalidArgumentError, match="^stride_h: expected 1 or more"):
         cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 16, 1, 1, 0, 1, 1, 1)

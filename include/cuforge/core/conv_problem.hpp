@@ -23,8 +23,8 @@ struct Conv2dSize {
   int64_t p = 1, q = 1;                // the output's height and width
   int64_t pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
 
-  // The output extent the geometry gives along one axis (may be 0 or less for a filter larger
-  // than the padded input).
+  // The output extent the geometry gives along one axis; meaningless (0 or less, or 1 where the
+  // division rounds toward zero) for a filter wider than the padded input, which callers check.
   static int64_t output_extent(int64_t input, int64_t filter, int64_t pad, int64_t stride, int64_t dilation) {
     return (input + 2 * pad - dilation * (filter - 1) - 1) / stride + 1;
   }

@@ -46,10 +46,13 @@ struct ConvClass {
   // kernel (serial) or by a reduction after it (parallel_splits). 0: the plan's settings decide.
   int splits = 0;
   bool parallel_splits = false;
+  // Strided dgrad: CUTLASS's strided-dgrad kernels do not split K, whatever the settings ask.
+  bool unsplittable = false;
 
   bool operator==(const ConvClass& o) const {
     return sm80_only == o.sm80_only && k_run == o.k_run && im2col_reuse == o.im2col_reuse &&
-           pointwise == o.pointwise && splits == o.splits && parallel_splits == o.parallel_splits;
+           pointwise == o.pointwise && splits == o.splits && parallel_splits == o.parallel_splits &&
+           unsplittable == o.unsplittable;
   }
 };
 
