@@ -108,6 +108,22 @@ def conv_profile_cases(source, rows):
     return cases
 
 
+def layer_problem(name, n):
+    """bench/conv.py's layer names ('56x56x64->64 3x3', '224x224x3->64 7x7/2') as a convolution of N =
+    n images, "same" padding, the stem's 3 channels padded to 8 as the bench runs them."""
+    match = re.fullmatch(r"(\d+)x(\d+)x(\d+)->(\d+) (\d+)x(\d+)(?:/(\d+))?", name)
+    h, w, c, k, r, s, stride = (int(g) if g else 1 for g in match.groups())
+    return (n, h, w, c if c % 8 == 0 else 8, k, r, s), (stride, stride), (r // 2, s // 2), (1, 1)
+
+
+def wgrad_sweep_cases(source, sweep):
+    """bench/conv.py --sweep-wgrad: every SM80 wgrad tile with 1 to 128 parallel slices, per layer."""
+    layers = {}
+    for r in sweep["sweep_wgrad"]:
+        layers.setdefault(r["layer"], []).append((r["kernel"], r["splits"], r["ms"]))
+    return [Case(source, layer_problem(name, sweep["n"]), kernels, conv=True) for name, kernels in layers.items()]
+
+
 def load(name):
     with open(os.path.join(RESULTS, name)) as f:
         return json.load(f)
@@ -121,7 +137,9 @@ def cases_by_source():
         "fp8": gemm_py_cases("fp8", load("h200-2026-12-01-fp8.json")["gemm"]),
         "parallel": sweep_cases("parallel", load("h200-2026-11-30-sweep-parallel-small-m.json")["parallel_split_k"]),
         "trial": trial_cases("trial", load("h200-2026-11-30-selection-trial.json")),
-        "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")["profile"]),
+        "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")["profile"]) +
+        conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")["profile"]),
+        "wgrad": wgrad_sweep_cases("wgrad sweep", load("h200-2026-12-02-wgrad-sweep.json")),
     }
 
 

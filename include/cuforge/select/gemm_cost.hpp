@@ -52,8 +52,10 @@ struct CostModel {
   // Parallel split-K: each slice's f32 tile is stored (at the per-SM exchange rate above), and a
   // second kernel reads every partial back and writes D; the partials' round trip, mostly from L2,
   // fitted to the H200's kernel times (bench/k_heavy.py: 256x512 x 8 slices, 1024x1024 x 2 to 8).
+  // 3e12 rather than 5e12: the stem's wgrad (bench/conv.py --sweep-wgrad) then takes 64x128 x 64
+  // slices (1.23x cuDNN in the sweep) over 64x256 x 128 (0.69 of that), no other measured pick moving.
   double reduction_launch_us = 2.0;
-  double partial_bytes_per_second = 5e12;
+  double partial_bytes_per_second = 3e12;
   // A single wave of ping-pong tiles leaves one warpgroup issuing alone (H200: 1024x1024x16384 ran
   // its 128x64 ping-pong tiles at 0.8 of the rate the model gives them in full waves).
   double lone_pingpong_fraction = 0.8;
