@@ -40,3 +40,32 @@ def test_an_empty_shape_is_refused():
     name = _core.list_gemms(90, "*bf16_bf16_f32_bf16_bf16_rrr_128x64x64_c1x1x1*")[0]
     with pytest.raises(cuforge.InvalidArgumentError, match="expected M, N, batch >= 1"):
         _core.estimated_time_us(name, 0, 128, 128)
+
+
+CONV_LAYER = ([32, 14, 14, 256, 256, 3, 3], [1, 1], [1, 1], [1, 1])  # (N, H, W, C, K, R, S), stride, padding, dilation
+
+
+@pytest.mark.skipif(_core.device_count() > 0, reason="with a GPU the plan ranks for its SM count and tuning record")
+def test_a_convolutions_estimate_is_the_one_selection_ranks_with():
+    for kind in ("fprop", "dgrad", "wgrad"):
+        plan = cuforge.op.Conv2d(kind=kind, element="f16", element_accumulator="f32")
+        extents, stride, padding, dilation = CONV_LAYER
+        chosen = plan._plan.select(extents, stride, padding, dilation, False)
+        assert _core.estimated_conv_time_us(chosen.name, *CONV_LAYER, chosen.splits) == chosen.estimated_us
+
+
+def test_the_implicit_gemm_exponent_weighs_sm90_fprop_and_dgrad_tiles_only():
+    def kernel(kind, layouts):
+        return _core.list_gemms(90, f"*_{kind}_*_f16_f16_f32_f16_f16_{layouts}_64x64x64_c1x1x1_*")[0]
+
+    flatter = _core.CostModel()
+    flatter.implicit_gemm_tile_exponent = 0.4
+    for kind, layouts in (("fprop", "rcr"), ("dgrad", "rrr")):
+        name = kernel(kind, layouts)
+        assert _core.estimated_conv_time_us(name, *CONV_LAYER, model=flatter) < \
+            _core.estimated_conv_time_us(name, *CONV_LAYER)
+    wgrad = kernel("wgrad", "crr")
+    assert _core.estimated_conv_time_us(wgrad, *CONV_LAYER, model=flatter) == \
+        _core.estimated_conv_time_us(wgrad, *CONV_LAYER)
+    with pytest.raises(cuforge.InvalidArgumentError, match="is not a convolution kernel"):
+        _core.estimated_conv_time_us(_core.list_gemms(90, "*_gemm_*")[0], *CONV_LAYER)
