@@ -1,0 +1,377 @@
+// Conv2d plans on the CPU: the kernel each kind and problem chooses (SM90 implicit GEMMs, SM80 ones
+// for what they cannot run, parallel split-K, fixed-channel and pointwise kernels), and the boundary
+// checks, each refusal naming the operand.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "conv_support.hpp"
+#include "cuforge/library/catalog.hpp"
+#include "cuforge/op/gemm.hpp"
+
+namespace cuforge {
+namespace {
+
+using namespace test;
+
+TEST(ConvPlan, ChoosesSm80ImplicitGemmsOfItsKind) {
+  GemmOptions sm80 = options(DataType::f16);
+  sm80.kernel_cc = 80;
+  Conv2d plan(kWgrad, sm80);
+  EXPECT_EQ(plan.kernel_cc(), 80);
+  Conv2dSize z = resnet_layer();
+  GemmShape s = plan.shape(z);
+  EXPECT_EQ(s.m, 64);
+  EXPECT_EQ(s.n, 64 * 9);
+  EXPECT_EQ(s.k, 32 * 56 * 56);
+  EXPECT_EQ(s.align_a, 8);
+  const std::string name = plan.select(s).config.name();
+  EXPECT_EQ(name.rfind("cuforge_sm80_wgrad_", 0), 0u) << name;
+  // 64 x 576 outputs over K = 100352: a few tiles, each cut into slices to fill the GPU: f32 partial
+  // products summed after the kernel (parallel) for a 16-bit dw, whose own precision would round
+  // every serial slice's partial sum; serial or parallel slices for an f32 dw.
+  const select::GemmCandidate parallel = plan.select(s);
+  EXPECT_TRUE(parallel.config.parallel_split_k) << parallel.config.name();
+  EXPECT_GE(parallel.splits, 8);
+  GemmOptions f32_dw = sm80;
+  f32_dw.element_c = f32_dw.element_d = DataType::f32;
+  Conv2d wgrad32(kWgrad, f32_dw);
+  EXPECT_GT(wgrad32.select(wgrad32.shape(z)).splits, 1);
+  Conv2d fprop(kFprop, f32_dw);
+  EXPECT_EQ(fprop.select(fprop.shape(z)).splits, 1) << "fprop splits only over C: never unasked";
+  Conv2d dgrad(kDgrad, sm80);
+  EXPECT_EQ(dgrad.select(dgrad.shape(z)).splits, 1) << "strided dgrad cannot split K: dgrad never does";
+  auto settings = plan.settings();
+  settings.set_activation(Activation::relu);
+  plan.set_settings(settings);
+  EXPECT_EQ(plan.select(s).config.activation, Activation::relu);
+  settings.set_decomposition(Decomposition::StreamK);
+  EXPECT_THROW(plan.set_settings(settings), InvalidArgumentError);
+  EXPECT_THROW(Conv2d(KernelKind::Gemm, options(DataType::f16)), InvalidArgumentError);
+  EXPECT_THROW(Conv2d(kFprop, options(DataType::s8)), InvalidArgumentError) << "no int8 convolutions";
+  GemmOptions gemm = options(DataType::f16);
+  EXPECT_REFUSED(Gemm g(gemm), "TensorNHWC is the layout of convolution tensors");
+}
+
+// On Hopper the plans of 16-bit types with f32 accumulation run SM90 kernels, SM80 ones beside them
+// for what SM90's implicit GEMM cannot run; TF32 and f16 accumulation stay on SM80.
+TEST(ConvPlan, ShortChannelRunsWasteTheRestOfTheKTile) {
+  // The stem layer: each of the 49 filter taps starts a fresh K tile, 8 channels in it: SM90's
+  // 64-deep tiles carry 56 empty columns, SM80's 32-deep ones 24 (H200, bench/conv.py: SM90 9.6
+  // TFLOP/s, SM80 36.5).
+  const Conv2dSize stem = stem_layer();
+  Conv2d fprop(kFprop, options(DataType::f16));
+  const GemmShape s = fprop.shape(stem);
+  EXPECT_EQ(s.k, 8 * 49);
+  EXPECT_EQ(s.conv.k_run, 8);
+  EXPECT_EQ(fprop.select(s).config.arch, 80);
+  GemmShape gemm = s;
+  gemm.conv.k_run = 0;  // the same extents as one GEMM K
+  const auto ranked = fprop.rank(s).ranked;
+  const auto sm90 = std::find_if(ranked.begin(), ranked.end(), [](const auto& c) { return c.config.arch == 90; });
+  ASSERT_NE(sm90, ranked.end());
+  EXPECT_GT(select::estimated_time_us(sm90->config, s, 1, true, 132),
+            4 * select::estimated_time_us(sm90->config, gemm, 1, true, 132))
+      << "a 64-deep K tile holding 8 channels computes 1/8 of its work";
+  EXPECT_EQ(Conv2d(kDgrad, options(DataType::f16)).shape(stem).conv.k_run, 64) << "dgrad's K runs over fprop's K";
+  EXPECT_EQ(Conv2d(kWgrad, options(DataType::f16)).shape(stem).conv.k_run, 0) << "wgrad's K is N·P·Q";
+}
+
+// CUTLASS's fixed-channel iterators pack the taps of an input of exactly one vector of channels
+// into each K tile: the stem's 49 taps of 8 channels fill 13 32-deep tiles instead of 49.
+TEST(ConvPlan, FixedChannelKernelsPackTheStemsTaps) {
+  const Conv2dSize stem = stem_layer();
+  Conv2d fprop(kFprop, options(DataType::f16));
+  const select::GemmCandidate chosen = fprop.select(fprop.shape(stem));
+  EXPECT_TRUE(chosen.config.fixed_channels && chosen.config.alignment_a == 8) << chosen.config.name();
+  EXPECT_EQ(library::parse_gemm_name(chosen.config.name()), chosen.config);
+  library::GemmConfig optimized = chosen.config;
+  optimized.fixed_channels = false;
+  const GemmShape s = fprop.shape(stem);
+  EXPECT_LT(2 * select::estimated_time_us(chosen.config, s, 1, true, 132),
+            select::estimated_time_us(optimized, s, 1, true, 132));
+  // Only for exactly the vector's channels, and never split.
+  Conv2dSize wide = resnet_layer();
+  const auto ranked = fprop.rank(fprop.shape(wide)).ranked;
+  EXPECT_TRUE(std::none_of(ranked.begin(), ranked.end(), [](const auto& c) { return c.config.fixed_channels; }));
+  TensorRef x = nhwc(0, 2, 15, 13, 8), w = nhwc(1, 16, 7, 7, 8), y = nhwc(2, 2, 8, 7, 16);
+  const op::ConvGeometry g{{2, 2}, {3, 3}, {1, 1}};
+  const GemmTypes types = options(DataType::f16);
+  EXPECT_TRUE(fprop.select(op::check_conv(kFprop, types, 0, x, w, {}, y, g, 0.0).shape).config.fixed_channels);
+  EXPECT_FALSE(fprop.select(op::check_conv(kFprop, types, 0, x, w, {}, y, g, 0.0, {2}).shape).config.fixed_channels)
+      << "a run's split-K takes the optimized iterators";
+  // SM80 fprop only, A and B in equal vectors, no parallel split-K.
+  library::GemmConfig c = chosen.config;
+  c.parallel_split_k = true;
+  EXPECT_NE(library::why_invalid(c).value_or("").find("not offered split"), std::string::npos);
+  c = chosen.config;
+  c.kind = kDgrad;
+  c.layout_b = Layout::RowMajor;
+  EXPECT_NE(library::why_invalid(c).value_or("").find("SM80 fprop kernels"), std::string::npos);
+}
+
+TEST(ConvPlan, ChoosesSm90ImplicitGemmsOnHopperAndSm80ForWhatTheyCannotRun) {
+  const Conv2dSize z = resnet_layer();
+  for (KernelKind kind : {kFprop, kDgrad, kWgrad})
+    for (DataType t : {DataType::f16, DataType::bf16}) {
+      Conv2d plan(kind, options(t));
+      EXPECT_EQ(plan.kernel_cc(), 90);
+      for (bool bias : {false, true}) {
+        if (bias && kind == kWgrad) continue;
+        const select::GemmCandidate chosen = plan.select(plan.shape(z, bias));
+        SCOPED_TRACE(chosen.config.name());
+        EXPECT_EQ(chosen.config.bias, bias);
+        if (kind == kWgrad) {  // 9 tiles of 64 x 64 over K = 100352: SM80's parallel split-K
+          EXPECT_TRUE(chosen.config.parallel_split_k);
+          EXPECT_GT(chosen.splits, 1);
+          continue;
+        }
+        EXPECT_EQ(chosen.config.name().rfind(fmt::format("cuforge_sm90_{}_", to_string(kind)), 0), 0u);
+        EXPECT_EQ(chosen.splits, 1);
+      }
+    }
+  GemmOptions tf32 = options(DataType::f32);
+  EXPECT_EQ(Conv2d(kFprop, tf32).kernel_cc(), 80);
+  GemmOptions f16_acc = options(DataType::f16);
+  f16_acc.element_accumulator = DataType::f16;
+  EXPECT_EQ(Conv2d(kFprop, f16_acc).kernel_cc(), 80);
+
+  // What only SM80 runs: strided dgrad, serial split-K, padding beyond the im2col box's reach.
+  Conv2d dgrad(kDgrad, options(DataType::f16));
+  // The pointwise GEMM kernels split K in parallel as GEMMs do, where that pays (a 7x7 layer, K = 2048).
+  Conv2dSize deep;
+  deep.n = 1, deep.h = deep.w = deep.p = deep.q = 7, deep.c = 2048, deep.k = 512, deep.r = deep.s = 1;
+  Conv2d deep_fprop(kFprop, options(DataType::f16));
+  const auto deep_ranked = deep_fprop.rank(deep_fprop.shape(deep)).ranked;
+  EXPECT_TRUE(std::any_of(deep_ranked.begin(), deep_ranked.end(),
+                          [](const auto& c) { return c.config.pointwise && c.config.parallel_split_k; }));
+  Conv2dSize strided = z;
+  strided.stride_h = strided.stride_w = 2;
+  strided.p = strided.q = 28;
+  GemmShape s = dgrad.shape(strided);
+  EXPECT_TRUE(s.conv.sm80_only);
+  EXPECT_EQ(dgrad.select(s).config.arch, 80);
+  Conv2d fprop(kFprop, options(DataType::f16));
+  EXPECT_FALSE(fprop.shape(strided).conv.sm80_only) << "strided fprop runs on SM90";
+  const auto strided_fprop = fprop.rank(fprop.shape(strided)).ranked;
+  EXPECT_TRUE(std::any_of(strided_fprop.begin(), strided_fprop.end(),
+                          [](const auto& c) { return c.config.arch == 90; }));
+  Conv2dSize padded = z;
+  padded.pad_h = 130;
+  padded.p = 56 + 2 * 130 - 2;
+  EXPECT_TRUE(fprop.shape(padded).conv.sm80_only);
+  EXPECT_EQ(fprop.select(fprop.shape(padded)).config.arch, 80);
+  Conv2dSize dilated = z;
+  dilated.dilation_h = dilated.dilation_w = 128;  // a reach of 256 rows
+  dilated.h = dilated.w = 300;
+  dilated.p = dilated.q = 300 + 2 - 256;
+  EXPECT_TRUE(fprop.shape(dilated).conv.sm80_only);
+  TensorRef x = nhwc(0, 2, 9, 7, 16), w = nhwc(1, 32, 3, 3, 16), y = nhwc(2, 2, 9, 7, 32);
+  op::ConvGeometry same{{1, 1}, {1, 1}, {1, 1}};
+  EXPECT_FALSE(op::check_conv(kFprop, options(DataType::f16), 0, x, w, {}, y, same, 0.0, {1}).shape.conv.sm80_only);
+  EXPECT_TRUE(op::check_conv(kWgrad, options(DataType::f16), 0, y, x, {}, w, same, 0.0, {3}).shape.conv.sm80_only)
+      << "serial split-K";
+  // The plan's own split-K decomposition takes SM80's serial kernels too.
+  auto settings = fprop.settings();
+  settings.set_split_k_slices(4);
+  fprop.set_settings(settings);
+  EXPECT_EQ(fprop.select(fprop.shape(z)).config.arch, 80);
+  EXPECT_EQ(fprop.select(fprop.shape(z)).splits, 4);
+  // A pinned SM90 tile has no SM80 kernels to leave strided dgrad to.
+  settings = dgrad.settings();
+  settings.tile = library::parse_gemm_name(dgrad.select(dgrad.shape(z)).config.name()).tile;
+  dgrad.set_settings(settings);
+  EXPECT_REFUSED(dgrad.select(dgrad.shape(strided)), "only SM80 kernels run this convolution");
+  // kernel_cc=80 plans never take SM90 kernels.
+  GemmOptions sm80 = options(DataType::f16);
+  sm80.kernel_cc = 80;
+  Conv2d old(kFprop, sm80);
+  for (const auto& c : old.rank(old.shape(z)).ranked) ASSERT_EQ(c.config.arch, 80) << c.config.name();
+}
+
+class ConvCheck : public ::testing::Test {
+ protected:
+  op::ConvGeometry same{{1, 1}, {1, 1}, {1, 1}};  // 3x3, padding 1: P = H
+  GemmTypes types = options(DataType::f16);
+  ConvProblem fprop(const TensorRef& x, const TensorRef& w, const TensorRef& c, const TensorRef& y,
+                    const op::ConvGeometry& g, double beta = 0.0, ConvSplitK split = {}) {
+    return op::check_conv(kFprop, types, 0, x, w, c, y, g, beta, split);
+  }
+};
+
+TEST_F(ConvCheck, AValidProblemOfEachKind) {
+  TensorRef x = nhwc(0, 2, 9, 7, 16), w = nhwc(1, 32, 3, 3, 16), y = nhwc(2, 2, 9, 7, 32);
+  ConvProblem p = fprop(x, w, {}, y, same);
+  EXPECT_EQ(p.size.p, 9);
+  EXPECT_EQ(p.size.q, 7);
+  EXPECT_EQ(p.shape.m, 2 * 9 * 7);
+  EXPECT_EQ(p.shape.n, 32);
+  EXPECT_EQ(p.shape.k, 16 * 9);
+  EXPECT_EQ(p.shape.align_a, 8);
+  EXPECT_EQ(p.c, p.d) << "no C: the kernel is given D, never read";
+  EXPECT_EQ(p.stride_a, (std::array<int64_t, 3>{16, 7 * 16, 9 * 7 * 16}));
+  EXPECT_EQ(p.shape.conv.k_run, 16);
+  EXPECT_TRUE(p.shape == Conv2d(kFprop, options(DataType::f16)).shape(p.size)) << "a run's class is the one plan.select() names";
+  // dgrad: A = dy, B = w, D = dx; wgrad: A = dy, B = x, D = dw.
+  ConvProblem d = op::check_conv(kDgrad, types, 0, y, w, {}, x, same, 0.0, {1});
+  EXPECT_EQ(d.shape.m, 2 * 9 * 7);
+  EXPECT_EQ(d.shape.n, 16);
+  ConvProblem g = op::check_conv(kWgrad, types, 0, y, x, {}, w, same, 0.0, {4});
+  EXPECT_EQ(g.shape.m, 32);
+  EXPECT_EQ(g.shape.k, 2 * 9 * 7);
+  // A run's own split-K is part of its class: the plan chooses among the kernels that split so.
+  EXPECT_EQ(g.shape.conv.splits, 4);
+  EXPECT_FALSE(g.shape.conv.parallel_splits);
+  EXPECT_FALSE(g.shape == Conv2d(kWgrad, options(DataType::f16)).shape(g.size));
+  ConvProblem pg = op::check_conv(kWgrad, types, 0, y, x, {}, w, same, 0.0, {4, true});
+  EXPECT_TRUE(pg.shape.conv.parallel_splits);
+  GemmOptions sm80 = options(DataType::f16);
+  sm80.kernel_cc = 80;
+  Conv2d wgrad(kWgrad, sm80);
+  for (const ConvProblem* run : {&g, &pg}) {
+    const select::GemmCandidate chosen = wgrad.select(run->shape);
+    EXPECT_EQ(chosen.splits, 4);
+    EXPECT_EQ(chosen.config.parallel_split_k, run->shape.conv.parallel_splits) << chosen.config.name();
+  }
+  // fprop and dgrad split in parallel too (dgrad on CUTLASS's unit-stride kernel): when asked.
+  for (KernelKind kind : {kFprop, kDgrad}) {
+    const bool f = kind == kFprop;
+    ConvProblem pp = op::check_conv(kind, types, 0, f ? x : y, w, {}, f ? y : x, same, 0.0, {4, true});
+    EXPECT_TRUE(pp.shape.conv.parallel_splits && pp.shape.conv.sm80_only);
+    const select::GemmCandidate chosen = Conv2d(kind, sm80).select(pp.shape);
+    EXPECT_TRUE(chosen.config.parallel_split_k && chosen.splits == 4) << chosen.config.name();
+    EXPECT_TRUE(library::parse_gemm_name(chosen.config.name()) == chosen.config) << chosen.config.name();
+    EXPECT_FALSE(Conv2d(kind, sm80).select(op::check_conv(kind, types, 0, f ? x : y, w, {}, f ? y : x, same, 0.0)
+                                               .shape).config.parallel_split_k)
+        << "fprop and dgrad split in parallel only when asked";
+  }
+  const op::ConvGeometry strided{{2, 2}, {1, 1}, {1, 1}};
+  EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, nhwc(2, 2, 5, 4, 32), w, {}, x, strided, 0.0, {4, true}),
+                 "strided dgrad (stride (2, 2)) does not split K");
+  // select() and compile() take sizes, not runs: a plan whose settings split refuses strided dgrad too.
+  Conv2d split_dgrad(kDgrad, sm80);
+  auto settings = split_dgrad.settings();
+  settings.splits = 2;
+  settings.decomposition = Decomposition::ParallelSplitK;
+  split_dgrad.set_settings(settings);
+  Conv2dSize strided_size = op::conv_size({2, 9, 7, 16, 32, 3, 3}, strided);
+  EXPECT_REFUSED(split_dgrad.select(split_dgrad.shape(strided_size)), "strided dgrad does not split K");
+  // The partial dw is stored in vectors of 4 f32: channels that are not a multiple of 4 run unsplit
+  // by default, and a run asking for parallel slices is refused saying why.
+  TensorRef x6 = nhwc(0, 2, 9, 7, 6), w6 = nhwc(1, 32, 3, 3, 6);
+  ConvProblem six = op::check_conv(kWgrad, types, 0, y, x6, {}, w6, same, 0.0);
+  EXPECT_EQ(six.shape.align_c, 2);
+  Conv2dSize z6 = six.size;
+  z6.n = 32, z6.h = z6.w = z6.p = z6.q = 56;  // a long K, which 8 channels would split
+  EXPECT_FALSE(wgrad.select(wgrad.shape(z6)).config.parallel_split_k);
+  ConvProblem asked = op::check_conv(kWgrad, types, 0, y, x6, {}, w6, same, 0.0, {4, true});
+  EXPECT_REFUSED(wgrad.select(asked.shape), "channels must be a multiple of 4");
+  // A bias: one value per channel of D, read with strides of 0.
+  TensorRef bias = TensorRef::vector(reinterpret_cast<const void*>(kBase + (3u << 28)), DataType::f16, 32);
+  ConvProblem b = fprop(x, w, bias, y, same, 1.0);
+  EXPECT_TRUE(b.shape.bias);
+  EXPECT_EQ(b.stride_c, (std::array<int64_t, 3>{0, 0, 0}));
+}
+
+TEST_F(ConvCheck, ExtentsOfOneGetDenseStridesWhateverTheTensorSays) {
+  // torch gives a (64, 32, 1, 1) filter strides (32, 1, 1, 1); SM90 kernels build TMA descriptors
+  // from these strides, which must be 16-byte multiples even where the extent never steps.
+  TensorRef x = nhwc(0, 1, 8, 8, 32), w = nhwc(1, 64, 1, 1, 32), y = nhwc(2, 1, 8, 8, 64);
+  w.strides[1] = w.strides[2] = 1;
+  x.strides[0] = 7;
+  ConvProblem p = fprop(x, w, {}, y, {{1, 1}, {0, 0}, {1, 1}});
+  EXPECT_EQ(p.stride_b, (std::array<int64_t, 3>{32, 32, 32}));
+  EXPECT_EQ(p.stride_a, (std::array<int64_t, 3>{32, 8 * 32, 8 * 8 * 32}));
+}
+
+TEST_F(ConvCheck, EveryBadInputIsRefusedByName) {
+  TensorRef x = nhwc(0, 2, 9, 7, 16), w = nhwc(1, 32, 3, 3, 16), y = nhwc(2, 2, 9, 7, 32);
+  EXPECT_REFUSED(fprop(x, w, {}, nhwc(2, 2, 8, 7, 32), same), "P (height)");
+  EXPECT_REFUSED(fprop(x, w, {}, nhwc(2, 2, 9, 7, 16), same), "K (channels)");
+  EXPECT_REFUSED(fprop(x, nhwc(1, 32, 3, 3, 8), {}, y, same), "C (channels)");
+  EXPECT_REFUSED(fprop(x, w, {}, nhwc(2, 3, 9, 7, 32), same), "N (batch)");
+  EXPECT_REFUSED(fprop(x, w, {}, y, {{0, 1}, {1, 1}, {1, 1}}), "stride");
+  EXPECT_REFUSED(fprop(x, w, {}, y, {{1, 1}, {-1, 1}, {1, 1}}), "padding");
+  EXPECT_REFUSED(fprop(x, w, {}, y, {{1, 1}, {1, 1}, {1, 0}}), "dilation");
+  EXPECT_REFUSED(fprop(x, w, {}, y, same, 1.0), "beta is 1 but no C");
+  EXPECT_REFUSED(fprop(x, nhwc(1, 32, 13, 13, 16), {}, nhwc(2, 2, 1, 1, 32), {{1, 1}, {0, 0}, {1, 1}}),
+                 "more than the padded input");
+  TensorRef matrix = TensorRef::matrix(x.data, DataType::f16, 126, 16, Layout::RowMajor);
+  EXPECT_REFUSED(fprop(matrix, w, {}, y, same), "rank-4");
+  TensorRef host = x;
+  host.device = TensorRef::kHost;
+  EXPECT_REFUSED(fprop(host, w, {}, y, same), "host memory");
+  TensorRef wrong_type = nhwc(0, 2, 9, 7, 16, DataType::bf16);
+  EXPECT_THROW(fprop(wrong_type, w, {}, y, same), DataTypeError);
+  TensorRef strided = x;
+  strided.strides[0] *= 2;
+  EXPECT_REFUSED(fprop(strided, w, {}, y, same), "dense NHWC");
+  // Three channels of f16: the alignment answer is to pad them.
+  EXPECT_REFUSED(fprop(nhwc(0, 2, 9, 7, 3), nhwc(1, 32, 3, 3, 3), {}, y, same), "pad the channels with zeros to 8");
+  EXPECT_REFUSED(fprop(x, w, {}, nhwc(0, 2, 9, 7, 32), same), "overlaps input A");
+  EXPECT_REFUSED(fprop(x, nhwc(1, 32, 33, 1, 16), {}, nhwc(2, 2, 9, 7, 32), {{1, 1}, {16, 0}, {1, 1}}),
+                 "at most 32 x 32");
+  // Strided dgrad: no dilation, no split-K in CUTLASS's kernels.
+  TensorRef dy = nhwc(2, 2, 5, 4, 32);
+  op::ConvGeometry strided2{{2, 2}, {1, 1}, {1, 1}};
+  EXPECT_NO_THROW(op::check_conv(kDgrad, types, 0, dy, w, {}, x, strided2, 0.0, {1}));
+  EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, dy, w, {}, x, strided2, 0.0, {2}), "does not split K");
+  EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, nhwc(2, 2, 4, 3, 32), w, {}, x, {{2, 2}, {1, 1}, {2, 2}}, 0.0, {1}),
+                 "take no dilation");
+  EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, nhwc(2, 2, 7, 5, 32), w, {}, x, {{1, 1}, {1, 1}, {2, 2}}, 0.0, {1}),
+                 "take no dilation");  // at stride 1 too: the kernels are the strided ones
+  TensorRef bias32 = TensorRef::vector(reinterpret_cast<const void*>(kBase + (3u << 28)), DataType::f16, 16);
+  EXPECT_REFUSED(op::check_conv(kWgrad, types, 0, y, x, bias32, w, same, 1.0, {1}), "wgrad's C has dw's shape");
+  // The selection's entry (a size, not tensors) refuses what runs refuse, before any arithmetic on it
+  // (a stride of 0 divided; strides of 2^32 multiplied to 0, then divided: SIGFPE, found by the fuzz).
+  EXPECT_REFUSED(op::conv_size({2, 9, 7, 16, 32, 3, 3}, {{0, 1}, {1, 1}, {1, 1}}), "stride: expected 1 or more");
+  EXPECT_REFUSED(op::conv_size({2, 9, 7, 16, 32, 3, 3}, {{int64_t(1) << 32, int64_t(1) << 32}, {1, 1}, {1, 1}}),
+                 "stride: 4294967296 exceeds the 32-bit range");
+  EXPECT_REFUSED(op::conv_size({2, int64_t(1) << 62, 7, 16, 32, 3, 3}, same), "H: expected 1 to 2147483647");
+  // A filter wider than the padded input: P and Q of -2 multiply to a positive M.
+  EXPECT_REFUSED(op::conv_size({1, 4, 4, 8, 8, 7, 7}, {}), "B: the filter spans 7 rows");
+  Conv2dSize zero_stride = op::conv_size({2, 9, 7, 16, 32, 3, 3}, same);
+  zero_stride.stride_w = 0;
+  EXPECT_REFUSED(op::conv_shape(kFprop, types, zero_stride), "stride: expected 1 or more");
+  EXPECT_REFUSED(fprop(x, w, nhwc(3, 2, 9, 7, 16), y, same, 1.0), "expected D's shape");
+}
+
+TEST(ConvPlan, OneByOneConvolutionsWeighTheGemmKernels) {
+  Conv2dSize z;  // ResNet-50's 56 x 56 x 256 -> 64 1x1 layer, N = 32
+  z.n = 32, z.h = z.w = z.p = z.q = 56, z.c = 256, z.k = 64, z.r = z.s = 1;
+  for (KernelKind kind : {kFprop, kDgrad, kWgrad}) {
+    Conv2d plan(kind, options(DataType::f16));
+    const GemmShape s = plan.shape(z);
+    EXPECT_TRUE(s.conv.pointwise);
+    const auto ranked = plan.rank(s).ranked;
+    // wgrad's GEMM split in parallel on SM90 measured slower than SM80's convolution kernels.
+    EXPECT_EQ(std::any_of(ranked.begin(), ranked.end(), [](const auto& c) { return c.config.pointwise; }),
+              kind != kWgrad);
+    // A pinned tile keeps to the convolution kernels.
+    auto settings = plan.settings();
+    Conv2d fprop(kFprop, options(DataType::f16));
+    settings.tile = fprop.select(fprop.shape(resnet_layer())).config.tile;  // an SM90 convolution tile
+    plan.set_settings(settings);
+    EXPECT_FALSE(plan.select(s).config.pointwise) << plan.select(s).config.name();
+  }
+  Conv2dSize strided = z;
+  strided.stride_h = strided.stride_w = 2;
+  strided.p = strided.q = 28;
+  EXPECT_FALSE(Conv2d(kFprop, options(DataType::f16)).shape(strided).conv.pointwise);
+  GemmOptions sm80 = options(DataType::f16);
+  sm80.kernel_cc = 80;
+  EXPECT_FALSE(Conv2d(kFprop, sm80).select(Conv2d(kFprop, sm80).shape(z)).config.pointwise);
+  // A pointwise kernel serves 1x1 classes only (say, compiled for one, then asked for a 3x3 layer).
+  Conv2d dgrad(kDgrad, options(DataType::f16));
+  const select::GemmCandidate pointwise = dgrad.select(dgrad.shape(z));
+  ASSERT_TRUE(pointwise.config.pointwise);
+  EXPECT_TRUE(select::serves(pointwise, dgrad.settings(), dgrad.shape(z)));
+  EXPECT_FALSE(select::serves(pointwise, dgrad.settings(), dgrad.shape(resnet_layer())));
+}
+
+}  // namespace
+}  // namespace cuforge
