@@ -30,17 +30,9 @@ import torch
 import torch.nn.functional as F
 
 import cuforge
+from resnet50 import LAYERS, N
 from timing import gpu_time_ms, interleaved_ms
 
-# name: (H = W, C, K, R = S, stride, padding)
-LAYERS = {
-    "56x56x64->64 3x3": (56, 64, 64, 3, 1, 1),
-    "28x28x128->128 3x3": (28, 128, 128, 3, 1, 1),
-    "56x56x256->64 1x1": (56, 256, 64, 1, 1, 0),
-    "14x14x256->256 3x3": (14, 256, 256, 3, 1, 1),
-    "224x224x3->64 7x7/2": (224, 3, 64, 7, 2, 3),
-}
-N = 32
 PAD_CHANNELS = 8  # what cuforge's stem layer runs on (--pad-channels)
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 

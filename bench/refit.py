@@ -13,11 +13,11 @@ constants, each on a fixed grid within sane bounds, maximises worst + mean score
 import argparse
 import json
 import os
-import re
 import statistics
 from dataclasses import dataclass
 
 from cuforge import _core
+from resnet50 import LAYERS
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 SM_COUNT = 132  # the H200 the data was measured on
@@ -89,31 +89,20 @@ def trial_cases(source, trial):
     return cases
 
 
-def conv_problem(label):
-    """((N, H, W, C, K, R, S), stride, padding, dilation) of a conv Profile's problem label, e.g.
-    'fprop 32x56x56x64 -> 64, 3x3 filters, stride (1, 1), padding (1, 1), dilation (1, 1)'."""
-    match = re.fullmatch(r"\w+ (\d+)x(\d+)x(\d+)x(\d+) -> (\d+), (\d+)x(\d+) filters, stride \((\d+), (\d+)\), "
-                         r"padding \((\d+), (\d+)\), dilation \((\d+), (\d+)\)", label)
-    v = [int(g) for g in match.groups()]
-    return tuple(v[:7]), tuple(v[7:9]), tuple(v[9:11]), tuple(v[11:13])
-
-
-def conv_profile_cases(source, rows):
-    """bench/conv.py --profile's rows: per pass and layer, the candidates plan.profile timed."""
-    cases = []
-    for r in rows:
-        shape = conv_problem(r["problem"])
-        kernels = [(x["kernel"], x["splits"], x["measured_us"]) for x in r["candidates"] if x["measured_us"]]
-        cases.append(Case(f"{source} {r['pass']}", shape, kernels, conv=True))
-    return cases
-
-
 def layer_problem(name, n):
-    """bench/conv.py's layer names ('56x56x64->64 3x3', '224x224x3->64 7x7/2') as a convolution of N =
-    n images, "same" padding, the stem's 3 channels padded to 8 as the bench runs them."""
-    match = re.fullmatch(r"(\d+)x(\d+)x(\d+)->(\d+) (\d+)x(\d+)(?:/(\d+))?", name)
-    h, w, c, k, r, s, stride = (int(g) if g else 1 for g in match.groups())
-    return (n, h, w, c if c % 8 == 0 else 8, k, r, s), (stride, stride), (r // 2, s // 2), (1, 1)
+    """A bench/conv.py layer (resnet50.LAYERS) as the convolution of n images these results ran: the
+    stem's 3 channels padded to 8."""
+    h, c, k, r, stride, padding = LAYERS[name]
+    return (n, h, h, c if c % 8 == 0 else 8, k, r, r), (stride, stride), (padding, padding), (1, 1)
+
+
+def conv_profile_cases(source, profile):
+    """bench/conv.py --profile: per pass and layer, the candidates plan.profile timed."""
+    cases = []
+    for r in profile["profile"]:
+        kernels = [(x["kernel"], x["splits"], x["measured_us"]) for x in r["candidates"] if x["measured_us"]]
+        cases.append(Case(f"{source} {r['pass']}", layer_problem(r["layer"], profile["n"]), kernels, conv=True))
+    return cases
 
 
 def wgrad_sweep_cases(source, sweep):
@@ -137,8 +126,8 @@ def cases_by_source():
         "fp8": gemm_py_cases("fp8", load("h200-2026-12-01-fp8.json")["gemm"]),
         "parallel": sweep_cases("parallel", load("h200-2026-11-30-sweep-parallel-small-m.json")["parallel_split_k"]),
         "trial": trial_cases("trial", load("h200-2026-11-30-selection-trial.json")),
-        "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")["profile"]) +
-        conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")["profile"]),
+        "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")) +
+        conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")),
         "wgrad": wgrad_sweep_cases("wgrad sweep", load("h200-2026-12-02-wgrad-sweep.json")),
     }
 

@@ -133,13 +133,18 @@ int64_t output_extent(const char* axis, int64_t input, int64_t filter, int64_t p
   return out;
 }
 
+// Strided dgrad runs on CUTLASS's strided-dgrad kernels (SM80 only, K never split).
+bool strided_dgrad(KernelKind kind, const Conv2dSize& z) {
+  return kind == KernelKind::Conv2dDgrad && (z.stride_h > 1 || z.stride_w > 1);
+}
+
 // Whether only the SM80 kernels run the convolution: SM90's implicit GEMM (CUTLASS 3.x) has no
 // split-K and no strided dgrad, and its TMA im2col loads reach box corners in [-128, 127] and filter
 // offsets below 255 along each axis (can_implement of
 // cutlass/conv/collective/sm90_implicit_gemm_gmma_ss_warpspecialized.hpp).
 bool sm80_only(KernelKind kind, const Conv2dSize& z, int splits) {
   const bool dgrad = kind == KernelKind::Conv2dDgrad;
-  if (splits > 1 || (dgrad && (z.stride_h > 1 || z.stride_w > 1))) return true;
+  if (splits > 1 || strided_dgrad(kind, z)) return true;
   constexpr int64_t kCornerLimit = 128, kOffsetLimit = 255;
   for (auto [pad, filter, dilation, input, output] : {std::array{z.pad_h, z.r, z.dilation_h, z.h, z.p},
                                                       std::array{z.pad_w, z.s, z.dilation_w, z.w, z.q}}) {
@@ -157,12 +162,13 @@ bool sm80_only(KernelKind kind, const Conv2dSize& z, int splits) {
 // The implicit GEMM's class, less the alignments (which the operands or the plan's types give).
 GemmShape implicit_gemm_shape(KernelKind kind, const Conv2dSize& z, bool bias, ConvSplitK split) {
   auto [m, n, k] = implicit_gemm_extents(kind, z);
-  GemmShape s{m, n, k, 1};
+  GemmShape s;
+  s.m = m, s.n = n, s.k = k;
   s.bias = bias;
   s.conv.sm80_only = sm80_only(kind, z, split.slices);
   s.conv.splits = split.slices;
   s.conv.parallel_splits = split.slices > 1 && split.parallel;
-  s.conv.unsplittable = kind == KernelKind::Conv2dDgrad && (z.stride_h > 1 || z.stride_w > 1);
+  s.conv.unsplittable = strided_dgrad(kind, z);
   // fprop's K runs over x's channels, dgrad's over dy's; wgrad's K is N·P·Q.
   if (kind != KernelKind::Conv2dWgrad) s.conv.k_run = kind == KernelKind::Conv2dFprop ? z.c : z.k;
   // In doubles: no product of extents or strides can overflow.
@@ -215,11 +221,10 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
   if (kind != KernelKind::Conv2dWgrad && (z.r > kMaxFilter || z.s > kMaxFilter))
     fail("B", fmt::format("{} x {} filters: the {} kernels' optimized iterators take filters of at most {} x {}", z.r,
                           z.s, to_string(kind), kMaxFilter, kMaxFilter));
-  const bool strided = z.stride_h > 1 || z.stride_w > 1;
   if (dgrad && (z.dilation_h > 1 || z.dilation_w > 1))
     fail("dilation", fmt::format("dgrad runs on CUTLASS's strided-dgrad kernels, which take no dilation; got ({}, {})",
                                  z.dilation_h, z.dilation_w));
-  if (dgrad && strided && splits > 1)
+  if (strided_dgrad(kind, z) && splits > 1)
     fail("split_k_slices", fmt::format("strided dgrad (stride ({}, {})) does not split K in CUTLASS's kernels; "
                                        "got {} slices", z.stride_h, z.stride_w, splits));
 

@@ -50,7 +50,8 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
   // A convolution's K runs each start a fresh K tile (GemmShape::k_run), unless fixed-channel
   // iterators pack them.
   const bool runs = p.conv.k_run > 0 && !c.fixed_channels;
-  int64_t k_iters = std::max<int64_t>(1, runs ? p.k / p.conv.k_run * ceil_div(p.conv.k_run, t[2]) : ceil_div(p.k, t[2]));
+  const int64_t k_iters =
+      std::max<int64_t>(1, runs ? p.k / p.conv.k_run * ceil_div(p.conv.k_run, t[2]) : ceil_div(p.k, t[2]));
   double iter_us = 2.0 * t[0] * t[1] * t[2] / rate * 1e6;
 
   int cluster_size = cl[0] * cl[1];

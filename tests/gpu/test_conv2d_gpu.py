@@ -305,18 +305,25 @@ def test_fprop_and_dgrad_parallel_split_k_are_exact(kind, case, dtype):
     assert p.last_kernel.endswith("_splitk") and p.last_splits == 3, (p.last_kernel, p.last_splits)
 
 
-def test_fprop_and_dgrad_parallel_split_k_epilogues():
-    """The reduction applies fprop's bias and relu, and dgrad's beta * C, to the summed partials."""
-    x, w, g = tensors(BACKWARD[0], torch.float16)
+def fprop_relu_bias(case, alpha=1.0, **run):
+    """fprop of the case with relu and a per-channel bias (beta 1) on a default plan, exact against
+    float64; the plan, which names the kernel it ran."""
+    x, w, g = tensors(case, torch.float16)
     bias = rand((w.shape[0],), torch.float16)
     y = channels_last(torch.full_like(F.conv2d(x, w, **g), float("nan")))
     p = default_plan("fprop")
     p.activation = "relu"
-    p.run(x, w, bias, y, alpha=2.0, beta=1.0, split_k=("parallel", 2), **g)
-    ref = torch.relu(2.0 * F.conv2d(x.double(), w.double(), **g) + bias.double().view(1, -1, 1, 1))
-    assert_exact(y, ref.half())
+    p.run(x, w, bias, y, alpha=alpha, beta=1.0, **run, **g)
+    assert_exact(y, torch.relu(alpha * F.conv2d(x.double(), w.double(), **g) + bias.double().view(1, -1, 1, 1)).half())
+    return p
+
+
+def test_fprop_and_dgrad_parallel_split_k_epilogues():
+    """The reduction applies fprop's bias and relu, and dgrad's beta * C, to the summed partials."""
+    p = fprop_relu_bias(BACKWARD[0], alpha=2.0, split_k=("parallel", 2))
     assert p.last_kernel.endswith("_splitk_relu_bias"), p.last_kernel
-    dy = channels_last(rand(y.shape, torch.float16))
+    x, w, g = tensors(BACKWARD[0], torch.float16)
+    dy = channels_last(rand(F.conv2d(x, w, **g).shape, torch.float16))
     C = channels_last(rand(x.shape, torch.float16))
     dx = channels_last(torch.full_like(x, float("nan")))
     default_plan("dgrad").run(dy, w, C, dx, beta=-1.0, split_k=("parallel", 2), **g)
@@ -337,13 +344,7 @@ def test_fixed_channel_fprop_is_exact(case, dtype):
 
 
 def test_fixed_channel_fprop_relu_with_a_per_channel_bias():
-    x, w, g = tensors(STEM[0], torch.float16)
-    bias = rand((w.shape[0],), torch.float16)
-    y = channels_last(torch.full_like(F.conv2d(x, w, **g), float("nan")))
-    p = default_plan("fprop")
-    p.activation = "relu"
-    p.run(x, w, bias, y, beta=1.0, **g)
-    assert_exact(y, torch.relu(F.conv2d(x.double(), w.double(), **g) + bias.double().view(1, -1, 1, 1)).half())
+    p = fprop_relu_bias(STEM[0])
     assert p.last_kernel.endswith("_fixedchannels_relu_bias"), p.last_kernel
 
 
