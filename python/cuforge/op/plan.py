@@ -73,9 +73,10 @@ def alignments(a, b, c) -> list:
     (the core says which powers of two the type allows; anything past 32 bits is none of them)."""
     out = []
     for v, name in ((a, "alignment_A"), (b, "alignment_B"), (c, "alignment_C")):
-        if v is not None and integer(v, name, 1) > 2**31 - 1:
+        value = None if v is None else integer(v, name, 1)
+        if value is not None and value > 2**31 - 1:
             raise InvalidArgumentError(f"{name}: expected a power of two of at most 16 bytes of elements, got {v}")
-        out.append(None if v is None else int(v))
+        out.append(value)
     return out
 
 
