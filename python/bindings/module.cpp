@@ -240,6 +240,8 @@ NB_MODULE(_core, m) {
       .def_rw("kernel_schedule", &TileDescription::kernel_schedule)
       .def_rw("epilogue_schedule", &TileDescription::epilogue_schedule)
       .def_rw("tile_scheduler", &TileDescription::tile_scheduler)
+      .def_rw("swap_ab", &TileDescription::swap_ab,
+              "SM90, small M: the kernel computes D^T = B^T A^T (tile M along N, tile N along M)")
       .def("__eq__", [](const TileDescription& a, const TileDescription& b) { return a == b; })
       .def("__repr__", [](const TileDescription& t) { return "TileDescription(" + t.describe() + ")"; });
 

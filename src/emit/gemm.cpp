@@ -60,9 +60,18 @@ std::string staging(const library::GemmConfig& c) {
                  {"stage_b", staged.b ? "true" : "false"}});
 }
 
+// A swapped configuration instantiates its transposed kernel (library::swapped_kernel) over the
+// same arguments: M and N, A and B exchanged, D (and C) read as D^T column-major.
 std::string emit_sm90(const library::GemmConfig& config, const std::string& name) {
-  const library::GemmConfig c = k_major(config);
+  const bool swap = config.tile.swap_ab;
+  const library::GemmConfig c = swap ? library::swapped_kernel(config) : k_major(config);
   Holes h = sm90_holes(c, name);
+  h["swap_note"] = swap ? "\n// Swapped for a small M: the kernel computes D^T = B^T A^T, M on the tile's N, and writes D^T "
+                          "column-major\n// (D's own row-major memory)."
+                        : "";
+  h["problem_shape"] = swap ? "int(p.n), int(p.m), int(p.k), int(p.batch)" : "int(p.m), int(p.n), int(p.k), int(p.batch)";
+  h["operand_a"] = swap ? "p.b" : "p.a";
+  h["operand_b"] = swap ? "p.a" : "p.b";
   const bool stream_k = c.tile.tile_scheduler == TileScheduler::StreamK;
   h["tile_scheduler"] = stream_k ? "cutlass::gemm::StreamKScheduler" : "void";
   h["scheduler_arguments"] = stream_k ? std::string(kSm90StreamKArguments) : "";
@@ -74,8 +83,10 @@ std::string emit_sm90(const library::GemmConfig& config, const std::string& name
                                            "  args.epilogue.dC = {};",
                                            cute_stride(c.layout_c == Layout::ColumnMajor, "ldc", "batch_stride_c"));
   h.erase("epilogue_thread_arguments");
-  h["stride_a"] = cute_stride(c.layout_a == Layout::ColumnMajor, "lda", "batch_stride_a");
-  h["stride_b"] = cute_stride(c.layout_b == Layout::RowMajor, "ldb", "batch_stride_b");
+  h["stride_a"] = cute_stride(c.layout_a == Layout::ColumnMajor, swap ? "ldb" : "lda",
+                              swap ? "batch_stride_b" : "batch_stride_a");
+  h["stride_b"] = cute_stride(c.layout_b == Layout::RowMajor, swap ? "lda" : "ldb",
+                              swap ? "batch_stride_a" : "batch_stride_b");
   h["stride_d"] = cute_stride(c.layout_c == Layout::ColumnMajor, "ldd", "batch_stride_d");
   return render(embedded::gemm_sm90, h);
 }

@@ -93,6 +93,10 @@ constexpr std::string_view kSm90TreeArguments = R"(  args.epilogue.thread = {
 constexpr std::string_view kBiasRow =
     "fusion::Sm90RowBroadcast<0, TileShape, ElementC, ElementCompute,\n"
     "                                             cute::Stride<cute::_0, cute::_1, int64_t>, AlignmentC>";
+// A swapped kernel writes D^T: the problem's bias row is a column of it.
+constexpr std::string_view kBiasColumn =
+    "fusion::Sm90ColBroadcast<0, TileShape, ElementC, ElementCompute,\n"
+    "                                             cute::Stride<cute::_1, cute::_0, int64_t>, AlignmentC>";
 
 // alpha as one scalar, or (fp8) as alpha * scale_a * scale_b with the scales read on the device
 // (a null pointer counts as 1).
@@ -163,20 +167,22 @@ Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const Bi
   const std::string alpha(scaled ? kScaledAlpha : kAlpha), alpha_arguments(scaled ? kScaledAlphaArguments : kAlphaArguments);
   const std::string activation(cutlass_activation(c.activation));
   const std::string activation_arguments = c.activation == Activation::leaky_relu ? "{ElementCompute(p.activation_argument)}" : "{}";
+  const bool column = c.layout_c == Layout::ColumnMajor;  // D^T of a swapped kernel
   if (c.bias || scaled) {
     h["fusion"] = render(kSm90TreeFusion,
                          {{"summary", c.bias ? "C is a bias row: no C tile is loaded, the row is broadcast over the tile's rows."
                                              : "alpha is alpha * scale_a * scale_b, the scales read on the device."},
                           {"element_source", c.bias ? "void" : "ElementC"},
-                          {"source_node", c.bias ? std::string(kBiasRow) : "fusion::Sm90SrcFetch<ElementC>"},
+                          {"source_node", !c.bias ? "fusion::Sm90SrcFetch<ElementC>"
+                                          : std::string(column ? kBiasColumn : kBiasRow)},
                           {"activation", activation},
                           {"alpha_broadcast", alpha}});
     h["epilogue_thread_arguments"] = render(
         kSm90TreeArguments,
         {{"source_arguments",
           c.bias ? fmt::format("{{static_cast<const ElementC*>({}), ElementC(0),\n"
-                               "        cute::make_stride(cute::Int<0>{{}}, cute::Int<1>{{}}, {})}}",
-                               bias.pointer, bias.batch_stride)
+                               "        cute::make_stride(cute::Int<{}>{{}}, cute::Int<{}>{{}}, {})}}",
+                               bias.pointer, column ? 1 : 0, column ? 0 : 1, bias.batch_stride)
                  : "{}"},
          {"alpha_arguments", alpha_arguments},
          {"activation_arguments", activation_arguments}});

@@ -45,6 +45,13 @@ const std::vector<Sm90Tile>& sm90_tiles(const MathInstruction& mi) {
   const bool fp8 = mi.a == DataType::e4m3 || mi.a == DataType::e5m2;
   return fp8 && mi.math == MathOperation::MultiplyAdd ? promoted : kSm90Tiles;
 }
+// Swapped kernels (TileDescription::swap_ab) for small M: the problem's M on the tile's N, 16 to 64 wide;
+// the tile's M (128 cooperative, 64 ping-pong) along the problem's N. One CTA per cluster.
+const std::vector<Sm90Tile> kSm90SwappedTiles = {
+    {128, 16, KernelSchedule::TmaWarpSpecializedCooperative}, {128, 32, KernelSchedule::TmaWarpSpecializedCooperative},
+    {128, 64, KernelSchedule::TmaWarpSpecializedCooperative}, {64, 16, KernelSchedule::TmaWarpSpecializedPingpong},
+    {64, 32, KernelSchedule::TmaWarpSpecializedPingpong},     {64, 64, KernelSchedule::TmaWarpSpecializedPingpong},
+};
 const std::vector<std::array<int, 3>> kSm90Clusters = {{1, 1, 1}, {2, 1, 1}, {1, 2, 1}};
 // SM90 convolutions run one consumer warpgroup per CTA (CUTLASS has no persistent conv schedule):
 // tiles whose accumulators fit its registers.
@@ -173,6 +180,14 @@ std::vector<GemmConfig> enumerate_sm90() {
           for (const auto& cluster : kSm90Clusters)
             for (TileScheduler sched : {TileScheduler::Default, TileScheduler::StreamK})
               add_if_valid(out, sm90_config(mi, o, la, lb, kind, t, cluster, sched));
+    for (DataType o : mi.outputs)
+      for (auto [la, lb] : kOperandLayouts)
+        for (const auto& t : kSm90SwappedTiles)
+          for (TileScheduler sched : {TileScheduler::Default, TileScheduler::StreamK}) {
+            GemmConfig c = sm90_config(mi, o, la, lb, KernelKind::Gemm, t, {1, 1, 1}, sched);
+            c.tile.swap_ab = true;
+            add_if_valid(out, c);
+          }
   }
   return out;
 }

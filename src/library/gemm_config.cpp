@@ -111,7 +111,8 @@ std::optional<std::string> why_invalid_conv(const GemmConfig& c) {
 std::string GemmConfig::name() const {
   const auto& t = tile.threadblock_shape;
   const auto& shape2 = arch >= 90 ? tile.cluster_shape : tile.warp_count;
-  std::string epilogue = pointwise ? "_pointwise" : "";
+  std::string epilogue = tile.swap_ab ? "_swapab" : "";
+  if (pointwise) epilogue += "_pointwise";
   if (fixed_channels) epilogue += "_fixedchannels";
   if (parallel_split_k) epilogue += "_splitk";
   if (activation != Activation::identity) epilogue += fmt::format("_{}", to_string(activation));
@@ -136,7 +137,7 @@ bool GemmConfig::operator==(const GemmConfig& o) const {
          tile.tile_scheduler == o.tile.tile_scheduler && alignment_a == o.alignment_a &&
          alignment_b == o.alignment_b && alignment_c == o.alignment_c && activation == o.activation &&
          bias == o.bias && parallel_split_k == o.parallel_split_k && pointwise == o.pointwise &&
-         fixed_channels == o.fixed_channels;
+         fixed_channels == o.fixed_channels && tile.swap_ab == o.tile.swap_ab;
 }
 
 GemmConfig parse_gemm_name(std::string_view name) {
@@ -146,7 +147,7 @@ GemmConfig parse_gemm_name(std::string_view name) {
     throw InvalidArgumentError(fmt::format(
         "'{}' is not a cuforge kernel name (expected cuforge_smXX_<gemm|grouped|fprop|dgrad|wgrad>_<opclass>_<math>_<A>_<B>_"
         "<acc>_<C>_<D>_<layouts>_<tile>_<cluster|warps>_s<stages>_<kernel>_<epilogue>_<scheduler>_a<align>"
-        "[_pointwise][_fixedchannels][_splitk][_<activation>][_bias])",
+        "[_swapab][_pointwise][_fixedchannels][_splitk][_<activation>][_bias])",
         name));
   GemmConfig c;
   c.kind = parse<KernelKind>(p[2]);
@@ -178,8 +179,12 @@ GemmConfig parse_gemm_name(std::string_view name) {
   c.alignment_a = align[0];
   c.alignment_b = align[1];
   c.alignment_c = align[2];
-  // The suffix: "splitk", an activation (whose name may hold '_') and/or "bias".
+  // The suffix: "swapab", "pointwise", "fixedchannels", "splitk", an activation (whose name may hold '_') and/or "bias".
   std::vector<std::string_view> rest(p.begin() + 18, p.end());
+  if (!rest.empty() && rest.front() == "swapab") {
+    c.tile.swap_ab = true;
+    rest.erase(rest.begin());
+  }
   if (!rest.empty() && rest.front() == "pointwise") {
     c.pointwise = true;
     rest.erase(rest.begin());
@@ -220,7 +225,7 @@ const MathInstruction* math_instruction(const GemmConfig& c) {
 }
 
 StagedOperands staged_k_major(const GemmConfig& c) {
-  if (c.arch < 90 || size_bits(c.element_a) != 32 || c.opclass != OpcodeClass::TensorOp) return {};
+  if (c.tile.swap_ab || c.arch < 90 || size_bits(c.element_a) != 32 || c.opclass != OpcodeClass::TensorOp) return {};
   return {c.layout_a != Layout::RowMajor, c.layout_b != Layout::ColumnMajor};
 }
 
@@ -242,6 +247,19 @@ EpilogueSchedule epilogue_for(KernelSchedule kernel) {
     case KernelSchedule::Auto: return EpilogueSchedule::Auto;
   }
   return EpilogueSchedule::Default;
+}
+
+GemmConfig swapped_kernel(const GemmConfig& c) {
+  GemmConfig k = c;
+  k.tile.swap_ab = false;
+  k.element_a = c.element_b;
+  k.element_b = c.element_a;
+  k.layout_a = transposed(c.layout_b);
+  k.layout_b = transposed(c.layout_a);
+  k.alignment_a = c.alignment_b;
+  k.alignment_b = c.alignment_a;
+  k.layout_c = Layout::ColumnMajor;
+  return k;
 }
 
 GemmConfig pointwise_gemm(const GemmConfig& c) {
@@ -272,7 +290,10 @@ int shared_memory_bytes(const GemmConfig& c) {
   return c.arch >= 90 ? mainloop + sm90_epilogue_bytes(c) : mainloop;
 }
 
-std::optional<std::string> why_invalid(const GemmConfig& c) {
+namespace {
+
+// The rules of one CUTLASS kernel, D of either layout (why_invalid adds which D a configuration may have).
+std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
   if (c.fixed_channels) {
     if (c.kind != KernelKind::Conv2dFprop || c.arch >= 90 || c.pointwise)
       return std::string("fixed-channel kernels are SM80 fprop kernels (CUTLASS 2.x's kFixedChannels iterators)");
@@ -323,8 +344,6 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
   if (is_conv(c.kind)) {
     if (auto why = why_invalid_conv(c)) return why;
   }
-  if (c.layout_c != Layout::RowMajor)
-    return std::string("kernels write row-major D; a column-major D is computed as the transposed problem");
   const MathInstruction* mi = math_instruction(c);
   if (!mi)
     return fmt::format("sm{} has no {} {} instruction for {} x {} with {} accumulation", c.arch, to_string(c.opclass),
@@ -447,6 +466,29 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
       return fmt::format("{} stages of {} bytes exceed {} bytes of shared memory", c.tile.stages, stage_bytes(c),
                          kSm80SharedMemory);
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> why_invalid(const GemmConfig& c) {
+  if (!c.tile.swap_ab) {
+    if (c.layout_c != Layout::RowMajor)
+      return std::string("kernels write row-major D; a column-major D is computed as the transposed problem (and "
+                         "swapped kernels, _swapab, write D^T column-major for it)");
+    return why_invalid_kernel(c);
+  }
+  if (c.kind != KernelKind::Gemm || c.arch < 90 || c.pointwise || c.fixed_channels)
+    return std::string("swapped kernels (D^T = B^T A^T) are SM90 GEMMs");
+  if (c.layout_c != Layout::RowMajor)
+    return std::string("a swapped kernel's fields are those of the problem it runs, whose D is row-major");
+  if (c.parallel_split_k)
+    return std::string("swapped kernels split K through the stream-K tile scheduler, not parallel split-K");
+  if (size_bits(c.element_a) > 16)
+    return std::string("swapped kernels multiply 16- and 8-bit operands (CUTLASS 4.2's TF32 mainloop does not build "
+                       "for a 16-wide tile)");
+  const GemmConfig kernel = swapped_kernel(c);
+  if (auto why = why_invalid_kernel(kernel)) return fmt::format("its kernel on the transposed problem: {}", *why);
   return std::nullopt;
 }
 

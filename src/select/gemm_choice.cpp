@@ -93,6 +93,13 @@ bool fits(const GemmConfig& c, const GemmShape& p) {
          (staged.b ? p.k % c.alignment_b == 0 : c.alignment_b <= p.align_b) && c.alignment_c <= p.align_c;
 }
 
+// A swapped kernel (TileDescription::swap_ab) is offered where the problem's M fits one of its tiles'
+// N: the decode-style problems it is for, whose M would fill a small part of an unswapped tile. A
+// pinned tile runs whatever M.
+bool swap_fits(const GemmConfig& c, const GemmSettings& s, const GemmShape& p) {
+  return !c.tile.swap_ab || s.tile || p.m <= c.tile.threadblock_shape[1];
+}
+
 static_assert(int(Decomposition::DataParallel) == 1 && int(Decomposition::SplitK) == 2 &&
               int(Decomposition::StreamK) == 3, "CUTLASS's DecompositionMode order (runtime/gemm_kernel.cpp)");
 
@@ -160,6 +167,11 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
   }
   if (splits_k(s) && row.fixed_channels) {
     why = "fixed-channel kernels are not offered split (CUTLASS's iterators step every slice over all of K)";
+    return std::nullopt;
+  }
+  if (!swap_fits(row, s, p)) {
+    why = fmt::format("a swapped kernel runs problems whose M fits its tile's N ({}); this one's M is {}",
+                      row.tile.threadblock_shape[1], p.m);
     return std::nullopt;
   }
   if (!fits(row, p)) {
@@ -433,7 +445,7 @@ bool serves(const GemmCandidate& candidate, const GemmSettings& s, const GemmSha
   if (c.pointwise && !p.conv.pointwise) return false;  // a 1x1 convolution's GEMM kernel
   if (c.fixed_channels && p.conv.k_run != c.alignment_a) return false;
   if (candidate.splits > 1 && (c.fixed_channels || p.conv.unsplittable)) return false;
-  return fits(c, p) && !(p.conv.sm80_only && c.arch >= 90) && c.bias == p.bias && c.activation == s.activation &&
+  return fits(c, p) && swap_fits(c, s, p) && !(p.conv.sm80_only && c.arch >= 90) && c.bias == p.bias && c.activation == s.activation &&
          (!c.parallel_split_k || slices_evenly(c, p, candidate.splits)) && (candidate.splits <= 1 || p.batch == 1);
 }
 

@@ -34,6 +34,9 @@ double tile_efficiency(const library::GemmConfig& c, const CostModel& model) {
 
 double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int splits, bool deterministic,
                          int sm_count, const CostModel& model) {
+  // A swapped kernel runs the transposed problem.
+  if (c.tile.swap_ab)
+    return estimated_time_us(library::swapped_kernel(c), transposed_shape(p), splits, deterministic, sm_count, model);
   sm_count = std::max(sm_count, 1);
   splits = std::max(splits, 1);
   if (p.empty_output()) return model.launch_us;

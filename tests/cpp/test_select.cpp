@@ -14,12 +14,14 @@
 #include "cuforge/runtime/device.hpp"
 #include "cuforge/select/gemm_choice.hpp"
 #include "cuforge/select/gemm_cost.hpp"
+#include "gemm_plan_support.hpp"
 #include "test_support.hpp"
 
 namespace cuforge {
 namespace {
 
 using library::GemmConfig;
+using namespace test;
 
 const std::vector<GemmShape> kProblems = {
     {8192, 8192, 8192, 1}, {4096, 4096, 4096, 1}, {16, 4096, 4096, 1}, {128, 14336, 4096, 1},
@@ -118,37 +120,6 @@ TEST(Select, TheCostModelPassedInIsTheOneUsed) {
 }
 
 // --- The plan's choice (no GPU needed: selection compiles and launches nothing). ---
-
-GemmConfig pick(const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch = 1, bool bias = false) {
-  return g.select(g.shape(m, n, k, batch, bias)).config;
-}
-
-// The plan's settings with `change` applied.
-template <class F>
-void change(Gemm& g, F&& f) {
-  select::GemmSettings s = g.settings();
-  f(s);
-  g.set_settings(s);
-}
-
-GemmOptions plan_of(DataType t, Layout a, Layout b, Layout c, int kernel_cc = 0) {
-  GemmOptions o;
-  o.element_a = o.element_b = o.element_c = o.element_d = t;
-  o.element_accumulator = DataType::f32;
-  o.layout_a = a;
-  o.layout_b = b;
-  o.layout_c = c;
-  o.kernel_cc = kernel_cc;
-  o.cc = 90;  // the H200's, whether or not this machine has a GPU
-  return o;
-}
-
-bool in_catalog(const GemmConfig& c) {
-  const auto& catalog = library::gemm_catalog(c.arch);
-  return std::find(catalog.begin(), catalog.end(), c) != catalog.end();
-}
-
-constexpr Layout R = Layout::RowMajor, C = Layout::ColumnMajor;
 
 TEST(GemmPlan, WithoutAGpuThePlanTargetsSm90) {
   if (runtime::device_count() != 0) GTEST_SKIP() << "this machine has a GPU";

@@ -3,7 +3,8 @@
 A template path is what changes the emitted C++ beyond tile sizes: the kernel family, the data
 types and accumulator (each math instruction and output), the layouts, the kernel and epilogue
 schedules, the tile scheduler (SM80: the swizzle), the cluster, the operand alignment (SM80), the
-epilogue (identity, an activation, a leaky_relu slope, a bias row), parallel split-K, and, run on
+epilogue (identity, an activation, a leaky_relu slope, a bias row), parallel split-K, the swapped
+kernels of small M (D^T = B^T A^T written column-major, the bias a column of it), and, run on
 the same kernel, the decompositions its scheduler is told at run time (data-parallel, split-K,
 stream-K, serial split-K on SM80). Each path names the kernel its plan must select and how to run
 it; tests/gpu/test_template_paths_gpu.py builds them all at once and runs each exactly on integer
@@ -51,13 +52,15 @@ class Kernel:
     epilogue: str
     scheduler: str
     align: tuple
+    swap_ab: bool
 
     @staticmethod
     def parse(name: str) -> "Kernel":
         p = name.split("_")
         triple = lambda s: tuple(int(v) for v in s.split("x"))  # noqa: E731
         return Kernel(name, int(p[1][2:]), p[3], p[4], p[5], p[6], p[7], p[9], p[10], triple(p[11]),
-                      triple(p[12][1:]), int(p[13][1:]), p[14], p[15], p[16], triple(p[17][1:]))
+                      triple(p[12][1:]), int(p[13][1:]), p[14], p[15], p[16], triple(p[17][1:]),
+                      p[18:19] == ["swapab"])
 
     def family(self):
         return (self.arch, self.opclass, self.math, self.a, self.b, self.acc, self.d)
@@ -72,6 +75,7 @@ class Path:
     k: int = 512
     modes: tuple = ("heuristic",)  # decompositions run on the same kernel
     pad: int = 0  # leading dimensions padded by this many elements: aligned to it, not twice it
+    m: int = 264  # a swapped kernel's path runs an M that fits its tile's N
 
     def plan(self, mode="heuristic"):
         """The plan that selects this path's kernel, in decomposition `mode`."""
@@ -83,7 +87,8 @@ class Path:
                                layout_B=lay[kern.layouts[1]], layout_C=lay[kern.layouts[2]], kernel_cc=kern.arch,
                                opclass=OPCLASS[kern.opclass], math_operation=MATH[kern.math])
         tile = dict(threadblock_shape=list(kern.tile), stages=kern.stages, kernel_schedule=SCHEDULES[kern.schedule],
-                    epilogue_schedule=EPILOGUES[kern.epilogue], tile_scheduler=SCHEDULERS[kern.scheduler])
+                    epilogue_schedule=EPILOGUES[kern.epilogue], tile_scheduler=SCHEDULERS[kern.scheduler],
+                    swap_ab=kern.swap_ab)
         tile["cluster_shape" if kern.arch >= 90 else "warp_count"] = list(kern.shape2)
         plan.tile_description = tile
         plan.swizzling_functor = SCHEDULERS[kern.scheduler]
@@ -99,7 +104,7 @@ class Path:
 
     def problem(self):
         """(M, N, K): N a multiple of 16 bytes of every type."""
-        return 264, 208 if self.base.a in ("s8", "e4m3", "e5m2") else 200, self.k
+        return self.m, 208 if self.base.a in ("s8", "e4m3", "e5m2") else 200, self.k
 
 
 def _modes(kern: Kernel):
@@ -111,7 +116,9 @@ def _modes(kern: Kernel):
 
 
 def paths() -> list[Path]:
-    kernels = [Kernel.parse(n) for n in cuforge.list_gemms(kind=cuforge.KernelKind.Gemm)]
+    names = cuforge.list_gemms(kind=cuforge.KernelKind.Gemm)
+    swapped = [Kernel.parse(n) for n in names if n.endswith("_swapab")]
+    kernels = [Kernel.parse(n) for n in names if not n.endswith("_swapab")]
     full = {k.name: k for k in kernels}
     out: list[Path] = []
 
@@ -165,6 +172,20 @@ def paths() -> list[Path]:
     b = base_of(90, "pingpong", "bf16", "bf16")
     out.append(Path(b.name + "_splitk_leaky_relu_bias", b,
                     dict(split, activation=(cuforge.epilogue.leaky_relu, LEAKY_SLOPE)), bias=True))
+    # Swapped kernels (M = 13 or 16 on the tile's N): each schedule, tile scheduler and operand layout (A and
+    # B read K-major or MN-major as B^T and A^T), fp8 (promoted and fast accumulation) and int8, an
+    # activation and the bias column.
+    def swapped_of(a, d, layouts, tile, scheduler="default", math="mma"):
+        return next(k for k in swapped if k.a == a and k.d == d and k.layouts == layouts and k.tile[:2] == tile
+                    and k.scheduler == scheduler and k.math == math and k.acc in ("f32", "s32"))
+    for b in (swapped_of("bf16", "bf16", "rrr", (64, 16)), swapped_of("f16", "f16", "rcr", (128, 16), "streamk"),
+              swapped_of("bf16", "f32", "ccr", (128, 32)), swapped_of("f16", "f16", "crr", (64, 32)),
+              swapped_of("e4m3", "bf16", "rcr", (128, 16)), swapped_of("e4m3", "bf16", "rcr", (64, 16), math="fastaccum"),
+              swapped_of("s8", "s32", "rcr", (64, 16))):
+        out.append(Path(b.name, b, k=512, modes=_modes(b), m=13 if b.layouts[0] == "r" else 16))  # TMA: 16-byte lda
+    for b in (swapped_of("bf16", "bf16", "rrr", (64, 16)), swapped_of("bf16", "bf16", "rcr", (128, 16), "streamk")):
+        out.append(Path(b.name + "_relu", b, dict(activation=cuforge.epilogue.relu), m=13))
+        out.append(Path(b.name + "_bias", b, bias=True, modes=_modes(b), m=13))
     # SM80 swizzles and lower alignments.
     for swizzle in ("identity1", "identity2", "identity4"):
         parts = base_of(80, "multistage", "f16", "f16").name.split("_")

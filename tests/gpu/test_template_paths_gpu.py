@@ -25,10 +25,13 @@ TORCH = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f6
 
 
 @pytest.fixture(scope="module", autouse=True)
-def prebuilt():
+def prebuilt(request):
+    """The kernels of the paths this session runs (all, unless -k selects some), in one build."""
+    selected = {item.callspec.params["path"].kernel for item in request.session.items
+                if item.module is request.module and hasattr(item, "callspec")}
     start = time.monotonic()
-    cuforge.build(sorted({p.kernel for p in PATHS}))
-    print(f"\nbuilt {len({p.kernel for p in PATHS})} kernels in {time.monotonic() - start:.0f} s")
+    cuforge.build(sorted(selected))
+    print(f"\nbuilt {len(selected)} kernels in {time.monotonic() - start:.0f} s")
 
 
 def operand(rows, cols, kind, layout, pad, gen):

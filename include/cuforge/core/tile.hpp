@@ -17,12 +17,16 @@ struct TileDescription {
   KernelSchedule kernel_schedule = KernelSchedule::Auto;
   EpilogueSchedule epilogue_schedule = EpilogueSchedule::Auto;
   TileScheduler tile_scheduler = TileScheduler::Default;
+  // SM90 GEMMs of small M (decode-style): the kernel computes the transposed problem D^T = B^T A^T,
+  // so the tile's M runs along the problem's N and the tile's N (wgmma's N, 16 wide and up) along
+  // the problem's M, instead of a 64-row tile filled mostly with rows past M.
+  bool swap_ab = false;
 
   bool operator==(const TileDescription& o) const {
     return threadblock_shape == o.threadblock_shape && warp_count == o.warp_count &&
            stages == o.stages && cluster_shape == o.cluster_shape &&
            kernel_schedule == o.kernel_schedule && epilogue_schedule == o.epilogue_schedule &&
-           tile_scheduler == o.tile_scheduler;
+           tile_scheduler == o.tile_scheduler && swap_ab == o.swap_ab;
   }
   std::string describe() const;
 };

@@ -42,9 +42,12 @@ struct GemmConfig {
   // iterators start a fresh K tile at every tap (7 x 7 taps of 8 channels: a quarter of each 32-deep
   // tile). No split-K.
   bool fixed_channels = false;
+  // A swapped kernel (tile.swap_ab) keeps every field above in the terms of the problem the plan
+  // runs (D row-major M x N); only the tile is in the kernel's. swapped_kernel() is the
+  // configuration the CUTLASS kernel is instantiated with.
 
   // e.g. cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x256x64_c2x1x1_s0_coop_tmacoop_default_a8x8x8
-  // (grouped kernels: cuforge_sm90_grouped_...), followed by _pointwise for a convolution's GEMM
+  // (grouped kernels: cuforge_sm90_grouped_...), followed by _swapab for a swapped kernel, _pointwise for a convolution's GEMM
   // kernel, _fixedchannels for fixed-channel fprop, _splitk for parallel split-K,
   // _<activation> unless it is the identity, and _bias for a bias vector C.
   std::string name() const;
@@ -59,6 +62,10 @@ GemmConfig parse_gemm_name(std::string_view name);
 // The epilogue schedule a kernel schedule runs with (cooperative kernels: the cooperative TMA
 // epilogue; ping-pong: the TMA epilogue; SM80 multistage: the default epilogue).
 EpilogueSchedule epilogue_for(KernelSchedule kernel);
+
+// The CUTLASS kernel a swapped configuration (TileDescription::swap_ab) instantiates: A and B exchanged
+// and transposed (element, layout, alignment), D column-major, the tile as given.
+GemmConfig swapped_kernel(const GemmConfig& config);
 
 // The kernel a parallel split-K configuration runs over the K slices: the same mainloop, writing
 // the accumulators with alpha = 1 (fp8: times the per-tensor scales) into C = D of the accumulator

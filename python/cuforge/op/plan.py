@@ -50,6 +50,13 @@ def integer(value, name: str, low: int | None = None) -> int:
     return int(value)
 
 
+def flag(value, name: str) -> bool:
+    """A boolean (Python's or NumPy's bool)."""
+    if not isinstance(value, bool) and type(value).__name__ != "bool_":
+        raise InvalidArgumentError(f"{name}: expected True or False, got {value!r}")
+    return bool(value)
+
+
 def _triple(value, name: str) -> list[int]:
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 3:
         raise InvalidArgumentError(f"{name}: expected three integers (M, N, K), got {value!r}")
@@ -65,6 +72,7 @@ _TILE_FIELDS = {
     "kernel_schedule": lambda v, name: enum_value(v, _core.KernelScheduleType, name),
     "epilogue_schedule": lambda v, name: enum_value(v, _core.EpilogueScheduleType, name),
     "tile_scheduler": lambda v, name: enum_value(v, _core.TileSchedulerType, name),
+    "swap_ab": flag,
 }
 
 
@@ -231,10 +239,9 @@ class Plan:
         return Operation(core, core.select(*problem), core.settings, self.cc)
 
     def _set_flag(self, name: str, value):
-        """A boolean setting (Python's or NumPy's bool), checked before the core sees it."""
-        if not isinstance(value, bool) and type(value).__name__ != "bool_":
-            raise InvalidArgumentError(f"{name}: expected True or False, got {value!r}")
-        self._update(lambda s: setattr(s, name, bool(value)))
+        """A boolean setting, checked before the core sees it."""
+        value = flag(value, name)
+        self._update(lambda s: setattr(s, name, value))
 
     def _update(self, change):
         """Applies `change` to a copy of the settings and gives it to the core, which checks it whole:
@@ -296,8 +303,7 @@ class Plan:
 
     @fp8_fast_accum.setter
     def fp8_fast_accum(self, value):
-        if not isinstance(value, bool):
-            raise InvalidArgumentError(f"fp8_fast_accum: expected True or False, got {value!r}")
+        value = flag(value, "fp8_fast_accum")
         fp8 = {DataType.e4m3, DataType.e5m2}
         if self._types["element_a"] not in fp8 or self._types["element_b"] not in fp8:
             raise InvalidArgumentError(
