@@ -5,6 +5,7 @@ stream-K kernels, K split in 2 to 8 slices and stream-K. The data the selection 
 
     python bench/small_m.py                                  # the issue's shapes, bf16
     python bench/small_m.py --dtypes bf16,fp16 --shapes 16x4096x4096 --json out.json
+    python bench/small_m.py --b-layout col --tile-k 64,128   # x @ W^T, and deeper K tiles
 
 GPU time between CUDA events around each call, medians of --repeats calls queued behind a GPU
 sleep (host time does not count), inputs rotating through enough sets to overflow L2 (B alone is
@@ -13,6 +14,7 @@ each measurement.
 """
 
 import argparse
+import itertools
 import json
 import os
 
@@ -20,7 +22,7 @@ import torch
 
 import cuforge
 from cuforge import _core
-from gemm import DTYPES, default_plan, input_sets
+from gemm import DTYPES, input_sets
 from timing import interleaved_ms
 
 SHAPES = "1x4096x4096,16x4096x4096,64x4096x4096,16x14336x4096,32x8192x8192,8x4096x14336"
@@ -32,14 +34,20 @@ SCHEDULES = {"coop": (cuforge.KernelScheduleType.TmaWarpSpecializedCooperative,
                           cuforge.EpilogueScheduleType.TmaWarpSpecialized)}
 
 
-def variants(dtype):
-    """(label, plan) for every swapped tile and split; the default plan first."""
-    out = [("default", default_plan(dtype))]
-    k = 64 if torch.finfo(dtype).bits == 16 else 32
-    for (tm, tn), schedule in SWAPPED_TILES:
+def plan_of(dtype, b_layout):
+    """The default plan of row-major A and D, B of `b_layout` (col: x @ W^T of a PyTorch Linear)."""
+    return cuforge.op.Gemm(element=dtype, element_accumulator=torch.float32,
+                           layout_A=cuforge.LayoutType.RowMajor, layout_C=cuforge.LayoutType.RowMajor,
+                           layout_B=cuforge.LayoutType.RowMajor if b_layout == "row" else cuforge.LayoutType.ColumnMajor)
+
+
+def variants(dtype, b_layout, tile_ks, coop_splits):
+    """(label, plan) for every swapped tile, tile K and split; the default plan first."""
+    out = [("default", plan_of(dtype, b_layout))]
+    for ((tm, tn), schedule), k in itertools.product(SWAPPED_TILES, tile_ks):
         kernel, epilogue = SCHEDULES[schedule]
-        for splits in ([1, 2, 4, 8, "stream-k"] if schedule == "coop" else [1]):
-            plan = default_plan(dtype)
+        for splits in (coop_splits if schedule == "coop" else [1]):
+            plan = plan_of(dtype, b_layout)
             plan.tile_description = dict(
                 threadblock_shape=[tm, tn, k], cluster_shape=[1, 1, 1], kernel_schedule=kernel,
                 epilogue_schedule=epilogue, swap_ab=True,
@@ -51,7 +59,7 @@ def variants(dtype):
                 plan.decomposition = cuforge.Decomposition.SplitK
             else:
                 plan.decomposition = cuforge.Decomposition.DataParallel
-            out.append((f"{tm}x{tn} {schedule} {splits if splits != 1 else 'data-parallel'}", plan))
+            out.append((f"{tm}x{tn}x{k} {schedule} {splits if splits != 1 else 'data-parallel'}", plan))
     return out
 
 
@@ -61,8 +69,14 @@ def main():
     p.add_argument("--shapes", default=SHAPES)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--repeats", type=int, default=50)
+    p.add_argument("--b-layout", default="row", choices=["row", "col"])
+    p.add_argument("--tile-k", default="64", help="K of the swapped tiles, in elements (comma-separated)")
+    p.add_argument("--coop-splits", default="1,2,4,8,stream-k",
+                   help="the cooperative tiles' K slices (stream-k: the stream-K decomposition)")
     p.add_argument("--json", metavar="PATH")
     args = p.parse_args()
+    tile_ks = [int(k) for k in args.tile_k.split(",")]
+    coop_splits = [v if v == "stream-k" else int(v) for v in args.coop_splits.split(",")]
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
     l2_bytes = torch.cuda.get_device_properties(0).L2_cache_size
     sm_count = torch.cuda.get_device_properties(0).multi_processor_count
@@ -70,7 +84,7 @@ def main():
     results = []
     for dtype_name in args.dtypes.split(","):
         dtype = DTYPES[dtype_name]
-        plans = variants(dtype)
+        plans = variants(dtype, args.b_layout, tile_ks, coop_splits)
         names = set()
         for M, N, K in shapes:
             for _, plan in plans:
@@ -93,7 +107,7 @@ def main():
                 model = _core.estimated_time_us(kernel, M, N, K, 1, splits, True, sm_count, _core.CostModel())
                 rows.append({"label": label, "kernel": kernel, "splits": splits, "us": us, "model_us": model,
                              "ratio": sorted(t / c for t, c in zip(times["cuBLAS"], times[label]))[args.rounds // 2]})
-            results.append({"dtype": dtype_name, "shape": [M, N, K], "cublas_us": cublas_us,
+            results.append({"dtype": dtype_name, "b_layout": args.b_layout, "shape": [M, N, K], "cublas_us": cublas_us,
                             "cublas_rounds_ms": times["cuBLAS"], "rows": rows})
             print(f"{dtype_name} {M}x{N}x{K}: cuBLAS {cublas_us:.1f} us "
                   f"({(M * K + K * N + M * N) * torch.finfo(dtype).bits / 8 / cublas_us / 1e6:.2f} TB/s)")
