@@ -262,6 +262,30 @@ void bind_plans(nb::module_& m) {
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "offsets"_a.none(), "alpha"_a, "beta"_a,
            "stream"_a, "The offsets form: A and D cut into groups of rows by device offsets, B one matrix per group.")
+      .def("profile",
+           [](GroupedGemm& g, const std::vector<nb::handle>& a, const std::vector<nb::handle>& b,
+              const std::vector<nb::handle>& c, const std::vector<nb::handle>& d, double alpha, double beta, int top,
+              const std::string& filter, int jobs, uintptr_t stream,
+              std::function<void(size_t, size_t, size_t, std::string)> progress) {
+             auto problem = g.check(tensor_refs(a, "A"), tensor_refs(b, "B"), tensor_refs(c, "C"),
+                                    tensor_refs(d, "D"), alpha, beta);
+             return profile_rows(g, problem, beta, top, filter, jobs, stream, progress);
+           },
+           "a"_a, "b"_a, "c"_a, "d"_a, "alpha"_a, "beta"_a, "top"_a, "filter"_a, "jobs"_a, "stream"_a,
+           "progress"_a.none(),
+           "The list form: build and time the model's best candidates on these operands (D untouched), best "
+           "measured first.")
+      .def("profile_offsets",
+           [](GroupedGemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle offsets,
+              double alpha, double beta, int top, const std::string& filter, int jobs, uintptr_t stream,
+              std::function<void(size_t, size_t, size_t, std::string)> progress) {
+             auto problem = g.check_offsets(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
+                                            to_tensor_ref(d, "D"), to_tensor_ref(offsets, "offsets"), alpha, beta);
+             return profile_rows(g, problem, beta, top, filter, jobs, stream, progress);
+           },
+           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "offsets"_a.none(), "alpha"_a, "beta"_a, "top"_a,
+           "filter"_a, "jobs"_a, "stream"_a, "progress"_a.none(),
+           "The offsets form: build and time the model's best candidates (D untouched), best measured first.")
       .def("check",
            [](const GroupedGemm& g, const std::vector<nb::handle>& a, const std::vector<nb::handle>& b,
               const std::vector<nb::handle>& c, const std::vector<nb::handle>& d, double alpha, double beta) {

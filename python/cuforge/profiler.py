@@ -1,9 +1,11 @@
-"""The profiler: the candidates a GEMM or Conv2d plan's cost model ranks for one problem, built in
-parallel and timed on the GPU (CUDA events, warm-up, rounds of launches), beside cuBLAS
-(torch.matmul) or cuDNN (torch's convolution and its gradients) in the same process; as a table,
-a CSV and a plot. And `cuforge tune`: the tuning record filled offline from a file of shapes.
+"""The profiler: the candidates a GEMM, grouped GEMM or Conv2d plan's cost model ranks for one
+problem, built in parallel and timed on the GPU (CUDA events, warm-up, rounds of launches), beside
+cuBLAS (torch.matmul, torch._grouped_mm) or cuDNN (torch's convolution and its gradients) in the
+same process; as a table, a CSV and a plot. And `cuforge tune`: the tuning record filled offline
+from a file of shapes.
 
     cuforge profile --m 4096 --n 4096 --k 4096 --dtype bf16 --csv p.csv --plot p.png
+    cuforge profile --op grouped --groups 64 --m 128 --n 2048 --k 2048 --offsets
     cuforge profile --op fprop --conv 32,56,56,64,64,3,3 --padding 1 --dtype f16 --top 8
     cuforge tune shapes.txt --dtype bf16        # shapes.txt: "M N K [batch]" per line
 """
@@ -33,8 +35,9 @@ _TORCH_TYPES = {DataType.f16: "float16", DataType.bf16: "bfloat16", DataType.f32
 
 @dataclass
 class Profile:
-    """What profile() or profile_conv() measured: one row per candidate (COLUMNS), best measured
-    first, and the baseline's time (None without torch, or for types torch does not take)."""
+    """What profile(), profile_grouped() or profile_conv() measured: one row per candidate (COLUMNS),
+    best measured first, and the baseline's time (None without torch, or for types torch does not
+    take)."""
 
     problem: str  # e.g. "4096x4096x4096 (batch 1)"
     flops: float  # of one run, for TFLOP/s
@@ -67,6 +70,14 @@ class Profile:
                 writer.writerow(dict(kernel=self.baseline_name, splits=1, decomposition="", predicted_rank="",
                                      measured_rank="", predicted_us="", measured_us=self.baseline_us,
                                      tflops=self.flops / self.baseline_us / 1e6, error=""))
+
+    def save(self, csv: str | None = None, plot: str | None = None) -> "Profile":
+        """Writes the CSV and draws the PNG where paths are given; returns the profile."""
+        if csv:
+            self.write_csv(csv)
+        if plot:
+            self.plot(plot)
+        return self
 
     def plot(self, path: str) -> None:
         """TFLOP/s per kernel (bars, labelled with the model's rank), the baseline as a line."""
@@ -117,11 +128,12 @@ def _random_bytes(dtype: DataType, count: int, rng) -> np.ndarray:
 
 
 class _Operand:
-    """A dense device tensor of random values, described as the core takes operands: a matrix (or a
-    batch of them) in a layout, or (with ``layout`` None) an NHWC tensor of ``shape``."""
+    """A dense device tensor of random values (or of ``values``), described as the core takes
+    operands: a matrix (or a batch of them) in a layout, or (with ``layout`` None) a tensor of
+    ``shape`` (NHWC, or a vector)."""
 
-    def __init__(self, dtype, shape, layout, device, rng):
-        host = _random_bytes(dtype, math.prod(shape), rng)
+    def __init__(self, dtype, shape, layout, device, rng, values: np.ndarray | None = None):
+        host = _random_bytes(dtype, math.prod(shape), rng) if values is None else values
         self.buffer = DeviceBuffer()
         ptr = self.buffer.reserve(device, host.nbytes)
         self.buffer.copy_from_host(host.ctypes.data, host.nbytes, 0)
@@ -186,6 +198,28 @@ def _torch_baseline_us(plan, m, n, k, batch) -> float | None:
         torch.backends.cuda.matmul.allow_tf32 = tf32
 
 
+def _grouped_baseline(plan, groups, m, n, k) -> tuple[str, float] | None:
+    """torch._grouped_mm's time on the offsets form of the groups (B as this build takes it), else a
+    loop of torch.matmul's; None without torch or for types it does not take."""
+    dtype = _torch_dtype(plan)
+    if dtype is None:
+        return None
+    import torch
+
+    a = torch.randn(groups * m, k, device="cuda", dtype=dtype)
+    b = torch.randn(groups, k, n, device="cuda", dtype=dtype)
+    offs = torch.arange(1, groups + 1, device="cuda", dtype=torch.int32) * m
+    if hasattr(torch, "_grouped_mm"):
+        for layout in (b, b.transpose(1, 2).contiguous().transpose(1, 2)):
+            try:
+                torch._grouped_mm(a, layout, offs=offs)
+            except RuntimeError:
+                continue
+            return "torch._grouped_mm", _best_us(lambda: torch._grouped_mm(a, layout, offs=offs))
+    rows = a.split(m)
+    return "torch.matmul loop", _best_us(lambda: [torch.matmul(x, b[g]) for g, x in enumerate(rows)])
+
+
 def _cudnn_baseline_us(plan, kind, x_shape, w_shape, y_shape, geometry) -> float | None:
     """cuDNN's time (through torch, channels_last) for the convolution pass: fprop conv2d, dgrad
     and wgrad convolution_backward computing that gradient alone."""
@@ -244,6 +278,40 @@ def profile(plan, M: int, N: int, K: int, batch: int = 1, *, top: int = 6, filte
     return result
 
 
+def profile_grouped(plan, groups: int, M: int, N: int, K: int, *, offsets: bool = False, top: int = 6,
+                    filter: str | None = None, jobs: int | None = None, baseline: bool = True, progress: bool = True,
+                    seed: int = 0) -> Profile:
+    """Build and time the cost model's best ``top`` candidates (those matching the shell glob
+    ``filter``) for a grouped ``plan`` on ``groups`` groups of M x N x K of random operands: lists of
+    one tensor per group, or (``offsets``) the offsets form; torch._grouped_mm (or a loop of
+    torch.matmul) beside them."""
+    from .op.plan import integer
+
+    g, m, n, k = (integer(v, name, 1) for v, name in ((groups, "groups"), (M, "M"), (N, "N"), (K, "K")))
+    rng = np.random.default_rng(seed)
+    device = plan._plan.device
+    options = (*_options(top, filter, jobs), 0, _progress_printer() if progress else None)
+    if offsets:
+        a = _matrix(plan.element_A, g * m, k, 1, plan.layout_A, device, rng)
+        b = _matrix(plan.element_B, k, n, g, plan.layout_B, device, rng)
+        d = _matrix(plan.element_D, g * m, n, 1, plan.layout_C, device, rng)
+        ends = _Operand(DataType.s32, (g,), None, device, rng, np.arange(1, g + 1, dtype=np.int32) * m)
+        rows = plan._plan.profile_offsets(a.descriptor, b.descriptor, None, d.descriptor, ends.descriptor, 1.0, 0.0,
+                                          *options)
+    else:
+        a, b, d = ([_matrix(t, rows, cols, 1, layout, device, rng) for _ in range(g)]
+                   for t, rows, cols, layout in ((plan.element_A, m, k, plan.layout_A),
+                                                 (plan.element_B, k, n, plan.layout_B),
+                                                 (plan.element_D, m, n, plan.layout_C)))
+        rows = plan._plan.profile([x.descriptor for x in a], [x.descriptor for x in b], [],
+                                  [x.descriptor for x in d], 1.0, 0.0, *options)
+    result = _profile(plan, f"{g} groups of {m}x{n}x{k} ({'offsets' if offsets else 'lists'})", 2.0 * g * m * n * k,
+                      rows)
+    if baseline and (measured := _grouped_baseline(plan, g, m, n, k)):
+        result.baseline_name, result.baseline_us = measured
+    return result
+
+
 def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, stride=(1, 1), padding=(0, 0),
                  dilation=(1, 1), *, top: int = 6, filter: str | None = None, jobs: int | None = None,
                  baseline: bool = True, progress: bool = True, seed: int = 0) -> Profile:
@@ -295,18 +363,18 @@ def _profile(plan, problem: str, flops: float, rows) -> Profile:
 
 
 def _plan_from(args):
-    from .op import Conv2d, Gemm
+    from .op import Conv2d, Gemm, GroupedGemm
 
-    if getattr(args, "op", "gemm") != "gemm":
+    if getattr(args, "op", "gemm") not in ("gemm", "grouped"):
         return Conv2d(kind=args.op, element=args.dtype, element_A=args.a, element_B=args.b, element_C=args.c,
                       element_D=args.d, element_accumulator=args.acc, kernel_cc=args.kernel_cc)
     layouts = {"r": LayoutType.RowMajor, "c": LayoutType.ColumnMajor}
     if len(args.layouts) != 3 or any(ch not in layouts for ch in args.layouts):
         raise InvalidArgumentError(f"--layouts takes three letters r/c (A, B, C), got {args.layouts!r}")
-    return Gemm(element=args.dtype, element_A=args.a, element_B=args.b, element_C=args.c, element_D=args.d,
-                element_accumulator=args.acc,
-                layout_A=layouts[args.layouts[0]], layout_B=layouts[args.layouts[1]],
-                layout_C=layouts[args.layouts[2]], kernel_cc=args.kernel_cc)
+    plan_class = GroupedGemm if getattr(args, "op", "gemm") == "grouped" else Gemm
+    return plan_class(element=args.dtype, element_A=args.a, element_B=args.b, element_C=args.c, element_D=args.d,
+                      element_accumulator=args.acc, layout_A=layouts[args.layouts[0]],
+                      layout_B=layouts[args.layouts[1]], layout_C=layouts[args.layouts[2]], kernel_cc=args.kernel_cc)
 
 
 def _shapes(path):
@@ -362,11 +430,15 @@ def main(argv=None) -> int:
     common.add_argument("--layouts", default="rrr", help="layouts of A, B, C as three letters r/c (default rrr)")
     common.add_argument("--kernel-cc", type=int, choices=(80, 90), help="kernel family (default: the newest)")
     p = commands.add_parser("profile", parents=[common], help="time the cost model's best candidates for a problem")
-    p.add_argument("--op", choices=("gemm", "fprop", "dgrad", "wgrad"), default="gemm",
-                   help="a GEMM (--m --n --k) or a Conv2d pass (--conv, NHWC tensors); default gemm")
+    p.add_argument("--op", choices=("gemm", "grouped", "fprop", "dgrad", "wgrad"), default="gemm",
+                   help="a GEMM (--m --n --k), a grouped GEMM (--groups of --m --n --k) or a Conv2d pass "
+                        "(--conv, NHWC tensors); default gemm")
     for name in ("m", "n", "k"):
         p.add_argument(f"--{name}", type=int)
     p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--groups", type=int, help="--op grouped: how many groups of M x N x K")
+    p.add_argument("--offsets", action="store_true",
+                   help="--op grouped: the offsets form (A and D cut into groups of rows on the device)")
     p.add_argument("--conv", type=_extents, metavar="N,H,W,C,K,R,S", help="a convolution's extents (--op fprop ...)")
     for name, default in (("stride", 1), ("padding", 0), ("dilation", 1)):
         p.add_argument(f"--{name}", type=_pair_argument, default=(default, default), metavar="V or H,W",
@@ -386,13 +458,19 @@ def main(argv=None) -> int:
             _tune(plan, _shapes(args.shapes), args.candidates)
             return 0
         if args.op == "gemm":
-            if None in (args.m, args.n, args.k) or args.conv:
-                parser.error("profile --op gemm takes --m, --n and --k (and no --conv)")
+            if None in (args.m, args.n, args.k) or args.conv or args.groups is not None or args.offsets:
+                parser.error("profile --op gemm takes --m, --n and --k (and no --conv, --groups, --offsets)")
             result = profile(plan, args.m, args.n, args.k, args.batch, top=args.top, filter=args.filter,
                              jobs=args.jobs)
+        elif args.op == "grouped":
+            if None in (args.groups, args.m, args.n, args.k) or args.conv:
+                parser.error("profile --op grouped takes --groups, --m, --n and --k (and no --conv)")
+            result = profile_grouped(plan, args.groups, args.m, args.n, args.k, offsets=args.offsets, top=args.top,
+                                     filter=args.filter, jobs=args.jobs)
         else:
-            if args.conv is None or any(v is not None for v in (args.m, args.n, args.k)):
-                parser.error(f"profile --op {args.op} takes --conv N,H,W,C,K,R,S (and no --m, --n, --k)")
+            if args.conv is None or any(v is not None for v in (args.m, args.n, args.k, args.groups)) or args.offsets:
+                parser.error(f"profile --op {args.op} takes --conv N,H,W,C,K,R,S (and no --m, --n, --k, --groups, "
+                             "--offsets)")
             result = profile_conv(plan, *args.conv, args.stride, args.padding, args.dilation, top=args.top,
                                   filter=args.filter, jobs=args.jobs)
         print(result.table())

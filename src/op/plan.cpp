@@ -59,25 +59,52 @@ constexpr size_t kScratchAlignment = 256;
 size_t rounded(size_t bytes) { return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment; }
 
 // Measuring runs write their D to scratch memory, never to the user's (which may be C, or be read
-// by work queued after the run). The elements D spans from its first, and a problem with D
-// elsewhere. Grouped problems are not measured (their operands are lists or device offsets).
-int64_t output_elements(const GemmProblem& p) {
-  return (p.shape.batch - 1) * p.batch_stride_d + (p.shape.m - 1) * p.ldd + p.shape.n;
+// by work queued after the run): the bytes of scratch a problem's D needs (each group's at its own
+// aligned place), and the problem with D there.
+size_t output_bytes(const GemmProblem& p, size_t element) {
+  if (p.shape.empty_output()) return 0;
+  return rounded(size_t((p.shape.batch - 1) * p.batch_stride_d + (p.shape.m - 1) * p.ldd + p.shape.n) * element);
 }
-int64_t output_elements(const ConvProblem& p) {
+size_t output_bytes(const ConvProblem& p, size_t element) {
   const Conv2dSize& s = p.size;  // D: fprop y (n, p, q, k); dgrad dx (n, h, w, c); wgrad dw (k, r, s, c)
   const std::array<int64_t, 4> e = p.kind == KernelKind::Conv2dFprop   ? std::array<int64_t, 4>{s.n, s.p, s.q, s.k}
                                    : p.kind == KernelKind::Conv2dDgrad ? std::array<int64_t, 4>{s.n, s.h, s.w, s.c}
                                                                        : std::array<int64_t, 4>{s.k, s.r, s.s, s.c};
-  return (e[0] - 1) * p.stride_d[2] + (e[1] - 1) * p.stride_d[1] + (e[2] - 1) * p.stride_d[0] + e[3];
+  return rounded(
+      size_t((e[0] - 1) * p.stride_d[2] + (e[1] - 1) * p.stride_d[1] + (e[2] - 1) * p.stride_d[0] + e[3]) * element);
 }
-int64_t output_elements(const GroupedProblem&) { return -1; }
+size_t output_bytes(const GroupedProblem& p, size_t element) {
+  if (p.offsets) return output_bytes(p.offsets->whole, element);
+  size_t bytes = 0;
+  for (const GemmProblem& g : p.list) bytes += output_bytes(g, element);
+  return bytes;
+}
 template <class P>
-P with_output(P p, void* d) {
+P with_output(P p, void* d, size_t) {
   p.d = d;
   return p;
 }
-GroupedProblem with_output(GroupedProblem p, void*) { return p; }
+GroupedProblem with_output(GroupedProblem p, void* d, size_t element) {
+  if (p.offsets) p.offsets->whole.d = d;
+  for (GemmProblem& g : p.list) {
+    const size_t bytes = output_bytes(g, element);
+    g.d = d;
+    d = static_cast<char*>(d) + bytes;
+  }
+  return p;
+}
+
+// Why a problem cannot be measured as it is given, or nullopt. A grouped run's groups of K = 0 take
+// their product over a buffer of zeros that GroupedGemm::run places: such problems are not measured.
+std::optional<std::string> unmeasurable(const GemmProblem&) { return std::nullopt; }
+std::optional<std::string> unmeasurable(const ConvProblem&) { return std::nullopt; }
+std::optional<std::string> unmeasurable(const GroupedProblem& p) {
+  auto zero_k = [](const GemmProblem& g) { return g.shape.k == 0; };
+  if (std::any_of(p.list.begin(), p.list.end(), zero_k) || (p.offsets && zero_k(p.offsets->whole)))
+    return std::string("a grouped problem with a group of K = 0 is not measured (its product is taken over zeros "
+                       "the run places): measure one whose groups all have K >= 1");
+  return std::nullopt;
+}
 
 // The class as the tuning record spells it.
 std::string shape_key(const GemmShape& s) {
@@ -305,14 +332,12 @@ template <class Kernel, class Problem>
 std::vector<ProfileRow> Plan<Kernel, Problem>::measure(const Problem& p, std::vector<ProfileRow> rows, int jobs,
                                                        const compile::ProgressCallback& progress,
                                                        cudaStream_t stream, double beta) {
-  const int64_t output = output_elements(p);
-  if (output < 0)
-    throw InvalidArgumentError(fmt::format("{} plans choose by the cost model: their runs are not measured yet",
-                                           to_string(kind_)));
+  if (auto why = unmeasurable(p)) throw InvalidArgumentError(*why);
   std::vector<KernelSource> sources;
   for (const auto& r : rows) sources.push_back(kernel_source(r.candidate.config));
   auto outcomes = compile::compile_many(sources, jobs, progress);
-  const size_t output_bytes = rounded(size_t(output) * size_bytes(kernel_types_.element_d));
+  const size_t element = size_bytes(kernel_types_.element_d);
+  const size_t scratch_d = output_bytes(p, element);
   select::GemmSettings settings = this->settings();
   for (size_t i = 0; i < rows.size(); ++i) {
     ProfileRow& row = rows[i];
@@ -329,11 +354,11 @@ std::vector<ProfileRow> Plan<Kernel, Problem>::measure(const Problem& p, std::ve
         continue;
       }
       const size_t workspace = kernel->workspace_size(p, launch);
-      runtime::Scratch scratch(device_, stream, output_bytes + workspace);
+      runtime::Scratch scratch(device_, stream, scratch_d + workspace);
       char* base = static_cast<char*>(scratch.data());
-      const Problem measured = with_output(p, base);
+      const Problem measured = with_output(p, base, element);
       row.measured_us = runtime::time_launches(
-          [&] { kernel->run(measured, launch, workspace ? base + output_bytes : nullptr, workspace, stream); },
+          [&] { kernel->run(measured, launch, workspace ? base + scratch_d : nullptr, workspace, stream); },
           stream).microseconds;
     } catch (const Error& e) {
       row.error = e.what();
@@ -452,7 +477,7 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
   // With autotune, the fastest of the model's best, measured on the problem (never while a graph
   // is being captured: nothing runs then) and recorded.
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (s.settings.autotune && measure_on && output_elements(p) >= 0 &&
+  if (s.settings.autotune && measure_on && !unmeasurable(p) &&
       cudaStreamIsCapturing(*measure_on, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusNone) {
     std::vector<ProfileRow> rows;
     for (size_t i = 0; i < ranking.ranked.size() && int(i) < s.settings.autotune_candidates; ++i)

@@ -105,6 +105,29 @@ def test_profile_a_convolution_beside_cudnn(kind, tmp_path):
     assert (tmp_path / "v.png").stat().st_size > 0
 
 
+@pytest.mark.parametrize("offsets", [False, True], ids=["lists", "offsets"])
+def test_profile_a_grouped_gemm_beside_torch(offsets, tmp_path):
+    plan = cuforge.op.GroupedGemm(element=BF16, layout=cuforge.LayoutType.RowMajor, element_accumulator=torch.float32)
+    result = plan.profile(8, 256, 512, 384, offsets=offsets, top=2, csv=str(tmp_path / "g.csv"))
+    print(result.table())
+    assert result.problem == f"8 groups of 256x512x384 ({'offsets' if offsets else 'lists'})"
+    assert result.flops == 2.0 * 8 * 256 * 512 * 384
+    measured = [r["measured_us"] for r in result.rows]
+    assert len(measured) == 2 and all(us > 0 for us in measured) and measured == sorted(measured), result.table()
+    assert all("_grouped_" in r["kernel"] for r in result.rows)
+    assert result.baseline_us > 0 and result.baseline_name.startswith("torch.")
+    with open(tmp_path / "g.csv") as f:
+        assert len(list(csv.DictReader(f))) == 3
+
+
+def test_profile_command_line_for_a_grouped_gemm():
+    out = subprocess.run([sys.executable, "-m", "cuforge.cli", "profile", "--op", "grouped", "--groups", "4", "--m",
+                          "128", "--n", "256", "--k", "256", "--offsets", "--top", "2"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "4 groups of 128x256x256 (offsets)" in out.stdout and "torch." in out.stdout
+
+
 def test_profile_command_line_for_a_convolution():
     out = subprocess.run([sys.executable, "-m", "cuforge.cli", "profile", "--op", "dgrad", "--conv", "2,9,7,16,32,3,3",
                           "--padding", "1", "--dtype", "f16", "--acc", "f32", "--top", "2"],

@@ -44,6 +44,9 @@ def test_a_profile_ranks_as_measured_and_writes_its_csv(tmp_path):
 @pytest.mark.parametrize("argv, says", [
     (["profile", "--op", "fprop", "--m", "4", "--n", "4", "--k", "4"], "takes --conv N,H,W,C,K,R,S"),
     (["profile", "--m", "4", "--n", "4"], "takes --m, --n and --k"),
+    (["profile", "--m", "4", "--n", "4", "--k", "4", "--groups", "2"], "(and no --conv, --groups, --offsets)"),
+    (["profile", "--op", "grouped", "--m", "4", "--n", "4", "--k", "4"], "takes --groups, --m, --n and --k"),
+    (["profile", "--op", "wgrad", "--conv", "1,9,9,8,8,3,3", "--offsets"], "(and no --m, --n, --k, --groups"),
     (["profile", "--op", "fprop", "--conv", "1,2,3"], "expected seven integers"),
     (["profile", "--op", "fprop", "--conv", "1,9,9,8,8,3,3", "--stride", "1,2,3"], "an integer or two"),
 ])

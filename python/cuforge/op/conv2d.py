@@ -135,13 +135,8 @@ class Conv2d(Plan):
         is installed. Returns a cuforge.profiler.Profile; ``csv`` and ``plot`` write its CSV and a PNG."""
         from ..profiler import profile_conv
 
-        result = profile_conv(self, N, H, W, C, K, R, S, stride, padding, dilation, top=top, filter=filter, jobs=jobs,
-                              baseline=baseline, progress=progress)
-        if csv:
-            result.write_csv(csv)
-        if plot:
-            result.plot(plot)
-        return result
+        return profile_conv(self, N, H, W, C, K, R, S, stride, padding, dilation, top=top, filter=filter, jobs=jobs,
+                            baseline=baseline, progress=progress).save(csv, plot)
 
     def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
                   problem=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), bias: bool = False) -> Operation:

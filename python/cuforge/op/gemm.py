@@ -173,13 +173,8 @@ class Gemm(Plan):
         measured first, each with the model's rank); ``csv`` and ``plot`` write its CSV and a PNG."""
         from ..profiler import profile
 
-        result = profile(self, M, N, K, batch, top=top, filter=filter, jobs=jobs, baseline=baseline,
-                         progress=progress)
-        if csv:
-            result.write_csv(csv)
-        if plot:
-            result.plot(plot)
-        return result
+        return profile(self, M, N, K, batch, top=top, filter=filter, jobs=jobs, baseline=baseline,
+                       progress=progress).save(csv, plot)
 
     def _problem(self, M, N, K, batch, caller: str) -> tuple:
         """(M, N, K, batch) as given, else of the plan's tensors, else the default class."""

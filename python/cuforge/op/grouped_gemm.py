@@ -84,6 +84,19 @@ class GroupedGemm(Plan):
             raise InvalidArgumentError(f"{caller}: give all of groups, M, N and K, or none of them")
         return groups, M, N, K
 
+    def profile(self, groups: int, M: int, N: int, K: int, *, offsets: bool = False, top: int = 6,
+                filter: str | None = None, jobs: int | None = None, csv: str | None = None, plot: str | None = None,
+                baseline: bool = True, progress: bool = True):
+        """Build (in parallel, with progress on stderr) and time on the GPU the cost model's best ``top``
+        candidates for ``groups`` groups of M x N x K (``filter``: a shell glob on kernel names): lists of
+        one tensor per group, or with ``offsets`` the offsets form (A of groups * M rows cut by device
+        offsets, B groups x K x N); beside torch._grouped_mm (else a loop of torch.matmul) when torch is
+        installed. Returns a cuforge.profiler.Profile; ``csv`` and ``plot`` write its CSV and a PNG."""
+        from ..profiler import profile_grouped
+
+        return profile_grouped(self, groups, M, N, K, offsets=offsets, top=top, filter=filter, jobs=jobs,
+                               baseline=baseline, progress=progress).save(csv, plot)
+
     def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
                   groups: int | None = None, M: int | None = None, N: int | None = None,
                   K: int | None = None) -> Operation:
