@@ -49,7 +49,8 @@ runtime::RunHandle GroupedGemm::run(const GroupedProblem& checked, double alpha,
     zeros_bytes = std::max(zeros_bytes, bytes);
   }
   if (p.offsets && zero_k(p.offsets->whole)) op::over_zeros(kernel_types_, p.offsets->whole.shape, zeros_bytes);
-  auto l = launchable(p, std::nullopt);  // grouped runs are not measured
+  // With autotune, a new class is measured on this problem (not one with a group of K = 0).
+  auto l = launchable(p, stream, beta);
   runtime::Scratch scratch(device_, stream, rounded(zeros_bytes) + l->workspace_bytes);
   if (zeros_bytes) {
     runtime::check(cudaMemsetAsync(scratch.data(), 0, zeros_bytes, stream), "zero-filling the operands of K = 0");

@@ -158,6 +158,30 @@ def test_autotune_measures_once_records_and_never_writes_d_while_measuring(messa
     assert os.stat(path).st_mtime_ns == mtime
 
 
+@pytest.mark.parametrize("offsets", [False, True], ids=["lists", "offsets"])
+def test_a_grouped_plan_autotunes_without_writing_d_while_measuring(offsets, messages):
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    plan = cuforge.op.GroupedGemm(element=BF16, layout=cuforge.LayoutType.RowMajor, element_accumulator=torch.float32)
+    plan.autotune, plan.autotune_candidates = True, 3
+    sizes, N, K = [128, 64, 192, 256], 256, 384
+    As = [rand_int(m, K, BF16, ROW, gen) for m in sizes]
+    Bs = [rand_int(K, N, BF16, ROW, gen) for _ in sizes]
+    Ds = [rand_int(m, N, BF16, ROW, gen) for m in sizes]
+    expected = [reference(a, b, d, 1.0, 1.0, BF16) for a, b, d in zip(As, Bs, Ds)]
+    if offsets:  # C is D: a measurement writing D would add A @ B more than once
+        A, B, D = torch.cat(As), torch.stack(Bs), torch.cat(Ds)
+        ends = torch.tensor(sizes, device="cuda", dtype=torch.int32).cumsum(0).to(torch.int32)
+        plan.run(A, B, D, D, beta=1.0, offsets=ends)
+        assert_exact(D, torch.cat(expected))
+    else:
+        plan.run(As, Bs, Ds, Ds, beta=1.0)
+        for d, e in zip(Ds, expected):
+            assert_exact(d, e)
+    _, entries = _core.tuning_record()
+    assert len(entries) == 1 and entries[0]["kernel"] == plan.last_kernel and "_grouped_" in plan.last_kernel
+    assert sum("autotuned" in m for _, m in messages) == 1
+
+
 def test_the_record_survives_a_new_process_and_is_used_without_timing():
     M, N, K = SHAPES[1]
     plan = plan_for(True)

@@ -365,7 +365,8 @@ class Plan:
         the cost model's best ``autotune_candidates`` kernels in parallel, times them on the run's
         operands (writing to scratch memory, never to D) and keeps the fastest in the tuning record in
         the cache directory, which later runs and later processes use without timing again. Plans
-        without autotune use the record too, where it has the class. Grouped plans are not measured."""
+        without autotune use the record too, where it has the class. Grouped runs with a group of K = 0
+        are not measured."""
         return self._plan.settings.autotune
 
     @autotune.setter
