@@ -498,6 +498,9 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
                                       tuned.kernel, tuned.microseconds, ranking.ranked.front().config.name(),
                                       rows.front().predicted_rank));
       if (usable(rows.front().candidate, built(rows.front().candidate))) return s.chosen[p.shape];
+    } else {
+      log(LogLevel::warning, fmt::format("{}: autotune measured none of {} candidates ({}); the model's choice runs",
+                                         shape_key(p.shape), rows.size(), rows.empty() ? "" : rows.front().error));
     }
   }
 
