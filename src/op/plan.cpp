@@ -347,13 +347,16 @@ std::vector<ProfileRow> Plan<Kernel, Problem>::measure(const Problem& p, std::ve
     }
     try {
       auto kernel = Kernel::load(outcomes[i].result->entry.library());
-      GemmLaunch launch{1.0, beta, settings.activation_argument, row.candidate.splits,
+      // Checked and sized as launchable() does (beta 0: a grouped kernel's C pointers are only
+      // uploaded when it runs), then run with the problem's beta.
+      GemmLaunch launch{1.0, 0.0, settings.activation_argument, row.candidate.splits,
                         row.candidate.decomposition, settings.deterministic, device_, sm_count_};
       if (!kernel->can_implement(p, launch)) {
         row.error = "CUTLASS's can_implement refuses the problem";
         continue;
       }
       const size_t workspace = kernel->workspace_size(p, launch);
+      launch.beta = beta;
       runtime::Scratch scratch(device_, stream, scratch_d + workspace);
       char* base = static_cast<char*>(scratch.data());
       const Problem measured = with_output(p, base, element);
