@@ -79,6 +79,27 @@ def gemm_py_cases(source, rows):
     return [Case(source, s, [(k, 1, t) for k, t in times.items()]) for s, times in shapes.items()]
 
 
+def swapped_tile_n(name):
+    """The tile's N of a swapped kernel's name, else None."""
+    return int(short(name).split("x")[1]) if name.endswith("_swapab") else None
+
+
+def small_m_cases(source, rows):
+    """bench/small_m.py: per shape, the default and every swapped tile pinned, less the swapped tiles
+    whose N is below M (the selection offers a swapped kernel only where M fits its tile's N); a
+    kernel timed under two labels keeps its faster time."""
+    cases = []
+    for r in rows:
+        times = {}
+        for x in r["rows"]:
+            if (swapped_tile_n(x["kernel"]) or r["shape"][0]) < r["shape"][0]:
+                continue
+            key = (x["kernel"], x["splits"])
+            times[key] = min(x["us"], times.get(key, float("inf")))
+        cases.append(Case(source, tuple(r["shape"]), [(k, s, t) for (k, s), t in times.items()]))
+    return cases
+
+
 def trial_cases(source, trial):
     """The selection trial: two kernels per shape, each timed in its own process beside cuBLAS; the
     times are compared as ratios to that process's cuBLAS."""
@@ -126,6 +147,8 @@ def cases_by_source():
         "fp8": gemm_py_cases("fp8", load("h200-2026-12-01-fp8.json")["gemm"]),
         "parallel": sweep_cases("parallel", load("h200-2026-11-30-sweep-parallel-small-m.json")["parallel_split_k"]),
         "trial": trial_cases("trial", load("h200-2026-11-30-selection-trial.json")),
+        "small M": small_m_cases("small M", load("h200-2026-12-02-small-m-swapped-sweep.json")) +
+        small_m_cases("small M", load("h200-2026-12-02-small-m-tile-k.json")),
         "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")) +
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")),
         "wgrad": wgrad_sweep_cases("wgrad sweep", load("h200-2026-12-02-wgrad-sweep.json")),
