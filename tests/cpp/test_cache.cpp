@@ -23,6 +23,8 @@
 namespace cuforge {
 namespace {
 
+using test::contains;
+
 namespace fs = std::filesystem;
 using compile::CacheEntry;
 using compile::KernelCache;
@@ -30,8 +32,6 @@ using test::TempDir;
 
 const std::string kKey = "0123456789abcdef0123456789abcdef";
 const std::string kName = "cuforge_fake_kernel";
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // A finished build, as the compiler leaves it: a staging directory with kernel.cu and kernel.so,
 // the key's lock held until it is published (or dropped).

@@ -31,11 +31,11 @@
 namespace cuforge {
 namespace {
 
+using test::contains;
+
 namespace fs = std::filesystem;
 using compile::KernelCache;
 using test::TempDir;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // What a shared library's dynamic section says: the libraries it needs, the symbols it exports.
 struct DynamicInfo {

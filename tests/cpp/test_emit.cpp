@@ -15,9 +15,9 @@
 namespace cuforge {
 namespace {
 
-using library::GemmConfig;
+using test::contains;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using library::GemmConfig;
 
 // The catalog entry with this exact name (the test fails if it is gone).
 const GemmConfig& by_name(const std::string& name) {

@@ -29,6 +29,9 @@ T changed(T value, F&& change) {
   return value;
 }
 
+// Whether `text` holds `part`.
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 // What the E that `f` throws says ("" when it throws none).
 template <class E, class F>
 std::string message_of(F&& f) {

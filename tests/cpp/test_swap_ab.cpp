@@ -18,8 +18,6 @@ namespace {
 using library::GemmConfig;
 using namespace test;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 std::vector<const GemmConfig*> swapped_rows() {
   std::vector<const GemmConfig*> out;
   for (const auto& c : library::gemm_catalog(90))
