@@ -1,5 +1,6 @@
 """A plan's epilogue and schedule settings on the CPU: activations, bias rows, swizzling functors,
-split-K and stream-K decompositions, what a first run does when its kernel is not built."""
+split-K and stream-K decompositions, swapped kernels for small M, what a first run does when its
+kernel is not built."""
 
 from __future__ import annotations
 
@@ -162,3 +163,21 @@ def test_scales_are_for_fp8_plans_and_device_values():
         fp8._device_scale(np.ones((), dtype=np.float32), "scale_b")
     assert fp8._scales(0.5, None, None) == (None, None, 0.5), "a number multiplies the plan's alpha (1)"
     assert fp8._scales(0.5, 4, 2.0) == (None, None, 4.0)
+
+
+def test_small_m_takes_a_swapped_kernel_which_a_tile_description_can_pin():
+    plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+    assert plan.select(16, 4096, 4096).endswith("_swapab")
+    assert not plan.select(4096, 4096, 4096).endswith("_swapab")
+    swapped = [td for td in plan.tile_descriptions() if td.swap_ab]
+    assert swapped and all(td.threadblock_shape[1] <= 64 for td in swapped)
+    assert "swapped (D^T = B^T A^T)" in repr(swapped[0])
+    plan.tile_description = swapped[0]
+    assert plan.select(4096, 4096, 4096).endswith("_swapab"), "a pinned swapped tile runs any M"
+    plan.tile_description = dict(threadblock_shape=[128, 16, 128], swap_ab=False)  # the same tile, unswapped
+    assert not plan.select(16, 4096, 4096).endswith("_swapab")
+    with pytest.raises(cuforge.InvalidArgumentError, match="swap_ab.*expected True or False"):
+        plan.tile_description = dict(threadblock_shape=[128, 16, 128], swap_ab="yes")
+    sm80 = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor, kernel_cc=80)
+    with pytest.raises(cuforge.InvalidArgumentError, match="swapped kernels .* are SM90 GEMMs"):
+        sm80.tile_description = dict(threadblock_shape=[128, 16, 64], warp_count=[4, 1, 1], stages=3, swap_ab=True)
