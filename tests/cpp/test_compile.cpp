@@ -180,6 +180,9 @@ TEST(Compile, OneKernelPerDataTypeFamily) {
   const std::vector<std::string> names = {
       // SM90 int8 into s32: int32 epilogue, a bias row and relu (an epilogue visitor tree).
       "cuforge_sm90_gemm_tensorop_mma_s8_s8_s32_s32_s32_rcr_64x64x128_c1x1x1_s0_pingpong_tma_default_a16x16x4_relu_bias",
+      // SM90 swapped for small M (D^T = B^T A^T, column-major D^T, the bias row a column broadcast).
+      "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_64x16x128_c1x1x1_s0_pingpong_tma_default_a8x8x8"
+      "_swapab_bias",
       // SM90 fp8, mixed e4m3 x e5m2: CUTLASS's fp8 mainloop.
       "cuforge_sm90_gemm_tensorop_mma_e4m3_e5m2_f32_bf16_bf16_rcr_64x64x128_c1x1x1_s0_pingpong_tma_default_a16x16x8",
       "cuforge_sm80_gemm_tensorop_mma_f64_f64_f64_f64_f64_rcr_32x32x16_w2x2x1_s5_multistage_default_default_a1x1x1",
