@@ -15,7 +15,7 @@ namespace {
 
 // A CUTLASS 3.x stride (cute tuple: row mode, column mode, batch mode) for an operand whose
 // contiguous mode comes first or second; B is indexed N x K in CUTLASS 3.x.
-std::string cute_stride(bool unit_first, const char* ld, const char* batch_stride) {
+std::string cute_stride(bool unit_first, std::string_view ld, std::string_view batch_stride) {
   return unit_first ? fmt::format("cute::make_stride(cute::Int<1>{{}}, p.{}, p.{})", ld, batch_stride)
                     : fmt::format("cute::make_stride(p.{}, cute::Int<1>{{}}, p.{})", ld, batch_stride);
 }
@@ -69,9 +69,11 @@ std::string emit_sm90(const library::GemmConfig& config, const std::string& name
   h["swap_note"] = swap ? "\n// Swapped for a small M: the kernel computes D^T = B^T A^T, M on the tile's N, and writes D^T "
                           "column-major\n// (D's own row-major memory)."
                         : "";
-  h["problem_shape"] = swap ? "int(p.n), int(p.m), int(p.k), int(p.batch)" : "int(p.m), int(p.n), int(p.k), int(p.batch)";
-  h["operand_a"] = swap ? "p.b" : "p.a";
-  h["operand_b"] = swap ? "p.a" : "p.b";
+  // The arguments the kernel's M and N, A and B are.
+  const std::string m = swap ? "n" : "m", n = swap ? "m" : "n", a = swap ? "b" : "a", b = swap ? "a" : "b";
+  h["problem_shape"] = fmt::format("int(p.{}), int(p.{}), int(p.k), int(p.batch)", m, n);
+  h["operand_a"] = "p." + a;
+  h["operand_b"] = "p." + b;
   const bool stream_k = c.tile.tile_scheduler == TileScheduler::StreamK;
   h["tile_scheduler"] = stream_k ? "cutlass::gemm::StreamKScheduler" : "void";
   h["scheduler_arguments"] = stream_k ? std::string(kSm90StreamKArguments) : "";
@@ -83,10 +85,8 @@ std::string emit_sm90(const library::GemmConfig& config, const std::string& name
                                            "  args.epilogue.dC = {};",
                                            cute_stride(c.layout_c == Layout::ColumnMajor, "ldc", "batch_stride_c"));
   h.erase("epilogue_thread_arguments");
-  h["stride_a"] = cute_stride(c.layout_a == Layout::ColumnMajor, swap ? "ldb" : "lda",
-                              swap ? "batch_stride_b" : "batch_stride_a");
-  h["stride_b"] = cute_stride(c.layout_b == Layout::RowMajor, swap ? "lda" : "ldb",
-                              swap ? "batch_stride_a" : "batch_stride_b");
+  h["stride_a"] = cute_stride(c.layout_a == Layout::ColumnMajor, "ld" + a, "batch_stride_" + a);
+  h["stride_b"] = cute_stride(c.layout_b == Layout::RowMajor, "ld" + b, "batch_stride_" + b);
   h["stride_d"] = cute_stride(c.layout_c == Layout::ColumnMajor, "ldd", "batch_stride_d");
   return render(embedded::gemm_sm90, h);
 }

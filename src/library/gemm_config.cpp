@@ -179,7 +179,8 @@ GemmConfig parse_gemm_name(std::string_view name) {
   c.alignment_a = align[0];
   c.alignment_b = align[1];
   c.alignment_c = align[2];
-  // The suffix: "swapab", "pointwise", "fixedchannels", "splitk", an activation (whose name may hold '_') and/or "bias".
+  // The suffix: "swapab", "pointwise", "fixedchannels", "splitk", an activation (whose name may hold
+  // '_') and/or "bias".
   std::vector<std::string_view> rest(p.begin() + 18, p.end());
   if (!rest.empty() && rest.front() == "swapab") {
     c.tile.swap_ab = true;

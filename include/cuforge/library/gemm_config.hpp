@@ -42,14 +42,15 @@ struct GemmConfig {
   // iterators start a fresh K tile at every tap (7 x 7 taps of 8 channels: a quarter of each 32-deep
   // tile). No split-K.
   bool fixed_channels = false;
-  // A swapped kernel (tile.swap_ab) keeps every field above in the terms of the problem the plan
-  // runs (D row-major M x N); only the tile is in the kernel's. swapped_kernel() is the
-  // configuration the CUTLASS kernel is instantiated with.
 
+  // A swapped kernel (tile.swap_ab) keeps every field but the tile in the terms of the problem the
+  // plan runs (D row-major M x N); swapped_kernel() is the configuration its CUTLASS kernel is
+  // instantiated with.
+  //
   // e.g. cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x256x64_c2x1x1_s0_coop_tmacoop_default_a8x8x8
-  // (grouped kernels: cuforge_sm90_grouped_...), followed by _swapab for a swapped kernel, _pointwise for a convolution's GEMM
-  // kernel, _fixedchannels for fixed-channel fprop, _splitk for parallel split-K,
-  // _<activation> unless it is the identity, and _bias for a bias vector C.
+  // (grouped kernels: cuforge_sm90_grouped_...), followed by _swapab for a swapped kernel, _pointwise
+  // for a convolution's GEMM kernel, _fixedchannels for fixed-channel fprop, _splitk for parallel
+  // split-K, _<activation> unless it is the identity, and _bias for a bias vector C.
   std::string name() const;
   // Equal when the names are: the fields the name encodes (SM90: not the warp count; SM80: not the cluster).
   bool operator==(const GemmConfig& o) const;
