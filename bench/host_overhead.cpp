@@ -1,13 +1,19 @@
 // Host time of one small run from C++: cuforge::Gemm::run on raw device pointers (checks, the
 // plan's lookup, the kernel library's launch, the handle's event), and its parts: the check, the
-// kernel library's run alone (its prepared launch), and the CUDA calls every run makes.
-// 64x64x64 bf16, microseconds per call (median of 5 rounds of 20000 calls).
+// kernel library's run alone (its prepared launch), the CUDA calls every run makes, and the floor
+// any launch pays on this machine (an empty kernel, plainly and as a cluster launch, which SM90
+// GEMM kernels use, then with a GEMM's parameter bytes and shared memory). 64x64x64 bf16, microseconds per call: the median of 9 rounds of 200 calls,
+// each round queued behind a host function that holds the stream, so that no kernel runs while
+// the calls are timed (a loop that lets the GPU run them measures its rate once the queue fills).
 //   cmake --build build --target cuforge_bench_host_overhead && ./build/cuforge_bench_host_overhead
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <thread>
 #include <vector>
 
 #include "cuforge/cuforge.hpp"
@@ -15,21 +21,68 @@
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+// Holds `stream` until release() or a deadline: work queued behind it waits, launched but not run.
+class StreamHold {
+ public:
+  explicit StreamHold(cudaStream_t stream) : stream_(stream) { cudaLaunchHostFunc(stream, wait, this); }
+  // False when the deadline released the stream first (the queue filled and the host waited).
+  bool release() {
+    released_.store(true);
+    cudaStreamSynchronize(stream_);
+    return !expired_.load();
+  }
+
+ private:
+  static void CUDART_CB wait(void* self) {
+    auto* h = static_cast<StreamHold*>(self);
+    const auto deadline = Clock::now() + std::chrono::seconds(2);
+    while (!h->released_.load()) {
+      if (Clock::now() > deadline) {
+        h->expired_.store(true);
+        return;
+      }
+      std::this_thread::yield();
+    }
+  }
+  cudaStream_t stream_;
+  std::atomic<bool> released_{false}, expired_{false};
+};
+
 template <class Call>
-double per_call_us(Call&& call, int calls = 20000, int rounds = 5) {
-  for (int i = 0; i < 1000; ++i) call();
+double host_us(Call&& call, int calls = 200, int rounds = 9) {
+  for (int i = 0; i < 200; ++i) call();
   cudaDeviceSynchronize();
   std::vector<double> times;
-  for (int r = 0; r < rounds; ++r) {
-    auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r <= rounds; ++r) {  // the first round held too, discarded: pools grow to its needs
+    StreamHold hold(0);
+    const auto start = Clock::now();
     for (int i = 0; i < calls; ++i) call();
-    cudaDeviceSynchronize();
-    times.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
-                    calls);
+    const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / calls;
+    if (!hold.release()) return std::nan("");
+    if (r) times.push_back(us);
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
+
+void print(const char* name, double us) {
+  if (std::isnan(us))
+    std::printf("%-34s (the queue filled and the host waited for the GPU: time fewer calls)\n", name);
+  else
+    std::printf("%-34s %6.2f us\n", name, us);
+}
+
+// Empty kernels, loaded from PTX (no device code in this file): one without parameters, one with
+// 1 KB of them (an SM90 GEMM's parameters, TMA descriptors included, are of that order).
+constexpr char kEmptyKernels[] = R"(.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry empty() { ret; }
+.visible .entry empty_1kb(.param .align 64 .b8 p[1024]) { ret; }
+)";
+constexpr int kSharedBytes = 200 * 1024;  // dynamic shared memory of a large SM90 GEMM tile
 
 }  // namespace
 
@@ -60,12 +113,48 @@ int main() {
   cudaEvent_t event;
   cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
   cudaStreamCaptureStatus capture;
-  std::printf("Gemm::check              %6.2f us\n", per_call_us([&] { gemm.check(A, B, TensorRef{}, D, 1.0, 0.0); }));
-  std::printf("GemmKernel::run          %6.2f us\n", per_call_us([&] { kernel->run(problem, launch, nullptr, 0, 0); }));
-  std::printf("cudaEventRecord          %6.2f us\n", per_call_us([&] { cudaEventRecord(event, 0); }));
-  std::printf("cudaStreamIsCapturing    %6.2f us\n", per_call_us([&] { cudaStreamIsCapturing(0, &capture); }));
-  std::printf("Gemm::run                %6.2f us\n", per_call_us([&] { gemm.run(A, B, TensorRef{}, D); }));
+
+  cudaLibrary_t library;
+  cudaKernel_t empty, empty_1kb;
+  if (cudaLibraryLoadData(&library, kEmptyKernels, nullptr, nullptr, 0, nullptr, nullptr, 0) != cudaSuccess ||
+      cudaLibraryGetKernel(&empty, library, "empty") != cudaSuccess ||
+      cudaLibraryGetKernel(&empty_1kb, library, "empty_1kb") != cudaSuccess ||
+      cudaFuncSetAttribute(reinterpret_cast<const void*>(empty_1kb), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           kSharedBytes) != cudaSuccess) {
+    std::printf("could not load the empty kernels' PTX\n");
+    return 1;
+  }
+  alignas(64) char params_1kb[1024] = {};
+  void* args_1kb[] = {params_1kb};
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim = {1, 1, 1};
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(1);
+  config.blockDim = dim3(128);
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+
+  print("empty kernel, cudaLaunchKernel", host_us([&] {
+          cudaLaunchKernel(reinterpret_cast<const void*>(empty), dim3(1), dim3(128), nullptr, 0, nullptr);
+        }));
+  print("empty kernel, cluster launch", host_us([&] {
+          cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(empty), nullptr);
+        }));
+  print("  + 1 KB of parameters", host_us([&] {
+          cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(empty_1kb), args_1kb);
+        }));
+  config.dynamicSmemBytes = kSharedBytes;
+  print("  + 200 KB of shared memory", host_us([&] {
+          cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(empty_1kb), args_1kb);
+        }));
+  print("cudaEventRecord", host_us([&] { cudaEventRecord(event, 0); }));
+  print("cudaStreamIsCapturing", host_us([&] { cudaStreamIsCapturing(0, &capture); }));
+  print("Gemm::check", host_us([&] { gemm.check(A, B, TensorRef{}, D, 1.0, 0.0); }));
+  print("GemmKernel::run (prepared launch)", host_us([&] { kernel->run(problem, launch, nullptr, 0, 0); }));
+  print("Gemm::run", host_us([&] { gemm.run(A, B, TensorRef{}, D); }));
   cudaEventDestroy(event);
+  cudaLibraryUnload(library);
   for (void* p : {a, b, d}) cudaFree(p);
   return 0;
 }

@@ -1,36 +1,23 @@
 #!/usr/bin/env python3
-"""Where the host time of one small run goes, step by step: reading the torch tensors' attributes,
-describing the operands, finding the stream, the core's checks alone, the core's run (checks,
-lookup, the kernel's launch, event) on descriptors and on the tensors themselves (the one-call
-path), the whole `plan.run` (one call) and with a stream given (the general path), and
-torch.matmul for scale. 64x64x64 bf16, sync=False, microseconds per call (median of 5 rounds of 2000 calls).
+"""Where the host time of one small run goes, step by step: reading the torch tensors' attributes
+(each, then all five of the three operands), describing the operands, finding the stream, the
+core's checks alone, the core's run (checks, lookup, the kernel's launch, event) on descriptors and
+on the tensors themselves (the one-call path), the whole `plan.run` (one call) and with a stream
+given (the general path), and torch.matmul for scale. 64x64x64 bf16, sync=False, microseconds of
+host time per call (bench/timing.py: the median of 9 rounds of 200 calls, each queued behind a GPU
+sleep, so that no kernel runs while they are timed).
 
     python bench/overhead_breakdown.py [--json FILE]
 """
 
 import argparse
 import json
-import statistics
-import time
 
 import torch
 
 import cuforge
 from cuforge.arrays import current_stream, describe
-
-
-def per_call_us(call, calls=2000, rounds=5):
-    for _ in range(200):
-        call()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(calls):
-            call()
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(times)
+from timing import host_time_us
 
 
 def main():
@@ -49,6 +36,11 @@ def main():
             x.data_ptr(), x.dtype, x.shape, x.stride(), x.get_device()
 
     rows = [
+        ("A.data_ptr()", A.data_ptr),
+        ("A.dtype", lambda: A.dtype),
+        ("A.shape", lambda: A.shape),
+        ("A.stride()", A.stride),
+        ("A.get_device()", A.get_device),
         ("torch attributes x3", attributes),
         ("describe A, B, D", lambda: [describe(x, name) for x, name in zip((A, B, D), "ABD")]),
         ("current_stream", lambda: current_stream((A, B, None, D), None)),
@@ -61,7 +53,7 @@ def main():
     ]
     results = {}
     for name, call in rows:
-        results[name] = per_call_us(call)
+        results[name] = host_time_us(call)
         print(f"{name:22s} {results[name]:6.2f} µs", flush=True)
     if args.json:
         with open(args.json, "w") as f:

@@ -1,6 +1,8 @@
-"""GPU timing shared by the benchmarks: CUDA events around each call, median of repeats."""
+"""Timing shared by the benchmarks and the GPU tests: GPU time (CUDA events around each call, median
+of repeats) and host time (wall clock per call while the GPU runs none of them)."""
 
 import statistics
+import time
 
 import torch
 
@@ -34,3 +36,51 @@ def interleaved_ms(calls: dict, rounds: int, repeats: int = 20, warmup: int = 3)
         for name, call in calls.items():
             times[name].append(gpu_time_ms(call, repeats, warmup))
     return times
+
+
+_cycles_per_ms = None
+
+
+def _sleep_cycles(ms: float) -> int:
+    """GPU clock cycles of torch.cuda._sleep lasting about `ms` milliseconds (measured once)."""
+    global _cycles_per_ms
+    if _cycles_per_ms is None:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(10_000_000)
+        end.record()
+        end.synchronize()
+        _cycles_per_ms = 10_000_000 / start.elapsed_time(end)
+    return int(_cycles_per_ms * ms)
+
+
+def host_time_us(call, calls: int = 200, rounds: int = 9, warmup: int = 200, hold_ms: float = 100.0) -> float:
+    """Host time of one `call()` in microseconds: the median over `rounds` of the wall clock of
+    `calls` calls, each round queued behind a GPU sleep of `hold_ms` that outlasts it.
+
+    A loop of calls timed while the GPU runs them measures the slower of the host and the GPU: the
+    launch queue fills, and each call then waits for a kernel to finish. Behind the sleep no kernel
+    runs until the round is over, so this is the host's work alone. Raises RuntimeError when the
+    sleep ended before the round did (the round took longer than half of it, or the GPU was idle at
+    its end): then the figure would include waiting for the GPU.
+    """
+    for _ in range(warmup):
+        call()
+    torch.cuda.synchronize()
+    stream = torch.cuda.current_stream()
+    cycles = _sleep_cycles(hold_ms)
+    times = []
+    for r in range(rounds + 1):  # the first round held too, discarded: pools grow to a held round's needs
+        torch.cuda._sleep(cycles)
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        elapsed = time.perf_counter() - start
+        held = not stream.query()
+        torch.cuda.synchronize()
+        if not held or elapsed * 1e3 > hold_ms / 2:
+            raise RuntimeError(f"host_time_us: {calls} calls took {elapsed * 1e3:.1f} ms, not well inside the GPU's "
+                               f"{hold_ms:.0f} ms sleep: the calls waited for the GPU (time fewer)")
+        if r:
+            times.append(elapsed / calls * 1e6)
+    return statistics.median(times)

@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -22,6 +21,7 @@ torch = pytest.importorskip("torch")
 
 import cuforge  # noqa: E402
 from exact import ROW, assert_exact, rand_int, reference  # noqa: E402
+from timing import host_time_us  # noqa: E402
 
 F16, BF16 = torch.float16, torch.bfloat16
 L = cuforge.LayoutType
@@ -248,23 +248,11 @@ def test_sourcedir_builds_with_pip_and_imports(tmp_path):
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr
 
 
-def _per_call_us(fn, calls=2000, repeats=5):
-    best = float("inf")
-    for _ in range(repeats):
-        torch.cuda.synchronize()
-        t = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.perf_counter() - t) / calls * 1e6)
-        torch.cuda.synchronize()
-    return best
-
-
 def test_exported_run_host_time_beside_torch_matmul(modules):
     mod = modules["cf_gemm"]
     A, B = rand_int(64, 64, BF16, ROW), rand_int(64, 64, BF16, ROW)
     mod.run(A, B)
-    exported = _per_call_us(lambda: mod.run(A, B))
-    matmul = _per_call_us(lambda: torch.matmul(A, B))
+    exported = host_time_us(lambda: mod.run(A, B))
+    matmul = host_time_us(lambda: torch.matmul(A, B))
     print(f"host time per call, 64^3 bf16: exported run {exported:.2f} us, torch.matmul {matmul:.2f} us")
     assert exported <= 1.25 * matmul, (exported, matmul)

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 
 import cuforge  # noqa: E402
 from exact import COL, ROW, assert_exact, poisoned, rand_int, reference  # noqa: E402
-from host_time import per_call_us  # noqa: E402
+from timing import host_time_us  # noqa: E402
 
 BF16 = torch.bfloat16
 M, N, K = 136, 200, 264
@@ -100,12 +100,9 @@ def test_one_call_path_host_time_beside_torch_matmul():
     plan = plan_for()
     A, B, D = (torch.randn(64, 64, device="cuda", dtype=BF16) for _ in range(3))
 
-    def timed(call):
-        return per_call_us(call, calls=3000, warmup=300)
-
-    ours = timed(lambda: plan.run(A, B, None, D, sync=False))
-    general = timed(lambda: plan.run(A, B, None, D, sync=False, stream=torch.cuda.current_stream()))
-    matmul = timed(lambda: torch.matmul(A, B, out=D))
+    ours = host_time_us(lambda: plan.run(A, B, None, D, sync=False))
+    general = host_time_us(lambda: plan.run(A, B, None, D, sync=False, stream=torch.cuda.current_stream()))
+    matmul = host_time_us(lambda: torch.matmul(A, B, out=D))
     print(f"64^3 bf16 host time per call: plan.run {ours:.2f} us (general path {general:.2f}), "
           f"torch.matmul {matmul:.2f} us")
     assert ours < general
