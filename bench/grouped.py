@@ -4,6 +4,8 @@
     python bench/grouped.py                 # the four cases of issue 13 and the host time of one run()
     python bench/grouped.py --json out.json --rounds 3
     python bench/grouped.py --sweep         # the offsets form of the MoE case on every tile the plan has
+    python bench/grouped.py --sweep G=64    # ... of the first case named so
+    python bench/grouped.py --host          # only the host time of one run(), lists of 1 to 64 groups
 
 bf16. GPU times are CUDA events around each call, medians of repeats, the calls queued behind a
 GPU sleep (bench/timing.py); each case's times are taken in interleaved rounds and each ratio is
@@ -20,7 +22,7 @@ import numpy as np
 import torch
 
 import cuforge
-from timing import interleaved_ms
+from timing import host_time_us, interleaved_ms
 
 DT = torch.bfloat16
 
@@ -89,26 +91,52 @@ def bench_case(name, sizes, n, k, plan, rounds):
     return row
 
 
-def host_time_us(plan, groups=64, calls=2000):
-    """Wall-clock time per run() of G lists of torch tensors (sync=False), after warm-up."""
-    As = [torch.randn(128, 256, device="cuda", dtype=DT) for _ in range(groups)]
-    Bs = [torch.randn(256, 256, device="cuda", dtype=DT) for _ in range(groups)]
-    Ds = [torch.empty(128, 256, device="cuda", dtype=DT) for _ in range(groups)]
-    for _ in range(100):
-        plan.run(As, Bs, None, Ds, sync=False)
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        plan.run(As, Bs, None, Ds, sync=False)
-    t1 = time.perf_counter()
-    torch.cuda.synchronize()
-    return (t1 - t0) / calls * 1e6
+HOST_GROUPS = (1, 4, 16, 64)
 
 
-def sweep(plan, rounds):
-    """The MoE case's offsets form on every tile description of the plan (each pinned in turn),
-    beside the plan's own choice and torch._grouped_mm: how far the choice is from the best tile."""
-    name = next(c for c in CASES if c.startswith("MoE"))
+def host_times_us(plan):
+    """Host time of one run() (timing.host_time_us, sync=False) of G = 1 to 64 lists of torch
+    tensors (128x256x256 each), beside reading the same tensors' attributes in a Python loop (what
+    any run must learn of each: address, element type, shape, strides, device), and of the offsets
+    form with 64 groups; then the runs again with workspaces from cuforge's pool instead of torch's
+    allocator (a call into Python each way): the list form's cost per group, its floor, and what
+    the workspace costs."""
+    out = {"lists": {}, "attributes": {}, "lists_own_pool": {}}
+    operand_lists = {}
+    for groups in HOST_GROUPS:
+        As = [torch.randn(128, 256, device="cuda", dtype=DT) for _ in range(groups)]
+        Bs = [torch.randn(256, 256, device="cuda", dtype=DT) for _ in range(groups)]
+        Ds = [torch.empty(128, 256, device="cuda", dtype=DT) for _ in range(groups)]
+        operand_lists[groups] = (As, Bs, Ds)
+        tensors = As + Bs + Ds
+
+        def attributes():
+            for x in tensors:
+                x.data_ptr(), x.dtype, x.shape, x.stride(), x.get_device()
+
+        out["lists"][groups] = host_time_us(lambda: plan.run(As, Bs, None, Ds, sync=False), calls=20)
+        out["attributes"][groups] = host_time_us(attributes, calls=20)
+    A, B, D, offs = operands([128] * 64, 256, 256)
+    offsets_run = lambda: plan.run(A, B, None, D, offsets=offs, sync=False)  # noqa: E731
+    out["offsets_64"] = host_time_us(offsets_run, calls=20)
+    cuforge._core.set_workspace_allocator(None, None)
+    try:
+        for groups, (As, Bs, Ds) in operand_lists.items():
+            out["lists_own_pool"][groups] = host_time_us(lambda: plan.run(As, Bs, None, Ds, sync=False),
+                                                                calls=20)
+        out["offsets_64_own_pool"] = host_time_us(offsets_run, calls=20)
+    finally:
+        cuforge.memory._use_default()
+    return out
+
+
+def sweep(plan, rounds, prefix):
+    """A case's offsets form (the first case whose name starts with `prefix`) on every tile
+    description of the plan (each pinned in turn), beside the plan's own choice and
+    torch._grouped_mm: how far the choice is from the best tile."""
+    name = next((c for c in CASES if c.startswith(prefix)), None)
+    if name is None:
+        raise SystemExit(f"--sweep: no case starts with {prefix!r}; the cases: {', '.join(CASES)}")
     sizes, n, k = CASES[name]
     A, B, D, offs = operands(sizes, n, k)
     problem = dict(groups=len(sizes), M=-(-sum(sizes) // len(sizes)), N=n, K=k)
@@ -144,7 +172,9 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--json", metavar="PATH")
-    p.add_argument("--sweep", action="store_true", help="time the MoE case's offsets form on every tile")
+    p.add_argument("--sweep", nargs="?", const="MoE", metavar="CASE",
+                   help="time a case's offsets form on every tile (the case whose name starts with CASE; MoE)")
+    p.add_argument("--host", action="store_true", help="only the host time of one run()")
     args = p.parse_args()
     torch.manual_seed(0)
     plan = cuforge.op.GroupedGemm(element=DT, layout=cuforge.LayoutType.RowMajor, element_accumulator=torch.float32)
@@ -152,18 +182,20 @@ def main():
     results = {"device": props.name, "torch": torch.__version__, "rounds": args.rounds, "cases": []}
     print(f"{props.name}, torch {torch.__version__}")
     if args.sweep:
-        results["sweep"] = sweep(plan, args.rounds)
+        results["sweep"] = sweep(plan, args.rounds, args.sweep)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=2)
         return
     # The list form's class is ragged where the sizes differ; the offsets form's always is.
-    classes = [((len(s), -(-sum(s) // len(s)), n, k), ragged) for s, n, k in CASES.values()
-               for ragged in {True, len(set(s)) > 1}] + [((64, 128, 256, 256), False)]
+    cases = {} if args.host else CASES
+    classes = [((len(s), -(-sum(s) // len(s)), n, k), ragged) for s, n, k in cases.values()
+               for ragged in {True, len(set(s)) > 1}]
+    classes += [((g, 128, 256, 256), False) for g in HOST_GROUPS] + [((64, 128, 256, 256), True)]
     t0 = time.perf_counter()
     cuforge.build(sorted({plan.select(*c, ragged=ragged) for c, ragged in classes}))
     print(f"prebuilt in {time.perf_counter() - t0:.0f} s")
-    for name, (sizes, n, k) in CASES.items():
+    for name, (sizes, n, k) in cases.items():
         row = bench_case(name, sizes, n, k, plan, args.rounds)
         results["cases"].append(row)
         tf = row["tflops"]
@@ -173,8 +205,15 @@ def main():
         for form in ("cuforge offsets", "cuforge lists"):
             print(f"  {form} vs " + ", ".join(f"{t}: {r:.2f}x" for t, r in row[f'ratio {form}'].items()))
         torch.cuda.empty_cache()
-    results["host_us_64_lists"] = host_time_us(plan)
-    print(f"\nhost time per run() of 64 lists of torch tensors: {results['host_us_64_lists']:.1f} µs")
+    host = results["host_us"] = host_times_us(plan)
+    print("\nhost time per run() (µs), lists of G groups of torch tensors, beside reading their attributes "
+          "in Python:")
+    for groups in HOST_GROUPS:
+        print(f"  G={groups:<3} run {host['lists'][groups]:7.1f} (cuforge's pool: "
+              f"{host['lists_own_pool'][groups]:7.1f})   attributes of {3 * groups:3d} tensors "
+              f"{host['attributes'][groups]:7.1f}")
+    print(f"  the offsets form, G=64: {host['offsets_64']:.1f} (cuforge's pool: "
+          f"{host['offsets_64_own_pool']:.1f})")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

@@ -70,7 +70,7 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--repeats", type=int, default=50)
     p.add_argument("--b-layout", default="row", choices=["row", "col"])
-    p.add_argument("--tile-k", default="64", help="K of the swapped tiles, in elements (comma-separated)")
+    p.add_argument("--tile-k", default="128", help="K of the swapped tiles, in elements (comma-separated; the catalog's: 128)")
     p.add_argument("--coop-splits", default="1,2,4,8,stream-k",
                    help="the cooperative tiles' K slices (stream-k: the stream-K decomposition)")
     p.add_argument("--json", metavar="PATH")
@@ -92,6 +92,8 @@ def main():
         cuforge.build(sorted(names), jobs=os.cpu_count())
         for M, N, K in shapes:
             sets = input_sets(M, N, K, dtype, l2_bytes)
+            if args.b_layout == "col":  # B as a Linear's weight holds it: W (N x K) row-major, B = W^T
+                sets = [(A, B.t().contiguous().t(), C, D) for A, B, C, D in sets]
             calls = {"cuBLAS": lambda i: torch.matmul(sets[i % len(sets)][0], sets[i % len(sets)][1],
                                                       out=sets[i % len(sets)][3])}
             for label, plan in plans:
