@@ -4,9 +4,11 @@ product, TF32 copies of operands.
 Once torch is imported, from torch's caching allocator (they show in torch.cuda.memory_allocated()
 and the memory is torch's to reuse); after use_rmm(), from RMM pools; otherwise from cuforge's own
 pool (a buffer per device and stream). All three are stream-ordered: memory given back after a
-launch goes only to work queued after it on the same stream. Under CUDA graph capture a workspace
-is always the graph's own allocation, whatever the source. A run whose kernel needs no workspace
-asks none of them.
+launch goes only to work queued after it on the same stream. Workspaces of at most 256 KiB (a
+grouped run's arrays, CUTLASS's tensor maps) always come from cuforge's pool: torch's allocator or
+RMM would cost a call into Python each way. Under CUDA graph capture a workspace is always the
+graph's own allocation, whatever the source. A run whose kernel needs no workspace asks none of
+them.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ Scratch::Scratch(int device, cudaStream_t stream, size_t bytes) : bytes_(bytes),
     captured_ = true;
     return;
   }
-  if (auto allocator = workspace_allocator()) {
+  if (auto allocator = bytes > kPooledWorkspaceBytes ? workspace_allocator() : nullptr) {
     data_ = allocator->allocate(device, bytes, stream);
     if (data_ && reinterpret_cast<uintptr_t>(data_) % kAlignment != 0) {
       allocator->free(data_, device, bytes, stream);

@@ -1,11 +1,11 @@
 #include "cuforge/runtime/upload.hpp"
 
-#include <array>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "cuforge/core/error.hpp"
 #include "cuforge/runtime/device.hpp"
@@ -13,15 +13,18 @@
 namespace cuforge::runtime {
 namespace {
 
-// A few pinned buffers per (device, stream), used in turn.
+// Pinned buffers per (device, stream), used in turn. A run finding the next one still in flight
+// (its copy queued behind the stream's earlier work) adds another rather than wait, up to
+// kMaxSlots; only a stream that far behind makes the host wait.
 struct Ring {
+  static constexpr size_t kMaxSlots = 64;
   struct Slot {
     void* host = nullptr;
     size_t bytes = 0;
     cudaEvent_t copied = nullptr;  // recorded after the slot's last copy
   };
   std::mutex mutex;
-  std::array<Slot, 4> slots;
+  std::vector<Slot> slots = std::vector<Slot>(1);
   size_t next = 0;
 };
 
@@ -45,6 +48,13 @@ void upload(int device, cudaStream_t stream, const void* host, size_t bytes, voi
                                "graph: capture the offsets form, whose sizes stay on the device");
   Ring& ring = ring_of(device, stream);
   std::lock_guard lock(ring.mutex);
+  if (Ring::Slot& next = ring.slots[ring.next]; next.copied && ring.slots.size() < Ring::kMaxSlots) {
+    const cudaError_t status = cudaEventQuery(next.copied);
+    if (status == cudaErrorNotReady)
+      ring.slots.insert(ring.slots.begin() + std::ptrdiff_t(ring.next), Ring::Slot{});
+    else
+      check(status, "cudaEventQuery");
+  }
   Ring::Slot& slot = ring.slots[ring.next];
   ring.next = (ring.next + 1) % ring.slots.size();
   if (slot.copied) check(cudaEventSynchronize(slot.copied), "waiting for a staging buffer");

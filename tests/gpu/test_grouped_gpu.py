@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 
 import cuforge  # noqa: E402
 from exact import COL, ROW, assert_exact, layout, rand_int  # noqa: E402
-from host_time import per_call_us  # noqa: E402
+from timing import host_time_us  # noqa: E402
 from prebuild import build_selected  # noqa: E402
 
 FAMILIES = {"sm90": None, "sm80": 80}
@@ -213,8 +213,55 @@ def test_lists_of_torch_tensors_take_one_call_and_equal_the_general_path():
         assert torch.equal(fast[g], general[g])
         assert_exact(fast[g], (As[g].double() @ Bs[g].double()).half())
 
-    one_call = per_call_us(lambda: p.run(As, Bs, None, fast, sync=False), calls=200, warmup=20)
-    python = per_call_us(lambda: p.run(As, Bs, None, fast, sync=False, stream=torch.cuda.current_stream()),
-                         calls=200, warmup=20)
+    one_call = host_time_us(lambda: p.run(As, Bs, None, fast, sync=False), calls=20, warmup=20)
+    python = host_time_us(lambda: p.run(As, Bs, None, fast, sync=False, stream=torch.cuda.current_stream()),
+                          calls=20, warmup=20)
     print(f"host time of a 64-group list run(): {one_call:.1f} us in one call, {python:.1f} us through Python")
     assert one_call < python
+
+
+def test_list_runs_queued_behind_the_gpu_neither_wait_for_it_nor_mix_descriptors():
+    """Each list-form run stages its descriptors in pinned memory that the copy reads when the stream
+    reaches it: runs queued behind a long kernel get buffers of their own (the host does not wait for
+    the GPU), and each run reads its own groups."""
+    gen = torch.Generator(device="cuda").manual_seed(6)
+    p = plan("sm90")
+    groups, runs = 64, 12  # the class of the test above; more runs than the first staging buffers
+    Bs = [rand_int(128, 64, torch.float16, ROW, gen) for _ in range(groups)]
+    Ass = [[rand_int(64, 128, torch.float16, ROW, gen) for _ in range(groups)] for _ in range(runs)]
+    Dss = [[torch.full((64, 64), float("nan"), device="cuda", dtype=torch.float16) for _ in range(groups)]
+           for _ in range(runs)]
+    p.run(Ass[0], Bs, None, Dss[0])
+    torch.cuda.synchronize()
+    torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU time
+    for As, Ds in zip(Ass, Dss):
+        p.run(As, Bs, None, Ds, sync=False)
+    assert not torch.cuda.current_stream().query(), "the host waited for the GPU's sleep"
+    torch.cuda.synchronize()
+    for As, Ds in zip(Ass, Dss):
+        for g in range(groups):
+            assert_exact(Ds[g], (As[g].double() @ Bs[g].double()).half())
+
+
+def test_a_grouped_runs_small_workspace_comes_from_cuforges_pool():
+    """A grouped run's workspace (its arrays, CUTLASS's tensor maps: under 256 KiB here) is taken from
+    cuforge's own pool, never from the allocator a front end installed (a call into Python each way)."""
+    asked = []
+
+    def allocate(device, nbytes, stream):
+        asked.append(nbytes)
+        return 0  # cuforge's pool
+
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    p = plan("sm90")
+    As = [rand_int(64, 128, torch.float16, ROW, gen) for _ in range(64)]
+    Bs = [rand_int(128, 64, torch.float16, ROW, gen) for _ in range(64)]
+    Ds = [torch.full((64, 64), float("nan"), device="cuda", dtype=torch.float16) for _ in range(64)]
+    cuforge._core.set_workspace_allocator(allocate, lambda *args: None)
+    try:
+        p.run(As, Bs, None, Ds)
+    finally:
+        cuforge.memory._use_default()
+    assert asked == []
+    for A, B, D in zip(As, Bs, Ds):
+        assert_exact(D, (A.double() @ B.double()).half())

@@ -1,8 +1,9 @@
 """Where kernel workspaces come from, on the GPU: torch's caching allocator once torch is imported
-(the workspace shows in torch's statistics and goes back after the run), none asked for a run
-without a workspace, graph capture still the graph's own allocations, two streams, an allocator's
-failures as cuforge errors with nothing launched, and an RMM (a fake over torch's allocator: RMM
-is not installed here) driven through real kernels. Every result is exact (exact.py)."""
+(a workspace of more than 256 KiB shows in torch's statistics and goes back after the run), none
+asked for a run without a workspace, graph capture still the graph's own allocations, two streams,
+an allocator's failures as cuforge errors with nothing launched, and an RMM (a fake over torch's
+allocator: RMM is not installed here) driven through real kernels. Every result is exact
+(exact.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ from exact import ROW, assert_exact, rand_int, reference  # noqa: E402
 from prebuild import build_selected  # noqa: E402
 
 DTYPE = torch.float16  # the sums of exact.py's data stay below 2048: exact in f16 too
-SHAPE = (192, 136, 8192)  # few output tiles and a long K: every decomposition divides K
+# Few output tiles and a long K: every decomposition divides K, and the workspaces exceed the 256
+# KiB that always come from cuforge's pool (runtime/scratch.hpp; test_grouped_gpu.py runs one below).
+SHAPE = (384, 272, 8192)
 WITH_WORKSPACE = {
     "parallel_split_k8": dict(split_k_slices=8, decomposition=cuforge.Decomposition.ParallelSplitK),
     "stream_k": dict(decomposition=cuforge.Decomposition.StreamK),
@@ -117,6 +120,7 @@ def test_a_run_without_a_workspace_asks_no_allocator():
     plan(**SPLIT).run(A, B, C, D, beta=1.0)
     assert len(counting.allocated) == 1 and len(counting.freed) == 1
     device, nbytes, stream, address = counting.allocated[0]
+    assert nbytes > 256 << 10
     assert counting.freed[0] == (address, device, nbytes, stream)
     assert (device, stream) == (torch.cuda.current_device(), torch.cuda.current_stream().cuda_stream)
     assert_exact(D, ref)

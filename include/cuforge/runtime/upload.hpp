@@ -1,7 +1,8 @@
 // Host data a launch reads on the device (a grouped run's group descriptors), copied on the run's
 // stream without waiting for it: through pinned staging buffers kept per device and stream, each
-// reused only once its last copy has finished (an event), so the host never blocks on the stream's
-// earlier work as a copy from pageable memory would.
+// reused only once its last copy has finished (an event), and another added while all are in flight
+// (up to 64), so the host does not block on the stream's earlier work as a copy from pageable
+// memory would.
 #pragma once
 
 #include <cuda_runtime_api.h>

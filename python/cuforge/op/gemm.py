@@ -209,7 +209,8 @@ class Gemm(Plan):
         one float32 value each on the GPU, read by the kernel when it runs (so D = activation(alpha *
         scale_a * scale_b * A @ B + beta * C)); a Python number multiplies alpha instead.
         """
-        scale_a, scale_b, alpha = self._scales(scale_a, scale_b, alpha)
+        if scale_a is not None or scale_b is not None:
+            scale_a, scale_b, alpha = self._scales(scale_a, scale_b, alpha)
         if (stream is None and visitor_args is None and not print_module and not self._no_c
                 and scale_a is None and scale_b is None):
             # 2-D CUDA torch tensors and real scalars: one call into the core, which returns None
