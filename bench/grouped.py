@@ -14,6 +14,7 @@ and the list form; TFLOP/s count 2 * sum(M_g * N * K) per run.
 """
 
 import argparse
+import fnmatch
 import json
 import statistics
 import time
@@ -130,10 +131,11 @@ def host_times_us(plan):
     return out
 
 
-def sweep(plan, rounds, prefix):
+def sweep(plan, rounds, prefix, tiles="*"):
     """A case's offsets form (the first case whose name starts with `prefix`) on every tile
-    description of the plan (each pinned in turn), beside the plan's own choice and
-    torch._grouped_mm: how far the choice is from the best tile."""
+    description of the plan whose kernel matches one of the comma-separated globs `tiles` (each
+    pinned in turn), beside the plan's own choice and torch._grouped_mm: how far the choice is
+    from the best tile."""
     name = next((c for c in CASES if c.startswith(prefix)), None)
     if name is None:
         raise SystemExit(f"--sweep: no case starts with {prefix!r}; the cases: {', '.join(CASES)}")
@@ -141,19 +143,21 @@ def sweep(plan, rounds, prefix):
     A, B, D, offs = operands(sizes, n, k)
     problem = dict(groups=len(sizes), M=-(-sum(sizes) // len(sizes)), N=n, K=k)
     chosen = plan.select(problem["groups"], problem["M"], n, k, ragged=True)
-    tiles = {}
+    pinned = {}
     for td in plan.tile_descriptions():
         try:
-            tiles[plan.construct(td, **problem).name] = td
+            kernel = plan.construct(td, **problem).name
         except cuforge.Error:  # a tile this class cannot use
             continue
-    cuforge.build(sorted(set(tiles) | {chosen}))
-    calls = {}
-    for kernel, td in tiles.items():
-        pinned = cuforge.op.GroupedGemm(element=DT, layout=cuforge.LayoutType.RowMajor,
-                                        element_accumulator=torch.float32)
-        pinned.tile_description = td
-        calls[kernel] = lambda i, p=pinned: p.run(A, B, None, D, offsets=offs, sync=False)
+        if any(fnmatch.fnmatch(kernel, glob) for glob in tiles.split(",")):
+            pinned[kernel] = td
+    cuforge.build(sorted(set(pinned) | {chosen}))
+    calls = {chosen: lambda i: plan.run(A, B, None, D, offsets=offs, sync=False)}
+    for kernel, td in pinned.items():
+        tile_plan = cuforge.op.GroupedGemm(element=DT, layout=cuforge.LayoutType.RowMajor,
+                                           element_accumulator=torch.float32)
+        tile_plan.tile_description = td
+        calls[kernel] = lambda i, p=tile_plan: p.run(A, B, None, D, offsets=offs, sync=False)
     grouped_mm = torch_grouped(A, B, offs)
     if grouped_mm:
         calls["torch._grouped_mm"] = grouped_mm
@@ -174,6 +178,8 @@ def main():
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--sweep", nargs="?", const="MoE", metavar="CASE",
                    help="time a case's offsets form on every tile (the case whose name starts with CASE; MoE)")
+    p.add_argument("--tiles", default="*", metavar="GLOBS",
+                   help="--sweep only the kernels matching one of these comma-separated globs")
     p.add_argument("--host", action="store_true", help="only the host time of one run()")
     args = p.parse_args()
     torch.manual_seed(0)
@@ -182,7 +188,7 @@ def main():
     results = {"device": props.name, "torch": torch.__version__, "rounds": args.rounds, "cases": []}
     print(f"{props.name}, torch {torch.__version__}")
     if args.sweep:
-        results["sweep"] = sweep(plan, args.rounds, args.sweep)
+        results["sweep"] = sweep(plan, args.rounds, args.sweep, args.tiles)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=2)

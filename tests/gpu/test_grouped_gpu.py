@@ -41,10 +41,12 @@ def shapes_for(la, lc=ROW):
     return RAGGED_M8 if COL in (la, lc) else RAGGED
 
 
-def fp8_plan():
-    return cuforge.op.GroupedGemm(element_A=torch.float8_e4m3fn, element_B=torch.float8_e4m3fn,
-                                  element_C=torch.float16, element_D=torch.float16, layout_A=layout(ROW),
-                                  layout_B=layout(COL), layout_C=layout(ROW))
+def fp8_plan(fast_accum=False):
+    p = cuforge.op.GroupedGemm(element_A=torch.float8_e4m3fn, element_B=torch.float8_e4m3fn,
+                               element_C=torch.float16, element_D=torch.float16, layout_A=layout(ROW),
+                               layout_B=layout(COL), layout_C=layout(ROW))
+    p.fp8_fast_accum = fast_accum
+    return p
 
 
 def mean_class(groups):
@@ -65,7 +67,8 @@ def cases():
         for lb in (ROW, COL):
             yield plan(family, torch.bfloat16, lb=lb), (MOE["groups"], -(-MOE["total"] // MOE["groups"]), MOE["n"],
                                                        MOE["k"])
-    yield fp8_plan(), mean_class(FP8)
+    for fast_accum in (False, True):
+        yield fp8_plan(fast_accum), mean_class(FP8)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -124,13 +127,16 @@ def test_column_major_d_and_activations(family):
         check(Ds, As, Bs, Cs, 1.0, lambda x: act(x.float()).double() if not exact else act(x), exact)
 
 
-def test_fp8_groups_on_sm90():
+@pytest.mark.parametrize("fast_accum", [False, True], ids=["promoted", "fast_accum"])
+def test_fp8_groups_on_sm90(fast_accum):
+    """Exact: integer products summed in f32 either way (fast accumulation only skips the promotion
+    of the tensor cores' partial sums, which integer data of these sizes never rounds)."""
     gen = torch.Generator(device="cuda").manual_seed(7)
     As, Bs, Cs = groups_of(FP8, torch.float8_e4m3fn, ROW, COL, gen, c_dtype=torch.float16)
-    p = fp8_plan()
+    p = fp8_plan(fast_accum)
     Ds = [torch.full_like(C, float("nan")) for C in Cs]
     p.run(As, Bs, Cs, Ds, beta=1.0)
-    assert "_e4m3_e4m3_" in p.last_kernel
+    assert "_e4m3_e4m3_" in p.last_kernel and ("fastaccum" in p.last_kernel) == fast_accum, p.last_kernel
     check(Ds, As, Bs, Cs, 1.0)
 
 
