@@ -2,9 +2,10 @@
 // plan's lookup, the kernel library's launch, the handle's event), and its parts: the check, the
 // kernel library's run alone (its prepared launch), the CUDA calls every run makes, and the floor
 // any launch pays on this machine (an empty kernel, plainly and as a cluster launch, which SM90
-// GEMM kernels use, then with a GEMM's parameter bytes and shared memory). 64x64x64 bf16, microseconds per call: the median of 9 rounds of 200 calls,
-// each round queued behind a host function that holds the stream, so that no kernel runs while
-// the calls are timed (a loop that lets the GPU run them measures its rate once the queue fills).
+// GEMM kernels use, then with a GEMM's parameter bytes and shared memory). 64x64x64 bf16,
+// microseconds per call: the median of 9 rounds of 200 calls, each round queued behind a host
+// function that holds the stream, so that no kernel runs while the calls are timed (a loop that
+// lets the GPU run them measures its rate once the queue fills).
 //   cmake --build build --target cuforge_bench_host_overhead && ./build/cuforge_bench_host_overhead
 #include <cuda_runtime_api.h>
 

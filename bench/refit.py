@@ -13,6 +13,7 @@ constants, each on a fixed grid within sane bounds, maximises worst + mean score
 import argparse
 import json
 import os
+import re
 import statistics
 from dataclasses import dataclass
 
@@ -37,6 +38,7 @@ GRIDS = {
     "partial_bytes_per_second": [1e12, 2e12, 3e12, 5e12, 7e12, 10e12],
     "lone_pingpong_fraction": [0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 1.0],
     "unhidden_fraction": [0.0, 0.1, 0.2, 0.3, 0.4, 0.6],
+    "grouped_panel_bytes_per_second": [4e12, 6e12, 7e12, 8.5e12, 10e12, 12e12, 16e12],
 }
 ROUNDS = 4
 
@@ -47,6 +49,8 @@ class Case:
     shape: tuple  # (M, N, K), or a convolution's ((N, H, W, C, K, R, S), stride, padding, dilation)
     kernels: list  # [(name, splits, measured time)]
     conv: bool = False
+    groups: int = 1  # a grouped GEMM's groups (the shape: their mean extents)
+    ragged: bool = False  # groups of differing M (the offsets form)
 
     def label(self):
         extents = self.shape[0] if self.conv else self.shape
@@ -56,7 +60,7 @@ class Case:
         if self.conv:
             return _core.estimated_conv_time_us(name, *self.shape, splits, True, SM_COUNT, model)
         m, n, k = self.shape
-        return _core.estimated_time_us(name, m, n, k, 1, splits, True, SM_COUNT, model)
+        return _core.estimated_time_us(name, m, n, k, self.groups, splits, True, SM_COUNT, model, self.ragged)
 
 
 def named(key):
@@ -134,6 +138,14 @@ def wgrad_sweep_cases(source, sweep):
     return [Case(source, layer_problem(name, sweep["n"]), kernels, conv=True) for name, kernels in layers.items()]
 
 
+def grouped_sweep_cases(source, results):
+    """bench/grouped.py --sweep: the offsets form (a ragged class) of one case on every tile pinned."""
+    sweep = results["sweep"]
+    groups, m, n, k = (int(v) for v in re.match(r"G=(\d+), (\d+)x(\d+)x(\d+)", sweep["case"]).groups())
+    kernels = [(name, 1, ms) for name, ms in sweep["ms"].items() if name.startswith("cuforge_")]
+    return [Case(source, (m, n, k), kernels, groups=groups, ragged=True)]
+
+
 def load(name):
     with open(os.path.join(RESULTS, name)) as f:
         return json.load(f)
@@ -148,7 +160,9 @@ def cases_by_source():
         "parallel": sweep_cases("parallel", load("h200-2026-11-30-sweep-parallel-small-m.json")["parallel_split_k"]),
         "trial": trial_cases("trial", load("h200-2026-11-30-selection-trial.json")),
         "small M": small_m_cases("small M", load("h200-2026-12-02-small-m-swapped-sweep.json")) +
-        small_m_cases("small M", load("h200-2026-12-02-small-m-tile-k.json")),
+        small_m_cases("small M", load("h200-2026-12-02-small-m-tile-k.json")) +
+        small_m_cases("small M fp16", load("h200-2026-12-02-small-m-fp16-sweep.json")),
+        "grouped": grouped_sweep_cases("grouped", load("h200-2026-12-02-grouped-g64-sweep.json")),
         "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")) +
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")),
         "wgrad": wgrad_sweep_cases("wgrad sweep", load("h200-2026-12-02-wgrad-sweep.json")),

@@ -70,7 +70,8 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--repeats", type=int, default=50)
     p.add_argument("--b-layout", default="row", choices=["row", "col"])
-    p.add_argument("--tile-k", default="128", help="K of the swapped tiles, in elements (comma-separated; the catalog's: 128)")
+    p.add_argument("--tile-k", default="128",
+                   help="K of the swapped tiles, in elements (comma-separated; the catalog's: 128)")
     p.add_argument("--coop-splits", default="1,2,4,8,stream-k",
                    help="the cooperative tiles' K slices (stream-k: the stream-K decomposition)")
     p.add_argument("--json", metavar="PATH")

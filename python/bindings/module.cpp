@@ -292,23 +292,25 @@ NB_MODULE(_core, m) {
       .def_rw("partial_bytes_per_second", &select::CostModel::partial_bytes_per_second)
       .def_rw("lone_pingpong_fraction", &select::CostModel::lone_pingpong_fraction)
       .def_rw("unhidden_fraction", &select::CostModel::unhidden_fraction)
+      .def_rw("grouped_panel_bytes_per_second", &select::CostModel::grouped_panel_bytes_per_second)
       .def_rw("transpose_bandwidth_fraction", &select::CostModel::transpose_bandwidth_fraction);
   m.def("estimated_time_us",
         [](const std::string& name, int64_t m, int64_t n, int64_t k, int64_t batch, int splits, bool deterministic,
-           int sm_count, const select::CostModel& model) {
+           int sm_count, const select::CostModel& model, bool ragged) {
           if (m < 1 || n < 1 || k < 0 || batch < 1)
             throw InvalidArgumentError("estimated_time_us: expected M, N, batch >= 1 and K >= 0, got " +
                                        std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
                                        " (batch " + std::to_string(batch) + ")");
           GemmShape shape;
-          shape.m = m, shape.n = n, shape.k = k, shape.batch = batch;
+          shape.m = m, shape.n = n, shape.k = k, shape.batch = batch, shape.ragged = ragged;
           return select::estimated_time_us(library::parse_gemm_name(name), shape, splits, deterministic, sm_count,
                                            model);
         },
         "name"_a, "m"_a, "n"_a, "k"_a, "batch"_a = 1, "splits"_a = 1, "deterministic"_a = true, "sm_count"_a = 132,
-        "model"_a = select::CostModel{},
+        "model"_a = select::CostModel{}, "ragged"_a = false,
         "The cost model's estimate (µs) of one run of a kernel, by name, on M x N x K (batch), K in `splits` slices, "
-        "with `model`'s constants: what selection ranks candidates by. Needs no GPU.");
+        "with `model`'s constants: what selection ranks candidates by; for a grouped kernel, `batch` groups of mean "
+        "M (differing between groups where `ragged`, as the offsets form's are). Needs no GPU.");
   m.def("estimated_conv_time_us",
         [](const std::string& name, const python::ConvExtents& extents, const python::Pair& stride,
            const python::Pair& padding, const python::Pair& dilation, int splits, bool deterministic, int sm_count, const select::CostModel& model) {

@@ -100,13 +100,20 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
     reduce_us = std::fmod(tiles, slots) == 0 ? 0.0 : turn_us;
   }
   // DRAM floor: each operand read once and the output written once (L2 serves the re-reads, a
-  // convolution's im2col operand's too).
+  // convolution's im2col operand's too); for grouped kernels, also the panels every tile loads,
+  // re-reads and all (CostModel::grouped_panel_bytes_per_second).
   const bool im2col_b = c.kind == KernelKind::Conv2dWgrad;
   double dram_bytes = (double(p.m) * p.k * size_bytes(c.element_a) / (im2col_b ? 1 : p.conv.im2col_reuse) +
                        double(p.k) * p.n * size_bytes(c.element_b) / (im2col_b ? p.conv.im2col_reuse : 1) +
                        double(p.m) * p.n * size_bytes(c.element_d)) *
                       p.batch;
   double memory_us = dram_bytes / kDramBytesPerSecond * 1e6;
+  if (c.kind == KernelKind::Grouped) {
+    const double panel_bytes = tiles * double(k_iters) * t[2] *
+                               (double(t[0]) * size_bytes(c.element_a) / cl[1] +
+                                double(t[1]) * size_bytes(c.element_b) / cl[0]);
+    memory_us = std::max(memory_us, panel_bytes / model.grouped_panel_bytes_per_second * 1e6);
+  }
   double staging_us = 0.0;
   if (const library::StagedOperands staged = library::staged_k_major(c); staged.any()) {
     const double elements = (staged.a ? double(p.m) * p.k : 0.0) + (staged.b ? double(p.k) * p.n : 0.0);

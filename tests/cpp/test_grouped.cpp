@@ -5,8 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "cuforge/library/gemm_config.hpp"
 #include "cuforge/op/grouped_check.hpp"
 #include "cuforge/op/grouped_gemm.hpp"
+#include "cuforge/select/gemm_cost.hpp"
 #include "test_support.hpp"
 
 namespace cuforge {
@@ -67,6 +69,27 @@ TEST(GroupedPlan, RaggedGroupsFavourTilesOfFewerRows) {
   EXPECT_EQ(rows(false), 256);
   EXPECT_LT(rows(true), 256);
   EXPECT_FALSE(g.shape(64, 256, 4096, 2048) == g.shape(64, 256, 4096, 2048, {}, true)) << "two classes";
+}
+
+// A memory-bound mix pays for operands its tiles re-read (CostModel::grouped_panel_bytes_per_second):
+// 64 groups of 128 x 2048 x 2048 in the offsets form take tiles of 128 rows, as measured on the
+// H200 (bench/grouped.py --sweep G=64: 128x256 159 µs, the 64x256 tiles the ragged rows alone
+// favoured 200 µs, every 64-row tile 200-253 µs).
+TEST(GroupedPlan, TilesThatReReadOperandsCostAMemoryBoundMix) {
+  GroupedGemm g(options(DataType::bf16));
+  const auto tile = g.select(g.shape(64, 128, 2048, 2048, {}, /*ragged=*/true)).config.tile.threadblock_shape;
+  EXPECT_EQ(tile[0], 128);
+  EXPECT_EQ(tile[1], 256);
+  select::CostModel off;
+  off.grouped_panel_bytes_per_second = 1e18;
+  const GemmShape shape = g.shape(64, 128, 2048, 2048, {}, true);
+  const auto estimate = [&](const std::string& name, const select::CostModel& model) {
+    return select::estimated_time_us(library::parse_gemm_name(name), shape, 1, true, 132, model);
+  };
+  const std::string rows64 =
+      "cuforge_sm90_grouped_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_64x64x64_c1x1x1_s0_pingpong_tma_default_a8x8x8";
+  EXPECT_GT(estimate(rows64, select::CostModel{}), 1.2 * estimate(rows64, off))
+      << "64x64 tiles load 2.1 GB of panels here, 3.5 times the operands";
 }
 
 TEST(GroupedPlan, WhatTheCatalogDoesNotGroupIsRefusedByName) {

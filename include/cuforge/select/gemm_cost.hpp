@@ -61,6 +61,15 @@ struct CostModel {
   double lone_pingpong_fraction = 0.8;
   // How much of a memory-bound kernel's compute time still shows (the overlap is imperfect).
   double unhidden_fraction = 0.3;
+  // A grouped kernel's tiles each load their A panel (tile M x K) and B panel (tile N x K), A
+  // multicast to a cluster's CTAs along N and B along M, at this rate at most: tiles that re-read
+  // operands (small tiles, several tiles of rows per group) bind a memory-bound mix. H200,
+  // bench/grouped.py --sweep G=64 (64 groups of 128x2048x2048, the offsets form): every 64- and
+  // 128-row tile ran at 6.7-8.5 TB/s of panels where DRAM did not bind (64x64: 2.1 GB of panels in
+  // 253 µs; 128x256: 0.8 GB, DRAM's 0.6 GB bound, 159 µs). The same term over every GEMM kernel
+  // ranked the measured sweeps worse (bench/refit.py: fitting mean 0.967 -> 0.949): their tiles do
+  // not bind at such rates.
+  double grouped_panel_bytes_per_second = 8.5e12;
   // The K-major copy of a 32-bit operand an SM90 kernel makes first (library::staged_k_major): a
   // transpose kernel reading and writing every element, at this fraction of DRAM bandwidth.
   double transpose_bandwidth_fraction = 0.6;
