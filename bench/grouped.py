@@ -99,16 +99,12 @@ def host_times_us(plan):
     """Host time of one run() (timing.host_time_us, sync=False) of G = 1 to 64 lists of torch
     tensors (128x256x256 each), beside reading the same tensors' attributes in a Python loop (what
     any run must learn of each: address, element type, shape, strides, device), and of the offsets
-    form with 64 groups; then the runs again with workspaces from cuforge's pool instead of torch's
-    allocator (a call into Python each way): the list form's cost per group, its floor, and what
-    the workspace costs."""
-    out = {"lists": {}, "attributes": {}, "lists_own_pool": {}}
-    operand_lists = {}
+    form with 64 groups: the list form's cost per group, and its floor."""
+    out = {"lists": {}, "attributes": {}}
     for groups in HOST_GROUPS:
         As = [torch.randn(128, 256, device="cuda", dtype=DT) for _ in range(groups)]
         Bs = [torch.randn(256, 256, device="cuda", dtype=DT) for _ in range(groups)]
         Ds = [torch.empty(128, 256, device="cuda", dtype=DT) for _ in range(groups)]
-        operand_lists[groups] = (As, Bs, Ds)
         tensors = As + Bs + Ds
 
         def attributes():
@@ -118,16 +114,7 @@ def host_times_us(plan):
         out["lists"][groups] = host_time_us(lambda: plan.run(As, Bs, None, Ds, sync=False), calls=20)
         out["attributes"][groups] = host_time_us(attributes, calls=20)
     A, B, D, offs = operands([128] * 64, 256, 256)
-    offsets_run = lambda: plan.run(A, B, None, D, offsets=offs, sync=False)  # noqa: E731
-    out["offsets_64"] = host_time_us(offsets_run, calls=20)
-    cuforge._core.set_workspace_allocator(None, None)
-    try:
-        for groups, (As, Bs, Ds) in operand_lists.items():
-            out["lists_own_pool"][groups] = host_time_us(lambda: plan.run(As, Bs, None, Ds, sync=False),
-                                                                calls=20)
-        out["offsets_64_own_pool"] = host_time_us(offsets_run, calls=20)
-    finally:
-        cuforge.memory._use_default()
+    out["offsets_64"] = host_time_us(lambda: plan.run(A, B, None, D, offsets=offs, sync=False), calls=20)
     return out
 
 
@@ -215,11 +202,9 @@ def main():
     print("\nhost time per run() (µs), lists of G groups of torch tensors, beside reading their attributes "
           "in Python:")
     for groups in HOST_GROUPS:
-        print(f"  G={groups:<3} run {host['lists'][groups]:7.1f} (cuforge's pool: "
-              f"{host['lists_own_pool'][groups]:7.1f})   attributes of {3 * groups:3d} tensors "
+        print(f"  G={groups:<3} run {host['lists'][groups]:7.1f}   attributes of {3 * groups:3d} tensors "
               f"{host['attributes'][groups]:7.1f}")
-    print(f"  the offsets form, G=64: {host['offsets_64']:.1f} (cuforge's pool: "
-          f"{host['offsets_64_own_pool']:.1f})")
+    print(f"  the offsets form, G=64: {host['offsets_64']:.1f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -28,6 +29,9 @@ using Clock = std::chrono::steady_clock;
 class StreamHold {
  public:
   explicit StreamHold(cudaStream_t stream) : stream_(stream) { cudaLaunchHostFunc(stream, wait, this); }
+  ~StreamHold() { release(); }  // the host function reads this object until released
+  StreamHold(const StreamHold&) = delete;
+  StreamHold& operator=(const StreamHold&) = delete;
   // False when the deadline released the stream first (the queue filled and the host waited).
   bool release() {
     released_.store(true);
@@ -78,12 +82,11 @@ void print(const char* name, double us) {
 // Empty kernels, loaded from PTX (no device code in this file): one without parameters, one with
 // 1 KB of them (an SM90 GEMM's parameters, TMA descriptors included, are of that order).
 constexpr char kEmptyKernels[] = R"(.version 8.0
-.target sm_90
+.target sm_80
 .address_size 64
 .visible .entry empty() { ret; }
 .visible .entry empty_1kb(.param .align 64 .b8 p[1024]) { ret; }
 )";
-constexpr int kSharedBytes = 200 * 1024;  // dynamic shared memory of a large SM90 GEMM tile
 
 }  // namespace
 
@@ -115,13 +118,17 @@ int main() {
   cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
   cudaStreamCaptureStatus capture;
 
+  // The dynamic shared memory of a large SM90 GEMM tile, or what the device allows.
+  int shared_bytes = 0;
+  cudaDeviceGetAttribute(&shared_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+  shared_bytes = std::min(shared_bytes, 200 * 1024);
   cudaLibrary_t library;
   cudaKernel_t empty, empty_1kb;
   if (cudaLibraryLoadData(&library, kEmptyKernels, nullptr, nullptr, 0, nullptr, nullptr, 0) != cudaSuccess ||
       cudaLibraryGetKernel(&empty, library, "empty") != cudaSuccess ||
       cudaLibraryGetKernel(&empty_1kb, library, "empty_1kb") != cudaSuccess ||
       cudaFuncSetAttribute(reinterpret_cast<const void*>(empty_1kb), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           kSharedBytes) != cudaSuccess) {
+                           shared_bytes) != cudaSuccess) {
     std::printf("could not load the empty kernels' PTX\n");
     return 1;
   }
@@ -134,19 +141,20 @@ int main() {
   config.gridDim = dim3(1);
   config.blockDim = dim3(128);
   config.attrs = &cluster;
-  config.numAttrs = 1;
+  config.numAttrs = cuforge::runtime::device_info(0).cc >= 90 ? 1 : 0;  // clusters from SM90 on
 
   print("empty kernel, cudaLaunchKernel", host_us([&] {
           cudaLaunchKernel(reinterpret_cast<const void*>(empty), dim3(1), dim3(128), nullptr, 0, nullptr);
         }));
-  print("empty kernel, cluster launch", host_us([&] {
+  print(config.numAttrs ? "empty kernel, cluster launch" : "empty kernel, cudaLaunchKernelExC", host_us([&] {
           cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(empty), nullptr);
         }));
   print("  + 1 KB of parameters", host_us([&] {
           cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(empty_1kb), args_1kb);
         }));
-  config.dynamicSmemBytes = kSharedBytes;
-  print("  + 200 KB of shared memory", host_us([&] {
+  config.dynamicSmemBytes = shared_bytes;
+  const std::string with_shared = "  + " + std::to_string(shared_bytes / 1024) + " KB of shared memory";
+  print(with_shared.c_str(), host_us([&] {
           cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(empty_1kb), args_1kb);
         }));
   print("cudaEventRecord", host_us([&] { cudaEventRecord(event, 0); }));

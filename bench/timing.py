@@ -61,22 +61,23 @@ def host_time_us(call, calls: int = 200, rounds: int = 9, warmup: int = 200, hol
     A loop of calls timed while the GPU runs them measures the slower of the host and the GPU: the
     launch queue fills, and each call then waits for a kernel to finish. Behind the sleep no kernel
     runs until the round is over, so this is the host's work alone. Raises RuntimeError when the
-    sleep ended before the round did (the round took longer than half of it, or the GPU was idle at
-    its end): then the figure would include waiting for the GPU.
+    sleep ended before the round did (it had finished when the round ended, or the round took longer
+    than half of it): then the figure would include waiting for the GPU.
     """
     for _ in range(warmup):
         call()
     torch.cuda.synchronize()
-    stream = torch.cuda.current_stream()
     cycles = _sleep_cycles(hold_ms)
+    slept = torch.cuda.Event()
     times = []
     for r in range(rounds + 1):  # the first round held too, discarded: pools grow to a held round's needs
         torch.cuda._sleep(cycles)
+        slept.record()
         start = time.perf_counter()
         for _ in range(calls):
             call()
         elapsed = time.perf_counter() - start
-        held = not stream.query()
+        held = not slept.query()
         torch.cuda.synchronize()
         if not held or elapsed * 1e3 > hold_ms / 2:
             raise RuntimeError(f"host_time_us: {calls} calls took {elapsed * 1e3:.1f} ms, not well inside the GPU's "

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <thread>
+#include <tuple>
 #include <utility>
 
 #include "cuforge/core/error.hpp"
@@ -24,12 +26,14 @@ struct Buffer {
 
 std::atomic<size_t> g_pooled_bytes{0};
 
-// One buffer per (device, stream), for the life of the process.
+// One buffer per (device, stream), for the life of the process. cudaStreamPerThread names another
+// stream in every thread: its buffers are per thread too.
 Buffer& buffer_of(int device, cudaStream_t stream) {
   static std::mutex mutex;
-  static std::map<std::pair<int, cudaStream_t>, std::unique_ptr<Buffer>> pool;
+  static std::map<std::tuple<int, cudaStream_t, std::thread::id>, std::unique_ptr<Buffer>> pool;
   std::lock_guard lock(mutex);
-  auto& b = pool[{device, stream}];
+  const std::thread::id thread = stream == cudaStreamPerThread ? std::this_thread::get_id() : std::thread::id();
+  auto& b = pool[{device, stream, thread}];
   if (!b) b = std::make_unique<Buffer>();
   return *b;
 }

@@ -1,5 +1,6 @@
 #include "cuforge/runtime/upload.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -26,6 +27,9 @@ struct Ring {
   std::mutex mutex;
   std::vector<Slot> slots = std::vector<Slot>(1);
   size_t next = 0;
+  // Buffers a slot outgrew, kept for the life of the process: cudaFreeHost may wait for the whole
+  // device, which a run must not. Each slot at least doubles, so these hold less than the slots do.
+  std::vector<void*> outgrown;
 };
 
 Ring& ring_of(int device, cudaStream_t stream) {
@@ -59,11 +63,13 @@ void upload(int device, cudaStream_t stream, const void* host, size_t bytes, voi
   ring.next = (ring.next + 1) % ring.slots.size();
   if (slot.copied) check(cudaEventSynchronize(slot.copied), "waiting for a staging buffer");
   if (slot.bytes < bytes) {
-    if (slot.host) check(cudaFreeHost(slot.host), "cudaFreeHost");
-    slot.host = nullptr;
-    slot.bytes = 0;
-    check(cudaMallocHost(&slot.host, bytes * 2), "allocating pinned staging memory");
-    slot.bytes = bytes * 2;
+    size_t grown = bytes * 2;  // and as large as the ring's largest, so that the slots settle at once
+    for (const Ring::Slot& other : ring.slots) grown = std::max(grown, other.bytes);
+    void* host_buffer = nullptr;
+    check(cudaMallocHost(&host_buffer, grown), "allocating pinned staging memory");
+    if (slot.host) ring.outgrown.push_back(slot.host);
+    slot.host = host_buffer;
+    slot.bytes = grown;
   }
   if (!slot.copied) check(cudaEventCreateWithFlags(&slot.copied, cudaEventDisableTiming), "cudaEventCreate");
   std::memcpy(slot.host, host, bytes);

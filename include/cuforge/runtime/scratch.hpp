@@ -6,9 +6,9 @@
 // of more than kPooledWorkspaceBytes comes from the workspace allocator a front end installed
 // (Python: torch's caching allocator, an RMM pool); smaller ones (a grouped run's arrays, CUTLASS's
 // tensor maps), and every one where none is installed, from cuforge's pool: a buffer kept per device
-// and stream, grown on demand with stream-ordered allocations (so an old buffer is freed only after
-// the work queued on its stream), and locked while held: two host threads sharing a stream never
-// hand one buffer to two launches at once.
+// and stream (and thread, for cudaStreamPerThread), grown on demand with stream-ordered allocations
+// (so an old buffer is freed only after the work queued on its stream), and locked while held: two
+// host threads sharing a stream never hand one buffer to two launches at once.
 #pragma once
 
 #include <cuda_runtime_api.h>
