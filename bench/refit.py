@@ -38,6 +38,7 @@ GRIDS = {
     "partial_bytes_per_second": [1e12, 2e12, 3e12, 5e12, 7e12, 10e12],
     "lone_pingpong_fraction": [0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 1.0],
     "unhidden_fraction": [0.0, 0.1, 0.2, 0.3, 0.4, 0.6],
+    "wave_latency_us": [0.0, 0.05, 0.1, 0.2, 0.3, 0.5],
     "grouped_panel_bytes_per_second": [4e12, 6e12, 7e12, 8.5e12, 10e12, 12e12, 16e12],
 }
 ROUNDS = 4

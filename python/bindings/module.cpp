@@ -292,6 +292,7 @@ NB_MODULE(_core, m) {
       .def_rw("partial_bytes_per_second", &select::CostModel::partial_bytes_per_second)
       .def_rw("lone_pingpong_fraction", &select::CostModel::lone_pingpong_fraction)
       .def_rw("unhidden_fraction", &select::CostModel::unhidden_fraction)
+      .def_rw("wave_latency_us", &select::CostModel::wave_latency_us)
       .def_rw("grouped_panel_bytes_per_second", &select::CostModel::grouped_panel_bytes_per_second)
       .def_rw("transpose_bandwidth_fraction", &select::CostModel::transpose_bandwidth_fraction);
   m.def("estimated_time_us",

@@ -121,8 +121,9 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
     staging_us = (int(staged.a) + int(staged.b)) * model.launch_us +
                  2.0 * elements * p.batch * sizeof(float) / transpose_bytes_per_second * 1e6;
   }
+  const double waves_us = ceil_div(tiles * splits, slots) * model.wave_latency_us;
   return model.launch_us + std::max(compute_us, memory_us) + model.unhidden_fraction * std::min(compute_us, memory_us) +
-         reduce_us + staging_us;
+         reduce_us + staging_us + waves_us;
 }
 
 }  // namespace cuforge::select

@@ -145,6 +145,20 @@ TEST(SwapAb, SmallMPicksASwappedKernelWhoseTileNHoldsM) {
   for (const auto& c : ranking.ranked) EXPECT_FALSE(c.config.tile.swap_ab) << c.config.name();
 }
 
+// One wave of 128-row swapped tiles over two of 64-row ones (CostModel::wave_latency_us): the H200
+// ran 16x14336x4096 on 128x16 cooperative at 1.00-1.01x cuBLAS, on 64x16 ping-pong at 0.94-0.97x
+// (bench/small_m.py, three sweeps); at 16x4096x4096, one wave either way, 64x16 stays (1.04-1.07x).
+TEST(SwapAb, OneWaveOfTallerSwappedTilesWinsOverTwoOfShorterOnes) {
+  for (DataType t : {DataType::bf16, DataType::f16}) {
+    Gemm g(plan_of(t, R, R, R));
+    const GemmConfig wide = pick(g, 16, 14336, 4096);
+    EXPECT_TRUE(wide.tile.swap_ab) << wide.name();
+    EXPECT_EQ(wide.tile.threadblock_shape[0], 128) << wide.name();
+    const GemmConfig narrow = pick(g, 16, 4096, 4096);
+    EXPECT_EQ(narrow.tile.threadblock_shape[0], 64) << narrow.name();
+  }
+}
+
 TEST(SwapAb, APinnedSwappedTileRunsAnyM) {
   Gemm g(plan_of(DataType::f16, R, C, R));
   TileDescription t = swapped("rcr", 128, 16).tile;

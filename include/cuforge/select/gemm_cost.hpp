@@ -61,6 +61,13 @@ struct CostModel {
   double lone_pingpong_fraction = 0.8;
   // How much of a memory-bound kernel's compute time still shows (the overlap is imperfect).
   double unhidden_fraction = 0.3;
+  // What each wave of tiles (CTA tiles over the multiprocessors, slices counted) adds beyond its
+  // share of the work: a tile's start and end that the next one does not hide. Small, but it breaks
+  // near ties the right way where a problem takes one wave of large tiles or two of small ones
+  // (bench/refit.py: 16x14336x4096 takes the swapped 128x16 tile, 1.00-1.01x cuBLAS in three sweeps,
+  // over the 64x16 one, 0.94-0.97x; five measured picks right, none wrong; from 0.35 µs on, parallel
+  // split-K's many waves of slices go wrong).
+  double wave_latency_us = 0.1;
   // A grouped kernel's tiles each load their A panel (tile M x K) and B panel (tile N x K), A
   // multicast to a cluster's CTAs along N and B along M, at this rate at most: tiles that re-read
   // operands (small tiles, several tiles of rows per group) bind a memory-bound mix. H200,
