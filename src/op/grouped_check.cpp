@@ -78,9 +78,8 @@ GroupedProblem check_grouped(const GemmTypes& plan, int device, const std::vecto
                        d[g].shape[0], d[g].shape[1]));
     // A group with K = 0 reads zeros instead of its A and B (GroupedGemm::run): theirs are unread.
     size_t zeros_bytes = 0;
-    const GemmShape s = problem.shape.k == 0 && !problem.shape.empty_output()
-                            ? over_zeros(plan.canonical(), problem.shape, zeros_bytes)
-                            : problem.shape;
+    const GemmShape s =
+        takes_zeros(problem.shape) ? over_zeros(plan.canonical(), problem.shape, zeros_bytes) : problem.shape;
     m += double(s.m) / double(d.size());
     n += double(s.n) / double(d.size());
     k += double(s.k) / double(d.size());

@@ -42,20 +42,20 @@ runtime::RunHandle GroupedGemm::run(const GroupedProblem& checked, double alpha,
   // writes activation(beta * C): A and B of those groups read a scratch buffer of zeros.
   GroupedProblem p = checked;
   size_t zeros_bytes = 0;
-  auto zero_k = [&](const GemmProblem& g) { return g.shape.k == 0 && !g.shape.empty_output(); };
   for (const GemmProblem& g : p.list) {
     size_t bytes = 0;
-    if (zero_k(g)) op::over_zeros(kernel_types_, g.shape, bytes);
+    if (op::takes_zeros(g.shape)) op::over_zeros(kernel_types_, g.shape, bytes);
     zeros_bytes = std::max(zeros_bytes, bytes);
   }
-  if (p.offsets && zero_k(p.offsets->whole)) op::over_zeros(kernel_types_, p.offsets->whole.shape, zeros_bytes);
+  if (p.offsets && op::takes_zeros(p.offsets->whole.shape))
+    op::over_zeros(kernel_types_, p.offsets->whole.shape, zeros_bytes);
   // With autotune, a new class is measured on this problem (not one with a group of K = 0).
   auto l = launchable(p, stream, beta);
   runtime::Scratch scratch(device_, stream, rounded(zeros_bytes) + l->workspace_bytes);
   if (zeros_bytes) {
     runtime::check(cudaMemsetAsync(scratch.data(), 0, zeros_bytes, stream), "zero-filling the operands of K = 0");
     for (GemmProblem& g : p.list)
-      if (zero_k(g)) g = op::over_zeros(kernel_types_, g, scratch.data());
+      if (op::takes_zeros(g.shape)) g = op::over_zeros(kernel_types_, g, scratch.data());
     if (p.offsets) {
       p.offsets->whole = op::over_zeros(kernel_types_, p.offsets->whole, scratch.data());
       p.offsets->batch_stride_b = 0;  // every group reads the same zeros

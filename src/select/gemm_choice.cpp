@@ -446,7 +446,8 @@ bool serves(const GemmCandidate& candidate, const GemmSettings& s, const GemmSha
   if (c.fixed_channels && p.conv.k_run != c.alignment_a) return false;
   if (candidate.splits > 1 && (c.fixed_channels || p.conv.unsplittable)) return false;
   return fits(c, p) && swap_fits(c, s, p) && !(p.conv.sm80_only && c.arch >= 90) && c.bias == p.bias &&
-         c.activation == s.activation && (!c.parallel_split_k || slices_evenly(c, p, candidate.splits)) && (candidate.splits <= 1 || p.batch == 1);
+         c.activation == s.activation && (!c.parallel_split_k || slices_evenly(c, p, candidate.splits)) &&
+         (candidate.splits <= 1 || p.batch == 1);
 }
 
 }  // namespace cuforge::select

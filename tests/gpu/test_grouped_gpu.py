@@ -203,21 +203,36 @@ def test_two_streams_and_a_cuda_graph():
     assert_exact(D, moe_reference(A, B, C, [1000, 0, 0, 0, 0, 0, 0, 0], 1.0))
 
 
+# 64 groups of 64x128 @ 128x64 f16 (one class, for the tests below): operands, NaN-filled outputs,
+# and the exact products.
+SMALL_GROUPS = 64
+
+
+def small_inputs(gen, rows=64, cols=128):
+    return [rand_int(rows, cols, torch.float16, ROW, gen) for _ in range(SMALL_GROUPS)]
+
+
+def nan_outputs():
+    return [torch.full((64, 64), float("nan"), device="cuda", dtype=torch.float16) for _ in range(SMALL_GROUPS)]
+
+
+def check_products(As, Bs, Ds):
+    for A, B, D in zip(As, Bs, Ds):
+        assert_exact(D, (A.double() @ B.double()).half())
+
+
 def test_lists_of_torch_tensors_take_one_call_and_equal_the_general_path():
     """Lists of CUDA torch tensors go to the core in one call (read in C++); a given stream takes the
     Python path. Both must agree, and the one call must cost less host time (printed)."""
     gen = torch.Generator(device="cuda").manual_seed(5)
     p = plan("sm90")
-    groups = 64
-    As = [rand_int(64, 128, torch.float16, ROW, gen) for _ in range(groups)]
-    Bs = [rand_int(128, 64, torch.float16, ROW, gen) for _ in range(groups)]
-    fast = [torch.full((64, 64), float("nan"), device="cuda", dtype=torch.float16) for _ in range(groups)]
-    general = [torch.full((64, 64), float("nan"), device="cuda", dtype=torch.float16) for _ in range(groups)]
+    As, Bs = small_inputs(gen), small_inputs(gen, 128, 64)
+    fast, general = nan_outputs(), nan_outputs()
     p.run(As, Bs, None, fast)
     p.run(As, Bs, None, general, stream=torch.cuda.current_stream())
-    for g in range(groups):
+    for g in range(SMALL_GROUPS):
         assert torch.equal(fast[g], general[g])
-        assert_exact(fast[g], (As[g].double() @ Bs[g].double()).half())
+    check_products(As, Bs, fast)
 
     one_call = host_time_us(lambda: p.run(As, Bs, None, fast, sync=False), calls=20, warmup=20)
     python = host_time_us(lambda: p.run(As, Bs, None, fast, sync=False, stream=torch.cuda.current_stream()),
@@ -232,11 +247,10 @@ def test_list_runs_queued_behind_the_gpu_neither_wait_for_it_nor_mix_descriptors
     the GPU), and each run reads its own groups."""
     gen = torch.Generator(device="cuda").manual_seed(6)
     p = plan("sm90")
-    groups, runs = 64, 12  # the class of the test above; more runs than the first staging buffers
-    Bs = [rand_int(128, 64, torch.float16, ROW, gen) for _ in range(groups)]
-    Ass = [[rand_int(64, 128, torch.float16, ROW, gen) for _ in range(groups)] for _ in range(runs)]
-    Dss = [[torch.full((64, 64), float("nan"), device="cuda", dtype=torch.float16) for _ in range(groups)]
-           for _ in range(runs)]
+    runs = 12  # more than the first staging buffers
+    Bs = small_inputs(gen, 128, 64)
+    Ass = [small_inputs(gen) for _ in range(runs)]
+    Dss = [nan_outputs() for _ in range(runs)]
     p.run(Ass[0], Bs, None, Dss[0])
     torch.cuda.synchronize()
     torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU time
@@ -245,8 +259,7 @@ def test_list_runs_queued_behind_the_gpu_neither_wait_for_it_nor_mix_descriptors
     assert not torch.cuda.current_stream().query(), "the host waited for the GPU's sleep"
     torch.cuda.synchronize()
     for As, Ds in zip(Ass, Dss):
-        for g in range(groups):
-            assert_exact(Ds[g], (As[g].double() @ Bs[g].double()).half())
+        check_products(As, Bs, Ds)
 
 
 def test_a_grouped_runs_small_workspace_comes_from_cuforges_pool():
@@ -260,14 +273,11 @@ def test_a_grouped_runs_small_workspace_comes_from_cuforges_pool():
 
     gen = torch.Generator(device="cuda").manual_seed(7)
     p = plan("sm90")
-    As = [rand_int(64, 128, torch.float16, ROW, gen) for _ in range(64)]
-    Bs = [rand_int(128, 64, torch.float16, ROW, gen) for _ in range(64)]
-    Ds = [torch.full((64, 64), float("nan"), device="cuda", dtype=torch.float16) for _ in range(64)]
+    As, Bs, Ds = small_inputs(gen), small_inputs(gen, 128, 64), nan_outputs()
     cuforge._core.set_workspace_allocator(allocate, lambda *args: None)
     try:
         p.run(As, Bs, None, Ds)
     finally:
         cuforge.memory._use_default()
     assert asked == []
-    for A, B, D in zip(As, Bs, Ds):
-        assert_exact(D, (A.double() @ B.double()).half())
+    check_products(As, Bs, Ds)

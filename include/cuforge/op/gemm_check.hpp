@@ -54,6 +54,7 @@ GemmShape packed_shape(const GemmTypes& plan, int64_t m, int64_t n, int64_t k, i
 // The problem a K = 0 run with beta != 0 becomes: its product taken over one zero-filled vector of
 // K (A and B read from a scratch buffer of zeros, 256-byte aligned), so that a kernel's epilogue
 // writes activation(beta * C). `zeros_bytes` is the size of that buffer.
+inline bool takes_zeros(const GemmShape& s) { return s.k == 0 && !s.empty_output(); }
 GemmShape over_zeros(const GemmTypes& kernel_types, GemmShape shape, size_t& zeros_bytes);
 GemmProblem over_zeros(const GemmTypes& kernel_types, const GemmProblem& problem, void* zeros);
 
