@@ -37,6 +37,7 @@ GRIDS = {
     "reduction_launch_us": [0.5, 1.0, 1.5, 2.0, 3.0, 4.0],
     "partial_bytes_per_second": [1e12, 2e12, 3e12, 5e12, 7e12, 10e12],
     "lone_pingpong_fraction": [0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 1.0],
+    "lone_mma_sync_fraction": [0.5, 0.6, 0.7, 0.8, 0.9],
     "unhidden_fraction": [0.0, 0.1, 0.2, 0.3, 0.4, 0.6],
     "wave_latency_us": [0.0, 0.05, 0.1, 0.2, 0.3, 0.5],
     "grouped_panel_bytes_per_second": [4e12, 6e12, 7e12, 8.5e12, 10e12, 12e12, 16e12],
@@ -165,7 +166,8 @@ def cases_by_source():
         small_m_cases("small M fp16", load("h200-2026-12-02-small-m-fp16-sweep.json")),
         "grouped": grouped_sweep_cases("grouped", load("h200-2026-12-02-grouped-g64-sweep.json")),
         "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")) +
-        conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")),
+        conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")) +
+        conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-wgrad-split.json")),
         "wgrad": wgrad_sweep_cases("wgrad sweep", load("h200-2026-12-02-wgrad-sweep.json")),
     }
 

@@ -25,7 +25,7 @@ GemmShape transposed_shape(GemmShape s) {
 size_t GemmShapeHash::operator()(const GemmShape& s) const {
   size_t h = std::hash<int64_t>()(s.m);
   const ConvClass& c = s.conv;
-  for (int64_t v : {s.n, s.k, s.batch, c.k_run, c.im2col_reuse, int64_t(c.splits) << 1 | int64_t(c.parallel_splits),
+  for (int64_t v : {s.n, s.k, s.batch, c.k_run, c.im2col_reuse, c.images, c.n_run, int64_t(c.splits) << 1 | int64_t(c.parallel_splits),
                     int64_t(c.unsplittable) << 28 | int64_t(c.pointwise) << 27 | int64_t(c.sm80_only) << 26 |
                         int64_t(s.ragged) << 25 | int64_t(s.bias) << 24 | int64_t(s.align_a) << 16 | s.align_b << 8 |
                         s.align_c})

@@ -61,9 +61,11 @@ Sm90Tensors tensors_of(KernelKind kind) {
   }
 }
 
-std::string emit_sm90(const library::GemmConfig& c) {
+// As on SM80, a parallel split-K kernel's convolution writes f32 partial products (no epilogue).
+std::string emit_sm90(const library::GemmConfig& config) {
+  const library::GemmConfig c = config.parallel_split_k ? library::split_k_partials(config) : config;
   // A bias row is one value per output channel, the same for the whole (single) batch.
-  Holes h = kind_holes(sm90_holes(c, c.name(), {"p.ptr_c", "int64_t(0)"}), c.kind);
+  Holes h = kind_holes(sm90_holes(c, config.name(), {"p.ptr_c", "int64_t(0)"}), c.kind);
   for (const char* unused : {"layout_a", "layout_b", "mainloop_header", "stage_count", "kernel_schedule_name"})
     h.erase(unused);
   h["kernel_schedule"] = "cutlass::conv::KernelImplicitTmaWarpSpecializedSm90";
@@ -131,6 +133,12 @@ SplitOutput split_output(KernelKind kind) {
   }
 }
 
+// How a parallel split-K kernel launches its slices' convolution (conv_split_k_sm80/sm90.cu.in).
+std::string launch_partials(const library::GemmConfig& c) {
+  if (c.arch < 90) return std::string(embedded::conv_split_k_sm80);
+  return render(embedded::conv_split_k_sm90, {{"slices_per_launch", std::to_string(library::kSm90ConvSlicesPerLaunch)}});
+}
+
 }  // namespace
 
 std::string pointwise_conv_entry(const library::GemmConfig& c) {
@@ -151,6 +159,7 @@ std::string conv_source(const library::GemmConfig& c) {
     const SplitOutput out = split_output(c.kind);
     return body + split_k_reduction(c) +
            render(embedded::conv_split_k, {{"name", c.name()},
+                                           {"launch_partials", launch_partials(c)},
                                            {"output_words", out.words},
                                            {"output_rows", out.rows},
                                            {"output_columns", out.columns},

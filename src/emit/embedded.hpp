@@ -21,6 +21,8 @@ extern const std::string_view conv_sm90;
 extern const std::string_view conv_sm80;
 extern const std::string_view conv_entry;
 extern const std::string_view conv_split_k;
+extern const std::string_view conv_split_k_sm80;
+extern const std::string_view conv_split_k_sm90;
 extern const std::string_view conv_pointwise;
 extern const std::string_view pytorch_common;
 extern const std::string_view pytorch_gemm;

@@ -82,9 +82,9 @@ std::optional<std::string> why_invalid_conv(const GemmConfig& c) {
   if (c.layout_a != la || c.layout_b != lb)
     return fmt::format("a {} kernel over NHWC tensors is the implicit GEMM {}{}r", to_string(c.kind),
                        layout_letter(la), layout_letter(lb));
-  if (c.parallel_split_k && c.arch >= 90)
-    return std::string("parallel split-K runs on SM80 convolution kernels (CUTLASS 2.x's kParallel); SM90's implicit "
-                       "GEMM does not split K");
+  if (c.parallel_split_k && c.arch >= 90 && c.kind != KernelKind::Conv2dWgrad)
+    return std::string("SM90 convolution kernels split K in parallel for wgrad only (between the images of its K, "
+                       "N·P·Q); fprop and dgrad split on SM80 kernels (CUTLASS 2.x's kParallel)");
   const TileScheduler s = c.tile.tile_scheduler;
   if (c.arch >= 90) {
     if (!sixteen || c.element_accumulator != DataType::f32)
@@ -95,8 +95,8 @@ std::optional<std::string> why_invalid_conv(const GemmConfig& c) {
                          "its persistent schedules take no convolutions, got {}",
                          to_string(KernelSchedule::TmaWarpSpecialized), to_string(c.tile.kernel_schedule));
     if (s != TileScheduler::Default)
-      return fmt::format("SM90 convolution kernels run a CTA per tile (no stream-K, no split-K): tile scheduler "
-                         "default, got {}", to_string(s));
+      return fmt::format("SM90 convolution kernels run a CTA per tile (no stream-K, no split-K in the kernel): tile "
+                         "scheduler default, got {}", to_string(s));
     return std::nullopt;
   }
   if (s == TileScheduler::StreamK || s == TileScheduler::Horizontal)

@@ -139,12 +139,13 @@ bool strided_dgrad(KernelKind kind, const Conv2dSize& z) {
 }
 
 // Whether only the SM80 kernels run the convolution: SM90's implicit GEMM (CUTLASS 3.x) has no
-// split-K and no strided dgrad, and its TMA im2col loads reach box corners in [-128, 127] and filter
-// offsets below 255 along each axis (can_implement of
-// cutlass/conv/collective/sm90_implicit_gemm_gmma_ss_warpspecialized.hpp).
-bool sm80_only(KernelKind kind, const Conv2dSize& z, int splits) {
+// split-K of its own (cuforge's SM90 wgrad kernels split in parallel between the images) and no
+// strided dgrad, and its TMA im2col loads reach box corners in [-128, 127] and filter offsets below
+// 255 along each axis (can_implement of cutlass/conv/collective/sm90_implicit_gemm_gmma_ss_warpspecialized.hpp).
+bool sm80_only(KernelKind kind, const Conv2dSize& z, ConvSplitK split) {
   const bool dgrad = kind == KernelKind::Conv2dDgrad;
-  if (splits > 1 || strided_dgrad(kind, z)) return true;
+  const bool image_slices = kind == KernelKind::Conv2dWgrad && split.parallel && split.slices <= z.n;
+  if ((split.slices > 1 && !image_slices) || strided_dgrad(kind, z)) return true;
   constexpr int64_t kCornerLimit = 128, kOffsetLimit = 255;
   for (auto [pad, filter, dilation, input, output] : {std::array{z.pad_h, z.r, z.dilation_h, z.h, z.p},
                                                       std::array{z.pad_w, z.s, z.dilation_w, z.w, z.q}}) {
@@ -165,12 +166,17 @@ GemmShape implicit_gemm_shape(KernelKind kind, const Conv2dSize& z, bool bias, C
   GemmShape s;
   s.m = m, s.n = n, s.k = k;
   s.bias = bias;
-  s.conv.sm80_only = sm80_only(kind, z, split.slices);
+  s.conv.sm80_only = sm80_only(kind, z, split);
   s.conv.splits = split.slices;
   s.conv.parallel_splits = split.slices > 1 && split.parallel;
   s.conv.unsplittable = strided_dgrad(kind, z);
   // fprop's K runs over x's channels, dgrad's over dy's; wgrad's K is N·P·Q.
-  if (kind != KernelKind::Conv2dWgrad) s.conv.k_run = kind == KernelKind::Conv2dFprop ? z.c : z.k;
+  if (kind != KernelKind::Conv2dWgrad) {
+    s.conv.k_run = kind == KernelKind::Conv2dFprop ? z.c : z.k;
+  } else {
+    s.conv.images = z.n;
+    s.conv.n_run = z.c;
+  }
   // In doubles: no product of extents or strides can overflow.
   s.conv.im2col_reuse = int64_t(std::clamp(double(z.r) * z.s / (double(z.stride_h) * z.stride_w), 1.0, 1e9));
   s.conv.pointwise = z.r == 1 && z.s == 1 && z.stride_h == 1 && z.stride_w == 1 && z.pad_h == 0 && z.pad_w == 0;

@@ -108,12 +108,13 @@ std::optional<std::string> unmeasurable(const GroupedProblem& p) {
 
 // The class as the tuning record spells it.
 std::string shape_key(const GemmShape& s) {
-  return fmt::format("{}x{}x{} batch {} align {}/{}/{}{}{}{}{}{}{}{}{}", s.m, s.n, s.k, s.batch, s.align_a,
+  return fmt::format("{}x{}x{} batch {} align {}/{}/{}{}{}{}{}{}{}{}{}{}", s.m, s.n, s.k, s.batch, s.align_a,
                      s.align_b, s.align_c, s.bias ? " bias" : "", s.ragged ? " ragged" : "",
                      s.conv.sm80_only ? " sm80-only" : "", s.conv.unsplittable ? " unsplittable" : "",
                      s.conv.k_run ? fmt::format(" k-runs of {}", s.conv.k_run) : "",
                      s.conv.im2col_reuse > 1 ? fmt::format(" im2col reuse {}", s.conv.im2col_reuse) : "",
                      s.conv.pointwise ? " pointwise" : "",
+                     s.conv.images ? fmt::format(" {} images, n-runs of {}", s.conv.images, s.conv.n_run) : "",
                      s.conv.splits ? fmt::format(" {} split-K x{}", s.conv.parallel_splits ? "parallel" : "serial",
                                                  s.conv.splits)
                                    : "");

@@ -121,11 +121,12 @@ bool divides_as_asked(const GemmConfig& c, Decomposition d, bool stream_k_pinned
 
 // Parallel split-K runs K's slices as one batch of equal slices, each starting on whole vectors of
 // A and B: K must be a multiple of `splits` times that vector, and the problem a single matrix.
-// Convolution kernels (CUTLASS 2.x's) give each slice its share of K's tiles, whatever K is, but
-// store the partial output in 16-byte vectors of f32, which CUTLASS's kernels take only when they
-// tile the output's channels: a multiple of 4 (D's alignment, capped at 16 bytes, is 4 or more).
+// Convolution kernels give each slice its share of K's tiles, whatever K is (SM80, CUTLASS 2.x's),
+// or of wgrad's images (SM90: at least one each), but store the partial output in 16-byte vectors
+// of f32, which the kernels take only when they tile the output's channels: a multiple of 4 (D's
+// alignment, capped at 16 bytes, is 4 or more).
 bool slices_evenly(const GemmConfig& c, const GemmShape& p, int splits) {
-  if (is_conv(c.kind) && !c.pointwise) return p.align_c >= 4;
+  if (is_conv(c.kind) && !c.pointwise) return p.align_c >= 4 && (c.arch < 90 || splits <= p.conv.images);
   return p.batch == 1 && p.k % (int64_t(splits) * std::max(c.alignment_a, c.alignment_b)) == 0;
 }
 
@@ -146,8 +147,8 @@ bool splits_k(const GemmSettings& s) {
 }
 
 constexpr std::string_view kSm80Only =
-    "only SM80 kernels run this convolution (strided dgrad, split-K (serial or parallel), or padding "
-    "and dilation beyond SM90's TMA im2col loads)";
+    "only SM80 kernels run this convolution (strided dgrad, serial split-K, parallel split-K of fprop or dgrad "
+    "or into more slices than wgrad has images, or padding and dilation beyond SM90's TMA im2col loads)";
 
 // A row of the kernel set with the settings and the problem's epilogue applied, or why it cannot
 // run the problem.
@@ -202,7 +203,11 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
       return std::nullopt;
     }
     if (!slices_evenly(c, p, s.splits)) {
-      why = is_conv(c.kind) && !c.pointwise
+      const bool conv = is_conv(c.kind) && !c.pointwise;
+      why = conv && p.align_c >= 4
+                ? fmt::format("SM90 wgrad kernels split K between the images, at least one a slice: at most {} "
+                              "slices here, got {}", p.conv.images, s.splits)
+            : conv
                 ? fmt::format("a convolution's parallel split-K stores f32 partial products in 16-byte vectors: "
                               "the output's channels must be a multiple of 4 (this problem's allow vectors of {})",
                               p.align_c)
@@ -236,9 +241,12 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
         s.decomposition == Decomposition::SplitK || s.decomposition == Decomposition::StreamK
             ? " (SM90 split-K and stream-K need a cooperative stream-K kernel)"
         : s.decomposition == Decomposition::ParallelSplitK && conv
-            ? fmt::format(" (a convolution's parallel split-K runs SM80 kernels with f32 accumulation, storing the "
-                          "partial products in 16-byte vectors: the output's channels must be a multiple of 4; this "
-                          "problem's allow vectors of {})", p.align_c)
+            ? fmt::format(" (a convolution's parallel split-K runs SM80 kernels, or SM90 wgrad kernels between the "
+                          "images ({}), with f32 accumulation, storing the partial products in 16-byte vectors: the "
+                          "output's channels must be a multiple of 4; this problem's allow vectors of {})",
+                          p.conv.images ? fmt::format("at most {} slices here, got {}", p.conv.images, s.splits)
+                                        : std::string("wgrad only"),
+                          p.align_c)
         : s.decomposition == Decomposition::ParallelSplitK
             ? fmt::format(" (parallel split-K needs one matrix, not a batch ({} here), f32 accumulation, and K = {} "
                           "cut into {} equal slices that each start on whole vectors of A and B)",
@@ -384,7 +392,7 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
   // SM80 kernels when no SM90 one can run the problem (e.g. odd leading dimensions TMA cannot
   // load), or beside SM90 kernels that must copy an operand K-major first: for a small M the copy
   // of B can cost more than the whole GEMM on mma.sync (the model weighs both). Convolutions always
-  // weigh both: SM90's implicit GEMM cannot split K, which wgrad's long K over few tiles may need.
+  // weigh both: SM90's implicit GEMM splits only wgrad's K, between its images.
   const bool copying = !configs.empty() && std::all_of(configs.begin(), configs.end(), [](const GemmConfig& c) {
     return library::staged_k_major(c).any();
   });

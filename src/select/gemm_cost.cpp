@@ -48,7 +48,11 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
   // differing M (mean p.m) each end in a tile (of clusters) that is half empty on average.
   const double tiles_m = p.ragged ? (double(p.m) / (t[0] * cl[0]) + 0.5) * cl[0]
                                   : double(ceil_div(ceil_div(p.m, t[0]), cl[0]) * cl[0]);
-  int64_t tiles_n = ceil_div(ceil_div(p.n, t[1]), cl[1]) * cl[1];
+  // SM90 wgrad's N (C·S·R) is runs of C channels (GemmShape::n_run), each starting a fresh N tile.
+  const bool sm90_conv = is_conv(c.kind) && c.arch >= 90 && !c.pointwise;
+  const int64_t n_tiles = sm90_conv && p.conv.n_run > 0 ? p.n / p.conv.n_run * ceil_div(p.conv.n_run, t[1])
+                                                        : ceil_div(p.n, t[1]);
+  int64_t tiles_n = ceil_div(n_tiles, cl[1]) * cl[1];
   double tiles = tiles_m * double(tiles_n) * double(p.batch);
   // A convolution's K runs each start a fresh K tile (GemmShape::k_run), unless fixed-channel
   // iterators pack them.
@@ -74,14 +78,17 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
   };
   if (c.parallel_split_k) {  // the slices as a batch of whole tiles, then the reduction kernel
     int64_t slice_iters = ceil_div(k_iters, splits);
-    double waves = ceil_div(tiles * splits, slots);
+    // SM90 wgrad launches its slices library::kSm90ConvSlicesPerLaunch at a time, one launch after the
+    // other, each in whole waves.
+    const int64_t launches = sm90_conv ? ceil_div(int64_t(splits), int64_t(library::kSm90ConvSlicesPerLaunch)) : 1;
+    double waves = double(launches) * ceil_div(tiles * double(ceil_div(int64_t(splits), launches)), slots);
     // SM90: every CTA runs lone long slices, at the lone ping-pong rate whatever its schedule or
     // waves (H200, 256x512x32768 (bench/k_heavy.py --sweep-parallel): 128x64 ping-pong x 8 slices
     // ahead of cooperative, of 64x64 x 4 in one wave and of 64x64 x 8 in two). SM80: CTAs share
-    // an SM, and only a lone one is slowed so (H200, wgrad's long K (bench/conv.py --sweep-wgrad):
-    // 1.5-1.8x the model's time at one CTA per SM or fewer, 1.1-1.2x at two to five).
+    // an SM, and only a lone one is slowed, more (CostModel::lone_mma_sync_fraction).
     const bool lone = c.arch >= 90 || tiles * splits <= slots;
-    compute_us = waves * slice_iters * iter_us / (lone ? model.lone_pingpong_fraction : 1.0);
+    const double lone_fraction = c.arch >= 90 ? model.lone_pingpong_fraction : model.lone_mma_sync_fraction;
+    compute_us = waves * slice_iters * iter_us / (lone ? lone_fraction : 1.0);
     double partial_bytes = double(splits) * p.m * p.n * sizeof(float);
     reduce_us = model.reduction_launch_us + waves * t[0] * t[1] * sizeof(float) / model.fixup_bytes_per_second * 1e6 +
                 2.0 * partial_bytes / model.partial_bytes_per_second * 1e6;

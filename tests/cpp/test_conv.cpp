@@ -43,16 +43,17 @@ TEST(ConvCatalog, RowsFollowTheConvolutionRules) {
   c.tile.tile_scheduler = TileScheduler::StreamK;
   EXPECT_TRUE(library::why_invalid(c));
   c.tile.tile_scheduler = TileScheduler::Default;
-  // Parallel split-K: every kind on SM80 kernels (CUTLASS 2.x's kParallel); SM90's implicit GEMM has
-  // no split.
+  // Parallel split-K: every kind on SM80 kernels (CUTLASS 2.x's kParallel); on SM90 wgrad, between
+  // its images.
   for (KernelKind kind : {kFprop, kDgrad, kWgrad}) {
     f.kind = kind;
     for (Arch arch : {80, 90}) {
       f.arch = arch;
       library::GemmConfig split = *library::find_gemms(f).front();
       split.parallel_split_k = true;
-      EXPECT_EQ(library::why_invalid(split).has_value(), arch == 90) << split.name();
-      if (arch == 80) {
+      const bool valid = arch == 80 || kind == kWgrad;
+      EXPECT_EQ(library::why_invalid(split).has_value(), !valid) << split.name();
+      if (valid) {
         EXPECT_EQ(library::parse_gemm_name(split.name()), split);
       }
     }
@@ -85,7 +86,10 @@ TEST(ConvCatalog, Sm90RowsAreTheImplicitGemmTmaWarpSpecializedKernels) {
   library::GemmConfig c = library::parse_gemm_name(name);
   EXPECT_EQ(c.name(), name);
   c.tile.tile_scheduler = TileScheduler::StreamK;
-  EXPECT_NE(library::why_invalid(c).value_or("").find("no split-K"), std::string::npos);
+  EXPECT_NE(library::why_invalid(c).value_or("").find("no split-K in the kernel"), std::string::npos);
+  c = library::parse_gemm_name(name);
+  c.parallel_split_k = true;
+  EXPECT_NE(library::why_invalid(c).value_or("").find("for wgrad only"), std::string::npos);
   c = library::parse_gemm_name(name);
   c.tile.kernel_schedule = KernelSchedule::TmaWarpSpecializedCooperative;
   c.tile.epilogue_schedule = EpilogueSchedule::TmaWarpSpecializedCooperative;

@@ -83,6 +83,32 @@ TEST(ConvPlan, ShortChannelRunsWasteTheRestOfTheKTile) {
 
 // CUTLASS's fixed-channel iterators pack the taps of an input of exactly one vector of channels
 // into each K tile: the stem's 49 taps of 8 channels fill 13 32-deep tiles instead of 49.
+// SM90 wgrad splits K in parallel between the images (H200, bench/conv.py --profile 10 --passes wgrad,
+// N = 32): 64x64 tiles x 8 slices ran 56²x64->64 at 1.00x cuDNN and x 16 the 1x1 layer at 1.00x, where
+// x 32 (two launches of 16 slices) ran 0.56-0.85x, 64x128 tiles (two runs of 64 channels each) 0.46-0.51x,
+// and SM80's best 0.57-0.79x.
+TEST(ConvPlan, Sm90WgradSplitsBetweenTheImagesInFullChannelRuns) {
+  Conv2d wgrad(kWgrad, options(DataType::f16));
+  const GemmShape s = wgrad.shape(resnet_layer());
+  EXPECT_EQ(s.conv.images, 32);
+  EXPECT_EQ(s.conv.n_run, 64);
+  const select::GemmCandidate chosen = wgrad.select(s);
+  SCOPED_TRACE(chosen.config.name());
+  EXPECT_EQ(chosen.config.arch, 90);
+  EXPECT_TRUE(chosen.config.parallel_split_k);
+  EXPECT_EQ(chosen.splits, 8);
+  EXPECT_EQ(chosen.config.tile.threadblock_shape[1], 64) << "a 128-wide tile over 64-channel runs is half empty";
+  library::GemmConfig wide = chosen.config;
+  wide.tile.threadblock_shape[1] = 128;
+  EXPECT_GT(select::estimated_time_us(wide, s, 8, true, 132), 1.5 * select::estimated_time_us(chosen.config, s, 8, true, 132));
+  // 32 slices take two launches of 16, one after the other.
+  EXPECT_GT(select::estimated_time_us(chosen.config, s, 32, true, 132),
+            select::estimated_time_us(chosen.config, s, 16, true, 132));
+  // The stem's 8 channels leave SM90's 64-wide N tiles 1/8 full: SM80 (1.23x cuDNN in --sweep-wgrad).
+  Conv2d stem(kWgrad, options(DataType::f16));
+  EXPECT_EQ(stem.select(stem.shape(stem_layer())).config.arch, 80);
+}
+
 TEST(ConvPlan, FixedChannelKernelsPackTheStemsTaps) {
   const Conv2dSize stem = stem_layer();
   Conv2d fprop(kFprop, options(DataType::f16));
@@ -125,9 +151,11 @@ TEST(ConvPlan, ChoosesSm90ImplicitGemmsOnHopperAndSm80ForWhatTheyCannotRun) {
         const select::GemmCandidate chosen = plan.select(plan.shape(z, bias));
         SCOPED_TRACE(chosen.config.name());
         EXPECT_EQ(chosen.config.bias, bias);
-        if (kind == kWgrad) {  // 9 tiles of 64 x 64 over K = 100352: SM80's parallel split-K
+        if (kind == kWgrad) {  // 9 tiles of 64 x 64 over K = 100352: parallel split-K between the 32 images
           EXPECT_TRUE(chosen.config.parallel_split_k);
+          EXPECT_EQ(chosen.config.arch, 90);
           EXPECT_GT(chosen.splits, 1);
+          EXPECT_LE(chosen.splits, z.n);
           continue;
         }
         EXPECT_EQ(chosen.config.name().rfind(fmt::format("cuforge_sm90_{}_", to_string(kind)), 0), 0u);
@@ -237,6 +265,22 @@ TEST_F(ConvCheck, AValidProblemOfEachKind) {
     EXPECT_EQ(chosen.splits, 4);
     EXPECT_EQ(chosen.config.parallel_split_k, run->shape.conv.parallel_splits) << chosen.config.name();
   }
+  // On Hopper, SM90 wgrad kernels split K in parallel between the images, one at least a slice: 2 of
+  // these 2 images, not 4 (SM80 kernels run that).
+  EXPECT_TRUE(pg.shape.conv.sm80_only);
+  ConvProblem two = op::check_conv(kWgrad, types, 0, y, x, {}, w, same, 0.0, {2, true});
+  EXPECT_FALSE(two.shape.conv.sm80_only);
+  EXPECT_EQ(two.shape.conv.images, 2);
+  Conv2d hopper_wgrad(kWgrad, options(DataType::f16));
+  const select::GemmCandidate sm90 = hopper_wgrad.select(two.shape);
+  EXPECT_TRUE(sm90.config.parallel_split_k && sm90.splits == 2) << sm90.config.name();
+  EXPECT_EQ(hopper_wgrad.select(pg.shape).config.arch, 80);
+  auto pinned = hopper_wgrad.settings();
+  pinned.tile = sm90.config.tile;
+  pinned.splits = 4;
+  pinned.decomposition = Decomposition::ParallelSplitK;
+  hopper_wgrad.set_settings(pinned);
+  EXPECT_REFUSED(hopper_wgrad.select(hopper_wgrad.shape(g.size)), "at most 2 slices here, got 4");
   // fprop and dgrad split in parallel too (dgrad on CUTLASS's unit-stride kernel): when asked.
   for (KernelKind kind : {kFprop, kDgrad}) {
     const bool f = kind == kFprop;

@@ -160,12 +160,13 @@ def kernels():
             selections += [select(kind, family, dtype) for kind in ("fprop", "dgrad", "wgrad")]
         selections += [select(kind, family, bias=True, activation="relu") for kind in ("fprop", "dgrad")]
         selections += [select("wgrad", family, activation="relu"), select("wgrad", family, out=torch.float32)]
-    # Parallel split-K: the pinned SM80 tile (each type, relu, an f32 dw), and the model's SM80 pick
-    # for a default plan's run that asks for it and for the ResNet layer it splits unasked.
+    # Parallel split-K: the pinned tiles (each type, relu, an f32 dw), and the model's pick for a default
+    # plan's run that asks for it and for the ResNet layer it splits unasked.
     parallel = dict(split_k_slices=2, decomposition=cuforge.Decomposition.ParallelSplitK)
-    selections += [select("wgrad", "sm80", dtype, **parallel) for dtype in DTYPES]
-    selections += [select("wgrad", "sm80", activation="relu", **parallel),
-                   select("wgrad", "sm80", out=torch.float32, **parallel)]
+    for family in FAMILIES:
+        selections += [select("wgrad", family, dtype, **parallel) for dtype in DTYPES]
+        selections += [select("wgrad", family, activation="relu", **parallel),
+                       select("wgrad", family, out=torch.float32, **parallel)]
     selections += [parallel_default(case, splits, dtype) for case in BACKWARD for splits in (2, 5) for dtype in DTYPES]
     selections += [parallel_default(case, 3, dtype, kind) for kind, cases in PARALLEL_FORWARD.items()
                    for case in cases for dtype in DTYPES]
@@ -241,15 +242,53 @@ def test_wgrad_is_exact(case, dtype, splits, family):
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("case", BACKWARD, ids=case_id)
 def test_wgrad_parallel_split_k_is_exact(case, dtype, splits):
+    """Pinned SM80 and SM90 tiles and the model's pick. SM90 kernels cut K between the images: a pinned
+    SM90 tile refuses more slices than images before launching, the default plan takes SM80 then."""
     x, w, g = tensors(case, dtype)
     dy = channels_last(rand(F.conv2d(x, w, **g).shape, dtype))
     ref = torch.nn.grad.conv2d_weight(x.double(), w.shape, dy.double(), **g).to(dtype)
-    for p in (plan("wgrad", "sm80", dtype), default_plan("wgrad", dtype)):  # pinned, and the model's SM80 pick
+    images = x.shape[0]
+    for family in ("sm80", "sm90", None):
+        p = default_plan("wgrad", dtype) if family is None else plan("wgrad", family, dtype)
         dw = channels_last(torch.full_like(w, float("nan")))
+        if family == "sm90" and splits > images:
+            with pytest.raises(cuforge.InvalidArgumentError, match="only SM80 kernels run this convolution"):
+                p.run(dy, x, None, dw, split_k=("parallel", splits), **g)
+            assert torch.isnan(dw).all()
+            continue
         p.run(dy, x, None, dw, split_k=("parallel", splits), **g)
         assert_exact(dw, ref)
-        ran(p, "sm80", "wgrad")
+        if family or splits > images:
+            ran(p, family or "sm80", "wgrad")
         assert p.last_kernel.endswith("_splitk") and p.last_splits == splits, (p.last_kernel, p.last_splits)
+
+
+# SM90 wgrad's slices of images: 7 images in 3 uneven slices, and one image a slice over more slices than
+# one launch takes (the kernel's parameters hold a bounded number of slices' TMA descriptors).
+SM90_SLICES = [((7, 9, 11, 16, 32, 3, 3, 1, 1, 1), 3), ((72, 6, 5, 8, 16, 3, 3, 1, 1, 1), 72)]
+
+
+@pytest.mark.parametrize("case, splits", SM90_SLICES, ids=lambda v: case_id(v) if isinstance(v, tuple) else str(v))
+def test_sm90_wgrad_splits_between_images(case, splits):
+    """Each slice's partial dw is its images' alone, the reduction applies alpha, beta * C and relu, C may
+    alias D, and an f32 dw takes the sum as it is."""
+    x, w, g = tensors(case, torch.float16)
+    dy = channels_last(rand(F.conv2d(x, w, **g).shape, torch.float16))
+    C = channels_last(rand(w.shape, torch.float16))
+    grad = torch.nn.grad.conv2d_weight(x.double(), w.shape, dy.double(), **g)
+    split = dict(split_k=("parallel", splits), **g)
+    p = plan("wgrad", "sm90", activation="relu")
+    dw = channels_last(torch.full_like(w, float("nan")))
+    p.run(dy, x, C, dw, alpha=2.0, beta=-1.0, **split)
+    assert_exact(dw, torch.relu(2.0 * grad - C.double()).half())
+    ran(p, "sm90", "wgrad")
+    assert p.last_kernel.endswith("_splitk_relu") and p.last_splits == splits, (p.last_kernel, p.last_splits)
+    dw32 = channels_last(torch.full(w.shape, float("nan"), device="cuda", dtype=torch.float32))
+    plan("wgrad", "sm90", out=torch.float32).run(dy, x, None, dw32, **split)
+    assert_exact(dw32, grad.float())
+    dw.copy_(C)
+    plan("wgrad", "sm90").run(dy, x, dw, dw, beta=1.0, **split)
+    assert_exact(dw, (grad + C.double()).half())
 
 
 def test_wgrad_parallel_split_k_epilogues():

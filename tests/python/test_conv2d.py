@@ -41,7 +41,7 @@ def test_the_seed_constructors():
     assert plan.select(32, 56, 56, 64, 64, 3, 3, padding=1, bias=True).endswith("_relu_bias")
     assert cuforge.op.Conv2dDgrad(element=np.float16).conv_kind == "dgrad"
     wgrad = cuforge.op.Conv2dWgrad(element=np.float16).select(32, 56, 56, 64, 64, 3, 3)
-    assert wgrad.startswith("cuforge_sm80_wgrad_") and wgrad.endswith("_splitk"), "K = N·P·Q over 9 tiles: in slices"
+    assert wgrad.startswith("cuforge_sm90_wgrad_") and wgrad.endswith("_splitk"), "K = N·P·Q over 9 tiles: in slices"
     assert cuforge.op.Conv2dWgrad(element=np.float16).select(32, 14, 14, 256, 256, 3, 3, padding=1).startswith(
         "cuforge_sm90_wgrad_"), "K = 6272 over 36 tiles of 128 x 64: whole"
     assert cuforge.op.Conv2d(kind=cuforge.KernelKind.Conv2dDgrad, element=np.float16).conv_kind == "dgrad"

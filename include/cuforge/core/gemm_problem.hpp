@@ -28,8 +28,8 @@ struct GemmTypes {
 
 // What a convolution adds to the class of the implicit GEMM it computes (op/conv_check.hpp).
 struct ConvClass {
-  // Only the SM80 kernels run it (strided dgrad, split-K, or padding and dilation beyond SM90's TMA
-  // im2col loads).
+  // Only the SM80 kernels run it (strided dgrad, serial split-K or parallel split-K into more slices
+  // than wgrad has images, or padding and dilation beyond SM90's TMA im2col loads).
   bool sm80_only = false;
   // fprop and dgrad: the implicit GEMM's K is R·S runs of this many channels, and the kernels (SM80
   // and SM90 alike) start each run in a fresh K tile, so a run shorter than the tile's K leaves the
@@ -48,11 +48,18 @@ struct ConvClass {
   bool parallel_splits = false;
   // Strided dgrad: CUTLASS's strided-dgrad kernels do not split K, whatever the settings ask.
   bool unsplittable = false;
+  // wgrad: the images (N) its K (N·P·Q) runs over. SM90 kernels split K in parallel between the
+  // images, at least one image a slice. 0 for the other kinds.
+  int64_t images = 0;
+  // wgrad: its N (C·S·R) is S·R runs of this many channels, and SM90's im2col loads start each run in
+  // a fresh N tile (a 128-wide tile over 64 channels is half empty; over the stem's 8, 1/16). 0: fprop
+  // and dgrad (see k_run).
+  int64_t n_run = 0;
 
   bool operator==(const ConvClass& o) const {
     return sm80_only == o.sm80_only && k_run == o.k_run && im2col_reuse == o.im2col_reuse &&
            pointwise == o.pointwise && splits == o.splits && parallel_splits == o.parallel_splits &&
-           unsplittable == o.unsplittable;
+           unsplittable == o.unsplittable && images == o.images && n_run == o.n_run;
   }
 };
 

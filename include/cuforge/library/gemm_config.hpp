@@ -68,6 +68,11 @@ EpilogueSchedule epilogue_for(KernelSchedule kernel);
 // and transposed (element, layout, alignment), D column-major, the tile as given.
 GemmConfig swapped_kernel(const GemmConfig& config);
 
+// SM90 wgrad's parallel split-K slices (between the images) that one launch runs: each slice's CUTLASS
+// parameters, TMA descriptors and all, travel in the kernel's parameters (about 1.5 KB each of at most
+// 32 KB); more slices take several launches, one after the other.
+inline constexpr int kSm90ConvSlicesPerLaunch = 16;
+
 // The kernel a parallel split-K configuration runs over the K slices: the same mainloop, writing
 // the accumulators with alpha = 1 (fp8: times the per-tensor scales) into C = D of the accumulator
 // type, no activation, no bias.

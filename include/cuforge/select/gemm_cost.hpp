@@ -59,6 +59,9 @@ struct CostModel {
   // A single wave of ping-pong tiles leaves one warpgroup issuing alone (H200: 1024x1024x16384 ran
   // its 128x64 ping-pong tiles at 0.8 of the rate the model gives them in full waves).
   double lone_pingpong_fraction = 0.8;
+  // Parallel split-K's SM80 CTAs alone on their SMs (H200, wgrad's long K, bench/conv.py
+  // --sweep-wgrad: 1.5-1.8x the model's time at one CTA per SM or fewer, 1.1-1.2x at two to five).
+  double lone_mma_sync_fraction = 0.6;
   // How much of a memory-bound kernel's compute time still shows (the overlap is imperfect).
   double unhidden_fraction = 0.3;
   // What each wave of tiles (CTA tiles over the multiprocessors, slices counted) adds beyond its
