@@ -291,6 +291,7 @@ NB_MODULE(_core, m) {
       .def_rw("reduction_launch_us", &select::CostModel::reduction_launch_us)
       .def_rw("partial_bytes_per_second", &select::CostModel::partial_bytes_per_second)
       .def_rw("lone_pingpong_fraction", &select::CostModel::lone_pingpong_fraction)
+      .def_rw("lone_mma_sync_fraction", &select::CostModel::lone_mma_sync_fraction)
       .def_rw("unhidden_fraction", &select::CostModel::unhidden_fraction)
       .def_rw("wave_latency_us", &select::CostModel::wave_latency_us)
       .def_rw("grouped_panel_bytes_per_second", &select::CostModel::grouped_panel_bytes_per_second)
