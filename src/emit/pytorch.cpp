@@ -117,6 +117,7 @@ std::string conv_body(const TorchExport& e, Holes& common) {
   h["split_k_mode"] = mode;
   h["decomposition"] = std::to_string(int(e.launch.decomposition));
   h["deterministic"] = e.launch.deterministic ? "1" : "0";
+  h["splits_images"] = boolean(c.parallel_split_k && c.arch >= 90 && !c.pointwise);
   h["split_k_words"] = c.parallel_split_k ? "into f32 slices summed after the kernel" : "serially, in the kernel";
   h["conv_entry"] = render(kConvEntry, {{"size_parameter", *size ? fmt::format("at::IntArrayRef {}, ", size) : ""},
                                         {"size_argument", *size ? size : "at::IntArrayRef{}"}});

@@ -81,8 +81,6 @@ TEST(ConvPlan, ShortChannelRunsWasteTheRestOfTheKTile) {
   EXPECT_EQ(Conv2d(kWgrad, options(DataType::f16)).shape(stem).conv.k_run, 0) << "wgrad's K is N·P·Q";
 }
 
-// CUTLASS's fixed-channel iterators pack the taps of an input of exactly one vector of channels
-// into each K tile: the stem's 49 taps of 8 channels fill 13 32-deep tiles instead of 49.
 // SM90 wgrad splits K in parallel between the images (H200, bench/conv.py --profile 10 --passes wgrad,
 // N = 32): 64x64 tiles x 8 slices ran 56²x64->64 at 1.00x cuDNN and x 16 the 1x1 layer at 1.00x, where
 // x 32 (two launches of 16 slices) ran 0.56-0.85x, 64x128 tiles (two runs of 64 channels each) 0.46-0.51x,
@@ -109,6 +107,8 @@ TEST(ConvPlan, Sm90WgradSplitsBetweenTheImagesInFullChannelRuns) {
   EXPECT_EQ(stem.select(stem.shape(stem_layer())).config.arch, 80);
 }
 
+// CUTLASS's fixed-channel iterators pack the taps of an input of exactly one vector of channels
+// into each K tile: the stem's 49 taps of 8 channels fill 13 32-deep tiles instead of 49.
 TEST(ConvPlan, FixedChannelKernelsPackTheStemsTaps) {
   const Conv2dSize stem = stem_layer();
   Conv2d fprop(kFprop, options(DataType::f16));

@@ -121,11 +121,15 @@ def test_conv_modules_match_torch_in_float64(modules):
     ref = torch.nn.grad.conv2d_weight(x.double(), (64, 64, 3, 3), dy.double(), padding=1)
     assert torch.allclose(dw.double(), ref, rtol=1e-3, atol=1.0)  # f16 dw of sums up to ~1e5: rounded
     # The plan chose parallel split-K for this layer: the module's defaults are its mode and slices.
-    assert "_splitk" in cuforge.op.Conv2d("wgrad", element=F16).construct().name
+    wgrad_kernel = cuforge.op.Conv2d("wgrad", element=F16).construct().name
+    assert "_splitk" in wgrad_kernel
     dw = modules["cf_wgrad"].run([64, 64, 3, 3], dy, x, None, (1, 1), (1, 1))
     assert torch.allclose(dw.double(), ref, rtol=1e-3, atol=1.0)
     with pytest.raises(RuntimeError, match="split_k_mode: the kernel splits K into f32 slices"):
         modules["cf_wgrad"].run([64, 64, 3, 3], dy, x, None, (1, 1), (1, 1), split_k_mode="serial", split_k_slices=2)
+    if "_sm90_" in wgrad_kernel:
+        with pytest.raises(RuntimeError, match="splits K between the images, into at most N = 32 slices; got 33"):
+            modules["cf_wgrad"].run([64, 64, 3, 3], dy, x, None, (1, 1), (1, 1), split_k_slices=33)
 
 
 def test_a_pointwise_module_takes_1x1_filters(modules):

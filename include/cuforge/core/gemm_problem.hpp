@@ -28,8 +28,9 @@ struct GemmTypes {
 
 // What a convolution adds to the class of the implicit GEMM it computes (op/conv_check.hpp).
 struct ConvClass {
-  // Only the SM80 kernels run it (strided dgrad, serial split-K or parallel split-K into more slices
-  // than wgrad has images, or padding and dilation beyond SM90's TMA im2col loads).
+  // Only the SM80 kernels run it (strided dgrad, serial split-K, parallel split-K of fprop or dgrad
+  // or of wgrad into more slices than it has images, or padding and dilation beyond SM90's TMA
+  // im2col loads).
   bool sm80_only = false;
   // fprop and dgrad: the implicit GEMM's K is R·S runs of this many channels, and the kernels (SM80
   // and SM90 alike) start each run in a fresh K tile, so a run shorter than the tile's K leaves the

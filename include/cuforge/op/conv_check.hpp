@@ -6,8 +6,8 @@
 // P = (H + 2 pad - dilation (R - 1) - 1) / stride + 1), stride, padding and dilation, what CUTLASS's
 // implicit-GEMM kernels support (filters up to 32 x 32; dgrad without dilation, strided dgrad without
 // split-K), channel alignment, 32-bit sizes and overlap of D with the inputs. The problem class records
-// what only the SM80 kernels run (GemmShape::sm80_only: strided dgrad, split-K, padding and dilation
-// beyond SM90's TMA im2col loads), so that selection leaves it to them, and the run's own split-K
+// what only the SM80 kernels run (ConvClass::sm80_only: strided dgrad, serial split-K, parallel
+// split-K but wgrad's into at most N slices, padding and dilation beyond SM90's TMA im2col loads), so that selection leaves it to them, and the run's own split-K
 // (GemmShape::splits), which selection then takes as given.
 #pragma once
 

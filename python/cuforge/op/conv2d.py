@@ -78,8 +78,9 @@ def _nhwc_views(operands):
 class Conv2d(Plan):
     """A 2-D convolution plan of one kind, D = activation(alpha * conv + beta * C), computed as an
     implicit GEMM by CUTLASS's kernels: on Hopper its SM90 ones (f16 and bf16 with f32 accumulation)
-    beside its SM80 ones, which also run what the SM90 kernels cannot (strided dgrad; split-K, serial
-    and parallel); ``kernel_cc=80`` keeps to SM80. The tensors:
+    beside its SM80 ones, which also run what the SM90 kernels cannot (strided dgrad; serial split-K;
+    parallel split-K but wgrad's into at most as many slices as it has images); ``kernel_cc=80`` keeps
+    to SM80. The tensors:
 
     - ``fprop``: A = x (N, H, W, C), B = filters (K, R, S, C), D = y (N, P, Q, K)
     - ``dgrad``: A = dy (N, P, Q, K), B = filters (K, R, S, C), D = dx (N, H, W, C)
