@@ -213,10 +213,10 @@ void bind_plans(nb::module_& m) {
   grouped
       .def("select",
            [](const GroupedGemm& g, int64_t groups, int64_t m, int64_t n, int64_t k, const Alignments& alignments,
-              bool ragged) { return g.select(g.shape(groups, m, n, k, caps(alignments), ragged)); },
-           "groups"_a, "m"_a, "n"_a, "k"_a, "alignments"_a = Alignments{}, "ragged"_a = false,
+              bool ragged, bool bias) { return g.select(g.shape(groups, m, n, k, caps(alignments), ragged, bias)); },
+           "groups"_a, "m"_a, "n"_a, "k"_a, "alignments"_a = Alignments{}, "ragged"_a = false, "bias"_a = false,
            "The kernel `groups` groups of packed operands of these mean sizes (M differing between groups where "
-           "`ragged`, as in the offsets form) would run.")
+           "`ragged`, as in the offsets form; C a bias row per group where `bias`) would run.")
       .def("compile",
            [](GroupedGemm& g, const std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>& problems,
               const Alignments& alignments, int jobs, bool ragged) {

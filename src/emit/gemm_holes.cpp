@@ -93,6 +93,10 @@ constexpr std::string_view kSm90TreeArguments = R"(  args.epilogue.thread = {
 constexpr std::string_view kBiasRow =
     "fusion::Sm90RowBroadcast<0, TileShape, ElementC, ElementCompute,\n"
     "                                             cute::Stride<cute::_0, cute::_1, int64_t>, AlignmentC>";
+// A grouped kernel's bias rows: one per group, an array of pointers (the group is the L coordinate).
+constexpr std::string_view kGroupBiasRows =
+    "fusion::Sm90RowBroadcast<0, TileShape, ElementC*, ElementCompute,\n"
+    "                                             cute::Stride<cute::_0, cute::_1, cute::_0>, AlignmentC>";
 // A swapped kernel writes D^T: the problem's bias row is a column of it.
 constexpr std::string_view kBiasColumn =
     "fusion::Sm90ColBroadcast<0, TileShape, ElementC, ElementCompute,\n"
@@ -174,15 +178,17 @@ Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const Bi
                                              : "alpha is alpha * scale_a * scale_b, the scales read on the device."},
                           {"element_source", c.bias ? "void" : "ElementC"},
                           {"source_node", !c.bias ? "fusion::Sm90SrcFetch<ElementC>"
+                                          : grouped ? std::string(kGroupBiasRows)
                                           : std::string(column ? kBiasColumn : kBiasRow)},
                           {"activation", activation},
                           {"alpha_broadcast", alpha}});
     h["epilogue_thread_arguments"] = render(
         kSm90TreeArguments,
         {{"source_arguments",
-          c.bias ? fmt::format("{{static_cast<const ElementC*>({}), ElementC(0),\n"
+          c.bias ? fmt::format("{{{}({}), ElementC(0),\n"
                                "        cute::make_stride(cute::Int<{}>{{}}, cute::Int<{}>{{}}, {})}}",
-                               bias.pointer, column ? 1 : 0, column ? 0 : 1, bias.batch_stride)
+                               grouped ? "" : "static_cast<const ElementC*>", bias.pointer, column ? 1 : 0,
+                               column ? 0 : 1, bias.batch_stride)
                  : "{}"},
          {"alpha_arguments", alpha_arguments},
          {"activation_arguments", activation_arguments}});

@@ -24,7 +24,8 @@ std::string leaky_relu_argument(const library::GemmConfig& c, std::string_view c
 // its partials' configuration).
 Holes common_holes(const library::GemmConfig& c, const std::string& name);
 
-// Where an entry's arguments `p` hold a bias row: its pointer and its stride between batches.
+// Where an entry's arguments `p` hold a bias row: its pointer and its stride between batches (a
+// grouped kernel's: the array of the groups' row pointers).
 struct BiasRow {
   std::string_view pointer = "p.c", batch_stride = "p.batch_stride_c";
 };

@@ -7,8 +7,11 @@ namespace cuforge::emit {
 
 std::string grouped_gemm_source(const library::GemmConfig& c) {
   const bool sm90 = c.arch >= 90;
-  Holes h = sm90 ? sm90_holes(c, c.name()) : sm80_holes(c, c.name());
+  // A bias row per group (C's pointers with a leading dimension of 0): SM90 broadcasts each row in the
+  // epilogue, SM80 reads C with that leading dimension.
+  Holes h = sm90 ? sm90_holes(c, c.name(), {"arrays.c", "cute::_0{}"}) : sm80_holes(c, c.name());
   if (sm90) {
+    h["source_arguments"] = c.bias ? "" : "\n  args.epilogue.ptr_C = arrays.c;\n  args.epilogue.dC = arrays.stride_c;";
     // Which mode of each CUTLASS 3.x stride is the leading dimension (B is indexed N x K).
     h["a_ld_mode"] = c.layout_a == Layout::RowMajor ? "0" : "1";
     h["b_ld_mode"] = c.layout_b == Layout::RowMajor ? "1" : "0";

@@ -340,7 +340,6 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
       return fmt::format("grouped kernels schedule their own tiles over the groups: the {} tile scheduler does not "
                          "apply", to_string(c.tile.tile_scheduler));
     if (c.parallel_split_k) return std::string("grouped kernels do not split K");
-    if (c.bias) return std::string("grouped kernels take a C matrix per group, not a bias row");
   }
   if (is_conv(c.kind)) {
     if (auto why = why_invalid_conv(c)) return why;

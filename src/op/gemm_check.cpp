@@ -154,8 +154,9 @@ GemmProblem check_gemm(const GemmTypes& plan, int device, const TensorRef& a, co
   if (mb.rows != k) fail("B", fmt::format("expected {} rows (K, the columns of A), got {}: {}", k, mb.rows, b.describe()));
   if (md.rows != m || md.cols != n)
     fail("D", fmt::format("expected shape (M, N) = ({}, {}) from A and B, got ({}, {})", m, n, md.rows, md.cols));
-  // C is D-shaped, or one row of N broadcast over D's rows (a bias, as a vector or a 1 x N matrix).
-  const bool bias = mc && mc->rows == 1 && m > 1;
+  // C is D-shaped, or one row of N broadcast over D's rows (a bias, as a vector or a 1 x N matrix; D of
+  // one row reads it as a matrix, an empty D as either).
+  const bool bias = mc && mc->rows == 1 && m != 1;
   if (mc && ((mc->rows != m && !bias) || mc->cols != n))
     fail("C", fmt::format("expected shape (M, N) = ({}, {}) like D, or a bias of N = {} (shape ({},) or (1, {})), "
                           "got {}", m, n, n, n, n, c.describe()));

@@ -66,6 +66,8 @@ GroupedProblem check_grouped(const GemmTypes& plan, int device, const std::vecto
   int align_a = 16, align_b = 16, align_c = 16;
   int64_t first_m = -1;  // of the first group with an output
   bool ragged = false;
+  int64_t bias_group = -1;  // the first group whose C says whether C is a bias row
+  bool bias = false;
   static const TensorRef kNone;
   for (size_t g = 0; g < d.size(); ++g) {
     GemmProblem problem =
@@ -73,9 +75,18 @@ GroupedProblem check_grouped(const GemmTypes& plan, int device, const std::vecto
     if (d[g].rank != 2 || a[g].rank != 2 || b[g].rank != 2)
       fail(fmt::format("group {}: expected matrices (rank 2), got A of rank {}, B {}, D {}", g, a[g].rank, b[g].rank,
                        d[g].rank));
-    if (problem.shape.bias)
-      fail(fmt::format("group {}: C: grouped kernels take a C matrix per group like D ({} x {}), not a bias row", g,
-                       d[g].shape[0], d[g].shape[1]));
+    // One kernel runs every group: C is a matrix like D in all of them, or a bias row (N) in all. A
+    // group of one row reads its one row of C either way.
+    if (!c.empty() && !c[g].empty() && problem.shape.m > 1) {
+      if (bias_group < 0) {
+        bias_group = int64_t(g);
+        bias = problem.shape.bias;
+      }
+      if (problem.shape.bias != bias)
+        fail(fmt::format("group {}: C: expected {} like group {}'s, got {}", g,
+                         bias ? "a bias row" : fmt::format("a matrix like D ({} x {})", d[g].shape[0], d[g].shape[1]),
+                         bias_group, c[g].describe()));
+    }
     // A group with K = 0 reads zeros instead of its A and B (GroupedGemm::run): theirs are unread.
     size_t zeros_bytes = 0;
     const GemmShape s =
@@ -96,6 +107,7 @@ GroupedProblem check_grouped(const GemmTypes& plan, int device, const std::vecto
   GemmTypes t = plan.canonical();
   p.shape = summary(p.groups, m, n, k, std::min(align_a, most(t.element_a)), std::min(align_b, most(t.element_b)),
                     std::min(align_c, most(t.element_d)), ragged);
+  p.shape.bias = bias;
   return p;
 }
 
@@ -121,8 +133,9 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
     fail(fmt::format("B: expected one matrix per group, a tensor of shape ({}, K, N), got {}", groups,
                      b.empty() ? "none" : b.describe()));
   if (d.rank != 2) fail(fmt::format("D: expected the groups' rows as one matrix (total_M, N), got {}", d.describe()));
-  if (!c.empty() && c.rank != 2)
-    fail(fmt::format("C: expected the groups' rows as one matrix like D (total_M, N), got {}", c.describe()));
+  if (!c.empty() && c.rank != 2 && c.rank != 1)
+    fail(fmt::format("C: expected the groups' rows as one matrix like D (total_M, N), or one bias row (N) for every "
+                     "group, got {}", c.describe()));
   // B's first matrix stands for all: the same shape, layout and alignment, a batch stride apart.
   TensorRef b0 = b;
   b0.rank = 2;
@@ -146,18 +159,21 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
   // The group sizes stay on the device: the class is ragged, whatever they are.
   p.shape = summary(groups, double(w.m) / double(groups), double(w.n), double(w.k), w.align_a,
                     std::min(w.align_b, align_b), w.align_c, true);
+  p.shape.bias = w.bias;
   p.offsets = o;
   return p;
 }
 
 GemmShape grouped_shape(const GemmTypes& plan, int64_t groups, int64_t m, int64_t n, int64_t k,
-                        std::array<int, 3> alignment_caps, bool ragged) {
+                        std::array<int, 3> alignment_caps, bool ragged, bool bias) {
   if (groups < 1 || groups > INT32_MAX) fail(fmt::format("groups: expected 1 to {}, got {}", INT32_MAX, groups));
   // The groups' own extents are unknown: packed operands of whole 16-byte vectors, capped as given.
   GemmShape one = packed_shape(plan, m, n, k, 1, false, alignment_caps);
   GemmShape aligned = packed_shape(plan, 16, 16, 16, 1, false, alignment_caps);
-  return summary(groups, double(one.m), double(one.n), double(one.k), aligned.align_a, aligned.align_b,
-                 aligned.align_c, ragged);
+  GemmShape s = summary(groups, double(one.m), double(one.n), double(one.k), aligned.align_a, aligned.align_b,
+                        aligned.align_c, ragged);
+  s.bias = bias;
+  return s;
 }
 
 }  // namespace cuforge::op

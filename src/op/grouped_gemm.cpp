@@ -19,8 +19,8 @@ size_t rounded(size_t bytes) { return (bytes + kScratchAlignment - 1) / kScratch
 GroupedGemm::GroupedGemm(const GemmOptions& options) : Plan(options, KernelKind::Grouped) {}
 
 GemmShape GroupedGemm::shape(int64_t groups, int64_t m, int64_t n, int64_t k, std::array<int, 3> alignment_caps,
-                             bool ragged) const {
-  return op::grouped_shape(options_, groups, m, n, k, alignment_caps, ragged);
+                             bool ragged, bool bias) const {
+  return op::grouped_shape(options_, groups, m, n, k, alignment_caps, ragged, bias);
 }
 
 GroupedProblem GroupedGemm::check(const std::vector<TensorRef>& a, const std::vector<TensorRef>& b,

@@ -159,7 +159,14 @@ TEST(GroupedCheck, ListsAreCheckedGroupByGroup) {
     row.data = reinterpret_cast<const void*>(kBase + (uintptr_t(g) << 24) + (3 << 20));
     bias.c.push_back(row);
   }
-  says(bias, "group 0: C: grouped kernels take a C matrix per group", 1.0);
+  // A bias row per group (the group of one row reads its row either way); a kernel runs them all, so C is
+  // a bias row in every group or a matrix in every group.
+  const GroupedProblem biased = bias.check(o, 1.0);
+  EXPECT_TRUE(biased.shape.bias);
+  EXPECT_EQ(biased.list[0].ldc, 0);
+  Lists mixed = bias;
+  mixed.c[3] = matrix(kBase + (3 << 24) + (3 << 20), 96, 256, DataType::bf16);
+  says(mixed, "group 3: C: expected a bias row like group 0's, got (96, 256)", 1.0);
   Lists batched = l;
   batched.a[0].rank = 3;
   batched.a[0].shape = {1, 128, 64};

@@ -1,7 +1,8 @@
 """Grouped GEMM on the GPU, bit-exact on integer data against a float64 reference: both kernel
 families, f16 and bf16 in every layout (and e4m3 on SM90), ragged groups (sizes off the tiles, a
-group of one row, empty groups, K = 0), activations, the offsets form (device offsets, empty groups,
-B row- or column-major), two streams, and a CUDA graph of the offsets form.
+group of one row, empty groups, K = 0), activations, a bias row per group, the offsets form (device
+offsets, empty groups, B row- or column-major, a bias row), two streams, and a CUDA graph of the
+offsets form.
 """
 
 from __future__ import annotations
@@ -56,24 +57,27 @@ def mean_class(groups):
 
 
 def cases():
-    """(plan, the class it runs) of every test below, for the prebuild."""
+    """(plan, the class it runs, select()'s options) of every test below, for the prebuild."""
     for family in FAMILIES:
+        yield plan(family, torch.bfloat16, activation=cuforge.epilogue.relu), mean_class(RAGGED), {"bias": True}
+        yield plan(family, torch.bfloat16), (MOE["groups"], -(-MOE["total"] // MOE["groups"]), MOE["n"], MOE["k"]), \
+            {"bias": True, "ragged": True}
         for dname, dtype in DTYPES.items():
             for la, lb in LAYOUTS:
-                yield plan(family, dtype, la, lb), mean_class(shapes_for(la))
-        yield plan(family, torch.bfloat16, lc=COL), mean_class(RAGGED_M8)
-        yield plan(family, activation=cuforge.epilogue.relu), mean_class(RAGGED)
-        yield plan(family, activation=cuforge.epilogue.gelu), mean_class(RAGGED)
+                yield plan(family, dtype, la, lb), mean_class(shapes_for(la)), {}
+        yield plan(family, torch.bfloat16, lc=COL), mean_class(RAGGED_M8), {}
+        yield plan(family, activation=cuforge.epilogue.relu), mean_class(RAGGED), {}
+        yield plan(family, activation=cuforge.epilogue.gelu), mean_class(RAGGED), {}
         for lb in (ROW, COL):
             yield plan(family, torch.bfloat16, lb=lb), (MOE["groups"], -(-MOE["total"] // MOE["groups"]), MOE["n"],
-                                                       MOE["k"])
+                                                       MOE["k"]), {}
     for fast_accum in (False, True):
-        yield fp8_plan(fast_accum), mean_class(FP8)
+        yield fp8_plan(fast_accum), mean_class(FP8), {}
 
 
 @pytest.fixture(scope="module", autouse=True)
 def prebuilt():
-    build_selected([lambda p=p, c=c: p.select(*c) for p, c in cases()])
+    build_selected([lambda p=p, c=c, o=o: p.select(*c, **o) for p, c, o in cases()])
 
 
 def groups_of(shapes, dtype, la, lb, gen, c_dtype=None):
@@ -125,6 +129,28 @@ def test_column_major_d_and_activations(family):
         p.run(As, Bs, Cs, Ds, beta=1.0)
         assert p.last_kernel.endswith("_" + name)
         check(Ds, As, Bs, Cs, 1.0, lambda x: act(x.float()).double() if not exact else act(x), exact)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_bias_row_per_group(family):
+    """C as one row (N) per group, broadcast over the group's rows, with relu: ragged groups, one of one row
+    (whose C reads as a matrix too), an empty one, K = 0 (relu(beta * bias)); the offsets form with one
+    bias row for every group."""
+    gen = torch.Generator(device="cuda").manual_seed(12)
+    As, Bs, _ = groups_of(RAGGED, torch.bfloat16, ROW, ROW, gen)
+    biases = [rand_int(1, n, torch.bfloat16, ROW, gen)[0] for m, n, k in RAGGED]
+    Ds = [torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16) for m, n, k in RAGGED]
+    p = plan(family, torch.bfloat16, activation=cuforge.epilogue.relu)
+    p.run(As, Bs, biases, Ds, beta=1.0)
+    assert p.last_kernel.startswith(f"cuforge_{family}_") and p.last_kernel.endswith("_relu_bias"), p.last_kernel
+    check(Ds, As, Bs, [b.expand(D.shape) for b, D in zip(biases, Ds)], 1.0, torch.relu)
+    A, B, C, offs, sizes = moe_operands(gen)
+    bias = rand_int(1, C.shape[1], torch.bfloat16, ROW, gen)[0]
+    D = torch.full_like(C, float("nan"))
+    q = plan(family, torch.bfloat16)
+    q.run(A, B, bias, D, beta=-1.0, offsets=offs)
+    assert q.last_kernel.endswith("_bias"), q.last_kernel
+    assert_exact(D, moe_reference(A, B, bias.expand(C.shape), sizes, -1.0))
 
 
 @pytest.mark.parametrize("fast_accum", [False, True], ids=["promoted", "fast_accum"])

@@ -59,6 +59,9 @@ def test_a_valid_run_stops_at_the_device():
         plan.run(As, Bs, Cs, Ds, beta=1.0)
     with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
         plan.run(As, Bs, None, Ds)
+    biases = [FakeDeviceArray((32,), np.float16, ptr=0x20_0000_0000 + g * GIB) for g in range(4)]
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):  # a bias row per group
+        plan.run(As, Bs, biases, Ds, beta=1.0)
 
 
 @pytest.mark.parametrize("change, says", [
@@ -68,7 +71,7 @@ def test_a_valid_run_stops_at_the_device():
     (lambda L: L[3].__setitem__(0, FakeDeviceArray((64, 32), np.float16, ptr=0x10_0000_0000 + 3 * GIB, device=1)),
      "^group 0: D: expected a tensor on cuda:0"),
     (lambda L: L[2].__setitem__(0, FakeDeviceArray((32,), np.float16, ptr=0x10_0000_0000 + 2 * GIB)),
-     "^group 0: C: grouped kernels take a C matrix per group"),
+     r"^group 1: C: expected a bias row like group 0's, got \(8, 32\)"),
     (lambda L: L[0].__setitem__(0, FakeDeviceArray((1, 64, 16), np.float16, ptr=0x10_0000_0000)),
      "^group 0: expected matrices"),
 ])

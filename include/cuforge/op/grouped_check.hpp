@@ -26,8 +26,8 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
 
 // The class G groups of these mean sizes are chosen as (operands of whole 16-byte vectors on
 // 16-byte aligned allocations, alignments capped where given, in elements); `ragged`: the groups'
-// M differ around that mean (the offsets form's class always is).
+// M differ around that mean (the offsets form's class always is); `bias`: C is a bias row per group.
 GemmShape grouped_shape(const GemmTypes& plan, int64_t groups, int64_t m, int64_t n, int64_t k,
-                        std::array<int, 3> alignment_caps = {}, bool ragged = false);
+                        std::array<int, 3> alignment_caps = {}, bool ragged = false, bool bias = false);
 
 }  // namespace cuforge::op

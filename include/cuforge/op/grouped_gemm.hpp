@@ -24,9 +24,9 @@ class GroupedGemm : public op::Plan<runtime::GroupedGemmKernel, GroupedProblem> 
   explicit GroupedGemm(const GemmOptions& options);
 
   // The problem class of `groups` groups of packed operands of these mean sizes (M differing between
-  // groups where `ragged`, as in the offsets form).
+  // groups where `ragged`, as in the offsets form; C a bias row per group where `bias`).
   GemmShape shape(int64_t groups, int64_t m, int64_t n, int64_t k, std::array<int, 3> alignment_caps = {},
-                  bool ragged = false) const;
+                  bool ragged = false, bool bias = false) const;
   select::GemmCandidate select(const GemmShape& shape) const { return choice(shape); }
   std::vector<compile::CompileResult> compile(const std::vector<GemmShape>& shapes, int jobs = 0) {
     return compile_shapes(shapes, jobs);

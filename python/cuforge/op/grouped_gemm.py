@@ -38,12 +38,13 @@ class GroupedGemm(Plan):
     _core_class = _core.GroupedGemm
 
     def select(self, groups: int, M: int, N: int, K: int, *, alignment_A=None, alignment_B=None,
-               alignment_C=None, ragged: bool = False) -> str:
+               alignment_C=None, ragged: bool = False, bias: bool = False) -> str:
         """Name of the kernel `groups` groups of packed operands of these mean sizes would run;
         ``ragged``: the groups' M differ around the mean M (the offsets form's groups always count as
-        ragged: their sizes stay on the device), which favours tiles of fewer rows."""
+        ragged: their sizes stay on the device), which favours tiles of fewer rows; ``bias``: C is a
+        bias row (N) per group."""
         return self._plan.select(integer(groups, "groups"), integer(M, "M"), integer(N, "N"), integer(K, "K"),
-                                 alignments(alignment_A, alignment_B, alignment_C), bool(ragged)).name
+                                 alignments(alignment_A, alignment_B, alignment_C), bool(ragged), bool(bias)).name
 
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
                 print_module: bool = False, *, groups: int | None = None, M: int | None = None,
