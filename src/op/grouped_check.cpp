@@ -23,11 +23,12 @@ int64_t bucket(int64_t extent) {
 }
 
 // The class of `groups` groups of mean extents m, n, k (M differing between groups where
-// `ragged`), with the alignments all allow.
+// `ragged`), with the alignments all allow; `bias`: C is a bias row per group.
 GemmShape summary(int64_t groups, double m, double n, double k, int align_a, int align_b, int align_c,
-                  bool ragged) {
+                  bool ragged, bool bias) {
   GemmShape s;
   s.ragged = ragged;
+  s.bias = bias;
   s.batch = groups;
   s.m = bucket(int64_t(m + 0.999));
   s.n = bucket(int64_t(n + 0.999));
@@ -106,8 +107,7 @@ GroupedProblem check_grouped(const GemmTypes& plan, int device, const std::vecto
   auto most = [](DataType t) { return 16 / size_bytes(t); };
   GemmTypes t = plan.canonical();
   p.shape = summary(p.groups, m, n, k, std::min(align_a, most(t.element_a)), std::min(align_b, most(t.element_b)),
-                    std::min(align_c, most(t.element_d)), ragged);
-  p.shape.bias = bias;
+                    std::min(align_c, most(t.element_d)), ragged, bias);
   return p;
 }
 
@@ -158,8 +158,7 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
                                         groups > 1 ? o.batch_stride_b : 0);
   // The group sizes stay on the device: the class is ragged, whatever they are.
   p.shape = summary(groups, double(w.m) / double(groups), double(w.n), double(w.k), w.align_a,
-                    std::min(w.align_b, align_b), w.align_c, true);
-  p.shape.bias = w.bias;
+                    std::min(w.align_b, align_b), w.align_c, true, w.bias);
   p.offsets = o;
   return p;
 }
@@ -170,10 +169,8 @@ GemmShape grouped_shape(const GemmTypes& plan, int64_t groups, int64_t m, int64_
   // The groups' own extents are unknown: packed operands of whole 16-byte vectors, capped as given.
   GemmShape one = packed_shape(plan, m, n, k, 1, false, alignment_caps);
   GemmShape aligned = packed_shape(plan, 16, 16, 16, 1, false, alignment_caps);
-  GemmShape s = summary(groups, double(one.m), double(one.n), double(one.k), aligned.align_a, aligned.align_b,
-                        aligned.align_c, ragged);
-  s.bias = bias;
-  return s;
+  return summary(groups, double(one.m), double(one.n), double(one.k), aligned.align_a, aligned.align_b,
+                 aligned.align_c, ragged, bias);
 }
 
 }  // namespace cuforge::op

@@ -28,6 +28,7 @@ RAGGED = [(264, 200, 136), (1, 136, 64), (0, 200, 136), (96, 8, 256), (130, 72, 
 RAGGED_M8 = [(264, 200, 136), (8, 136, 64), (0, 200, 136), (96, 8, 256), (136, 72, 0), (72, 248, 40)]
 FP8 = [(m, n, k - k % 16) for m, n, k in RAGGED]  # K of whole 16-byte e4m3 vectors
 MOE = dict(groups=8, total=1000, n=512, k=256)
+MOE_CLASS = (MOE["groups"], -(-MOE["total"] // MOE["groups"]), MOE["n"], MOE["k"])  # as the offsets form summarises it
 
 
 def plan(family, dtype=torch.float16, la=ROW, lb=ROW, lc=ROW, **settings):
@@ -60,8 +61,7 @@ def cases():
     """(plan, the class it runs, select()'s options) of every test below, for the prebuild."""
     for family in FAMILIES:
         yield plan(family, torch.bfloat16, activation=cuforge.epilogue.relu), mean_class(RAGGED), {"bias": True}
-        yield plan(family, torch.bfloat16), (MOE["groups"], -(-MOE["total"] // MOE["groups"]), MOE["n"], MOE["k"]), \
-            {"bias": True, "ragged": True}
+        yield plan(family, torch.bfloat16), MOE_CLASS, {"bias": True, "ragged": True}
         for dname, dtype in DTYPES.items():
             for la, lb in LAYOUTS:
                 yield plan(family, dtype, la, lb), mean_class(shapes_for(la)), {}
@@ -69,8 +69,7 @@ def cases():
         yield plan(family, activation=cuforge.epilogue.relu), mean_class(RAGGED), {}
         yield plan(family, activation=cuforge.epilogue.gelu), mean_class(RAGGED), {}
         for lb in (ROW, COL):
-            yield plan(family, torch.bfloat16, lb=lb), (MOE["groups"], -(-MOE["total"] // MOE["groups"]), MOE["n"],
-                                                       MOE["k"]), {}
+            yield plan(family, torch.bfloat16, lb=lb), MOE_CLASS, {"ragged": True}
     for fast_accum in (False, True):
         yield fp8_plan(fast_accum), mean_class(FP8), {}
 
