@@ -77,7 +77,11 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
     return (peers - 1) * turn_us * (deterministic ? 1.0 : model.arrival_order_turn_fraction);
   };
   if (c.parallel_split_k) {  // the slices as a batch of whole tiles, then the reduction kernel
-    int64_t slice_iters = ceil_div(k_iters, splits);
+    // An SM90 wgrad slice holds whole images: the longest of S slices of N images runs ceil(N/S).
+    const int64_t images = sm90_conv ? p.conv.images : 0;
+    const int64_t slice_iters =
+        images > 0 ? ceil_div(ceil_div(images, int64_t(splits)) * (p.k / images), int64_t(t[2]))
+                   : ceil_div(k_iters, int64_t(splits));
     // SM90 wgrad launches its slices library::kSm90ConvSlicesPerLaunch at a time, one launch after the
     // other, each in whole waves.
     const int64_t launches = sm90_conv ? ceil_div(int64_t(splits), int64_t(library::kSm90ConvSlicesPerLaunch)) : 1;

@@ -102,6 +102,14 @@ TEST(ConvPlan, Sm90WgradSplitsBetweenTheImagesInFullChannelRuns) {
   // 32 slices take two launches of 16, one after the other.
   EXPECT_GT(select::estimated_time_us(chosen.config, s, 32, true, 132),
             select::estimated_time_us(chosen.config, s, 16, true, 132));
+  // A slice holds whole images: 4 slices of 7 images run 2 at most, as of 8 (compute-bound here, the
+  // DRAM floor's share left out).
+  select::CostModel compute_only;
+  compute_only.unhidden_fraction = 0;
+  Conv2dSize seven = resnet_layer(), eight = resnet_layer();
+  seven.n = 7, eight.n = 8;
+  EXPECT_DOUBLE_EQ(select::estimated_time_us(chosen.config, wgrad.shape(seven), 4, true, 132, compute_only),
+                   select::estimated_time_us(chosen.config, wgrad.shape(eight), 4, true, 132, compute_only));
   // The stem's 8 channels leave SM90's 64-wide N tiles 1/8 full: SM80 (1.23x cuDNN in --sweep-wgrad).
   Conv2d stem(kWgrad, options(DataType::f16));
   EXPECT_EQ(stem.select(stem.shape(stem_layer())).config.arch, 80);
