@@ -28,11 +28,13 @@ class GroupedGemm(Plan):
     accumulator, cc, kernel_cc, opclass); SM90 pointer-array kernels (f16, bf16, e4m3) or SM80
     GemmGrouped kernels (f16, bf16; ``kernel_cc=80``).
 
-    ``run(As, Bs, Cs, Ds)`` takes lists (NumPy, PyTorch or CuPy; C may be None when beta is 0);
+    ``run(As, Bs, Cs, Ds)`` takes lists (NumPy, PyTorch or CuPy; C may be None when beta is 0, or a
+    bias row of N per group, broadcast over the group's rows, in every group alike);
     ``run(A, B, C, D, offsets=offs)`` the offsets form: A (total_M x K) and D (total_M x N) cut into
     groups of rows by ``offs`` (int32 on the GPU, group g's rows end at offs[g]), B (G x K x N), so
     that the group sizes never leave the GPU (no host synchronisation; a run can be captured in a
-    CUDA graph). Offsets past total_M or decreasing are clipped on the GPU, never read past.
+    CUDA graph); there C is like D, or one bias row of N for every group. Offsets past total_M or
+    decreasing are clipped on the GPU, never read past.
     """
 
     _core_class = _core.GroupedGemm
