@@ -219,15 +219,15 @@ void bind_plans(nb::module_& m) {
            "`ragged`, as in the offsets form; C a bias row per group where `bias`) would run.")
       .def("compile",
            [](GroupedGemm& g, const std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>& problems,
-              const Alignments& alignments, int jobs, bool ragged) {
+              const Alignments& alignments, int jobs, bool ragged, bool bias) {
              std::vector<GemmShape> shapes;
              for (auto [groups, m, n, k] : problems)
-               shapes.push_back(g.shape(groups, m, n, k, caps(alignments), ragged));
+               shapes.push_back(g.shape(groups, m, n, k, caps(alignments), ragged, bias));
              return compile_results([&] { return g.compile(shapes, jobs); });
            },
-           "problems"_a, "alignments"_a, "jobs"_a = 0, "ragged"_a = false,
-           "Build the kernels chosen for (groups, M, N, K) classes (M differing between groups where `ragged`), in "
-           "parallel; later runs use them.")
+           "problems"_a, "alignments"_a, "jobs"_a = 0, "ragged"_a = false, "bias"_a = false,
+           "Build the kernels chosen for (groups, M, N, K) classes (M differing between groups where `ragged`; C a "
+           "bias row per group where `bias`), in parallel; later runs use them.")
       .def("run",
            [](GroupedGemm& g, const std::vector<nb::handle>& a, const std::vector<nb::handle>& b,
               const std::vector<nb::handle>& c, const std::vector<nb::handle>& d, double alpha, double beta,
@@ -304,14 +304,15 @@ void bind_plans(nb::module_& m) {
            "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "bias"_a = false,
            "The kernel a convolution of (N, H, W, C, K, R, S) would run (dense tensors).")
       .def("compile",
-           [](Conv2d& g, const std::vector<std::tuple<ConvExtents, Pair, Pair, Pair>>& problems, int jobs) {
+           [](Conv2d& g, const std::vector<std::tuple<ConvExtents, Pair, Pair, Pair>>& problems, int jobs, bool bias) {
              std::vector<GemmShape> shapes;
              for (const auto& [extents, stride, padding, dilation] : problems)
-               shapes.push_back(g.shape(op::conv_size(extents, {stride, padding, dilation})));
+               shapes.push_back(g.shape(op::conv_size(extents, {stride, padding, dilation}), bias));
              return compile_results([&] { return g.compile(shapes, jobs); });
            },
-           "problems"_a, "jobs"_a = 0,
-           "Build the kernels chosen for ((N, H, W, C, K, R, S), stride, padding, dilation) problems, in parallel.")
+           "problems"_a, "jobs"_a = 0, "bias"_a = false,
+           "Build the kernels chosen for ((N, H, W, C, K, R, S), stride, padding, dilation) problems (C a bias of "
+           "one value per channel where `bias`), in parallel.")
       .def("run",
            [](Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, const Pair& stride,
               const Pair& padding, const Pair& dilation, double alpha, double beta, int splits, bool parallel,

@@ -494,3 +494,45 @@ def test_a_batch_over_one_b_folds_into_the_rows_of_one_gemm():
     huge = [(0, None, (2**16, 2**16, 8), (2**19, 8, 1), 0), (0, None, (8, 8), (8, 1), 0), None,
             (0, None, (2**16, 2**16, 8), (2**19, 8, 1), 0)]
     assert fold_batch_into_rows(huge) == huge
+
+
+def _bias_holding_plans():
+    """A plan of each operation holding its tensors with C a bias (host arrays: only their shapes are read)."""
+    f16 = np.float16
+    gemm = cuforge.op.Gemm(A=np.ones((64, 32), f16), B=np.ones((32, 16), f16), C=np.ones(16, f16),
+                           D=np.ones((64, 16), f16))
+    grouped = cuforge.op.GroupedGemm(A=[np.ones((1, 32), f16), np.ones((64, 32), f16)], B=[np.ones((32, 16), f16)] * 2,
+                                     C=[np.ones((1, 16), f16)] * 2, D=[np.ones((1, 16), f16), np.ones((64, 16), f16)])
+    conv = cuforge.op.Conv2d(kind="fprop", A=np.ones((2, 8, 8, 16), f16), B=np.ones((32, 3, 3, 16), f16),
+                             C=np.ones(32, f16), D=np.ones((2, 6, 6, 32), f16), element_accumulator=np.float32)
+    return gemm, grouped, conv
+
+
+def test_construct_takes_the_bias_kernel_a_plan_holding_a_bias_c_runs():
+    gemm, _, conv = _bias_holding_plans()
+    for plan in (gemm, conv):
+        assert plan.construct().name.endswith("_bias"), plan.construct().name
+        assert not plan.construct(bias=False).name.endswith("_bias")
+    # A 1 x N C is D-shaped where A has one row; a matrix C is never a bias.
+    one_row = cuforge.op.Gemm(A=np.ones((1, 32), np.float16), B=np.ones((32, 16), np.float16),
+                              C=np.ones((1, 16), np.float16), D=np.ones((1, 16), np.float16))
+    assert not one_row.construct().name.endswith("_bias")
+    assert cuforge.op.Gemm(element=np.float16, layout=RowMajor).construct(M=64, N=16, K=32, bias=True).name.endswith(
+        "_bias")
+    with pytest.raises(cuforge.InvalidArgumentError, match="^bias: expected True or False"):
+        gemm.construct(bias="yes")
+
+
+def test_compile_builds_the_bias_kernel_a_plan_holding_a_bias_c_runs(tmp_path):
+    """So that the first run after compile() needs no second build (a fake toolkit builds at once)."""
+    from test_faults import fake_toolkit
+
+    r = run_python(f"""
+        import sys
+        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        from test_api import _bias_holding_plans
+        for plan in _bias_holding_plans():
+            print(plan.compile()["name"].endswith("_bias"), plan.compile(bias=False)["name"].endswith("_bias"))
+    """, CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:3] == ["True False"] * 3, r.stdout

@@ -9,7 +9,7 @@ from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import InvalidArgumentError, KernelKind, LayoutType
 from ..arrays import current_stream, describe
-from .plan import Plan, integer
+from .plan import Plan, flag, integer
 
 _KINDS = {"fprop": KernelKind.Conv2dFprop, "dgrad": KernelKind.Conv2dDgrad, "wgrad": KernelKind.Conv2dWgrad}
 
@@ -119,6 +119,12 @@ class Conv2d(Plan):
         w = b if kind != "wgrad" else d
         return (*x, *w[:3])
 
+    def _bias(self, bias) -> bool:
+        """``bias`` as given, else whether the plan's own C is a bias (a vector, one value per channel)."""
+        if bias is not None:
+            return flag(bias, "bias")
+        return self.C is not None and len(self.C.shape) == 1
+
     def select(self, N: int, H: int, W: int, C: int, K: int, R: int, S: int, stride=(1, 1), padding=(0, 0),
                dilation=(1, 1), bias: bool = False) -> str:
         """Name of the kernel a convolution of this size would use (dense tensors on 16-byte aligned
@@ -140,10 +146,12 @@ class Conv2d(Plan):
                             baseline=baseline, progress=progress).save(csv, plot)
 
     def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
-                  problem=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), bias: bool = False) -> Operation:
+                  problem=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
+                  bias: bool | None = None) -> Operation:
         """The kernel compile() would build, as an operation emit.pytorch exports: chosen for
         ``problem`` (N, H, W, C, K, R, S) with the geometry given, else the plan's tensors, else a
-        ResNet-50 3 x 3 layer; ``tile_description`` pinned for this choice only. Compiles nothing."""
+        ResNet-50 3 x 3 layer (``bias`` as in compile()); ``tile_description`` pinned for this choice
+        only. Compiles nothing."""
         if any(a is not None for a in (alignment_A, alignment_B, alignment_C)):
             raise InvalidArgumentError("construct: convolution alignments follow the channels of the tensors; "
                                        "alignment_A/B/C are not taken")
@@ -156,15 +164,16 @@ class Conv2d(Plan):
             raise InvalidArgumentError(f"problem: expected (N, H, W, C, K, R, S), got {problem!r}")
         extents = [integer(v, name, 1) for v, name in zip(problem, "NHWCKRS")]
         return self._construct(tile_description, extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
-                               _pair(dilation, "dilation", 1), bool(bias))
+                               _pair(dilation, "dilation", 1), self._bias(bias))
 
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
                 print_module: bool = False, *, problems=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
-                jobs: int | None = None):
+                jobs: int | None = None, bias: bool | None = None):
         """Build the plan's kernel now (or find it in the disk cache): for the plan's tensors if it
         holds them (with ``stride``, ``padding`` and ``dilation``), else for a ResNet-50 3 x 3 layer.
         ``problems``, a list of ((N, H, W, C, K, R, S), stride, padding, dilation), builds each one's
-        kernel in parallel. Later runs use the kernels for every problem they can run. Returns the
+        kernel in parallel; ``bias``: the runs' C is a bias of one value per channel (by default, when
+        the plan's own C is). Later runs use the kernels for every problem they can run. Returns the
         kernel's name, library path and whether the cache had it (a list for ``problems``)."""
         if any(a is not None for a in (alignment_A, alignment_B, alignment_C)):
             raise InvalidArgumentError("compile: convolution alignments follow the channels of the tensors; "
@@ -187,7 +196,7 @@ class Conv2d(Plan):
                 raise InvalidArgumentError(f"problems: expected extents (N, H, W, C, K, R, S), got {extents!r}")
             shapes.append(([integer(v, name, 1) for v, name in zip(extents, "NHWCKRS")], _pair(s, "stride", 1),
                            _pair(p, "padding", 0), _pair(d, "dilation", 1)))
-        built = self._plan.compile(shapes, 0 if jobs is None else integer(jobs, "jobs", 0))
+        built = self._plan.compile(shapes, 0 if jobs is None else integer(jobs, "jobs", 0), self._bias(bias))
         if print_module:
             for r in built:
                 print(kernel_source(r["name"]))

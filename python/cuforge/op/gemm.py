@@ -8,7 +8,7 @@ from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import DataType, InvalidArgumentError
 from ..arrays import current_stream, describe
-from .plan import Plan, alignments, integer
+from .plan import Plan, alignments, flag, integer
 
 # The problem compiled by plan.compile() when the plan holds no tensors and none is given: large
 # and square, the class most plans are built for.
@@ -138,25 +138,27 @@ class Gemm(Plan):
 
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
                 print_module: bool = False, *, M: int | None = None, N: int | None = None, K: int | None = None,
-                batch: int = 1, problems=None, jobs: int | None = None):
+                batch: int = 1, problems=None, jobs: int | None = None, bias: bool | None = None):
         """Build the plan's kernel now (or find it in the disk cache), so that later runs launch at once:
         every run() the compiled kernel can implement uses it, whatever its size; others choose their
         own. The kernel is the one chosen for the plan's tensors if it holds them, else for M x N x K if
         given, else for 4096^3; ``tile_description`` pins a tile first (as setting plan.tile_description
         does). ``problems``, a list of (M, N, K) or (M, N, K, batch), builds each one's kernel in
-        parallel (``jobs`` nvcc processes; default one per core). Returns the kernel's name, library
-        path and whether the cache had it (a list of those for ``problems``)."""
+        parallel (``jobs`` nvcc processes; default one per core). ``bias``: the runs' C is a bias row
+        (by default, when the plan's own C is one). Returns the kernel's name, library path and whether
+        the cache had it (a list of those for ``problems``)."""
         if tile_description is not None:
             self.tile_description = tile_description
         single = problems is None
         if single:
             problems = [self._problem(M, N, K, batch, "compile")]
+        bias = self._bias(bias)
         shapes = []
         for problem in problems:
             if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) not in (3, 4):
                 raise InvalidArgumentError(f"problems: expected (M, N, K) or (M, N, K, batch), got {problem!r}")
             m, n, k, b = (*problem, 1) if len(problem) == 3 else problem
-            shapes.append((integer(m, "M"), integer(n, "N"), integer(k, "K"), integer(b, "batch"), False))
+            shapes.append((integer(m, "M"), integer(n, "N"), integer(k, "K"), integer(b, "batch"), bias))
         built = self._plan.compile(shapes, alignments(alignment_A, alignment_B, alignment_C),
                                    0 if jobs is None else integer(jobs, "jobs", 0))
         if print_module:
@@ -186,15 +188,26 @@ class Gemm(Plan):
             raise InvalidArgumentError(f"{caller}: give all of M, N and K, or none of them")
         return M, N, K, batch
 
+    def _bias(self, bias) -> bool:
+        """``bias`` as given, else whether the plan's own C is a bias row for its A (as a run reads it:
+        a vector, or one row where A has other than one)."""
+        if bias is not None:
+            return flag(bias, "bias")
+        A, C = self.A, self.C
+        if A is None or C is None:
+            return False
+        return len(C.shape) == 1 or (len(C.shape) == 2 and C.shape[0] == 1 and A.shape[-2] != 1)
+
     def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
                   M: int | None = None, N: int | None = None, K: int | None = None, batch: int = 1,
-                  bias: bool = False) -> Operation:
+                  bias: bool | None = None) -> Operation:
         """The kernel compile() would build, as an operation emit.pytorch exports (``op.rt_module.emit()``
-        is its source): chosen for M x N x K if given, else the plan's tensors, else 4096^3, with
-        ``tile_description`` pinned for this choice only (the plan keeps its own). Compiles nothing."""
+        is its source): chosen for M x N x K if given, else the plan's tensors, else 4096^3 (``bias`` as
+        in compile()), with ``tile_description`` pinned for this choice only (the plan keeps its own).
+        Compiles nothing."""
         m, n, k, b = self._problem(M, N, K, batch, "construct")
         return self._construct(tile_description, integer(m, "M"), integer(n, "N"), integer(k, "K"),
-                               integer(b, "batch"), bool(bias), alignments(alignment_A, alignment_B, alignment_C))
+                               integer(b, "batch"), self._bias(bias), alignments(alignment_A, alignment_B, alignment_C))
 
     def run(self, A=None, B=None, C=None, D=None, alpha=None, beta=None, sync: bool = True,
             print_module: bool = False, visitor_args=None, stream=None, *, scale_a=None, scale_b=None):

@@ -7,7 +7,7 @@ from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import InvalidArgumentError
 from ..arrays import current_stream, describe, host_descriptor
-from .plan import Plan, alignments, integer
+from .plan import Plan, alignments, flag, integer
 
 # The class plan.compile() builds for when it holds no tensors and none is given.
 _DEFAULT_COMPILE_PROBLEM = (8, 1024, 4096, 4096)  # groups, M, N, K
@@ -51,12 +51,12 @@ class GroupedGemm(Plan):
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
                 print_module: bool = False, *, groups: int | None = None, M: int | None = None,
                 N: int | None = None, K: int | None = None, problems=None, jobs: int | None = None,
-                ragged: bool = False):
+                ragged: bool = False, bias: bool | None = None):
         """Build the plan's kernel now (or find it in the disk cache): later runs that it can implement
         use it, whatever their groups. Chosen for the plan's tensors if it holds them, else for
         ``groups`` groups of M x N x K, else 8 of 1024 x 4096 x 4096; ``problems``, a list of
         (groups, M, N, K), builds several in parallel; ``ragged`` as in select() (for the offsets
-        form)."""
+        form); ``bias``: the runs' C is a bias row per group (by default, when the plan's own C is)."""
         if tile_description is not None:
             self.tile_description = tile_description
         single = problems is None
@@ -68,7 +68,7 @@ class GroupedGemm(Plan):
                 raise InvalidArgumentError(f"problems: expected (groups, M, N, K), got {problem!r}")
             shapes.append(tuple(integer(v, name) for v, name in zip(problem, ("groups", "M", "N", "K"))))
         built = self._plan.compile(shapes, alignments(alignment_A, alignment_B, alignment_C),
-                                   0 if jobs is None else integer(jobs, "jobs", 0), bool(ragged))
+                                   0 if jobs is None else integer(jobs, "jobs", 0), bool(ragged), self._bias(bias))
         if print_module:
             for r in built:
                 print(kernel_source(r["name"]))
@@ -86,6 +86,20 @@ class GroupedGemm(Plan):
         if None in (groups, M, N, K):
             raise InvalidArgumentError(f"{caller}: give all of groups, M, N and K, or none of them")
         return groups, M, N, K
+
+    def _bias(self, bias) -> bool:
+        """``bias`` as given, else whether the plan's own C is a bias row per group (as a run reads it:
+        a vector, or one row in a group whose A has other than one, the first such group deciding; in
+        the offsets form, a vector)."""
+        if bias is not None:
+            return flag(bias, "bias")
+        As, Cs = self.A, self.C
+        if not isinstance(Cs, (list, tuple)):
+            return Cs is not None and len(Cs.shape) == 1
+        if not isinstance(As, (list, tuple)):
+            return False
+        return next((len(c.shape) == 1 or c.shape[0] == 1 for a, c in zip(As, Cs)
+                     if c is not None and a.shape[-2] != 1), False)
 
     def profile(self, groups: int, M: int, N: int, K: int, *, offsets: bool = False, top: int = 6,
                 filter: str | None = None, jobs: int | None = None, csv: str | None = None, plot: str | None = None,
