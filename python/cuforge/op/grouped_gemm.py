@@ -89,8 +89,8 @@ class GroupedGemm(Plan):
 
     def _bias(self, bias) -> bool:
         """``bias`` as given, else whether the plan's own C is a bias row per group (as a run reads it:
-        a vector, or one row in a group whose A has other than one, the first such group deciding; in
-        the offsets form, a vector)."""
+        a vector, or one row, in the first group whose A has more than one row; in the offsets form, a
+        vector)."""
         if bias is not None:
             return flag(bias, "bias")
         As, Cs = self.A, self.C
@@ -99,7 +99,7 @@ class GroupedGemm(Plan):
         if not isinstance(As, (list, tuple)):
             return False
         return next((len(c.shape) == 1 or c.shape[0] == 1 for a, c in zip(As, Cs)
-                     if c is not None and a.shape[-2] != 1), False)
+                     if c is not None and a.shape[-2] > 1), False)
 
     def profile(self, groups: int, M: int, N: int, K: int, *, offsets: bool = False, top: int = 6,
                 filter: str | None = None, jobs: int | None = None, csv: str | None = None, plot: str | None = None,
