@@ -22,7 +22,7 @@ from fake_arrays import BASE, FakeDeviceArray
 
 CASES = int(os.environ.get("CUFORGE_FUZZ_CASES", "10000"))
 # Each entry point's share of the cases, in tenths (entry.json takes the rest).
-SHARE = {"select": 4, "grouped select": 1, "conv select": 1.5, "conv run": 1.5, "compile": 1}
+SHARE = {"select": 3, "grouped select": 1, "grouped run": 1, "conv select": 1.5, "conv run": 1.5, "compile": 1}
 
 
 def cases(name):
@@ -76,11 +76,11 @@ def test_select(i, m, n, k, batch, bias):
 
 @settings(FUZZ, max_examples=cases("grouped select"))
 @given(st.integers(0, 1), extent, extent, extent, extent, st.booleans(),
-       st.sampled_from([None, 1, 2, 8, 16, 0, 3, -1, 2**40]))
-def test_grouped_select(i, groups, m, n, k, ragged, alignment):
+       st.sampled_from([None, 1, 2, 8, 16, 0, 3, -1, 2**40]), st.booleans())
+def test_grouped_select(i, groups, m, n, k, ragged, alignment, bias):
     counted["grouped select"] += 1
     try:
-        name = GROUPED_PLANS[i].select(groups, m, n, k, ragged=ragged, alignment_A=alignment)
+        name = GROUPED_PLANS[i].select(groups, m, n, k, ragged=ragged, alignment_A=alignment, bias=bias)
         assert name.startswith("cuforge_sm"), name
     except cuforge.InvalidArgumentError:
         pass
@@ -95,6 +95,36 @@ def test_conv_select(i, extents, geometry, bias):
         name = CONV_PLANS[i].select(*extents, stride=(sh, sw), padding=(ph, pw), dilation=(dh, dw), bias=bias)
         assert name.startswith("cuforge_sm"), name
     except cuforge.InvalidArgumentError:
+        pass
+
+
+# A grouped run's group: the extents of A, B and D, and its C: none, a matrix like D, a bias row of
+# N, one row of N, or the extents given.
+shape2 = st.one_of(st.tuples(st.integers(0, 300), st.integers(0, 300)), st.tuples(extent, extent))
+group = st.tuples(shape2, shape2, shape2, st.one_of(st.sampled_from(["none", "matrix", "bias", "row"]),
+                                                    st.lists(extent, max_size=3)))
+
+
+@settings(FUZZ, max_examples=cases("grouped run"))
+@given(st.integers(0, 1), st.lists(group, max_size=5), st.sampled_from([0, 2, 8]), st.sampled_from([0.0, 1.0]))
+def test_grouped_run(i, groups, misaligned, beta):
+    """Lists of fake device arrays, each group's C its own kind: the checks refuse them by name (the
+    group named), or a run stops at the device."""
+    counted["grouped run"] += 1
+    As, Bs, Cs, Ds = [], [], [], []
+    try:
+        for g, (a, b, d, c) in enumerate(groups):
+            at = 0x1_0000 * g + misaligned
+            As.append(FakeDeviceArray(a, np.float16, ptr=BASE["A"] + at))
+            Bs.append(FakeDeviceArray(b, np.float16, ptr=BASE["B"] + at))
+            Ds.append(FakeDeviceArray(d, np.float16, ptr=BASE["D"] + at))
+            c_shape = {"none": None, "matrix": d, "bias": d[1:], "row": (1, *d[1:])}[c] if isinstance(c, str) else c
+            Cs.append(None if c_shape is None else FakeDeviceArray(c_shape, np.float16, ptr=BASE["C"] + at))
+    except (OverflowError, ValueError):  # no such array
+        return
+    try:
+        GROUPED_PLANS[i].run(As, Bs, Cs, Ds, beta=beta)
+    except cuforge.Error:
         pass
 
 

@@ -64,6 +64,19 @@ def test_a_valid_run_stops_at_the_device():
         plan.run(As, Bs, biases, Ds, beta=1.0)
 
 
+@no_gpu
+def test_a_group_without_c():
+    """C None in one group (device or host arrays): refused by name where beta reads it, else run."""
+    plan = cuforge.op.GroupedGemm(element=np.float16, layout=RowMajor)
+    As, Bs, Cs, Ds = lists([(64, 32, 16), (8, 32, 24)])
+    host = [[np.ones(shape, np.float16) for _ in range(2)] for shape in ((64, 16), (16, 32), (64, 32), (64, 32))]
+    for A, B, C, D in ((As, Bs, [None, Cs[1]], Ds), (host[0], host[1], [None, host[2][1]], host[3])):
+        with pytest.raises(cuforge.InvalidArgumentError, match="^group 0: C: beta is 1 but no C was given"):
+            plan.run(A, B, C, D, beta=1.0)
+        with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+            plan.run(A, B, C, D, beta=0.0)
+
+
 @pytest.mark.parametrize("change, says", [
     (lambda L: L[1].pop(), "^B: expected 3 tensors"),
     (lambda L: L[1].__setitem__(1, group(1, 8, 32, 16)[1]), "^group 1: B: expected 24 rows"),

@@ -160,7 +160,7 @@ class GroupedGemm(Plan):
             flat = [x for lst in lists.values() for x in lst]
             s = current_stream(flat, stream)
             on_complete = None
-            if any(d is None for ds in descs.values() for d in ds):
+            if any(d is None and x is not None for name in lists for x, d in zip(lists[name], descs[name])):
                 on_complete = self._stage_host_lists(lists, descs, s, alpha, beta)
             handle = self._plan.run(descs["A"], descs["B"], descs["C"], descs["D"], alpha, beta, s, on_complete)
         if print_module and self.last_kernel:
@@ -170,15 +170,16 @@ class GroupedGemm(Plan):
         return handle
 
     def _stage_host_lists(self, lists, descs, stream, alpha, beta):
-        """NumPy operands are checked as if on the GPU, then copied there; the Ds come back at sync()."""
+        """NumPy operands are checked as if on the GPU, then copied there; the Ds come back at sync(). A
+        group's C of None stays absent (beta must then be 0, as the checks say)."""
         device = self._plan.device
-        checked = {name: [host_descriptor(x, device) if d is None else d for x, d in zip(lists[name], descs[name])]
-                   for name in lists}
+        checked = {name: [host_descriptor(x, device) if d is None and x is not None else d
+                          for x, d in zip(lists[name], descs[name])] for name in lists}
         self._plan.check(checked["A"], checked["B"], checked["C"], checked["D"], alpha, beta)
         copies = []
         for name, lst in lists.items():
             for g, x in enumerate(lst):
-                if descs[name][g] is not None:
+                if descs[name][g] is not None or x is None:
                     continue
                 descs[name][g], buf, host = self._staging.stage(x, f"{name}{g}", device, stream,
                                                                  name != "D" or beta != 0)
