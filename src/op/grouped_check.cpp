@@ -132,6 +132,7 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
   if (b.empty() || b.rank != 3 || b.shape[0] != groups)
     fail(fmt::format("B: expected one matrix per group, a tensor of shape ({}, K, N), got {}", groups,
                      b.empty() ? "none" : b.describe()));
+  if (d.empty()) fail("D: no output tensor was given");
   if (d.rank != 2) fail(fmt::format("D: expected the groups' rows as one matrix (total_M, N), got {}", d.describe()));
   if (!c.empty() && c.rank != 2 && c.rank != 1)
     fail(fmt::format("C: expected the groups' rows as one matrix like D (total_M, N), or one bias row (N) for every "

@@ -121,8 +121,10 @@ def test_the_offsets_form_runs_on_device_offsets():
         plan.run(A, B, None, D, offsets=offs)
     with pytest.raises(cuforge.DataTypeError, match="^offsets: expected int32"):
         plan.run(A, B, None, D, offsets=moe(offsets_dtype=np.float32)[3])
-    with pytest.raises(cuforge.DataTypeError, match="^offsets: .*int64"):
+    with pytest.raises(cuforge.DataTypeError, match="^offsets: expected int32 .*, got int64$"):
         plan.run(A, B, None, D, offsets=moe(offsets_dtype=np.int64)[3])
+    with pytest.raises(cuforge.InvalidArgumentError, match="^D: no output tensor was given$"):
+        plan.run(A, B, None, None, offsets=offs)
     with pytest.raises(cuforge.InvalidArgumentError, match="^offsets: expected a tensor on cuda:0"):
         plan.run(A, B, None, D, offsets=moe(offsets_device=1)[3])
     with pytest.raises(cuforge.InvalidArgumentError, match="^offsets: the offsets form runs on GPU tensors"):

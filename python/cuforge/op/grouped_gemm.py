@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import _core
 from ..emit import Operation, kernel_source
-from .._core import InvalidArgumentError
+from .._core import DataTypeError, InvalidArgumentError
 from ..arrays import current_stream, describe, host_descriptor
 from .plan import Plan, alignments, flag, integer
 
@@ -20,6 +20,17 @@ def _listed(value, name):
         raise InvalidArgumentError(f"{name}: expected a list of one tensor per group, got {type(value).__name__} "
                                    "(the offsets form takes offsets=)")
     return list(value)
+
+
+def _offsets_descriptor(offsets):
+    """The offsets' descriptor; an element type cuforge has no name for (int64, say) is refused as not
+    int32, which the core checks of the others."""
+    try:
+        return describe(offsets, "offsets")
+    except DataTypeError:
+        got = str(getattr(offsets, "dtype", type(offsets).__name__)).replace("torch.", "")
+        raise DataTypeError(f"offsets: expected int32 (one row offset per group, as torch._grouped_mm takes), "
+                            f"got {got}") from None
 
 
 class GroupedGemm(Plan):
@@ -140,7 +151,8 @@ class GroupedGemm(Plan):
         A, B, C, D, alpha, beta = self._run_arguments(A, B, C, D, alpha, beta)
         if offsets is not None:
             operands = (A, B, C, D, offsets)
-            descs = [None if x is None else describe(x, name) for x, name in zip(operands, ("A", "B", "C", "D", "offsets"))]
+            descs = [None if x is None else describe(x, name) for x, name in zip(operands, "ABCD")]
+            descs.append(_offsets_descriptor(offsets))
             for x, d, name in zip(operands, descs, ("A", "B", "C", "D", "offsets")):
                 if x is not None and d is None:
                     raise InvalidArgumentError(f"{name}: the offsets form runs on GPU tensors (PyTorch or CuPy), got "
