@@ -230,20 +230,32 @@ NB_MODULE(_core, m) {
                " -> " + std::string(to_string(i.accumulator)) + ", " + std::string(to_string(i.opclass)) + ")";
       });
 
-  nb::class_<TileDescription>(m, "TileDescription", nb::dynamic_attr(),
+  auto tile = nb::class_<TileDescription>(m, "TileDescription", nb::dynamic_attr(),
                               "How a kernel tiles the problem and schedules its work.")
       .def(nb::init<>())
-      .def_rw("threadblock_shape", &TileDescription::threadblock_shape, "M, N, K of one CTA's tile")
-      .def_rw("warp_count", &TileDescription::warp_count, "SM80: warps along M, N, K")
-      .def_rw("stages", &TileDescription::stages, "pipeline stages; 0 = as many as fit (SM90)")
-      .def_rw("cluster_shape", &TileDescription::cluster_shape, "SM90: CTAs per cluster along M, N, K")
-      .def_rw("kernel_schedule", &TileDescription::kernel_schedule)
-      .def_rw("epilogue_schedule", &TileDescription::epilogue_schedule)
-      .def_rw("tile_scheduler", &TileDescription::tile_scheduler)
-      .def_rw("swap_ab", &TileDescription::swap_ab,
-              "SM90, small M: the kernel computes D^T = B^T A^T (tile M along N, tile N along M)")
       .def("__eq__", [](const TileDescription& a, const TileDescription& b) { return a == b; })
       .def("__repr__", [](const TileDescription& t) { return "TileDescription(" + t.describe() + ")"; });
+  {
+    using python::def_checked;
+    constexpr const char* kThree = "three integers of 32 bits";
+    def_checked<&TileDescription::threadblock_shape>(tile, "threadblock_shape", "TileDescription.threadblock_shape",
+                                                     kThree, "M, N, K of one CTA's tile");
+    def_checked<&TileDescription::warp_count>(tile, "warp_count", "TileDescription.warp_count", kThree,
+                                              "SM80: warps along M, N, K");
+    def_checked<&TileDescription::stages>(tile, "stages", "TileDescription.stages", "an integer of 32 bits",
+                                          "pipeline stages; 0 = as many as fit (SM90)");
+    def_checked<&TileDescription::cluster_shape>(tile, "cluster_shape", "TileDescription.cluster_shape", kThree,
+                                                 "SM90: CTAs per cluster along M, N, K");
+    def_checked<&TileDescription::kernel_schedule>(tile, "kernel_schedule", "TileDescription.kernel_schedule",
+                                                   "a cuforge.KernelScheduleType");
+    def_checked<&TileDescription::epilogue_schedule>(tile, "epilogue_schedule", "TileDescription.epilogue_schedule",
+                                                     "a cuforge.EpilogueScheduleType");
+    def_checked<&TileDescription::tile_scheduler>(tile, "tile_scheduler", "TileDescription.tile_scheduler",
+                                                  "a cuforge.TileSchedulerType");
+    def_checked<&TileDescription::swap_ab>(tile, "swap_ab", "TileDescription.swap_ab", "True or False",
+                                           "SM90, small M: the kernel computes D^T = B^T A^T (tile M along N, tile N "
+                                           "along M)");
+  }
 
   nb::class_<runtime::RunHandle>(m, "RunHandle", "An asynchronous run: sync() waits for it (its stream's event).")
       .def("sync", &runtime::RunHandle::sync, nb::call_guard<nb::gil_scoped_release>(),

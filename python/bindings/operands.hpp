@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuforge/compile/compiler.hpp"
+#include "cuforge/core/error.hpp"
 #include "cuforge/core/tensor.hpp"
 
 namespace cuforge::python {
@@ -31,6 +32,28 @@ std::optional<uintptr_t> torch_current_stream(int device);
 std::optional<std::vector<TensorRef>> torch_tensor_refs(nb::handle sequence);
 // A real number as Python writes one: a float or an int, not a bool or an array (nullopt otherwise).
 std::optional<double> python_real(nb::handle x);
+
+// A data member of a bound struct, whose Python setter refuses a value of the wrong kind with an
+// InvalidArgumentError that says which field (`label`) and what it takes (nanobind's own conversion
+// error names neither).
+template <class Class, class Value>
+Value member_type(Value Class::*);
+
+template <auto Member, class Bound>
+void def_checked(Bound& cls, const char* name, const char* label, const char* takes, const char* doc = "") {
+  using Struct = typename Bound::Type;
+  using Value = decltype(member_type(Member));
+  cls.def_prop_rw(
+      name, [](const Struct& s) -> Value { return s.*Member; },
+      [label, takes](Struct& s, nb::handle value) {
+        Value v{};
+        if (!nb::try_cast(value, v))
+          throw InvalidArgumentError(std::string(label) + ": expected " + takes + ", got " +
+                                     nb::repr(value).c_str());
+        s.*Member = std::move(v);
+      },
+      nb::for_setter(nb::arg("value").none()), doc);
+}
 
 // A compile result as a dict: name, key, library, source, cache_hit, seconds.
 nb::dict compile_result(const compile::CompileResult& r);

@@ -114,9 +114,9 @@ nb::class_<Plan> bind_plan(nb::module_& m, const char* name, const char* doc) {
 }  // namespace
 
 void bind_plans(nb::module_& m) {
-  nb::class_<select::GemmSettings>(m, "GemmSettings",
-                                   "A GEMM plan's settings as one value (the C++ core checks it as a whole).")
-      .def(nb::init<>())
+  auto settings = nb::class_<select::GemmSettings>(
+      m, "GemmSettings", "A GEMM plan's settings as one value (the C++ core checks it as a whole).");
+  settings.def(nb::init<>())
       .def_rw("activation", &select::GemmSettings::activation)
       .def_rw("activation_argument", &select::GemmSettings::activation_argument, "leaky_relu's negative slope")
       .def_rw("tile_scheduler", &select::GemmSettings::tile_scheduler, nb::arg().none())
@@ -128,12 +128,13 @@ void bind_plans(nb::module_& m) {
       .def_rw("math", &select::GemmSettings::math, nb::arg().none())
       .def_rw("autotune", &select::GemmSettings::autotune,
               "Time the cost model's best candidates for each new problem class and keep the fastest")
-      .def_rw("autotune_candidates", &select::GemmSettings::autotune_candidates)
       .def_rw("first_run", &select::GemmSettings::first_run)
       .def("set_activation", &select::GemmSettings::set_activation, "activation"_a, "argument"_a.none() = nb::none(),
            "The activation and its argument (None: its default, 0.01 for leaky_relu).")
       .def("set_decomposition", &select::GemmSettings::set_decomposition, "decomposition"_a)
       .def("set_split_k_slices", &select::GemmSettings::set_split_k_slices, "slices"_a);
+  def_checked<&select::GemmSettings::autotune_candidates>(settings, "autotune_candidates", "autotune_candidates",
+                                                          "an integer of 32 bits");
 
   nb::class_<select::GemmCandidate>(m, "Candidate", "A kernel chosen for a problem class, with how it divides the work.")
       .def_prop_ro("name", [](const select::GemmCandidate& c) { return c.config.name(); })

@@ -85,6 +85,25 @@ def test_tile_description_fields():
     assert "128x256x64" in repr(td) and "streamk" in repr(td)
 
 
+@pytest.mark.parametrize("field, value, says", [
+    ("threadblock_shape", [128, 128], "three integers of 32 bits, got [128, 128]"),
+    ("threadblock_shape", [2**40, 128, 64], "three integers of 32 bits"),
+    ("cluster_shape", [1.5, 1, 1], "three integers of 32 bits"),
+    ("warp_count", "2x2x1", "three integers of 32 bits"),
+    ("stages", 2**40, "an integer of 32 bits, got 1099511627776"),
+    ("kernel_schedule", "cooperative", "a cuforge.KernelScheduleType, got 'cooperative'"),
+    ("epilogue_schedule", "auto", "a cuforge.EpilogueScheduleType"),
+    ("tile_scheduler", None, "a cuforge.TileSchedulerType, got None"),
+    ("swap_ab", 1, "True or False, got 1"),
+])
+def test_tile_description_fields_refuse_values_of_the_wrong_kind_by_name(field, value, says):
+    td = cutlass.TileDescription()
+    before = repr(td)
+    with pytest.raises(cuforge.InvalidArgumentError, match=f"^TileDescription.{field}: expected {re.escape(says)}"):
+        setattr(td, field, value)
+    assert repr(td) == before
+
+
 # --- Plans -----------------------------------------------------------------------------------------
 
 
