@@ -424,6 +424,8 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
       return fmt::format("the tile needs {} accumulator registers per thread{} (limit {}): use a smaller tile{}",
                          acc_registers, promoted ? " (fp8 promotes from a second accumulator)" : "", limit,
                          pingpong ? " or the cooperative schedule" : "");
+    if (c.tile.stages < 0 || c.tile.stages == 1)
+      return fmt::format("SM90 kernels take 0 stages (as many as fit) or 2 or more, got {}", c.tile.stages);
     if (resolved_stages(c) < 2 || shared_memory_bytes(c) > kSm90SharedMemory)
       return fmt::format("{} stages of {} bytes and the epilogue do not fit in {} bytes of shared memory",
                          std::max(resolved_stages(c), 2), stage_bytes(c), kSm90SharedMemory);
