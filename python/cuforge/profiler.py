@@ -378,15 +378,21 @@ def _plan_from(args):
 
 
 def _shapes(path):
+    try:
+        with open(path) as f:
+            lines = f.readlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InvalidArgumentError(f"{path}: cannot read a file of 'M N K [batch]' lines: {e}") from None
     shapes = []
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            fields = line.split("#")[0].split()
-            if not fields:
-                continue
-            if len(fields) not in (3, 4) or not all(x.isdigit() for x in fields):
-                raise InvalidArgumentError(f"{path}:{number}: expected 'M N K [batch]', got {line.strip()!r}")
-            shapes.append(tuple(int(x) for x in fields) + ((1,) if len(fields) == 3 else ()))
+    for number, line in enumerate(lines, 1):
+        fields = line.split("#")[0].split()
+        if not fields:
+            continue
+        if len(fields) not in (3, 4) or not all(x.isdigit() for x in fields):
+            raise InvalidArgumentError(f"{path}:{number}: expected 'M N K [batch]', got {line.strip()!r}")
+        shapes.append(tuple(int(x) for x in fields) + ((1,) if len(fields) == 3 else ()))
+    if not shapes:
+        raise InvalidArgumentError(f"{path}: no 'M N K [batch]' lines (# starts a comment)")
     return shapes
 
 
@@ -479,6 +485,6 @@ def main(argv=None) -> int:
         if args.plot:
             result.plot(args.plot)
         return 0
-    except _core.Error as e:
+    except (_core.Error, OSError) as e:  # OSError: --csv or --plot could not be written
         print(f"cuforge {args.command}: {e}", file=sys.stderr)
         return 2

@@ -60,3 +60,15 @@ def test_a_bad_geometry_is_refused_before_anything_is_allocated():
     plan = cuforge.op.Conv2d(kind="fprop", element=np.float16)
     with pytest.raises(cuforge.InvalidArgumentError, match="^B: the filter spans 7 rows"):
         plan.profile(1, 4, 4, 8, 8, 7, 7)
+
+
+def test_tune_refuses_a_file_it_cannot_use(tmp_path, capsys):
+    """A missing, unreadable, empty or malformed file of shapes: exit status 2 and one line naming it."""
+    (tmp_path / "empty.txt").write_text("# only a comment\n\n")
+    (tmp_path / "bad.txt").write_text("64 64 64\n64 x 64\n")
+    (tmp_path / "binary.txt").write_bytes(b"\xff\xfe\x00")
+    for name, says in (("missing.txt", "cannot read"), ("binary.txt", "cannot read"), ("empty.txt", "no 'M N K"),
+                       ("bad.txt", "bad.txt:2: expected 'M N K [batch]'")):
+        assert profiler.main(["tune", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("cuforge tune: ") and says in err and len(err.splitlines()) == 1, err
