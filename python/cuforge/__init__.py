@@ -38,6 +38,7 @@ from ._core import (
     tuning_record_clear,
 )
 from .build import build
+from .op.plan import capability, enum_value
 from .cutlass_headers import cutlass_path
 from .environment import check_cuda_versions, cuda_install_path, device_cc, device_id, nvcc_version
 from .memory import MemoryPool, get_memory_pool, use_rmm
@@ -100,7 +101,11 @@ def cache_info() -> dict:
 def list_gemms(arch: int | None = None, glob: str = "", kind: KernelKind | None = None) -> list[str]:
     """Names of the catalog's kernels, optionally of one architecture (80, 90), a name glob and one
     kind (KernelKind.Gemm, Grouped, Conv2dFprop, Conv2dDgrad or Conv2dWgrad; default: every kind)."""
-    return _core.list_gemms(arch, glob, kind)
+    if arch is not None and capability(arch, "arch") == 0:
+        raise InvalidArgumentError("arch: expected a kernel family such as 90, got 0")
+    if not isinstance(glob, str):
+        raise InvalidArgumentError(f"glob: expected a shell pattern on kernel names, got {type(glob).__name__}")
+    return _core.list_gemms(arch, glob, None if kind is None else enum_value(kind, KernelKind, "kind"))
 
 
 def cache_dir() -> str:

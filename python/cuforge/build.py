@@ -5,17 +5,21 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterable
 
 from . import _core
-from ._core import CompilationError
+from ._core import CompilationError, InvalidArgumentError
 
 
 def build(names, jobs: int | None = None, progress: bool = True, cc: int | None = None) -> list[dict]:
-    """Compile kernels by name into the cache with ``jobs`` nvcc processes at once (default: one per
-    core) for compute capability ``cc`` (default: the GPU's, else 90). Returns one dict per kernel
+    """Compile kernels by name (one, or a list) into the cache with ``jobs`` nvcc processes at once
+    (default: one per core) for compute capability ``cc`` (default: the GPU's, else 90). Returns one dict per kernel
     (name, library, cache_hit, seconds). Raises CompilationError naming every kernel nvcc rejected,
     after all have been tried; ToolchainError or CacheError when the compiler or the cache cannot be
     used."""
+    names = [names] if isinstance(names, str) else list(names) if isinstance(names, Iterable) else None
+    if names is None or not all(isinstance(n, str) for n in names):
+        raise InvalidArgumentError("names: expected a kernel name or a list of them (strings)")
     names = list(dict.fromkeys(names))
     start = time.monotonic()
     tty = sys.stderr.isatty()

@@ -305,6 +305,28 @@ def test_list_gemms():
     assert cuforge.list_gemms(glob="nothing*") == []
     with pytest.raises(cuforge.InvalidArgumentError, match="sm80.*sm90"):
         cuforge.list_gemms(70)
+    assert cuforge.list_gemms(90, kind="Grouped") == cuforge.list_gemms(90, kind=cuforge.KernelKind.Grouped)
+    for args, says in (((2**40,), "^arch: 1099511627776 is not a compute capability"),
+                       (("90",), "^arch: expected an int"), ((90, 5), "^glob: expected a shell pattern"),
+                       ((90, "", "conv"), "^kind: expected a cuforge.KernelKind")):
+        with pytest.raises(cuforge.InvalidArgumentError, match=says):
+            cuforge.list_gemms(*args)
+
+
+def test_build_takes_a_name_or_a_list_of_names():
+    for names in (None, [5], 5, ["cuforge_sm90", None]):
+        with pytest.raises(cuforge.InvalidArgumentError, match="^names: expected a kernel name or a list of them"):
+            cuforge.build(names)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^'nope' is not a cuforge kernel name"):
+        cuforge.build("nope")  # one name, not its letters
+
+
+def test_plans_refuse_what_is_not_a_compute_capability_or_an_argument():
+    for option in ("cc", "kernel_cc"):
+        with pytest.raises(cuforge.InvalidArgumentError, match=f"^{option}: 1099511627776 is not a compute capab"):
+            cuforge.op.Gemm(element=np.float16, layout=RowMajor, **{option: 2**40})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'elemnt'"):
+        cuforge.op.Gemm(elemnt=np.float16, layout=RowMajor)
 
 
 def test_select_returns_catalog_names_that_fit():

@@ -3,6 +3,7 @@
 Building and running the exported extensions is tests/gpu/test_export_gpu.py."""
 
 import ast
+import importlib.util
 
 import numpy as np
 import pytest
@@ -119,6 +120,13 @@ def test_export_refuses_bad_names_and_operations(tmp_path):
     with pytest.raises(InvalidArgumentError, match="sm_90a|9.0|90"):
         cuforge.emit.pytorch(op, "x", cc=80, sourcedir=str(tmp_path))  # an SM90 kernel cannot target 8.0
     assert not any(tmp_path.iterdir())  # nothing written for a refused export
+    (tmp_path / "file").write_text("")
+    for sourcedir, says in ((tmp_path / "file", "File exists"), (tmp_path / "file" / "sub", "Not a directory")):
+        with pytest.raises(InvalidArgumentError, match=f"^sourcedir: cannot write the module's sources into .*{says}"):
+            cuforge.emit.pytorch(op, "x", sourcedir=str(sourcedir))
+    if importlib.util.find_spec("torch") is None:
+        with pytest.raises(cuforge.ToolchainError, match="torch is not installed"):
+            cuforge.emit.pytorch(op, "x", jit=True)
 
 
 def _check_arguments(source):

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from .. import _core
-from .._core import CompilationError, InvalidArgumentError
+from .._core import CompilationError, InvalidArgumentError, ToolchainError
 from ..cutlass_headers import cutlass_path
 
 logger = logging.getLogger("cuforge")
@@ -218,11 +218,18 @@ def pytorch(op, name: str, cc: int | None = None, jit: bool = False, sourcedir: 
     if isinstance(cc, bool) or not isinstance(cc, int):
         raise InvalidArgumentError(f"cc: expected an integer compute capability (90), got {cc!r}")
     binding = op.pytorch_binding(name)  # checks the name
+    if jit and importlib.util.find_spec("torch") is None:
+        raise ToolchainError("jit=True builds the module with torch.utils.cpp_extension, and torch is not installed; "
+                             "export with jit=False to write the sources and a setup.py instead")
     kernel = _core.kernel_build(op.name, cc)
     directory = Path(sourcedir or ".")
     if sourcedir or not jit:
-        _write_sources(directory, name, binding, kernel, with_kernel=True)
-        _write(directory / "setup.py", _SETUP_PY.format(
-            name=name, kernel=op.name, cutlass=str(cutlass_path()), needs_driver=kernel["family"] >= 90,
-            binding=f"{name}.cpp", kernel_file=f"{name}_kernel.cu", nvcc_flags=kernel["nvcc_flags"]))
+        try:
+            _write_sources(directory, name, binding, kernel, with_kernel=True)
+            _write(directory / "setup.py", _SETUP_PY.format(
+                name=name, kernel=op.name, cutlass=str(cutlass_path()), needs_driver=kernel["family"] >= 90,
+                binding=f"{name}.cpp", kernel_file=f"{name}_kernel.cu", nvcc_flags=kernel["nvcc_flags"]))
+        except OSError as e:
+            raise InvalidArgumentError(f"sourcedir: cannot write the module's sources into {str(directory)!r}: "
+                                       f"{e.strerror or e}") from None
     return _jit(op, name, cc, binding, kernel) if jit else directory

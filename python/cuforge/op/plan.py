@@ -50,6 +50,14 @@ def integer(value, name: str, low: int | None = None) -> int:
     return int(value)
 
 
+def capability(value, name: str) -> int:
+    """A compute capability as given (0: the device's); the core says which it builds for."""
+    value = integer(value, name, 0)
+    if value >= 2**31:
+        raise InvalidArgumentError(f"{name}: {value} is not a compute capability (such as 90)")
+    return value
+
+
 def flag(value, name: str) -> bool:
     """A boolean (Python's or NumPy's bool)."""
     if not isinstance(value, bool) and type(value).__name__ != "bool_":
@@ -121,7 +129,7 @@ def scalar(value, name: str) -> float:
 class Plan:
     """What every GEMM-family plan shares (Gemm, GroupedGemm, Conv2d): element types and layouts
     bound at construction, and the settings, each setter writing one field of the core's settings
-    value. ``core_options`` go to the core plan as they are (a convolution's kind).
+    value. ``kind`` is a convolution's (KernelKind), for Conv2d's core plan.
 
     ``Plan(element=np.float16, layout=LayoutType.RowMajor)`` sets every operand alike;
     ``element_A``...``element_D``, ``element_accumulator`` and ``layout_A``/``layout_B``/``layout_C``
@@ -137,7 +145,7 @@ class Plan:
     def __init__(self, A=None, B=None, C=None, D=None, alpha=1.0, beta=0.0, element_accumulator=None,
                  element=None, layout=None, element_A=None, element_B=None, element_C=None, element_D=None,
                  layout_A=None, layout_B=None, layout_C=None, cc=None, kernel_cc=None, opclass=None,
-                 math_operation=None, **core_options):
+                 math_operation=None, kind=None):
         def element_of(explicit, tensor, name):
             chosen = explicit if explicit is not None else element
             if isinstance(tensor, (list, tuple)):  # a grouped plan's operands: the first group's
@@ -177,9 +185,9 @@ class Plan:
             layout_a=layout_for(layout_A, A, "A"),
             layout_b=layout_for(layout_B, B, "B"),
             layout_c=layout_for(layout_C, D if D is not None else C, "C"),
-            cc=0 if cc is None else integer(cc, "cc", 0),
-            kernel_cc=0 if kernel_cc is None else integer(kernel_cc, "kernel_cc", 0),
-            **core_options,
+            cc=0 if cc is None else capability(cc, "cc"),
+            kernel_cc=0 if kernel_cc is None else capability(kernel_cc, "kernel_cc"),
+            **({} if kind is None else {"kind": kind}),
         )
         self._plan = self._core_class(settings=settings, **self._core_args)
         o = self._plan
