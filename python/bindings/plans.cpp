@@ -16,6 +16,9 @@ namespace {
 
 using namespace nb::literals;
 
+// Python's True or False (anything else leaves a one-call run to the Python layer, which names it).
+bool is_bool(nb::handle h) { return h.ptr() == Py_True || h.ptr() == Py_False; }
+
 // A one-call run's handle, waited for (without the GIL) when `sync`.
 runtime::RunHandle finished(runtime::RunHandle handle, bool sync) {
   if (sync) {
@@ -171,7 +174,8 @@ void bind_plans(nb::module_& m) {
            "on_complete"_a.none(), "scale_a"_a.none() = nb::none(), "scale_b"_a.none() = nb::none())
       .def("run_tensors",
            [](Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle alpha, nb::handle beta,
-              bool sync) -> std::optional<runtime::RunHandle> {
+              nb::handle sync) -> std::optional<runtime::RunHandle> {
+             if (!is_bool(sync)) return std::nullopt;
              auto ta = torch_tensor_ref(a), tb = torch_tensor_ref(b), td = torch_tensor_ref(d);
              if (!ta || !tb || !td || ta->rank != 2 || tb->rank != 2 || td->rank != 2) return std::nullopt;
              std::optional<TensorRef> tc = TensorRef{};
@@ -179,9 +183,10 @@ void bind_plans(nb::module_& m) {
              auto al = python_real(alpha), be = python_real(beta);
              auto stream = torch_current_stream(ta->device);
              if (!al || !be || !stream) return std::nullopt;
-             return finished(g.run(*ta, *tb, *tc, *td, *al, *be, reinterpret_cast<cudaStream_t>(*stream)), sync);
+             return finished(g.run(*ta, *tb, *tc, *td, *al, *be, reinterpret_cast<cudaStream_t>(*stream)),
+                             sync.ptr() == Py_True);
            },
-           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a,
+           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a.none(),
            "run() on 2-D CUDA torch tensors (C None, a matrix or a bias row), real alpha and beta, torch's current "
            "stream, in one call; None (nothing done) for any other operands, which the Python layer then runs.")
       .def("profile",
@@ -241,7 +246,8 @@ void bind_plans(nb::module_& m) {
            "The list form: one operand descriptor per group (C may be an empty list when beta == 0).")
       .def("run_tensors",
            [](GroupedGemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle alpha,
-              nb::handle beta, bool sync) -> std::optional<runtime::RunHandle> {
+              nb::handle beta, nb::handle sync) -> std::optional<runtime::RunHandle> {
+             if (!is_bool(sync)) return std::nullopt;
              auto as = torch_tensor_refs(a), bs = torch_tensor_refs(b), ds = torch_tensor_refs(d);
              auto cs = c.is_none() ? std::optional(std::vector<TensorRef>{}) : torch_tensor_refs(c);
              auto al = python_real(alpha), be = python_real(beta);
@@ -249,9 +255,9 @@ void bind_plans(nb::module_& m) {
              auto stream = torch_current_stream(as->front().device);
              if (!stream) return std::nullopt;
              auto problem = g.check(*as, *bs, *cs, *ds, *al, *be);
-             return finished(g.run(problem, *al, *be, reinterpret_cast<cudaStream_t>(*stream)), sync);
+             return finished(g.run(problem, *al, *be, reinterpret_cast<cudaStream_t>(*stream)), sync.ptr() == Py_True);
            },
-           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a,
+           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a.none(),
            "The list form on lists of CUDA torch tensors with real alpha and beta, on torch's current stream, in "
            "one call; None (nothing done) for any other operands, which the Python layer then runs.")
       .def("run_offsets",

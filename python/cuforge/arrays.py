@@ -103,7 +103,9 @@ def current_stream(operands, stream) -> int:
     """The stream to run on: the one given, else the current stream of the first device array's
     framework (torch or CuPy), else the legacy default stream (0)."""
     if stream is not None:
-        if isinstance(stream, int):
+        if isinstance(stream, int) and not isinstance(stream, bool):
+            if not 0 <= stream < 2**64:
+                raise InvalidArgumentError(f"stream: expected a stream handle (0 or more, 64 bits), got {stream}")
             return stream
         for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
             if hasattr(stream, attr):

@@ -199,6 +199,8 @@ BAD = [
     Bad("B is a string", lambda o: dict(B="B"), InvalidArgumentError, "B", ("got str",)),
     Bad("C is a float", lambda o: dict(C=1.0), InvalidArgumentError, "C", ("got float",)),
     Bad("stream is a string", lambda o: dict(stream="default"), InvalidArgumentError, "stream", ("got str",)),
+    Bad("stream is -1", lambda o: dict(stream=-1), InvalidArgumentError, "stream", ("0 or more", "got -1")),
+    Bad("sync is a string", lambda o: dict(sync="yes"), InvalidArgumentError, "sync", ("expected True or False",)),
     Bad("alpha is a string", lambda o: dict(alpha="two"), InvalidArgumentError, "alpha"),
 ]
 
@@ -208,11 +210,12 @@ def attempt(plan, case):
     result', and what was wrong."""
     base = packed(*SHAPE)
     base["D"] = rand_int(M, N, F16, ROW)  # finite, so that torch.equal can tell it is unchanged
-    run = {"alpha": 1.0, "beta": 1.0, "stream": None, **base, **case.change(base)}
+    run = {"alpha": 1.0, "beta": 1.0, "stream": None, "sync": True, **base, **case.change(base)}
     watched = [t for t in (base["D"], run["D"]) if isinstance(t, torch.Tensor)]
     before = [t.clone() for t in watched]
     try:
-        plan.run(run["A"], run["B"], run["C"], run["D"], alpha=run["alpha"], beta=run["beta"], stream=run["stream"])
+        plan.run(run["A"], run["B"], run["C"], run["D"], alpha=run["alpha"], beta=run["beta"], stream=run["stream"],
+                 sync=run["sync"])
         torch.cuda.synchronize()
     except cuforge.Error as e:
         error = e

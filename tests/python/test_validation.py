@@ -170,6 +170,27 @@ def test_accepted_layouts_and_views():
     assert outcome(plan_for(), Ab, Bb, None, Db, beta=0.0) == "accepted"
 
 
+@pytest.mark.parametrize("op", ["gemm", "grouped", "conv"])
+def test_sync_and_stream_of_the_wrong_kind_are_refused_before_the_run(op):
+    f16 = np.float16
+    if op == "conv":
+        plan = cuforge.op.Conv2d(kind="fprop", element=f16, element_accumulator=np.float32)
+        ops = [FakeDeviceArray(s, f16, ptr=BASE[n]) for s, n in (((1, 8, 8, 8), "A"), ((8, 3, 3, 8), "B"))]
+        ops += [None, FakeDeviceArray((1, 6, 6, 8), f16, ptr=BASE["D"])]
+    else:
+        ops = [row_major(M, K, f16, "A"), row_major(K, N, f16, "B"), None, row_major(M, N, f16, "D")]
+        plan = plan_for()
+        if op == "grouped":
+            plan, ops = cuforge.op.GroupedGemm(element=f16, layout=RowMajor), [None if x is None else [x] for x in ops]
+    for kwargs, says in ((dict(sync="yes"), "^sync: expected True or False, got 'yes'"),
+                         (dict(stream=-1), r"^stream: expected a stream handle \(0 or more, 64 bits\), got -1"),
+                         (dict(stream=True), "^stream: expected an integer handle")):
+        with pytest.raises(cuforge.InvalidArgumentError, match=says):
+            plan.run(*ops, **kwargs)
+    with pytest.raises(cuforge.DeviceError):
+        plan.run(*ops, sync=np.bool_(False))
+
+
 def test_unknown_element_type_of_an_operand_names_it():
     result = outcome(plan_for(), *with_(A=row_major(M, K, np.uint16, "A")).values(), beta=1.0)
     assert isinstance(result, cuforge.DataTypeError)

@@ -213,7 +213,7 @@ class Conv2d(Plan):
         kernel, ``split_k=('parallel', n)`` into n slices of f32 partial products summed by a
         reduction kernel; by default the plan's settings (and its choice) apply.
         """
-        A, B, C, D, alpha, beta = self._run_arguments(A, B, C, D, alpha, beta)
+        A, B, C, D, alpha, beta, sync = self._run_arguments(A, B, C, D, alpha, beta, sync)
         geometry = (_pair(stride, "stride", 1), _pair(padding, "padding", 0), _pair(dilation, "dilation", 1))
         splits, parallel = _split_k(split_k)
         operands = tuple(_nhwc_views((A, B, C, D)))

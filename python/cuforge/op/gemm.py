@@ -236,7 +236,7 @@ class Gemm(Plan):
         if visitor_args is not None:
             raise InvalidArgumentError("visitor_args: epilogue visitor trees are not offered; fuse an activation "
                                        "(plan.activation) and give C as a bias row")
-        A, B, C, D, alpha, beta = self._run_arguments(A, B, C, D, alpha, beta)
+        A, B, C, D, alpha, beta, sync = self._run_arguments(A, B, C, D, alpha, beta, sync)
         scales = [None if x is None else self._device_scale(x, name) for x, name in ((scale_a, "scale_a"),
                                                                                     (scale_b, "scale_b"))]
         operands = (A, B, C, D)

@@ -148,7 +148,7 @@ class GroupedGemm(Plan):
                                             self.beta if beta is None else beta, sync)
             if handle is not None:
                 return handle
-        A, B, C, D, alpha, beta = self._run_arguments(A, B, C, D, alpha, beta)
+        A, B, C, D, alpha, beta, sync = self._run_arguments(A, B, C, D, alpha, beta, sync)
         if offsets is not None:
             operands = (A, B, C, D, offsets)
             descs = [None if x is None else describe(x, name) for x, name in zip(operands, "ABCD")]

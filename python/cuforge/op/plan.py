@@ -59,8 +59,9 @@ def capability(value, name: str) -> int:
 
 
 def flag(value, name: str) -> bool:
-    """A boolean (Python's or NumPy's bool)."""
-    if not isinstance(value, bool) and type(value).__name__ != "bool_":
+    """A boolean (Python's or NumPy's bool: numpy.bool_, named numpy.bool since NumPy 2)."""
+    numpy_bool = type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")
+    if not isinstance(value, bool) and not numpy_bool:
         raise InvalidArgumentError(f"{name}: expected True or False, got {value!r}")
     return bool(value)
 
@@ -197,9 +198,10 @@ class Plan:
         self.alpha, self.beta = alpha, beta
         self._staging = HostStaging()
 
-    def _run_arguments(self, A, B, C, D, alpha, beta):
-        """A run's operands (those given at construction where it gives none) and alpha and beta as
-        floats (the plan's where it gives none); a plan whose element_C is void takes no C."""
+    def _run_arguments(self, A, B, C, D, alpha, beta, sync):
+        """A run's operands (those given at construction where it gives none), alpha and beta as
+        floats (the plan's where it gives none) and sync as a bool; a plan whose element_C is void
+        takes no C."""
         A = self.A if A is None else A
         B = self.B if B is None else B
         C = self.C if C is None else C
@@ -207,7 +209,7 @@ class Plan:
         if self._no_c and C is not None and not (isinstance(C, (list, tuple)) and len(C) == 0):
             raise InvalidArgumentError("C: the plan's element_C is void: it runs without C (give C=None, beta=0)")
         return (A, B, C, D, scalar(self.alpha if alpha is None else alpha, "alpha"),
-                scalar(self.beta if beta is None else beta, "beta"))
+                scalar(self.beta if beta is None else beta, "beta"), flag(sync, "sync"))
 
     def _stage_host_arrays(self, operands, descs, stream, copy_d_in, check):
         """Copies the NumPy operands of (A, B, C, D) to the device, after `check` (the plan's checks)
