@@ -133,7 +133,11 @@ class _Operand:
     ``shape`` (NHWC, or a vector)."""
 
     def __init__(self, dtype, shape, layout, device, rng, values: np.ndarray | None = None):
-        host = _random_bytes(dtype, math.prod(shape), rng) if values is None else values
+        try:
+            host = _random_bytes(dtype, math.prod(shape), rng) if values is None else values
+        except MemoryError:
+            raise InvalidArgumentError(f"profile: an operand of shape {tuple(shape)} does not fit in this machine's "
+                                       "memory") from None
         self.buffer = DeviceBuffer()
         ptr = self.buffer.reserve(device, host.nbytes)
         self.buffer.copy_from_host(host.ctypes.data, host.nbytes, 0)
@@ -265,13 +269,15 @@ def profile(plan, M: int, N: int, K: int, batch: int = 1, *, top: int = 6, filte
     from .op.plan import integer
 
     m, n, k, b = (integer(v, name, 1) for v, name in ((M, "M"), (N, "N"), (K, "K"), (batch, "batch")))
+    plan.select(m, n, k, b)  # refuses what no kernel runs before anything is allocated
+    options = _options(top, filter, jobs)
     rng = np.random.default_rng(seed)
     device = plan._plan.device
     a = _matrix(plan.element_A, m, k, b, plan.layout_A, device, rng)
     bb = _matrix(plan.element_B, k, n, b, plan.layout_B, device, rng)
     d = _matrix(plan.element_D, m, n, b, plan.layout_C, device, rng)
-    rows = plan._plan.profile(a.descriptor, bb.descriptor, None, d.descriptor, 1.0, 0.0, *_options(top, filter, jobs),
-                              0, _progress_printer() if progress else None)
+    rows = plan._plan.profile(a.descriptor, bb.descriptor, None, d.descriptor, 1.0, 0.0, *options, 0,
+                              _progress_printer() if progress else None)
     result = _profile(plan, f"{m}x{n}x{k} (batch {b})", 2.0 * m * n * k * b, rows)
     if baseline:
         result.baseline_us = _torch_baseline_us(plan, m, n, k, b)
@@ -288,6 +294,7 @@ def profile_grouped(plan, groups: int, M: int, N: int, K: int, *, offsets: bool 
     from .op.plan import integer
 
     g, m, n, k = (integer(v, name, 1) for v, name in ((groups, "groups"), (M, "M"), (N, "N"), (K, "K")))
+    plan.select(g, m, n, k, ragged=bool(offsets))  # refuses what no kernel runs before anything is allocated
     rng = np.random.default_rng(seed)
     device = plan._plan.device
     options = (*_options(top, filter, jobs), 0, _progress_printer() if progress else None)
@@ -331,12 +338,13 @@ def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, s
     kind = plan.conv_kind
     a_shape, b_shape, d_shape = {"fprop": (x_shape, w_shape, y_shape), "dgrad": (y_shape, w_shape, x_shape),
                                  "wgrad": (y_shape, x_shape, w_shape)}[kind]
+    options = _options(top, filter, jobs)
     rng = np.random.default_rng(seed)
     device = plan._plan.device
     a, b, d = (_Operand(t, shape, None, device, rng)
                for t, shape in ((plan.element_A, a_shape), (plan.element_B, b_shape), (plan.element_D, d_shape)))
-    rows = plan._plan.profile(a.descriptor, b.descriptor, None, d.descriptor, *geometry, 0.0,
-                              *_options(top, filter, jobs), 0, _progress_printer() if progress else None)
+    rows = plan._plan.profile(a.descriptor, b.descriptor, None, d.descriptor, *geometry, 0.0, *options, 0,
+                              _progress_printer() if progress else None)
     label = (f"{kind} {n}x{h}x{w}x{c} -> {k}, {r}x{s} filters, stride {geometry[0]}, padding {geometry[1]}, "
              f"dilation {geometry[2]}")
     result = _profile(plan, label, 2.0 * n * p * q * k * c * r * s, rows)
@@ -347,9 +355,12 @@ def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, s
 
 
 def _options(top, filter, jobs) -> tuple:
-    from .op.plan import integer
+    from .op.plan import integer, jobs_count
 
-    return integer(top, "top", 1), filter or "", 0 if jobs is None else integer(jobs, "jobs", 0)
+    if filter is not None and not isinstance(filter, str):
+        raise InvalidArgumentError(f"filter: expected a shell pattern on kernel names, got {type(filter).__name__}")
+    top = integer(top, "top", 1)
+    return min(top, 2**31 - 1), filter or "", jobs_count(jobs)
 
 
 def _profile(plan, problem: str, flops: float, rows) -> Profile:

@@ -72,3 +72,16 @@ def test_tune_refuses_a_file_it_cannot_use(tmp_path, capsys):
         assert profiler.main(["tune", str(tmp_path / name)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("cuforge tune: ") and says in err and len(err.splitlines()) == 1, err
+
+
+def test_profile_and_compile_refuse_their_options_before_anything_is_allocated_or_built():
+    plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+    grouped = cuforge.op.GroupedGemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+    for call, says in ((lambda: plan.profile(2**40, 64, 64), "exceeds the 32-bit range"),  # not 32 TiB of NumPy data
+                       (lambda: grouped.profile(8, 64, 64, 2**40), "exceeds the 32-bit range"),
+                       (lambda: plan.profile(64, 64, 64, filter=5), "^filter: expected a shell pattern"),
+                       (lambda: plan.compile(problems=True), "^problems: expected a list of .M, N, K. or"),
+                       (lambda: grouped.compile(problems=(8, 64, 64, 64)), r"^problems: expected \(groups, M, N, K\)"),
+                       (lambda: plan.compile(M=64, N=64, K=64, jobs=2**40), "^jobs: expected 0 .one per core. to")):
+        with pytest.raises(cuforge.InvalidArgumentError, match=says):
+            call()

@@ -9,7 +9,7 @@ from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import InvalidArgumentError, KernelKind, LayoutType
 from ..arrays import current_stream, describe
-from .plan import Plan, flag, integer
+from .plan import Plan, flag, integer, jobs_count, problem_list
 
 _KINDS = {"fprop": KernelKind.Conv2dFprop, "dgrad": KernelKind.Conv2dDgrad, "wgrad": KernelKind.Conv2dWgrad}
 
@@ -187,7 +187,7 @@ class Conv2d(Plan):
             else:
                 problems = [_DEFAULT_COMPILE_PROBLEM]
         shapes = []
-        for problem in problems:
+        for problem in problem_list(problems, "((N, H, W, C, K, R, S), stride, padding, dilation)"):
             if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) != 4:
                 raise InvalidArgumentError(f"problems: expected ((N, H, W, C, K, R, S), stride, padding, dilation), "
                                            f"got {problem!r}")
@@ -196,7 +196,7 @@ class Conv2d(Plan):
                 raise InvalidArgumentError(f"problems: expected extents (N, H, W, C, K, R, S), got {extents!r}")
             shapes.append(([integer(v, name, 1) for v, name in zip(extents, "NHWCKRS")], _pair(s, "stride", 1),
                            _pair(p, "padding", 0), _pair(d, "dilation", 1)))
-        built = self._plan.compile(shapes, 0 if jobs is None else integer(jobs, "jobs", 0), self._bias(bias))
+        built = self._plan.compile(shapes, jobs_count(jobs), self._bias(bias))
         if print_module:
             for r in built:
                 print(kernel_source(r["name"]))

@@ -8,7 +8,7 @@ from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import DataType, InvalidArgumentError
 from ..arrays import current_stream, describe
-from .plan import Plan, alignments, flag, integer
+from .plan import Plan, alignments, flag, integer, jobs_count, problem_list
 
 # The problem compiled by plan.compile() when the plan holds no tensors and none is given: large
 # and square, the class most plans are built for.
@@ -154,13 +154,13 @@ class Gemm(Plan):
             problems = [self._problem(M, N, K, batch, "compile")]
         bias = self._bias(bias)
         shapes = []
-        for problem in problems:
+        for problem in problem_list(problems, "(M, N, K) or (M, N, K, batch)"):
             if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) not in (3, 4):
                 raise InvalidArgumentError(f"problems: expected (M, N, K) or (M, N, K, batch), got {problem!r}")
             m, n, k, b = (*problem, 1) if len(problem) == 3 else problem
             shapes.append((integer(m, "M"), integer(n, "N"), integer(k, "K"), integer(b, "batch"), bias))
         built = self._plan.compile(shapes, alignments(alignment_A, alignment_B, alignment_C),
-                                   0 if jobs is None else integer(jobs, "jobs", 0))
+                                   jobs_count(jobs))
         if print_module:
             for r in built:
                 print(kernel_source(r["name"]))

@@ -7,7 +7,7 @@ from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import DataTypeError, InvalidArgumentError
 from ..arrays import current_stream, describe, host_descriptor
-from .plan import Plan, alignments, flag, integer
+from .plan import Plan, alignments, flag, integer, jobs_count, problem_list
 
 # The class plan.compile() builds for when it holds no tensors and none is given.
 _DEFAULT_COMPILE_PROBLEM = (8, 1024, 4096, 4096)  # groups, M, N, K
@@ -74,12 +74,12 @@ class GroupedGemm(Plan):
         if single:
             problems = [self._problem(groups, M, N, K, "compile")]
         shapes = []
-        for problem in problems:
+        for problem in problem_list(problems, "(groups, M, N, K)"):
             if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) != 4:
                 raise InvalidArgumentError(f"problems: expected (groups, M, N, K), got {problem!r}")
             shapes.append(tuple(integer(v, name) for v, name in zip(problem, ("groups", "M", "N", "K"))))
         built = self._plan.compile(shapes, alignments(alignment_A, alignment_B, alignment_C),
-                                   0 if jobs is None else integer(jobs, "jobs", 0), bool(ragged), self._bias(bias))
+                                   jobs_count(jobs), bool(ragged), self._bias(bias))
         if print_module:
             for r in built:
                 print(kernel_source(r["name"]))

@@ -50,6 +50,21 @@ def integer(value, name: str, low: int | None = None) -> int:
     return int(value)
 
 
+def jobs_count(jobs) -> int:
+    """How many nvcc processes at once: None or 0 is one per core."""
+    jobs = 0 if jobs is None else integer(jobs, "jobs", 0)
+    if jobs >= 2**31:
+        raise InvalidArgumentError(f"jobs: expected 0 (one per core) to {2**31 - 1} nvcc processes, got {jobs}")
+    return jobs
+
+
+def problem_list(problems, each: str) -> list:
+    """compile()'s ``problems``: a list or tuple (of ``each``)."""
+    if not isinstance(problems, (list, tuple)):
+        raise InvalidArgumentError(f"problems: expected a list of {each}, got {type(problems).__name__}")
+    return list(problems)
+
+
 def capability(value, name: str) -> int:
     """A compute capability as given (0: the device's); the core says which it builds for."""
     value = integer(value, name, 0)
