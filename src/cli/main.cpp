@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <limits>
 
 #include "cuforge/compile/compiler.hpp"
 #include "cuforge/compile/toolchain.hpp"
@@ -182,9 +183,9 @@ int main(int argc, char** argv) {
   std::string preset;
   auto* build = app.add_subcommand("build", "compile the kernels matching a filter into the cache, in parallel");
   build_flags.add_to(build);
-  build->add_option("-j,--jobs", jobs, "nvcc processes at once (default: one per core)")->check(CLI::NonNegativeNumber);
+  build->add_option("-j,--jobs", jobs, "nvcc processes at once (default: one per core)")->check(CLI::Range(0, 1 << 16));
   build->add_option("--cc", cc, "GPU to build SM80 kernels for (default: this machine's GPU, else 90)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
   build->add_flag("--dry-run", dry_run, "print what would be built");
   std::string preset_help = "instead of a filter, the kernels the selection picks for a named set of problems:";
   for (const auto& p : op::presets()) preset_help += fmt::format(" {} ({});", p.name, p.description);
@@ -198,7 +199,7 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::IsMember({"info", "clear", "verify", "prune", "tuning", "clear-tuning"}));
   cache->add_option("--max-bytes", max_bytes, "prune: keep at most this many bytes (default 10 GiB)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(int64_t(0), std::numeric_limits<int64_t>::max()));
 
   CLI11_PARSE(app, argc, argv);
   try {

@@ -70,6 +70,8 @@ TEST(CommandLine, BuildPresetsNameTheirKernels) {
   for (const auto& n : moe.names) EXPECT_EQ(n.rfind("cuforge_sm90_grouped_tensorop_mma_bf16_", 0), 0u) << n;
   EXPECT_EQ(run("build --preset nope --dry-run").status, 2) << "an unknown preset is an error";
   EXPECT_EQ(run("build --preset llm-fp16 --arch 90 --dry-run").status, 2) << "a preset takes no filter";
+  for (const char* bad : {"--jobs -1", "--jobs 99999999999", "--cc 0"})
+    EXPECT_NE(run(std::string("build --preset llm-fp16 --dry-run ") + bad).status, 0) << bad << " is out of range";
 }
 
 TEST(CommandLine, ListIsFastForEachFamily) {
