@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cerrno>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -43,9 +44,11 @@ int driver_cuda_version() {
 int default_device() {
   if (const char* id = std::getenv("CUTLASS_CUDA_DEVICE_ID"); id && *id) {
     char* end = nullptr;
-    long v = std::strtol(id, &end, 10);
-    if (*end != '\0' || v < 0)
-      throw DeviceError(fmt::format("CUTLASS_CUDA_DEVICE_ID is '{}', expected a device ordinal", id));
+    errno = 0;
+    const long v = std::strtol(id, &end, 10);
+    if (*end != '\0' || v < 0 || v >= kMaxDevices || errno == ERANGE)
+      throw DeviceError(
+          fmt::format("CUTLASS_CUDA_DEVICE_ID is '{}', expected a device ordinal (0 to {})", id, kMaxDevices - 1));
     return int(v);
   }
   int d = 0;

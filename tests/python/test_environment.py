@@ -44,3 +44,19 @@ def test_set_log_level():
             cutlass.set_log_level("loud")
     finally:
         cuforge.logger.setLevel(before)
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "3x", "64", "2147483648", "99999999999999999999"])
+def test_a_device_id_that_is_no_ordinal_is_refused(value):
+    """CUTLASS_CUDA_DEVICE_ID is read when a plan is made: beyond 32 bits it wrapped to a negative ordinal."""
+    from test_faults import run_python
+
+    r = run_python("""
+        import cuforge
+        try:
+            cuforge.op.Gemm(element="f16", layout=cuforge.LayoutType.RowMajor)
+        except cuforge.DeviceError as e:
+            print(e)
+    """, CUTLASS_CUDA_DEVICE_ID=value)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"CUTLASS_CUDA_DEVICE_ID is '{value}', expected a device ordinal (0 to 63)", r.stdout
