@@ -37,11 +37,18 @@ def host_array(x):
     return np.asarray(x)
 
 
-def host_descriptor(x, device: int):
+def host_descriptor(x, device: int, name: str, output: bool = False):
     """A host array described as if it already were on `device`, so that it can be checked before
-    anything is copied."""
+    anything is copied; an ``output`` (D, which the result is copied back into) must be writable."""
     x = host_array(x)
-    return (x.ctypes.data, to_datatype(x.dtype), x.shape, tuple(s // x.itemsize for s in x.strides), device)
+    if output and not x.flags.writeable:
+        raise InvalidArgumentError(f"{name}: the NumPy array is read-only, and the result would be copied back into "
+                                   "it; pass a writable array")
+    try:
+        dtype = to_datatype(x.dtype)
+    except DataTypeError as e:
+        raise DataTypeError(f"{name}: {e}") from None
+    return (x.ctypes.data, dtype, x.shape, tuple(s // x.itemsize for s in x.strides), device)
 
 
 def _describe(x, name: str):

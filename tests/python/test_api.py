@@ -478,6 +478,22 @@ def test_numpy_operand_of_the_wrong_dtype_is_refused_before_the_device_is_used()
     B, C, D = [np.ones(s, np.float16) for s in [(48, 32), (64, 32), (64, 32)]]
     with pytest.raises(cuforge.DataTypeError, match="^A: "):
         plan.run(A, B, C, D)
+    with pytest.raises(cuforge.DataTypeError, match="^A: cuforge has no element type for dtype.'O'."):
+        plan.run(A.astype(object), B, C, D)
+
+
+def test_a_read_only_numpy_output_is_refused_before_the_device_is_used(tmp_path):
+    """The result is copied back into a NumPy D: a read-only one (a read-only memory map: the copy would
+    fault) is refused, in the list form too, naming the group."""
+    A, B, D = [np.ones(s, np.float16) for s in [(64, 48), (48, 32), (64, 32)]]
+    D.tofile(tmp_path / "d")
+    mapped = np.memmap(tmp_path / "d", dtype=np.float16, mode="r", shape=D.shape)
+    says = "the NumPy array is read-only, and the result would be copied back into it"
+    with pytest.raises(cuforge.InvalidArgumentError, match=f"^D: {says}"):
+        cuforge.op.Gemm(element=np.float16, layout=RowMajor).run(A, B, None, mapped)
+    with pytest.raises(cuforge.InvalidArgumentError, match=rf"^D\[1\]: {says}"):
+        cuforge.op.GroupedGemm(element=np.float16, layout=RowMajor).run([A, A], [B, B], None, [D, mapped])
+    assert not mapped.flags.writeable
 
 
 @no_gpu
@@ -514,14 +530,15 @@ def test_a_batch_over_one_b_folds_into_the_rows_of_one_gemm():
     rng = np.random.default_rng(0)
     A, B = rng.random((4, 16, 32)), rng.random((32, 8))
     C, D = rng.random((4, 16, 8)), np.zeros((4, 16, 8))
-    descs = [host_descriptor(x, 0) for x in (A, B, C, D)]
+    descs = [host_descriptor(x, 0, name) for x, name in zip((A, B, C, D), "ABCD")]
     a, b, c, d = fold_batch_into_rows(descs)
     assert a[2] == (64, 32) and d[2] == (64, 8) and c[2] == (64, 8) and b == descs[1]
     for folded, x in ((a, A), (c, C), (d, D)):
         assert np.array_equal(_view(folded, x), x.reshape(64, -1))
     # A batch of one row each, a broadcast (stride-0) B, a bias row C.
     A1, Bb = rng.random((5, 1, 32)), np.broadcast_to(B, (5, 32, 8))
-    a, b, c, d = fold_batch_into_rows([host_descriptor(x, 0) for x in (A1, Bb, np.ones(8), np.zeros((5, 1, 8)))])
+    bias_case = (A1, Bb, np.ones(8), np.zeros((5, 1, 8)))
+    a, b, c, d = fold_batch_into_rows([host_descriptor(x, 0, n) for x, n in zip(bias_case, "ABCD")])
     assert a[2] == (5, 32) and np.array_equal(_view(a, A1), A1.reshape(5, 32))
     assert b[2] == (32, 8) and np.array_equal(_view(b, B), B) and c[2] == (8,)
     # What cannot fold stays as it is: a batched B, a C shared by every batch, rows padded between
@@ -529,7 +546,7 @@ def test_a_batch_over_one_b_folds_into_the_rows_of_one_gemm():
     padded = np.zeros((4, 17, 32))[:, :16]
     for operands in ((A, rng.random((4, 32, 8)), C, D), (A, B, rng.random((16, 8)), D), (padded, B, C, D),
                      (np.ascontiguousarray(A.transpose(0, 2, 1)).transpose(0, 2, 1), B, C, D)):
-        descs = [host_descriptor(x, 0) for x in operands]
+        descs = [host_descriptor(x, 0, n) for x, n in zip(operands, "ABCD")]
         assert fold_batch_into_rows(descs) == descs
     # Nor a batch whose rows together pass the kernels' 32-bit extents.
     huge = [(0, None, (2**16, 2**16, 8), (2**19, 8, 1), 0), (0, None, (8, 8), (8, 1), 0), None,

@@ -38,7 +38,7 @@ def test_the_descriptor_of_a_dlpack_array():
 def test_host_dlpack_arrays_are_staged_like_numpy():
     a = np.arange(12, dtype=np.float16).reshape(3, 4)
     assert describe(DLPackOnly(a), "A") is None, "host memory: copied to the GPU"
-    _, dtype, shape, strides, device = host_descriptor(DLPackOnly(a), 0)
+    _, dtype, shape, strides, device = host_descriptor(DLPackOnly(a), 0, "A")
     assert (dtype, tuple(shape), tuple(strides), device) == (cuforge.DataType.f16, (3, 4), (4, 1), 0)
 
 

@@ -185,8 +185,8 @@ class GroupedGemm(Plan):
         """NumPy operands are checked as if on the GPU, then copied there; the Ds come back at sync(). A
         group's C of None stays absent (beta must then be 0, as the checks say)."""
         device = self._plan.device
-        checked = {name: [host_descriptor(x, device) if d is None and x is not None else d
-                          for x, d in zip(lists[name], descs[name])] for name in lists}
+        checked = {name: [host_descriptor(x, device, f"{name}[{g}]", output=name == "D") if d is None and x is not None
+                          else d for g, (x, d) in enumerate(zip(lists[name], descs[name]))] for name in lists}
         self._plan.check(checked["A"], checked["B"], checked["C"], checked["D"], alpha, beta)
         copies = []
         for name, lst in lists.items():

@@ -24,7 +24,7 @@ def layout_of(x, name) -> LayoutType | None:
     """Column-major when the array's rows, not its columns, are the contiguous dimension."""
     if x is None:
         return None
-    _, _, shape, strides, _ = describe(x, name) or host_descriptor(x, -1)
+    _, _, shape, strides, _ = describe(x, name) or host_descriptor(x, -1, name)
     if len(shape) >= 2 and shape[-2] > 1 and strides[-2] == 1 and strides[-1] != 1:
         return LayoutType.ColumnMajor
     return LayoutType.RowMajor
@@ -232,7 +232,8 @@ class Plan:
         a refused run. Returns the descriptors to run on and the copy of D back to the host (None
         when D is on the device)."""
         device = self._plan.device
-        check([host_descriptor(x, device) if d is None and x is not None else d for d, x in zip(descs, operands)])
+        check([host_descriptor(x, device, name, output=name == "D") if d is None and x is not None else d
+               for d, x, name in zip(descs, operands, "ABCD")])
         staged_d = None
         out = list(descs)
         for i, (x, name) in enumerate(zip(operands, "ABCD")):
