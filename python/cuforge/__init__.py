@@ -38,10 +38,10 @@ from ._core import (
     tuning_record_clear,
 )
 from .build import build
-from .op.plan import capability, enum_value
 from .cutlass_headers import cutlass_path
 from .environment import check_cuda_versions, cuda_install_path, device_cc, device_id, nvcc_version
 from .memory import MemoryPool, get_memory_pool, use_rmm
+from .op.plan import capability, enum_value
 from .shape import ConvMode
 
 __version__ = "0.1.0"

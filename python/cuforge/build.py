@@ -13,10 +13,10 @@ from ._core import CompilationError, InvalidArgumentError
 
 def build(names, jobs: int | None = None, progress: bool = True, cc: int | None = None) -> list[dict]:
     """Compile kernels by name (one, or a list) into the cache with ``jobs`` nvcc processes at once
-    (default: one per core) for compute capability ``cc`` (default: the GPU's, else 90). Returns one dict per kernel
-    (name, library, cache_hit, seconds). Raises CompilationError naming every kernel nvcc rejected,
-    after all have been tried; ToolchainError or CacheError when the compiler or the cache cannot be
-    used."""
+    (default: one per core) for compute capability ``cc`` (default: the GPU's, else 90). Returns one
+    dict per kernel (name, library, cache_hit, seconds). Raises CompilationError naming every kernel
+    nvcc rejected, after all have been tried; ToolchainError or CacheError when the compiler or the
+    cache cannot be used."""
     names = [names] if isinstance(names, str) else list(names) if isinstance(names, Iterable) else None
     if names is None or not all(isinstance(n, str) for n in names):
         raise InvalidArgumentError("names: expected a kernel name or a list of them (strings)")

@@ -23,8 +23,8 @@ def _listed(value, name):
 
 
 def _offsets_descriptor(offsets):
-    """The offsets' descriptor; an element type cuforge has no name for (int64, say) is refused as not
-    int32, which the core checks of the others."""
+    """The offsets' descriptor. An element type cuforge has no name for (int64, say) is refused here as
+    not int32; the core refuses the types it knows (f32, ...) alike."""
     try:
         return describe(offsets, "offsets")
     except DataTypeError:
