@@ -12,6 +12,8 @@
 namespace cuforge::op {
 namespace {
 
+constexpr const char* kBiasNeedsRowMajorD = "a bias vector C needs a row-major D (the plan's layout_C is column-major)";
+
 // One matrix operand as the checks see it: rows x cols, in a batch of `batch`.
 struct Matrix {
   const char* name;
@@ -161,7 +163,7 @@ GemmProblem check_gemm(const GemmTypes& plan, int device, const TensorRef& a, co
     fail("C", fmt::format("expected shape (M, N) = ({}, {}) like D, or a bias of N = {} (shape ({},) or (1, {})), "
                           "got {}", m, n, n, n, n, c.describe()));
   if (bias && plan.layout_c != Layout::RowMajor)
-    fail("C", "a bias vector C needs a row-major D (the plan's layout_C is column-major)");
+    fail("C", kBiasNeedsRowMajorD);
 
   // Batches: D sets the count; an input with a batch of one (or a matrix) is broadcast across it.
   const int64_t batch = md.batch;
@@ -248,6 +250,8 @@ std::pair<const float*, const float*> check_scales(const GemmTypes& plan, int de
 GemmShape packed_shape(const GemmTypes& plan, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias,
                        AlignmentCaps caps) {
   check_extents(m, n, k, batch);
+  if (bias && m > 1 && plan.layout_c != Layout::RowMajor)  // as check_gemm refuses a run's
+    fail("C", kBiasNeedsRowMajorD);
   const std::pair<const char*, DataType> operands[] = {
       {"alignment_A", plan.element_a}, {"alignment_B", plan.element_b}, {"alignment_C", plan.element_d}};
   for (int i = 0; i < 3; ++i) {

@@ -168,7 +168,7 @@ GemmShape grouped_shape(const GemmTypes& plan, int64_t groups, int64_t m, int64_
                         std::array<int, 3> alignment_caps, bool ragged, bool bias) {
   if (groups < 1 || groups > INT32_MAX) fail(fmt::format("groups: expected 1 to {}, got {}", INT32_MAX, groups));
   // The groups' own extents are unknown: packed operands of whole 16-byte vectors, capped as given.
-  GemmShape one = packed_shape(plan, m, n, k, 1, false, alignment_caps);
+  GemmShape one = packed_shape(plan, m, n, k, 1, bias, alignment_caps);
   GemmShape aligned = packed_shape(plan, 16, 16, 16, 1, false, alignment_caps);
   return summary(groups, double(one.m), double(one.n), double(one.k), aligned.align_a, aligned.align_b,
                  aligned.align_c, ragged, bias);

@@ -321,6 +321,20 @@ def test_build_takes_a_name_or_a_list_of_names():
         cuforge.build("nope")  # one name, not its letters
 
 
+def test_a_class_no_run_can_have_is_refused_where_it_is_made():
+    """select() refuses what every run's check refuses: a bias with a column-major D, a bias for wgrad."""
+    says = "^C: a bias vector C needs a row-major D"
+    with pytest.raises(cuforge.InvalidArgumentError, match=says):
+        cuforge.op.Gemm(element=np.float16, layout_A=RowMajor, layout_B=RowMajor, layout_C=ColumnMajor).select(
+            256, 256, 256, bias=True)
+    with pytest.raises(cuforge.InvalidArgumentError, match=says):
+        cuforge.op.GroupedGemm(element=np.float16, layout_A=RowMajor, layout_B=RowMajor,
+                               layout_C=ColumnMajor).select(8, 256, 256, 256, bias=True)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^bias: a bias is one value per output channel"):
+        cuforge.op.Conv2d(kind="wgrad", element=np.float16).select(32, 28, 28, 64, 64, 3, 3, padding=(1, 1),
+                                                                   bias=True)
+
+
 def test_plans_refuse_what_is_not_a_compute_capability_or_an_argument():
     for option in ("cc", "kernel_cc"):
         with pytest.raises(cuforge.InvalidArgumentError, match=f"^{option}: 1099511627776 is not a compute capab"):
