@@ -15,7 +15,7 @@ import pytest
 
 import cuforge
 import cuforge as cutlass  # the seed's spelling must work unchanged
-from fake_arrays import BASE, FakeDeviceArray, no_gpu, operands
+from fake_arrays import no_gpu, operands
 
 RowMajor, ColumnMajor = cuforge.LayoutType.RowMajor, cuforge.LayoutType.ColumnMajor
 
