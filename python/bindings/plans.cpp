@@ -234,6 +234,15 @@ void bind_plans(nb::module_& m) {
            "problems"_a, "alignments"_a, "jobs"_a = 0, "ragged"_a = false, "bias"_a = false,
            "Build the kernels chosen for (groups, M, N, K) classes (M differing between groups where `ragged`; C a "
            "bias row per group where `bias`), in parallel; later runs use them.")
+      .def("compile_lists",
+           [](GroupedGemm& g, const std::vector<nb::handle>& a, const std::vector<nb::handle>& b,
+              const std::vector<nb::handle>& c, const std::vector<nb::handle>& d, double alpha, double beta, int jobs) {
+             auto problem = g.check(tensor_refs(a, "A"), tensor_refs(b, "B"), tensor_refs(c, "C"),
+                                    tensor_refs(d, "D"), alpha, beta);
+             return compile_results([&] { return g.compile({problem.shape}, jobs); });
+           },
+           "a"_a, "b"_a, "c"_a, "d"_a, "alpha"_a, "beta"_a, "jobs"_a = 0,
+           "Build the kernel a run of these lists (the list form's descriptors) would choose: their own class.")
       .def("run",
            [](GroupedGemm& g, const std::vector<nb::handle>& a, const std::vector<nb::handle>& b,
               const std::vector<nb::handle>& c, const std::vector<nb::handle>& d, double alpha, double beta,

@@ -131,3 +131,24 @@ def test_the_offsets_form_runs_on_device_offsets():
         plan.run(A, B, None, D, offsets=np.zeros(8, np.int32))
     with pytest.raises(cuforge.InvalidArgumentError, match=r"^B: expected one matrix per group, a tensor of shape \(8"):
         plan.run(A, moe(groups=4)[1], None, D, offsets=offs)
+
+
+def test_compile_builds_the_class_of_the_plans_own_lists(tmp_path):
+    """Ragged lists are a ragged class of their mean M rounded up, as a run of them is (compile() took the
+    floor of the mean, not ragged: another kernel than the run's for these). A fake toolkit builds at once."""
+    from test_faults import fake_toolkit, run_python
+
+    r = run_python("""
+        import numpy as np, cuforge
+        f16 = np.float16
+        for ms in ([1000, 24, 300, 5000], [129, 128]):
+            plan = cuforge.op.GroupedGemm(A=[np.ones((m, 512), f16) for m in ms],
+                                          B=[np.ones((512, 1024), f16)] * len(ms),
+                                          D=[np.zeros((m, 1024), f16) for m in ms], element_accumulator=np.float32)
+            # Both chosen before compile(): after it, select() answers with the kernel compile() built.
+            run_class = plan.select(len(ms), -(-sum(ms) // len(ms)), 1024, 512, ragged=True)
+            floor_class = plan.select(len(ms), sum(ms) // len(ms), 1024, 512)
+            print(plan.compile()["name"] == run_class, floor_class == run_class)
+    """, CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "False", "True", "False"], r.stdout

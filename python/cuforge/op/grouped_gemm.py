@@ -33,6 +33,21 @@ def _offsets_descriptor(offsets):
                             f"got {got}") from None
 
 
+def _described_lists(A, B, C, D):
+    """The list form's operands by name (C an empty list when not given), and their device
+    descriptors (None for host arrays and absent Cs)."""
+    As, Bs, Ds = _listed(A, "A"), _listed(B, "B"), _listed(D, "D")
+    Cs = _listed(C, "C") or []
+    for name, lst in (("A", As), ("B", Bs), ("D", Ds)):
+        if not lst:
+            raise InvalidArgumentError(f"{name}: expected a list of one tensor per group, got "
+                                       f"{'none' if lst is None else 'an empty list'}")
+    lists = {name: lst for name, lst in zip("ABCD", (As, Bs, Cs, Ds))}
+    descs = {name: [describe(x, f"{name}[{g}]") if x is not None else None for g, x in enumerate(lst)]
+             for name, lst in lists.items()}
+    return lists, descs
+
+
 class GroupedGemm(Plan):
     """A grouped GEMM plan: for every group g, D_g = activation(alpha * A_g @ B_g + beta * C_g), each
     group with its own M, N and K, all in one launch. Constructed like Gemm (element types, layouts,
@@ -64,22 +79,34 @@ class GroupedGemm(Plan):
                 N: int | None = None, K: int | None = None, problems=None, jobs: int | None = None,
                 ragged: bool = False, bias: bool | None = None):
         """Build the plan's kernel now (or find it in the disk cache): later runs that it can implement
-        use it, whatever their groups. Chosen for the plan's tensors if it holds them, else for
-        ``groups`` groups of M x N x K, else 8 of 1024 x 4096 x 4096; ``problems``, a list of
+        use it, whatever their groups. Chosen for the plan's lists if it holds them (the class a run of
+        them is: ragged or not, their alignments, a bias), else for ``groups`` groups of M x N x K, else
+        8 of 1024 x 4096 x 4096; ``problems``, a list of
         (groups, M, N, K), builds several in parallel; ``ragged`` as in select() (for the offsets
         form); ``bias``: the runs' C is a bias row per group (by default, when the plan's own C is)."""
         if tile_description is not None:
             self.tile_description = tile_description
         single = problems is None
-        if single:
-            problems = [self._problem(groups, M, N, K, "compile")]
-        shapes = []
-        for problem in problem_list(problems, "(groups, M, N, K)"):
-            if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) != 4:
-                raise InvalidArgumentError(f"problems: expected (groups, M, N, K), got {problem!r}")
-            shapes.append(tuple(integer(v, name) for v, name in zip(problem, ("groups", "M", "N", "K"))))
-        built = self._plan.compile(shapes, alignments(alignment_A, alignment_B, alignment_C),
-                                   jobs_count(jobs), bool(ragged), self._bias(bias))
+        given = (groups, M, N, K, alignment_A, alignment_B, alignment_C, bias)
+        if single and all(v is None for v in given) and not ragged and isinstance(self.A, (list, tuple)) \
+                and isinstance(self.D, (list, tuple)):
+            # The plan's own lists: the class a run of them is (ragged or not, their alignments, a bias),
+            # as the core's checks make it.
+            A, B, C, D, alpha, beta, _ = self._run_arguments(None, None, None, None, None, None, True)
+            lists, descs = _described_lists(A, B, C, D)
+            checked = self._as_on_device(lists, descs)
+            built = self._plan.compile_lists(checked["A"], checked["B"], checked["C"], checked["D"], alpha, beta,
+                                             jobs_count(jobs))
+        else:
+            if single:
+                problems = [self._problem(groups, M, N, K, "compile")]
+            shapes = []
+            for problem in problem_list(problems, "(groups, M, N, K)"):
+                if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) != 4:
+                    raise InvalidArgumentError(f"problems: expected (groups, M, N, K), got {problem!r}")
+                shapes.append(tuple(integer(v, name) for v, name in zip(problem, ("groups", "M", "N", "K"))))
+            built = self._plan.compile(shapes, alignments(alignment_A, alignment_B, alignment_C),
+                                       jobs_count(jobs), bool(ragged), self._bias(bias))
         if print_module:
             for r in built:
                 print(kernel_source(r["name"]))
@@ -160,15 +187,7 @@ class GroupedGemm(Plan):
             s = current_stream(operands, stream)
             handle = self._plan.run_offsets(*descs, alpha, beta, s)
         else:
-            As, Bs, Ds = _listed(A, "A"), _listed(B, "B"), _listed(D, "D")
-            Cs = _listed(C, "C") or []
-            for name, lst in (("A", As), ("B", Bs), ("D", Ds)):
-                if not lst:
-                    raise InvalidArgumentError(f"{name}: expected a list of one tensor per group, got "
-                                               f"{'none' if lst is None else 'an empty list'}")
-            lists = {name: lst for name, lst in zip("ABCD", (As, Bs, Cs, Ds))}
-            descs = {name: [describe(x, f"{name}[{g}]") if x is not None else None for g, x in enumerate(lst)]
-                     for name, lst in lists.items()}
+            lists, descs = _described_lists(A, B, C, D)
             flat = [x for lst in lists.values() for x in lst]
             s = current_stream(flat, stream)
             on_complete = None
@@ -181,12 +200,18 @@ class GroupedGemm(Plan):
             handle.sync()
         return handle
 
+    def _as_on_device(self, lists, descs) -> dict:
+        """The lists' descriptors with their host arrays described as if on the plan's device, for the
+        core's checks."""
+        device = self._plan.device
+        return {name: [host_descriptor(x, device, f"{name}[{g}]", output=name == "D") if d is None and x is not None
+                       else d for g, (x, d) in enumerate(zip(lists[name], descs[name]))] for name in lists}
+
     def _stage_host_lists(self, lists, descs, stream, alpha, beta):
         """NumPy operands are checked as if on the GPU, then copied there; the Ds come back at sync(). A
         group's C of None stays absent (beta must then be 0, as the checks say)."""
         device = self._plan.device
-        checked = {name: [host_descriptor(x, device, f"{name}[{g}]", output=name == "D") if d is None and x is not None
-                          else d for g, (x, d) in enumerate(zip(lists[name], descs[name]))] for name in lists}
+        checked = self._as_on_device(lists, descs)
         self._plan.check(checked["A"], checked["B"], checked["C"], checked["D"], alpha, beta)
         copies = []
         for name, lst in lists.items():
