@@ -212,7 +212,15 @@ void bind_plans(nb::module_& m) {
                      alpha, beta);
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a, "beta"_a,
-           "The checks of run(), without running.");
+           "The checks of run(), without running.")
+      .def("compile_tensors",
+           [](Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta, int jobs) {
+             auto problem = g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
+                                    to_tensor_ref(d, "D"), alpha, beta);
+             return compile_results([&] { return g.compile({problem.shape}, jobs); });
+           },
+           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a, "beta"_a, "jobs"_a = 0,
+           "Build the kernel a run of these operands' descriptors would choose: their own class.");
 
   auto grouped = bind_plan<GroupedGemm>(m, "GroupedGemm",
                                         "A grouped GEMM plan of the C++ core (cuforge.op.GroupedGemm wraps it).");

@@ -550,3 +550,21 @@ def test_compile_builds_the_bias_kernel_a_plan_holding_a_bias_c_runs(tmp_path):
     """, CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
     assert r.returncode == 0, r.stderr
     assert r.stdout.split("\n")[:3] == ["True False"] * 3, r.stdout
+
+
+def test_compile_builds_the_class_of_the_plans_own_tensors(tmp_path):
+    """A batch over one B folds into the rows of one GEMM when it runs: compile() builds that class (it took
+    the shapes' last two dimensions, 16 rows: a small-M kernel). A fake toolkit builds at once."""
+    from test_faults import fake_toolkit
+
+    r = run_python("""
+        import numpy as np, cuforge
+        f16 = np.float16
+        plan = cuforge.op.Gemm(A=np.ones((8, 16, 4096), f16), B=np.ones((4096, 4096), f16),
+                               D=np.zeros((8, 16, 4096), f16), element_accumulator=np.float32)
+        # Both chosen before compile(): after it, select() answers with the kernel compile() built.
+        run_class, rows_of_one = plan.select(128, 4096, 4096), plan.select(16, 4096, 4096)
+        print(plan.compile()["name"] == run_class, rows_of_one == run_class)
+    """, CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "False"], r.stdout

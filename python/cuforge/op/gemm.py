@@ -141,26 +141,36 @@ class Gemm(Plan):
                 batch: int = 1, problems=None, jobs: int | None = None, bias: bool | None = None):
         """Build the plan's kernel now (or find it in the disk cache), so that later runs launch at once:
         every run() the compiled kernel can implement uses it, whatever its size; others choose their
-        own. The kernel is the one chosen for the plan's tensors if it holds them, else for M x N x K if
-        given, else for 4096^3; ``tile_description`` pins a tile first (as setting plan.tile_description
-        does). ``problems``, a list of (M, N, K) or (M, N, K, batch), builds each one's kernel in
-        parallel (``jobs`` nvcc processes; default one per core). ``bias``: the runs' C is a bias row
-        (by default, when the plan's own C is one). Returns the kernel's name, library path and whether
-        the cache had it (a list of those for ``problems``)."""
+        own. The kernel is the one chosen for the plan's tensors if it holds them (the class a run of
+        them is: batches folded, their alignments, a bias), else for M x N x K if given, else for
+        4096^3; ``tile_description`` pins a tile first (as setting plan.tile_description does).
+        ``problems``, a list of (M, N, K) or (M, N, K, batch), builds each one's kernel in parallel
+        (``jobs`` nvcc processes; default one per core). ``bias``: the runs' C is a bias row (by default,
+        when the plan's own C is one). Returns the kernel's name, library path and whether the cache had
+        it (a list of those for ``problems``)."""
         if tile_description is not None:
             self.tile_description = tile_description
         single = problems is None
-        if single:
-            problems = [self._problem(M, N, K, batch, "compile")]
-        bias = self._bias(bias)
-        shapes = []
-        for problem in problem_list(problems, "(M, N, K) or (M, N, K, batch)"):
-            if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) not in (3, 4):
-                raise InvalidArgumentError(f"problems: expected (M, N, K) or (M, N, K, batch), got {problem!r}")
-            m, n, k, b = (*problem, 1) if len(problem) == 3 else problem
-            shapes.append((integer(m, "M"), integer(n, "N"), integer(k, "K"), integer(b, "batch"), bias))
-        built = self._plan.compile(shapes, alignments(alignment_A, alignment_B, alignment_C),
-                                   jobs_count(jobs))
+        given = (M, N, K, alignment_A, alignment_B, alignment_C, bias)
+        held = all(x is not None for x in (self.A, self.B, self.D))
+        if single and all(v is None for v in given) and batch == 1 and held:
+            # The plan's own tensors: the class a run of them is (batches folded, their alignments, a
+            # bias), as the core's checks make it.
+            A, B, C, D, alpha, beta, _ = self._run_arguments(None, None, None, None, None, None, True)
+            descs = [None if x is None else self._on_device(x, describe(x, name), name, name == "D")
+                     for x, name in zip((A, B, C, D), "ABCD")]
+            built = self._plan.compile_tensors(*self._folded(descs, C), alpha, beta, jobs_count(jobs))
+        else:
+            if single:
+                problems = [self._problem(M, N, K, batch, "compile")]
+            bias = self._bias(bias)
+            shapes = []
+            for problem in problem_list(problems, "(M, N, K) or (M, N, K, batch)"):
+                if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) not in (3, 4):
+                    raise InvalidArgumentError(f"problems: expected (M, N, K) or (M, N, K, batch), got {problem!r}")
+                m, n, k, b = (*problem, 1) if len(problem) == 3 else problem
+                shapes.append((integer(m, "M"), integer(n, "N"), integer(k, "K"), integer(b, "batch"), bias))
+            built = self._plan.compile(shapes, alignments(alignment_A, alignment_B, alignment_C), jobs_count(jobs))
         if print_module:
             for r in built:
                 print(kernel_source(r["name"]))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import DataTypeError, InvalidArgumentError
-from ..arrays import current_stream, describe, host_descriptor
+from ..arrays import current_stream, describe
 from .plan import Plan, alignments, flag, integer, jobs_count, problem_list
 
 # The class plan.compile() builds for when it holds no tensors and none is given.
@@ -203,9 +203,8 @@ class GroupedGemm(Plan):
     def _as_on_device(self, lists, descs) -> dict:
         """The lists' descriptors with their host arrays described as if on the plan's device, for the
         core's checks."""
-        device = self._plan.device
-        return {name: [host_descriptor(x, device, f"{name}[{g}]", output=name == "D") if d is None and x is not None
-                       else d for g, (x, d) in enumerate(zip(lists[name], descs[name]))] for name in lists}
+        return {name: [self._on_device(x, d, f"{name}[{g}]", name == "D") for g, (x, d) in
+                       enumerate(zip(lists[name], descs[name]))] for name in lists}
 
     def _stage_host_lists(self, lists, descs, stream, alpha, beta):
         """NumPy operands are checked as if on the GPU, then copied there; the Ds come back at sync(). A

@@ -226,14 +226,20 @@ class Plan:
         return (A, B, C, D, scalar(self.alpha if alpha is None else alpha, "alpha"),
                 scalar(self.beta if beta is None else beta, "beta"), flag(sync, "sync"))
 
+    def _on_device(self, x, desc, name: str, output: bool):
+        """A run's operand as the core checks it: its descriptor, or a host array's described as if it
+        were on the plan's device (None for an absent operand)."""
+        if desc is None and x is not None:
+            return host_descriptor(x, self._plan.device, name, output=output)
+        return desc
+
     def _stage_host_arrays(self, operands, descs, stream, copy_d_in, check):
         """Copies the NumPy operands of (A, B, C, D) to the device, after `check` (the plan's checks)
         accepted them described as if they were there: nothing is copied, and no GPU is needed, for
         a refused run. Returns the descriptors to run on and the copy of D back to the host (None
         when D is on the device)."""
         device = self._plan.device
-        check([host_descriptor(x, device, name, output=name == "D") if d is None and x is not None else d
-               for d, x, name in zip(descs, operands, "ABCD")])
+        check([self._on_device(x, d, name, name == "D") for d, x, name in zip(descs, operands, "ABCD")])
         staged_d = None
         out = list(descs)
         for i, (x, name) in enumerate(zip(operands, "ABCD")):
