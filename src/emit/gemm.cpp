@@ -31,15 +31,6 @@ constexpr std::string_view kSm90StreamKArguments = R"(  using DecompositionMode 
   using ReductionMode = cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90StreamKParams::ReductionMode;
   args.scheduler.reduction_mode = p.deterministic ? ReductionMode::Deterministic : ReductionMode::Nondeterministic;)";
 
-// The kernel an SM90 configuration instantiates: its 32-bit operands K-major (the others are
-// copied so first, library::staged_k_major).
-library::GemmConfig k_major(library::GemmConfig c) {
-  const library::StagedOperands staged = library::staged_k_major(c);
-  if (staged.a) c.layout_a = Layout::RowMajor;
-  if (staged.b) c.layout_b = Layout::ColumnMajor;
-  return c;
-}
-
 constexpr std::string_view kNoStaging = R"(// The kernel reads every operand where it is.
 namespace cuforge_staging {
 constexpr size_t staged_bytes(const cuforge_gemm_arguments&) { return 0; }
@@ -52,19 +43,30 @@ inline cudaError_t stage(const cuforge_gemm_arguments&, const cuforge_gemm_argum
 std::string staging(const library::GemmConfig& c) {
   const library::StagedOperands staged = library::staged_k_major(c);
   if (!staged.any()) return std::string(kNoStaging);
+  const auto what = [&](bool a) {
+    const bool k_major = a ? c.layout_a == Layout::RowMajor : c.layout_b == Layout::ColumnMajor;
+    return fmt::format("{} ({})", a ? "A" : "B", k_major ? "K-major" : a ? "column-major" : "row-major");
+  };
+  const std::string operands = staged.a && staged.b ? what(true) + " and " + what(false) + " are"
+                                                    : what(staged.a) + " is";
   return render(embedded::gemm_staging,
-                {{"staged_operands", staged.a && staged.b ? "A (column-major) and B (row-major) are"
-                                     : staged.a           ? "A (column-major) is"
-                                                          : "B (row-major) is"},
+                {{"staged_operands", operands},
+                 {"pieces_note", staged.k_pieces > 1 ? "\n// 3xTF32: each element x is written as three pieces along "
+                                                       "K, big = x rounded to TF32 and small = x - big: A as\n// [small "
+                                                       "big big], B as [big small big] (library::staged_k_major)."
+                                                     : ""},
                  {"stage_a", staged.a ? "true" : "false"},
-                 {"stage_b", staged.b ? "true" : "false"}});
+                 {"stage_b", staged.b ? "true" : "false"},
+                 {"a_k_major", c.layout_a == Layout::RowMajor ? "true" : "false"},
+                 {"b_k_major", c.layout_b == Layout::ColumnMajor ? "true" : "false"},
+                 {"k_pieces", std::to_string(staged.k_pieces)}});
 }
 
 // A swapped configuration instantiates its transposed kernel (library::swapped_kernel) over the
 // same arguments: M and N, A and B exchanged, D (and C) read as D^T column-major.
 std::string emit_sm90(const library::GemmConfig& config, const std::string& name) {
   const bool swap = config.tile.swap_ab;
-  const library::GemmConfig c = swap ? library::swapped_kernel(config) : k_major(config);
+  const library::GemmConfig c = swap ? library::swapped_kernel(config) : library::staged_kernel(config);
   Holes h = sm90_holes(c, name);
   h["swap_note"] = swap ? "\n// Swapped for a small M: the kernel computes D^T = B^T A^T, M on the tile's N, and writes D^T "
                           "column-major\n// (D's own row-major memory)."

@@ -227,7 +227,17 @@ const MathInstruction* math_instruction(const GemmConfig& c) {
 
 StagedOperands staged_k_major(const GemmConfig& c) {
   if (c.tile.swap_ab || c.arch < 90 || size_bits(c.element_a) != 32 || c.opclass != OpcodeClass::TensorOp) return {};
+  if (c.math == MathOperation::MultiplyAddFastF32) return {true, true, 3};
   return {c.layout_a != Layout::RowMajor, c.layout_b != Layout::ColumnMajor};
+}
+
+GemmConfig staged_kernel(const GemmConfig& c) {
+  const StagedOperands staged = staged_k_major(c);
+  GemmConfig k = c;
+  if (staged.a) k.layout_a = Layout::RowMajor;
+  if (staged.b) k.layout_b = Layout::ColumnMajor;
+  if (staged.k_pieces > 1) k.math = MathOperation::MultiplyAdd;
+  return k;
 }
 
 bool promotes_fp8(const GemmConfig& c) {

@@ -12,11 +12,13 @@ constexpr auto kFastAccum = MathOperation::MultiplyAddFastAccum;
 // What CUTLASS's generator builds for SM90 (wgmma) and SM80 (mma.sync, and SIMT on the CUDA
 // cores). f32 operands run as TF32 on the tensor cores.
 const std::vector<MathInstruction> kInstructions = {
-    // SM90: 16-bit, TF32, int8 and fp8 wgmma.
+    // SM90: 16-bit, TF32 (and 3xTF32), int8 and fp8 wgmma.
     {90, kTensorOp, kMma, D::f16, D::f16, D::f32, {64, 8, 16}, {D::f16, D::f32}},
     {90, kTensorOp, kMma, D::f16, D::f16, D::f16, {64, 8, 16}, {D::f16}},
     {90, kTensorOp, kMma, D::bf16, D::bf16, D::f32, {64, 8, 16}, {D::bf16, D::f32}},
     {90, kTensorOp, kMma, D::f32, D::f32, D::f32, {64, 8, 8}, {D::f32}},
+    // 3xTF32: the TF32 wgmma over operands split into big and small halves (library::staged_k_major).
+    {90, kTensorOp, MathOperation::MultiplyAddFastF32, D::f32, D::f32, D::f32, {64, 8, 8}, {D::f32}},
     {90, kTensorOp, kMma, D::s8, D::s8, D::s32, {64, 8, 32}, {D::s32, D::s8}},
     {90, kTensorOp, kMma, D::e4m3, D::e4m3, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
     {90, kTensorOp, kMma, D::e4m3, D::e5m2, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},

@@ -86,11 +86,13 @@ constexpr int kMaxSerialSplits = 16;
 
 // The operands' alignments allow the kernel's vectors. An operand the kernel copies K-major first
 // (library::staged_k_major) is read element by element by the copy and along K, in vectors, from
-// the copy (whose rows are padded to 16 bytes): K must hold whole vectors.
+// the copy (whose rows are padded to 16 bytes): K must hold whole vectors, unless the kernel runs
+// the padded K of 3xTF32's pieces (the padding zeros).
 bool fits(const GemmConfig& c, const GemmShape& p) {
   const library::StagedOperands staged = library::staged_k_major(c);
-  return (staged.a ? p.k % c.alignment_a == 0 : c.alignment_a <= p.align_a) &&
-         (staged.b ? p.k % c.alignment_b == 0 : c.alignment_b <= p.align_b) && c.alignment_c <= p.align_c;
+  const bool any_k = staged.k_pieces > 1;
+  return (staged.a ? any_k || p.k % c.alignment_a == 0 : c.alignment_a <= p.align_a) &&
+         (staged.b ? any_k || p.k % c.alignment_b == 0 : c.alignment_b <= p.align_b) && c.alignment_c <= p.align_c;
 }
 
 // A swapped kernel (TileDescription::swap_ab) is offered where the problem's M fits one of its tiles'

@@ -40,9 +40,23 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
   sm_count = std::max(sm_count, 1);
   splits = std::max(splits, 1);
   if (p.empty_output()) return model.launch_us;
+  // A kernel that copies operands K-major first runs its CUTLASS kernel over the copies (3xTF32:
+  // over the pieces' K), after the copies: each a kernel reading the operand and writing its pieces.
+  if (const library::StagedOperands staged = library::staged_k_major(c); staged.any()) {
+    const double read = (staged.a ? double(p.m) * p.k : 0.0) + (staged.b ? double(p.k) * p.n : 0.0);
+    const double transpose_bytes_per_second = kDramBytesPerSecond * model.transpose_bandwidth_fraction;
+    const double staging_us = (int(staged.a) + int(staged.b)) * model.launch_us +
+                              (1 + staged.k_pieces) * read * p.batch * sizeof(float) / transpose_bytes_per_second * 1e6;
+    GemmShape run = p;
+    run.k = staged.kernel_k(p.k);
+    return staging_us + estimated_time_us(library::staged_kernel(c), run, splits, deterministic, sm_count, model);
+  }
   const auto& t = c.tile.threadblock_shape;
   const auto& cl = c.tile.cluster_shape;
-  const double rate = kTensorFlopsPerSm16Bit * (16.0 / size_bits(c.element_a)) * tile_efficiency(c, model);
+  // SM80 3xTF32 issues three TF32 products per step (SM90's runs its pieces along K, above).
+  const double products = c.math == MathOperation::MultiplyAddFastF32 ? 3.0 : 1.0;
+  const double rate =
+      kTensorFlopsPerSm16Bit * (16.0 / size_bits(c.element_a)) * tile_efficiency(c, model) / products;
 
   // Clusters launch whole: pad the tile grid up to a multiple of the cluster shape. Groups of
   // differing M (mean p.m) each end in a tile (of clusters) that is half empty on average.
@@ -125,16 +139,9 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
                                 double(t[1]) * size_bytes(c.element_b) / cl[0]);
     memory_us = std::max(memory_us, panel_bytes / model.grouped_panel_bytes_per_second * 1e6);
   }
-  double staging_us = 0.0;
-  if (const library::StagedOperands staged = library::staged_k_major(c); staged.any()) {
-    const double elements = (staged.a ? double(p.m) * p.k : 0.0) + (staged.b ? double(p.k) * p.n : 0.0);
-    const double transpose_bytes_per_second = kDramBytesPerSecond * model.transpose_bandwidth_fraction;
-    staging_us = (int(staged.a) + int(staged.b)) * model.launch_us +
-                 2.0 * elements * p.batch * sizeof(float) / transpose_bytes_per_second * 1e6;
-  }
   const double waves_us = ceil_div(tiles * splits, slots) * model.wave_latency_us;
   return model.launch_us + std::max(compute_us, memory_us) + model.unhidden_fraction * std::min(compute_us, memory_us) +
-         reduce_us + staging_us + waves_us;
+         reduce_us + waves_us;
 }
 
 }  // namespace cuforge::select

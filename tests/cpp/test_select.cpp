@@ -277,6 +277,36 @@ TEST(GemmPlan, Tf32OfEveryLayoutRunsOnSm90ThroughKMajorCopies) {
             select::estimated_time_us(pick(k_major, 4096, 4096, 4096), shape, 1, true, 132));
 }
 
+TEST(GemmPlan, Sm90ThreeTf32RunsItsPiecesAlongATripledK) {
+  // 3xTF32 on SM90 copies both operands as three pieces each along K: the model prices the TF32
+  // kernel over 3 K (each piece's K padded to 16 bytes) plus the copies, which read each operand once
+  // and write it three times.
+  Gemm g(plan_of(DataType::f32, R, C, R));
+  change(g, [](select::GemmSettings& s) { s.math = MathOperation::MultiplyAddFastF32; });
+  const GemmConfig big = pick(g, 8192, 8192, 8192);
+  EXPECT_EQ(big.arch, 90) << big.name();
+  EXPECT_EQ(big.math, MathOperation::MultiplyAddFastF32);
+  const library::StagedOperands staged = library::staged_k_major(big);
+  EXPECT_TRUE(staged.a && staged.b) << "K-major operands are split too";
+  EXPECT_EQ(staged.k_pieces, 3);
+  EXPECT_EQ(staged.kernel_k(130), 3 * 132);
+  const GemmConfig kernel = library::staged_kernel(big);
+  EXPECT_EQ(kernel.math, MathOperation::MultiplyAdd) << "the pieces are plain TF32 products";
+  const GemmShape shape{8192, 8192, 8192, 1, 4, 4, 4};
+  const GemmShape tripled{8192, 8192, 3 * 8192, 1, 4, 4, 4};
+  const double copies_us = estimate(big, shape) - estimate(kernel, tripled);
+  const double bytes = 2.0 * 8192 * 8192 * 4 * (1 + 3);
+  EXPECT_NEAR(copies_us, 2 * select::CostModel{}.launch_us + bytes / (4.0e12 * 0.6) * 1e6, 1.0);
+  // Any K: the pieces' padding is zeros, read by the kernel; SM80's 3xTF32 costs three products.
+  EXPECT_EQ(pick(g, 4096, 4096, 4093).arch, 90);
+  Gemm sm80(plan_of(DataType::f32, R, C, R, 80));
+  change(sm80, [](select::GemmSettings& s) { s.math = MathOperation::MultiplyAddFastF32; });
+  GemmConfig three = pick(sm80, 4096, 4096, 4096), one = three;
+  one.math = MathOperation::MultiplyAdd;
+  const GemmShape square{4096, 4096, 4096, 1, 4, 4, 4};
+  EXPECT_GT(estimate(three, square), 2.5 * estimate(one, square));
+}
+
 TEST(GemmPlan, ImpossiblePlansAreRefused) {
   GemmOptions mixed = plan_of(DataType::f16, R, R, R);
   mixed.element_d = DataType::bf16;

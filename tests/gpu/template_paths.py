@@ -142,8 +142,10 @@ def paths() -> list[Path]:
             choice = [k for k in members if (k.schedule, k.scheduler) == key and k.layouts == lay
                       and (k.arch == 80 or k.shape2 == (1, 1, 1))]
             base = smallest(choice)
-            f16_accumulation = fam[5] == "f16"
-            out.append(Path(base.name, base, k=128 if f16_accumulation else 512, modes=_modes(base)))
+            # f16 accumulation stays exact over a short K; SM80's 3xTF32 (three products a step) splits
+            # a longer one in parallel by the model's choice.
+            short_k = fam[5] == "f16" or (base.arch == 80 and base.math == "3xtf32")
+            out.append(Path(base.name, base, k=128 if short_k else 512, modes=_modes(base)))
 
     def base_of(arch, schedule, a, d, scheduler="default", opclass="tensorop", layouts="rcr", align=None):
         return smallest([k for k in kernels if k.arch == arch and k.schedule == schedule and k.a == a and k.d == d

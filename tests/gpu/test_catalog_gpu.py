@@ -1,6 +1,6 @@
 """The data-type families of issue 4 on the GPU: SM90 int8 (into s32 and, saturating, into s8) and
 fp8 (every e4m3/e5m2 pairing into bf16, f16, f32); f16 and bf16 into f32 outputs (SM90 and SM80);
-SM80 int8 (saturating mma.sync into s32), f64 tensor cores, 3xTF32, SIMT f32 and f64 — each in the
+SM80 int8 (saturating mma.sync into s32), f64 tensor cores, SIMT f32 and f64; 3xTF32 on both — each in the
 layouts its kernels take, on SM90 kernels and with kernel_cc=80 where both families have it.
 
 Inputs are small integers (exact.py): exact in every input type, e4m3 and e5m2 included, and every
@@ -106,6 +106,10 @@ def sm80_tile(shape, warps, stages):
 SM90_COOP = (("threadblock_shape", (128, 128, 128)), ("cluster_shape", (2, 1, 1)), ("stages", 0),
              ("kernel_schedule", KS.TmaWarpSpecializedCooperative),
              ("epilogue_schedule", ES.TmaWarpSpecializedCooperative))
+# 3xTF32 on SM90: pinned, as the model weighs the copies of small problems against SM80's kernels.
+SM90_TF32 = (("threadblock_shape", (128, 128, 32)), ("cluster_shape", (1, 1, 1)), ("stages", 0),
+             ("kernel_schedule", KS.TmaWarpSpecializedCooperative),
+             ("epilogue_schedule", ES.TmaWarpSpecializedCooperative))
 # fp8 with fast accumulation holds one accumulator: the 128-register tile promoted fp8 cannot take.
 SM90_COOP_256 = (("threadblock_shape", (256, 128, 128)),) + SM90_COOP[1:]
 
@@ -142,10 +146,15 @@ CASES = (
        for t in ("f16", "bf16") for lay in ALL_LAYOUTS for cc in (None, 80)]
     + [Case(t, t, "f32", "rcr", cc, shape=(197, 136, 88), alpha=2.0, beta=-1.0, activation="relu", bias=True)
        for t in ("f16", "bf16") for cc in (None, 80)]
-    # 3xTF32 (SM80 kernels only; f32 split into big and small TF32 halves), every layout.
-    + [Case("f32", "f32", "f32", lay, None, math=FAST_F32, kernel_has=("cuforge_sm80_", "_3xtf32_"))
-       for lay in ALL_LAYOUTS]
-    + [Case("f32", "f32", "f32", "crr", None, shape=(197, 131, 61), alpha=1.0, beta=2.0, math=FAST_F32)]
+    # 3xTF32 (f32 split into big and small TF32 halves): SM80's three mma.sync products and SM90's
+    # pieces along a tripled K (its staging copies), every layout; odd M and K (the pieces' padding).
+    + [Case("f32", "f32", "f32", lay, cc, math=FAST_F32, tile=SM90_TF32 if cc == 90 else (),
+            kernel_has=(f"cuforge_sm{cc}_", "_3xtf32_")) for lay in ALL_LAYOUTS for cc in (80, 90)]
+    + [Case("f32", "f32", "f32", "crr", 80, shape=(197, 131, 61), alpha=1.0, beta=2.0, math=FAST_F32),
+       Case("f32", "f32", "f32", "crr", 90, shape=(197, 132, 61), alpha=1.0, beta=2.0, math=FAST_F32,
+            activation="relu", bias=True, tile=SM90_TF32, kernel_has=("cuforge_sm90_", "_3xtf32_")),
+       Case("f32", "f32", "f32", "rrc", 90, beta=1.0, math=FAST_F32, tile=SM90_TF32,
+            kernel_has=("cuforge_sm90_", "_3xtf32_"))]
     # SM80 f64 tensor cores (DMMA), every layout; SIMT f32 and f64, every layout.
     + [Case("f64", "f64", "f64", lay, None, kernel_has=("cuforge_sm80_gemm_tensorop_mma_f64_",))
        for lay in ALL_LAYOUTS]
@@ -212,7 +221,7 @@ def test_bit_exact(case, gen):
     kernel = plan.last_kernel
     for part in case.kernel_has:
         assert part in kernel, kernel
-    if case.kernel_cc == 80 or case.a == "f64" or case.opclass == Simt or case.math == FAST_F32:
+    if case.kernel_cc == 80 or case.a == "f64" or case.opclass == Simt:
         assert kernel.startswith("cuforge_sm80_"), kernel
     if case.bias:
         assert kernel.endswith("_bias"), kernel
@@ -220,7 +229,8 @@ def test_bit_exact(case, gen):
         assert D.stride() == (1, M), "D keeps its column-major strides"
 
 
-def test_3xtf32_is_near_f32_accuracy(gen):
+@pytest.mark.parametrize("kernel_cc", [80, 90])
+def test_3xtf32_is_near_f32_accuracy(gen, kernel_cc):
     """On values that are not integers, 3xTF32 keeps the error of an f32 GEMM (relative ~1e-7) where
     one TF32 product loses the low 13 bits of each input (~1e-4): the small halves are computed."""
     M, N, K = 256, 192, 1024
@@ -229,11 +239,15 @@ def test_3xtf32_is_near_f32_accuracy(gen):
     ref = A.double() @ B.double()
     errors = {}
     for math in (FAST_F32, cuforge.MathOperation.multiply_add):
-        plan = cuforge.op.Gemm(element=torch.float32, layout=cuforge.LayoutType.RowMajor, kernel_cc=80,
+        plan = cuforge.op.Gemm(element=torch.float32, layout=cuforge.LayoutType.RowMajor, kernel_cc=kernel_cc,
                                math_operation=math)
+        if kernel_cc == 90:
+            plan.tile_description = dict(SM90_TF32)
         D = torch.full((M, N), float("nan"), device="cuda")
         plan.run(A, B, D, D)
+        assert plan.last_kernel.startswith(f"cuforge_sm{kernel_cc}_"), plan.last_kernel
         errors[math] = float((D.double() - ref).norm() / ref.norm())
-    print(f"relative error: 3xTF32 {errors[FAST_F32]:.2e}, TF32 {errors[cuforge.MathOperation.multiply_add]:.2e}")
+    print(f"sm{kernel_cc} relative error: 3xTF32 {errors[FAST_F32]:.2e}, "
+          f"TF32 {errors[cuforge.MathOperation.multiply_add]:.2e}")
     assert errors[FAST_F32] < 2e-6
     assert errors[cuforge.MathOperation.multiply_add] > 20 * errors[FAST_F32]

@@ -2,6 +2,7 @@
 // all of it (so a name alone rebuilds the kernel).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -87,12 +88,25 @@ const MathInstruction* math_instruction(const GemmConfig& config);
 
 // The operands an SM90 kernel first copies K-major into its workspace (wgmma reads 32-bit operands
 // only K-major): A when it is column-major, B when it is row-major. The CUTLASS kernel itself is built
-// for the K-major layouts and reads the copies.
+// for the K-major layouts (staged_kernel) and reads the copies.
+//
+// 3xTF32 copies both operands, each as three pieces along K (CUTLASS 4.2 has no SM90 3xTF32
+// mainloop): x = big + small, big the TF32 value nearest x; A becomes [A_small A_big A_big] and B
+// [B_big; B_small; B_big], so one TF32 GEMM over the tripled K sums A_small B_big + A_big B_small +
+// A_big B_big, the small products first, as CUTLASS's SM80 3xTF32 does. Each piece is K rounded up
+// to 16 bytes, the padding zeros.
 struct StagedOperands {
   bool a = false, b = false;
+  int k_pieces = 1;
   bool any() const { return a || b; }
+  // The K of the problem the kernel runs.
+  int64_t kernel_k(int64_t k) const { return k_pieces == 1 ? k : k_pieces * ((k + 3) / 4 * 4); }
 };
 StagedOperands staged_k_major(const GemmConfig& config);
+
+// The CUTLASS kernel a configuration that stages operands instantiates: their K-major layouts, and
+// plain TF32 products for 3xTF32 (its pieces are in the copies). Other configurations are their own.
+GemmConfig staged_kernel(const GemmConfig& config);
 
 // CUTLASS's fp8 mainloop without fast accumulation promotes: wgmma accumulates a few k-blocks into a
 // second f32 fragment, added into the first every promotion interval, so both live in registers.

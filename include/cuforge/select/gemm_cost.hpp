@@ -81,7 +81,8 @@ struct CostModel {
   // not bind at such rates.
   double grouped_panel_bytes_per_second = 8.5e12;
   // The K-major copy of a 32-bit operand an SM90 kernel makes first (library::staged_k_major): a
-  // transpose kernel reading and writing every element, at this fraction of DRAM bandwidth.
+  // kernel reading every element and writing it (3xTF32: its three pieces), at this fraction of
+  // DRAM bandwidth.
   double transpose_bandwidth_fraction = 0.6;
 };
 
