@@ -31,12 +31,16 @@ DEFAULT_SHAPES = [
     (16, 4096, 4096), (128, 14336, 4096), (4096, 14336, 4096), (8192, 1024, 8192),
 ]
 # tf32: f32 tensors on the tensor cores, beside cuBLAS with torch.backends.cuda.matmul.allow_tf32.
-DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "tf32": torch.float32}
+# 3xtf32: f32 plans with math_operation=multiply_add_fast_f32 (near-f32 accuracy from the TF32 tensor
+# cores), beside cuBLAS's f32 SGEMM (allow_tf32 off), the same accuracy class.
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "tf32": torch.float32, "3xtf32": torch.float32}
+FULL_F32 = {"3xtf32"}
 
 
-def default_plan(dtype):
-    return cuforge.op.Gemm(element=dtype, layout=cuforge.LayoutType.RowMajor,
-                           element_accumulator=torch.float32)
+def default_plan(name):
+    math = cuforge.MathOperation.multiply_add_fast_f32 if name in FULL_F32 else None
+    return cuforge.op.Gemm(element=DTYPES[name], layout=cuforge.LayoutType.RowMajor,
+                           element_accumulator=torch.float32, math_operation=math)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -69,14 +73,17 @@ def bench_gemm(M, N, K, dtype_name, plan, args, l2_bytes):
         A, B, _, D = sets[i]
         torch.matmul(A, B, out=D)
 
+    full_f32 = dtype_name in FULL_F32
+    torch.backends.cuda.matmul.allow_tf32 = not full_f32
     # Correctness sanity check on random data (tolerance, not bit-exact).
     A, B, C, D = sets[0]
     plan.run(A, B, C, D)
-    ref = torch.matmul(A.float(), B.float())
-    rel_err = float((D.float() - ref).norm() / ref.norm())
+    ref = A.double() @ B.double() if full_f32 else torch.matmul(A.float(), B.float())
+    rel_err = float((D.double() - ref).norm() / ref.norm())
 
     t_cuforge = gpu_time_ms(lambda i: run_cuforge(i % len(sets)), args.repeats, args.warmup)
     t_cublas = gpu_time_ms(lambda i: run_cublas(i % len(sets)), args.repeats, args.warmup)
+    torch.backends.cuda.matmul.allow_tf32 = True
     flops = 2.0 * M * N * K
     row = {
         "M": M, "N": N, "K": K, "dtype": dtype_name, "kernel": plan.select(M, N, K),
@@ -89,13 +96,13 @@ def bench_gemm(M, N, K, dtype_name, plan, args, l2_bytes):
 
 def print_gemm_table(rows):
     kw = max([len("kernel")] + [len(r["kernel"]) for r in rows])
-    head = f"{'M×N×K':<20} {'dtype':<5} {'kernel':<{kw}} {'cuforge':>9} {'cuBLAS':>9} {'ratio':>6} {'rel err':>8}"
+    head = f"{'M×N×K':<20} {'dtype':<6} {'kernel':<{kw}} {'cuforge':>9} {'cuBLAS':>9} {'ratio':>6} {'rel err':>8}"
     print(head)
-    print(f"{'':<20} {'':<5} {'':<{kw}} {'TFLOP/s':>9} {'TFLOP/s':>9}")
+    print(f"{'':<20} {'':<6} {'':<{kw}} {'TFLOP/s':>9} {'TFLOP/s':>9}")
     print("-" * len(head))
     for r in rows:
         shape = f"{r['M']}×{r['N']}×{r['K']}"
-        print(f"{shape:<20} {r['dtype']:<5} {r['kernel']:<{kw}} {r['cuforge_tflops']:>9.1f} "
+        print(f"{shape:<20} {r['dtype']:<6} {r['kernel']:<{kw}} {r['cuforge_tflops']:>9.1f} "
               f"{r['cublas_tflops']:>9.1f} {r['ratio']:>5.2f}× {r['rel_err']:>8.1e}")
 
 
@@ -106,7 +113,7 @@ def print_gemm_table(rows):
 def host_overhead_us():
     """Host time per call of 64³ bf16 runs (sync=False), cuforge and torch.matmul (timing.host_time_us)."""
     A, B, C, D = (torch.randn((64, 64), device="cuda", dtype=torch.bfloat16) for _ in range(4))
-    plan = default_plan(torch.bfloat16)
+    plan = default_plan("bf16")
     return {"cuforge": host_time_us(lambda: plan.run(A, B, C, D, sync=False)),
             "torch.matmul": host_time_us(lambda: torch.matmul(A, B, out=D))}
 
@@ -184,7 +191,7 @@ def parse_dtypes(text):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dtypes", type=parse_dtypes, default=["bf16", "fp16"], help="comma list: bf16,fp16,tf32")
+    p.add_argument("--dtypes", type=parse_dtypes, default=["bf16", "fp16"], help="comma list: bf16,fp16,tf32,3xtf32")
     p.add_argument("--shapes", type=parse_shapes, default=DEFAULT_SHAPES, help="comma list of MxNxK")
     p.add_argument("--repeats", type=int, default=100, help="timed calls per measurement (median)")
     p.add_argument("--warmup", type=int, default=10, help="untimed calls before timing")
@@ -196,7 +203,6 @@ def main():
     p.add_argument("--autotune", type=int, metavar="N",
                    help="plans with autotune, timing the model's best N per shape (the tuning record is cleared first)")
     args = p.parse_args()
-    torch.backends.cuda.matmul.allow_tf32 = True  # cuBLAS's TF32 beside cuforge's tf32 plans
 
     props = torch.cuda.get_device_properties(0)
     l2_bytes = getattr(props, "L2_cache_size", 50 * 2**20)
@@ -205,7 +211,7 @@ def main():
     print(f"{props.name}, torch {torch.__version__}, cuforge {results['cuforge']}")
 
     # Every kernel the run needs, compiled in one parallel step (the 64³ one for the overhead test too).
-    plans = {d: default_plan(DTYPES[d]) for d in args.dtypes}
+    plans = {d: default_plan(d) for d in args.dtypes}
     names = set()
     if args.autotune:
         cuforge._core.tuning_record_clear()
@@ -215,7 +221,7 @@ def main():
     elif not args.skip_gemm:
         names.update(plans[d].select(M, N, K) for d in args.dtypes for (M, N, K) in args.shapes)
     if not args.skip_startup:
-        names.add(default_plan(torch.bfloat16).select(64, 64, 64))
+        names.add(default_plan("bf16").select(64, 64, 64))
     names = sorted(names)
     if names:
         t0 = time.perf_counter()
