@@ -131,35 +131,29 @@ TEST(EmitGemm, Sm80FastF32) {
   EXPECT_TRUE(contains(src, "cutlass::gemm::GemmShape<16, 8, 8>")) << "tf32 mma.sync is 16x8x8";
 }
 
-TEST(EmitGemm, Sm90Tf32CopiesOperandsKMajorFirst) {
-  // wgmma reads 32-bit operands only K-major: a row-major B is copied K-major into the workspace
-  // and the kernel is built for the column-major copy.
-  const auto rr = library::parse_gemm_name(
-      "cuforge_sm90_gemm_tensorop_mma_f32_f32_f32_f32_f32_rrr_128x128x32_c1x1x1_s0_coop_tmacoop_default_a4x4x4");
-  std::string src = emit::gemm_source(rr);
-  EXPECT_TRUE(contains(src, "kStageA = false, kStageB = true"));
-  EXPECT_TRUE(contains(src, "kAKMajor = true, kBKMajor = false"));
-  EXPECT_TRUE(contains(src, "kPieces = 1"));
-  EXPECT_TRUE(contains(src, "using LayoutB = cutlass::layout::ColumnMajor;"));
-  EXPECT_FALSE(contains(src, "3xTF32: each element")) << "one piece: a plain copy";
-}
-
-TEST(EmitGemm, Sm90ThreeTf32SplitsBothOperandsAlongK) {
-  // CUTLASS 4.2 has no SM90 3xTF32 mainloop: both operands are copied as big and small TF32 pieces
-  // along a tripled K, and the kernel is the plain TF32 one over them.
-  const auto rc = library::parse_gemm_name(
-      "cuforge_sm90_gemm_tensorop_3xtf32_f32_f32_f32_f32_f32_rcr_128x128x32_c1x1x1_s0_coop_tmacoop_default_a4x4x4");
-  ASSERT_FALSE(library::why_invalid(rc)) << *library::why_invalid(rc);
-  std::string src = emit::gemm_source(rc);
-  EXPECT_TRUE(contains(src, "cuforge kernel cuforge_sm90_gemm_tensorop_3xtf32_"));
-  EXPECT_TRUE(contains(src, "kStageA = true, kStageB = true"));
-  EXPECT_TRUE(contains(src, "kAKMajor = true, kBKMajor = true"));
-  EXPECT_TRUE(contains(src, "kPieces = 3"));
-  EXPECT_TRUE(contains(src, "cvt.rna.tf32.f32"));
-  EXPECT_TRUE(contains(src, "if (kPieces > 1) q.k = staged_ld(p);"));
-  EXPECT_FALSE(contains(src, "OpMultiplyAddFastF32")) << "SM90 builds the plain TF32 kernel";
-  // Swapped kernels and parallel split-K do not stage operands, so they offer no 3xTF32.
-  library::GemmConfig split = rc;
+TEST(EmitGemm, Sm90Tf32CopiesOperandsKMajorFirstAnd3xTf32AsPiecesAlongK) {
+  // wgmma reads 32-bit operands only K-major: a row-major B is copied K-major into the workspace and
+  // the kernel is built for the copy. CUTLASS 4.2 has no SM90 3xTF32 mainloop: both operands are
+  // copied as big and small TF32 pieces along a tripled K, and the kernel is the plain TF32 one.
+  const std::string tile = "_128x128x32_c1x1x1_s0_coop_tmacoop_default_a4x4x4";
+  const auto copy = library::parse_gemm_name("cuforge_sm90_gemm_tensorop_mma_f32_f32_f32_f32_f32_rrr" + tile);
+  const auto pieces = library::parse_gemm_name("cuforge_sm90_gemm_tensorop_3xtf32_f32_f32_f32_f32_f32_rcr" + tile);
+  ASSERT_FALSE(library::why_invalid(pieces)) << *library::why_invalid(pieces);
+  const std::vector<std::pair<library::GemmConfig, std::vector<std::string>>> cases = {
+      {copy,
+       {"kStageA = false, kStageB = true", "kAKMajor = true, kBKMajor = false", "kPieces = 1",
+        "using LayoutB = cutlass::layout::ColumnMajor;"}},
+      {pieces,
+       {"kStageA = true, kStageB = true", "kAKMajor = true, kBKMajor = true", "kPieces = 3", "cvt.rna.tf32.f32",
+        "3xTF32: each element", "if (kPieces > 1) q.k = staged_ld(p);"}}};
+  for (const auto& [config, parts] : cases) {
+    const std::string src = emit::gemm_source(config);
+    for (const auto& part : parts) EXPECT_TRUE(contains(src, part)) << config.name() << ": " << part;
+    EXPECT_FALSE(contains(src, "OpMultiplyAddFastF32")) << "SM90 builds the plain TF32 kernel";
+  }
+  EXPECT_FALSE(contains(emit::gemm_source(copy), "3xTF32: each element")) << "one piece: a plain copy";
+  // Parallel split-K does not stage operands, so it offers no 3xTF32 (nor do swapped kernels).
+  library::GemmConfig split = pieces;
   split.parallel_split_k = true;
   EXPECT_TRUE(library::why_invalid(split));
 }
