@@ -18,6 +18,10 @@ constexpr int kMaxAccumulatorRegisters = 128;   // per thread, leaving room for 
 // spilling (128x192 and 256x96 cooperative), but spills 600-950 bytes with 2 x 128 (256x128 and
 // 128x256 cooperative, 64x256 and 128x128 ping-pong: a third of 128x128's speed on the H200).
 constexpr int kMaxPromotedAccumulatorRegisters = 192;
+// SM80 3xTF32 holds big and small fragments of A and B beside the accumulators: a 64x64 warp tile
+// (128 accumulator registers) spills 832 bytes each way at 255 registers (ptxas -v, 256x128x16 w4x2x1;
+// it ran 2048^3 at a third of the model's estimate on the H200), a 64x32 one fits in 252.
+constexpr int kMax3xTf32AccumulatorRegisters = 64;
 
 char layout_letter(Layout l) { return l == Layout::RowMajor ? 'r' : 'c'; }
 
@@ -470,10 +474,13 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
       return fmt::format("SIMT warp tile {}x{} does not spread over {}x{} threads", warp_m, warp_n, threads_m,
                          32 / threads_m);
     const int acc_registers = warp_m * warp_n / 32 * size_bits(c.element_accumulator) / 32;
-    if (acc_registers > kMaxAccumulatorRegisters)
-      return fmt::format("warp tile {}x{} needs {} accumulator registers per thread (limit {}): use more warps or "
+    const bool three = c.math == MathOperation::MultiplyAddFastF32;
+    const int limit = three ? kMax3xTf32AccumulatorRegisters : kMaxAccumulatorRegisters;
+    if (acc_registers > limit)
+      return fmt::format("warp tile {}x{} needs {} accumulator registers per thread (limit {}{}): use more warps or "
                          "a smaller tile",
-                         warp_m, warp_n, acc_registers, kMaxAccumulatorRegisters);
+                         warp_m, warp_n, acc_registers, limit,
+                         three ? ": 3xTF32 also holds big and small operand fragments" : "");
     if (shared_memory_bytes(c) > kSm80SharedMemory)
       return fmt::format("{} stages of {} bytes exceed {} bytes of shared memory", c.tile.stages, stage_bytes(c),
                          kSm80SharedMemory);

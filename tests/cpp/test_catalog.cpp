@@ -19,7 +19,7 @@ using library::GemmConfig;
 // The catalog's size per family. A change here is a change of what cuforge offers: update the
 // numbers on purpose (`cuforge list --arch 90` prints the same count).
 constexpr size_t kSm90Gemm = 2808, kSm90Grouped = 651, kSm90ConvPerKind = 72;
-constexpr size_t kSm80Gemm = 1980, kSm80Grouped = 480, kSm80ConvPerKind = 210;
+constexpr size_t kSm80Gemm = 1836, kSm80Grouped = 480, kSm80ConvPerKind = 192;
 constexpr size_t kSm90Kernels = kSm90Gemm + kSm90Grouped + 3 * kSm90ConvPerKind;
 // SM80 fprop also with fixed-channel iterators: a twin of each row.
 constexpr size_t kSm80Kernels = kSm80Gemm + kSm80Grouped + 4 * kSm80ConvPerKind;
@@ -70,7 +70,8 @@ TEST(Catalog, CountsPerDataTypeFamily) {
       {80, OC::TensorOp, D::bf16, D::bf16, D::f32, D::bf16, {}, 240},
       {80, OC::TensorOp, D::bf16, D::bf16, D::f32, D::f32, {}, 240},
       {80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAdd, 240},
-      {80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32, 240},
+      // 3xTF32: the tiles whose warp holds at most 64 accumulator registers (its operand fragments spill others).
+      {80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32, 96},
       {80, OC::TensorOp, D::f64, D::f64, D::f64, D::f64, {}, 104},
       {80, OC::TensorOp, D::s8, D::s8, D::s32, D::s32, MathOperation::MultiplyAddSaturate, 60},
       {80, OC::Simt, D::f32, D::f32, D::f32, D::f32, {}, 88},
@@ -96,7 +97,7 @@ TEST(Catalog, CountsPerDataTypeFamily) {
                    KernelKind::Grouped});
   }
   // Convolutions. SM80 implicit GEMM: 16-bit into its own type or f32, f16 with f16 accumulation,
-  // TF32 and 3xTF32; 10 tiles x 3 channel alignments each (fprop twice: fixed-channel iterators).
+  // TF32 and 3xTF32 (4 of the tiles); 10 tiles x 3 channel alignments each (fprop twice: fixed-channel iterators).
   // SM90 implicit GEMM: 16-bit with f32 accumulation into its own type or f32; 6 tiles x 3 clusters.
   for (KernelKind kind : {KernelKind::Conv2dFprop, KernelKind::Conv2dDgrad, KernelKind::Conv2dWgrad}) {
     const size_t sm80 = kind == KernelKind::Conv2dFprop ? 60 : 30;
@@ -106,8 +107,9 @@ TEST(Catalog, CountsPerDataTypeFamily) {
         all.push_back({90, OC::TensorOp, ab, ab, D::f32, out, {}, 18, kind});
       }
     all.push_back({80, OC::TensorOp, D::f16, D::f16, D::f16, D::f16, {}, sm80, kind});
-    for (MathOperation math : {MathOperation::MultiplyAdd, MathOperation::MultiplyAddFastF32})
-      all.push_back({80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, math, sm80, kind});
+    all.push_back({80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAdd, sm80, kind});
+    all.push_back({80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32,
+                   sm80 * 2 / 5, kind});  // 4 of the 10 tiles
   }
   size_t total = 0;
   for (const auto& r : all) {

@@ -249,5 +249,7 @@ def test_3xtf32_is_near_f32_accuracy(gen, kernel_cc):
         errors[math] = float((D.double() - ref).norm() / ref.norm())
     print(f"sm{kernel_cc} relative error: 3xTF32 {errors[FAST_F32]:.2e}, "
           f"TF32 {errors[cuforge.MathOperation.multiply_add]:.2e}")
-    assert errors[FAST_F32] < 2e-6
-    assert errors[cuforge.MathOperation.multiply_add] > 20 * errors[FAST_F32]
+    # SM90's pieces run through wgmma's f32 accumulation over a K three times as long: 2.4e-6 on the
+    # H200 (2026-12-03), where SM80's three mma.sync products a step keep 3.4e-7.
+    assert errors[FAST_F32] < (2e-6 if kernel_cc == 80 else 5e-6)
+    assert errors[cuforge.MathOperation.multiply_add] > 50 * errors[FAST_F32]
