@@ -4,11 +4,13 @@
 // register-sourced mainloop (B through registers), a column-major B the shared-memory one
 // (bench/NOTES.md, "CUTLASS's own MN-major TF32 mainloop"). One configuration:
 //
-//   nvcc -std=c++17 -O3 -arch=sm_90a --expt-relaxed-constexpr -I$CUTLASS_PATH/include \
+//   nvcc -std=c++17 -O3 -DNDEBUG -arch=sm_90a --expt-relaxed-constexpr -I$CUTLASS_PATH/include \
 //     -I$CUTLASS_PATH/tools/util/include -DNAME='"rs_128x128_c1"' -DLAYOUT_B=RowMajor -D_TM=_128 \
 //     -D_TN=_128 -D_TK=_32 -D_CM=_1 -DCOOP=1 bench/tf32_mainloops.cu -lcublas -o rs_128x128 && ./rs_128x128
 //
 // (_TM, _TN, _TK: the CTA tile; _CM: the cluster along M; COOP: cooperative, else ping-pong.)
+// -DNDEBUG as cuforge builds its kernels: without it CUTLASS's device asserts are function calls, and
+// ptxas serializes the wgmma pipeline around them (warning C7510).
 #include <algorithm>
 #include <cstdio>
 #include <functional>
