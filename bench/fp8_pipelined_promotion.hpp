@@ -1,12 +1,13 @@
-// An experiment of bench/fp8_promotion.cu, not in cuforge's kernels: promoted fp8 accumulation that
-// drains the wgmma pipeline a quarter as often. CUTLASS's fp8 mainloop adds its partial accumulator into
+// An experiment of bench/fp8_promotion.cu, not yet in cuforge's kernels: promoted fp8 accumulation that
+// keeps the tensor cores busy while it adds. CUTLASS's fp8 mainloop adds its partial accumulator into
 // the f32 one after every k-tile (a promotion interval of 4 wgmma k-steps, the accumulation
 // torch._scaled_mm's default has), each time first waiting for every wgmma in flight, so the tensor
-// cores idle while it adds. Here two partial accumulators take the k-tiles in turn: k-tile i's wgmma run
-// into one while k-tile i-1's, complete, is added into the f32 accumulator. The same sums in the same
-// order, but three accumulator fragments in registers instead of two: 128x128 tiles spill (and ptxas
-// serializes their wgmma), and the 128x96 tile that fits ran 15-20% faster than CUTLASS's loop on it yet
-// slower than CUTLASS's 128x128 and 128x192 tiles (bench/NOTES.md).
+// cores idle while it adds. Here each k-tile's wgmma run as two halves of the tile's N, and each half
+// is added while the other half's wgmma run: the same sums in the same order (the same error as
+// cuBLASLt's default to four digits), in the same two accumulator fragments. On the H200 the 128x128
+// cooperative tile ran 0.75, 0.93, 0.90, 0.94x cuBLASLt on bench/fp8.py's shapes where CUTLASS's loop
+// ran it 0.77, 0.84, 0.81, 0.85x; 128x192 (96-wide halves) fell to 0.36-0.47x (bench/NOTES.md). (A
+// first version, two whole partial fragments taken in turn, needed three fragments: 128x128 spilled.)
 #pragma once
 
 namespace cuforge_fp8 {
@@ -16,6 +17,13 @@ struct PipelinedPromotionPolicy : BuiltPolicy {};
 
 template <class Collective>
 struct PipelinedPromotion;
+
+template <class TiledMma>
+struct AtomLayoutOf;
+template <class Atom, class Layout, class Permutation>
+struct AtomLayoutOf<cute::TiledMMA<Atom, Layout, Permutation>> {
+  using type = Layout;  // the warpgroups' tiling of the tile
+};
 
 template <class Policy, class Tile, class EA, class SA, class EB, class SB, class Mma, class GA, class LA, class CA,
           class TA, class GB, class LB, class CB, class TB>
@@ -44,85 +52,98 @@ struct CollectiveMma<cuforge_fp8::PipelinedPromotionPolicy<Policy>, Tile, EA, SA
   using typename Base::TiledMma;
   static_assert(Base::K_PIPE_MMAS == 1, "mma_tail releases the stage of the last k-tile");
 
+  // The builder's warpgroup tiles, half as wide: the wgmma of each half of N.
+  using AtomLayout = typename cuforge_fp8::AtomLayoutOf<TiledMma>::type;
+  static constexpr int kWarpGroupsM = decltype(cute::size<0>(AtomLayout{}))::value;
+  using HalfOp = decltype(cute::SM90::GMMA::ss_op_selector<
+                          typename TiledMma::ValTypeA, typename TiledMma::ValTypeB, typename TiledMma::ValTypeC,
+                          cute::Shape<cute::Int<decltype(cute::size<0>(Tile{}))::value / kWarpGroupsM>,
+                                      cute::Int<decltype(cute::size<1>(Tile{}))::value / 2>,
+                                      cute::Int<decltype(cute::size<2>(Tile{}))::value>>>());
+  using HalfMma = decltype(cute::make_tiled_mma(HalfOp{}, AtomLayout{}));
+
   template <class FrgTensorC>
   CUTLASS_DEVICE void mma(MainloopPipeline pipeline, PipelineState smem_pipe_read, FrgTensorC& accum,
                           int k_tile_count, int thread_idx, TensorStorage& shared_tensors, Params const&) {
     using namespace cute;
     Tensor sA = make_tensor(make_smem_ptr(shared_tensors.smem_A.data()), SmemLayoutA{});  // (BLK_M,BLK_K,PIPE)
     Tensor sB = make_tensor(make_smem_ptr(shared_tensors.smem_B.data()), SmemLayoutB{});  // (BLK_N,BLK_K,PIPE)
-    constexpr int kMmaWarpGroups = size(TiledMma{}) / NumThreadsPerWarpGroup;
-    Layout warp_group_thread_layout = make_layout(Int<kMmaWarpGroups>{}, Int<NumThreadsPerWarpGroup>{});
+    Layout warp_group_thread_layout = make_layout(Int<kWarpGroupsM>{}, Int<NumThreadsPerWarpGroup>{});
     const int warp_group_idx = __shfl_sync(0xFFFFFFFF, thread_idx / NumThreadsPerWarpGroup, 0);
-    TiledMma tiled_mma;
-    auto thread_mma = tiled_mma.get_slice(warp_group_thread_layout(warp_group_idx));
-    Tensor tCrA = thread_mma.make_fragment_A(thread_mma.partition_A(sA));  // (MMA,MMA_M,MMA_K,PIPE)
-    Tensor tCrB = thread_mma.make_fragment_B(thread_mma.partition_B(sB));  // (MMA,MMA_N,MMA_K,PIPE)
-
-    Tensor even = make_fragment_like(accum);  // the partial sums of even k-tiles
-    Tensor odd = make_fragment_like(accum);   // and of odd ones
+    HalfMma half_mma;
+    auto thread_mma = half_mma.get_slice(warp_group_thread_layout(warp_group_idx));
+    Tensor tCrA = thread_mma.make_fragment_A(thread_mma.partition_A(sA));  // (MMA,1,MMA_K,PIPE)
+    Tensor tCrB = thread_mma.make_fragment_B(thread_mma.partition_B(sB));  // (MMA,2,MMA_K,PIPE)
+    // The partial sums, (MMA,1,2): in registers in the order of accum's (MMA,1,1), half after half.
+    Tensor partial = partition_fragment_C(half_mma, take<0, 2>(Tile{}));
+    static_assert(decltype(size(partial))::value == decltype(size(accum))::value);
+    constexpr int kHalf = decltype(size(partial))::value / 2;
     clear(accum);
-    clear(even);
-    clear(odd);
     PipelineState smem_pipe_release = smem_pipe_read;
+    int read_stage = 0;
 
-    // Waits for the next k-tile's operands and issues its wgmma into `partial`, overwriting it.
-    auto issue = [&](auto& partial) {
-      auto barrier_token = pipeline.consumer_try_wait(smem_pipe_read);
-      pipeline.consumer_wait(smem_pipe_read, barrier_token);
-      const int read_stage = smem_pipe_read.index();
-      tiled_mma.accumulate_ = GMMA::ScaleOut::Zero;
-      warpgroup_fence_operand(partial);
+    // Issues half h of the current k-tile's wgmma into its half of `partial`, overwriting it.
+    auto issue = [&](auto h) {
+      Tensor d = partial(_, 0, h);
+      half_mma.accumulate_ = GMMA::ScaleOut::Zero;
+      warpgroup_fence_operand(d);
       warpgroup_arrive();
       CUTLASS_PRAGMA_UNROLL
       for (int k_block = 0; k_block < size<2>(tCrA); ++k_block) {
-        cute::gemm(tiled_mma, tCrA(_, _, k_block, read_stage), tCrB(_, _, k_block, read_stage), partial);
-        tiled_mma.accumulate_ = GMMA::ScaleOut::One;
+        cute::gemm(half_mma, tCrA(_, 0, k_block, read_stage), tCrB(_, h, k_block, read_stage), d);
+        half_mma.accumulate_ = GMMA::ScaleOut::One;
       }
       warpgroup_commit_batch();
+    };
+    // Adds half h of `partial` (its wgmma complete) into the f32 accumulator.
+    auto promote = [&](auto h) {
+      Tensor d = partial(_, 0, h);
+      warpgroup_fence_operand(d);
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < kHalf; ++i) accum(h * kHalf + i) += partial(h * kHalf + i);
+    };
+    auto acquire = [&] {
+      auto barrier_token = pipeline.consumer_try_wait(smem_pipe_read);
+      pipeline.consumer_wait(smem_pipe_read, barrier_token);
+      read_stage = smem_pipe_read.index();
       ++smem_pipe_read;
     };
-    // Adds a completed partial into the f32 accumulator.
-    auto promote = [&](auto& partial) {
-      warpgroup_fence_operand(partial);
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < size(accum); ++i) accum(i) += partial(i);
-    };
-    // Hands a promoted k-tile's stage back to the producer; the last k-tile's is mma_tail's.
+    // Hands a k-tile's stage back to the producer; the last k-tile's is mma_tail's.
     auto release = [&](bool last) {
       if (!last) pipeline.consumer_release(smem_pipe_release);
       ++smem_pipe_release;
     };
 
-    // Four k-tiles a turn, the partials in turn: each is added while the next k-tile's wgmma run, and
-    // the pipeline drains once a turn (no wgmma is in flight across the loop's edges, where the
-    // compiler would copy in-flight accumulators and serialize every wgmma).
+    // Four k-tiles a turn; within it each half's sums are added while the next half's wgmma run, and
+    // the pipeline drains once a turn (no wgmma in flight across the loop's edges, where the compiler
+    // would copy in-flight accumulators and serialize every wgmma).
+    auto tile = [&](bool first, bool last_of_turn, bool last) {
+      acquire();
+      issue(Int<0>{});
+      if (!first) {  // the previous k-tile's second half
+        warpgroup_wait<1>();
+        promote(Int<1>{});
+        release(false);
+      }
+      issue(Int<1>{});
+      warpgroup_wait<1>();
+      promote(Int<0>{});
+      if (last_of_turn) {
+        warpgroup_wait<0>();
+        promote(Int<1>{});
+        release(last);
+      }
+    };
     int k = 0;
     CUTLASS_PRAGMA_NO_UNROLL
     for (; k + 4 <= k_tile_count; k += 4) {
-      issue(even);
-      issue(odd);
-      warpgroup_wait<1>();
-      promote(even);
-      release(false);
-      issue(even);
-      warpgroup_wait<1>();
-      promote(odd);
-      release(false);
-      issue(odd);
-      warpgroup_wait<1>();
-      promote(even);
-      release(false);
-      warpgroup_wait<0>();
-      promote(odd);
-      release(k + 4 == k_tile_count);
+      tile(true, false, false);
+      tile(false, false, false);
+      tile(false, false, false);
+      tile(false, true, k + 4 == k_tile_count);
     }
     CUTLASS_PRAGMA_NO_UNROLL
-    for (; k < k_tile_count; ++k) {
-      issue(even);
-      warpgroup_wait<0>();
-      promote(even);
-      release(k + 1 == k_tile_count);
-    }
+    for (; k < k_tile_count; ++k) tile(true, true, k + 1 == k_tile_count);
     warpgroup_fence_operand(accum);
   }
 };
