@@ -50,7 +50,7 @@ using Main = typename cutlass::gemm::collective::CollectiveBuilder<
     cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
 using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Main, Epi>;
 using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
-// An experimental mainloop for promoted fp8: two partial accumulators in turn, a drain every fourth k-tile.
+// The experimental mainloop for promoted fp8: each k-tile in two halves of N, each added while the other runs.
 #include "fp8_pipelined_promotion.hpp"
 using KernelPipelined = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>,
                                                              cuforge_fp8::PipelinedPromotion<Main>::type, Epi>;
