@@ -187,10 +187,7 @@ class Conv2d(Plan):
             else:
                 problems = [_DEFAULT_COMPILE_PROBLEM]
         shapes = []
-        for problem in problem_list(problems, "((N, H, W, C, K, R, S), stride, padding, dilation)"):
-            if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) != 4:
-                raise InvalidArgumentError(f"problems: expected ((N, H, W, C, K, R, S), stride, padding, dilation), "
-                                           f"got {problem!r}")
+        for problem in problem_list(problems, "((N, H, W, C, K, R, S), stride, padding, dilation)", (4,)):
             extents, s, p, d = problem
             if not hasattr(extents, "__len__") or len(extents) != 7:
                 raise InvalidArgumentError(f"problems: expected extents (N, H, W, C, K, R, S), got {extents!r}")

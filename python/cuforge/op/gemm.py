@@ -165,9 +165,7 @@ class Gemm(Plan):
                 problems = [self._problem(M, N, K, batch, "compile")]
             bias = self._bias(bias)
             shapes = []
-            for problem in problem_list(problems, "(M, N, K) or (M, N, K, batch)"):
-                if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) not in (3, 4):
-                    raise InvalidArgumentError(f"problems: expected (M, N, K) or (M, N, K, batch), got {problem!r}")
+            for problem in problem_list(problems, "(M, N, K) or (M, N, K, batch)", (3, 4)):
                 m, n, k, b = (*problem, 1) if len(problem) == 3 else problem
                 shapes.append((integer(m, "M"), integer(n, "N"), integer(k, "K"), integer(b, "batch"), bias))
             built = self._plan.compile(shapes, alignments(alignment_A, alignment_B, alignment_C), jobs_count(jobs))

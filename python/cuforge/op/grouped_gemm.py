@@ -101,9 +101,7 @@ class GroupedGemm(Plan):
             if single:
                 problems = [self._problem(groups, M, N, K, "compile")]
             shapes = []
-            for problem in problem_list(problems, "(groups, M, N, K)"):
-                if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) != 4:
-                    raise InvalidArgumentError(f"problems: expected (groups, M, N, K), got {problem!r}")
+            for problem in problem_list(problems, "(groups, M, N, K)", (4,)):
                 shapes.append(tuple(integer(v, name) for v, name in zip(problem, ("groups", "M", "N", "K"))))
             built = self._plan.compile(shapes, alignments(alignment_A, alignment_B, alignment_C),
                                        jobs_count(jobs), bool(ragged), self._bias(bias))

@@ -58,10 +58,14 @@ def jobs_count(jobs) -> int:
     return jobs
 
 
-def problem_list(problems, each: str) -> list:
-    """compile()'s ``problems``: a list or tuple (of ``each``)."""
+def problem_list(problems, each: str, lengths: tuple) -> list:
+    """compile()'s ``problems``: a list or tuple of ``each``, every entry a sequence of one of
+    ``lengths`` items."""
     if not isinstance(problems, (list, tuple)):
         raise InvalidArgumentError(f"problems: expected a list of {each}, got {type(problems).__name__}")
+    for problem in problems:
+        if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) not in lengths:
+            raise InvalidArgumentError(f"problems: expected {each}, got {problem!r}")
     return list(problems)
 
 
