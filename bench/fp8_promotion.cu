@@ -3,15 +3,15 @@
 // (wgmma k-steps of 32 accumulated in the second fragment before it is added into the first; CUTLASS
 // waits for every wgmma in flight at each promotion), timed beside cuBLASLt's fp8 matmul with and
 // without fast accumulation (what torch._scaled_mm runs) on the same random operands (CUDA events, the
-// best of five interleaved rounds) on bench/fp8.py's shapes, and the experimental mainloop of
-// fp8_pipelined_promotion.hpp on the same tile. The relative error of each against a
+// best of five interleaved rounds) on bench/fp8.py's shapes, and cuforge's consumer loop that overlaps
+// the promotion (src/emit/templates/sm90_fp8_promotion.hpp) on the same tile. The relative error of each against a
 // double-precision product over K = 16384 shows what each interval keeps. One configuration:
 //
 //   nvcc -std=c++17 -O3 -DNDEBUG -arch=sm_90a --expt-relaxed-constexpr -I$CUTLASS_PATH/include \
-//     -I$CUTLASS_PATH/tools/util/include -DNAME='"128x128_c1"' -D_TM=_128 -D_TN=_128 -D_CM=_1 \
+//     -I$CUTLASS_PATH/tools/util/include -DNAME='"128x128_c1"' -D_TM=_128 -D_TN=_128 -D_CM=_1 -D_CN=_1 \
 //     bench/fp8_promotion.cu -lcublasLt -o p && ./p
 //
-// (_TM, _TN: the CTA tile, K 128; _CM: the cluster along M.)
+// (_TM, _TN: the CTA tile, K 128; _CM, _CN: the cluster along M and N.)
 // -DNDEBUG as cuforge builds its kernels: without it CUTLASS's device asserts are function calls, and
 // ptxas serializes the wgmma pipeline around them (warning C7510).
 #include <cublasLt.h>
@@ -38,7 +38,7 @@ using namespace cute;
 using Fp8 = cutlass::float_e4m3_t;
 using Out = cutlass::bfloat16_t;
 using TileShape = Shape<_TM, _TN, _128>;
-using ClusterShape = Shape<_CM, _1, _1>;
+using ClusterShape = Shape<_CM, _CN, _1>;
 using Epi = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
     cutlass::epilogue::collective::EpilogueTileAuto, float, float, Out, cutlass::layout::RowMajor, 8, Out,
@@ -50,10 +50,10 @@ using Main = typename cutlass::gemm::collective::CollectiveBuilder<
     cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
 using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Main, Epi>;
 using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
-// The experimental mainloop for promoted fp8: each k-tile in two halves of N, each added while the other runs.
-#include "fp8_pipelined_promotion.hpp"
+// cuforge's loop for promoted fp8: each k-tile in two halves of N, each added while the other runs.
+#include "../src/emit/templates/sm90_fp8_promotion.hpp"
 using KernelPipelined = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>,
-                                                             cuforge_fp8::PipelinedPromotion<Main>::type, Epi>;
+                                                             cuforge_fp8::OverlappedPromotion<Main>::type, Epi>;
 using GemmPipelined = cutlass::gemm::device::GemmUniversalAdapter<KernelPipelined>;
 
 #define CHECK(x)                                                         \

@@ -80,6 +80,14 @@ std::string emit_sm90(const library::GemmConfig& config, const std::string& name
   h["tile_scheduler"] = stream_k ? "cutlass::gemm::StreamKScheduler" : "void";
   h["scheduler_arguments"] = stream_k ? std::string(kSm90StreamKArguments) : "";
   h["supports_split_k"] = stream_k ? "true" : "false";
+  // 128x128 promoted fp8 tiles run their own consumer loop over CUTLASS's collective, which overlaps
+  // the promotion with the wgmma.
+  const bool overlapped = library::overlaps_fp8_promotion(c);
+  h["mainloop_include"] = overlapped ? fmt::format("#include \"{}\"\n", kFp8PromotionHeader) : "";
+  h["mainloop"] = overlapped ? "// CUTLASS's fp8 collective, its consumer loop adding each half of N while the other half's "
+                               "wgmma run.\nusing CollectiveMainloop = typename "
+                               "cuforge_fp8::OverlappedPromotion<BuiltMainloop>::type;"
+                             : "using CollectiveMainloop = BuiltMainloop;";
   h["launch"] = std::string(embedded::sm90_launch);
   h["epilogue_arguments"] = h["epilogue_thread_arguments"];
   if (!c.bias)
@@ -131,8 +139,11 @@ std::string gemm_source(const library::GemmConfig& config) {
 }
 
 KernelSource gemm_kernel(const library::GemmConfig& config, int cc) {
-  return {config.name(), gemm_source(config), {{"cuforge/abi.h", std::string(abi_header())}}, config.arch,
-          config.arch >= 90 ? 90 : cc};
+  KernelSource k{config.name(), gemm_source(config), {{"cuforge/abi.h", std::string(abi_header())}}, config.arch,
+                 config.arch >= 90 ? 90 : cc};
+  if (k.source.find(kFp8PromotionHeader) != std::string::npos)
+    k.headers.emplace_back(kFp8PromotionHeader, std::string(embedded::sm90_fp8_promotion));
+  return k;
 }
 
 std::string_view abi_header() { return embedded::abi_h; }

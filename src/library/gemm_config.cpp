@@ -248,6 +248,12 @@ bool promotes_fp8(const GemmConfig& c) {
   return (c.element_a == DataType::e4m3 || c.element_a == DataType::e5m2) && c.math == MathOperation::MultiplyAdd;
 }
 
+bool overlaps_fp8_promotion(const GemmConfig& c) {
+  return promotes_fp8(c) && c.arch >= 90 && c.kind == KernelKind::Gemm && !c.tile.swap_ab &&
+         c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative &&
+         c.tile.threadblock_shape == std::array<int, 3>{128, 128, 128};
+}
+
 DataType epilogue_compute_type(const GemmConfig& c) {
   if (c.element_d == DataType::s32) return DataType::s32;
   return c.arch >= 90 ? DataType::f32 : c.element_accumulator;

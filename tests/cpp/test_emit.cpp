@@ -310,6 +310,38 @@ TEST(EmitGemm, Sm90Fp8TakesTheFp8Mainloop) {
       << "16-bit kernels take no scales";
 }
 
+TEST(EmitGemm, Sm90Fp8128x128CooperativeOverlapsThePromotion) {
+  const std::string coop = "cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_128x128x128_c2x1x1_s0_coop_tmacoop_";
+  const char* loop = "using CollectiveMainloop = typename cuforge_fp8::OverlappedPromotion<BuiltMainloop>::type;";
+  for (const std::string& name : {coop + "streamk_a16x16x8", coop + "streamk_a16x16x8_relu_bias",
+                                  coop + "default_a16x16x8_splitk"}) {
+    SCOPED_TRACE(name);
+    const KernelSource k = emit::gemm_kernel(library::parse_gemm_name(name), 90);
+    expect_parts(k.source, {"#include \"cuforge/sm90_fp8_promotion.hpp\"", loop,
+                            "sm90_mma_tma_gmma_ss_warpspecialized_fp8.hpp"});
+    ASSERT_EQ(k.headers.size(), 2u);
+    EXPECT_EQ(k.headers[1].first, "cuforge/sm90_fp8_promotion.hpp");
+    EXPECT_TRUE(contains(k.headers[1].second, "struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy>"));
+  }
+  // CUTLASS's own loop elsewhere: other tiles, ping-pong, fast accumulation, grouped, 16-bit.
+  for (const std::string& name :
+       {std::string("cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_128x192x128_c1x1x1_s0_coop_tmacoop_default_"
+                    "a16x16x8"),
+        std::string("cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_64x128x128_c1x1x1_s0_pingpong_tma_default_"
+                    "a16x16x8"),
+        std::string("cuforge_sm90_gemm_tensorop_fastaccum_e4m3_e4m3_f32_bf16_bf16_rcr_128x128x128_c1x1x1_s0_coop_tmacoop_"
+                    "default_a16x16x8"),
+        std::string("cuforge_sm90_grouped_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_128x128x128_c1x1x1_s0_coop_tmacoop_"
+                    "default_a16x16x8"),
+        std::string("cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rcr_128x128x64_c1x1x1_s0_coop_tmacoop_default_"
+                    "a8x8x8")}) {
+    SCOPED_TRACE(name);
+    const KernelSource k = emit::gemm_kernel(library::parse_gemm_name(name), 90);
+    EXPECT_FALSE(contains(k.source, "cuforge_fp8")) << "CUTLASS's loop";
+    EXPECT_EQ(k.headers.size(), 1u);
+  }
+}
+
 TEST(EmitGemm, Sm90Fp8FastAccumulationTakesThePlainMainloop) {
   const std::string name =
       "cuforge_sm90_gemm_tensorop_fastaccum_e4m3_e4m3_f32_bf16_bf16_rcr_256x128x128_c1x1x1_s0_coop_tmacoop_default_"

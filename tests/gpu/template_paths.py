@@ -3,7 +3,8 @@
 A template path is what changes the emitted C++ beyond tile sizes: the kernel family, the data
 types and accumulator (each math instruction and output), the layouts, the kernel and epilogue
 schedules, the tile scheduler (SM80: the swizzle), the cluster, the operand alignment (SM80), the
-epilogue (identity, an activation, a leaky_relu slope, a bias row), parallel split-K, the swapped
+epilogue (identity, an activation, a leaky_relu slope, a bias row), parallel split-K, fp8's
+overlapped promotion (the 128x128 cooperative tiles' consumer loop), the swapped
 kernels of small M (D^T = B^T A^T written column-major, the bias a column of it), and, run on
 the same kernel, the decompositions its scheduler is told at run time (data-parallel, split-K,
 stream-K, serial split-K on SM80). Each path names the kernel its plan must select and how to run
@@ -188,6 +189,16 @@ def paths() -> list[Path]:
     for b in (swapped_of("bf16", "bf16", "rrr", (64, 16)), swapped_of("bf16", "bf16", "rcr", (128, 16), "streamk")):
         out.append(Path(b.name + "_relu", b, dict(activation=cuforge.epilogue.relu), m=13))
         out.append(Path(b.name + "_bias", b, bias=True, modes=_modes(b), m=13))
+    # fp8's overlapped promotion (the 128x128 cooperative tiles' own consumer loop): a K of one turn of
+    # four k-tiles and two single ones (704, the last partial), in each decomposition the stream-K
+    # scheduler takes, and in parallel split-K's slices, with relu and a bias row.
+    overlapped = [k for k in kernels if k.a == "e4m3" and k.b == "e4m3" and k.d == "bf16" and k.math == "mma"
+                  and k.layouts == "rcr" and k.tile == (128, 128, 128) and k.schedule == "coop"
+                  and k.shape2 == (1, 1, 1)]
+    b = next(k for k in overlapped if k.scheduler == "streamk")
+    out.append(Path(b.name, b, k=704, modes=_modes(b)))
+    b = next(k for k in overlapped if k.scheduler == "default")
+    out.append(Path(b.name + "_splitk_relu_bias", b, dict(split, activation=cuforge.epilogue.relu), bias=True, k=704))
     # SM80 swizzles and lower alignments.
     for swizzle in ("identity1", "identity2", "identity4"):
         parts = base_of(80, "multistage", "f16", "f16").name.split("_")

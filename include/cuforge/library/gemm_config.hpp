@@ -112,6 +112,12 @@ GemmConfig staged_kernel(const GemmConfig& config);
 // second f32 fragment, added into the first every promotion interval, so both live in registers.
 bool promotes_fp8(const GemmConfig& config);
 
+// Promoted fp8 GEMM kernels whose consumer loop adds each half of the tile's N while the other half's
+// wgmma run, instead of CUTLASS's, which waits for every wgmma at each promotion (the same sums in the
+// same order): the 128x128x128 cooperative tiles, where the H200 ran it 1.1x CUTLASS's loop on three of
+// four shapes (src/emit/templates/sm90_fp8_promotion.hpp).
+bool overlaps_fp8_promotion(const GemmConfig& config);
+
 // The type the epilogue computes activation(alpha * acc + beta * C) in: s32 for s32 outputs (exact
 // for any K, as CUTLASS's own integer kernels do; alpha and beta are then integers), else f32 on
 // SM90 and the accumulator's type on SM80 (f64 for f64, f16 for f16 accumulation).

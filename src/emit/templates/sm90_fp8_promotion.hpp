@@ -1,22 +1,24 @@
-// An experiment of bench/fp8_promotion.cu, not yet in cuforge's kernels: promoted fp8 accumulation that
-// keeps the tensor cores busy while it adds. CUTLASS's fp8 mainloop adds its partial accumulator into
-// the f32 one after every k-tile (a promotion interval of 4 wgmma k-steps, the accumulation
-// torch._scaled_mm's default has), each time first waiting for every wgmma in flight, so the tensor
-// cores idle while it adds. Here each k-tile's wgmma run as two halves of the tile's N, and each half
-// is added while the other half's wgmma run: the same sums in the same order (the same error as
-// cuBLASLt's default to four digits), in the same two accumulator fragments. On the H200 the 128x128
-// cooperative tile ran 0.75, 0.93, 0.90, 0.94x cuBLASLt on bench/fp8.py's shapes where CUTLASS's loop
-// ran it 0.77, 0.84, 0.81, 0.85x; 128x192 (96-wide halves) fell to 0.36-0.47x (bench/NOTES.md). (A
-// first version, two whole partial fragments taken in turn, needed three fragments: 128x128 spilled.)
+// Promoted fp8 accumulation that keeps the tensor cores busy while it adds (emitted kernels include
+// it as "cuforge/sm90_fp8_promotion.hpp" where library::overlaps_fp8_promotion holds).
+//
+// CUTLASS's fp8 mainloop adds its partial accumulator into the f32 one after every k-tile (a promotion
+// interval of 4 wgmma k-steps of 32, the accumulation torch._scaled_mm's default has), each time first
+// waiting for every wgmma in flight, so the tensor cores idle while it adds. Here each k-tile's wgmma
+// run as two halves of the tile's N, and each half is added while the other half's wgmma run: the same
+// sums in the same order (the same error as cuBLASLt's default to four digits), in the same two
+// accumulator fragments. H200 (bench/fp8_promotion.cu, bench/NOTES.md): the 128x128 cooperative tile
+// ran 0.75, 0.93, 0.90, 0.94x cuBLASLt on bench/fp8.py's shapes where CUTLASS's loop ran it 0.77, 0.84,
+// 0.81, 0.85x; 128x192 (96-wide halves) fell to 0.36-0.47x, so only 128-wide tiles take it.
 #pragma once
 
 namespace cuforge_fp8 {
 
 template <class BuiltPolicy>
-struct PipelinedPromotionPolicy : BuiltPolicy {};
+struct OverlappedPromotionPolicy : BuiltPolicy {};
 
+// OverlappedPromotion<CUTLASS's fp8 CollectiveMma>::type: the same collective with this consumer loop.
 template <class Collective>
-struct PipelinedPromotion;
+struct OverlappedPromotion;
 
 template <class TiledMma>
 struct AtomLayoutOf;
@@ -27,9 +29,9 @@ struct AtomLayoutOf<cute::TiledMMA<Atom, Layout, Permutation>> {
 
 template <class Policy, class Tile, class EA, class SA, class EB, class SB, class Mma, class GA, class LA, class CA,
           class TA, class GB, class LB, class CB, class TB>
-struct PipelinedPromotion<
+struct OverlappedPromotion<
     cutlass::gemm::collective::CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>> {
-  using type = cutlass::gemm::collective::CollectiveMma<PipelinedPromotionPolicy<Policy>, Tile, EA, SA, EB, SB, Mma,
+  using type = cutlass::gemm::collective::CollectiveMma<OverlappedPromotionPolicy<Policy>, Tile, EA, SA, EB, SB, Mma,
                                                         GA, LA, CA, TA, GB, LB, CB, TB>;
 };
 
@@ -40,7 +42,7 @@ namespace cutlass::gemm::collective {
 // CUTLASS's fp8 collective (loads, shared storage, parameters, mma_tail) with its own consumer loop.
 template <class Policy, class Tile, class EA, class SA, class EB, class SB, class Mma, class GA, class LA, class CA,
           class TA, class GB, class LB, class CB, class TB>
-struct CollectiveMma<cuforge_fp8::PipelinedPromotionPolicy<Policy>, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB,
+struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy>, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB,
                      CB, TB> : CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB> {
   using Base = CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>;
   using typename Base::MainloopPipeline;
