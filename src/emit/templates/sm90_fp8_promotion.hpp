@@ -8,7 +8,8 @@
 // sums in the same order (the same error as cuBLASLt's default to four digits), in the same two
 // accumulator fragments. H200 (bench/fp8_promotion.cu, bench/NOTES.md): the 128x128 cooperative tile
 // ran 0.75, 0.93, 0.90, 0.94x cuBLASLt on bench/fp8.py's shapes where CUTLASS's loop ran it 0.77, 0.84,
-// 0.81, 0.85x; 128x192 (96-wide halves) fell to 0.36-0.47x, so only 128-wide tiles take it.
+// 0.81, 0.85x; 128x192 (96-wide halves) fell to 0.36-0.47x, and 256x96 split by its 64-row atoms
+// spills (2 x 96 accumulator registers and the loop's own do not fit), so only 128x128 tiles take it.
 #pragma once
 
 namespace cuforge_fp8 {
