@@ -4,8 +4,9 @@
 // waits for every wgmma in flight at each promotion), timed beside cuBLASLt's fp8 matmul with and
 // without fast accumulation (what torch._scaled_mm runs) on the same random operands (CUDA events, the
 // best of five interleaved rounds) on bench/fp8.py's shapes, and cuforge's consumer loop that overlaps
-// the promotion (src/emit/templates/sm90_fp8_promotion.hpp) on the same tile. The relative error of each against a
-// double-precision product over K = 16384 shows what each interval keeps. One configuration:
+// the promotion (src/emit/templates/sm90_fp8_promotion.hpp) on the same tile, also with a swizzle of 8
+// and with turns of 8 k-tiles. The relative error of each against a double-precision product over
+// K = 16384 shows what each keeps. One configuration:
 //
 //   nvcc -std=c++17 -O3 -DNDEBUG -arch=sm_90a --expt-relaxed-constexpr -I$CUTLASS_PATH/include \
 //     -I$CUTLASS_PATH/tools/util/include -DNAME='"128x128_c1"' -D_TM=_128 -D_TN=_128 -D_CM=_1 -D_CN=_1 \
@@ -55,6 +56,10 @@ using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 using KernelPipelined = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>,
                                                              cuforge_fp8::OverlappedPromotion<Main>::type, Epi>;
 using GemmPipelined = cutlass::gemm::device::GemmUniversalAdapter<KernelPipelined>;
+// The same loop waiting for the wgmma in flight once every 8 k-tiles instead of 4.
+using KernelPipelined8 = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>,
+                                                              cuforge_fp8::OverlappedPromotion<Main, 8>::type, Epi>;
+using GemmPipelined8 = cutlass::gemm::device::GemmUniversalAdapter<KernelPipelined8>;
 
 #define CHECK(x)                                                         \
   do {                                                                   \
@@ -136,7 +141,7 @@ int main() {
         {"cublasLt", [&] { promoted.run(A, B, D, ws, ws_bytes); }},
         {"cublasLt_fast", [&] { fast.run(A, B, D, ws, ws_bytes); }}};
     // CUTLASS's kernel at each promotion interval, then cuforge's pipelined promotion (every k-tile).
-    auto arguments = [&](auto& gemm, int interval) {
+    auto arguments = [&](auto& gemm, int interval, int swizzle = 1) {
       typename std::remove_reference_t<decltype(gemm)>::Arguments args{};
       using Kern = typename std::remove_reference_t<decltype(gemm)>::GemmKernel;
       args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
@@ -154,6 +159,7 @@ int main() {
       args.epilogue.dD = cutlass::make_cute_packed_stride(typename Kern::StrideD{}, {M, N, 1});
       args.hw_info.device_id = 0;
       args.hw_info.sm_count = 132;
+      args.scheduler.max_swizzle_size = swizzle;
       return gemm.can_implement(args) == cutlass::Status::kSuccess && gemm.initialize(args, ws) == cutlass::Status::kSuccess;
     };
     std::vector<Gemm> gemms(std::size(intervals));
@@ -168,6 +174,15 @@ int main() {
       calls.push_back({"pipelined", [&] { pipelined.run(); }});
     else
       printf("%dx%dx%d pipelined: cannot implement\n", M, N, K);
+    // The tile scheduler's swizzle 8 (CUTLASS's default: 1): tiles across the raster share panels in L2.
+    GemmPipelined swizzled;
+    if (arguments(swizzled, 4, 8))
+      calls.push_back({"pipelined_swizzle8", [&] { swizzled.run(); }});
+    GemmPipelined8 pipelined8;
+    if (arguments(pipelined8, 4))
+      calls.push_back({"pipelined8", [&] { pipelined8.run(); }});
+    else
+      printf("%dx%dx%d pipelined8: cannot implement\n", M, N, K);
     // Accuracy over the long-K shape: each call's D against a double-precision product of 64 rows.
     if (K == 16384) {
       std::vector<Fp8> ha(size_t(64) * K), hb(size_t(N) * K);

@@ -14,11 +14,12 @@
 
 namespace cuforge_fp8 {
 
-template <class BuiltPolicy>
+template <class BuiltPolicy, int KTilesPerTurn>
 struct OverlappedPromotionPolicy : BuiltPolicy {};
 
-// OverlappedPromotion<CUTLASS's fp8 CollectiveMma>::type: the same collective with this consumer loop.
-template <class Collective>
+// OverlappedPromotion<CUTLASS's fp8 CollectiveMma>::type: the same collective with this consumer loop,
+// which waits for every wgmma in flight once per turn of KTilesPerTurn k-tiles.
+template <class Collective, int KTilesPerTurn = 4>
 struct OverlappedPromotion;
 
 template <class TiledMma>
@@ -29,11 +30,12 @@ struct AtomLayoutOf<cute::TiledMMA<Atom, Layout, Permutation>> {
 };
 
 template <class Policy, class Tile, class EA, class SA, class EB, class SB, class Mma, class GA, class LA, class CA,
-          class TA, class GB, class LB, class CB, class TB>
+          class TA, class GB, class LB, class CB, class TB, int KTilesPerTurn>
 struct OverlappedPromotion<
-    cutlass::gemm::collective::CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>> {
-  using type = cutlass::gemm::collective::CollectiveMma<OverlappedPromotionPolicy<Policy>, Tile, EA, SA, EB, SB, Mma,
-                                                        GA, LA, CA, TA, GB, LB, CB, TB>;
+    cutlass::gemm::collective::CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>,
+    KTilesPerTurn> {
+  using type = cutlass::gemm::collective::CollectiveMma<OverlappedPromotionPolicy<Policy, KTilesPerTurn>, Tile, EA,
+                                                        SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>;
 };
 
 }  // namespace cuforge_fp8
@@ -42,9 +44,9 @@ namespace cutlass::gemm::collective {
 
 // CUTLASS's fp8 collective (loads, shared storage, parameters, mma_tail) with its own consumer loop.
 template <class Policy, class Tile, class EA, class SA, class EB, class SB, class Mma, class GA, class LA, class CA,
-          class TA, class GB, class LB, class CB, class TB>
-struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy>, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB,
-                     CB, TB> : CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB> {
+          class TA, class GB, class LB, class CB, class TB, int KTilesPerTurn>
+struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn>, Tile, EA, SA, EB, SB, Mma, GA, LA,
+                     CA, TA, GB, LB, CB, TB> : CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB> {
   using Base = CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>;
   using typename Base::MainloopPipeline;
   using typename Base::Params;
@@ -117,7 +119,7 @@ struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy>, Tile, EA, S
       ++smem_pipe_release;
     };
 
-    // Four k-tiles a turn; within it each half's sums are added while the next half's wgmma run, and
+    // KTilesPerTurn k-tiles a turn; within it each half's sums are added while the next half's wgmma run, and
     // the pipeline drains once a turn (no wgmma in flight across the loop's edges, where the compiler
     // would copy in-flight accumulators and serialize every wgmma).
     auto tile = [&](bool first, bool last_of_turn, bool last) {
@@ -139,11 +141,10 @@ struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy>, Tile, EA, S
     };
     int k = 0;
     CUTLASS_PRAGMA_NO_UNROLL
-    for (; k + 4 <= k_tile_count; k += 4) {
-      tile(true, false, false);
-      tile(false, false, false);
-      tile(false, false, false);
-      tile(false, true, k + 4 == k_tile_count);
+    for (; k + KTilesPerTurn <= k_tile_count; k += KTilesPerTurn) {
+      CUTLASS_PRAGMA_UNROLL
+      for (int t = 0; t < KTilesPerTurn; ++t)
+        tile(t == 0, t == KTilesPerTurn - 1, t == KTilesPerTurn - 1 && k + KTilesPerTurn == k_tile_count);
     }
     CUTLASS_PRAGMA_NO_UNROLL
     for (; k < k_tile_count; ++k) tile(true, true, k + 1 == k_tile_count);
