@@ -75,7 +75,7 @@ struct GemmShape {
   // last tile along M is on average half empty; `m` is then their mean.
   bool ragged = false;
   // Conv2d: what the convolution adds to its implicit GEMM's class (defaults for GEMMs).
-  ConvClass conv;
+  ConvClass conv = {};
 
   bool empty_output() const { return m == 0 || n == 0 || batch == 0; }
   bool operator==(const GemmShape& o) const {
