@@ -4,8 +4,8 @@
 // waits for every wgmma in flight at each promotion), timed beside cuBLASLt's fp8 matmul with and
 // without fast accumulation (what torch._scaled_mm runs) on the same random operands (CUDA events, the
 // best of five interleaved rounds) on bench/fp8.py's shapes, and cuforge's consumer loop that overlaps
-// the promotion (src/emit/templates/sm90_fp8_promotion.hpp) on the same tile, also with a swizzle of 8
-// and with turns of 8 k-tiles. The relative error of each against a double-precision product over
+// the promotion (src/emit/templates/sm90_fp8_promotion.hpp) on the same tile, also in other tile orders
+// (swizzle, raster) and with turns of 8 k-tiles. The relative error of each against a double-precision product over
 // K = 16384 shows what each keeps. One configuration:
 //
 //   nvcc -std=c++17 -O3 -DNDEBUG -arch=sm_90a --expt-relaxed-constexpr -I$CUTLASS_PATH/include \
@@ -24,6 +24,7 @@
 #include <iterator>
 #include <random>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -141,7 +142,8 @@ int main() {
         {"cublasLt", [&] { promoted.run(A, B, D, ws, ws_bytes); }},
         {"cublasLt_fast", [&] { fast.run(A, B, D, ws, ws_bytes); }}};
     // CUTLASS's kernel at each promotion interval, then cuforge's pipelined promotion (every k-tile).
-    auto arguments = [&](auto& gemm, int interval, int swizzle = 1) {
+    using Raster = cutlass::gemm::kernel::detail::RasterOrderOptions;
+    auto arguments = [&](auto& gemm, int interval, int swizzle = 1, Raster raster = Raster::Heuristic) {
       typename std::remove_reference_t<decltype(gemm)>::Arguments args{};
       using Kern = typename std::remove_reference_t<decltype(gemm)>::GemmKernel;
       args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
@@ -160,6 +162,7 @@ int main() {
       args.hw_info.device_id = 0;
       args.hw_info.sm_count = 132;
       args.scheduler.max_swizzle_size = swizzle;
+      args.scheduler.raster_order = raster;
       return gemm.can_implement(args) == cutlass::Status::kSuccess && gemm.initialize(args, ws) == cutlass::Status::kSuccess;
     };
     std::vector<Gemm> gemms(std::size(intervals));
@@ -174,10 +177,16 @@ int main() {
       calls.push_back({"pipelined", [&] { pipelined.run(); }});
     else
       printf("%dx%dx%d pipelined: cannot implement\n", M, N, K);
-    // The tile scheduler's swizzle 8 (CUTLASS's default: 1): tiles across the raster share panels in L2.
-    GemmPipelined swizzled;
-    if (arguments(swizzled, 4, 8))
-      calls.push_back({"pipelined_swizzle8", [&] { swizzled.run(); }});
+    // The tile scheduler's order (CUTLASS's default: swizzle 1, the raster its heuristic picks): the
+    // operand panels a wave of tiles shares in L2.
+    const std::vector<std::tuple<int, Raster, std::string>> orders = {
+        {2, Raster::Heuristic, "swizzle2"}, {4, Raster::Heuristic, "swizzle4"}, {8, Raster::Heuristic, "swizzle8"},
+        {1, Raster::AlongM, "alongM"},      {1, Raster::AlongN, "alongN"},      {8, Raster::AlongM, "swizzle8_alongM"},
+        {8, Raster::AlongN, "swizzle8_alongN"}};
+    std::vector<GemmPipelined> ordered(orders.size());
+    for (size_t i = 0; i < orders.size(); ++i)
+      if (arguments(ordered[i], 4, std::get<0>(orders[i]), std::get<1>(orders[i])))
+        calls.push_back({"pipelined_" + std::get<2>(orders[i]), [&, i] { ordered[i].run(); }});
     GemmPipelined8 pipelined8;
     if (arguments(pipelined8, 4))
       calls.push_back({"pipelined8", [&] { pipelined8.run(); }});
