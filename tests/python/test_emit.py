@@ -90,6 +90,20 @@ def test_gemm_export_writes_a_buildable_source_directory(tmp_path):
     assert '"-lcuda"' not in setup  # linking is setup.py's own: libraries=["cuda"]
 
 
+def test_export_writes_every_header_its_kernel_includes(tmp_path):
+    """An fp8 kernel of the 128x128 cooperative tile includes the loop that overlaps its promotion."""
+    plan = cuforge.op.Gemm(element_A=cuforge.DataType.e4m3, element_B=cuforge.DataType.e4m3,
+                           element_C=cuforge.DataType.bf16, element_D=cuforge.DataType.bf16,
+                           element_accumulator=cuforge.DataType.f32, layout_A=ROW, layout_B=COL, layout_C=ROW, cc=90)
+    op = plan.construct(M=4096, N=4096, K=4096)
+    assert "_128x128x128_" in op.name and "_coop_" in op.name
+    directory, files = _export(plan, "fp8_gemm", tmp_path, M=4096, N=4096, K=4096)
+    assert '#include "cuforge/sm90_fp8_promotion.hpp"' in files["fp8_gemm_kernel.cu"].read_text()
+    header = directory / "include" / "cuforge" / "sm90_fp8_promotion.hpp"
+    assert "OverlappedPromotionPolicy" in header.read_text()
+    assert (directory / "include" / "cuforge" / "abi.h").is_file()
+
+
 def test_column_major_output_exports_the_transposed_kernel(tmp_path):
     plan = cuforge.op.Gemm(element=np.float16, layout_A=ROW, layout_B=ROW, layout_C=COL, cc=90)
     _, files = _export(plan, "gemm_t", tmp_path, M=512, N=512, K=512)
