@@ -46,7 +46,8 @@ namespace cutlass::gemm::collective {
 template <class Policy, class Tile, class EA, class SA, class EB, class SB, class Mma, class GA, class LA, class CA,
           class TA, class GB, class LB, class CB, class TB, int KTilesPerTurn>
 struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn>, Tile, EA, SA, EB, SB, Mma, GA, LA,
-                     CA, TA, GB, LB, CB, TB> : CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB> {
+                     CA, TA, GB, LB, CB, TB>
+    : CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB> {
   using Base = CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>;
   using typename Base::MainloopPipeline;
   using typename Base::Params;
@@ -119,9 +120,9 @@ struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTur
       ++smem_pipe_release;
     };
 
-    // KTilesPerTurn k-tiles a turn; within it each half's sums are added while the next half's wgmma run, and
-    // the pipeline drains once a turn (no wgmma in flight across the loop's edges, where the compiler
-    // would copy in-flight accumulators and serialize every wgmma).
+    // KTilesPerTurn k-tiles a turn; within it each half's sums are added while the next half's wgmma
+    // run, and the pipeline drains once a turn (no wgmma in flight across the loop's edges, where the
+    // compiler would copy in-flight accumulators and serialize every wgmma).
     auto tile = [&](bool first, bool last_of_turn, bool last) {
       acquire();
       issue(Int<0>{});
