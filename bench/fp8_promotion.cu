@@ -5,7 +5,7 @@
 // without fast accumulation (what torch._scaled_mm runs) on the same random operands (CUDA events, the
 // best of five interleaved rounds) on bench/fp8.py's shapes, and cuforge's consumer loop that overlaps
 // the promotion (src/emit/templates/sm90_fp8_promotion.hpp) on the same tile, also in other tile orders
-// (swizzle, raster) and with turns of 8 k-tiles. The relative error of each against a double-precision product over
+// (swizzle, raster), with turns of 8 k-tiles, and with A read from registers. The relative error of each against a double-precision product over
 // K = 16384 shows what each keeps. One configuration:
 //
 //   nvcc -std=c++17 -O3 -DNDEBUG -arch=sm_90a --expt-relaxed-constexpr -I$CUTLASS_PATH/include \
@@ -61,6 +61,10 @@ using GemmPipelined = cutlass::gemm::device::GemmUniversalAdapter<KernelPipeline
 using KernelPipelined8 = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>,
                                                               cuforge_fp8::OverlappedPromotion<Main, 8>::type, Epi>;
 using GemmPipelined8 = cutlass::gemm::device::GemmUniversalAdapter<KernelPipelined8>;
+// The same loop reading A from registers (wgmma's RS form), each k-tile's A loaded once for both halves.
+using KernelRegistersA = cutlass::gemm::kernel::GemmUniversal<
+    Shape<int, int, int, int>, cuforge_fp8::OverlappedPromotion<Main, 4, cuforge_fp8::OperandA::Registers>::type, Epi>;
+using GemmRegistersA = cutlass::gemm::device::GemmUniversalAdapter<KernelRegistersA>;
 
 #define CHECK(x)                                                         \
   do {                                                                   \
@@ -187,6 +191,9 @@ int main() {
     for (size_t i = 0; i < orders.size(); ++i)
       if (arguments(ordered[i], 4, std::get<0>(orders[i]), std::get<1>(orders[i])))
         calls.push_back({"pipelined_" + std::get<2>(orders[i]), [&, i] { ordered[i].run(); }});
+    GemmRegistersA registers_a;
+    if (arguments(registers_a, 4))
+      calls.push_back({"pipelined_registers_a", [&] { registers_a.run(); }});
     GemmPipelined8 pipelined8;
     if (arguments(pipelined8, 4))
       calls.push_back({"pipelined8", [&] { pipelined8.run(); }});
