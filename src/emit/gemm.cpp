@@ -20,6 +20,10 @@ std::string cute_stride(bool unit_first, std::string_view ld, std::string_view b
                     : fmt::format("cute::make_stride(p.{}, cute::Int<1>{{}}, p.{})", ld, batch_stride);
 }
 
+// The header (embedded::sm90_fp8_promotion) of the consumer loop that overlaps fp8's promotion, as
+// the SM90 GEMM kernels that use it include it.
+constexpr std::string_view kFp8PromotionHeader = "cuforge/sm90_fp8_promotion.hpp";
+
 constexpr std::string_view kSm90StreamKArguments = R"(  using DecompositionMode =
       cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90StreamKParams::DecompositionMode;
   static_assert(int(DecompositionMode::SplitK) == CUFORGE_DECOMPOSITION_SPLIT_K &&

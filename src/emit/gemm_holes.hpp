@@ -30,10 +30,6 @@ struct BiasRow {
   std::string_view pointer = "p.c", batch_stride = "p.batch_stride_c";
 };
 
-// The header (embedded::sm90_fp8_promotion) of the consumer loop that overlaps fp8's promotion, as
-// the SM90 GEMM kernels that use it include it.
-constexpr std::string_view kFp8PromotionHeader = "cuforge/sm90_fp8_promotion.hpp";
-
 // SM90 (CUTLASS 3.x collective builders), for one kernel or the pointer-array (grouped) kind:
 // mainloop_header, element_compute, element_d, cluster_m/n/k, kernel_schedule_name,
 // kernel_schedule, epilogue_schedule, stage_count, the fusion and epilogue_thread_arguments (alpha,
