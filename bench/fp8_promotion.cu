@@ -5,12 +5,12 @@
 // without fast accumulation (what torch._scaled_mm runs) on the same random operands (CUDA events, the
 // best of five interleaved rounds) on bench/fp8.py's shapes, and cuforge's consumer loop that overlaps
 // the promotion (src/emit/templates/sm90_fp8_promotion.hpp) on the same tile, also in other tile orders
-// (swizzle, raster), with turns of 8 k-tiles, and with A read from registers. The relative error of each against a double-precision product over
-// K = 16384 shows what each keeps. One configuration:
+// (swizzle, raster) and with turns of 8 k-tiles. The relative error of each against a double-precision
+// product over K = 16384 shows what each keeps. One configuration:
 //
 //   nvcc -std=c++17 -O3 -DNDEBUG -arch=sm_90a --expt-relaxed-constexpr -I$CUTLASS_PATH/include \
 //     -I$CUTLASS_PATH/tools/util/include -DNAME='"128x128_c1"' -D_TM=_128 -D_TN=_128 -D_CM=_1 -D_CN=_1 \
-//     bench/fp8_promotion.cu -lcublasLt -o p && ./p
+//     bench/fp8_promotion.cu -lcublasLt -o p && ./p [shape index]
 //
 // (_TM, _TN: the CTA tile, K 128; _CM, _CN: the cluster along M and N.)
 // -DNDEBUG as cuforge builds its kernels: without it CUTLASS's device asserts are function calls, and
@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <functional>
 #include <iterator>
@@ -61,10 +62,6 @@ using GemmPipelined = cutlass::gemm::device::GemmUniversalAdapter<KernelPipeline
 using KernelPipelined8 = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>,
                                                               cuforge_fp8::OverlappedPromotion<Main, 8>::type, Epi>;
 using GemmPipelined8 = cutlass::gemm::device::GemmUniversalAdapter<KernelPipelined8>;
-// The same loop reading A from registers (wgmma's RS form), each k-tile's A loaded once for both halves.
-using KernelRegistersA = cutlass::gemm::kernel::GemmUniversal<
-    Shape<int, int, int, int>, cuforge_fp8::OverlappedPromotion<Main, 4, cuforge_fp8::OperandA::Registers>::type, Epi>;
-using GemmRegistersA = cutlass::gemm::device::GemmUniversalAdapter<KernelRegistersA>;
 
 #define CHECK(x)                                                         \
   do {                                                                   \
@@ -107,7 +104,8 @@ struct Lt {
   }
 };
 
-int main() {
+int main(int argc, char** argv) {
+  const int only = argc > 1 ? std::atoi(argv[1]) : -1;  // one shape's index, for ncu
   const int shapes[][3] = {{8192, 8192, 8192}, {4096, 4096, 4096}, {4096, 14336, 4096}, {8192, 1024, 8192},
                            {256, 256, 16384}};
   const int intervals[] = {4, 8};
@@ -135,8 +133,9 @@ int main() {
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
   printf("kernel %s: stages %d\n", NAME, int(Main::DispatchPolicy::Stages));
-  for (auto& s : shapes) {
-    const int M = s[0], N = s[1], K = s[2];
+  for (int index = 0; index < int(std::size(shapes)); ++index) {
+    if (only >= 0 && index != only) continue;
+    const int M = shapes[index][0], N = shapes[index][1], K = shapes[index][2];
     Lt promoted, fast;
     if (promoted.setup(M, N, K, false, one, ws_bytes) || fast.setup(M, N, K, true, one, ws_bytes)) {
       printf("%dx%dx%d: no cuBLASLt algorithm\n", M, N, K);
@@ -191,9 +190,6 @@ int main() {
     for (size_t i = 0; i < orders.size(); ++i)
       if (arguments(ordered[i], 4, std::get<0>(orders[i]), std::get<1>(orders[i])))
         calls.push_back({"pipelined_" + std::get<2>(orders[i]), [&, i] { ordered[i].run(); }});
-    GemmRegistersA registers_a;
-    if (arguments(registers_a, 4))
-      calls.push_back({"pipelined_registers_a", [&] { registers_a.run(); }});
     GemmPipelined8 pipelined8;
     if (arguments(pipelined8, 4))
       calls.push_back({"pipelined8", [&] { pipelined8.run(); }});

@@ -321,7 +321,7 @@ TEST(EmitGemm, Sm90Fp8128x128CooperativeOverlapsThePromotion) {
                             "sm90_mma_tma_gmma_ss_warpspecialized_fp8.hpp"});
     ASSERT_EQ(k.headers.size(), 2u);
     EXPECT_EQ(k.headers[1].first, "cuforge/sm90_fp8_promotion.hpp");
-    EXPECT_TRUE(contains(k.headers[1].second, "CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn, A>"));
+    EXPECT_TRUE(contains(k.headers[1].second, "CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn>"));
   }
   // CUTLASS's own loop elsewhere: other tiles, ping-pong, fast accumulation, grouped, 16-bit.
   for (const std::string& name :

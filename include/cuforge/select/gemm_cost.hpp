@@ -82,8 +82,8 @@ struct CostModel {
   double grouped_panel_bytes_per_second = 8.5e12;
   // The K-major copy of a 32-bit operand an SM90 kernel makes first (library::staged_k_major): a
   // kernel reading every element and writing it (3xTF32: its three pieces), at this fraction of
-  // DRAM bandwidth.
-  double transpose_bandwidth_fraction = 0.6;
+  // DRAM bandwidth (H200: 3.3-3.7 TB/s from 8192x1024 up, bench/tf32_staging.py).
+  double transpose_bandwidth_fraction = 0.85;
 };
 
 // Estimated microseconds of one run of `config` on a problem of `shape`, K cut into `splits`

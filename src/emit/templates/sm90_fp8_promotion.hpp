@@ -14,17 +14,12 @@
 
 namespace cuforge_fp8 {
 
-// Where the wgmma read A: shared memory (the kernels), or registers, each k-tile's A loaded once for
-// both halves with ldmatrix (half the shared-memory reads of A; an experiment of bench/fp8_promotion.cu,
-// built and free of spills with ptxas, not yet run on a GPU).
-enum class OperandA { Shared, Registers };
-
-template <class BuiltPolicy, int KTilesPerTurn, OperandA A>
+template <class BuiltPolicy, int KTilesPerTurn>
 struct OverlappedPromotionPolicy : BuiltPolicy {};
 
 // OverlappedPromotion<CUTLASS's fp8 CollectiveMma>::type: the same collective with this consumer loop,
 // which waits for every wgmma in flight once per turn of KTilesPerTurn k-tiles.
-template <class Collective, int KTilesPerTurn = 4, OperandA A = OperandA::Shared>
+template <class Collective, int KTilesPerTurn = 4>
 struct OverlappedPromotion;
 
 template <class TiledMma>
@@ -35,12 +30,12 @@ struct AtomLayoutOf<cute::TiledMMA<Atom, Layout, Permutation>> {
 };
 
 template <class Policy, class Tile, class EA, class SA, class EB, class SB, class Mma, class GA, class LA, class CA,
-          class TA, class GB, class LB, class CB, class TB, int KTilesPerTurn, OperandA A>
+          class TA, class GB, class LB, class CB, class TB, int KTilesPerTurn>
 struct OverlappedPromotion<
     cutlass::gemm::collective::CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>,
-    KTilesPerTurn, A> {
-  using type = cutlass::gemm::collective::CollectiveMma<OverlappedPromotionPolicy<Policy, KTilesPerTurn, A>, Tile,
-                                                        EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>;
+    KTilesPerTurn> {
+  using type = cutlass::gemm::collective::CollectiveMma<OverlappedPromotionPolicy<Policy, KTilesPerTurn>, Tile, EA,
+                                                        SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>;
 };
 
 }  // namespace cuforge_fp8
@@ -49,8 +44,8 @@ namespace cutlass::gemm::collective {
 
 // CUTLASS's fp8 collective (loads, shared storage, parameters, mma_tail) with its own consumer loop.
 template <class Policy, class Tile, class EA, class SA, class EB, class SB, class Mma, class GA, class LA, class CA,
-          class TA, class GB, class LB, class CB, class TB, int KTilesPerTurn, cuforge_fp8::OperandA A>
-struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn, A>, Tile, EA, SA, EB, SB, Mma, GA, LA,
+          class TA, class GB, class LB, class CB, class TB, int KTilesPerTurn>
+struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn>, Tile, EA, SA, EB, SB, Mma, GA, LA,
                      CA, TA, GB, LB, CB, TB>
     : CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB> {
   using Base = CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>;
@@ -66,16 +61,11 @@ struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTur
   // The builder's warpgroup tiles, half as wide: the wgmma of each half of N.
   using AtomLayout = typename cuforge_fp8::AtomLayoutOf<TiledMma>::type;
   static constexpr int kWarpGroupsM = decltype(cute::size<0>(AtomLayout{}))::value;
-  static constexpr bool kRegistersA = A == cuforge_fp8::OperandA::Registers;
-  using HalfShape = cute::Shape<cute::Int<decltype(cute::size<0>(Tile{}))::value / kWarpGroupsM>,
-                                cute::Int<decltype(cute::size<1>(Tile{}))::value / 2>,
-                                cute::Int<decltype(cute::size<2>(Tile{}))::value>>;
-  using ValA = typename TiledMma::ValTypeA;
-  using ValB = typename TiledMma::ValTypeB;
-  using ValC = typename TiledMma::ValTypeC;
-  using HalfOp = cute::conditional_t<kRegistersA,
-                                     decltype(cute::SM90::GMMA::rs_op_selector<ValA, ValB, ValC, HalfShape>()),
-                                     decltype(cute::SM90::GMMA::ss_op_selector<ValA, ValB, ValC, HalfShape>())>;
+  using HalfOp = decltype(cute::SM90::GMMA::ss_op_selector<
+                          typename TiledMma::ValTypeA, typename TiledMma::ValTypeB, typename TiledMma::ValTypeC,
+                          cute::Shape<cute::Int<decltype(cute::size<0>(Tile{}))::value / kWarpGroupsM>,
+                                      cute::Int<decltype(cute::size<1>(Tile{}))::value / 2>,
+                                      cute::Int<decltype(cute::size<2>(Tile{}))::value>>>());
   using HalfMma = decltype(cute::make_tiled_mma(HalfOp{}, AtomLayout{}));
 
   template <class FrgTensorC>
@@ -88,19 +78,8 @@ struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTur
     const int warp_group_idx = __shfl_sync(0xFFFFFFFF, thread_idx / NumThreadsPerWarpGroup, 0);
     HalfMma half_mma;
     auto thread_mma = half_mma.get_slice(warp_group_thread_layout(warp_group_idx));
+    Tensor tCrA = thread_mma.make_fragment_A(thread_mma.partition_A(sA));  // (MMA,1,MMA_K,PIPE)
     Tensor tCrB = thread_mma.make_fragment_B(thread_mma.partition_B(sB));  // (MMA,2,MMA_K,PIPE)
-    // A: the warpgroup's descriptors of A's stages, (MMA,1,MMA_K,PIPE); or (registers) how each thread
-    // copies its share of a k-tile's A out of shared memory, and the registers it holds, (MMA,1,MMA_K).
-    auto a_source = [&] {
-      if constexpr (kRegistersA) {
-        Tensor sA_any = as_position_independent_swizzle_tensor(sA);
-        auto copy_a = make_tiled_copy_A(Copy_Atom<SM75_U32x4_LDSM_N, ValA>{}, half_mma);
-        Tensor a_registers = half_mma.get_thread_slice(thread_idx).partition_fragment_A(sA_any(_, _, Int<0>{}));
-        return cute::make_tuple(copy_a, copy_a.get_thread_slice(thread_idx).partition_S(sA_any), a_registers);
-      } else {
-        return thread_mma.make_fragment_A(thread_mma.partition_A(sA));
-      }
-    }();
     // The partial sums, (MMA,1,2): in registers in the order of accum's (MMA,1,1), half after half.
     Tensor partial = partition_fragment_C(half_mma, take<0, 2>(Tile{}));
     static_assert(decltype(size(partial))::value == decltype(size(accum))::value);
@@ -109,20 +88,6 @@ struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTur
     PipelineState smem_pipe_release = smem_pipe_read;
     int read_stage = 0;
 
-    // Registers: the current k-tile's A out of shared memory, once for both halves.
-    auto load_a = [&] {
-      if constexpr (kRegistersA) {
-        auto copy_a = get<0>(a_source);  // empty: cute::get returns it by value
-        Tensor to = copy_a.get_thread_slice(thread_idx).retile_D(get<2>(a_source));
-        copy(copy_a, get<1>(a_source)(_, _, _, read_stage), to);
-      }
-    };
-    auto a_block = [&](int k_block) {
-      if constexpr (kRegistersA)
-        return get<2>(a_source)(_, 0, k_block);
-      else
-        return a_source(_, 0, k_block, read_stage);
-    };
     // Issues half h of the current k-tile's wgmma into its half of `partial`, overwriting it.
     auto issue = [&](auto h) {
       Tensor d = partial(_, 0, h);
@@ -130,8 +95,8 @@ struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTur
       warpgroup_fence_operand(d);
       warpgroup_arrive();
       CUTLASS_PRAGMA_UNROLL
-      for (int k_block = 0; k_block < size<2>(tCrB); ++k_block) {
-        cute::gemm(half_mma, a_block(k_block), tCrB(_, h, k_block, read_stage), d);
+      for (int k_block = 0; k_block < size<2>(tCrA); ++k_block) {
+        cute::gemm(half_mma, tCrA(_, 0, k_block, read_stage), tCrB(_, h, k_block, read_stage), d);
         half_mma.accumulate_ = GMMA::ScaleOut::One;
       }
       warpgroup_commit_batch();
@@ -160,7 +125,6 @@ struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTur
     // compiler would copy in-flight accumulators and serialize every wgmma).
     auto tile = [&](bool first, bool last_of_turn, bool last) {
       acquire();
-      load_a();
       issue(Int<0>{});
       if (!first) {  // the previous k-tile's second half
         warpgroup_wait<1>();
