@@ -94,8 +94,6 @@ F32_CASES = [
     Case("f32", ROW, ROW, ROW, 90, *BASE),
     Case("f32", COL, COL, ROW, 90, *BASE, alpha=1.0, beta=2.0),
     Case("f32", COL, ROW, COL, 90, 264, 136, 132),
-    # B's rows of 131 elements are not 16-byte multiples: the copy reads them element by element.
-    Case("f32", ROW, ROW, COL, 90, 264, 131, 132),
 ]
 
 # The plan the asynchronous-run tests use (its kernel is one of the layout cases').
@@ -197,6 +195,19 @@ def test_tf32_copies_of_batched_and_broadcast_operands(gen):
         plan.run(A, B, None, D)
         assert "sm90" in plan.last_kernel
         assert_exact(D, reference(A, B, None, 1.0, 0.0, torch.float32))
+
+
+def test_tf32_copies_of_operands_not_16_byte_aligned(gen):
+    """A pinned SM90 TF32 tile (no SM80 fallback) copies a column-major A whose columns of 263
+    elements are not 16-byte multiples element by element, and a row-major B in 16-byte vectors."""
+    case = Case("f32", COL, ROW, ROW, 90, 263, 136, 132)
+    plan = make_plan(case)
+    plan.tile_description = plan.tile_descriptions()[0]
+    A, B, C, D = operands(case, gen)
+    assert A.stride() == (1, 263)
+    plan.run(A, B, C, D, alpha=1.0, beta=1.0)
+    assert "sm90" in plan.last_kernel, plan.last_kernel
+    assert_exact(D, reference(A, B, C, 1.0, 1.0, torch.float32))
 
 
 def test_a_batch_over_one_b_runs_as_one_gemm_of_its_rows(gen):
