@@ -40,7 +40,7 @@ GRIDS = {
     "lone_mma_sync_fraction": [0.5, 0.6, 0.7, 0.8, 0.9],
     "unhidden_fraction": [0.0, 0.1, 0.2, 0.3, 0.4, 0.6],
     "wave_latency_us": [0.0, 0.05, 0.1, 0.2, 0.3, 0.5],
-    "grouped_panel_bytes_per_second": [4e12, 6e12, 7e12, 8.5e12, 10e12, 12e12, 16e12],
+    "panel_bytes_per_second": [4e12, 6e12, 7e12, 8.5e12, 10e12, 12e12, 16e12],
 }
 ROUNDS = 4
 
@@ -140,6 +140,16 @@ def wgrad_sweep_cases(source, sweep):
     return [Case(source, layer_problem(name, sweep["n"]), kernels, conv=True) for name, kernels in layers.items()]
 
 
+def pinned_conv_cases(source, rows, n=32):
+    """A probe's convolution rows (kind, layer, kernel, ms): pinned tiles per pass and layer."""
+    cases = {}
+    for r in rows:
+        if r["kernel"].startswith("cuforge_"):
+            cases.setdefault((r["kind"], r["layer"]), []).append((r["kernel"], 1, r["ms"]))
+    return [Case(f"{source} {kind}", layer_problem(layer, n), kernels, conv=True)
+            for (kind, layer), kernels in cases.items()]
+
+
 def grouped_sweep_cases(source, results):
     """bench/grouped.py --sweep: the offsets form (a ragged class) of one case on every tile pinned."""
     sweep = results["sweep"]
@@ -169,6 +179,7 @@ def cases_by_source():
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")) +
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-wgrad-split.json")),
         "wgrad": wgrad_sweep_cases("wgrad sweep", load("h200-2026-12-02-wgrad-sweep.json")),
+        "conv stages": pinned_conv_cases("conv stages", load("h200-2026-12-03-conv-stages-probe.json")),
     }
 
 

@@ -66,8 +66,8 @@ std::string emit_sm90(const library::GemmConfig& config) {
   const library::GemmConfig c = config.parallel_split_k ? library::split_k_partials(config) : config;
   // A bias row is one value per output channel, the same for the whole (single) batch.
   Holes h = kind_holes(sm90_holes(c, config.name(), {"p.ptr_c", "int64_t(0)"}), c.kind);
-  for (const char* unused : {"layout_a", "layout_b", "mainloop_header", "stage_count", "kernel_schedule_name"})
-    h.erase(unused);
+  for (const char* unused : {"layout_a", "layout_b", "mainloop_header", "kernel_schedule_name"}) h.erase(unused);
+  h["stage_count"] = stage_count(c, "conv");
   h["kernel_schedule"] = "cutlass::conv::KernelImplicitTmaWarpSpecializedSm90";
   const std::string tile_n = "_" + h["tile_n"];
   h["tile_n_mode"] = c.kind == KernelKind::Conv2dWgrad ? "Shape<" + tile_n + ">" : tile_n;

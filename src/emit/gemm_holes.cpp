@@ -135,6 +135,13 @@ Holes common_holes(const library::GemmConfig& c, const std::string& name) {
           {"tile_k", std::to_string(t[2])}};
 }
 
+std::string stage_count(const library::GemmConfig& c, std::string_view family) {
+  if (c.tile.stages > 0) return fmt::format("cutlass::{}::collective::StageCount<{}>", family, c.tile.stages);
+  return fmt::format("cutlass::{}::collective::StageCountAutoCarveout<static_cast<int>(\n        sizeof(typename "
+                     "CollectiveEpilogue::SharedStorage))>",
+                     family);
+}
+
 Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const BiasRow& bias) {
   Holes h = common_holes(c, name);
   const bool grouped = c.kind == KernelKind::Grouped;
@@ -161,11 +168,7 @@ Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const Bi
       c.tile.epilogue_schedule == EpilogueSchedule::TmaWarpSpecializedCooperative ? "Cooperative"
       : grouped                                                                  ? "Pingpong"
                                                                                  : "");
-  h["stage_count"] =
-      c.tile.stages > 0
-          ? fmt::format("cutlass::gemm::collective::StageCount<{}>", c.tile.stages)
-          : "cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(\n        sizeof(typename "
-            "CollectiveEpilogue::SharedStorage))>";
+  h["stage_count"] = stage_count(c, "gemm");
   // fp8 GEMMs take per-tensor scales of A and B (cuforge_gemm_arguments::scale_a, scale_b).
   const bool scaled = c.kind == KernelKind::Gemm && (c.element_a == DataType::e4m3 || c.element_a == DataType::e5m2);
   const std::string alpha(scaled ? kScaledAlpha : kAlpha), alpha_arguments(scaled ? kScaledAlphaArguments : kAlphaArguments);

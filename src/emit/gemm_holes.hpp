@@ -36,6 +36,10 @@ struct BiasRow {
 // beta, leaky_relu's slope from p; for a bias row, an epilogue visitor tree reading it at `bias`).
 Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const BiasRow& bias = {});
 
+// The stage count a CUTLASS 3.x collective builder of namespace `family` (gemm or conv) takes: the
+// configuration's stages, or as many as fit beside the epilogue (0).
+std::string stage_count(const library::GemmConfig& c, std::string_view family);
+
 // Parallel split-K's reduction (the slices' f32 partial products summed, then the configuration's
 // epilogue), for the entry that follows it: namespace split_k's ElementPartial, ElementOut, kVector,
 // Reduction, epilogue_of(p) and reduce_slices(reduction, stream).

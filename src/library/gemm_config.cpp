@@ -12,6 +12,11 @@ namespace cuforge::library {
 namespace {
 
 constexpr int kSm90SharedMemory = 227 * 1024;  // opt-in maximum per CTA on Hopper
+constexpr int kSm90SharedMemoryPerSm = 228 * 1024, kReservedSharedMemoryPerCta = 1024;
+constexpr int kRegistersPerSm = 64 * 1024;
+// Registers a thread of an SM90 convolution kernel's consumer warpgroup holds beside its f32
+// accumulators (ptxas -v, CUDA 13: 64x64 58 registers, 128x64 90, 256x64 154).
+constexpr int kSm90ConvOtherRegisters = 26;
 constexpr int kSm80SharedMemory = 163 * 1024;  // on A100; Hopper runs these kernels too
 constexpr int kMaxAccumulatorRegisters = 128;   // per thread, leaving room for addressing
 // Both fp8 accumulators, per thread: ptxas (CUDA 13) fits 2 x 96 in a consumer warpgroup without
@@ -59,9 +64,11 @@ Layout from_letter(char c, std::string_view name) {
 }
 
 // Bytes of shared memory the SM90 TMA epilogue keeps (C loads and D stores, two stages of a
-// subtile at most 128 rows by 32 columns), which the mainloop's automatic stage count leaves free.
+// subtile of 32 columns by at most 128 rows, cooperative, or 64, one warpgroup's: CUTLASS's
+// EpilogueTileAuto), which the mainloop's automatic stage count leaves free.
 int sm90_epilogue_bytes(const GemmConfig& c) {
-  int rows = std::min(c.tile.threadblock_shape[0], 128);
+  const bool coop = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
+  int rows = std::min(c.tile.threadblock_shape[0], coop ? 128 : 64);
   return 2 * rows * 32 * (size_bytes(c.element_c) + size_bytes(c.element_d));
 }
 
@@ -309,6 +316,16 @@ int resolved_stages(const GemmConfig& c) {
 int shared_memory_bytes(const GemmConfig& c) {
   int mainloop = resolved_stages(c) * stage_bytes(c);
   return c.arch >= 90 ? mainloop + sm90_epilogue_bytes(c) : mainloop;
+}
+
+int ctas_per_sm(const GemmConfig& c) {
+  if (!is_conv(c.kind) || c.arch < 90 || c.pointwise) return 1;
+  const auto& t = c.tile.threadblock_shape;
+  constexpr int kThreads = 2 * 128;  // a producer and a consumer warpgroup
+  const int registers = (t[0] * t[1] / 128 + kSm90ConvOtherRegisters + 7) / 8 * 8;  // allocated by 8s
+  const int by_registers = kRegistersPerSm / (registers * kThreads);
+  const int by_shared = kSm90SharedMemoryPerSm / (shared_memory_bytes(c) + kReservedSharedMemoryPerCta);
+  return std::max(1, std::min(by_registers, by_shared));
 }
 
 namespace {

@@ -20,8 +20,10 @@ double tile_efficiency(const library::GemmConfig& c, const CostModel& model) {
   constexpr double kBestIntensity = 128.0 * 256.0 / (128.0 + 256.0);
   const auto& t = c.tile.threadblock_shape;
   double intensity = double(t[0]) * t[1] / (t[0] + t[1]);
+  // A lone CTA of SM90's implicit GEMM exposes each tile's fill and epilogue (CostModel::
+  // implicit_gemm_tile_exponent); CTAs sharing an SM hide them from each other, as GEMM's kernels do.
   const bool implicit_gemm = (c.kind == KernelKind::Conv2dFprop || c.kind == KernelKind::Conv2dDgrad) &&
-                             c.arch >= 90 && !c.pointwise;
+                             c.arch >= 90 && !c.pointwise && library::ctas_per_sm(c) == 1;
   double e = std::pow(std::min(1.0, intensity / kBestIntensity),
                       implicit_gemm ? model.implicit_gemm_tile_exponent : model.tile_efficiency_exponent);
   if (c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong) e = std::min(1.0, e * model.pingpong_edge);
@@ -75,8 +77,11 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
       std::max<int64_t>(1, runs ? p.k / p.conv.k_run * ceil_div(p.conv.k_run, t[2]) : ceil_div(p.k, t[2]));
   double iter_us = 2.0 * t[0] * t[1] * t[2] / rate * 1e6;
 
+  // CTAs sharing an SM each run at their share of its rate.
+  const int sharing = library::ctas_per_sm(c);
+  iter_us *= sharing;
   int cluster_size = cl[0] * cl[1];
-  double slots = std::max(1, sm_count / cluster_size) * cluster_size;
+  double slots = double(std::max(1, sm_count / cluster_size) * cluster_size) * sharing;
   // Data-parallel: whole waves of tiles. Stream-K: every SM gets an equal share of
   // tile-iterations, plus the exchange of partial tiles where several CTAs share one.
   double compute_us = ceil_div(tiles, slots) * k_iters * iter_us;
@@ -104,7 +109,7 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
     // waves (H200, 256x512x32768 (bench/k_heavy.py --sweep-parallel): 128x64 ping-pong x 8 slices
     // ahead of cooperative, of 64x64 x 4 in one wave and of 64x64 x 8 in two). SM80: CTAs share
     // an SM, and only a lone one is slowed, more (CostModel::lone_mma_sync_fraction).
-    const bool lone = c.arch >= 90 || tiles * splits <= slots;
+    const bool lone = (c.arch >= 90 && sharing == 1) || tiles * splits <= slots;
     const double lone_fraction = c.arch >= 90 ? model.lone_pingpong_fraction : model.lone_mma_sync_fraction;
     compute_us = waves * slice_iters * iter_us / (lone ? lone_fraction : 1.0);
     double partial_bytes = double(splits) * p.m * p.n * sizeof(float);
@@ -125,19 +130,19 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
     reduce_us = std::fmod(tiles, slots) == 0 ? 0.0 : turn_us;
   }
   // DRAM floor: each operand read once and the output written once (L2 serves the re-reads, a
-  // convolution's im2col operand's too); for grouped kernels, also the panels every tile loads,
-  // re-reads and all (CostModel::grouped_panel_bytes_per_second).
+  // convolution's im2col operand's too); for grouped kernels and convolutions, also the panels every
+  // tile loads, re-reads and all (CostModel::panel_bytes_per_second).
   const bool im2col_b = c.kind == KernelKind::Conv2dWgrad;
   double dram_bytes = (double(p.m) * p.k * size_bytes(c.element_a) / (im2col_b ? 1 : p.conv.im2col_reuse) +
                        double(p.k) * p.n * size_bytes(c.element_b) / (im2col_b ? p.conv.im2col_reuse : 1) +
                        double(p.m) * p.n * size_bytes(c.element_d)) *
                       p.batch;
   double memory_us = dram_bytes / kDramBytesPerSecond * 1e6;
-  if (c.kind == KernelKind::Grouped) {
+  if (c.kind == KernelKind::Grouped || (is_conv(c.kind) && !c.parallel_split_k)) {
     const double panel_bytes = tiles * double(k_iters) * t[2] *
                                (double(t[0]) * size_bytes(c.element_a) / cl[1] +
                                 double(t[1]) * size_bytes(c.element_b) / cl[0]);
-    memory_us = std::max(memory_us, panel_bytes / model.grouped_panel_bytes_per_second * 1e6);
+    memory_us = std::max(memory_us, panel_bytes / model.panel_bytes_per_second * 1e6);
   }
   const double waves_us = ceil_div(tiles * splits, slots) * model.wave_latency_us;
   return model.launch_us + std::max(compute_us, memory_us) + model.unhidden_fraction * std::min(compute_us, memory_us) +

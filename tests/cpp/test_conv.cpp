@@ -9,6 +9,8 @@
 #include "conv_support.hpp"
 #include "cuforge/emit/gemm.hpp"
 #include "cuforge/library/catalog.hpp"
+#include "cuforge/op/conv_check.hpp"
+#include "cuforge/select/gemm_cost.hpp"
 
 namespace cuforge {
 namespace {
@@ -64,14 +66,14 @@ TEST(ConvCatalog, RowsFollowTheConvolutionRules) {
 }
 
 // SM90: CUTLASS 3.x's implicit GEMM, 16-bit operands with f32 accumulation, a CTA per tile on one
-// consumer warpgroup (6 tiles x 3 clusters), 16-byte channel vectors (TMA).
+// consumer warpgroup (9 tiles x 3 clusters), 16-byte channel vectors (TMA).
 TEST(ConvCatalog, Sm90RowsAreTheImplicitGemmTmaWarpSpecializedKernels) {
   for (KernelKind kind : {kFprop, kDgrad, kWgrad}) {
     library::GemmFilter f;
     f.kind = kind;
     f.arch = 90;
     auto rows = library::find_gemms(f);
-    EXPECT_EQ(rows.size(), 72u) << to_string(kind);
+    EXPECT_EQ(rows.size(), 108u) << to_string(kind);
     for (const auto* c : rows) {
       EXPECT_EQ(library::parse_gemm_name(c->name()), *c);
       EXPECT_EQ(c->tile.kernel_schedule, KernelSchedule::TmaWarpSpecialized) << c->name();
@@ -104,6 +106,37 @@ TEST(ConvCatalog, Sm90RowsAreTheImplicitGemmTmaWarpSpecializedKernels) {
   c.tile.kernel_schedule = KernelSchedule::TmaWarpSpecialized;
   c.kind = KernelKind::Gemm;
   EXPECT_TRUE(library::why_invalid(c)) << "GEMMs keep the persistent schedules";
+}
+
+// CUTLASS's SM90 conv kernel runs a tile per CTA: a fewer-stage one shares its SM with others, as
+// its shared memory (228 KB an SM, 1 KB reserved per CTA) and registers (its accumulators and 26
+// more a thread, by 8s, 256 threads) allow. Persistent GEMM kernels launch one CTA per SM.
+TEST(ConvCatalog, Sm90CtasShareAnSmAsSharedMemoryAndRegistersAllow) {
+  const auto ctas = [](const std::string& tile) {
+    return library::ctas_per_sm(library::parse_gemm_name("cuforge_sm90_fprop_tensorop_mma_f16_f16_f32_f16_f16_rcr_" +
+                                                         tile + "_tmaws_tma_default_a8x8x8"));
+  };
+  EXPECT_EQ(ctas("64x64x64_c1x1x1_s3"), 3);   // 3 x 16 KB + a 16 KB epilogue
+  EXPECT_EQ(ctas("64x64x64_c1x1x1_s4"), 2);   // 80 KB
+  EXPECT_EQ(ctas("128x64x64_c1x2x1_s4"), 2);  // 112 KB; 96 registers
+  EXPECT_EQ(ctas("64x128x64_c1x1x1_s4"), 2);
+  EXPECT_EQ(ctas("128x64x64_c1x1x1_s0"), 1);  // as many stages as fit
+  EXPECT_EQ(ctas("128x128x64_c1x1x1_s2"), 1);  // 160 registers
+  EXPECT_EQ(library::ctas_per_sm(library::parse_gemm_name(
+                "cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_64x64x64_c1x1x1_s3_pingpong_tma_default_a8x8x8")),
+            1);
+  // Shared, a tile's fill and epilogue hide behind the other CTAs' mainloops: on a ResNet layer of short
+  // K the model prefers 128x64 sharing an SM to the same tile alone.
+  const select::CostModel model;
+  const GemmTypes f16{DataType::f16, DataType::f16, DataType::f16, DataType::f16, DataType::f32};
+  const GemmShape layer = op::conv_shape(kFprop, f16, resnet_layer());
+  const auto estimate = [&](const std::string& tile) {
+    return select::estimated_time_us(
+        library::parse_gemm_name("cuforge_sm90_fprop_tensorop_mma_f16_f16_f32_f16_f16_rcr_" + tile +
+                                 "_tmaws_tma_default_a8x8x8"),
+        layer, 1, true, 132, model);
+  };
+  EXPECT_LT(estimate("128x64x64_c1x1x1_s4"), estimate("128x64x64_c1x1x1_s0"));
 }
 
 TEST(ConvEmit, EachKindInstantiatesItsCutlassKernel) {

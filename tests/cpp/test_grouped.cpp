@@ -71,7 +71,7 @@ TEST(GroupedPlan, RaggedGroupsFavourTilesOfFewerRows) {
   EXPECT_FALSE(g.shape(64, 256, 4096, 2048) == g.shape(64, 256, 4096, 2048, {}, true)) << "two classes";
 }
 
-// A memory-bound mix pays for operands its tiles re-read (CostModel::grouped_panel_bytes_per_second):
+// A memory-bound mix pays for operands its tiles re-read (CostModel::panel_bytes_per_second):
 // 64 groups of 128 x 2048 x 2048 in the offsets form take tiles of 128 rows, as measured on the
 // H200 (bench/grouped.py --sweep G=64: 128x256 159 µs, the 64x256 tiles the ragged rows alone
 // favoured 200 µs, every 64-row tile 200-253 µs).
@@ -81,7 +81,7 @@ TEST(GroupedPlan, TilesThatReReadOperandsCostAMemoryBoundMix) {
   EXPECT_EQ(tile[0], 128);
   EXPECT_EQ(tile[1], 256);
   select::CostModel off;
-  off.grouped_panel_bytes_per_second = 1e18;
+  off.panel_bytes_per_second = 1e18;
   const GemmShape shape = g.shape(64, 128, 2048, 2048, {}, true);
   const auto estimate = [&](const std::string& name, const select::CostModel& model) {
     return select::estimated_time_us(library::parse_gemm_name(name), shape, 1, true, 132, model);

@@ -118,6 +118,28 @@ def parallel_default(case, splits, dtype, kind="wgrad", **settings):
 PARALLEL_FORWARD = {"fprop": [BACKWARD[0], FPROP[1], BACKWARD[2]], "dgrad": [BACKWARD[0], BACKWARD[2]]}
 
 
+# SM90 tiles with few enough stages that two or three CTAs share an SM (library::ctas_per_sm), each
+# kind over a problem of several waves of their tiles: 3 x 3 "same" on 24 x 20 images, 1 x 1 on 16 x 16.
+SHARING_TILES = [[64, 64, 64, 3], [128, 64, 64, 4], [64, 128, 64, 4]]
+SHARING_CASES = [(4, 24, 20, 32, 64, 3, 3, 1, 1, 1), (8, 16, 16, 64, 128, 1, 1, 1, 0, 1)]
+
+
+def sharing_plan(kind, tile):
+    p = cuforge.op.Conv2d(kind=kind, element=torch.float16, element_accumulator=torch.float32)
+    p.tile_description = {"threadblock_shape": tile[:3], "cluster_shape": [1, 1, 1], "stages": tile[3]}
+    return p
+
+
+def select_sharing(kind, tile, case, splits=None):
+    def chosen():
+        n, h, w, c, k, r, s, stride, padding, dilation = case
+        p = sharing_plan(kind, tile)
+        if splits:
+            p.split_k_slices, p.decomposition = splits, cuforge.Decomposition.ParallelSplitK
+        return p.select(n, h, w, c, k, r, s, stride=pair(stride), padding=pair(padding))
+    return chosen
+
+
 # ResNet-50's 56 x 56 x 64 -> 64 3 x 3 layer at N = 4: 9 output tiles of 64 x 64 over K = N·P·Q = 12544.
 RESNET_WGRAD = (4, 56, 56, 64, 64, 3, 3, 1, 1, 1)
 
@@ -137,9 +159,10 @@ def select_stem(case, dtype, relu=False):
     return chosen
 
 
-# A 1 x 1 convolution of unit stride: a GEMM of 25088 pixels by 64 channels, which the model gives
-# to the SM90 GEMM kernels (pointwise kernels) for fprop and dgrad.
-POINTWISE = (8, 56, 56, 64, 64, 1, 1, 1, 0, 1)
+# A 1 x 1 convolution of unit stride, ResNet-50's 56 x 56 x 256 -> 64 at N = 32: a GEMM of 100352
+# pixels by 64 channels over 256, which the model gives to the SM90 GEMM kernels (pointwise kernels)
+# for fprop and dgrad (on the H200 0.95x and 1.02x cuDNN, where the best implicit GEMM ran dgrad 0.75x).
+POINTWISE = (32, 56, 56, 256, 64, 1, 1, 1, 0, 1)
 
 
 def pointwise_relu_bias(kind):
@@ -177,6 +200,9 @@ def kernels():
     selections += [select_stem(case, dtype) for case in STEM for dtype in DTYPES]
     selections.append(select_stem(STEM[0], torch.float16, relu=True))
     selections += [pointwise_relu_bias(kind) for kind in ("fprop", "dgrad")]
+    selections += [select_sharing(kind, tile, case) for kind in ("fprop", "dgrad", "wgrad") for tile in SHARING_TILES
+                   for case in SHARING_CASES]
+    selections += [select_sharing("wgrad", tile, case, splits=3) for tile in SHARING_TILES for case in SHARING_CASES]
     return build_selected(selections)
 
 
@@ -236,6 +262,32 @@ def test_wgrad_is_exact(case, dtype, splits, family):
         p.run(dy, x, None, dw, split_k=("serial", splits), **g)
         ran(p, family, "wgrad")
     assert_exact(dw, ref)
+
+
+@pytest.mark.parametrize("kind", ["fprop", "dgrad", "wgrad"])
+@pytest.mark.parametrize("tile", SHARING_TILES, ids=lambda t: "{}x{}x{}_s{}".format(*t))
+def test_sm90_tiles_sharing_an_sm_are_exact(tile, kind):
+    for case in SHARING_CASES:
+        x, w, g = tensors(case, torch.float16)
+        dy = channels_last(rand(F.conv2d(x, w, **g).shape, torch.float16))
+        p = sharing_plan(kind, tile)
+        if kind == "fprop":
+            ref, out = F.conv2d(x.double(), w.double(), **g), (x, w)
+        elif kind == "dgrad":
+            ref, out = torch.nn.grad.conv2d_input(x.shape, w.double(), dy.double(), **g), (dy, w)
+        else:
+            ref, out = torch.nn.grad.conv2d_weight(x.double(), w.shape, dy.double(), **g), (dy, x)
+        ref = ref.to(torch.float16)
+        got = channels_last(torch.full_like(ref, float("nan")))
+        p.run(*out, None, got, **g)
+        assert_exact(got, ref)
+        ran(p, "sm90", kind)
+        assert "x64_c1x1x1_s{}_".format(tile[3]) in p.last_kernel, p.last_kernel
+        if kind == "wgrad":  # the images split between slices, each slice's CTAs sharing SMs
+            got.fill_(float("nan"))
+            p.run(*out, None, got, split_k=("parallel", 3), **g)
+            assert_exact(got, ref)
+            assert p.last_kernel.endswith("_splitk"), p.last_kernel
 
 
 @pytest.mark.parametrize("splits", [2, 5])

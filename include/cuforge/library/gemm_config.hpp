@@ -137,5 +137,10 @@ std::optional<std::string> why_invalid(const GemmConfig& config);
 int shared_memory_bytes(const GemmConfig& config);
 // The stage count the kernel ends up with (SM90 "auto" resolved against shared memory).
 int resolved_stages(const GemmConfig& config);
+// How many CTAs of the kernel share an SM. CUTLASS's SM90 implicit-GEMM convolution runs one tile per
+// CTA: its CTAs share an SM as their shared memory and registers allow (a fewer-stage kernel), which
+// overlaps one tile's pipeline fill and epilogue with the others' mainloops. Every other kernel: 1
+// (persistent kernels launch one CTA per SM; SM80 kernels' sharing is in CostModel's constants).
+int ctas_per_sm(const GemmConfig& config);
 
 }  // namespace cuforge::library

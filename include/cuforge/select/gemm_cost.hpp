@@ -71,15 +71,16 @@ struct CostModel {
   // over the 64x16 one, 0.94-0.97x; five measured picks right, none wrong; from 0.35 µs on, parallel
   // split-K's many waves of slices go wrong).
   double wave_latency_us = 0.1;
-  // A grouped kernel's tiles each load their A panel (tile M x K) and B panel (tile N x K), A
-  // multicast to a cluster's CTAs along N and B along M, at this rate at most: tiles that re-read
-  // operands (small tiles, several tiles of rows per group) bind a memory-bound mix. H200,
-  // bench/grouped.py --sweep G=64 (64 groups of 128x2048x2048, the offsets form): every 64- and
-  // 128-row tile ran at 6.7-8.5 TB/s of panels where DRAM did not bind (64x64: 2.1 GB of panels in
-  // 253 µs; 128x256: 0.8 GB, DRAM's 0.6 GB bound, 159 µs). The same term over every GEMM kernel
-  // ranked the measured sweeps worse (bench/refit.py: fitting mean 0.967 -> 0.949): their tiles do
-  // not bind at such rates.
-  double grouped_panel_bytes_per_second = 8.5e12;
+  // A grouped or convolution kernel's tiles each load their A panel (tile M x K) and B panel
+  // (tile N x K), A multicast to a cluster's CTAs along N and B along M, at this rate at most: tiles
+  // that re-read operands (small tiles, several tiles of rows per group) bind. H200, bench/grouped.py
+  // --sweep G=64 (64 groups of 128x2048x2048, the offsets form): every 64- and 128-row tile ran at
+  // 6.7-8.5 TB/s of panels where DRAM did not bind (64x64: 2.1 GB of panels in 253 µs; 128x256: 0.8
+  // GB, DRAM's 0.6 GB bound, 159 µs). Convolutions (bench/NOTES.md, CTAs sharing an SM): 64x64 tiles
+  // three to an SM load 231 MB of panels at 14x14x256->256 and 56x56x64->64 (N = 32) in 24.6 and 27.0
+  // µs, where 128x128 loads 115 MB in 17.9. The same term over every GEMM kernel ranked the measured
+  // sweeps worse (bench/refit.py: fitting mean 0.967 -> 0.949): their tiles do not bind at such rates.
+  double panel_bytes_per_second = 8.5e12;
   // The K-major copy of a 32-bit operand an SM90 kernel makes first (library::staged_k_major): a
   // kernel reading every element and writing it (3xTF32: its three pieces), at this fraction of
   // DRAM bandwidth (H200: 3.3-3.7 TB/s from 8192x1024 up, bench/tf32_staging.py).
