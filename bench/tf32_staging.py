@@ -46,8 +46,8 @@ def main():
         cublas = sum(us for _, us in kernels_of(lambda: torch.matmul(A, B)))
         moved = 2 * K * N * 4
         tbps = lambda us: moved / us / 1e6 if us else 0.0  # noqa: E731
-        row = {"shape": [M, N, K], "staging_us": round(staging, 2), "staging_tbps": round(tbps(staging), 3), "gemm_us": round(gemm, 2),
-               "torch_transpose_us": round(transposed, 2), "torch_transpose_tbps": round(tbps(transposed), 3),
+        row = {"shape": [M, N, K], "staging_us": round(staging, 2), "staging_tbps": round(tbps(staging), 3),
+               "gemm_us": round(gemm, 2), "torch_transpose_us": round(transposed, 2), "torch_transpose_tbps": round(tbps(transposed), 3),
                "clone_us": round(cloned, 2), "clone_tbps": round(tbps(cloned), 3), "cublas_us": round(cublas, 2),
                "kernels": [{"kernel": k, "us": round(us, 2)} for k, us in kernels]}
         rows.append(row)

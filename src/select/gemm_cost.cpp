@@ -15,15 +15,16 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Tile counts in doubles: 32-bit extents times batches overflow int64 products.
 double ceil_div(double a, double b) { return std::ceil(a / b); }
 
-// Fraction of peak one CTA sustains with this tile (CostModel: the exponent and the edges).
-double tile_efficiency(const library::GemmConfig& c, const CostModel& model) {
+// Fraction of peak one CTA sustains with this tile (CostModel: the exponent and the edges), `sharing`
+// CTAs of it to an SM (library::ctas_per_sm).
+double tile_efficiency(const library::GemmConfig& c, int sharing, const CostModel& model) {
   constexpr double kBestIntensity = 128.0 * 256.0 / (128.0 + 256.0);
   const auto& t = c.tile.threadblock_shape;
   double intensity = double(t[0]) * t[1] / (t[0] + t[1]);
   // A lone CTA of SM90's implicit GEMM exposes each tile's fill and epilogue (CostModel::
   // implicit_gemm_tile_exponent); CTAs sharing an SM hide them from each other, as GEMM's kernels do.
   const bool implicit_gemm = (c.kind == KernelKind::Conv2dFprop || c.kind == KernelKind::Conv2dDgrad) &&
-                             c.arch >= 90 && !c.pointwise && library::ctas_per_sm(c) == 1;
+                             c.arch >= 90 && !c.pointwise && sharing == 1;
   double e = std::pow(std::min(1.0, intensity / kBestIntensity),
                       implicit_gemm ? model.implicit_gemm_tile_exponent : model.tile_efficiency_exponent);
   if (c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong) e = std::min(1.0, e * model.pingpong_edge);
@@ -57,8 +58,10 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
   const auto& cl = c.tile.cluster_shape;
   // SM80 3xTF32 issues three TF32 products per step (SM90's runs its pieces along K, above).
   const double products = c.math == MathOperation::MultiplyAddFastF32 ? 3.0 : 1.0;
+  // CTAs sharing an SM (in proportionally more slots, below) each run at their share of its rate.
+  const int sharing = library::ctas_per_sm(c);
   const double rate =
-      kTensorFlopsPerSm16Bit * (16.0 / size_bits(c.element_a)) * tile_efficiency(c, model) / products;
+      kTensorFlopsPerSm16Bit * (16.0 / size_bits(c.element_a)) * tile_efficiency(c, sharing, model) / products;
 
   // Clusters launch whole: pad the tile grid up to a multiple of the cluster shape. Groups of
   // differing M (mean p.m) each end in a tile (of clusters) that is half empty on average.
@@ -75,11 +78,8 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
   const bool runs = p.conv.k_run > 0 && !c.fixed_channels;
   const int64_t k_iters =
       std::max<int64_t>(1, runs ? p.k / p.conv.k_run * ceil_div(p.conv.k_run, t[2]) : ceil_div(p.k, t[2]));
-  double iter_us = 2.0 * t[0] * t[1] * t[2] / rate * 1e6;
+  const double iter_us = 2.0 * t[0] * t[1] * t[2] / rate * 1e6 * sharing;
 
-  // CTAs sharing an SM each run at their share of its rate.
-  const int sharing = library::ctas_per_sm(c);
-  iter_us *= sharing;
   int cluster_size = cl[0] * cl[1];
   double slots = double(std::max(1, sm_count / cluster_size) * cluster_size) * sharing;
   // Data-parallel: whole waves of tiles. Stream-K: every SM gets an equal share of
