@@ -4,7 +4,7 @@ or three CTAs sharing an SM, library::ctas_per_sm) beside cuDNN in one process, 
 bench/conv.py's wide layers (fp16, N = 32): what the catalog's fewer-stage rows and the cost model's
 sharing are measured against (bench/refit.py reads the JSON).
 
-    python3 bench/conv_stages.py --json out.json
+    python3 bench/conv_stages.py --json out.json [--clusters 1x1,1x2,2x1]
 
 Times: medians of three interleaved rounds (bench/timing.py); ratio = cuDNN time / cuforge time.
 """
@@ -23,15 +23,15 @@ from timing import interleaved_ms
 
 TILES = [(64, 64, 0), (64, 64, 3), (64, 64, 4), (128, 64, 0), (128, 64, 3), (128, 64, 4), (64, 128, 0),
          (64, 128, 4), (128, 128, 0), (256, 64, 0)]
-CLUSTERS = [(1, 1, 1), (1, 2, 1)]
+CLUSTERS = {"1x1": (1, 1, 1), "1x2": (1, 2, 1), "2x1": (2, 1, 1)}  # the catalog's, along M x N
 WIDE_LAYERS = [name for name, (h, c, *_) in LAYERS.items() if c % 8 == 0]  # the stem runs on SM80
 
 
-def pinned_plans(kind):
+def pinned_plans(kind, clusters):
     """(plan, kernel name) per tile, stage count and cluster, all built in one parallel step."""
     plans = []
     for tm, tn, stages in TILES:
-        for cluster in CLUSTERS:
+        for cluster in clusters:
             p = cuforge.op.Conv2d(kind=kind, element=torch.float16, element_accumulator=torch.float32, kernel_cc=90)
             p.tile_description = {"threadblock_shape": [tm, tn, 64], "cluster_shape": list(cluster), "stages": stages}
             plans.append((p, p.select(N, 56, 56, 64, 64, 3, 3, padding=1)))
@@ -60,10 +60,12 @@ def time_layer(kind, name, plans):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--json", metavar="PATH")
+    p.add_argument("--clusters", default=",".join(CLUSTERS), help="comma-separated cluster shapes (default: all)")
     args = p.parse_args()
+    clusters = [CLUSTERS[c] for c in args.clusters.split(",")]
     rows = []
     for kind in ("fprop", "dgrad"):
-        plans = pinned_plans(kind)
+        plans = pinned_plans(kind, clusters)
         for name in WIDE_LAYERS:
             rows += time_layer(kind, name, plans)
     if args.json:

@@ -41,6 +41,8 @@ GRIDS = {
     "unhidden_fraction": [0.0, 0.1, 0.2, 0.3, 0.4, 0.6],
     "wave_latency_us": [0.0, 0.05, 0.1, 0.2, 0.3, 0.5],
     "panel_bytes_per_second": [4e12, 6e12, 7e12, 8.5e12, 10e12, 12e12, 16e12],
+    "cp_async_panel_fraction": [0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
+    "lone_implicit_gemm_wave_us": [0.0, 0.5, 1.0, 1.5, 2.0, 3.0],
 }
 ROUNDS = 4
 
@@ -141,7 +143,8 @@ def wgrad_sweep_cases(source, sweep):
 
 
 def pinned_conv_cases(source, rows, n=32):
-    """A probe's convolution rows (kind, layer, kernel, ms): pinned tiles per pass and layer."""
+    """A probe's convolution rows (kind, layer, kernel, ms): pinned tiles per pass and layer (rows of
+    several runs of the probe, each on other clusters, make one case per pass and layer)."""
     cases = {}
     for r in rows:
         if r["kernel"].startswith("cuforge_"):
@@ -179,7 +182,8 @@ def cases_by_source():
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")) +
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-wgrad-split.json")),
         "wgrad": wgrad_sweep_cases("wgrad sweep", load("h200-2026-12-02-wgrad-sweep.json")),
-        "conv stages": pinned_conv_cases("conv stages", load("h200-2026-12-03-conv-stages-probe.json")),
+        "conv stages": pinned_conv_cases("conv stages", load("h200-2026-12-03-conv-stages-probe.json") +
+                                         load("h200-2026-12-03-conv-stages-cluster-2x1-probe.json")),
     }
 
 

@@ -307,6 +307,8 @@ NB_MODULE(_core, m) {
       .def_rw("unhidden_fraction", &select::CostModel::unhidden_fraction)
       .def_rw("wave_latency_us", &select::CostModel::wave_latency_us)
       .def_rw("panel_bytes_per_second", &select::CostModel::panel_bytes_per_second)
+      .def_rw("cp_async_panel_fraction", &select::CostModel::cp_async_panel_fraction)
+      .def_rw("lone_implicit_gemm_wave_us", &select::CostModel::lone_implicit_gemm_wave_us)
       .def_rw("transpose_bandwidth_fraction", &select::CostModel::transpose_bandwidth_fraction);
   m.def("estimated_time_us",
         [](const std::string& name, int64_t m, int64_t n, int64_t k, int64_t batch, int splits, bool deterministic,

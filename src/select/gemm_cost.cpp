@@ -15,18 +15,23 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Tile counts in doubles: 32-bit extents times batches overflow int64 products.
 double ceil_div(double a, double b) { return std::ceil(a / b); }
 
+// A lone CTA of SM90's implicit-GEMM fprop or dgrad (one tile per CTA, `sharing` CTAs to an SM)
+// exposes each tile's fill and epilogue (CostModel::implicit_gemm_tile_exponent and
+// lone_implicit_gemm_wave_us); CTAs sharing an SM hide them from each other, as GEMM's kernels do.
+bool lone_implicit_gemm(const library::GemmConfig& c, int sharing) {
+  return (c.kind == KernelKind::Conv2dFprop || c.kind == KernelKind::Conv2dDgrad) && c.arch >= 90 && !c.pointwise &&
+         sharing == 1;
+}
+
 // Fraction of peak one CTA sustains with this tile (CostModel: the exponent and the edges), `sharing`
 // CTAs of it to an SM (library::ctas_per_sm).
 double tile_efficiency(const library::GemmConfig& c, int sharing, const CostModel& model) {
   constexpr double kBestIntensity = 128.0 * 256.0 / (128.0 + 256.0);
   const auto& t = c.tile.threadblock_shape;
   double intensity = double(t[0]) * t[1] / (t[0] + t[1]);
-  // A lone CTA of SM90's implicit GEMM exposes each tile's fill and epilogue (CostModel::
-  // implicit_gemm_tile_exponent); CTAs sharing an SM hide them from each other, as GEMM's kernels do.
-  const bool implicit_gemm = (c.kind == KernelKind::Conv2dFprop || c.kind == KernelKind::Conv2dDgrad) &&
-                             c.arch >= 90 && !c.pointwise && sharing == 1;
-  double e = std::pow(std::min(1.0, intensity / kBestIntensity),
-                      implicit_gemm ? model.implicit_gemm_tile_exponent : model.tile_efficiency_exponent);
+  const double exponent =
+      lone_implicit_gemm(c, sharing) ? model.implicit_gemm_tile_exponent : model.tile_efficiency_exponent;
+  double e = std::pow(std::min(1.0, intensity / kBestIntensity), exponent);
   if (c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong) e = std::min(1.0, e * model.pingpong_edge);
   if (t[0] > t[1]) e *= model.tall_tile_edge;
   if (c.arch < 90) e *= model.mma_sync_fraction;
@@ -139,12 +144,20 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
                       p.batch;
   double memory_us = dram_bytes / kDramBytesPerSecond * 1e6;
   if (c.kind == KernelKind::Grouped || (is_conv(c.kind) && !c.parallel_split_k)) {
+    // fprop's and dgrad's B is the filter, a few hundred KB that every tile re-reads: multicasting it
+    // along M saves none of the time (H200, bench/conv_stages.py: cluster 2x1 ran 3-6% slower than
+    // 1x1 on every layer and tile).
+    const bool filter_b = c.kind == KernelKind::Conv2dFprop || c.kind == KernelKind::Conv2dDgrad;
     const double panel_bytes = tiles * double(k_iters) * t[2] *
                                (double(t[0]) * size_bytes(c.element_a) / cl[1] +
-                                double(t[1]) * size_bytes(c.element_b) / cl[0]);
-    memory_us = std::max(memory_us, panel_bytes / model.panel_bytes_per_second * 1e6);
+                                double(t[1]) * size_bytes(c.element_b) / (filter_b ? 1 : cl[0]));
+    const bool gathered = is_conv(c.kind) && c.arch < 90;
+    const double panel_rate = model.panel_bytes_per_second * (gathered ? model.cp_async_panel_fraction : 1.0);
+    memory_us = std::max(memory_us, panel_bytes / panel_rate * 1e6);
   }
-  const double waves_us = ceil_div(tiles * splits, slots) * model.wave_latency_us;
+  const double wave_us =
+      model.wave_latency_us + (lone_implicit_gemm(c, sharing) ? model.lone_implicit_gemm_wave_us : 0.0);
+  const double waves_us = ceil_div(tiles * splits, slots) * wave_us;
   return model.launch_us + std::max(compute_us, memory_us) + model.unhidden_fraction * std::min(compute_us, memory_us) +
          reduce_us + waves_us;
 }

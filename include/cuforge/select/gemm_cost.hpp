@@ -81,6 +81,15 @@ struct CostModel {
   // µs, where 128x128 loads 115 MB in 17.9. The same term over every GEMM kernel ranked the measured
   // sweeps worse (bench/refit.py: fitting mean 0.967 -> 0.949): their tiles do not bind at such rates.
   double panel_bytes_per_second = 8.5e12;
+  // SM80's convolutions gather their panels with cp.async, 16 bytes a thread, at this fraction of the
+  // rate above (H200, bench/conv.py --profile: their kernels ran 1.1-1.35x the model's time at 0.8;
+  // bench/refit.py scores 0.5-0.65 alike, with lone_implicit_gemm_wave_us at 1).
+  double cp_async_panel_fraction = 0.6;
+  // What each wave of SM90 fprop or dgrad tiles alone on their SMs adds beyond its share of the work
+  // (and beyond CostModel::implicit_gemm_tile_exponent's slower rate): the tile's pipeline fill and
+  // epilogue, which no other CTA hides (H200, bench/conv_stages.py at 56x56x64->64, N = 32: 256x64
+  // alone in 3 waves 28.9 us, 128x64 two to an SM 26.5, which the model ranked the other way).
+  double lone_implicit_gemm_wave_us = 1.0;
   // The K-major copy of a 32-bit operand an SM90 kernel makes first (library::staged_k_major): a
   // kernel reading every element and writing it (3xTF32: its three pieces), at this fraction of
   // DRAM bandwidth (H200: 3.3-3.7 TB/s from 8192x1024 up, bench/tf32_staging.py).
