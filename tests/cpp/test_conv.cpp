@@ -140,7 +140,7 @@ TEST(ConvCatalog, Sm90CtasShareAnSmAsSharedMemoryAndRegistersAllow) {
   // And to 256x64 alone, whose three waves each expose a fill and an epilogue (H200: 26.5 against
   // 28.9 us, bench/conv_stages.py).
   EXPECT_LT(estimate("128x64x64_c1x1x1_s4"), estimate("256x64x64_c1x1x1_s0"));
-  // A cluster along M would multicast the filter, which saves nothing (H200: 2x1 3-6% slower).
+  // A cluster along M would multicast the filter, which saves nothing (H200: 2x1 6% slower at the median).
   EXPECT_DOUBLE_EQ(estimate("128x64x64_c2x1x1_s4"), estimate("128x64x64_c1x1x1_s4"));
 }
 
