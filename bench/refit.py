@@ -180,7 +180,8 @@ def cases_by_source():
         "grouped": grouped_sweep_cases("grouped", load("h200-2026-12-02-grouped-g64-sweep.json")),
         "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")) +
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")) +
-        conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-wgrad-split.json")),
+        conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-wgrad-split.json")) +
+        conv_profile_cases("conv", load("h200-2026-12-03-conv-fp16-profile-wgrad-sharing.json")),
         "wgrad": wgrad_sweep_cases("wgrad sweep", load("h200-2026-12-02-wgrad-sweep.json")),
         "conv stages": pinned_conv_cases("conv stages", load("h200-2026-12-03-conv-stages-probe.json") +
                                          load("h200-2026-12-03-conv-stages-cluster-2x1-probe.json")),
