@@ -72,8 +72,9 @@ struct CostModel {
   // split-K's many waves of slices go wrong).
   double wave_latency_us = 0.1;
   // A grouped or convolution kernel's tiles each load their A panel (tile M x K) and B panel
-  // (tile N x K), A multicast to a cluster's CTAs along N and B along M, at this rate at most: tiles
-  // that re-read operands (small tiles, several tiles of rows per group) bind. H200, bench/grouped.py
+  // (tile N x K), A multicast to a cluster's CTAs along N and B along M (but not fprop's and dgrad's
+  // filter, gemm_cost.cpp), at this rate at most: tiles that re-read operands (small tiles, several
+  // tiles of rows per group) bind. H200, bench/grouped.py
   // --sweep G=64 (64 groups of 128x2048x2048, the offsets form): every 64- and 128-row tile ran at
   // 6.7-8.5 TB/s of panels where DRAM did not bind (64x64: 2.1 GB of panels in 253 µs; 128x256: 0.8
   // GB, DRAM's 0.6 GB bound, 159 µs). Convolutions (bench/NOTES.md, CTAs sharing an SM): 64x64 tiles
