@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import re
 import sys
+import textwrap
 import time
 from dataclasses import dataclass, field
 
@@ -81,30 +83,48 @@ class Profile:
 
     def plot(self, path: str) -> None:
         """TFLOP/s per kernel (bars, labelled with the model's rank), the baseline as a line."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
+        plt = _pyplot()
         rows = [r for r in self.rows if not math.isnan(r["measured_us"])]
         fig, ax = plt.subplots(figsize=(10, 0.45 * len(rows) + 1.8))
-        labels = [f"{r['kernel'].split('_', 3)[-1][:70]} x{r['splits']}" for r in rows]
+        labels = [f"{_short_name(r['kernel'])} x{r['splits']}" for r in rows]
         bars = ax.barh(range(len(rows)), [r["tflops"] for r in rows],
                        color=["tab:orange" if r["predicted_rank"] == 0 else "tab:blue" for r in rows])
         for bar, r in zip(bars, rows):
             ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" model #{r['predicted_rank']}",
                     va="center", fontsize=8)
-        if self.baseline_us is not None:
-            ax.axvline(self.flops / self.baseline_us / 1e6, color="black", linestyle="--",
-                       label=self.baseline_name)
+        baseline = [self.flops / self.baseline_us / 1e6] if self.baseline_us is not None else []
+        if baseline:
+            ax.axvline(baseline[0], color="black", linestyle="--", label=self.baseline_name)
             ax.legend(loc="lower right")
+        ax.set_xlim(0, 1.15 * max([r["tflops"] for r in rows] + baseline + [1e-9]))  # room for the rank labels
         ax.set_yticks(range(len(rows)), labels, fontsize=7)
         ax.invert_yaxis()
         ax.set_xlabel("TFLOP/s")
-        ax.set_title(f"{self.problem}, {self.types} (orange: the cost model's pick)")
+        ax.set_title(textwrap.fill(f"{self.problem}, {self.types} (orange: the cost model's pick)", 80), fontsize=10)
         fig.tight_layout()
         fig.savefig(path, dpi=120)
         plt.close(fig)
+
+
+def _short_name(kernel: str) -> str:
+    """A kernel's family and what follows its tile (the types and layouts every candidate shares dropped):
+    "sm90 128x128x64_c1x1x1_s0_tmaws_tma_default_a8x8x8_splitk"."""
+    parts = kernel.split("_")
+    tile = next((i for i, p in enumerate(parts) if re.fullmatch(r"\d+x\d+x\d+", p)), None)
+    return kernel if tile is None or len(parts) < 2 else f"{parts[1]} " + "_".join(parts[tile:])
+
+
+def _pyplot():
+    """matplotlib's pyplot, drawing to files; a clear error where matplotlib is not installed."""
+    try:
+        import matplotlib
+    except ImportError as e:
+        raise InvalidArgumentError("plot: drawing the plot needs matplotlib (pip install matplotlib, or "
+                                   "cuforge[plot])") from e
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def _random_bytes(dtype: DataType, count: int, rng) -> np.ndarray:
@@ -470,6 +490,8 @@ def main(argv=None) -> int:
     t.add_argument("--candidates", type=int, default=6, help="candidates timed per shape (default 6)")
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "plot", None):
+            _pyplot()  # before minutes of building and timing
         plan = _plan_from(args)
         if args.command == "tune":
             _tune(plan, _shapes(args.shapes), args.candidates)

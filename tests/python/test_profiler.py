@@ -2,6 +2,7 @@
 
 import csv
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -54,6 +55,29 @@ def test_the_command_line_refuses_what_it_cannot_profile(argv, says, capsys):
     with pytest.raises(SystemExit) as exit:
         profiler.main(argv)
     assert exit.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_a_plot_without_matplotlib_is_refused_before_anything_is_built(monkeypatch, capsys, tmp_path):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    argv = ["profile", "--m", "64", "--n", "64", "--k", "64", "--plot", str(tmp_path / "p.png")]
+    assert profiler.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cuforge profile: plot: drawing the plot needs matplotlib") and len(err.splitlines()) == 1
+    result = profiler._profile(Types, "fprop 2x9x7x16 -> 32", 2e9, rows())
+    with pytest.raises(cuforge.InvalidArgumentError, match="needs matplotlib"):
+        result.save(csv=str(tmp_path / "p.csv"), plot=str(tmp_path / "p.png"))
+    assert (tmp_path / "p.csv").exists() and not (tmp_path / "p.png").exists(), "the CSV written first"
+
+
+def test_the_plot_names_kernels_by_what_tells_them_apart(tmp_path):
+    name = "cuforge_sm90_wgrad_tensorop_mma_f16_f16_f32_f16_f16_crr_128x128x64_c1x1x1_s0_tmaws_tma_default_a8x8x8_splitk"
+    assert profiler._short_name(name) == "sm90 128x128x64_c1x1x1_s0_tmaws_tma_default_a8x8x8_splitk"
+    assert profiler._short_name("cuDNN (torch conv2d)") == "cuDNN (torch conv2d)"
+    pytest.importorskip("matplotlib", reason="matplotlib draws the plot (pip install cuforge[plot])")
+    result = profiler._profile(Types, "fprop 2x9x7x16 -> 32", 2e9, rows())
+    result.baseline_us = 8.0
+    result.plot(str(tmp_path / "p.png"))
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_a_bad_geometry_is_refused_before_anything_is_allocated():
