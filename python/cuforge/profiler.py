@@ -283,14 +283,16 @@ def _progress_printer(stream=sys.stderr):
 
 
 def profile(plan, M: int, N: int, K: int, batch: int = 1, *, top: int = 6, filter: str | None = None,
-            jobs: int | None = None, baseline: bool = True, progress: bool = True, seed: int = 0) -> Profile:
+            jobs: int | None = None, baseline: bool = True, progress: bool = True, seed: int = 0,
+            csv: str | None = None, plot: str | None = None) -> Profile:
     """Build and time the cost model's best ``top`` candidates (those matching the shell glob
-    ``filter``) for ``plan`` on an M x N x K problem of random operands; torch.matmul beside them."""
+    ``filter``) for ``plan`` on an M x N x K problem of random operands; torch.matmul beside them.
+    ``csv`` and ``plot``: where to write the rows and draw the PNG (Profile.save)."""
     from .op.plan import integer
 
     m, n, k, b = (integer(v, name, 1) for v, name in ((M, "M"), (N, "N"), (K, "K"), (batch, "batch")))
     plan.select(m, n, k, b)  # refuses what no kernel runs before anything is allocated
-    options = _options(top, filter, jobs)
+    options = _options(top, filter, jobs, plot)
     rng = np.random.default_rng(seed)
     device = plan._plan.device
     a = _matrix(plan.element_A, m, k, b, plan.layout_A, device, rng)
@@ -301,23 +303,23 @@ def profile(plan, M: int, N: int, K: int, batch: int = 1, *, top: int = 6, filte
     result = _profile(plan, f"{m}x{n}x{k} (batch {b})", 2.0 * m * n * k * b, rows)
     if baseline:
         result.baseline_us = _torch_baseline_us(plan, m, n, k, b)
-    return result
+    return result.save(csv, plot)
 
 
 def profile_grouped(plan, groups: int, M: int, N: int, K: int, *, offsets: bool = False, top: int = 6,
                     filter: str | None = None, jobs: int | None = None, baseline: bool = True, progress: bool = True,
-                    seed: int = 0) -> Profile:
+                    seed: int = 0, csv: str | None = None, plot: str | None = None) -> Profile:
     """Build and time the cost model's best ``top`` candidates (those matching the shell glob
     ``filter``) for a grouped ``plan`` on ``groups`` groups of M x N x K of random operands: lists of
     one tensor per group, or (``offsets``) the offsets form; torch._grouped_mm (or a loop of
-    torch.matmul) beside them."""
+    torch.matmul) beside them. ``csv`` and ``plot`` as for profile()."""
     from .op.plan import integer
 
     g, m, n, k = (integer(v, name, 1) for v, name in ((groups, "groups"), (M, "M"), (N, "N"), (K, "K")))
     plan.select(g, m, n, k, ragged=bool(offsets))  # refuses what no kernel runs before anything is allocated
     rng = np.random.default_rng(seed)
     device = plan._plan.device
-    options = (*_options(top, filter, jobs), 0, _progress_printer() if progress else None)
+    options = (*_options(top, filter, jobs, plot), 0, _progress_printer() if progress else None)
     if offsets:
         a = _matrix(plan.element_A, g * m, k, 1, plan.layout_A, device, rng)
         b = _matrix(plan.element_B, k, n, g, plan.layout_B, device, rng)
@@ -336,15 +338,17 @@ def profile_grouped(plan, groups: int, M: int, N: int, K: int, *, offsets: bool 
                       rows)
     if baseline and (measured := _grouped_baseline(plan, g, m, n, k)):
         result.baseline_name, result.baseline_us = measured
-    return result
+    return result.save(csv, plot)
 
 
 def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, stride=(1, 1), padding=(0, 0),
                  dilation=(1, 1), *, top: int = 6, filter: str | None = None, jobs: int | None = None,
-                 baseline: bool = True, progress: bool = True, seed: int = 0) -> Profile:
+                 baseline: bool = True, progress: bool = True, seed: int = 0, csv: str | None = None,
+                 plot: str | None = None) -> Profile:
     """Build and time the cost model's best ``top`` candidates (those matching the shell glob
     ``filter``) for a Conv2d ``plan`` on dense NHWC tensors of random values (x N x H x W x C, filters
-    K x R x S x C); cuDNN beside them (through torch, channels_last)."""
+    K x R x S x C); cuDNN beside them (through torch, channels_last). ``csv`` and ``plot`` as for
+    profile()."""
     from .op.conv2d import _pair
     from .op.plan import integer
 
@@ -358,7 +362,7 @@ def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, s
     kind = plan.conv_kind
     a_shape, b_shape, d_shape = {"fprop": (x_shape, w_shape, y_shape), "dgrad": (y_shape, w_shape, x_shape),
                                  "wgrad": (y_shape, x_shape, w_shape)}[kind]
-    options = _options(top, filter, jobs)
+    options = _options(top, filter, jobs, plot)
     rng = np.random.default_rng(seed)
     device = plan._plan.device
     a, b, d = (_Operand(t, shape, None, device, rng)
@@ -371,12 +375,15 @@ def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, s
     if baseline:
         result.baseline_name = "cuDNN (torch " + ("conv2d)" if kind == "fprop" else f"convolution_backward, {kind})")
         result.baseline_us = _cudnn_baseline_us(plan, kind, x_shape, w_shape, y_shape, geometry)
-    return result
+    return result.save(csv, plot)
 
 
-def _options(top, filter, jobs) -> tuple:
+def _options(top, filter, jobs, plot) -> tuple:
+    """The core's (top, filter, jobs); a plot that cannot be drawn refused before anything is built."""
     from .op.plan import integer, jobs_count
 
+    if plot:
+        _pyplot()
     if filter is not None and not isinstance(filter, str):
         raise InvalidArgumentError(f"filter: expected a shell pattern on kernel names, got {type(filter).__name__}")
     top = integer(top, "top", 1)
@@ -490,8 +497,6 @@ def main(argv=None) -> int:
     t.add_argument("--candidates", type=int, default=6, help="candidates timed per shape (default 6)")
     args = parser.parse_args(argv)
     try:
-        if getattr(args, "plot", None):
-            _pyplot()  # before minutes of building and timing
         plan = _plan_from(args)
         if args.command == "tune":
             _tune(plan, _shapes(args.shapes), args.candidates)
@@ -500,23 +505,19 @@ def main(argv=None) -> int:
             if None in (args.m, args.n, args.k) or args.conv or args.groups is not None or args.offsets:
                 parser.error("profile --op gemm takes --m, --n and --k (and no --conv, --groups, --offsets)")
             result = profile(plan, args.m, args.n, args.k, args.batch, top=args.top, filter=args.filter,
-                             jobs=args.jobs)
+                             jobs=args.jobs, csv=args.csv, plot=args.plot)
         elif args.op == "grouped":
             if None in (args.groups, args.m, args.n, args.k) or args.conv:
                 parser.error("profile --op grouped takes --groups, --m, --n and --k (and no --conv)")
             result = profile_grouped(plan, args.groups, args.m, args.n, args.k, offsets=args.offsets, top=args.top,
-                                     filter=args.filter, jobs=args.jobs)
+                                     filter=args.filter, jobs=args.jobs, csv=args.csv, plot=args.plot)
         else:
             if args.conv is None or any(v is not None for v in (args.m, args.n, args.k, args.groups)) or args.offsets:
                 parser.error(f"profile --op {args.op} takes --conv N,H,W,C,K,R,S (and no --m, --n, --k, --groups, "
                              "--offsets)")
             result = profile_conv(plan, *args.conv, args.stride, args.padding, args.dilation, top=args.top,
-                                  filter=args.filter, jobs=args.jobs)
+                                  filter=args.filter, jobs=args.jobs, csv=args.csv, plot=args.plot)
         print(result.table())
-        if args.csv:
-            result.write_csv(args.csv)
-        if args.plot:
-            result.plot(args.plot)
         return 0
     except (_core.Error, OSError) as e:  # OSError: --csv or --plot could not be written
         print(f"cuforge {args.command}: {e}", file=sys.stderr)

@@ -63,6 +63,9 @@ def test_a_plot_without_matplotlib_is_refused_before_anything_is_built(monkeypat
     assert profiler.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("cuforge profile: plot: drawing the plot needs matplotlib") and len(err.splitlines()) == 1
+    plan = cuforge.op.Conv2d(kind="fprop", element=np.float16)
+    with pytest.raises(cuforge.InvalidArgumentError, match="needs matplotlib"):
+        plan.profile(1, 8, 8, 8, 8, 3, 3, padding=1, plot=str(tmp_path / "p.png"))
     result = profiler._profile(Types, "fprop 2x9x7x16 -> 32", 2e9, rows())
     with pytest.raises(cuforge.InvalidArgumentError, match="needs matplotlib"):
         result.save(csv=str(tmp_path / "p.csv"), plot=str(tmp_path / "p.png"))

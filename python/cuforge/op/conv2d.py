@@ -143,7 +143,7 @@ class Conv2d(Plan):
         from ..profiler import profile_conv
 
         return profile_conv(self, N, H, W, C, K, R, S, stride, padding, dilation, top=top, filter=filter, jobs=jobs,
-                            baseline=baseline, progress=progress).save(csv, plot)
+                            baseline=baseline, progress=progress, csv=csv, plot=plot)
 
     def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
                   problem=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),

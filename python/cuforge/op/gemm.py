@@ -184,7 +184,7 @@ class Gemm(Plan):
         from ..profiler import profile
 
         return profile(self, M, N, K, batch, top=top, filter=filter, jobs=jobs, baseline=baseline,
-                       progress=progress).save(csv, plot)
+                       progress=progress, csv=csv, plot=plot)
 
     def _problem(self, M, N, K, batch, caller: str) -> tuple:
         """(M, N, K, batch) as given, else of the plan's tensors, else the default class."""

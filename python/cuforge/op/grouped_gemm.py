@@ -148,7 +148,7 @@ class GroupedGemm(Plan):
         from ..profiler import profile_grouped
 
         return profile_grouped(self, groups, M, N, K, offsets=offsets, top=top, filter=filter, jobs=jobs,
-                               baseline=baseline, progress=progress).save(csv, plot)
+                               baseline=baseline, progress=progress, csv=csv, plot=plot)
 
     def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
                   groups: int | None = None, M: int | None = None, N: int | None = None,
