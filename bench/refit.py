@@ -197,10 +197,19 @@ def split(by_source):
     return fitting, held_out
 
 
+def tie_order(name):
+    """How the selection orders kernels it estimates alike (src/select/gemm_choice.cpp): SM90 ones first,
+    in the catalog's order; SM80 ones the deeper K tile first."""
+    if "_sm80_" not in name:
+        return (0, 0)
+    return (1, -int(re.search(r"_\d+x\d+x(\d+)_", name).group(1)))
+
+
 def pick(case, model):
-    """The kernel (index) the model estimates fastest among those measured on the case."""
+    """The kernel (index) the model picks among those measured on the case: the fastest estimate, ties
+    broken as the selection breaks them."""
     estimates = [case.estimate(name, splits, model) for name, splits, _ in case.kernels]
-    return estimates.index(min(estimates))
+    return min(range(len(estimates)), key=lambda i: (estimates[i], tie_order(case.kernels[i][0])))
 
 
 def score(case, model):

@@ -246,6 +246,22 @@ TEST(GemmPlan, Sm80FamilyOnRequest) {
   EXPECT_EQ(pick(g, 4096, 4096, 4096).alignment_b, 8);
 }
 
+// SM80 kernels the model estimates alike (the same tile, K 32 or 64 deep) go the deeper one's way:
+// fewer mainloop steps for the same work.
+TEST(GemmPlan, Sm80TiesGoToTheDeeperKTile) {
+  Gemm g(plan_of(DataType::f16, R, R, R, 80));
+  const auto ranked = g.rank(g.shape(100, 200, 300)).ranked;
+  ASSERT_GE(ranked.size(), 2u);
+  const auto tied = std::find_if(ranked.begin() + 1, ranked.end(), [&](const select::GemmCandidate& c) {
+    const auto& a = c.config.tile.threadblock_shape;
+    const auto& b = ranked.front().config.tile.threadblock_shape;
+    return a[0] == b[0] && a[1] == b[1] && a[2] != b[2] && c.estimated_us == ranked.front().estimated_us;
+  });
+  ASSERT_NE(tied, ranked.end()) << "the case needs a tie: " << ranked.front().config.name();
+  EXPECT_GT(ranked.front().config.tile.threadblock_shape[2], tied->config.tile.threadblock_shape[2])
+      << ranked.front().config.name() << " before " << tied->config.name();
+}
+
 TEST(GemmPlan, Tf32OfEveryLayoutRunsOnSm90ThroughKMajorCopies) {
   // wgmma reads 32-bit operands only K-major: a row-major B (or column-major A) is copied K-major
   // into the workspace first, which the model counts, and large problems still take SM90 kernels.
