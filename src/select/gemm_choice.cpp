@@ -348,7 +348,7 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
   // 1x1 fprop and dgrad may also run as GEMMs. Not wgrad: its GEMM (dyᵀ x, K = N·P·Q) on the SM90
   // GEMM kernels' parallel split-K measured 0.40x cuDNN where SM80's convolution kernels split in
   // parallel reach 0.70x (H200, 56²×256→64, bench/NOTES.md).
-  if (arch >= 90 && !s.tile && (kind == KernelKind::Conv2dFprop || kind == KernelKind::Conv2dDgrad))
+  if (arch >= 90 && !s.tile && is_fprop_or_dgrad(kind))
     for (const GemmConfig* row : catalog_rows(t, 90, s, KernelKind::Gemm)) {
       GemmConfig c = *row;
       c.kind = kind;

@@ -19,8 +19,7 @@ double ceil_div(double a, double b) { return std::ceil(a / b); }
 // exposes each tile's fill and epilogue (CostModel::implicit_gemm_tile_exponent and
 // lone_implicit_gemm_wave_us); CTAs sharing an SM hide them from each other, as GEMM's kernels do.
 bool lone_implicit_gemm(const library::GemmConfig& c, int sharing) {
-  return (c.kind == KernelKind::Conv2dFprop || c.kind == KernelKind::Conv2dDgrad) && c.arch >= 90 && !c.pointwise &&
-         sharing == 1;
+  return is_fprop_or_dgrad(c.kind) && c.arch >= 90 && !c.pointwise && sharing == 1;
 }
 
 // Fraction of peak one CTA sustains with this tile (CostModel: the exponent and the edges), `sharing`
@@ -147,10 +146,9 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
     // fprop's and dgrad's B is the filter, a few hundred KB that every tile re-reads: multicasting it
     // along M saves none of the time (H200, bench/conv_stages.py: cluster 2x1 ran slower than
     // 1x1 in 77 of 80 tiles and layers, by 6% at the median).
-    const bool filter_b = c.kind == KernelKind::Conv2dFprop || c.kind == KernelKind::Conv2dDgrad;
     const double panel_bytes = tiles * double(k_iters) * t[2] *
                                (double(t[0]) * size_bytes(c.element_a) / cl[1] +
-                                double(t[1]) * size_bytes(c.element_b) / (filter_b ? 1 : cl[0]));
+                                double(t[1]) * size_bytes(c.element_b) / (is_fprop_or_dgrad(c.kind) ? 1 : cl[0]));
     const bool gathered = is_conv(c.kind) && c.arch < 90;
     const double panel_rate = model.panel_bytes_per_second * (gathered ? model.cp_async_panel_fraction : 1.0);
     memory_us = std::max(memory_us, panel_bytes / panel_rate * 1e6);

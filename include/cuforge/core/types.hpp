@@ -48,9 +48,9 @@ enum class Decomposition { Heuristic, DataParallel, SplitK, StreamK, ParallelSpl
 // in one launch, or a 2-D convolution as an implicit GEMM: forward (fprop), the gradient of its
 // input (dgrad) or of its filter (wgrad).
 enum class KernelKind { Gemm, Grouped, Conv2dFprop, Conv2dDgrad, Conv2dWgrad };
-inline bool is_conv(KernelKind k) {
-  return k == KernelKind::Conv2dFprop || k == KernelKind::Conv2dDgrad || k == KernelKind::Conv2dWgrad;
-}
+// fprop and dgrad: A is activations (or their gradient) read through im2col, B the filter.
+inline bool is_fprop_or_dgrad(KernelKind k) { return k == KernelKind::Conv2dFprop || k == KernelKind::Conv2dDgrad; }
+inline bool is_conv(KernelKind k) { return is_fprop_or_dgrad(k) || k == KernelKind::Conv2dWgrad; }
 // The elementwise function an epilogue applies to alpha * A @ B + beta * C.
 enum class Activation { identity, relu, leaky_relu, tanh, sigmoid, silu, hardswish, gelu };
 
