@@ -83,6 +83,13 @@ const std::vector<Sm80Tile> kSm80Tiles = {
     {128, 64, 64, {2, 2, 1}, 5},  {64, 128, 64, {2, 2, 1}, 5},  {64, 64, 64, {2, 2, 1}, 6},
     {64, 64, 128, {2, 2, 1}, 4},
 };
+// dgrad's N is the input's channels, few at a network's first layer (the stem's 3, padded to 8):
+// 32-wide tiles waste less of the tensor cores there than 64-wide ones (16-bit families; CUTLASS's
+// congruous shared-memory layout of a row-major B takes min(64, N) elements per row).
+const std::vector<Sm80Tile> kSm80NarrowDgradTiles = {
+    {128, 32, 64, {4, 1, 1}, 6},
+    {256, 32, 64, {4, 1, 1}, 4},
+};
 // f64 DMMA: 16 doubles of K, warp tiles of at most 64 doubles of accumulator per thread.
 const std::vector<Sm80Tile> kSm80F64Tiles = {
     {128, 128, 128, {4, 2, 1}, 3}, {256, 64, 128, {4, 2, 1}, 3}, {64, 256, 128, {2, 4, 1}, 3},
@@ -234,16 +241,24 @@ std::vector<GemmConfig> enumerate_sm80() {
   return out;
 }
 
+std::vector<Sm80Tile> sm80_conv_tiles(const MathInstruction& mi, KernelKind kind) {
+  std::vector<Sm80Tile> tiles = kSm80Tiles;
+  if (kind == KernelKind::Conv2dDgrad && size_bits(mi.a) == 16)
+    tiles.insert(tiles.end(), kSm80NarrowDgradTiles.begin(), kSm80NarrowDgradTiles.end());
+  return tiles;
+}
+
 // SM80 implicit-GEMM convolutions (CUTLASS 2.x ImplicitGemmConvolution, optimized iterators): the
-// 16-bit and TF32 tensor-core families over the GEMM tiles, channels in 16-, 8- or 4-byte vectors;
-// fprop also with fixed-channel iterators, for inputs of exactly one vector of channels.
+// 16-bit and TF32 tensor-core families over the GEMM tiles (16-bit dgrad also over narrow ones),
+// channels in 16-, 8- or 4-byte vectors; fprop also with fixed-channel iterators, for inputs of
+// exactly one vector of channels.
 std::vector<GemmConfig> enumerate_sm80_conv() {
   std::vector<GemmConfig> out;
   for (const auto& mi : math_instructions()) {
     if (mi.arch != 80 || mi.opclass != OpcodeClass::TensorOp || size_bits(mi.a) > 32) continue;
     for (KernelKind kind : kConvKinds)
       for (DataType o : mi.outputs)
-        for (const auto& t : kSm80Tiles)
+        for (const auto& t : sm80_conv_tiles(mi, kind))
           for (int align_bits : {128, 64, 32}) {
             auto [la, lb] = conv_layouts(kind);
             GemmConfig c = sm80_config(mi, o, la, lb, kind, t, align_bits, TileScheduler::Default);

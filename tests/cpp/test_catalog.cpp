@@ -19,10 +19,10 @@ using library::GemmConfig;
 // The catalog's size per family. A change here is a change of what cuforge offers: update the
 // numbers on purpose (`cuforge list --arch 90` prints the same count).
 constexpr size_t kSm90Gemm = 2808, kSm90Grouped = 651, kSm90ConvPerKind = 108;
-constexpr size_t kSm80Gemm = 1836, kSm80Grouped = 480, kSm80ConvPerKind = 192;
+constexpr size_t kSm80Gemm = 1836, kSm80Grouped = 480, kSm80ConvPerKind = 192, kSm80NarrowDgrad = 30;
 constexpr size_t kSm90Kernels = kSm90Gemm + kSm90Grouped + 3 * kSm90ConvPerKind;
-// SM80 fprop also with fixed-channel iterators: a twin of each row.
-constexpr size_t kSm80Kernels = kSm80Gemm + kSm80Grouped + 4 * kSm80ConvPerKind;
+// SM80 fprop also with fixed-channel iterators: a twin of each row; 16-bit dgrad also on 32-wide tiles.
+constexpr size_t kSm80Kernels = kSm80Gemm + kSm80Grouped + 4 * kSm80ConvPerKind + kSm80NarrowDgrad;
 
 size_t count(Arch arch, DataType ab, DataType acc, DataType cd, MathOperation math) {
   library::GemmFilter f;
@@ -97,17 +97,18 @@ TEST(Catalog, CountsPerDataTypeFamily) {
                    KernelKind::Grouped});
   }
   // Convolutions. SM80 implicit GEMM: 16-bit into its own type or f32, f16 with f16 accumulation,
-  // TF32 and 3xTF32 (4 of the tiles); 10 tiles x 3 channel alignments each (fprop twice: fixed-channel iterators).
-  // SM90 implicit GEMM: 16-bit with f32 accumulation into its own type or f32; 9 tiles (6 with as many
-  // stages as fit, 3 with few enough to share an SM) x 3 clusters.
+  // TF32 and 3xTF32 (4 of the tiles); 10 tiles x 3 channel alignments each (fprop twice: fixed-channel iterators;
+  // 16-bit dgrad also over 2 narrow tiles). SM90 implicit GEMM: 16-bit with f32 accumulation into its own type
+  // or f32; 9 tiles (6 with as many stages as fit, 3 with few enough to share an SM) x 3 clusters.
   for (KernelKind kind : {KernelKind::Conv2dFprop, KernelKind::Conv2dDgrad, KernelKind::Conv2dWgrad}) {
     const size_t sm80 = kind == KernelKind::Conv2dFprop ? 60 : 30;
+    const size_t sm80_16_bit = kind == KernelKind::Conv2dDgrad ? sm80 + 6 : sm80;
     for (D ab : {D::f16, D::bf16})
       for (D out : {ab, D::f32}) {
-        all.push_back({80, OC::TensorOp, ab, ab, D::f32, out, {}, sm80, kind});
+        all.push_back({80, OC::TensorOp, ab, ab, D::f32, out, {}, sm80_16_bit, kind});
         all.push_back({90, OC::TensorOp, ab, ab, D::f32, out, {}, 27, kind});
       }
-    all.push_back({80, OC::TensorOp, D::f16, D::f16, D::f16, D::f16, {}, sm80, kind});
+    all.push_back({80, OC::TensorOp, D::f16, D::f16, D::f16, D::f16, {}, sm80_16_bit, kind});
     all.push_back({80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAdd, sm80, kind});
     all.push_back({80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32,
                    sm80 * 2 / 5, kind});  // 4 of the 10 tiles

@@ -115,6 +115,15 @@ TEST(ConvPlan, Sm90WgradSplitsBetweenTheImagesInFullChannelRuns) {
   EXPECT_EQ(stem.select(stem.shape(stem_layer())).config.arch, 80);
 }
 
+// dgrad's N is the input's channels: the stem's 8 fill an eighth of a 64-wide tile, a quarter of
+// the 32-wide ones that 16-bit SM80 dgrad also has.
+TEST(ConvPlan, FewChannelsTakeANarrowDgradTile) {
+  Conv2d dgrad(kDgrad, options(DataType::f16));
+  const select::GemmCandidate chosen = dgrad.select(dgrad.shape(stem_layer()));
+  EXPECT_EQ(chosen.config.tile.threadblock_shape[1], 32) << chosen.config.name();
+  EXPECT_EQ(dgrad.select(dgrad.shape(resnet_layer())).config.arch, 90) << "64 channels keep SM90's tiles";
+}
+
 // CUTLASS's fixed-channel iterators pack the taps of an input of exactly one vector of channels
 // into each K tile: the stem's 49 taps of 8 channels fill 13 32-deep tiles instead of 49.
 TEST(ConvPlan, FixedChannelKernelsPackTheStemsTaps) {
