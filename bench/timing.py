@@ -10,21 +10,34 @@ import torch
 def gpu_time_ms(call, repeats: int = 20, warmup: int = 3) -> float:
     """Median GPU time of `call(i)` (i = 0, 1, ...), in milliseconds.
 
-    The timed calls are queued behind a GPU sleep, so host time between launches (longer than a
-    small GEMM's run time) is not counted: this measures the kernels, not the launch rate.
+    The timed calls are queued behind a GPU sleep that outlasts their host time (twice the warm-up's
+    fastest call, per call), so host time between launches (longer than a small kernel's run time,
+    and a convolution's split into many slices costs more) is not counted: this measures the
+    kernels, not the launch rate. Raises RuntimeError when the sleep ended before the last call was
+    queued even when lengthened (the call waits for the GPU: synchronizes).
     """
-    for i in range(warmup):
+    host_ms = float("inf")
+    for i in range(max(warmup, 1)):
+        begin = time.perf_counter()
         call(i)
+        host_ms = min(host_ms, (time.perf_counter() - begin) * 1e3)
     torch.cuda.synchronize()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-    torch.cuda._sleep(repeats * 100_000)  # ~50 µs of GPU cycles per queued call
-    for i, (start, end) in enumerate(zip(starts, ends)):
-        start.record()
-        call(i)
-        end.record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+    slept = torch.cuda.Event()
+    for hold_ms in (2 * repeats * host_ms + 0.5, 8 * repeats * host_ms + 2.0):
+        torch.cuda._sleep(_sleep_cycles(hold_ms))
+        slept.record()
+        for i, (start, end) in enumerate(zip(starts, ends)):
+            start.record()
+            call(i)
+            end.record()
+        held = not slept.query()
+        torch.cuda.synchronize()
+        if held:
+            return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+    raise RuntimeError(f"gpu_time_ms: {repeats} calls outlasted a GPU sleep of {hold_ms:.1f} ms: the call waits for "
+                       "the GPU (sync=False?)")
 
 
 def interleaved_ms(calls: dict, rounds: int, repeats: int = 20, warmup: int = 3) -> dict:
