@@ -24,17 +24,15 @@ def gpu_time_ms(call, repeats: int = 20, warmup: int = 3) -> float:
     torch.cuda.synchronize()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-    slept = torch.cuda.Event()
-    for hold_ms in (2 * repeats * host_ms + 0.5, 8 * repeats * host_ms + 2.0):
-        torch.cuda._sleep(_sleep_cycles(hold_ms))
-        slept.record()
+
+    def timed_calls():
         for i, (start, end) in enumerate(zip(starts, ends)):
             start.record()
             call(i)
             end.record()
-        held = not slept.query()
-        torch.cuda.synchronize()
-        if held:
+
+    for hold_ms in (2 * repeats * host_ms + 0.5, 8 * repeats * host_ms + 2.0):
+        if _behind_sleep(hold_ms, timed_calls)[0]:
             return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
     raise RuntimeError(f"gpu_time_ms: {repeats} calls outlasted a GPU sleep of {hold_ms:.1f} ms: the call waits for "
                        "the GPU (sync=False?)")
@@ -52,6 +50,18 @@ def interleaved_ms(calls: dict, rounds: int, repeats: int = 20, warmup: int = 3)
 
 
 _cycles_per_ms = None
+
+
+def _behind_sleep(hold_ms: float, queue):
+    """Runs `queue()` (which queues GPU work) behind a GPU sleep of about `hold_ms`, then waits for
+    the GPU. Returns whether the sleep was still running when `queue()` returned, and its result."""
+    torch.cuda._sleep(_sleep_cycles(hold_ms))
+    slept = torch.cuda.Event()
+    slept.record()
+    result = queue()
+    held = not slept.query()
+    torch.cuda.synchronize()
+    return held, result
 
 
 def _sleep_cycles(ms: float) -> int:
@@ -80,18 +90,16 @@ def host_time_us(call, calls: int = 200, rounds: int = 9, warmup: int = 200, hol
     for _ in range(warmup):
         call()
     torch.cuda.synchronize()
-    cycles = _sleep_cycles(hold_ms)
-    slept = torch.cuda.Event()
-    times = []
-    for r in range(rounds + 1):  # the first round held too, discarded: pools grow to a held round's needs
-        torch.cuda._sleep(cycles)
-        slept.record()
+
+    def round_s():
         start = time.perf_counter()
         for _ in range(calls):
             call()
-        elapsed = time.perf_counter() - start
-        held = not slept.query()
-        torch.cuda.synchronize()
+        return time.perf_counter() - start
+
+    times = []
+    for r in range(rounds + 1):  # the first round held too, discarded: pools grow to a held round's needs
+        held, elapsed = _behind_sleep(hold_ms, round_s)
         if not held or elapsed * 1e3 > hold_ms / 2:
             raise RuntimeError(f"host_time_us: {calls} calls took {elapsed * 1e3:.1f} ms, not well inside the GPU's "
                                f"{hold_ms:.0f} ms sleep: the calls waited for the GPU (time fewer)")
