@@ -14,6 +14,7 @@
 #include "cuforge/compile/tuning_record.hpp"
 #include "cuforge/emit/gemm.hpp"
 #include "cuforge/runtime/scratch.hpp"
+#include "cuforge/runtime/timing.hpp"
 #include "cuforge/select/gemm_cost.hpp"
 #include "operands.hpp"
 #include "plans.hpp"
@@ -441,6 +442,14 @@ NB_MODULE(_core, m) {
         "Kernel workspaces outside graph capture from allocate(device, bytes, stream) -> address (0: leave it to "
         "cuforge's pool), given back with free(address, device, bytes, stream), both stream-ordered; None: cuforge's "
         "pool. A Python exception in either becomes a DeviceError.");
+  m.def("time_launches",
+        [](const std::function<void()>& launch, uintptr_t stream) {
+          nb::gil_scoped_release release;  // each launch takes it back to call into Python
+          return runtime::time_launches(launch, reinterpret_cast<cudaStream_t>(stream)).microseconds;
+        },
+        "launch"_a, "stream"_a,
+        "Microseconds of GPU time per launch() (which queues work on `stream`), timed as the profiler times "
+        "kernels: the launches queued while the stream is held, the fastest of three rounds.");
   m.def("workspace_pool_bytes", &runtime::Scratch::pooled_bytes, "Bytes cuforge's own workspace pool holds now.");
   m.def("compile_statistics", [] {
           auto s = compile::statistics();

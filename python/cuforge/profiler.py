@@ -182,21 +182,12 @@ def _torch_dtype(plan):
 
 
 def _best_us(run) -> float:
-    """The fastest of three timings (CUDA events) of 20 back-to-back calls of ``run``, after warm-up."""
+    """GPU time of one call of ``run`` (torch's work on its current stream), measured as the
+    kernels are (``_core.time_launches``: calls queued while the stream is held, so that neither
+    side's host time counts)."""
     import torch
 
-    for _ in range(3):
-        run()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    best = math.inf
-    for _ in range(3):
-        start.record()
-        for _ in range(20):
-            run()
-        stop.record()
-        stop.synchronize()
-        best = min(best, start.elapsed_time(stop) / 20 * 1e3)
-    return best
+    return _core.time_launches(run, torch.cuda.current_stream().cuda_stream)
 
 
 def _torch_baseline_us(plan, m, n, k, batch) -> float | None:

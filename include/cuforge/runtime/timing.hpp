@@ -1,6 +1,8 @@
 // GPU time of launches, measured with CUDA events on the launches' own stream (the profiler's and
-// autotuning's measure): one warm-up launch, then rounds of back-to-back launches between two
-// events, each round as many launches as fill about `round_ms`; the fastest round's mean.
+// autotuning's measure): one warm-up launch, then rounds of launches queued while the stream is
+// held (so that they run back to back, with no host time between them: a run whose host work
+// outlasts its kernels is timed by its kernels), each round as many launches as fill about
+// `round_ms` of the GPU; the fastest round's mean.
 #pragma once
 
 #include <cuda_runtime_api.h>
