@@ -3,7 +3,7 @@
 cuforge's profiler draws its own (`Profile.plot`: TFLOP/s per kernel, the cost model's pick in orange,
 cuDNN as a line). Needs matplotlib, no GPU.
 
-    python3 bench/plot_profile.py results/h200-2026-12-03-conv-fp16-profile-wgrad-sharing.json --out DIR
+    python3 bench/plot_profile.py results/h200-2026-12-03-conv-fp16-profile-wgrad-28-held.json --out DIR
 """
 
 import argparse

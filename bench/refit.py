@@ -168,7 +168,10 @@ def load(name):
 
 def cases_by_source():
     """The measured cases, by file. The other results files time one kernel per shape (gemm.py,
-    tf32) or the K-heavy variants of separate runs, which the parallel sweep below covers."""
+    tf32) or the K-heavy variants of separate runs, which the parallel sweep below covers. The
+    2026-12-02 wgrad profile timed back-to-back launches, host time and all (bench/NOTES.md: split
+    wgrad was host-bound); the 28² and 14² layers' profiles by GPU time (`-held`) replace 2026-12-03's
+    back-to-back one."""
     return {
         "bf16": sweep_cases("bf16", load("h200-2026-11-30-sweep-bf16.json")),
         "fp8": gemm_py_cases("fp8", load("h200-2026-12-03-fp8-overlapped-sweep.json")["gemm"]),
@@ -181,7 +184,8 @@ def cases_by_source():
         "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")) +
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")) +
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-wgrad-split.json")) +
-        conv_profile_cases("conv", load("h200-2026-12-03-conv-fp16-profile-wgrad-sharing.json")),
+        conv_profile_cases("conv", load("h200-2026-12-03-conv-fp16-profile-wgrad-28-held.json")) +
+        conv_profile_cases("conv", load("h200-2026-12-03-conv-fp16-profile-wgrad-14-held.json")),
         "wgrad": wgrad_sweep_cases("wgrad sweep", load("h200-2026-12-02-wgrad-sweep.json")),
         "conv stages": pinned_conv_cases("conv stages", load("h200-2026-12-03-conv-stages-probe.json") +
                                          load("h200-2026-12-03-conv-stages-cluster-2x1-probe.json")),
