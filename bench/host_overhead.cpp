@@ -10,50 +10,20 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cuforge/cuforge.hpp"
 #include "cuforge/runtime/gemm_kernel.hpp"
+#include "cuforge/runtime/stream_hold.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Holds `stream` until release() or a deadline: work queued behind it waits, launched but not run.
-class StreamHold {
- public:
-  explicit StreamHold(cudaStream_t stream) : stream_(stream) { cudaLaunchHostFunc(stream, wait, this); }
-  ~StreamHold() { release(); }  // the host function reads this object until released
-  StreamHold(const StreamHold&) = delete;
-  StreamHold& operator=(const StreamHold&) = delete;
-  // False when the deadline released the stream first (the queue filled and the host waited).
-  bool release() {
-    released_.store(true);
-    cudaStreamSynchronize(stream_);
-    return !expired_.load();
-  }
-
- private:
-  static void CUDART_CB wait(void* self) {
-    auto* h = static_cast<StreamHold*>(self);
-    const auto deadline = Clock::now() + std::chrono::seconds(2);
-    while (!h->released_.load()) {
-      if (Clock::now() > deadline) {
-        h->expired_.store(true);
-        return;
-      }
-      std::this_thread::yield();
-    }
-  }
-  cudaStream_t stream_;
-  std::atomic<bool> released_{false}, expired_{false};
-};
+using cuforge::runtime::StreamHold;
 
 template <class Call>
 double host_us(Call&& call, int calls = 200, int rounds = 9) {

@@ -9,6 +9,7 @@ import logging
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -55,6 +56,20 @@ def messages():
     yield seen
     logger.removeHandler(handler)
     logger.setLevel(old)
+
+
+def test_launches_are_timed_by_the_gpu_not_by_the_host():
+    """Calls whose host time (1 ms of sleep) outlasts their kernel (filling 4 MB) are timed by the
+    kernel: the profiler's and autotuning's rounds are queued while the stream is held. Launches
+    timed as they come would read at least 1000 us each."""
+    x = torch.empty(1 << 20, device="cuda")
+
+    def run():
+        time.sleep(1e-3)
+        x.fill_(1.0)
+
+    us = _core.time_launches(run, torch.cuda.current_stream().cuda_stream)
+    assert 0 < us < 200, us
 
 
 def test_profile_times_the_models_best_and_writes_csv_and_plot(tmp_path):
