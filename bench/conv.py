@@ -8,6 +8,7 @@
     python bench/conv.py --passes fprop --relu-bias    # fused relu(conv + bias) beside conv2d(bias) + relu
     python bench/conv.py --autotune 64 --json sweep.json   # ... and the JSON keeps every kernel timed
     python bench/conv.py --sweep-wgrad --json s.json   # every SM80 wgrad tile x parallel split-K slices
+    python bench/conv.py --sweep-wgrad --kernel-cc 90  # ... every SM90 tile, stage count and cluster instead
     python bench/conv.py --profile 48 --json p.json    # plan.profile: the model's best 48 per pass and layer
 
 Tensors are channels_last. fprop is compared with torch.nn.functional.conv2d; dgrad and wgrad
@@ -134,14 +135,14 @@ def bench_layer(name, dt, passes, rounds, kernel_cc, autotune, relu_bias=False):
 SWEEP_SPLITS = (1, 2, 4, 8, 16, 32, 64, 128)
 
 
-def sweep_wgrad(dt, layers, rounds):
-    """Every SM80 wgrad tile (16-byte vectors) with each parallel split-K slice count in SWEEP_SPLITS,
-    beside cuDNN and the default plan's choice, per layer: what the cost model's parallel split-K
-    choice is measured against."""
-    plan = cuforge.op.Conv2d(kind="wgrad", element=dt, element_accumulator=torch.float32, kernel_cc=80)
+def sweep_wgrad(dt, layers, rounds, kernel_cc):
+    """Every wgrad tile of the kernel family (SM80 unless kernel_cc is 90; 16-byte vectors) with each
+    parallel split-K slice count in SWEEP_SPLITS (SM90: up to the images), beside cuDNN, per layer:
+    what the cost model's parallel split-K choice is measured against."""
+    plan = cuforge.op.Conv2d(kind="wgrad", element=dt, element_accumulator=torch.float32, kernel_cc=kernel_cc)
     pinned = []
     for td in plan.tile_descriptions():
-        p = cuforge.op.Conv2d(kind="wgrad", element=dt, element_accumulator=torch.float32, kernel_cc=80)
+        p = cuforge.op.Conv2d(kind="wgrad", element=dt, element_accumulator=torch.float32, kernel_cc=kernel_cc)
         p.tile_description = td
         p.split_k_slices, p.decomposition = 2, cuforge.Decomposition.ParallelSplitK
         try:
@@ -158,6 +159,8 @@ def sweep_wgrad(dt, layers, rounds):
         cudnn = gpu_time_ms(cudnn_backward(layer, "wgrad"))
         for p, name in pinned:
             for splits in SWEEP_SPLITS:
+                if kernel_cc == 90 and splits > N:  # an SM90 slice holds whole images
+                    continue
                 try:
                     call = lambda i, p=p, s=splits: p.run(layer.dy, layer.xp, None, dw,  # noqa: E731
                                                           split_k=("parallel", s), sync=False, **layer.geometry)
@@ -199,7 +202,8 @@ def main():
     p.add_argument("--autotune", type=int, metavar="N",
                    help="plans with autotune, timing the model's best N per layer (the tuning record is cleared first)")
     p.add_argument("--sweep-wgrad", action="store_true",
-                   help="time every SM80 wgrad tile with parallel split-K slice counts instead")
+                   help="time every wgrad tile (SM80's, or SM90's with --kernel-cc 90) with parallel split-K "
+                        "slice counts instead")
     p.add_argument("--relu-bias", action="store_true",
                    help="fprop with a fused relu and per-channel bias (torch: conv2d with its bias, then relu)")
     p.add_argument("--profile", type=int, metavar="N",
@@ -218,8 +222,8 @@ def main():
     props = torch.cuda.get_device_properties(0)
     print(f"{props.name}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {args.dtype}, N = {N}")
     if args.sweep_wgrad or args.profile:
-        key, rows = (("sweep_wgrad", sweep_wgrad(dt, layers, args.rounds)) if args.sweep_wgrad
-                     else ("profile", profile_layers(dt, passes, layers, args.profile)))
+        key, rows = (("sweep_wgrad", sweep_wgrad(dt, layers, args.rounds, args.kernel_cc or 80))
+                     if args.sweep_wgrad else ("profile", profile_layers(dt, passes, layers, args.profile)))
         kept = []
         for row in rows:  # written as they come: a long sweep cut short keeps what it measured
             kept.append(row)
