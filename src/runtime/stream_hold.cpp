@@ -9,6 +9,7 @@ StreamHold::StreamHold(cudaStream_t stream, std::chrono::milliseconds limit) : s
 }
 
 StreamHold::~StreamHold() {
+  if (waited_) return;  // release() has let the stream go and waited for it
   let_go();
   cudaStreamSynchronize(stream_);
 }
@@ -24,6 +25,7 @@ void StreamHold::let_go() {
 bool StreamHold::release() {
   let_go();
   check(cudaStreamSynchronize(stream_), "waiting for a held stream");
+  waited_ = true;
   std::lock_guard lock(mutex_);
   return !expired_;
 }

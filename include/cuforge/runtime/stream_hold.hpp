@@ -18,7 +18,7 @@ class StreamHold {
   // queue, a staging buffer still in use, a synchronizing copy). Throws DeviceError when the host
   // function cannot be queued.
   explicit StreamHold(cudaStream_t stream, std::chrono::milliseconds limit = std::chrono::milliseconds(100));
-  ~StreamHold();  // releases the stream and waits for it: its host function reads *this
+  ~StreamHold();  // unless release() did: releases the stream and waits for it (its host function reads *this)
   StreamHold(const StreamHold&) = delete;
   StreamHold& operator=(const StreamHold&) = delete;
 
@@ -36,6 +36,7 @@ class StreamHold {
   std::condition_variable released_cv_;
   bool released_ = false;
   bool expired_ = false;
+  bool waited_ = false;  // release() waited for the stream: the host function has run
 };
 
 }  // namespace cuforge::runtime
