@@ -140,25 +140,29 @@ def sweep_wgrad(dt, layers, rounds, kernel_cc):
     parallel split-K slice count in SWEEP_SPLITS (SM90: up to the images), beside cuDNN, per layer:
     what the cost model's parallel split-K choice is measured against."""
     plan = cuforge.op.Conv2d(kind="wgrad", element=dt, element_accumulator=torch.float32, kernel_cc=kernel_cc)
-    pinned = []
+    pinned, names = [], set()
     for td in plan.tile_descriptions():
         p = cuforge.op.Conv2d(kind="wgrad", element=dt, element_accumulator=torch.float32, kernel_cc=kernel_cc)
         p.tile_description = td
-        p.split_k_slices, p.decomposition = 2, cuforge.Decomposition.ParallelSplitK
-        try:
-            name = p.select(N, 56, 56, 64, 64, 3, 3, padding=1)
+        tile_names = []
+        try:  # the unsplit kernel a single slice runs and the split one, both built before any is timed
+            for decomposition in (cuforge.Decomposition.DataParallel, cuforge.Decomposition.ParallelSplitK):
+                p.split_k_slices, p.decomposition = 2, decomposition
+                tile_names.append(p.select(N, 56, 56, 64, 64, 3, 3, padding=1))
         except cuforge.Error:
             continue
-        if name.split("_a")[-1].startswith("8x8x8"):
-            pinned.append((p, name))
-    cuforge.build(sorted({name for _, name in pinned}))
+        if all(n.split("_a")[-1].startswith("8x8x8") for n in tile_names):
+            pinned.append((p, tile_names))
+            names |= set(tile_names)
+    cuforge.build(sorted(names))
     rows = []
     for layer_name in layers:
         layer = layer_problem(layer_name, dt)
         dw = torch.empty_like(layer.wp)
         cudnn = gpu_time_ms(cudnn_backward(layer, "wgrad"))
-        for p, name in pinned:
+        for p, tile_names in pinned:
             for splits in SWEEP_SPLITS:
+                name = tile_names[splits > 1]
                 if kernel_cc == 90 and splits > N:  # an SM90 slice holds whole images
                     continue
                 try:
