@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 
 #include <algorithm>
+#include <array>
 #include <memory>
 
 #include <string>
@@ -96,6 +97,18 @@ bool read_extents(PyObject* tuple, std::array<int64_t, TensorRef::kMaxRank>& out
   return true;
 }
 
+// torch's is_contiguous for a non-empty 4-D tensor in the memory format whose dimensions, innermost
+// first, are `order` (extents of 1 take any stride).
+bool dense_in_order(const TensorRef& t, std::array<int, 4> order) {
+  int64_t expected = 1;
+  for (int d : order) {
+    if (t.shape[d] == 1) continue;
+    if (t.strides[d] != expected) return false;
+    expected *= t.shape[d];
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<TensorRef> torch_tensor_ref(nb::handle h) {
@@ -160,6 +173,29 @@ std::optional<std::vector<TensorRef>> torch_tensor_refs(nb::handle sequence) {
     refs.push_back(*ref);
   }
   return refs;
+}
+
+bool torch_nhwc_views(std::initializer_list<TensorRef*> refs) {
+  bool channels_last = false, plain = false;
+  for (const TensorRef* t : refs) {
+    if (t->rank != 4) continue;
+    if (std::any_of(t->shape.begin(), t->shape.begin() + 4, [](int64_t e) { return e == 0; })) return false;
+    const bool cl = dense_in_order(*t, {1, 3, 2, 0}), rm = dense_in_order(*t, {3, 2, 1, 0});
+    channels_last |= cl && !rm;
+    plain |= rm && !cl;
+  }
+  if (channels_last && plain) return false;
+  if (plain) return true;
+  for (TensorRef* t : refs) {
+    if (t->rank != 4) continue;
+    const TensorRef nchw = *t;
+    for (int i = 0; i < 4; ++i) {
+      constexpr int kFrom[4] = {0, 2, 3, 1};
+      t->shape[i] = nchw.shape[kFrom[i]];
+      t->strides[i] = nchw.strides[kFrom[i]];
+    }
+  }
+  return true;
 }
 
 std::optional<double> python_real(nb::handle x) {

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -30,6 +31,12 @@ std::optional<uintptr_t> torch_current_stream(int device);
 // A list or tuple of CUDA torch tensors, each read as torch_tensor_ref reads one (nullopt for any
 // other sequence or element).
 std::optional<std::vector<TensorRef>> torch_tensor_refs(nb::handle sequence);
+// Torch's N, C, H, W tensors in channels_last memory as the N, H, W, C tensors a convolution runs
+// on, decided as cuforge.op.conv2d's _nhwc_views decides: the 4-D refs are permuted (0, 2, 3, 1)
+// unless one of them is plain-contiguous (then all of them are NHWC already); refs of another rank
+// are left as they are. False, with nothing changed, where the Python layer decides (and names the
+// error): plain and channels_last tensors mixed, or a 4-D tensor without elements.
+bool torch_nhwc_views(std::initializer_list<TensorRef*> refs);
 // A real number as Python writes one: a float or an int, not a bool or an array (nullopt otherwise).
 std::optional<double> python_real(nb::handle x);
 

@@ -7,6 +7,8 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdint>
+
 #include "cuforge/cuforge.hpp"
 #include "cuforge/select/gemm_settings.hpp"
 #include "operands.hpp"
@@ -18,6 +20,46 @@ using namespace nb::literals;
 
 // Python's True or False (anything else leaves a one-call run to the Python layer, which names it).
 bool is_bool(nb::handle h) { return h.ptr() == Py_True || h.ptr() == Py_False; }
+
+// An exact Python int of at least `low` (nullopt for anything else, which the Python layer names).
+std::optional<int64_t> python_int(PyObject* x, int64_t low) {
+  if (!PyLong_CheckExact(x)) return std::nullopt;
+  const long long v = PyLong_AsLongLong(x);
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return v >= low ? std::optional<int64_t>(v) : std::nullopt;
+}
+
+// A convolution's stride, padding or dilation as Python writes it: an int, or a tuple or list of
+// two (height, width), each at least `low`.
+bool python_pair(nb::handle h, int64_t low, std::array<int64_t, 2>& out) {
+  PyObject* x = h.ptr();
+  if (auto v = python_int(x, low)) {
+    out = {*v, *v};
+    return true;
+  }
+  if (!(PyTuple_CheckExact(x) || PyList_CheckExact(x)) || PySequence_Fast_GET_SIZE(x) != 2) return false;
+  auto height = python_int(PySequence_Fast_GET_ITEM(x, 0), low);
+  auto width = python_int(PySequence_Fast_GET_ITEM(x, 1), low);
+  if (!height || !width) return false;
+  out = {*height, *width};
+  return true;
+}
+
+// The seed's split_k: None (the plan's settings), or ('serial' | 'parallel', slices).
+std::optional<ConvSplitK> python_split_k(nb::handle h) {
+  PyObject* x = h.ptr();
+  if (x == Py_None) return ConvSplitK{};
+  if (!(PyTuple_CheckExact(x) || PyList_CheckExact(x)) || PySequence_Fast_GET_SIZE(x) != 2) return std::nullopt;
+  PyObject* mode = PySequence_Fast_GET_ITEM(x, 0);
+  auto slices = python_int(PySequence_Fast_GET_ITEM(x, 1), 1);
+  if (!PyUnicode_CheckExact(mode) || !slices || *slices > INT32_MAX) return std::nullopt;
+  const bool parallel = PyUnicode_CompareWithASCIIString(mode, "parallel") == 0;
+  if (!parallel && PyUnicode_CompareWithASCIIString(mode, "serial") != 0) return std::nullopt;
+  return ConvSplitK{int(*slices), parallel};
+}
 
 // A one-call run's handle, waited for (without the GIL) when `sync`.
 runtime::RunHandle finished(runtime::RunHandle handle, bool sync) {
@@ -348,6 +390,30 @@ void bind_plans(nb::module_& m) {
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a, "padding"_a, "dilation"_a, "alpha"_a,
            "beta"_a, "splits"_a, "parallel"_a, "stream"_a, "on_complete"_a.none(),
            "NHWC operand descriptors (A, B, D per the kind; C of D's shape, a bias vector, or None).")
+      .def("run_tensors",
+           [](Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle stride, nb::handle padding,
+              nb::handle dilation, nb::handle alpha, nb::handle beta, nb::handle split_k,
+              nb::handle sync) -> std::optional<runtime::RunHandle> {
+             op::ConvGeometry geometry;
+             auto split = python_split_k(split_k);
+             if (!is_bool(sync) || !split || !python_pair(stride, 1, geometry.stride) ||
+                 !python_pair(padding, 0, geometry.padding) || !python_pair(dilation, 1, geometry.dilation))
+               return std::nullopt;
+             auto ta = torch_tensor_ref(a), tb = torch_tensor_ref(b), td = torch_tensor_ref(d);
+             if (!ta || !tb || !td || ta->rank != 4 || tb->rank != 4 || td->rank != 4) return std::nullopt;
+             std::optional<TensorRef> tc = TensorRef{};
+             if (!c.is_none() && !(tc = torch_tensor_ref(c))) return std::nullopt;
+             auto al = python_real(alpha), be = python_real(beta);
+             auto stream = torch_current_stream(ta->device);
+             if (!al || !be || !stream || !torch_nhwc_views({&*ta, &*tb, &*tc, &*td})) return std::nullopt;
+             auto problem = g.check(*ta, *tb, *tc, *td, geometry, *be, *split);
+             return finished(g.run(problem, *al, *be, reinterpret_cast<cudaStream_t>(*stream)), sync.ptr() == Py_True);
+           },
+           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a.none(), "padding"_a.none(),
+           "dilation"_a.none(), "alpha"_a.none(), "beta"_a.none(), "split_k"_a.none(), "sync"_a.none(),
+           "run() on 4-D CUDA torch tensors (channels_last N, C, H, W or plain N, H, W, C; C None, of D's shape or "
+           "a bias vector), int geometry, real alpha and beta, split_k None or (mode, slices), torch's current "
+           "stream, in one call; None (nothing done) for any other arguments, which the Python layer then runs.")
       .def("check",
            [](const Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, const Pair& stride,
               const Pair& padding, const Pair& dilation, double beta, int splits, bool parallel) {

@@ -548,6 +548,27 @@ def test_plain_nhwc_tensors_and_the_default_choice():
     assert_exact(y1.permute(0, 3, 1, 2), ref1)
 
 
+def test_torch_runs_are_one_call_on_torch_current_stream():
+    """Conv2d.run on CUDA torch tensors (channels_last or plain NHWC) with int or pair geometry and
+    a split_k tuple is one call into the core (run_tensors), queued on torch's current stream."""
+    x, w, g = tensors(FPROP[0], torch.float16)
+    ref = F.conv2d(x.double(), w.double(), **g).half()
+    p = plan("fprop", "sm90")
+    for operands in ((x, w), (x.permute(0, 2, 3, 1).contiguous(), w.permute(0, 2, 3, 1).contiguous())):
+        plain = operands[0].is_contiguous()
+        y = torch.full((1, 9, 7, 32) if plain else ref.shape, float("nan"), device="cuda", dtype=torch.float16)
+        y = y if plain else channels_last(y)
+        side = torch.cuda.Stream()
+        torch.cuda.synchronize()
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(200_000_000)  # about a tenth of a second of GPU clock cycles
+            handle = p._plan.run_tensors(*operands, None, y, 1, [1, 1], (1, 1), 1.0, 0.0, ("serial", 1), False)
+        assert handle is not None, "the core left a run on torch tensors to the Python layer"
+        assert not side.query() and not handle.done(), "the run was not queued on torch's current stream"
+        handle.sync()
+        assert_exact(y.permute(0, 3, 1, 2) if plain else y, ref)
+
+
 def test_a_refused_run_leaves_d_untouched():
     x, w, g = tensors(FPROP[0], torch.float16)
     y = channels_last(torch.full((1, 32, 9, 7), 7.0, device="cuda", dtype=torch.float16))

@@ -210,6 +210,14 @@ class Conv2d(Plan):
         kernel, ``split_k=('parallel', n)`` into n slices of f32 partial products summed by a
         reduction kernel; by default the plan's settings (and its choice) apply.
         """
+        if stream is None and not print_module and not self._no_c:
+            # 4-D CUDA torch tensors, int geometry and real scalars: one call into the core, which
+            # returns None (having done nothing) for anything else.
+            handle = self._plan.run_tensors(A, B, self.C if C is None else C, D, stride, padding, dilation,
+                                            self.alpha if alpha is None else alpha,
+                                            self.beta if beta is None else beta, split_k, sync)
+            if handle is not None:
+                return handle
         A, B, C, D, alpha, beta, sync = self._run_arguments(A, B, C, D, alpha, beta, sync)
         geometry = (_pair(stride, "stride", 1), _pair(padding, "padding", 0), _pair(dilation, "dilation", 1))
         splits, parallel = _split_k(split_k)

@@ -1,0 +1,177 @@
+"""The one-call runs on torch tensors (Gemm's and Conv2d's ``run_tensors``, which read the tensors in
+C++) against the Python path they stand in for, on a machine without torch or a GPU: a stand-in
+torch module whose tensors carry made-up addresses. The core either takes a run whole (then, with
+no GPU, it stops at the device check) or returns None, having done nothing, and the Python path
+names what is wrong; both paths must refuse a bad run with the same words. The real torch runs the
+same paths in tests/gpu."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import cuforge
+from fake_arrays import no_gpu
+
+pytestmark = [
+    no_gpu,
+    pytest.mark.skipif(importlib.util.find_spec("torch") is not None,
+                       reason="torch is installed: the stand-in would shadow it (tests/gpu run the real one)"),
+]
+
+
+class _Dtype:
+    __module__ = "torch"  # what cuforge.dtypes recognises torch's dtypes by
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"torch.{self.name}"
+
+
+class _Tensor:
+    """A CUDA tensor of extents and element strides, as torch reports them."""
+
+    def __init__(self, shape, strides, dtype, ptr, device=0):
+        self.shape, self._strides, self.dtype = tuple(shape), tuple(strides), dtype
+        self._ptr, self._device = ptr, device
+
+    def stride(self):
+        return self._strides
+
+    def data_ptr(self):
+        return self._ptr
+
+    def get_device(self):
+        return self._device
+
+    def dim(self):
+        return len(self.shape)
+
+    def permute(self, *dims):
+        return _Tensor([self.shape[d] for d in dims], [self._strides[d] for d in dims], self.dtype, self._ptr,
+                       self._device)
+
+    def is_contiguous(self, memory_format=None):
+        """torch's rule: dense in the format's order, innermost first, extents of 1 taking any stride."""
+        order = (1, 3, 2, 0) if memory_format is _torch.channels_last else tuple(reversed(range(self.dim())))
+        expected = 1
+        for d in order:
+            if self.shape[d] != 1:
+                if self._strides[d] != expected:
+                    return False
+                expected *= self.shape[d]
+        return True
+
+
+_torch = types.ModuleType("torch")
+_torch.Tensor = _Tensor
+_torch.channels_last = object()
+_torch.float16, _torch.float32 = _Dtype("float16"), _Dtype("float32")
+_torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: 0)
+
+GIB = 1 << 30
+
+
+@pytest.fixture(autouse=True)
+def stand_in_torch(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", _torch)
+
+
+def channels_last(n, c, h, w, slot, dtype=None):
+    """An N, C, H, W tensor in channels_last memory (as torch's .contiguous(memory_format=...) makes)."""
+    return _Tensor((n, c, h, w), (h * w * c, 1, w * c, c), dtype or _torch.float16, 0x10_0000_0000 + slot * GIB)
+
+
+def nhwc(n, h, w, c, slot):
+    """A plain-contiguous tensor read as N, H, W, C."""
+    return _Tensor((n, h, w, c), (h * w * c, w * c, c, 1), _torch.float16, 0x10_0000_0000 + slot * GIB)
+
+
+def plan():
+    return cuforge.op.Conv2d(kind="fprop", element=np.float16, element_accumulator=np.float32)
+
+
+def refusal(run):
+    with pytest.raises(cuforge.Error) as e:
+        run()
+    return type(e.value), str(e.value)
+
+
+# x 2 x 9 x 7 x 16, filters 32 x 3 x 3 x 16, y 2 x 9 x 7 x 32 (padding 1), in both forms.
+CHANNELS_LAST = (channels_last(2, 16, 9, 7, 0), channels_last(32, 16, 3, 3, 1), channels_last(2, 32, 9, 7, 2))
+PLAIN = (nhwc(2, 9, 7, 16, 0), nhwc(32, 3, 3, 16, 1), nhwc(2, 9, 7, 32, 2))
+
+
+@pytest.mark.parametrize("operands", [CHANNELS_LAST, PLAIN], ids=["channels_last", "plain"])
+@pytest.mark.parametrize("geometry", [dict(padding=1), dict(padding=(1, 1), stride=[1, 1], dilation=1)])
+@pytest.mark.parametrize("split_k", [None, ("serial", 1), ["serial", 2]])
+def test_the_core_takes_whole_runs_in_either_form(operands, geometry, split_k):
+    x, w, y = operands
+    g = {"stride": 1, "padding": 0, "dilation": 1, **geometry}
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        plan()._plan.run_tensors(x, w, None, y, g["stride"], g["padding"], g["dilation"], 1.0, 0, split_k, True)
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        plan().run(x, w, None, y, split_k=split_k, **geometry)
+
+
+@pytest.mark.parametrize("change", [
+    dict(stride=0), dict(padding=-1), dict(padding=(1,)), dict(dilation=True), dict(stride=np.int64(1)),
+    dict(split_k=("bogus", 2)), dict(split_k=("serial", 0)), dict(split_k=3), dict(alpha=np.float32(1)),
+    dict(sync=1), dict(operands=(CHANNELS_LAST[0], CHANNELS_LAST[1], PLAIN[2])),
+    dict(operands=(channels_last(2, 16, 0, 7, 0), CHANNELS_LAST[1], CHANNELS_LAST[2])),
+    dict(operands=(CHANNELS_LAST[0], CHANNELS_LAST[1], np.zeros((2, 9, 7, 32), np.float16))),
+])
+def test_what_the_core_leaves_to_python(change):
+    args = {"operands": CHANNELS_LAST, "stride": 1, "padding": 1, "dilation": 1, "alpha": 1.0, "split_k": None,
+            "sync": True, **change}
+    x, w, y = args.pop("operands")
+    assert plan()._plan.run_tensors(x, w, None, y, args["stride"], args["padding"], args["dilation"], args["alpha"],
+                                    0.0, args["split_k"], args["sync"]) is None
+
+
+@pytest.mark.parametrize("operands, kwargs", [
+    ((CHANNELS_LAST[0], CHANNELS_LAST[1], channels_last(2, 31, 9, 7, 2)), dict(padding=1)),  # K 31 against 32
+    (CHANNELS_LAST, dict(padding=0)),                                                          # P is 7, not 9
+    ((CHANNELS_LAST[0], CHANNELS_LAST[1], _Tensor((2, 32, 9, 7), (2016, 1, 224, 32), _torch.float32,
+                                                  0x10_0000_0000 + 2 * GIB)), dict(padding=1)),  # D's element
+    ((_Tensor((2, 16, 9, 7), (1008, 1, 112, 16), _torch.float16, 0x10_0000_0001), *CHANNELS_LAST[1:]),
+     dict(padding=1)),                                                                         # A misaligned
+    (CHANNELS_LAST, dict(padding=1, beta=0.5)),                                                # beta without C
+    (CHANNELS_LAST, dict(padding=(1, 40))),                                                    # wider than W
+])
+def test_both_paths_refuse_with_the_same_words(operands, kwargs):
+    """stream=0 takes the Python path (the one-call run reads torch's own stream)."""
+    fast = refusal(lambda: plan().run(*operands[:2], None, operands[2], **kwargs))
+    assert fast[0] is not cuforge.DeviceError, fast
+    assert fast == refusal(lambda: plan().run(*operands[:2], None, operands[2], stream=0, **kwargs))
+
+
+def test_a_bias_and_a_plans_own_tensors():
+    x, w, y = CHANNELS_LAST
+    bias = _Tensor((32,), (1,), _torch.float16, 0x10_0000_0000 + 3 * GIB)
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        plan()._plan.run_tensors(x, w, bias, y, 1, 1, 1, 1.0, 1.0, None, False)
+    short = _Tensor((31,), (1,), _torch.float16, 0x10_0000_0000 + 3 * GIB)
+    assert refusal(lambda: plan().run(x, w, short, y, padding=1, beta=1.0)) == refusal(
+        lambda: plan().run(x, w, short, y, padding=1, beta=1.0, stream=0))
+    own = cuforge.op.Conv2dFprop(input=x, weight=w, output=y, element_accumulator=np.float32)
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        own.run(padding=1)
+
+
+def test_gemm_takes_torch_matrices_whole():
+    a = _Tensor((64, 32), (32, 1), _torch.float16, 0x10_0000_0000)
+    b = _Tensor((32, 48), (48, 1), _torch.float16, 0x10_0000_0000 + GIB)
+    d = _Tensor((64, 48), (48, 1), _torch.float16, 0x10_0000_0000 + 2 * GIB)
+    gemm = cuforge.op.Gemm(element=np.float16, element_accumulator=np.float32)
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        gemm._plan.run_tensors(a, b, None, d, 1.0, 0.0, True)
+    assert gemm._plan.run_tensors(a, b, None, d, 1.0, 0.0, 1) is None
+    wrong = _Tensor((64, 47), (47, 1), _torch.float16, 0x10_0000_0000 + 2 * GIB)
+    assert refusal(lambda: gemm.run(a, b, None, wrong)) == refusal(lambda: gemm.run(a, b, None, wrong, stream=0))
