@@ -138,7 +138,7 @@ SWEEP_SPLITS = (1, 2, 4, 8, 16, 32, 64, 128)
 def sweep_wgrad(dt, layers, rounds, kernel_cc):
     """Every wgrad tile of the kernel family (SM80 unless kernel_cc is 90; 16-byte vectors) with each
     parallel split-K slice count in SWEEP_SPLITS (SM90: up to the images), beside cuDNN, per layer:
-    what the cost model's parallel split-K choice is measured against."""
+    what the cost model's parallel split-K choice is measured against. Yields a row per timing."""
     plan = cuforge.op.Conv2d(kind="wgrad", element=dt, element_accumulator=torch.float32, kernel_cc=kernel_cc)
     pinned, names = [], set()
     for td in plan.tile_descriptions():
@@ -155,7 +155,6 @@ def sweep_wgrad(dt, layers, rounds, kernel_cc):
             pinned.append((p, tile_names))
             names |= set(tile_names)
     cuforge.build(sorted(names))
-    rows = []
     for layer_name in layers:
         layer = layer_problem(layer_name, dt)
         dw = torch.empty_like(layer.wp)
@@ -172,11 +171,10 @@ def sweep_wgrad(dt, layers, rounds, kernel_cc):
                 except cuforge.Error as e:
                     print(f"{layer_name:22s} {name} x{splits}: {e}")
                     continue
-                rows.append({"layer": layer_name, "kernel": name, "splits": splits, "ms": ms, "cudnn_ms": cudnn,
-                             "tflops": layer.flops / ms / 1e9})
                 print(f"{layer_name:22s} x{splits:<3d} {layer.flops / ms / 1e9:6.1f} TFLOP/s  {cudnn / ms:.2f}x cuDNN  "
                       f"{name}", flush=True)
-    return rows
+                yield {"layer": layer_name, "kernel": name, "splits": splits, "ms": ms, "cudnn_ms": cudnn,
+                       "tflops": layer.flops / ms / 1e9}
 
 
 def profile_layers(dt, passes, layers, top):
