@@ -569,6 +569,26 @@ def test_torch_runs_are_one_call_on_torch_current_stream():
         assert_exact(y.permute(0, 3, 1, 2) if plain else y, ref)
 
 
+@pytest.mark.parametrize("family", FAMILIES)
+def test_runs_alternating_between_problems_are_exact(family):
+    """A kernel keeps each thread's latest run's parameters: repeats, runs of another problem in
+    between, new values in the same tensors and another alpha all compute what they are given."""
+    p = plan("fprop", family)
+    runs = [tensors(case, torch.float16) for case in (FPROP[0], FPROP[2], FPROP[0])]
+    outs = [channels_last(torch.full_like(F.conv2d(x.double(), w.double(), **g).half(), float("nan")))
+            for x, w, g in runs]
+    for step in range(3):
+        for (x, w, g), y in zip(runs, outs):
+            if step == 2:
+                x.copy_(rand(x.shape, x.dtype))  # the same tensors, other values
+            alpha = 1.0 if step == 0 else -1.0
+            for _ in range(2):  # the second a repeat
+                y.fill_(float("nan"))
+                p.run(x, w, None, y, alpha=alpha, **g)
+                assert_exact(y, (alpha * F.conv2d(x.double(), w.double(), **g)).half())
+    ran(p, family, "fprop")
+
+
 def test_a_refused_run_leaves_d_untouched():
     x, w, g = tensors(FPROP[0], torch.float16)
     y = channels_last(torch.full((1, 32, 9, 7), 7.0, device="cuda", dtype=torch.float16))
