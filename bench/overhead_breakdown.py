@@ -4,7 +4,7 @@
 core's checks alone, the core's run (checks, lookup, the kernel's launch, event) on descriptors and
 on the tensors themselves (the one-call path), the whole `plan.run` (one call) and with a stream
 given (the general path), and torch.matmul for scale. 64x64x64 bf16, sync=False, microseconds of
-host time per call (bench/timing.py: the median of 9 rounds of 200 calls, each queued behind a GPU
+host time per call (bench/timing.py: the median of 9 rounds of 200 calls, wgrad's 20, each queued behind a GPU
 sleep, so that no kernel runs while they are timed). --op fprop and --op wgrad: the same steps for a
 convolution's run (channels_last fp16; fprop 1x8x8x64->64 3x3, wgrad ResNet-50's 32x28x28x128->128 3x3
 in the parallel slices the model picks), torch's conv2d or its weight gradient for scale.
