@@ -1,4 +1,4 @@
-"""The one-call runs on torch tensors (Gemm's and Conv2d's ``run_tensors``, which read the tensors in
+"""The one-call runs on torch tensors (Gemm's, GroupedGemm's and Conv2d's ``run_tensors``, which read the tensors in
 C++) against the Python path they stand in for, on a machine without torch or a GPU: a stand-in
 torch module whose tensors carry made-up addresses. The core either takes a run whole (then, with
 no GPU, it stops at the device check) or returns None, having done nothing, and the Python path
@@ -174,4 +174,24 @@ def test_gemm_takes_torch_matrices_whole():
         gemm._plan.run_tensors(a, b, None, d, 1.0, 0.0, True)
     assert gemm._plan.run_tensors(a, b, None, d, 1.0, 0.0, 1) is None
     wrong = _Tensor((64, 47), (47, 1), _torch.float16, 0x10_0000_0000 + 2 * GIB)
-    assert refusal(lambda: gemm.run(a, b, None, wrong)) == refusal(lambda: gemm.run(a, b, None, wrong, stream=0))
+    fast = refusal(lambda: gemm.run(a, b, None, wrong))
+    assert fast[0] is not cuforge.DeviceError, fast
+    assert fast == refusal(lambda: gemm.run(a, b, None, wrong, stream=0))
+
+
+def test_grouped_gemm_takes_lists_of_torch_matrices_whole():
+    def matrix(rows, cols, slot):
+        return _Tensor((rows, cols), (cols, 1), _torch.float16, 0x10_0000_0000 + slot * GIB)
+
+    A = [matrix(64, 32, 0), matrix(128, 32, 1)]
+    B = [matrix(32, 48, 2), matrix(32, 48, 3)]
+    D = [matrix(64, 48, 4), matrix(128, 48, 5)]
+    grouped = cuforge.op.GroupedGemm(element=np.float16, element_accumulator=np.float32)
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        grouped._plan.run_tensors(A, B, None, D, 1.0, 0.0, False)
+    assert grouped._plan.run_tensors(A, B, None, D, 1.0, 0.0, None) is None
+    assert grouped._plan.run_tensors(A, B, None, [D[0], np.zeros((128, 48), np.float16)], 1.0, 0.0, True) is None
+    wrong = [D[0], matrix(127, 48, 5)]  # group 1's D one row short
+    fast = refusal(lambda: grouped.run(A, B, None, wrong))
+    assert fast[0] is not cuforge.DeviceError and "group 1" in fast[1], fast
+    assert fast == refusal(lambda: grouped.run(A, B, None, wrong, stream=0))
