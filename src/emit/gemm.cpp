@@ -143,7 +143,10 @@ std::string gemm_source(const library::GemmConfig& config) {
 }
 
 KernelSource gemm_kernel(const library::GemmConfig& config, int cc) {
-  KernelSource k{config.name(), gemm_source(config), {{"cuforge/abi.h", std::string(abi_header())}}, config.arch,
+  KernelSource k{config.name(),
+                 gemm_source(config),
+                 {{"cuforge/abi.h", std::string(abi_header())}, {"cuforge/kept_run.hpp", std::string(embedded::kept_run)}},
+                 config.arch,
                  config.arch >= 90 ? 90 : cc};
   if (k.source.find(kFp8PromotionHeader) != std::string::npos)
     k.headers.emplace_back(kFp8PromotionHeader, std::string(embedded::sm90_fp8_promotion));

@@ -10,6 +10,7 @@
 #include "cuforge/emit/gemm.hpp"
 #include "cuforge/emit/template.hpp"
 #include "cuforge/library/catalog.hpp"
+#include "templates/kept_run.hpp"
 #include "test_support.hpp"
 
 namespace cuforge {
@@ -319,9 +320,9 @@ TEST(EmitGemm, Sm90Fp8128x128CooperativeOverlapsThePromotion) {
     const KernelSource k = emit::gemm_kernel(library::parse_gemm_name(name), 90);
     expect_parts(k.source, {"#include \"cuforge/sm90_fp8_promotion.hpp\"", loop,
                             "sm90_mma_tma_gmma_ss_warpspecialized_fp8.hpp"});
-    ASSERT_EQ(k.headers.size(), 2u);
-    EXPECT_EQ(k.headers[1].first, "cuforge/sm90_fp8_promotion.hpp");
-    EXPECT_TRUE(contains(k.headers[1].second, "CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn>"));
+    ASSERT_EQ(k.headers.size(), 3u);
+    EXPECT_EQ(k.headers[2].first, "cuforge/sm90_fp8_promotion.hpp");
+    EXPECT_TRUE(contains(k.headers[2].second, "CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn>"));
   }
   // CUTLASS's own loop elsewhere: other tiles, ping-pong, fast accumulation, grouped, 16-bit.
   for (const std::string& name :
@@ -338,7 +339,7 @@ TEST(EmitGemm, Sm90Fp8128x128CooperativeOverlapsThePromotion) {
     SCOPED_TRACE(name);
     const KernelSource k = emit::gemm_kernel(library::parse_gemm_name(name), 90);
     EXPECT_FALSE(contains(k.source, "cuforge_fp8")) << "CUTLASS's loop";
-    EXPECT_EQ(k.headers.size(), 1u);
+    EXPECT_EQ(k.headers.size(), 2u) << "abi.h and kept_run.hpp only";
   }
 }
 
@@ -453,9 +454,11 @@ TEST(EmitGemm, TheKernelSourceCarriesItsAbiHeaderAndTarget) {
   EXPECT_EQ(k.name, sm90.name());
   EXPECT_EQ(k.family, 90);
   EXPECT_EQ(k.target_cc, 90);
-  ASSERT_EQ(k.headers.size(), 1u);
+  ASSERT_EQ(k.headers.size(), 2u);
   EXPECT_EQ(k.headers[0].first, "cuforge/abi.h");
   EXPECT_EQ(k.headers[0].second, std::string(emit::abi_header()));
+  EXPECT_EQ(k.headers[1].first, "cuforge/kept_run.hpp");
+  EXPECT_TRUE(contains(k.headers[1].second, "class KeptRun"));
   const GemmConfig& sm80 = library::gemm_catalog(80).front();
   EXPECT_EQ(emit::gemm_kernel(sm80, 89).target_cc, 89) << "SM80 kernels are built into the target's own SASS";
   EXPECT_EQ(emit::gemm_kernel(sm90, 100).target_cc, 90) << "SM90 kernels target sm_90a whatever is asked";
@@ -477,6 +480,71 @@ TEST(EmitGemm, NoExceptionLeavesTheCAbi) {
         ++catches;
       EXPECT_EQ(catches, 3u) << config.name();
     }
+}
+
+// The kernels' own helper (templates/kept_run.hpp), compiled here as the kernels compile it.
+TEST(EmitKeptRun, ARepeatOfTheLatestRunKeepsItsStateAndAnythingElsePreparesAnew) {
+  cuforge_kernel::KeptRun<int, sizeof(int) + sizeof(double)> kept;
+  int prepared = 0;
+  const auto prepare_as = [&](int value, int status) {
+    return [&prepared, value, status](int& state) {
+      ++prepared;
+      state = value;
+      return status;
+    };
+  };
+  int key = 7;
+  double scale = 0.5;
+  EXPECT_EQ(kept.prepare_unless_kept({{&key, sizeof key}, {&scale, sizeof scale}}, prepare_as(1, CUFORGE_STATUS_SUCCESS)),
+            CUFORGE_STATUS_SUCCESS);
+  EXPECT_EQ(kept.prepare_unless_kept({{&key, sizeof key}, {&scale, sizeof scale}}, prepare_as(2, CUFORGE_STATUS_SUCCESS)),
+            CUFORGE_STATUS_SUCCESS);
+  EXPECT_EQ(prepared, 1);
+  EXPECT_EQ(kept.state(), 1) << "a repeat runs with the state prepared for it";
+  scale = 0.25;  // any part of the key
+  kept.prepare_unless_kept({{&key, sizeof key}, {&scale, sizeof scale}}, prepare_as(3, CUFORGE_STATUS_SUCCESS));
+  EXPECT_EQ(prepared, 2);
+  EXPECT_EQ(kept.state(), 3);
+  // A preparation that fails keeps nothing: the same run prepares again.
+  key = 8;
+  EXPECT_EQ(kept.prepare_unless_kept({{&key, sizeof key}, {&scale, sizeof scale}},
+                                     prepare_as(4, CUFORGE_STATUS_WORKSPACE_TOO_SMALL)),
+            CUFORGE_STATUS_WORKSPACE_TOO_SMALL);
+  EXPECT_EQ(kept.prepare_unless_kept({{&key, sizeof key}, {&scale, sizeof scale}}, prepare_as(5, CUFORGE_STATUS_SUCCESS)),
+            CUFORGE_STATUS_SUCCESS);
+  EXPECT_EQ(prepared, 4);
+  EXPECT_EQ(kept.state(), 5);
+  // A key of another size than declared is the entry's error, refused before anything is prepared.
+  EXPECT_EQ(kept.prepare_unless_kept({{&key, sizeof key}}, prepare_as(6, CUFORGE_STATUS_SUCCESS)),
+            CUFORGE_STATUS_INTERNAL_ERROR);
+  EXPECT_EQ(kept.prepare_unless_kept({{&scale, sizeof scale}, {&scale, sizeof scale}}, prepare_as(6, CUFORGE_STATUS_SUCCESS)),
+            CUFORGE_STATUS_INTERNAL_ERROR);
+  EXPECT_EQ(prepared, 4);
+}
+
+// Every family's run keeps its latest run through the one helper: GEMM (both families), grouped,
+// Conv2d, and SM90 wgrad split between the images.
+TEST(EmitKeptRun, EveryFamilysRunKeepsItsLatestRunThroughTheHelper) {
+  std::vector<GemmConfig> configs = {library::gemm_catalog(90).front(), library::gemm_catalog(80).front()};
+  for (KernelKind kind : {KernelKind::Grouped, KernelKind::Conv2dFprop, KernelKind::Conv2dWgrad})
+    for (Arch arch : {80, 90}) {
+      library::GemmFilter f;
+      f.kind = kind;
+      f.arch = arch;
+      configs.push_back(*library::find_gemms(f).front());
+    }
+  GemmConfig split = configs.back();  // SM90 wgrad
+  split.parallel_split_k = true;
+  configs.push_back(split);
+  for (const GemmConfig& c : configs) {
+    SCOPED_TRACE(c.name());
+    const KernelSource k = emit::gemm_kernel(c, 90);
+    EXPECT_TRUE(contains(k.source, "#include \"cuforge/kept_run.hpp\"\n"));
+    EXPECT_TRUE(contains(k.source, "kept.prepare_unless_kept("));
+    EXPECT_FALSE(contains(k.source, "LastRun"));
+    ASSERT_GE(k.headers.size(), 2u);
+    EXPECT_EQ(k.headers[1].first, "cuforge/kept_run.hpp");
+  }
 }
 
 TEST(EmitGemm, AbiHeaderIsTheInstalledOne) {
