@@ -2,8 +2,9 @@
 """Where the host time of one small run goes, step by step: reading the torch tensors' attributes
 (each, then all five of the three operands), describing the operands, finding the stream, the
 core's checks alone, the core's run (checks, lookup, the kernel's launch, event) on descriptors and
-on the tensors themselves (the one-call path), the whole `plan.run` (one call) and with a stream
-given (the general path), and torch.matmul for scale. 64x64x64 bf16, sync=False, microseconds of
+on the tensors themselves (the one-call path), the whole `plan.run` (one call, also with a stream
+given as an int) and by the general path (a stream handed over as CuPy's, which only Python reads),
+and torch.matmul for scale. 64x64x64 bf16, sync=False, microseconds of
 host time per call (bench/timing.py: the median of 9 rounds of 200 calls, wgrad's 20, each queued behind a GPU
 sleep, so that no kernel runs while they are timed). --op fprop and --op wgrad: the same steps for a
 convolution's run (channels_last fp16; fprop 1x8x8x64->64 3x3, wgrad ResNet-50's 32x28x28x128->128 3x3
@@ -14,6 +15,7 @@ in the parallel slices the model picks), torch's conv2d or its weight gradient f
 
 import argparse
 import json
+import types
 
 import torch
 
@@ -28,6 +30,7 @@ def gemm_rows():
     A, B, D = (torch.randn(64, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     descs = [describe(x, name) for x, name in zip((A, B, D), "ABD")]
     stream = current_stream((A,), None)
+    python_stream = types.SimpleNamespace(ptr=stream)  # as CuPy hands a stream over: read in Python only
     core = plan._plan
 
     def attributes():
@@ -47,6 +50,7 @@ def gemm_rows():
         ("core run", lambda: core.run(descs[0], descs[1], None, descs[2], 1.0, 0.0, stream, None)),
         ("core run_tensors", lambda: core.run_tensors(A, B, None, D, 1.0, 0.0, False)),
         ("plan.run, stream given", lambda: plan.run(A, B, None, D, sync=False, stream=stream)),
+        ("plan.run, general path", lambda: plan.run(A, B, None, D, sync=False, stream=python_stream)),
         ("plan.run", lambda: plan.run(A, B, None, D, sync=False)),
         ("torch.matmul", lambda: torch.matmul(A, B, out=D)),
     ]
@@ -68,6 +72,7 @@ def conv_rows(kind):
     views = _nhwc_views((A, B, D))
     descs = [describe(v, name) for v, name in zip(views, "ABD")]
     stream = current_stream((A,), None)
+    python_stream = types.SimpleNamespace(ptr=stream)  # as CuPy hands a stream over: read in Python only
     core, g = plan._plan, tuple(geometry.values())
     if kind == "fprop":
         baseline = ("torch conv2d", lambda: torch.nn.functional.conv2d(x, w, padding=1))
@@ -81,6 +86,7 @@ def conv_rows(kind):
         ("core run", lambda: core.run(descs[0], descs[1], None, descs[2], *g, 1.0, 0.0, 0, False, stream, None)),
         ("core run_tensors", lambda: core.run_tensors(A, B, None, D, 1, 1, 1, 1.0, 0.0, None, False)),
         ("plan.run, stream given", lambda: plan.run(A, B, None, D, sync=False, stream=stream, **geometry)),
+        ("plan.run, general path", lambda: plan.run(A, B, None, D, sync=False, stream=python_stream, **geometry)),
         ("plan.run", lambda: plan.run(A, B, None, D, sync=False, **geometry)),
         baseline,
     ]

@@ -143,7 +143,28 @@ std::optional<TensorRef> torch_tensor_ref(nb::handle h) {
   return ref;
 }
 
-std::optional<uintptr_t> torch_current_stream(int device) {
+namespace {
+
+// A Python int (not a bool) of 64 bits as a stream handle; nullopt for anything else.
+std::optional<uintptr_t> stream_handle(PyObject* x) {
+  if (!PyLong_Check(x) || PyBool_Check(x)) return std::nullopt;
+  const unsigned long long handle = PyLong_AsUnsignedLongLong(x);
+  if (PyErr_Occurred()) {  // negative, or 65 bits and more
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return uintptr_t(handle);
+}
+
+}  // namespace
+
+std::optional<uintptr_t> run_stream(nb::handle stream, int device) {
+  if (!stream.is_none()) {
+    if (auto handle = stream_handle(stream.ptr())) return handle;
+    static PyObject* const cuda_stream = PyUnicode_InternFromString("cuda_stream");
+    const nb::object attribute = get_attribute(stream, cuda_stream);
+    return attribute.is_valid() ? stream_handle(attribute.ptr()) : std::nullopt;
+  }
   const Torch* t = torch();
   if (!t || t->current_raw_stream.is_none()) return std::nullopt;
   PyObject* r = PyObject_CallOneArg(t->current_raw_stream.ptr(), nb::int_(device).ptr());
@@ -151,13 +172,7 @@ std::optional<uintptr_t> torch_current_stream(int device) {
     PyErr_Clear();
     return std::nullopt;
   }
-  nb::object stream = nb::steal(r);
-  const uintptr_t handle = uintptr_t(PyLong_AsUnsignedLongLong(stream.ptr()));
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
-    return std::nullopt;
-  }
-  return handle;
+  return stream_handle(nb::steal(r).ptr());
 }
 
 std::optional<std::vector<TensorRef>> torch_tensor_refs(nb::handle sequence) {

@@ -26,8 +26,11 @@ std::vector<TensorRef> tensor_refs(const std::vector<nb::handle>& list, const ch
 // interpreter's work), or nullopt when `h` is anything else: another kind of array, a CPU tensor,
 // an element type cuforge has no name for, torch not imported. Callers then take the general path.
 std::optional<TensorRef> torch_tensor_ref(nb::handle h);
-// torch's current stream on `device` (nullopt when this torch cannot say).
-std::optional<uintptr_t> torch_current_stream(int device);
+// The stream a run on torch tensors of `device` takes, as cuforge.arrays.current_stream decides:
+// given None, torch's current stream there; an int (not a bool) of 64 bits, that handle; an object
+// whose `cuda_stream` is one (a torch.cuda.Stream), its handle. nullopt for anything else (a CuPy
+// stream, a negative int; or a torch that cannot say), which the Python layer then takes.
+std::optional<uintptr_t> run_stream(nb::handle stream, int device);
 // A list or tuple of CUDA torch tensors, each read as torch_tensor_ref reads one (nullopt for any
 // other sequence or element).
 std::optional<std::vector<TensorRef>> torch_tensor_refs(nb::handle sequence);

@@ -216,21 +216,23 @@ void bind_plans(nb::module_& m) {
            "on_complete"_a.none(), "scale_a"_a.none() = nb::none(), "scale_b"_a.none() = nb::none())
       .def("run_tensors",
            [](Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle alpha, nb::handle beta,
-              nb::handle sync) -> std::optional<runtime::RunHandle> {
+              nb::handle sync, nb::handle stream) -> std::optional<runtime::RunHandle> {
              if (!is_bool(sync)) return std::nullopt;
              auto ta = torch_tensor_ref(a), tb = torch_tensor_ref(b), td = torch_tensor_ref(d);
              if (!ta || !tb || !td || ta->rank != 2 || tb->rank != 2 || td->rank != 2) return std::nullopt;
              std::optional<TensorRef> tc = TensorRef{};
              if (!c.is_none() && (!(tc = torch_tensor_ref(c)) || tc->rank > 2)) return std::nullopt;
              auto al = python_real(alpha), be = python_real(beta);
-             auto stream = torch_current_stream(ta->device);
-             if (!al || !be || !stream) return std::nullopt;
-             return finished(g.run(*ta, *tb, *tc, *td, *al, *be, reinterpret_cast<cudaStream_t>(*stream)),
+             auto s = run_stream(stream, ta->device);
+             if (!al || !be || !s) return std::nullopt;
+             return finished(g.run(*ta, *tb, *tc, *td, *al, *be, reinterpret_cast<cudaStream_t>(*s)),
                              sync.ptr() == Py_True);
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a.none(),
-           "run() on 2-D CUDA torch tensors (C None, a matrix or a bias row), real alpha and beta, torch's current "
-           "stream, in one call; None (nothing done) for any other operands, which the Python layer then runs.")
+           "stream"_a.none() = nb::none(),
+           "run() on 2-D CUDA torch tensors (C None, a matrix or a bias row), real alpha and beta, on torch's "
+           "current stream or a stream given as an int or a torch.cuda.Stream, in one call; None (nothing done) for "
+           "any other arguments, which the Python layer then runs.")
       .def("profile",
            [](Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta, int top,
               const std::string& filter, int jobs, uintptr_t stream,
@@ -305,20 +307,22 @@ void bind_plans(nb::module_& m) {
            "The list form: one operand descriptor per group (C may be an empty list when beta == 0).")
       .def("run_tensors",
            [](GroupedGemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle alpha,
-              nb::handle beta, nb::handle sync) -> std::optional<runtime::RunHandle> {
+              nb::handle beta, nb::handle sync, nb::handle stream) -> std::optional<runtime::RunHandle> {
              if (!is_bool(sync)) return std::nullopt;
              auto as = torch_tensor_refs(a), bs = torch_tensor_refs(b), ds = torch_tensor_refs(d);
              auto cs = c.is_none() ? std::optional(std::vector<TensorRef>{}) : torch_tensor_refs(c);
              auto al = python_real(alpha), be = python_real(beta);
              if (!as || !bs || !cs || !ds || as->empty() || !al || !be) return std::nullopt;
-             auto stream = torch_current_stream(as->front().device);
-             if (!stream) return std::nullopt;
+             auto s = run_stream(stream, as->front().device);
+             if (!s) return std::nullopt;
              auto problem = g.check(*as, *bs, *cs, *ds, *al, *be);
-             return finished(g.run(problem, *al, *be, reinterpret_cast<cudaStream_t>(*stream)), sync.ptr() == Py_True);
+             return finished(g.run(problem, *al, *be, reinterpret_cast<cudaStream_t>(*s)), sync.ptr() == Py_True);
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a.none(),
-           "The list form on lists of CUDA torch tensors with real alpha and beta, on torch's current stream, in "
-           "one call; None (nothing done) for any other operands, which the Python layer then runs.")
+           "stream"_a.none() = nb::none(),
+           "The list form on lists of CUDA torch tensors with real alpha and beta, on torch's current stream or a "
+           "stream given as an int or a torch.cuda.Stream, in one call; None (nothing done) for any other "
+           "arguments, which the Python layer then runs.")
       .def("run_offsets",
            [](GroupedGemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle offsets,
               double alpha, double beta, uintptr_t stream) {
@@ -393,7 +397,7 @@ void bind_plans(nb::module_& m) {
       .def("run_tensors",
            [](Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle stride, nb::handle padding,
               nb::handle dilation, nb::handle alpha, nb::handle beta, nb::handle split_k,
-              nb::handle sync) -> std::optional<runtime::RunHandle> {
+              nb::handle sync, nb::handle stream) -> std::optional<runtime::RunHandle> {
              op::ConvGeometry geometry;
              auto split = python_split_k(split_k);
              if (!is_bool(sync) || !split || !python_pair(stride, 1, geometry.stride) ||
@@ -404,16 +408,18 @@ void bind_plans(nb::module_& m) {
              std::optional<TensorRef> tc = TensorRef{};
              if (!c.is_none() && !(tc = torch_tensor_ref(c))) return std::nullopt;
              auto al = python_real(alpha), be = python_real(beta);
-             auto stream = torch_current_stream(ta->device);
-             if (!al || !be || !stream || !torch_nhwc_views({&*ta, &*tb, &*tc, &*td})) return std::nullopt;
+             auto s = run_stream(stream, ta->device);
+             if (!al || !be || !s || !torch_nhwc_views({&*ta, &*tb, &*tc, &*td})) return std::nullopt;
              auto problem = g.check(*ta, *tb, *tc, *td, geometry, *be, *split);
-             return finished(g.run(problem, *al, *be, reinterpret_cast<cudaStream_t>(*stream)), sync.ptr() == Py_True);
+             return finished(g.run(problem, *al, *be, reinterpret_cast<cudaStream_t>(*s)), sync.ptr() == Py_True);
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a.none(), "padding"_a.none(),
            "dilation"_a.none(), "alpha"_a.none(), "beta"_a.none(), "split_k"_a.none(), "sync"_a.none(),
+           "stream"_a.none() = nb::none(),
            "run() on 4-D CUDA torch tensors (channels_last N, C, H, W or plain N, H, W, C; C None, of D's shape or "
-           "a bias vector), int geometry, real alpha and beta, split_k None or (mode, slices), torch's current "
-           "stream, in one call; None (nothing done) for any other arguments, which the Python layer then runs.")
+           "a bias vector), int geometry, real alpha and beta, split_k None or (mode, slices), on torch's current "
+           "stream or a stream given as an int or a torch.cuda.Stream, in one call; None (nothing done) for any "
+           "other arguments, which the Python layer then runs.")
       .def("check",
            [](const Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, const Pair& stride,
               const Pair& padding, const Pair& dilation, double beta, int splits, bool parallel) {

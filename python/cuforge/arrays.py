@@ -106,17 +106,22 @@ class HostStaging:
         return (ptr, to_datatype(x.dtype), x.shape, strides, device), buf, x
 
 
+def _stream_handle(handle, name: str) -> int:
+    """A stream handle as CUDA takes one: an int (not a bool) of 0 or more, 64 bits."""
+    if not isinstance(handle, int) or isinstance(handle, bool) or not 0 <= handle < 2**64:
+        raise InvalidArgumentError(f"{name}: expected a stream handle (an int of 0 or more, 64 bits), got {handle!r}")
+    return handle
+
+
 def current_stream(operands, stream) -> int:
     """The stream to run on: the one given, else the current stream of the first device array's
     framework (torch or CuPy), else the legacy default stream (0)."""
     if stream is not None:
         if isinstance(stream, int) and not isinstance(stream, bool):
-            if not 0 <= stream < 2**64:
-                raise InvalidArgumentError(f"stream: expected a stream handle (0 or more, 64 bits), got {stream}")
-            return stream
+            return _stream_handle(stream, "stream")
         for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
             if hasattr(stream, attr):
-                return int(getattr(stream, attr))
+                return _stream_handle(getattr(stream, attr), f"stream.{attr}")
         raise InvalidArgumentError(
             f"stream: expected an integer handle, a torch.cuda.Stream or a cupy Stream, got {type(stream).__name__}"
         )

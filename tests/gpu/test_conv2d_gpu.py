@@ -569,6 +569,29 @@ def test_torch_runs_are_one_call_on_torch_current_stream():
         assert_exact(y.permute(0, 3, 1, 2) if plain else y, ref)
 
 
+@pytest.mark.parametrize("given", ["torch_stream", "int"])
+def test_a_stream_given_takes_one_call_on_that_stream(given):
+    """stream= as a torch.cuda.Stream or its int handle: the core reads it and queues the run there,
+    not on torch's current stream."""
+    x, w, g = tensors(FPROP[0], torch.float16)
+    ref = F.conv2d(x.double(), w.double(), **g).half()
+    p = plan("fprop", "sm90")
+    side = torch.cuda.Stream()
+    stream = side if given == "torch_stream" else side.cuda_stream
+    for run in (lambda y: p._plan.run_tensors(x, w, None, y, 1, 1, 1, 1.0, 0.0, None, False, stream),
+                lambda y: p.run(x, w, None, y, sync=False, stream=stream, **g)):
+        y = channels_last(torch.full(ref.shape, float("nan"), device="cuda", dtype=torch.float16))
+        torch.cuda.synchronize()
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(200_000_000)  # about a tenth of a second of GPU clock cycles
+        handle = run(y)
+        assert handle is not None, "the core left a run with a stream given to the Python layer"
+        assert torch.cuda.current_stream().query(), "the run was queued on torch's current stream"
+        assert not side.query() and not handle.done(), "the run was not queued on the stream given"
+        handle.sync()
+        assert_exact(y, ref)
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_runs_alternating_between_problems_are_exact(family):
     """A kernel keeps each thread's latest run's parameters: repeats, runs of another problem in

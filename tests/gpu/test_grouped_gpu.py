@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 import cuforge  # noqa: E402
 from exact import COL, ROW, assert_exact, layout, rand_int  # noqa: E402
+from paths import general_path_stream  # noqa: E402
 from timing import host_time_us  # noqa: E402
 from prebuild import build_selected  # noqa: E402
 
@@ -247,23 +248,45 @@ def check_products(As, Bs, Ds):
 
 
 def test_lists_of_torch_tensors_take_one_call_and_equal_the_general_path():
-    """Lists of CUDA torch tensors go to the core in one call (read in C++); a given stream takes the
-    Python path. Both must agree, and the one call must cost less host time (printed)."""
+    """Lists of CUDA torch tensors go to the core in one call (read in C++); a stream as CuPy's takes
+    the Python path. Both must agree, and the one call must cost less host time (printed)."""
     gen = torch.Generator(device="cuda").manual_seed(5)
     p = plan("sm90")
     As, Bs = small_inputs(gen), small_inputs(gen, 128, 64)
     fast, general = nan_outputs(), nan_outputs()
     p.run(As, Bs, None, fast)
-    p.run(As, Bs, None, general, stream=torch.cuda.current_stream())
+    p.run(As, Bs, None, general, stream=general_path_stream())
     for g in range(SMALL_GROUPS):
         assert torch.equal(fast[g], general[g])
     check_products(As, Bs, fast)
 
     one_call = host_time_us(lambda: p.run(As, Bs, None, fast, sync=False), calls=20, warmup=20)
-    python = host_time_us(lambda: p.run(As, Bs, None, fast, sync=False, stream=torch.cuda.current_stream()),
-                          calls=20, warmup=20)
+    python_stream = general_path_stream()
+    python = host_time_us(lambda: p.run(As, Bs, None, fast, sync=False, stream=python_stream), calls=20, warmup=20)
     print(f"host time of a 64-group list run(): {one_call:.1f} us in one call, {python:.1f} us through Python")
     assert one_call < python
+
+
+@pytest.mark.parametrize("given", ["torch_stream", "int"])
+def test_a_stream_given_takes_one_call_on_that_stream(given):
+    """stream= as a torch.cuda.Stream or its int handle: the core reads it and queues the run there."""
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    p = plan("sm90")
+    As, Bs = small_inputs(gen), small_inputs(gen, 128, 64)
+    side = torch.cuda.Stream()
+    stream = side if given == "torch_stream" else side.cuda_stream
+    for run in (lambda Ds: p._plan.run_tensors(As, Bs, None, Ds, 1.0, 0.0, False, stream),
+                lambda Ds: p.run(As, Bs, None, Ds, sync=False, stream=stream)):
+        Ds = nan_outputs()
+        torch.cuda.synchronize()
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(200_000_000)  # about a tenth of a second of GPU clock cycles
+        handle = run(Ds)
+        assert handle is not None, "the core left a run with a stream given to the Python layer"
+        assert torch.cuda.current_stream().query(), "the run was queued on torch's current stream"
+        assert not side.query() and not handle.done(), "the run was not queued on the stream given"
+        handle.sync()
+        check_products(As, Bs, Ds)
 
 
 def test_list_runs_queued_behind_the_gpu_neither_wait_for_it_nor_mix_descriptors():

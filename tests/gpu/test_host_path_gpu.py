@@ -1,6 +1,7 @@
 """On the GPU: the one-call path of Gemm.run (2-D CUDA torch tensors and real scalars go to the
-core in one call) against the general path (taken when a stream is given), and repeated runs
-that reuse a kernel's prepared parameters only while the arguments are unchanged."""
+core in one call) against the general path (paths.general_path_stream), a stream given either
+way, and repeated runs that reuse a kernel's prepared parameters only while the arguments are
+unchanged."""
 
 import pytest
 
@@ -10,6 +11,7 @@ torch = pytest.importorskip("torch")
 
 import cuforge  # noqa: E402
 from exact import COL, ROW, assert_exact, poisoned, rand_int, reference  # noqa: E402
+from paths import general_path_stream  # noqa: E402
 from timing import host_time_us  # noqa: E402
 
 BF16 = torch.bfloat16
@@ -42,7 +44,7 @@ def test_one_call_path_equals_the_general_path(kernel_cc, case, gen):
     fast, general = poisoned(M, N, BF16, ROW), poisoned(M, N, BF16, ROW)
     plan.run(A, B, C, fast, alpha=alpha, beta=beta)
     fast_kernel = plan.last_kernel
-    plan.run(A, B, C, general, alpha=alpha, beta=beta, stream=torch.cuda.current_stream())
+    plan.run(A, B, C, general, alpha=alpha, beta=beta, stream=general_path_stream())
     assert plan.last_kernel == fast_kernel
     assert torch.equal(fast, general)
     assert_exact(fast, reference(A, B, C.expand(M, N), alpha, beta, BF16))
@@ -55,7 +57,7 @@ def test_one_call_path_refuses_as_the_general_path_does(gen):
     with pytest.raises(cuforge.InvalidArgumentError) as fast:
         plan.run(A, B, None, D)
     with pytest.raises(cuforge.InvalidArgumentError) as general:
-        plan.run(A, B, None, D, stream=torch.cuda.current_stream())
+        plan.run(A, B, None, D, stream=general_path_stream())
     assert str(fast.value) == str(general.value)
     assert torch.isnan(D).all()  # nothing was written
     with pytest.raises(cuforge.DataTypeError):  # an element type cuforge lacks: the general path names it
@@ -95,13 +97,37 @@ def test_repeated_runs_see_every_change_of_arguments(kernel_cc, gen):
         assert_exact(D, reference(A, B, C, alpha, beta, BF16))
 
 
+@pytest.mark.parametrize("given", ["torch_stream", "int"])
+def test_a_stream_given_takes_the_one_call_path_on_that_stream(given, gen):
+    """stream= as a torch.cuda.Stream or its int handle: the core reads it (run_tensors takes the
+    run) and queues the kernel there, behind that stream's work, not on torch's current stream."""
+    plan = plan_for()
+    A, B = rand_int(M, K, BF16, ROW, gen), rand_int(K, N, BF16, ROW, gen)
+    expected = reference(A, B, None, 1.0, 0.0, BF16)
+    side = torch.cuda.Stream()
+    stream = side if given == "torch_stream" else side.cuda_stream
+    for run in (lambda D: plan._plan.run_tensors(A, B, None, D, 1.0, 0.0, False, stream),
+                lambda D: plan.run(A, B, None, D, sync=False, stream=stream)):
+        D = poisoned(M, N, BF16, ROW)
+        torch.cuda.synchronize()
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(200_000_000)  # about a tenth of a second of GPU clock cycles
+        handle = run(D)
+        assert handle is not None, "the core left a run with a stream given to the Python layer"
+        assert torch.cuda.current_stream().query(), "the run was queued on torch's current stream"
+        assert not side.query() and not handle.done(), "the run was not queued on the stream given"
+        handle.sync()
+        assert_exact(D, expected)
+
+
 def test_one_call_path_host_time_beside_torch_matmul():
     """Measured, printed; the assertion only catches a path that fell back to Python's."""
     plan = plan_for()
     A, B, D = (torch.randn(64, 64, device="cuda", dtype=BF16) for _ in range(3))
 
     ours = host_time_us(lambda: plan.run(A, B, None, D, sync=False))
-    general = host_time_us(lambda: plan.run(A, B, None, D, sync=False, stream=torch.cuda.current_stream()))
+    python_stream = general_path_stream()
+    general = host_time_us(lambda: plan.run(A, B, None, D, sync=False, stream=python_stream))
     matmul = host_time_us(lambda: torch.matmul(A, B, out=D))
     print(f"64^3 bf16 host time per call: plan.run {ours:.2f} us (general path {general:.2f}), "
           f"torch.matmul {matmul:.2f} us")

@@ -76,6 +76,9 @@ _torch.float16, _torch.float32 = _Dtype("float16"), _Dtype("float32")
 _torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: 0)
 
 GIB = 1 << 30
+# A stream as CuPy's (a handle in .ptr): the Python path takes it, the one-call run leaves it there,
+# so passing it runs a call by the Python path on the same stream 0.
+PYTHON_PATH = types.SimpleNamespace(ptr=0)
 
 
 @pytest.fixture(autouse=True)
@@ -146,10 +149,48 @@ def test_what_the_core_leaves_to_python(change):
     (CHANNELS_LAST, dict(padding=(1, 40))),                                                    # wider than W
 ])
 def test_both_paths_refuse_with_the_same_words(operands, kwargs):
-    """stream=0 takes the Python path (the one-call run reads torch's own stream)."""
     fast = refusal(lambda: plan().run(*operands[:2], None, operands[2], **kwargs))
     assert fast[0] is not cuforge.DeviceError, fast
-    assert fast == refusal(lambda: plan().run(*operands[:2], None, operands[2], stream=0, **kwargs))
+    assert fast == refusal(lambda: plan().run(*operands[:2], None, operands[2], stream=PYTHON_PATH, **kwargs))
+
+
+class _Stream:
+    """torch.cuda.Stream as the core reads it: its handle in .cuda_stream."""
+
+    def __init__(self, handle):
+        self.cuda_stream = handle
+
+
+@pytest.mark.parametrize("stream", [None, 0, 7, 2**64 - 1, _Stream(0x5000)], ids=["current", "0", "7", "max", "torch"])
+def test_the_core_takes_a_stream_given(stream):
+    x, w, y = CHANNELS_LAST
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        plan()._plan.run_tensors(x, w, None, y, 1, 1, 1, 1.0, 0.0, None, True, stream)
+    a = _Tensor((64, 32), (32, 1), _torch.float16, 0x10_0000_0000)
+    b = _Tensor((32, 48), (48, 1), _torch.float16, 0x10_0000_0000 + GIB)
+    d = _Tensor((64, 48), (48, 1), _torch.float16, 0x10_0000_0000 + 2 * GIB)
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        cuforge.op.Gemm(element=np.float16, element_accumulator=np.float32)._plan.run_tensors(
+            a, b, None, d, 1.0, 0.0, True, stream)
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        cuforge.op.GroupedGemm(element=np.float16, element_accumulator=np.float32)._plan.run_tensors(
+            [a], [b], None, [d], 1.0, 0.0, True, stream)
+
+
+@pytest.mark.parametrize("stream", [-1, 2**64, True, 1.0, np.int64(0), "0", PYTHON_PATH, _Stream(-1), _Stream(None)])
+def test_other_streams_are_left_to_python_which_names_the_bad_ones(stream):
+    x, w, y = CHANNELS_LAST
+    assert plan()._plan.run_tensors(x, w, None, y, 1, 1, 1, 1.0, 0.0, None, True, stream) is None
+    a = _Tensor((64, 32), (32, 1), _torch.float16, 0x10_0000_0000)
+    b = _Tensor((32, 48), (48, 1), _torch.float16, 0x10_0000_0000 + GIB)
+    d = _Tensor((64, 48), (48, 1), _torch.float16, 0x10_0000_0000 + 2 * GIB)
+    gemm = cuforge.op.Gemm(element=np.float16, element_accumulator=np.float32)
+    assert gemm._plan.run_tensors(a, b, None, d, 1.0, 0.0, True, stream) is None
+    grouped = cuforge.op.GroupedGemm(element=np.float16, element_accumulator=np.float32)
+    assert grouped._plan.run_tensors([a], [b], None, [d], 1.0, 0.0, True, stream) is None
+    if stream is not PYTHON_PATH:
+        with pytest.raises(cuforge.InvalidArgumentError, match=r"^stream(\.cuda_stream)?: expected"):
+            gemm.run(a, b, None, d, stream=stream)
 
 
 def test_a_bias_and_a_plans_own_tensors():
@@ -159,7 +200,7 @@ def test_a_bias_and_a_plans_own_tensors():
         plan()._plan.run_tensors(x, w, bias, y, 1, 1, 1, 1.0, 1.0, None, False)
     short = _Tensor((31,), (1,), _torch.float16, 0x10_0000_0000 + 3 * GIB)
     assert refusal(lambda: plan().run(x, w, short, y, padding=1, beta=1.0)) == refusal(
-        lambda: plan().run(x, w, short, y, padding=1, beta=1.0, stream=0))
+        lambda: plan().run(x, w, short, y, padding=1, beta=1.0, stream=PYTHON_PATH))
     own = cuforge.op.Conv2dFprop(input=x, weight=w, output=y, element_accumulator=np.float32)
     with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
         own.run(padding=1)
@@ -176,7 +217,7 @@ def test_gemm_takes_torch_matrices_whole():
     wrong = _Tensor((64, 47), (47, 1), _torch.float16, 0x10_0000_0000 + 2 * GIB)
     fast = refusal(lambda: gemm.run(a, b, None, wrong))
     assert fast[0] is not cuforge.DeviceError, fast
-    assert fast == refusal(lambda: gemm.run(a, b, None, wrong, stream=0))
+    assert fast == refusal(lambda: gemm.run(a, b, None, wrong, stream=PYTHON_PATH))
 
 
 def test_grouped_gemm_takes_lists_of_torch_matrices_whole():
@@ -194,4 +235,4 @@ def test_grouped_gemm_takes_lists_of_torch_matrices_whole():
     wrong = [D[0], matrix(127, 48, 5)]  # group 1's D one row short
     fast = refusal(lambda: grouped.run(A, B, None, wrong))
     assert fast[0] is not cuforge.DeviceError and "group 1" in fast[1], fast
-    assert fast == refusal(lambda: grouped.run(A, B, None, wrong, stream=0))
+    assert fast == refusal(lambda: grouped.run(A, B, None, wrong, stream=PYTHON_PATH))

@@ -8,6 +8,7 @@ DataTypeError whose message starts with the operand's name.
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional
@@ -183,8 +184,11 @@ def test_sync_and_stream_of_the_wrong_kind_are_refused_before_the_run(op):
         if op == "grouped":
             plan, ops = cuforge.op.GroupedGemm(element=f16, layout=RowMajor), [None if x is None else [x] for x in ops]
     for kwargs, says in ((dict(sync="yes"), "^sync: expected True or False, got 'yes'"),
-                         (dict(stream=-1), r"^stream: expected a stream handle \(0 or more, 64 bits\), got -1"),
-                         (dict(stream=True), "^stream: expected an integer handle")):
+                         (dict(stream=-1), r"^stream: expected a stream handle \(an int of 0 or more, 64 bits\), got -1"),
+                         (dict(stream=True), "^stream: expected an integer handle"),
+                         (dict(stream=types.SimpleNamespace(cuda_stream=None)),
+                          r"^stream.cuda_stream: expected a stream handle \(an int of 0 or more, 64 bits\), got None"),
+                         (dict(stream=types.SimpleNamespace(ptr=2**64)), "^stream.ptr: expected a stream handle")):
         with pytest.raises(cuforge.InvalidArgumentError, match=says):
             plan.run(*ops, **kwargs)
     with pytest.raises(cuforge.DeviceError):

@@ -210,12 +210,13 @@ class Conv2d(Plan):
         kernel, ``split_k=('parallel', n)`` into n slices of f32 partial products summed by a
         reduction kernel; by default the plan's settings (and its choice) apply.
         """
-        if stream is None and not print_module and not self._no_c:
-            # 4-D CUDA torch tensors, int geometry and real scalars: one call into the core, which
-            # returns None (having done nothing) for anything else.
+        if not print_module and not self._no_c:
+            # 4-D CUDA torch tensors, int geometry, real scalars, torch's stream or one given as an
+            # int or a torch.cuda.Stream: one call into the core, which returns None (having done
+            # nothing) for anything else.
             handle = self._plan.run_tensors(A, B, self.C if C is None else C, D, stride, padding, dilation,
                                             self.alpha if alpha is None else alpha,
-                                            self.beta if beta is None else beta, split_k, sync)
+                                            self.beta if beta is None else beta, split_k, sync, stream)
             if handle is not None:
                 return handle
         A, B, C, D, alpha, beta, sync = self._run_arguments(A, B, C, D, alpha, beta, sync)

@@ -165,12 +165,13 @@ class GroupedGemm(Plan):
         """Every group's D = activation(alpha * A @ B + beta * C). Returns a handle whose sync() waits for
         this run only. Operands default to those given at construction; every one is checked, and the
         group it belongs to named, before anything runs."""
-        if offsets is None and stream is None and not print_module and not self._no_c:
-            # Lists of CUDA torch tensors and real scalars: one call into the core, which returns None
-            # (having done nothing) for anything else.
+        if offsets is None and not print_module and not self._no_c:
+            # Lists of CUDA torch tensors, real scalars, torch's stream or one given as an int or a
+            # torch.cuda.Stream: one call into the core, which returns None (having done nothing) for
+            # anything else.
             handle = self._plan.run_tensors(A, B, self.C if C is None else C, D,
                                             self.alpha if alpha is None else alpha,
-                                            self.beta if beta is None else beta, sync)
+                                            self.beta if beta is None else beta, sync, stream)
             if handle is not None:
                 return handle
         A, B, C, D, alpha, beta, sync = self._run_arguments(A, B, C, D, alpha, beta, sync)
