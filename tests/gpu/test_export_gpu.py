@@ -34,6 +34,8 @@ def _gemm_plan(dtype=BF16, lc=L.RowMajor, activation=None, kernel_cc=None):
     return plan
 
 
+# A 1x1 fprop the model runs on a GEMM kernel (64x64 ping-pong; smaller ones take a convolution tile).
+POINTWISE = (8, 14, 14, 1024, 256, 1, 1)
 # name -> the operation exported under it
 EXPORTS = {
     "cf_gemm": lambda: _gemm_plan().construct(M=512, N=512, K=512),
@@ -44,7 +46,7 @@ EXPORTS = {
     "cf_dgrad": lambda: cuforge.op.Conv2d("dgrad", element=F16).construct(
         problem=(4, 16, 16, 64, 32, 3, 3), stride=(2, 2), padding=(1, 1)),
     "cf_wgrad": lambda: cuforge.op.Conv2d("wgrad", element=F16).construct(),
-    "cf_pointwise": lambda: cuforge.op.Conv2d("fprop", element=F16).construct(problem=(8, 56, 56, 64, 64, 1, 1)),
+    "cf_pointwise": lambda: cuforge.op.Conv2d("fprop", element=F16).construct(problem=POINTWISE),
 }
 
 
@@ -133,10 +135,10 @@ def test_conv_modules_match_torch_in_float64(modules):
 
 
 def test_a_pointwise_module_takes_1x1_filters(modules):
-    """A 1x1 fprop exported on its GEMM kernel; torch gives the (64, 64, 1, 1) filters strides of 1
+    """A 1x1 fprop exported on its GEMM kernel; torch gives the (256, 1024, 1, 1) filters strides of 1
     along the extents of 1, which the module reads as dense NHWC."""
-    assert "_pointwise" in cuforge.op.Conv2d("fprop", element=F16).construct(problem=(8, 56, 56, 64, 64, 1, 1)).name
-    x, w = _nchw(8, 64, 56, 56), _nchw(64, 64, 1, 1)
+    assert "_pointwise" in cuforge.op.Conv2d("fprop", element=F16).construct(problem=POINTWISE).name
+    x, w = _nchw(8, 1024, 14, 14), _nchw(256, 1024, 1, 1)
     y = modules["cf_pointwise"].run(x, w, None, (1, 1), (0, 0))
     assert torch.equal(y, torch.nn.functional.conv2d(x.double(), w.double()).to(F16))
 

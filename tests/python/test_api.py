@@ -344,6 +344,16 @@ def test_plans_refuse_what_is_not_a_compute_capability_or_an_argument():
         cuforge.op.Gemm(elemnt=np.float16, layout=RowMajor)
 
 
+def test_plans_take_a_device_ordinal():
+    """cuforge.ops makes one plan per device (device=A.device.index)."""
+    for cls in (cuforge.op.Gemm, cuforge.op.GroupedGemm):
+        assert cls(element=np.float16, layout=RowMajor, device=0)._plan.device == 0
+    for device, says in ((-1, "^device: expected 0 or more, got -1"), (True, "^device: expected an integer"),
+                         (2**40, "^device: 1099511627776 is not a CUDA device ordinal")):
+        with pytest.raises(cuforge.InvalidArgumentError, match=says):
+            cuforge.op.Gemm(element=np.float16, layout=RowMajor, device=device)
+
+
 def test_select_returns_catalog_names_that_fit():
     catalog = set(cuforge.list_gemms())
     plan = cuforge.op.Gemm(element="bf16", layout=RowMajor)

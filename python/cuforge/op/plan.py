@@ -77,6 +77,14 @@ def capability(value, name: str) -> int:
     return value
 
 
+def device_ordinal(value) -> int:
+    """A CUDA device ordinal as given (0 or more); the core says whether that device exists."""
+    value = integer(value, "device", 0)
+    if value >= 2**31:
+        raise InvalidArgumentError(f"device: {value} is not a CUDA device ordinal")
+    return value
+
+
 def flag(value, name: str) -> bool:
     """A boolean (Python's or NumPy's bool: numpy.bool_, named numpy.bool since NumPy 2)."""
     numpy_bool = type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")
@@ -157,7 +165,8 @@ class Plan:
     accumulator defaults to f32 (s32 for int8 inputs, f64 for f64). ``cc`` is the GPU to build for
     (default: the device's); ``kernel_cc=80`` asks for CUTLASS 2.x (SM80) kernels, which also run on
     Hopper. ``opclass=OpcodeClass.Simt`` asks for CUDA-core kernels (f32 and f64, SM80 family)
-    instead of tensor cores.
+    instead of tensor cores. ``device`` is the CUDA device ordinal the plan builds for and runs on
+    (default: the current device).
     """
 
     _core_class = None  # the core plan a subclass wraps
@@ -165,7 +174,7 @@ class Plan:
     def __init__(self, A=None, B=None, C=None, D=None, alpha=1.0, beta=0.0, element_accumulator=None,
                  element=None, layout=None, element_A=None, element_B=None, element_C=None, element_D=None,
                  layout_A=None, layout_B=None, layout_C=None, cc=None, kernel_cc=None, opclass=None,
-                 math_operation=None, kind=None):
+                 math_operation=None, kind=None, device=None):
         def element_of(explicit, tensor, name):
             chosen = explicit if explicit is not None else element
             if isinstance(tensor, (list, tuple)):  # a grouped plan's operands: the first group's
@@ -207,6 +216,7 @@ class Plan:
             layout_c=layout_for(layout_C, D if D is not None else C, "C"),
             cc=0 if cc is None else capability(cc, "cc"),
             kernel_cc=0 if kernel_cc is None else capability(kernel_cc, "kernel_cc"),
+            device=-1 if device is None else device_ordinal(device),
             **({} if kind is None else {"kind": kind}),
         )
         self._plan = self._core_class(settings=settings, **self._core_args)
