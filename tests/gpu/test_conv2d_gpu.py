@@ -21,6 +21,7 @@ F = torch.nn.functional
 
 import cuforge  # noqa: E402
 from exact import assert_exact  # noqa: E402
+from paths import run_on_held_stream  # noqa: E402
 from prebuild import build_selected  # noqa: E402
 
 FAMILIES = ["sm90", "sm80"]
@@ -576,19 +577,10 @@ def test_a_stream_given_takes_one_call_on_that_stream(given):
     x, w, g = tensors(FPROP[0], torch.float16)
     ref = F.conv2d(x.double(), w.double(), **g).half()
     p = plan("fprop", "sm90")
-    side = torch.cuda.Stream()
-    stream = side if given == "torch_stream" else side.cuda_stream
-    for run in (lambda y: p._plan.run_tensors(x, w, None, y, 1, 1, 1, 1.0, 0.0, None, False, stream),
-                lambda y: p.run(x, w, None, y, sync=False, stream=stream, **g)):
+    for run in (lambda y, stream: p._plan.run_tensors(x, w, None, y, 1, 1, 1, 1.0, 0.0, None, False, stream),
+                lambda y, stream: p.run(x, w, None, y, sync=False, stream=stream, **g)):
         y = channels_last(torch.full(ref.shape, float("nan"), device="cuda", dtype=torch.float16))
-        torch.cuda.synchronize()
-        with torch.cuda.stream(side):
-            torch.cuda._sleep(200_000_000)  # about a tenth of a second of GPU clock cycles
-        handle = run(y)
-        assert handle is not None, "the core left a run with a stream given to the Python layer"
-        assert torch.cuda.current_stream().query(), "the run was queued on torch's current stream"
-        assert not side.query() and not handle.done(), "the run was not queued on the stream given"
-        handle.sync()
+        run_on_held_stream(lambda stream: run(y, stream), given)
         assert_exact(y, ref)
 
 

@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 
 import cuforge  # noqa: E402
 from exact import COL, ROW, assert_exact, poisoned, rand_int, reference  # noqa: E402
-from paths import general_path_stream  # noqa: E402
+from paths import general_path_stream, run_on_held_stream  # noqa: E402
 from timing import host_time_us  # noqa: E402
 
 BF16 = torch.bfloat16
@@ -104,19 +104,10 @@ def test_a_stream_given_takes_the_one_call_path_on_that_stream(given, gen):
     plan = plan_for()
     A, B = rand_int(M, K, BF16, ROW, gen), rand_int(K, N, BF16, ROW, gen)
     expected = reference(A, B, None, 1.0, 0.0, BF16)
-    side = torch.cuda.Stream()
-    stream = side if given == "torch_stream" else side.cuda_stream
-    for run in (lambda D: plan._plan.run_tensors(A, B, None, D, 1.0, 0.0, False, stream),
-                lambda D: plan.run(A, B, None, D, sync=False, stream=stream)):
+    for run in (lambda D, stream: plan._plan.run_tensors(A, B, None, D, 1.0, 0.0, False, stream),
+                lambda D, stream: plan.run(A, B, None, D, sync=False, stream=stream)):
         D = poisoned(M, N, BF16, ROW)
-        torch.cuda.synchronize()
-        with torch.cuda.stream(side):
-            torch.cuda._sleep(200_000_000)  # about a tenth of a second of GPU clock cycles
-        handle = run(D)
-        assert handle is not None, "the core left a run with a stream given to the Python layer"
-        assert torch.cuda.current_stream().query(), "the run was queued on torch's current stream"
-        assert not side.query() and not handle.done(), "the run was not queued on the stream given"
-        handle.sync()
+        run_on_held_stream(lambda stream: run(D, stream), given)
         assert_exact(D, expected)
 
 
