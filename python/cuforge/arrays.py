@@ -115,15 +115,29 @@ def _stream_handle(handle, name: str) -> int:
 
 def current_stream(operands, stream) -> int:
     """The stream to run on: the one given, else the current stream of the first device array's
-    framework (torch or CuPy), else the legacy default stream (0)."""
+    framework (torch or CuPy), else the legacy default stream (0).
+
+    A stream is given as its handle (an int), as an object of the CUDA stream protocol
+    (``__cuda_stream__()`` returning (0, handle): cuda.core, recent CuPy and cuda-python), as a
+    torch.cuda.Stream (``cuda_stream``) or CuPy stream (``ptr``), or as cuda-python's ``CUstream`` or
+    ``cudaStream_t`` (``int()`` of it: the CUTLASS Python interface's ``stream=cuda.CUstream(0)``)."""
     if stream is not None:
         if isinstance(stream, int) and not isinstance(stream, bool):
             return _stream_handle(stream, "stream")
+        if hasattr(stream, "__cuda_stream__"):
+            protocol = stream.__cuda_stream__()
+            if not isinstance(protocol, tuple) or len(protocol) != 2 or protocol[0] != 0:
+                raise InvalidArgumentError(f"stream.__cuda_stream__(): expected (0, handle), got {protocol!r}")
+            return _stream_handle(protocol[1], "stream.__cuda_stream__()")
         for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
             if hasattr(stream, attr):
                 return _stream_handle(getattr(stream, attr), f"stream.{attr}")
+        kind = type(stream)
+        if kind.__module__.split(".")[0] == "cuda" and kind.__name__ in ("CUstream", "cudaStream_t"):
+            return _stream_handle(int(stream), "stream")
         raise InvalidArgumentError(
-            f"stream: expected an integer handle, a torch.cuda.Stream or a cupy Stream, got {type(stream).__name__}"
+            f"stream: expected an integer handle, a torch.cuda.Stream, a cupy Stream or a CUDA Python stream, "
+            f"got {type(stream).__name__}"
         )
     tensor_type = _torch_type()
     for x in operands:

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import cuforge
+from cuforge.arrays import current_stream
 from fake_arrays import BASE, FakeDeviceArray, col_major, operands, row_major
 
 pytestmark = pytest.mark.skipif(cuforge.device_count() > 0,
@@ -193,6 +194,38 @@ def test_sync_and_stream_of_the_wrong_kind_are_refused_before_the_run(op):
             plan.run(*ops, **kwargs)
     with pytest.raises(cuforge.DeviceError):
         plan.run(*ops, sync=np.bool_(False))
+
+
+def _stream_type(name, module, **methods):
+    """A stand-in for another library's stream class (its module and name are what cuforge reads)."""
+    return type(name, (), {"__module__": module, **methods})
+
+
+@pytest.mark.parametrize("stream, handle", [
+    (0x5000, 0x5000),
+    (_stream_type("Stream", "cuda.core", __cuda_stream__=lambda self: (0, 0x5001))(), 0x5001),
+    (_stream_type("Stream", "torch.cuda", cuda_stream=0x5002)(), 0x5002),
+    (_stream_type("Stream", "cupy.cuda", ptr=0x5003)(), 0x5003),
+    (_stream_type("CUstream", "cuda.bindings.driver", __int__=lambda self: 0x5004)(), 0x5004),
+    (_stream_type("CUstream", "cuda.cuda", __int__=lambda self: 0)(), 0),  # the CUTLASS interface's default
+    (_stream_type("cudaStream_t", "cuda.bindings.runtime", __int__=lambda self: 0x5005)(), 0x5005),
+], ids=["int", "protocol", "torch", "cupy", "CUstream", "CUstream(0)", "cudaStream_t"])
+def test_a_stream_of_every_kind_runs_on_its_handle(stream, handle):
+    assert current_stream((), stream) == handle
+
+
+@pytest.mark.parametrize("stream, says", [
+    (_stream_type("Stream", "cuda.core", __cuda_stream__=lambda self: (1, 5))(),
+     r"^stream.__cuda_stream__\(\): expected \(0, handle\), got \(1, 5\)"),
+    (_stream_type("Stream", "cuda.core", __cuda_stream__=lambda self: (0, -5))(),
+     r"^stream.__cuda_stream__\(\): expected a stream handle"),
+    (_stream_type("CUstream", "mylib", __int__=lambda self: 5)(), "^stream: expected an integer handle"),
+    (object(), "^stream: expected an integer handle, a torch.cuda.Stream, a cupy Stream or a CUDA Python stream, "
+               "got object"),
+])
+def test_a_stream_of_no_known_kind_is_refused_naming_what_was_read(stream, says):
+    with pytest.raises(cuforge.InvalidArgumentError, match=says):
+        current_stream((), stream)
 
 
 def test_unknown_element_type_of_an_operand_names_it():
