@@ -7,6 +7,7 @@
 #include <memory>
 
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "cuforge/core/error.hpp"
@@ -156,14 +157,59 @@ std::optional<uintptr_t> stream_handle(PyObject* x) {
   return uintptr_t(handle);
 }
 
+// The handle of a stream object of the kinds read here, as cuforge.arrays.current_stream reads it:
+// the CUDA stream protocol (__cuda_stream__() returning (0, handle)), torch's `cuda_stream`, CUDA
+// Python's CUstream and cudaStream_t (int() of them). nullopt for anything else.
+std::optional<uintptr_t> stream_object_handle(nb::handle stream) {
+  static PyObject* const protocol = PyUnicode_InternFromString("__cuda_stream__");
+  static PyObject* const cuda_stream = PyUnicode_InternFromString("cuda_stream");
+  static PyObject* const module = PyUnicode_InternFromString("__module__");
+  static PyObject* const name = PyUnicode_InternFromString("__name__");
+  if (const nb::object method = get_attribute(stream, protocol); method.is_valid()) {
+    if (!PyCallable_Check(method.ptr())) return std::nullopt;
+    PyObject* r = PyObject_CallNoArgs(method.ptr());
+    if (!r) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    const nb::object pair = nb::steal(r);
+    if (!PyTuple_Check(pair.ptr()) || PyTuple_GET_SIZE(pair.ptr()) != 2) return std::nullopt;
+    PyObject* version = PyTuple_GET_ITEM(pair.ptr(), 0);
+    if (!PyLong_Check(version) || PyBool_Check(version) || PyLong_AsLong(version) != 0) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    return stream_handle(PyTuple_GET_ITEM(pair.ptr(), 1));
+  }
+  if (const nb::object handle = get_attribute(stream, cuda_stream); handle.is_valid())
+    return stream_handle(handle.ptr());
+  const nb::handle type(reinterpret_cast<PyObject*>(Py_TYPE(stream.ptr())));
+  const nb::object type_module = get_attribute(type, module), type_name = get_attribute(type, name);
+  if (!type_module.is_valid() || !type_name.is_valid() || !PyUnicode_Check(type_module.ptr()) ||
+      !PyUnicode_Check(type_name.ptr()))
+    return std::nullopt;
+  const char* from_text = PyUnicode_AsUTF8(type_module.ptr());
+  const char* kind_text = PyUnicode_AsUTF8(type_name.ptr());
+  if (!from_text || !kind_text) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  const std::string_view from = from_text, kind = kind_text;
+  if (from.substr(0, from.find('.')) != "cuda" || (kind != "CUstream" && kind != "cudaStream_t")) return std::nullopt;
+  PyObject* value = PyNumber_Long(stream.ptr());
+  if (!value) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return stream_handle(nb::steal(value).ptr());
+}
+
 }  // namespace
 
 std::optional<uintptr_t> run_stream(nb::handle stream, int device) {
   if (!stream.is_none()) {
     if (auto handle = stream_handle(stream.ptr())) return handle;
-    static PyObject* const cuda_stream = PyUnicode_InternFromString("cuda_stream");
-    const nb::object attribute = get_attribute(stream, cuda_stream);
-    return attribute.is_valid() ? stream_handle(attribute.ptr()) : std::nullopt;
+    return stream_object_handle(stream);
   }
   const Torch* t = torch();
   if (!t || t->current_raw_stream.is_none()) return std::nullopt;

@@ -28,8 +28,9 @@ std::vector<TensorRef> tensor_refs(const std::vector<nb::handle>& list, const ch
 std::optional<TensorRef> torch_tensor_ref(nb::handle h);
 // The stream a run on torch tensors of `device` takes, as cuforge.arrays.current_stream decides:
 // given None, torch's current stream there; an int (not a bool) of 64 bits, that handle; an object
-// whose `cuda_stream` is one (a torch.cuda.Stream), its handle. nullopt for anything else (a CuPy
-// stream, a negative int; or a torch that cannot say), which the Python layer then takes.
+// of the CUDA stream protocol, a torch.cuda.Stream or CUDA Python's CUstream, its handle. nullopt
+// for anything else (a CuPy stream read through `ptr`, a negative int, a malformed protocol; or a
+// torch that cannot say), which the Python layer then takes and names.
 std::optional<uintptr_t> run_stream(nb::handle stream, int device);
 // A list or tuple of CUDA torch tensors, each read as torch_tensor_ref reads one (nullopt for any
 // other sequence or element).

@@ -231,8 +231,8 @@ void bind_plans(nb::module_& m) {
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a.none(),
            "stream"_a.none() = nb::none(),
            "run() on 2-D CUDA torch tensors (C None, a matrix or a bias row), real alpha and beta, on torch's "
-           "current stream or a stream given as an int or a torch.cuda.Stream, in one call; None (nothing done) for "
-           "any other arguments, which the Python layer then runs.")
+           "current stream or a stream given as run() reads one, in one call; None (nothing done) for any other "
+           "arguments, which the Python layer then runs.")
       .def("profile",
            [](Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta, int top,
               const std::string& filter, int jobs, uintptr_t stream,
@@ -321,8 +321,8 @@ void bind_plans(nb::module_& m) {
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a.none(),
            "stream"_a.none() = nb::none(),
            "The list form on lists of CUDA torch tensors with real alpha and beta, on torch's current stream or a "
-           "stream given as an int or a torch.cuda.Stream, in one call; None (nothing done) for any other "
-           "arguments, which the Python layer then runs.")
+           "stream given as run() reads one, in one call; None (nothing done) for any other arguments, which the "
+           "Python layer then runs.")
       .def("run_offsets",
            [](GroupedGemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle offsets,
               double alpha, double beta, uintptr_t stream) {
@@ -418,8 +418,8 @@ void bind_plans(nb::module_& m) {
            "stream"_a.none() = nb::none(),
            "run() on 4-D CUDA torch tensors (channels_last N, C, H, W or plain N, H, W, C; C None, of D's shape or "
            "a bias vector), int geometry, real alpha and beta, split_k None or (mode, slices), on torch's current "
-           "stream or a stream given as an int or a torch.cuda.Stream, in one call; None (nothing done) for any "
-           "other arguments, which the Python layer then runs.")
+           "stream or a stream given as run() reads one, in one call; None (nothing done) for any other arguments, "
+           "which the Python layer then runs.")
       .def("check",
            [](const Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, const Pair& stride,
               const Pair& padding, const Pair& dilation, double beta, int splits, bool parallel) {

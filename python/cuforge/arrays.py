@@ -125,7 +125,10 @@ def current_stream(operands, stream) -> int:
         if isinstance(stream, int) and not isinstance(stream, bool):
             return _stream_handle(stream, "stream")
         if hasattr(stream, "__cuda_stream__"):
-            protocol = stream.__cuda_stream__() if callable(stream.__cuda_stream__) else stream.__cuda_stream__
+            if not callable(stream.__cuda_stream__):
+                raise InvalidArgumentError(f"stream.__cuda_stream__: expected a method returning (0, handle), got "
+                                           f"{stream.__cuda_stream__!r}")
+            protocol = stream.__cuda_stream__()
             if not isinstance(protocol, tuple) or len(protocol) != 2 or protocol[0] != 0:
                 raise InvalidArgumentError(f"stream.__cuda_stream__(): expected (0, handle), got {protocol!r}")
             return _stream_handle(protocol[1], "stream.__cuda_stream__()")

@@ -1,5 +1,5 @@
 """The two ways a run() on torch tensors reaches the core: in one call (`run_tensors`, the tensors
-read in C++, taken for torch's current stream or a stream given as an int or a torch.cuda.Stream)
+read in C++, taken for torch's current stream or a stream given, unless CuPy's)
 or by the general Python path (describe() each operand, then the core), taken for anything else."""
 
 import types

@@ -161,7 +161,17 @@ class _Stream:
         self.cuda_stream = handle
 
 
-@pytest.mark.parametrize("stream", [None, 0, 7, 2**64 - 1, _Stream(0x5000)], ids=["current", "0", "7", "max", "torch"])
+def _foreign(name, module, **members):
+    """An instance of another library's stream class (its module and name are what the core reads)."""
+    return type(name, (), {"__module__": module, **members})()
+
+
+@pytest.mark.parametrize("stream", [
+    None, 0, 7, 2**64 - 1, _Stream(0x5000),
+    _foreign("Stream", "cuda.core", __cuda_stream__=lambda self: (0, 0x5001)),
+    _foreign("CUstream", "cuda.bindings.driver", __int__=lambda self: 0x5002),
+    _foreign("cudaStream_t", "cuda.cudart", __int__=lambda self: 0),
+], ids=["current", "0", "7", "max", "torch", "protocol", "CUstream", "cudaStream_t"])
 def test_the_core_takes_a_stream_given(stream):
     x, w, y = CHANNELS_LAST
     with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
@@ -177,7 +187,13 @@ def test_the_core_takes_a_stream_given(stream):
             [a], [b], None, [d], 1.0, 0.0, True, stream)
 
 
-@pytest.mark.parametrize("stream", [-1, 2**64, True, 1.0, np.int64(0), "0", PYTHON_PATH, _Stream(-1), _Stream(None)])
+@pytest.mark.parametrize("stream", [
+    -1, 2**64, True, 1.0, np.int64(0), "0", PYTHON_PATH, _Stream(-1), _Stream(None),
+    _foreign("Stream", "cuda.core", __cuda_stream__=lambda self: (1, 5)),
+    _foreign("Stream", "cuda.core", __cuda_stream__=lambda self: (0, -5)),
+    _foreign("Stream", "cuda.core", __cuda_stream__=(0, 5)),
+    _foreign("CUstream", "mylib", __int__=lambda self: 5),
+])
 def test_other_streams_are_left_to_python_which_names_the_bad_ones(stream):
     x, w, y = CHANNELS_LAST
     assert plan()._plan.run_tensors(x, w, None, y, 1, 1, 1, 1.0, 0.0, None, True, stream) is None
@@ -189,7 +205,8 @@ def test_other_streams_are_left_to_python_which_names_the_bad_ones(stream):
     grouped = cuforge.op.GroupedGemm(element=np.float16, element_accumulator=np.float32)
     assert grouped._plan.run_tensors([a], [b], None, [d], 1.0, 0.0, True, stream) is None
     if stream is not PYTHON_PATH:
-        with pytest.raises(cuforge.InvalidArgumentError, match=r"^stream(\.cuda_stream)?: expected"):
+        says = r"^stream(\.cuda_stream|\.__cuda_stream__(\(\))?)?: expected"
+        with pytest.raises(cuforge.InvalidArgumentError, match=says):
             gemm.run(a, b, None, d, stream=stream)
 
 

@@ -219,7 +219,8 @@ def test_a_stream_of_every_kind_runs_on_its_handle(stream, handle):
      r"^stream.__cuda_stream__\(\): expected \(0, handle\), got \(1, 5\)"),
     (_stream_type("Stream", "cuda.core", __cuda_stream__=lambda self: (0, -5))(),
      r"^stream.__cuda_stream__\(\): expected a stream handle"),
-    (_stream_type("Stream", "mylib", __cuda_stream__=5)(), r"^stream.__cuda_stream__\(\): expected \(0, handle\), got 5"),
+    (_stream_type("Stream", "mylib", __cuda_stream__=(0, 5))(),
+     r"^stream.__cuda_stream__: expected a method returning \(0, handle\), got \(0, 5\)"),
     (_stream_type("CUstream", "mylib", __int__=lambda self: 5)(), "^stream: expected an integer handle"),
     (object(), "^stream: expected an integer handle, a torch.cuda.Stream, a cupy Stream or a CUDA Python stream, "
                "got object"),

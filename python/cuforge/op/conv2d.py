@@ -211,9 +211,9 @@ class Conv2d(Plan):
         reduction kernel; by default the plan's settings (and its choice) apply.
         """
         if not print_module and not self._no_c:
-            # 4-D CUDA torch tensors, int geometry, real scalars, torch's stream or one given as an
-            # int or a torch.cuda.Stream: one call into the core, which returns None (having done
-            # nothing) for anything else.
+            # 4-D CUDA torch tensors, int geometry, real scalars, torch's stream or one given (but
+            # CuPy's): one call into the core, which returns None (having done nothing) for
+            # anything else.
             handle = self._plan.run_tensors(A, B, self.C if C is None else C, D, stride, padding, dilation,
                                             self.alpha if alpha is None else alpha,
                                             self.beta if beta is None else beta, split_k, sync, stream)

@@ -233,9 +233,8 @@ class Gemm(Plan):
         if scale_a is not None or scale_b is not None:
             scale_a, scale_b, alpha = self._scales(scale_a, scale_b, alpha)
         if visitor_args is None and not print_module and not self._no_c and scale_a is None and scale_b is None:
-            # 2-D CUDA torch tensors, real scalars, torch's stream or one given as an int or a
-            # torch.cuda.Stream: one call into the core, which returns None (having done nothing) for
-            # anything else.
+            # 2-D CUDA torch tensors, real scalars, torch's stream or one given (but CuPy's): one
+            # call into the core, which returns None (having done nothing) for anything else.
             handle = self._plan.run_tensors(A, B, self.C if C is None else C, D,
                                             self.alpha if alpha is None else alpha,
                                             self.beta if beta is None else beta, sync, stream)

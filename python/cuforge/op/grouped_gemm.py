@@ -166,9 +166,8 @@ class GroupedGemm(Plan):
         this run only. Operands default to those given at construction; every one is checked, and the
         group it belongs to named, before anything runs."""
         if offsets is None and not print_module and not self._no_c:
-            # Lists of CUDA torch tensors, real scalars, torch's stream or one given as an int or a
-            # torch.cuda.Stream: one call into the core, which returns None (having done nothing) for
-            # anything else.
+            # Lists of CUDA torch tensors, real scalars, torch's stream or one given (but CuPy's):
+            # one call into the core, which returns None (having done nothing) for anything else.
             handle = self._plan.run_tensors(A, B, self.C if C is None else C, D,
                                             self.alpha if alpha is None else alpha,
                                             self.beta if beta is None else beta, sync, stream)
