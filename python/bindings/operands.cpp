@@ -158,13 +158,16 @@ std::optional<uintptr_t> stream_handle(PyObject* x) {
 }
 
 // The handle of a stream object of the kinds read here, as cuforge.arrays.current_stream reads it:
-// the CUDA stream protocol (__cuda_stream__() returning (0, handle)), torch's `cuda_stream`, CUDA
+// torch's `cuda_stream`, the CUDA stream protocol (__cuda_stream__() returning (0, handle)), CUDA
 // Python's CUstream and cudaStream_t (int() of them). nullopt for anything else.
 std::optional<uintptr_t> stream_object_handle(nb::handle stream) {
   static PyObject* const protocol = PyUnicode_InternFromString("__cuda_stream__");
   static PyObject* const cuda_stream = PyUnicode_InternFromString("cuda_stream");
   static PyObject* const module = PyUnicode_InternFromString("__module__");
   static PyObject* const name = PyUnicode_InternFromString("__name__");
+  // torch.cuda.Stream's attribute first: the protocol, which recent torch offers too, is a Python call.
+  if (const nb::object handle = get_attribute(stream, cuda_stream); handle.is_valid())
+    return stream_handle(handle.ptr());
   if (const nb::object method = get_attribute(stream, protocol); method.is_valid()) {
     if (!PyCallable_Check(method.ptr())) return std::nullopt;
     PyObject* r = PyObject_CallNoArgs(method.ptr());
@@ -181,8 +184,6 @@ std::optional<uintptr_t> stream_object_handle(nb::handle stream) {
     }
     return stream_handle(PyTuple_GET_ITEM(pair.ptr(), 1));
   }
-  if (const nb::object handle = get_attribute(stream, cuda_stream); handle.is_valid())
-    return stream_handle(handle.ptr());
   const nb::handle type(reinterpret_cast<PyObject*>(Py_TYPE(stream.ptr())));
   const nb::object type_module = get_attribute(type, module), type_name = get_attribute(type, name);
   if (!type_module.is_valid() || !type_name.is_valid() || !PyUnicode_Check(type_module.ptr()) ||
