@@ -253,3 +253,32 @@ def test_grouped_gemm_takes_lists_of_torch_matrices_whole():
     fast = refusal(lambda: grouped.run(A, B, None, wrong))
     assert fast[0] is not cuforge.DeviceError and "group 1" in fast[1], fast
     assert fast == refusal(lambda: grouped.run(A, B, None, wrong, stream=PYTHON_PATH))
+
+
+def test_cuforge_ops_makes_its_plan_per_device_and_runs_in_one_call(monkeypatch):
+    """cuforge.ops.gemm on stand-in tensors: its plan for the device (device=, which a change of
+    Plan's keywords once dropped, failing every call) is made, and the run reaches the core."""
+    def custom_op(name, mutates_args, device_types):
+        def register(fn):
+            fn.register_fake = lambda fake: fake
+            return fn
+        return register
+
+    monkeypatch.setattr(_torch, "library", types.SimpleNamespace(custom_op=custom_op), raising=False)
+    monkeypatch.delitem(sys.modules, "cuforge.ops", raising=False)
+    ops = importlib.import_module("cuforge.ops")
+    monkeypatch.delitem(sys.modules, "cuforge.ops")  # built on the stand-in: not for other tests
+
+    class _Device:
+        index = 0
+
+    def matrix(rows, cols, slot):
+        t = _Tensor((rows, cols), (cols, 1), _torch.float16, 0x10_0000_0000 + slot * GIB)
+        t.device = _Device()
+        t.new_empty = lambda shape: matrix(*shape, slot + 8)
+        return t
+
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        ops.gemm(matrix(64, 32, 0), matrix(32, 48, 1))
+    (plan,) = ops._plans.values()
+    assert plan._plan.device == 0
