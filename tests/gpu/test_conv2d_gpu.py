@@ -20,26 +20,12 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 import cuforge  # noqa: E402
+from conv_cases import FAMILIES, FPROP, channels_last, pair, plan, rand, ran, select, tensors  # noqa: E402
 from exact import assert_exact  # noqa: E402
-from paths import run_on_held_stream  # noqa: E402
 from prebuild import build_selected  # noqa: E402
 
-FAMILIES = ["sm90", "sm80"]
 DTYPES = [torch.float16, torch.bfloat16]
 DTYPE_IDS = ["f16", "bf16"]
-# One tile per family, so that the module builds one kernel per (family, kind, type, epilogue).
-TILES = {
-    "sm90": {"threadblock_shape": [128, 64, 64], "cluster_shape": [1, 1, 1], "stages": 0},
-    "sm80": {"threadblock_shape": [128, 128, 32], "warp_count": [2, 2, 1], "stages": 4},
-}
-# (N, H, W, C, K, R, S, stride, padding, dilation)
-FPROP = [
-    (1, 9, 7, 16, 32, 3, 3, 1, 1, 1),    # N = 1, odd H and W, 3 x 3 "same"
-    (2, 15, 13, 8, 16, 7, 7, 2, 3, 1),   # 7 x 7 stride 2
-    (2, 8, 8, 32, 64, 1, 1, 1, 0, 1),    # 1 x 1
-    (2, 11, 9, 16, 24, 3, 3, 1, 2, 2),   # dilation 2
-    (3, 10, 12, 24, 8, 3, 3, (2, 1), (0, 1), 1),  # a stride and padding per axis
-]
 BACKWARD = [
     (1, 9, 7, 16, 32, 3, 3, 1, 1, 1),
     (2, 15, 13, 8, 16, 3, 3, 2, 1, 1),   # strided (SM90 kernels leave dgrad to SM80)
@@ -51,47 +37,9 @@ def case_id(case):
     return "x".join(map(str, case[:7])) + ("s2" if case[7] != 1 else "")
 
 
-def pair(v):
-    return (v, v) if isinstance(v, int) else v
-
-
-def rand(shape, dtype, low=-2, high=3):
-    return torch.randint(low, high, shape, device="cuda").to(dtype)
-
-
-def channels_last(t):
-    return t.contiguous(memory_format=torch.channels_last)
-
-
-def tensors(case, dtype):
-    """x (N, C, H, W) and w (K, C, R, S), channels_last, and the geometry."""
-    n, h, w, c, k, r, s, stride, padding, dilation = case
-    x = channels_last(rand((n, c, h, w), dtype))
-    wt = channels_last(rand((k, c, r, s), dtype, -1, 2))
-    return x, wt, dict(stride=pair(stride), padding=pair(padding), dilation=pair(dilation))
-
-
-def plan(kind, family, dtype=torch.float16, out=None, **settings):
-    """A plan of the family with its one pinned tile: SM90 by default on Hopper, SM80 with kernel_cc=80."""
-    p = cuforge.op.Conv2d(kind=kind, element=dtype, element_C=out or dtype, element_D=out or dtype,
-                          element_accumulator=torch.float32, kernel_cc=80 if family == "sm80" else None)
-    p.tile_description = TILES[family]
-    for name, value in settings.items():
-        setattr(p, name, value)
-    return p
-
-
 def default_plan(kind, dtype=torch.float16):
     """The default choice, no tile pinned: SM90 kernels where they can run the problem, else SM80."""
     return cuforge.op.Conv2d(kind=kind, element=dtype, element_accumulator=torch.float32)
-
-
-def ran(p, family, kind):
-    assert p.last_kernel.startswith(f"cuforge_{family}_{kind}_"), p.last_kernel
-
-
-def select(kind, family, dtype=torch.float16, out=None, bias=False, **settings):
-    return lambda: plan(kind, family, dtype, out, **settings).select(2, 16, 16, 16, 32, 3, 3, padding=1, bias=bias)
 
 
 def select_default(kind, case, kernel_cc=None):
@@ -547,63 +495,6 @@ def test_plain_nhwc_tensors_and_the_default_choice():
     plan("fprop", "sm90").run(x1, w1, None, y1)
     ref1 = F.conv2d(x1.permute(0, 3, 1, 2).double(), w1.permute(0, 3, 1, 2).double()).half()
     assert_exact(y1.permute(0, 3, 1, 2), ref1)
-
-
-def test_torch_runs_are_one_call_on_torch_current_stream():
-    """Conv2d.run on CUDA torch tensors (channels_last or plain NHWC) with int or pair geometry and
-    a split_k tuple is one call into the core (run_tensors), queued on torch's current stream."""
-    x, w, g = tensors(FPROP[0], torch.float16)
-    ref = F.conv2d(x.double(), w.double(), **g).half()
-    p = plan("fprop", "sm90")
-    for operands in ((x, w), (x.permute(0, 2, 3, 1).contiguous(), w.permute(0, 2, 3, 1).contiguous())):
-        plain = operands[0].is_contiguous()
-        y = torch.full((1, 9, 7, 32) if plain else ref.shape, float("nan"), device="cuda", dtype=torch.float16)
-        y = y if plain else channels_last(y)
-        side = torch.cuda.Stream()
-        torch.cuda.synchronize()
-        with torch.cuda.stream(side):
-            torch.cuda._sleep(200_000_000)  # about a tenth of a second of GPU clock cycles
-            handle = p._plan.run_tensors(*operands, None, y, 1, [1, 1], (1, 1), 1.0, 0.0, ("serial", 1), False)
-        assert handle is not None, "the core left a run on torch tensors to the Python layer"
-        assert not side.query() and not handle.done(), "the run was not queued on torch's current stream"
-        handle.sync()
-        assert_exact(y.permute(0, 3, 1, 2) if plain else y, ref)
-
-
-@pytest.mark.parametrize("given", ["torch_stream", "int"])
-def test_a_stream_given_takes_one_call_on_that_stream(given):
-    """stream= as a torch.cuda.Stream or its int handle: the core reads it and queues the run there,
-    not on torch's current stream."""
-    x, w, g = tensors(FPROP[0], torch.float16)
-    ref = F.conv2d(x.double(), w.double(), **g).half()
-    p = plan("fprop", "sm90")
-    # A kernel's first run in a process may wait for the device (loading it): not under test.
-    p.run(x, w, None, channels_last(torch.empty_like(ref, dtype=torch.float16)), **g)
-    for run in (lambda y, stream: p._plan.run_tensors(x, w, None, y, 1, 1, 1, 1.0, 0.0, None, False, stream),
-                lambda y, stream: p.run(x, w, None, y, sync=False, stream=stream, **g)):
-        y = channels_last(torch.full(ref.shape, float("nan"), device="cuda", dtype=torch.float16))
-        run_on_held_stream(lambda stream: run(y, stream), given)
-        assert_exact(y, ref)
-
-
-@pytest.mark.parametrize("family", FAMILIES)
-def test_runs_alternating_between_problems_are_exact(family):
-    """A kernel keeps each thread's latest run's parameters: repeats, runs of another problem in
-    between, new values in the same tensors and another alpha all compute what they are given."""
-    p = plan("fprop", family)
-    runs = [tensors(case, torch.float16) for case in (FPROP[0], FPROP[2], FPROP[0])]
-    outs = [channels_last(torch.full_like(F.conv2d(x.double(), w.double(), **g).half(), float("nan")))
-            for x, w, g in runs]
-    for step in range(3):
-        for (x, w, g), y in zip(runs, outs):
-            if step == 2:
-                x.copy_(rand(x.shape, x.dtype))  # the same tensors, other values
-            alpha = 1.0 if step == 0 else -1.0
-            for _ in range(2):  # the second a repeat
-                y.fill_(float("nan"))
-                p.run(x, w, None, y, alpha=alpha, **g)
-                assert_exact(y, (alpha * F.conv2d(x.double(), w.double(), **g)).half())
-    ran(p, family, "fprop")
 
 
 def test_a_refused_run_leaves_d_untouched():
