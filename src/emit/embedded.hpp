@@ -14,6 +14,7 @@ extern const std::string_view split_k_reduce;
 extern const std::string_view gemm_staging;
 extern const std::string_view sm90_fp8_promotion;
 extern const std::string_view kept_run;
+extern const std::string_view launch;
 extern const std::string_view sm90_launch;
 extern const std::string_view sm80_launch;
 extern const std::string_view grouped_sm90;

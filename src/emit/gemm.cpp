@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "cuforge/emit/template.hpp"
 #include "embedded.hpp"
@@ -143,13 +144,14 @@ std::string gemm_source(const library::GemmConfig& config) {
 }
 
 KernelSource gemm_kernel(const library::GemmConfig& config, int cc) {
-  KernelSource k{config.name(),
-                 gemm_source(config),
-                 {{"cuforge/abi.h", std::string(abi_header())}, {"cuforge/kept_run.hpp", std::string(embedded::kept_run)}},
-                 config.arch,
+  KernelSource k{config.name(), gemm_source(config), {{"cuforge/abi.h", std::string(abi_header())}}, config.arch,
                  config.arch >= 90 ? 90 : cc};
-  if (k.source.find(kFp8PromotionHeader) != std::string::npos)
-    k.headers.emplace_back(kFp8PromotionHeader, std::string(embedded::sm90_fp8_promotion));
+  // The kernels' own headers, each carried by the sources that include it.
+  for (auto [path, text] : {std::pair{std::string_view("cuforge/kept_run.hpp"), embedded::kept_run},
+                            std::pair{std::string_view("cuforge/launch.hpp"), embedded::launch},
+                            std::pair{kFp8PromotionHeader, embedded::sm90_fp8_promotion}})
+    if (k.source.find(fmt::format("#include \"{}\"\n", path)) != std::string::npos)
+      k.headers.emplace_back(std::string(path), std::string(text));
   return k;
 }
 

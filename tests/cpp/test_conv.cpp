@@ -257,7 +257,7 @@ TEST(ConvEmit, Sm90KindsInstantiateConvUniversalWithTheGemmEpilogues) {
     for (const std::string& w : words) EXPECT_NE(source.find(w), std::string::npos) << w;
     for (const char* w : {"cutlass::conv::kernel::ConvUniversal<ProblemShape", "KernelImplicitTmaWarpSpecializedSm90",
                           "cutlass::conv::device::ConvUniversalAdapter", "cutlass::epilogue::TmaWarpSpecialized,",
-                          "cutlass::conv::collective::StageCountAutoCarveout", "cudaLaunchKernelExC",
+                          "cutlass::conv::collective::StageCountAutoCarveout", "launch_kernel(",
                           "bool supports(const cuforge_conv2d_arguments& p)", "cuforge_conv2d_can_implement",
                           "cuforge_conv2d_run"})
       EXPECT_NE(source.find(w), std::string::npos) << w;

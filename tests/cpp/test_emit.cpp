@@ -1,6 +1,7 @@
 // emit/: templates with named holes, and the translation unit of each catalog configuration.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <set>
@@ -320,9 +321,9 @@ TEST(EmitGemm, Sm90Fp8128x128CooperativeOverlapsThePromotion) {
     const KernelSource k = emit::gemm_kernel(library::parse_gemm_name(name), 90);
     expect_parts(k.source, {"#include \"cuforge/sm90_fp8_promotion.hpp\"", loop,
                             "sm90_mma_tma_gmma_ss_warpspecialized_fp8.hpp"});
-    ASSERT_EQ(k.headers.size(), 3u);
-    EXPECT_EQ(k.headers[2].first, "cuforge/sm90_fp8_promotion.hpp");
-    EXPECT_TRUE(contains(k.headers[2].second, "CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn>"));
+    ASSERT_GE(k.headers.size(), 3u);
+    EXPECT_EQ(k.headers.back().first, "cuforge/sm90_fp8_promotion.hpp");
+    EXPECT_TRUE(contains(k.headers.back().second, "CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn>"));
   }
   // CUTLASS's own loop elsewhere: other tiles, ping-pong, fast accumulation, grouped, 16-bit.
   for (const std::string& name :
@@ -339,7 +340,7 @@ TEST(EmitGemm, Sm90Fp8128x128CooperativeOverlapsThePromotion) {
     SCOPED_TRACE(name);
     const KernelSource k = emit::gemm_kernel(library::parse_gemm_name(name), 90);
     EXPECT_FALSE(contains(k.source, "cuforge_fp8")) << "CUTLASS's loop";
-    EXPECT_EQ(k.headers.size(), 2u) << "abi.h and kept_run.hpp only";
+    EXPECT_EQ(k.headers.size(), 3u) << "abi.h, kept_run.hpp and launch.hpp only";
   }
 }
 
@@ -454,12 +455,15 @@ TEST(EmitGemm, TheKernelSourceCarriesItsAbiHeaderAndTarget) {
   EXPECT_EQ(k.name, sm90.name());
   EXPECT_EQ(k.family, 90);
   EXPECT_EQ(k.target_cc, 90);
-  ASSERT_EQ(k.headers.size(), 2u);
+  ASSERT_EQ(k.headers.size(), 3u);
   EXPECT_EQ(k.headers[0].first, "cuforge/abi.h");
   EXPECT_EQ(k.headers[0].second, std::string(emit::abi_header()));
   EXPECT_EQ(k.headers[1].first, "cuforge/kept_run.hpp");
   EXPECT_TRUE(contains(k.headers[1].second, "class KeptRun"));
+  EXPECT_EQ(k.headers[2].first, "cuforge/launch.hpp");
+  EXPECT_TRUE(contains(k.headers[2].second, "inline cudaError_t launch_kernel("));
   const GemmConfig& sm80 = library::gemm_catalog(80).front();
+  EXPECT_EQ(emit::gemm_kernel(sm80, 80).headers.size(), 2u) << "SM80's CUTLASS adapter launches: no launch.hpp";
   EXPECT_EQ(emit::gemm_kernel(sm80, 89).target_cc, 89) << "SM80 kernels are built into the target's own SASS";
   EXPECT_EQ(emit::gemm_kernel(sm90, 100).target_cc, 90) << "SM90 kernels target sm_90a whatever is asked";
 }
@@ -544,6 +548,32 @@ TEST(EmitKeptRun, EveryFamilysRunKeepsItsLatestRunThroughTheHelper) {
     EXPECT_FALSE(contains(k.source, "LastRun"));
     ASSERT_GE(k.headers.size(), 2u);
     EXPECT_EQ(k.headers[1].first, "cuforge/kept_run.hpp");
+  }
+}
+
+// Every SM90 launch (GEMM, grouped, Conv2d, wgrad split between the images) and every split-K
+// reduction goes through the driver helper (templates/launch.hpp), none through the runtime directly.
+TEST(EmitLaunch, Sm90KernelsAndReductionsLaunchThroughTheDriverHelper) {
+  std::vector<GemmConfig> configs = {library::gemm_catalog(90).front()};
+  for (KernelKind kind : {KernelKind::Grouped, KernelKind::Conv2dFprop, KernelKind::Conv2dWgrad}) {
+    library::GemmFilter f;
+    f.kind = kind;
+    f.arch = 90;
+    configs.push_back(*library::find_gemms(f).front());
+  }
+  GemmConfig split = configs.back();  // SM90 wgrad between the images
+  split.parallel_split_k = true;
+  configs.push_back(split);
+  GemmConfig sm80_split = library::gemm_catalog(80).front();  // SM80 GEMM: its reduction only
+  sm80_split.parallel_split_k = true;
+  configs.push_back(sm80_split);
+  for (const GemmConfig& c : configs) {
+    SCOPED_TRACE(c.name());
+    const KernelSource k = emit::gemm_kernel(c, 90);
+    EXPECT_TRUE(contains(k.source, "#include \"cuforge/launch.hpp\"\n"));
+    EXPECT_TRUE(contains(k.source, "launch_kernel(reinterpret_cast<const void*>("));
+    EXPECT_FALSE(contains(k.source, "cudaLaunchKernelEx"));
+    EXPECT_TRUE(std::any_of(k.headers.begin(), k.headers.end(), [](const auto& h) { return h.first == "cuforge/launch.hpp"; }));
   }
 }
 

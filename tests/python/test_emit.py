@@ -77,7 +77,7 @@ def test_gemm_export_writes_a_buildable_source_directory(tmp_path):
     plan.activation = "relu"
     op = plan.construct(M=1024, N=1024, K=1024)
     directory, files = _export(plan, "my_gemm", tmp_path, M=1024, N=1024, K=1024)
-    assert set(files) == {"my_gemm.cpp", "my_gemm_kernel.cu", "abi.h", "kept_run.hpp", "setup.py"}
+    assert set(files) == {"my_gemm.cpp", "my_gemm_kernel.cu", "abi.h", "kept_run.hpp", "launch.hpp", "setup.py"}
     assert (directory / "include" / "cuforge" / "kept_run.hpp").read_text().count("class KeptRun") == 1
     assert files["my_gemm_kernel.cu"].read_text() == op.emit()
     binding = files["my_gemm.cpp"].read_text()

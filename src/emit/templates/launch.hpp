@@ -1,0 +1,127 @@
+// Kernel launches of a kernel library, through the driver. The runtime's launch of a kernel by its
+// host stub (cudaLaunchKernelExC) looks the stub's function up on every call: an SM90 GEMM kernel's
+// launch took 5.6-5.8 µs so on the H200, and 3.5-4.2 µs as the driver's launch of the function
+// itself (cuLaunchKernelEx), what an empty kernel's launch costs (2026-12-04, bench/NOTES.md). Each
+// thread keeps the functions it launched, per context; anything unusual (no current context, a
+// driver without these entry points, a refused launch) takes the runtime's launch, which reports
+// the error.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+namespace cuforge_kernel {
+
+// A kernel's attributes, set once per device where CUTLASS's adapters set them on every call: the
+// dynamic shared memory it takes, and cluster sizes beyond the portable ones.
+class KernelAttributes {
+ public:
+  bool set_once(const void* kernel, int device, int shared_bytes) {
+    const uint64_t bit = uint64_t(1) << (device & 63);
+    if (set_.load(std::memory_order_relaxed) & bit) return true;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes) != cudaSuccess ||
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess)
+      return false;
+    set_.fetch_or(bit);
+    return true;
+  }
+
+ private:
+  std::atomic<uint64_t> set_{0};  // one bit per device ordinal
+};
+
+namespace driver {
+
+static_assert(sizeof(CUlaunchAttribute) == sizeof(cudaLaunchAttribute) &&
+                  int(CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) == int(cudaLaunchAttributeClusterDimension) &&
+                  int(CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT) ==
+                      int(cudaLaunchAttributePreferredSharedMemoryCarveout) &&
+                  int(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) ==
+                      int(cudaLaunchAttributeProgrammaticStreamSerialization),
+              "the runtime's launch attributes are the driver's");
+
+struct Entries {
+  CUresult (*current_context)(CUcontext*) = nullptr;
+  CUresult (*context_id)(CUcontext, unsigned long long*) = nullptr;
+  CUresult (*launch)(const CUlaunchConfig*, CUfunction, void**, void**) = nullptr;
+};
+
+inline void* entry(const char* name) {
+  void* function = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050
+  const cudaError_t status = cudaGetDriverEntryPointByVersion(name, &function, 12000, cudaEnableDefault, &found);
+#else
+  const cudaError_t status = cudaGetDriverEntryPoint(name, &function, cudaEnableDefault, &found);
+#endif
+  return status == cudaSuccess && found == cudaDriverEntryPointSuccess ? function : nullptr;
+}
+
+inline const Entries& entries() {
+  static const Entries found = [] {
+    Entries e;
+    e.current_context = reinterpret_cast<decltype(e.current_context)>(entry("cuCtxGetCurrent"));
+    e.context_id = reinterpret_cast<decltype(e.context_id)>(entry("cuCtxGetId"));
+    e.launch = reinterpret_cast<decltype(e.launch)>(entry("cuLaunchKernelEx"));
+    if (!e.current_context || !e.context_id || !e.launch) e = Entries{};
+    return e;
+  }();
+  return found;
+}
+
+// The function of `kernel` (a host stub) in the current context, kept by this thread for the last
+// few kernels it launched (a library launches one to three); null where there is none.
+inline CUfunction function_of(const void* kernel) {
+  struct Kept {
+    const void* kernel;
+    unsigned long long context;  // the context's id, unique in the process (an address may be reused)
+    CUfunction function;
+  };
+  constexpr int kKept = 4;
+  thread_local Kept kept[kKept] = {};
+  thread_local int next = 0;
+  const Entries& d = entries();
+  CUcontext context = nullptr;
+  unsigned long long id = 0;
+  if (!d.launch || d.current_context(&context) != CUDA_SUCCESS || !context || d.context_id(context, &id) != CUDA_SUCCESS)
+    return nullptr;
+  for (const Kept& k : kept)
+    if (k.kernel == kernel && k.context == id) return k.function;
+  cudaFunction_t function = nullptr;
+  if (cudaGetFuncBySymbol(&function, kernel) != cudaSuccess) return nullptr;
+  kept[next] = {kernel, id, reinterpret_cast<CUfunction>(function)};
+  next = (next + 1) % kKept;
+  return reinterpret_cast<CUfunction>(function);
+}
+
+}  // namespace driver
+
+// cudaLaunchKernelExC(&config, kernel, args), through the driver where it can.
+inline cudaError_t launch_kernel(const void* kernel, const cudaLaunchConfig_t& config, void** args) {
+  constexpr unsigned kMaxAttributes = 4;
+  if (config.numAttrs <= kMaxAttributes) {
+    if (CUfunction function = driver::function_of(kernel)) {
+      CUlaunchAttribute attributes[kMaxAttributes];
+      if (config.numAttrs) std::memcpy(attributes, config.attrs, config.numAttrs * sizeof(CUlaunchAttribute));
+      CUlaunchConfig c{};
+      c.gridDimX = config.gridDim.x;
+      c.gridDimY = config.gridDim.y;
+      c.gridDimZ = config.gridDim.z;
+      c.blockDimX = config.blockDim.x;
+      c.blockDimY = config.blockDim.y;
+      c.blockDimZ = config.blockDim.z;
+      c.sharedMemBytes = unsigned(config.dynamicSmemBytes);
+      c.hStream = config.stream;
+      c.attrs = attributes;
+      c.numAttrs = config.numAttrs;
+      if (driver::entries().launch(&c, function, args, nullptr) == CUDA_SUCCESS) return cudaSuccess;
+    }
+  }
+  return cudaLaunchKernelExC(&config, kernel, args);
+}
+
+}  // namespace cuforge_kernel
