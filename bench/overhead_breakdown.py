@@ -6,7 +6,8 @@ on the tensors themselves (the one-call path), the whole `plan.run` (one call, a
 given as an int) and by the general path (a stream handed over as CuPy's, which only Python reads),
 and torch.matmul for scale. 64x64x64 bf16, sync=False, microseconds of
 host time per call (bench/timing.py: the median of 9 rounds of 200 calls, wgrad's 20, each queued behind a GPU
-sleep, so that no kernel runs while they are timed). --op fprop and --op wgrad: the same steps for a
+sleep, so that no kernel runs while they are timed; the rows' rounds interleaved, so that the host's drift
+moves them alike). --op fprop and --op wgrad: the same steps for a
 convolution's run (channels_last fp16; fprop 1x8x8x64->64 3x3, wgrad ResNet-50's 32x28x28x128->128 3x3
 in the parallel slices the model picks), torch's conv2d or its weight gradient for scale.
 
@@ -22,7 +23,7 @@ import torch
 import cuforge
 from cuforge.arrays import current_stream, describe
 from cuforge.op.conv2d import _nhwc_views
-from timing import host_time_us
+from timing import host_times_us
 
 
 def gemm_rows():
@@ -102,10 +103,9 @@ def main():
     problem, rows = gemm_rows() if args.op == "gemm" else conv_rows(args.op)
     # A split wgrad queues a few launches per run: 200 runs would fill the launch queue, and wait.
     calls = 20 if args.op == "wgrad" else 200
-    results = {}
-    for name, call in rows:
-        results[name] = host_time_us(call, calls=calls)
-        print(f"{name:22s} {results[name]:6.2f} µs", flush=True)
+    results = host_times_us(dict(rows), calls=calls)
+    for name, us in results.items():
+        print(f"{name:22s} {us:6.2f} µs", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(), "problem": problem, "us_per_call": results},

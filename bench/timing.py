@@ -87,22 +87,33 @@ def host_time_us(call, calls: int = 200, rounds: int = 9, warmup: int = 200, hol
     sleep ended before the round did (it had finished when the round ended, or the round took longer
     than half of it): then the figure would include waiting for the GPU.
     """
-    for _ in range(warmup):
-        call()
+    return host_times_us({"call": call}, calls, rounds, warmup, hold_ms)["call"]
+
+
+def host_times_us(calls_by_name: dict, calls: int = 200, rounds: int = 9, warmup: int = 200,
+                  hold_ms: float = 100.0) -> dict:
+    """host_time_us of several calls, their rounds interleaved (every call's first round, then every
+    call's second, ...), so that a host that runs faster or slower over the minutes of a measurement
+    moves every figure alike: their differences hold where figures measured one after another did
+    not (a shared machine's host, 2026-12-04: a row 2 µs above the rows that contain it)."""
+    for call in calls_by_name.values():
+        for _ in range(warmup):
+            call()
     torch.cuda.synchronize()
 
-    def round_s():
+    def round_s(call):
         start = time.perf_counter()
         for _ in range(calls):
             call()
         return time.perf_counter() - start
 
-    times = []
+    times = {name: [] for name in calls_by_name}
     for r in range(rounds + 1):  # the first round held too, discarded: pools grow to a held round's needs
-        held, elapsed = _behind_sleep(hold_ms, round_s)
-        if not held or elapsed * 1e3 > hold_ms / 2:
-            raise RuntimeError(f"host_time_us: {calls} calls took {elapsed * 1e3:.1f} ms, not well inside the GPU's "
-                               f"{hold_ms:.0f} ms sleep: the calls waited for the GPU (time fewer)")
-        if r:
-            times.append(elapsed / calls * 1e6)
-    return statistics.median(times)
+        for name, call in calls_by_name.items():
+            held, elapsed = _behind_sleep(hold_ms, lambda: round_s(call))
+            if not held or elapsed * 1e3 > hold_ms / 2:
+                raise RuntimeError(f"host_time_us: {calls} calls of {name} took {elapsed * 1e3:.1f} ms, not well inside "
+                                   f"the GPU's {hold_ms:.0f} ms sleep: the calls waited for the GPU (time fewer)")
+            if r:
+                times[name].append(elapsed / calls * 1e6)
+    return {name: statistics.median(t) for name, t in times.items()}
