@@ -526,21 +526,28 @@ TEST(EmitKeptRun, ARepeatOfTheLatestRunKeepsItsStateAndAnythingElsePreparesAnew)
   EXPECT_EQ(prepared, 4);
 }
 
-// Every family's run keeps its latest run through the one helper: GEMM (both families), grouped,
-// Conv2d, and SM90 wgrad split between the images.
-TEST(EmitKeptRun, EveryFamilysRunKeepsItsLatestRunThroughTheHelper) {
-  std::vector<GemmConfig> configs = {library::gemm_catalog(90).front(), library::gemm_catalog(80).front()};
+// One configuration of each family on `arches`: GEMM, grouped, Conv2d fprop and wgrad, then the
+// last one (SM90 wgrad where 90 comes last) split.
+std::vector<GemmConfig> family_configs(std::initializer_list<Arch> arches) {
+  std::vector<GemmConfig> configs;
+  for (Arch arch : arches) configs.push_back(library::gemm_catalog(arch).front());
   for (KernelKind kind : {KernelKind::Grouped, KernelKind::Conv2dFprop, KernelKind::Conv2dWgrad})
-    for (Arch arch : {80, 90}) {
+    for (Arch arch : arches) {
       library::GemmFilter f;
       f.kind = kind;
       f.arch = arch;
       configs.push_back(*library::find_gemms(f).front());
     }
-  GemmConfig split = configs.back();  // SM90 wgrad
+  GemmConfig split = configs.back();
   split.parallel_split_k = true;
   configs.push_back(split);
-  for (const GemmConfig& c : configs) {
+  return configs;
+}
+
+// Every family's run keeps its latest run through the one helper: GEMM (both families), grouped,
+// Conv2d, and SM90 wgrad split between the images.
+TEST(EmitKeptRun, EveryFamilysRunKeepsItsLatestRunThroughTheHelper) {
+  for (const GemmConfig& c : family_configs({80, 90})) {
     SCOPED_TRACE(c.name());
     const KernelSource k = emit::gemm_kernel(c, 90);
     EXPECT_TRUE(contains(k.source, "#include \"cuforge/kept_run.hpp\"\n"));
@@ -554,16 +561,7 @@ TEST(EmitKeptRun, EveryFamilysRunKeepsItsLatestRunThroughTheHelper) {
 // Every SM90 launch (GEMM, grouped, Conv2d, wgrad split between the images) and every split-K
 // reduction goes through the driver helper (templates/launch.hpp), none through the runtime directly.
 TEST(EmitLaunch, Sm90KernelsAndReductionsLaunchThroughTheDriverHelper) {
-  std::vector<GemmConfig> configs = {library::gemm_catalog(90).front()};
-  for (KernelKind kind : {KernelKind::Grouped, KernelKind::Conv2dFprop, KernelKind::Conv2dWgrad}) {
-    library::GemmFilter f;
-    f.kind = kind;
-    f.arch = 90;
-    configs.push_back(*library::find_gemms(f).front());
-  }
-  GemmConfig split = configs.back();  // SM90 wgrad between the images
-  split.parallel_split_k = true;
-  configs.push_back(split);
+  std::vector<GemmConfig> configs = family_configs({90});
   GemmConfig sm80_split = library::gemm_catalog(80).front();  // SM80 GEMM: its reduction only
   sm80_split.parallel_split_k = true;
   configs.push_back(sm80_split);
