@@ -12,6 +12,7 @@
 #include "cuforge/emit/template.hpp"
 #include "cuforge/library/catalog.hpp"
 #include "templates/kept_run.hpp"
+#include "templates/launch.hpp"
 #include "test_support.hpp"
 
 namespace cuforge {
@@ -524,6 +525,21 @@ TEST(EmitKeptRun, ARepeatOfTheLatestRunKeepsItsStateAndAnythingElsePreparesAnew)
   EXPECT_EQ(kept.prepare_unless_kept({{&scale, sizeof scale}, {&scale, sizeof scale}}, prepare_as(6, CUFORGE_STATUS_SUCCESS)),
             CUFORGE_STATUS_INTERNAL_ERROR);
   EXPECT_EQ(prepared, 4);
+}
+
+// The kernels' launch helper (templates/launch.hpp), compiled here as host code: a kernel it cannot
+// launch (none at that address; on a machine without a GPU, any) is the runtime's error, reported
+// after the driver's attempt falls through, never a success and never a crash.
+TEST(EmitLaunch, ALaunchThatCannotHappenReportsTheRuntimesError) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(1);
+  config.blockDim = dim3(32);
+  EXPECT_NE(cuforge_kernel::launch_kernel(nullptr, config, nullptr), cudaSuccess);
+  cudaGetLastError();  // the runtime's launch leaves its error to be read
+  cuforge_kernel::KernelAttributes attributes;
+  EXPECT_FALSE(attributes.set_once(nullptr, 0, 1024));
+  EXPECT_FALSE(attributes.set_once(nullptr, 0, 1024)) << "a failure is not remembered as done";
+  cudaGetLastError();
 }
 
 // One configuration of each family on `arches`: GEMM, grouped, Conv2d fprop and wgrad, then the
