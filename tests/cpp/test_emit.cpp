@@ -537,8 +537,33 @@ TEST(EmitLaunch, ALaunchThatCannotHappenReportsTheRuntimesError) {
   EXPECT_NE(cuforge_kernel::launch_kernel(nullptr, config, nullptr), cudaSuccess);
   cudaGetLastError();  // the runtime's launch leaves its error to be read
   cuforge_kernel::KernelAttributes attributes;
-  EXPECT_FALSE(attributes.set_once(nullptr, 0, 1024));
-  EXPECT_FALSE(attributes.set_once(nullptr, 0, 1024)) << "a failure is not remembered as done";
+  EXPECT_FALSE(attributes.set_once(nullptr, 0, 1024, cuforge_kernel::Clusters::None));
+  EXPECT_FALSE(attributes.set_once(nullptr, 0, 1024, cuforge_kernel::Clusters::NonPortable))
+      << "a failure is not remembered as done";
+  cudaGetLastError();
+}
+
+// The typed launch's arguments: each converted to its parameter's type (as <<<>>> converts them), a
+// pointer to each in the parameters' order, as cuLaunchKernelEx reads them.
+void three_parameters(int, double, bool) {}
+void no_parameters() {}
+
+TEST(EmitLaunch, KernelArgumentsPointAtEachArgumentConvertedInOrder) {
+  const int64_t count = 3;
+  cuforge_kernel::KernelArguments<int, double, bool> arguments(count, 2.5f, 1);
+  void** p = arguments.pointers();
+  EXPECT_EQ(*static_cast<int*>(p[0]), 3);
+  EXPECT_EQ(*static_cast<double*>(p[1]), 2.5);
+  EXPECT_EQ(*static_cast<bool*>(p[2]), true);
+  EXPECT_NE(p[0], p[1]);
+  cuforge_kernel::KernelArguments<> none;
+  EXPECT_NE(none.pointers(), nullptr);
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(1);
+  config.blockDim = dim3(32);
+  EXPECT_NE(cuforge_kernel::launch_kernel(three_parameters, config, count, 2.5, true), cudaSuccess)
+      << "not a kernel: the runtime's error";
+  EXPECT_NE(cuforge_kernel::launch_kernel(no_parameters, config), cudaSuccess);
   cudaGetLastError();
 }
 
@@ -574,19 +599,31 @@ TEST(EmitKeptRun, EveryFamilysRunKeepsItsLatestRunThroughTheHelper) {
   }
 }
 
-// Every SM90 launch (GEMM, grouped, Conv2d, wgrad split between the images) and every split-K
-// reduction goes through the driver helper (templates/launch.hpp), none through the runtime directly.
-TEST(EmitLaunch, Sm90KernelsAndReductionsLaunchThroughTheDriverHelper) {
-  std::vector<GemmConfig> configs = family_configs({90});
-  GemmConfig sm80_split = library::gemm_catalog(80).front();  // SM80 GEMM: its reduction only
-  sm80_split.parallel_split_k = true;
-  configs.push_back(sm80_split);
+// Every launch cuforge's templates make goes through the driver helper (templates/launch.hpp): SM90
+// GEMM, grouped and Conv2d kernels, wgrad's slices (SM90 and SM80), split-K reductions, the grouped
+// arrays' preparation and TF32's K-major copies; none through the runtime or <<<>>> directly. SM80
+// GEMM, grouped and Conv2d kernels launch inside CUTLASS's adapters.
+TEST(EmitLaunch, EveryLaunchOfTheTemplatesGoesThroughTheDriverHelper) {
+  std::vector<GemmConfig> configs = family_configs({80, 90});
+  GemmConfig split = library::gemm_catalog(80).front();  // SM80 GEMM's reduction
+  split.parallel_split_k = true;
+  configs.push_back(split);
+  split = *std::find_if(configs.begin(), configs.end(), [](const GemmConfig& c) {
+    return c.arch == 80 && c.kind == KernelKind::Conv2dWgrad;
+  });
+  split.parallel_split_k = true;  // SM80 wgrad's slices
+  configs.push_back(split);
+  configs.push_back(library::parse_gemm_name(  // A column-major: copied K-major first
+      "cuforge_sm90_gemm_tensorop_mma_f32_f32_f32_f32_f32_ccr_128x64x32_c1x1x1_s0_coop_tmacoop_streamk_a4x4x4"));
   for (const GemmConfig& c : configs) {
     SCOPED_TRACE(c.name());
     const KernelSource k = emit::gemm_kernel(c, 90);
-    EXPECT_TRUE(contains(k.source, "#include \"cuforge/launch.hpp\"\n"));
-    EXPECT_TRUE(contains(k.source, "launch_kernel(reinterpret_cast<const void*>("));
+    EXPECT_FALSE(contains(k.source, "<<<"));
     EXPECT_FALSE(contains(k.source, "cudaLaunchKernelEx"));
+    const bool cutlass_launches = c.arch < 90 && !c.parallel_split_k && c.kind != KernelKind::Grouped;
+    if (cutlass_launches) continue;
+    EXPECT_TRUE(contains(k.source, "#include \"cuforge/launch.hpp\"\n"));
+    EXPECT_TRUE(contains(k.source, "launch_kernel("));
     EXPECT_TRUE(std::any_of(k.headers.begin(), k.headers.end(), [](const auto& h) { return h.first == "cuforge/launch.hpp"; }));
   }
 }

@@ -10,21 +10,29 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 
 namespace cuforge_kernel {
 
+// Whether a kernel is launched in clusters (SM90 kernels), whose sizes may then go beyond the portable ones.
+enum class Clusters { None, NonPortable };
+
 // A kernel's attributes, set once per device where CUTLASS's adapters set them on every call: the
-// dynamic shared memory it takes, and cluster sizes beyond the portable ones.
+// dynamic shared memory it takes, and for cluster kernels, cluster sizes beyond the portable ones.
 class KernelAttributes {
  public:
-  bool set_once(const void* kernel, int device, int shared_bytes) {
+  bool set_once(const void* kernel, int device, int shared_bytes, Clusters clusters) {
     const uint64_t bit = uint64_t(1) << (device & 63);
     if (set_.load(std::memory_order_relaxed) & bit) return true;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes) != cudaSuccess ||
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess)
+        (clusters == Clusters::NonPortable &&
+         cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess))
       return false;
     set_.fetch_or(bit);
     return true;
@@ -122,6 +130,34 @@ inline cudaError_t launch_kernel(const void* kernel, const cudaLaunchConfig_t& c
     }
   }
   return cudaLaunchKernelExC(&config, kernel, args);
+}
+
+// A kernel's arguments as a launch takes them: converted to the kernel's parameter types, as a <<<>>>
+// launch converts them, and a pointer to each in order (one slot more, for a kernel of none).
+template <class... Params>
+class KernelArguments {
+ public:
+  template <class... Args>
+  explicit KernelArguments(Args&&... args) : values_(std::forward<Args>(args)...) {
+    static_assert(sizeof...(Params) == sizeof...(Args), "one argument per kernel parameter");
+    std::apply([this](auto&... value) { pointers_ = {static_cast<void*>(&value)...}; }, values_);
+  }
+  KernelArguments(const KernelArguments&) = delete;  // the pointers point into this object
+  KernelArguments& operator=(const KernelArguments&) = delete;
+
+  void** pointers() { return pointers_.data(); }
+
+ private:
+  std::tuple<std::remove_cv_t<Params>...> values_;
+  std::array<void*, sizeof...(Params) + 1> pointers_{};
+};
+
+// kernel<<<config>>>(args...) through launch_kernel; the launch's own error, where <<<>>> then
+// cudaGetLastError() would also report (and clear) an earlier one.
+template <class... Params, class... Args>
+cudaError_t launch_kernel(void (*kernel)(Params...), const cudaLaunchConfig_t& config, Args&&... args) {
+  KernelArguments<Params...> arguments(std::forward<Args>(args)...);
+  return launch_kernel(reinterpret_cast<const void*>(kernel), config, arguments.pointers());
 }
 
 }  // namespace cuforge_kernel
