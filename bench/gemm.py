@@ -24,7 +24,7 @@ import time
 import torch
 
 import cuforge
-from timing import gpu_time_ms, host_time_us
+from timing import gpu_time_ms, host_times_us
 
 DEFAULT_SHAPES = [
     (8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048), (1024, 1024, 1024),
@@ -111,11 +111,12 @@ def print_gemm_table(rows):
 
 
 def host_overhead_us():
-    """Host time per call of 64³ bf16 runs (sync=False), cuforge and torch.matmul (timing.host_time_us)."""
+    """Host time per call of 64³ bf16 runs (sync=False), cuforge and torch.matmul (timing.host_times_us,
+    their rounds interleaved)."""
     A, B, C, D = (torch.randn((64, 64), device="cuda", dtype=torch.bfloat16) for _ in range(4))
     plan = default_plan("bf16")
-    return {"cuforge": host_time_us(lambda: plan.run(A, B, C, D, sync=False)),
-            "torch.matmul": host_time_us(lambda: torch.matmul(A, B, out=D))}
+    return host_times_us({"cuforge": lambda: plan.run(A, B, C, D, sync=False),
+                          "torch.matmul": lambda: torch.matmul(A, B, out=D)})
 
 
 CONSTRUCT_SCRIPT = """

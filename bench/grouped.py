@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 import cuforge
-from timing import host_time_us, interleaved_ms
+from timing import host_time_us, host_times_us, interleaved_ms
 
 DT = torch.bfloat16
 
@@ -95,8 +95,8 @@ def bench_case(name, sizes, n, k, plan, rounds):
 HOST_GROUPS = (1, 4, 16, 64)
 
 
-def host_times_us(plan):
-    """Host time of one run() (timing.host_time_us, sync=False) of G = 1 to 64 lists of torch
+def list_form_host_us(plan):
+    """Host time of one run() (timing.host_times_us, sync=False) of G = 1 to 64 lists of torch
     tensors (128x256x256 each), beside reading the same tensors' attributes in a Python loop (what
     any run must learn of each: address, element type, shape, strides, device), and of the offsets
     form with 64 groups: the list form's cost per group, and its floor."""
@@ -111,8 +111,9 @@ def host_times_us(plan):
             for x in tensors:
                 x.data_ptr(), x.dtype, x.shape, x.stride(), x.get_device()
 
-        out["lists"][groups] = host_time_us(lambda: plan.run(As, Bs, None, Ds, sync=False), calls=20)
-        out["attributes"][groups] = host_time_us(attributes, calls=20)
+        times = host_times_us({"run": lambda: plan.run(As, Bs, None, Ds, sync=False), "attributes": attributes},
+                              calls=20)
+        out["lists"][groups], out["attributes"][groups] = times["run"], times["attributes"]
     A, B, D, offs = operands([128] * 64, 256, 256)
     out["offsets_64"] = host_time_us(lambda: plan.run(A, B, None, D, offsets=offs, sync=False), calls=20)
     return out
@@ -198,7 +199,7 @@ def main():
         for form in ("cuforge offsets", "cuforge lists"):
             print(f"  {form} vs " + ", ".join(f"{t}: {r:.2f}x" for t, r in row[f'ratio {form}'].items()))
         torch.cuda.empty_cache()
-    host = results["host_us"] = host_times_us(plan)
+    host = results["host_us"] = list_form_host_us(plan)
     print("\nhost time per run() (µs), lists of G groups of torch tensors, beside reading their attributes "
           "in Python:")
     for groups in HOST_GROUPS:

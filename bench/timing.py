@@ -112,8 +112,8 @@ def host_times_us(calls_by_name: dict, calls: int = 200, rounds: int = 9, warmup
         for name, call in calls_by_name.items():
             held, elapsed = _behind_sleep(hold_ms, lambda: round_s(call))
             if not held or elapsed * 1e3 > hold_ms / 2:
-                raise RuntimeError(f"host_time_us: {calls} calls of {name} took {elapsed * 1e3:.1f} ms, not well inside "
-                                   f"the GPU's {hold_ms:.0f} ms sleep: the calls waited for the GPU (time fewer)")
+                raise RuntimeError(f"host_time_us: {calls} calls of {name} took {elapsed * 1e3:.1f} ms, not well "
+                                   f"inside the GPU's {hold_ms:.0f} ms sleep: the calls waited for the GPU (time fewer)")
             if r:
                 times[name].append(elapsed / calls * 1e6)
     return {name: statistics.median(t) for name, t in times.items()}

@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 import cuforge  # noqa: E402
 from exact import COL, ROW, assert_exact, layout, rand_int  # noqa: E402
 from paths import general_path_stream, run_on_held_stream  # noqa: E402
-from timing import host_time_us  # noqa: E402
+from timing import host_times_us  # noqa: E402
 from prebuild import build_selected  # noqa: E402
 
 FAMILIES = {"sm90": None, "sm80": 80}
@@ -260,9 +260,11 @@ def test_lists_of_torch_tensors_take_one_call_and_equal_the_general_path():
         assert torch.equal(fast[g], general[g])
     check_products(As, Bs, fast)
 
-    one_call = host_time_us(lambda: p.run(As, Bs, None, fast, sync=False), calls=20, warmup=20)
     python_stream = general_path_stream()
-    python = host_time_us(lambda: p.run(As, Bs, None, fast, sync=False, stream=python_stream), calls=20, warmup=20)
+    times = host_times_us({"one call": lambda: p.run(As, Bs, None, fast, sync=False),
+                           "python": lambda: p.run(As, Bs, None, fast, sync=False, stream=python_stream)},
+                          calls=20, warmup=20)
+    one_call, python = times["one call"], times["python"]
     print(f"host time of a 64-group list run(): {one_call:.1f} us in one call, {python:.1f} us through Python")
     assert one_call < python
 

@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 import cuforge  # noqa: E402
 from exact import COL, ROW, assert_exact, poisoned, rand_int, reference  # noqa: E402
 from paths import general_path_stream, run_on_held_stream  # noqa: E402
-from timing import host_time_us  # noqa: E402
+from timing import host_times_us  # noqa: E402
 
 BF16 = torch.bfloat16
 M, N, K = 136, 200, 264
@@ -118,10 +118,11 @@ def test_one_call_path_host_time_beside_torch_matmul():
     plan = plan_for()
     A, B, D = (torch.randn(64, 64, device="cuda", dtype=BF16) for _ in range(3))
 
-    ours = host_time_us(lambda: plan.run(A, B, None, D, sync=False))
     python_stream = general_path_stream()
-    general = host_time_us(lambda: plan.run(A, B, None, D, sync=False, stream=python_stream))
-    matmul = host_time_us(lambda: torch.matmul(A, B, out=D))
+    times = host_times_us({"ours": lambda: plan.run(A, B, None, D, sync=False),
+                           "general": lambda: plan.run(A, B, None, D, sync=False, stream=python_stream),
+                           "matmul": lambda: torch.matmul(A, B, out=D)})
+    ours, general, matmul = times["ours"], times["general"], times["matmul"]
     print(f"64^3 bf16 host time per call: plan.run {ours:.2f} us (general path {general:.2f}), "
           f"torch.matmul {matmul:.2f} us")
     assert ours < general
