@@ -9,6 +9,7 @@
     python bench/conv.py --autotune 64 --json sweep.json   # ... and the JSON keeps every kernel timed
     python bench/conv.py --sweep-wgrad --json s.json   # every SM80 wgrad tile x parallel split-K slices
     python bench/conv.py --sweep-wgrad --kernel-cc 90  # ... every SM90 tile, stage count and cluster instead
+    python bench/conv.py --sweep-wgrad --kernel-cc 90 --tiles "*_64x64x64_*"   # ... of these tiles only
     python bench/conv.py --profile 48 --json p.json    # plan.profile: the model's best 48 per pass and layer
 
 Tensors are channels_last. fprop is compared with torch.nn.functional.conv2d; dgrad and wgrad
@@ -22,6 +23,7 @@ row names the kernel family that ran (sm90: CUTLASS 3.x implicit GEMM; sm80: CUT
 """
 
 import argparse
+import fnmatch
 import json
 import statistics
 import time
@@ -135,10 +137,11 @@ def bench_layer(name, dt, passes, rounds, kernel_cc, autotune, relu_bias=False):
 SWEEP_SPLITS = (1, 2, 4, 8, 16, 32, 64, 128)
 
 
-def sweep_wgrad(dt, layers, rounds, kernel_cc):
-    """Every wgrad tile of the kernel family (SM80 unless kernel_cc is 90; 16-byte vectors) with each
-    parallel split-K slice count in SWEEP_SPLITS (SM90: up to the images), beside cuDNN, per layer:
-    what the cost model's parallel split-K choice is measured against. Yields a row per timing."""
+def sweep_wgrad(dt, layers, rounds, kernel_cc, tiles="*"):
+    """Every wgrad tile of the kernel family (SM80 unless kernel_cc is 90; 16-byte vectors; those whose
+    split kernel matches one of the comma-separated globs `tiles`) with each parallel split-K slice
+    count in SWEEP_SPLITS (SM90: up to the images), beside cuDNN, per layer: what the cost model's
+    parallel split-K choice is measured against. Yields a row per timing."""
     plan = cuforge.op.Conv2d(kind="wgrad", element=dt, element_accumulator=torch.float32, kernel_cc=kernel_cc)
     pinned, names = [], set()
     for td in plan.tile_descriptions():
@@ -150,6 +153,8 @@ def sweep_wgrad(dt, layers, rounds, kernel_cc):
                 p.split_k_slices, p.decomposition = 2, decomposition
                 tile_names.append(p.select(N, 56, 56, 64, 64, 3, 3, padding=1))
         except cuforge.Error:
+            continue
+        if not any(fnmatch.fnmatch(tile_names[-1], glob) for glob in tiles.split(",")):
             continue
         if all(n.split("_a")[-1].startswith("8x8x8") for n in tile_names):
             pinned.append((p, tile_names))
@@ -206,6 +211,9 @@ def main():
     p.add_argument("--sweep-wgrad", action="store_true",
                    help="time every wgrad tile (SM80's, or SM90's with --kernel-cc 90) with parallel split-K "
                         "slice counts instead")
+    p.add_argument("--tiles", default="*", metavar="GLOBS",
+                   help="--sweep-wgrad only the tiles whose split kernel matches one of these comma-separated "
+                        "globs (a sweep in parts, each within a device call)")
     p.add_argument("--relu-bias", action="store_true",
                    help="fprop with a fused relu and per-channel bias (torch: conv2d with its bias, then relu)")
     p.add_argument("--profile", type=int, metavar="N",
@@ -224,7 +232,8 @@ def main():
     props = torch.cuda.get_device_properties(0)
     print(f"{props.name}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {args.dtype}, N = {N}")
     if args.sweep_wgrad or args.profile:
-        key, rows = (("sweep_wgrad", sweep_wgrad(dt, layers, args.rounds, args.kernel_cc or 80))
+        key, rows = (("sweep_wgrad", sweep_wgrad(dt, layers, args.rounds, args.kernel_cc or 80,
+                                                   args.tiles))
                      if args.sweep_wgrad else ("profile", profile_layers(dt, passes, layers, args.profile)))
         kept = []
         for row in rows:  # written as they come: a long sweep cut short keeps what it measured
