@@ -67,12 +67,27 @@ std::string staging(const library::GemmConfig& c) {
                  {"k_pieces", std::to_string(staged.k_pieces)}});
 }
 
+// Whether an SM90 GEMM kernel is built and launched as a programmatic dependent of the kernel
+// before it in the stream (CUTLASS's grid dependency control; sm90_launch adds the launch
+// attribute): its CTAs start, set up and prefetch their TMA descriptors while that kernel's last
+// tiles run, wait for it to finish (griddepcontrol.wait) before their first access to global memory,
+// and let the next kernel start likewise from their own last tiles (H200, back-to-back 1024³ bf16
+// runs: 9.0 -> 6.6 µs; bench/NOTES.md). CUTLASS 4.2's data-parallel cooperative and ping-pong
+// kernels wait in every warp that reads or writes global memory, except that the epilogue, built
+// at the kernel's start, reads scalars given by pointer there: fp8's scales. Stream-K kernels,
+// whose CTAs exchange partial tiles through a workspace the run zeroes just before them, are
+// launched in stream order as before.
+bool waits_for_previous_kernel(const library::GemmConfig& c) {
+  return c.kind == KernelKind::Gemm && c.tile.tile_scheduler != TileScheduler::StreamK && !scales_on_device(c);
+}
+
 // A swapped configuration instantiates its transposed kernel (library::swapped_kernel) over the
 // same arguments: M and N, A and B exchanged, D (and C) read as D^T column-major.
 std::string emit_sm90(const library::GemmConfig& config, const std::string& name) {
   const bool swap = config.tile.swap_ab;
   const library::GemmConfig c = swap ? library::swapped_kernel(config) : library::staged_kernel(config);
   Holes h = sm90_holes(c, name);
+  if (waits_for_previous_kernel(c)) h["defines"] += "#define CUTLASS_ENABLE_GDC_FOR_SM90 1\n";
   h["swap_note"] = swap ? "\n// Swapped for a small M: the kernel computes D^T = B^T A^T, M on the tile's N, and writes D^T "
                           "column-major\n// (D's own row-major memory)."
                         : "";

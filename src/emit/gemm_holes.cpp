@@ -113,6 +113,10 @@ constexpr std::string_view kScaledAlphaArguments =
 
 }  // namespace
 
+bool scales_on_device(const library::GemmConfig& c) {
+  return c.kind == KernelKind::Gemm && (c.element_a == DataType::e4m3 || c.element_a == DataType::e5m2);
+}
+
 // `name`: the kernel the source is emitted for (a parallel split-K kernel's GEMM is its partials'
 // configuration).
 Holes common_holes(const library::GemmConfig& c, const std::string& name) {
@@ -169,8 +173,7 @@ Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const Bi
       : grouped                                                                  ? "Pingpong"
                                                                                  : "");
   h["stage_count"] = stage_count(c, "gemm");
-  // fp8 GEMMs take per-tensor scales of A and B (cuforge_gemm_arguments::scale_a, scale_b).
-  const bool scaled = c.kind == KernelKind::Gemm && (c.element_a == DataType::e4m3 || c.element_a == DataType::e5m2);
+  const bool scaled = scales_on_device(c);
   const std::string alpha(scaled ? kScaledAlpha : kAlpha), alpha_arguments(scaled ? kScaledAlphaArguments : kAlphaArguments);
   const std::string activation(cutlass_activation(c.activation));
   const std::string activation_arguments = c.activation == Activation::leaky_relu ? "{ElementCompute(p.activation_argument)}" : "{}";

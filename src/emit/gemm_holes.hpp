@@ -19,6 +19,10 @@ std::string epilogue_formula(const library::GemmConfig& c);
 // The statement that passes leaky_relu's slope to a 2.x epilogue functor's parameters `epilogue`.
 std::string leaky_relu_argument(const library::GemmConfig& c, std::string_view compute_type);
 
+// Whether an SM90 kernel's epilogue reads scalars on the device: an fp8 GEMM's per-tensor scales
+// (cuforge_gemm_arguments::scale_a, scale_b).
+bool scales_on_device(const library::GemmConfig& c);
+
 // name, defines, epilogue_formula, element_a/b/c/accumulator, layout_a/b/c, alignment_a/b/c,
 // tile_m/n/k. `name`: the kernel the source is emitted for (a parallel split-K kernel's GEMM is
 // its partials' configuration).

@@ -160,5 +160,42 @@ TEST(EmitLaunch, EveryLaunchOfTheTemplatesGoesThroughTheDriverHelper) {
   }
 }
 
+// Data-parallel SM90 GEMM kernels (swapped, with TF32's K-major copies before them, or as parallel
+// split-K's partials alike) are built with CUTLASS's grid dependency control, defined before its
+// headers, and launched as programmatic dependents of the kernel before them; stream-K, fp8 (whose
+// epilogue reads the scales as it is built, before the wait), grouped, convolution and SM80 kernels
+// are launched in stream order.
+TEST(EmitLaunch, DataParallelSm90GemmsStartWhileTheKernelBeforeThemEnds) {
+  constexpr std::string_view kDefine = "#define CUTLASS_ENABLE_GDC_FOR_SM90 1\n";
+  const auto dependent = [&](const GemmConfig& c) {
+    SCOPED_TRACE(c.name());
+    const std::string source = emit::gemm_kernel(c, 90).source;
+    const size_t define = source.find(kDefine);
+    if (define == std::string::npos) return false;
+    EXPECT_LT(define, source.find("#include"));
+    const size_t guarded = source.find("#ifdef CUTLASS_ENABLE_GDC_FOR_SM90\n");
+    EXPECT_NE(guarded, std::string::npos);
+    EXPECT_LT(guarded, source.find("cudaLaunchAttributeProgrammaticStreamSerialization"));
+    return true;
+  };
+  const std::string bf16 = "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_";
+  for (const char* tile : {"128x64x64_c1x1x1_s0_coop_tmacoop_default_a8x8x8", "64x64x64_c2x1x1_s0_pingpong_tma_default_a8x8x8",
+                           "64x16x128_c1x1x1_s0_pingpong_tma_default_a8x8x8_swapab"})
+    EXPECT_TRUE(dependent(library::parse_gemm_name(bf16 + tile)));
+  GemmConfig split = library::parse_gemm_name(bf16 + "128x64x64_c1x1x1_s0_coop_tmacoop_default_a8x8x8");
+  split.parallel_split_k = true;
+  EXPECT_TRUE(dependent(split));
+  EXPECT_TRUE(dependent(library::parse_gemm_name(  // A column-major: copied K-major first
+      "cuforge_sm90_gemm_tensorop_mma_f32_f32_f32_f32_f32_ccr_128x64x32_c1x1x1_s0_coop_tmacoop_default_a4x4x4")));
+
+  EXPECT_FALSE(dependent(library::parse_gemm_name(bf16 + "128x64x64_c1x1x1_s0_coop_tmacoop_streamk_a8x8x8")));
+  EXPECT_FALSE(dependent(library::parse_gemm_name(
+      "cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_128x64x128_c1x1x1_s0_coop_tmacoop_default_a16x16x8")));
+  for (const GemmConfig& c : family_configs({80, 90}))
+    if (c.kind != KernelKind::Gemm || c.arch < 90) {
+      EXPECT_FALSE(dependent(c));
+    }
+}
+
 }  // namespace
 }  // namespace cuforge
