@@ -5,9 +5,11 @@
     python bench/gemm.py --dtypes bf16 --shapes 8192x8192x8192,16x4096x4096 --json out.json
     python bench/gemm.py --skip-startup
 
-Shapes are M×N×K. GEMM times are GPU times between CUDA events around each call, medians of
---repeats calls after warm-up; the host enqueues the calls behind a GPU sleep so that launch gaps do
-not count. Small problems rotate through several input sets so that they are not served from L2.
+Shapes are M×N×K. GEMM times are GPU times, two ways: between CUDA events around each call (medians
+of --repeats calls after warm-up; each kernel runs alone), and per call of calls queued back to back
+between two events (as plan.profile times them; a kernel may start while the one before it ends, as
+in a model's stream of GEMMs). The host enqueues the calls behind a held stream so that launch gaps
+do not count. Small problems rotate through several input sets so that they are not served from L2.
 cuBLAS runs with torch's default settings.
 """
 
@@ -16,6 +18,7 @@ import json
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,7 +27,7 @@ import time
 import torch
 
 import cuforge
-from timing import gpu_time_ms, host_times_us
+from timing import back_to_back_ms, gpu_time_ms, host_times_us
 
 DEFAULT_SHAPES = [
     (8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048), (1024, 1024, 1024),
@@ -83,6 +86,8 @@ def bench_gemm(M, N, K, dtype_name, plan, args, l2_bytes):
 
     t_cuforge = gpu_time_ms(lambda i: run_cuforge(i % len(sets)), args.repeats, args.warmup)
     t_cublas = gpu_time_ms(lambda i: run_cublas(i % len(sets)), args.repeats, args.warmup)
+    b2b_cuforge = back_to_back_ms(lambda i: run_cuforge(i % len(sets)))
+    b2b_cublas = back_to_back_ms(lambda i: run_cublas(i % len(sets)))
     torch.backends.cuda.matmul.allow_tf32 = True
     flops = 2.0 * M * N * K
     row = {
@@ -90,20 +95,26 @@ def bench_gemm(M, N, K, dtype_name, plan, args, l2_bytes):
         "input_sets": len(sets), "cuforge_ms": t_cuforge, "cublas_ms": t_cublas,
         "cuforge_tflops": flops / t_cuforge / 1e9, "cublas_tflops": flops / t_cublas / 1e9,
         "ratio": t_cublas / t_cuforge, "rel_err": rel_err,
+        "cuforge_b2b_ms": b2b_cuforge, "cublas_b2b_ms": b2b_cublas, "ratio_b2b": b2b_cublas / b2b_cuforge,
     }
     return row
 
 
 def print_gemm_table(rows):
     kw = max([len("kernel")] + [len(r["kernel"]) for r in rows])
-    head = f"{'M×N×K':<20} {'dtype':<6} {'kernel':<{kw}} {'cuforge':>9} {'cuBLAS':>9} {'ratio':>6} {'rel err':>8}"
+    head = (f"{'M×N×K':<20} {'dtype':<6} {'kernel':<{kw}} {'cuforge':>9} {'cuBLAS':>9} {'ratio':>6} "
+            f"{'b2b':>6} {'rel err':>8}")
     print(head)
-    print(f"{'':<20} {'':<6} {'':<{kw}} {'TFLOP/s':>9} {'TFLOP/s':>9}")
+    print(f"{'':<20} {'':<6} {'':<{kw}} {'TFLOP/s':>9} {'TFLOP/s':>9} {'':>6} {'ratio':>6}")
     print("-" * len(head))
     for r in rows:
         shape = f"{r['M']}×{r['N']}×{r['K']}"
         print(f"{shape:<20} {r['dtype']:<6} {r['kernel']:<{kw}} {r['cuforge_tflops']:>9.1f} "
-              f"{r['cublas_tflops']:>9.1f} {r['ratio']:>5.2f}× {r['rel_err']:>8.1e}")
+              f"{r['cublas_tflops']:>9.1f} {r['ratio']:>5.2f}× {r['ratio_b2b']:>5.2f}× {r['rel_err']:>8.1e}")
+    for d in dict.fromkeys(r["dtype"] for r in rows):
+        of = [r for r in rows if r["dtype"] == d]
+        print(f"geomean {d}: {statistics.geometric_mean(r['ratio'] for r in of):.3f}× (each alone), "
+              f"{statistics.geometric_mean(r['ratio_b2b'] for r in of):.3f}× (back to back)")
 
 
 # --------------------------------------------------------------------------------------------------

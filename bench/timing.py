@@ -1,10 +1,13 @@
 """Timing shared by the benchmarks and the GPU tests: GPU time (CUDA events around each call, median
 of repeats) and host time (wall clock per call while the GPU runs none of them)."""
 
+import itertools
 import statistics
 import time
 
 import torch
+
+import cuforge
 
 
 def gpu_time_ms(call, repeats: int = 20, warmup: int = 3) -> float:
@@ -36,6 +39,15 @@ def gpu_time_ms(call, repeats: int = 20, warmup: int = 3) -> float:
             return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
     raise RuntimeError(f"gpu_time_ms: {repeats} calls outlasted a GPU sleep of {hold_ms:.1f} ms: the call waits for "
                        "the GPU (sync=False?)")
+
+
+def back_to_back_ms(call) -> float:
+    """GPU time per call of `call(i)` (i = 0, 1, ...), the calls queued back to back between two
+    events behind a held stream (cuforge's `time_launches`, as plan.profile times kernels): a kernel
+    may start while the one before it ends where both allow it (programmatic dependent launch), as
+    in a model's stream of GEMMs. The fastest round's mean, in milliseconds."""
+    calls = itertools.count()
+    return cuforge._core.time_launches(lambda: call(next(calls)), torch.cuda.current_stream().cuda_stream) / 1e3
 
 
 def interleaved_ms(calls: dict, rounds: int, repeats: int = 20, warmup: int = 3) -> dict:
