@@ -1,5 +1,6 @@
 """Timing shared by the benchmarks and the GPU tests: GPU time (CUDA events around each call, median
-of repeats) and host time (wall clock per call while the GPU runs none of them)."""
+of repeats; or per call of calls queued back to back) and host time (wall clock per call while the
+GPU runs none of them)."""
 
 import itertools
 import statistics
