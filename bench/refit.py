@@ -153,6 +153,19 @@ def pinned_conv_cases(source, rows, n=32):
             for (kind, layer), kernels in cases.items()]
 
 
+def gemm_profile_cases(source, results):
+    """`cuforge profile` runs per GEMM shape (CSV rows gathered into JSON): the model's top candidates and
+    a filtered set; a kernel timed in both keeps its faster time."""
+    cases = []
+    for r in results["profile"]:
+        times = {}
+        for x in r["top"] + r.get("clusters_2x1", []):
+            key = (x["kernel"], x["splits"])
+            times[key] = min(x["measured_us"], times.get(key, float("inf")))
+        cases.append(Case(source, tuple(r["shape"]), [(k, s, t) for (k, s), t in times.items()]))
+    return cases
+
+
 def grouped_sweep_cases(source, results):
     """bench/grouped.py --sweep: the offsets form (a ragged class) of one case on every tile pinned."""
     sweep = results["sweep"]
@@ -180,6 +193,7 @@ def cases_by_source():
         "small M": small_m_cases("small M", load("h200-2026-12-02-small-m-swapped-sweep.json")) +
         small_m_cases("small M", load("h200-2026-12-02-small-m-tile-k.json")) +
         small_m_cases("small M fp16", load("h200-2026-12-02-small-m-fp16-sweep.json")),
+        "clusters": gemm_profile_cases("clusters", load("h200-2026-12-04-small-m-clusters-profile.json")),
         "grouped": grouped_sweep_cases("grouped", load("h200-2026-12-02-grouped-g64-sweep.json")),
         "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")) +
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")) +
@@ -201,11 +215,18 @@ def split(by_source):
     return fitting, held_out
 
 
+# The SM90 catalog's order, which the selection keeps among kernels it estimates alike; parallel
+# split-K's kernels (`_splitk`) follow the whole catalog, and kernels since taken out of it (measured
+# before) come last.
+SM90_ORDER = {name: i for i, name in enumerate(_core.list_gemms(90))}
+
+
 def tie_order(name):
     """How the selection orders kernels it estimates alike (src/select/gemm_choice.cpp): SM90 ones first,
     in the catalog's order; SM80 ones the deeper K tile first."""
     if "_sm80_" not in name:
-        return (0, 0)
+        base = name.removesuffix("_splitk")
+        return (0, SM90_ORDER.get(base, 2 * len(SM90_ORDER)) + (len(SM90_ORDER) if base != name else 0))
     return (1, -int(re.search(r"_\d+x\d+x(\d+)_", name).group(1)))
 
 

@@ -4,6 +4,8 @@ needed."""
 
 from __future__ import annotations
 
+import pathlib
+
 import pytest
 
 import cuforge
@@ -69,3 +71,21 @@ def test_the_implicit_gemm_exponent_weighs_sm90_fprop_and_dgrad_tiles_only():
         _core.estimated_conv_time_us(wgrad, *CONV_LAYER)
     with pytest.raises(cuforge.InvalidArgumentError, match="is not a convolution kernel"):
         _core.estimated_conv_time_us(_core.list_gemms(90, "*_gemm_*")[0], *CONV_LAYER)
+
+
+@pytest.mark.skipif(_core.device_count() > 0, reason="with a GPU the plan ranks for its SM count and tuning record")
+def test_refit_breaks_ties_as_the_selection_does(monkeypatch):
+    """Cluster shapes of one tile are estimated alike where none pads; refit.py picks among them in the
+    catalog's order, as the selection does, not in the order a results file lists them."""
+    monkeypatch.syspath_prepend(str(pathlib.Path(__file__).parents[2] / "bench"))
+    import refit
+
+    m, n, k = 128, 4096, 4096
+    chosen = cuforge.op.Gemm(element="bf16", element_accumulator="f32", layout=cuforge.LayoutType.RowMajor).select(m, n, k)
+    tile = chosen.split("_c1x1x1_")
+    assert len(tile) == 2, chosen  # the pick is a 1x1 cluster, its 2x1 and 1x2 twins estimated alike
+    twins = [f"{tile[0]}_{cluster}_{tile[1]}" for cluster in ("c1x2x1", "c2x1x1", "c1x1x1")]
+    estimates = {_core.estimated_time_us(name, m, n, k, 1, 1, True, refit.SM_COUNT) for name in twins}
+    assert len(estimates) == 1
+    case = refit.Case("test", (m, n, k), [(name, 1, 1.0) for name in twins])
+    assert case.kernels[refit.pick(case, _core.CostModel())][0] == chosen
