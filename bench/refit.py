@@ -154,12 +154,12 @@ def pinned_conv_cases(source, rows, n=32):
 
 
 def gemm_profile_cases(source, results):
-    """`cuforge profile` runs per GEMM shape (CSV rows gathered into JSON): the model's top candidates and
-    a filtered set; a kernel timed in both keeps its faster time."""
+    """bench/clusters.py: per GEMM shape, the model's top candidates and a filtered set as plan.profile
+    timed them; a kernel timed in both keeps its faster time."""
     cases = []
     for r in results["profile"]:
         times = {}
-        for x in r["top"] + r.get("clusters_2x1", []):
+        for x in r["top"] + r["filtered"]:
             key = (x["kernel"], x["splits"])
             times[key] = min(x["measured_us"], times.get(key, float("inf")))
         cases.append(Case(source, tuple(r["shape"]), [(k, s, t) for (k, s), t in times.items()]))
