@@ -221,20 +221,22 @@ def split(by_source):
 SM90_ORDER = {name: i for i, name in enumerate(_core.list_gemms(90))}
 
 
-def tie_order(name):
-    """How the selection orders kernels it estimates alike (src/select/gemm_choice.cpp): SM90 ones first,
-    in the catalog's order; SM80 ones the deeper K tile first."""
-    if "_sm80_" not in name:
-        base = name.removesuffix("_splitk")
-        return (0, SM90_ORDER.get(base, 2 * len(SM90_ORDER)) + (len(SM90_ORDER) if base != name else 0))
-    return (1, -int(re.search(r"_\d+x\d+x(\d+)_", name).group(1)))
+def tie_order(case, name, splits):
+    """How the selection orders kernels it estimates alike (src/select/gemm_choice.cpp): SM90 ones first, a
+    GEMM whose cluster spans all of M's tiles (select::cluster_spans_m) ahead of the others, in the
+    catalog's order; SM80 ones the deeper K tile first."""
+    if "_sm80_" in name:
+        return (1, 0, -int(re.search(r"_\d+x\d+x(\d+)_", name).group(1)))
+    spans = not case.conv and _core.cluster_spans_m(name, case.shape[0], case.shape[1], splits=splits, sm_count=SM_COUNT)
+    base = name.removesuffix("_splitk")
+    return (0, 0 if spans else 1, SM90_ORDER.get(base, 2 * len(SM90_ORDER)) + (len(SM90_ORDER) if base != name else 0))
 
 
 def pick(case, model):
     """The kernel (index) the model picks among those measured on the case: the fastest estimate, ties
     broken as the selection breaks them."""
     estimates = [case.estimate(name, splits, model) for name, splits, _ in case.kernels]
-    return min(range(len(estimates)), key=lambda i: (estimates[i], tie_order(case.kernels[i][0])))
+    return min(range(len(estimates)), key=lambda i: (estimates[i], tie_order(case, *case.kernels[i][:2])))
 
 
 def score(case, model):

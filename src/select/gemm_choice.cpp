@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <tuple>
 
 #include "cuforge/core/error.hpp"
 #include "cuforge/library/catalog.hpp"
@@ -445,9 +446,13 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
   // Among SM80 kernels the model cannot tell apart, the deeper K tile first: fewer mainloop steps
   // (cp.async waits, barriers, iterator updates) for the same work (H200, bench/conv.py --sweep-wgrad:
   // on the 1x1 layer 64x64x32 ran 2.0-2.7x the time of 64x64x64 in the same slices, estimated alike;
-  // TF32 at 128x14336x4096, 128x128x32 ahead of 128x128x16). SM90's ties keep the catalog's order.
-  const auto tie_order = [](const GemmCandidate& c) {
-    return c.config.arch < 90 ? std::pair(1, -c.config.tile.threadblock_shape[2]) : std::pair(0, 0);
+  // TF32 at 128x14336x4096, 128x128x32 ahead of 128x128x16). SM90's ties keep the catalog's order,
+  // but a data-parallel GEMM whose cluster spans all of M's tiles comes first (select::cluster_spans_m;
+  // H200, bench/clusters.py: 64x64 in 2x1 clusters at 96 and 128 rows, 128x64 at 256, 1.15-1.25x the
+  // 1x1 cluster of the same tile in 128 tiles; 0.95x in 32 tiles at 128x1024x1024).
+  const auto tie_order = [&](const GemmCandidate& c) {
+    if (c.config.arch < 90) return std::tuple(1, 0, -c.config.tile.threadblock_shape[2]);
+    return std::tuple(0, cluster_spans_m(c.config, c.splits, p, sm_count) ? 0 : 1, 0);
   };
   std::stable_sort(ranking.ranked.begin(), ranking.ranked.end(), [&](const GemmCandidate& a, const GemmCandidate& b) {
     return std::pair(a.estimated_us, tie_order(a)) < std::pair(b.estimated_us, tie_order(b));

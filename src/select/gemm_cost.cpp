@@ -160,4 +160,14 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
          reduce_us + waves_us;
 }
 
+bool cluster_spans_m(const library::GemmConfig& c, int splits, const GemmShape& p, int sm_count) {
+  const auto& t = c.tile.threadblock_shape;
+  const auto& cl = c.tile.cluster_shape;
+  const bool data_parallel = c.tile.tile_scheduler == TileScheduler::Default && !c.parallel_split_k && splits <= 1;
+  const int64_t tiles_m = ceil_div(p.m, int64_t(t[0]));
+  const double tiles = double(tiles_m) * double(ceil_div(p.n, int64_t(t[1]))) * double(p.batch);
+  return c.kind == KernelKind::Gemm && c.arch >= 90 && !c.pointwise && !c.tile.swap_ab && data_parallel &&
+         cl[0] > 1 && cl[1] == 1 && tiles_m == cl[0] && 2 * tiles >= sm_count;
+}
+
 }  // namespace cuforge::select

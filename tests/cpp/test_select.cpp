@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -260,6 +261,28 @@ TEST(GemmPlan, Sm80TiesGoToTheDeeperKTile) {
   ASSERT_NE(tied, ranked.end()) << "the case needs a tie: " << ranked.front().config.name();
   EXPECT_GT(ranked.front().config.tile.threadblock_shape[2], tied->config.tile.threadblock_shape[2])
       << ranked.front().config.name() << " before " << tied->config.name();
+}
+
+// SM90 tiles of every cluster shape tie where none pads; a 2x1 cluster spanning all of M's tiles in a
+// grid that fills the SMs goes first (its B panels leave L2 once: 1.15-1.25x on the H200 at 96-256
+// rows), else the catalog's 1x1 first (64 rows: 2x1 would pad; 128x1024x1024: 32 tiles).
+TEST(GemmPlan, Sm90TiesGoToAClusterSpanningMWhereTheTilesFillTheSms) {
+  Gemm g(plan_of(DataType::bf16, R, R, R));
+  for (auto [m, n, k, spans] : {std::tuple{128, 4096, 4096, true}, {96, 4096, 4096, true}, {256, 4096, 4096, true},
+                                {64, 4096, 4096, false}, {128, 1024, 1024, false}}) {
+    const auto ranked = g.rank(g.shape(m, n, k)).ranked;
+    ASSERT_FALSE(ranked.empty());
+    const GemmConfig& front = ranked.front().config;
+    const auto twin = std::find_if(ranked.begin() + 1, ranked.end(), [&](const select::GemmCandidate& c) {
+      return c.config.tile.threadblock_shape == front.tile.threadblock_shape &&
+             c.config.tile.kernel_schedule == front.tile.kernel_schedule &&
+             c.config.tile.cluster_shape != front.tile.cluster_shape && c.estimated_us == ranked.front().estimated_us;
+    });
+    ASSERT_NE(twin, ranked.end()) << "the case needs a tie: " << front.name();
+    const std::array<int, 3> expected = spans ? std::array{2, 1, 1} : std::array{1, 1, 1};
+    EXPECT_EQ(front.tile.cluster_shape, expected) << m << "x" << n << "x" << k << ": " << front.name();
+    EXPECT_EQ(select::cluster_spans_m(front, 1, g.shape(m, n, k), 132), spans) << front.name();
+  }
 }
 
 TEST(GemmPlan, Tf32OfEveryLayoutRunsOnSm90ThroughKMajorCopies) {

@@ -103,4 +103,11 @@ struct CostModel {
 double estimated_time_us(const library::GemmConfig& config, const GemmShape& shape, int splits, bool deterministic,
                          int sm_count, const CostModel& model = CostModel{});
 
+// Whether `config`, run data-parallel (no split of K, `splits` 1), is an SM90 GEMM whose cluster spans
+// all of `shape`'s tiles along M with more than one, its tiles filling at least half of `sm_count`
+// SMs: each B panel then leaves L2 once, multicast to every tile of rows, where the SMs together pull
+// panels as fast as L2 serves them. The estimate above counts no L2 traffic, so such a kernel ties with
+// the same tile in 1x1 clusters; the selection ranks it first among the kernels it estimates alike.
+bool cluster_spans_m(const library::GemmConfig& config, int splits, const GemmShape& shape, int sm_count);
+
 }  // namespace cuforge::select
