@@ -1,5 +1,6 @@
-// What the GEMM plan's CPU tests share (test_select.cpp, test_swap_ab.cpp): a plan's options, its
-// pick for a problem, a change of its settings, and whether a configuration is a catalog row.
+// What the GEMM plan's CPU tests share (test_select.cpp, test_gemm_plan_choice.cpp, test_swap_ab.cpp):
+// a plan's options, its pick for a problem, a change of its settings, whether a configuration is a
+// catalog row, and the cost model's estimate of one.
 #pragma once
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 
 #include "cuforge/library/catalog.hpp"
 #include "cuforge/op/gemm.hpp"
+#include "cuforge/select/gemm_cost.hpp"
 
 namespace cuforge::test {
 
@@ -35,6 +37,11 @@ inline GemmOptions plan_of(DataType t, Layout a, Layout b, Layout c, int kernel_
   o.kernel_cc = kernel_cc;
   o.cc = 90;  // the H200's, whether or not this machine has a GPU
   return o;
+}
+
+// The cost model's estimate of one data-parallel run (K order, `sms` SMs: the H200's by default).
+inline double estimate(const library::GemmConfig& c, const GemmShape& p, int sms = 132) {
+  return select::estimated_time_us(c, p, 1, true, sms);
 }
 
 inline bool in_catalog(const library::GemmConfig& c) {

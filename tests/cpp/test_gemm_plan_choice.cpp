@@ -1,0 +1,522 @@
+// The GEMM plan's choice of kernel (op::Gemm without running anything: selection compiles and
+// launches nothing, so no GPU is needed): the family and alignment a problem gets, fp8 and TF32 paths,
+// ties, refusals with their reasons, tile descriptions, decompositions and defaults.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cuforge/library/catalog.hpp"
+#include "cuforge/op/gemm.hpp"
+#include "cuforge/runtime/device.hpp"
+#include "cuforge/select/gemm_choice.hpp"
+#include "cuforge/select/gemm_cost.hpp"
+#include "gemm_plan_support.hpp"
+#include "test_support.hpp"
+
+namespace cuforge {
+namespace {
+
+using library::GemmConfig;
+using namespace test;
+
+TEST(GemmPlan, WithoutAGpuThePlanTargetsSm90) {
+  if (runtime::device_count() != 0) GTEST_SKIP() << "this machine has a GPU";
+  GemmOptions o = plan_of(DataType::f16, R, R, R);
+  o.cc = 0;
+  Gemm g(o);
+  EXPECT_EQ(g.cc(), 90);
+  EXPECT_EQ(g.kernel_cc(), 90);
+}
+
+TEST(GemmPlan, OddLeadingDimensionFallsBackToAnSm80KernelOfLowerAlignment) {
+  Gemm g(plan_of(DataType::bf16, R, R, R));
+  EXPECT_EQ(g.kernel_cc(), 90);
+  const GemmConfig& c = pick(g, 197, 262, 136);  // ldb = ldd = 262: 4-byte aligned rows
+  EXPECT_TRUE(in_catalog(c));
+  EXPECT_EQ(c.arch, 80) << c.name();
+  EXPECT_EQ(c.alignment_b, 2) << c.name();
+  EXPECT_EQ(c.alignment_c, 2) << c.name();
+  EXPECT_LE(c.alignment_a, 8) << c.name();
+  EXPECT_EQ(c.element_a, DataType::bf16);
+  EXPECT_EQ(c.layout_a, R);
+  EXPECT_EQ(c.layout_b, R);
+}
+
+TEST(GemmPlan, AlignedProblemsGetAnSm90Kernel) {
+  for (auto [m, n, k] : {std::tuple{4096, 4096, 4096}, {264, 200, 136}, {16, 4096, 4096}, {8192, 1024, 8192}}) {
+    for (auto [la, lb] : {std::pair{R, C}, {R, R}, {C, R}, {C, C}}) {
+      Gemm g(plan_of(DataType::f16, la, lb, R));
+      const GemmConfig& c = pick(g, m, n, k);
+      EXPECT_TRUE(in_catalog(c));
+      EXPECT_EQ(c.arch, 90) << c.name();
+      EXPECT_EQ(c.alignment_a, 8);
+      EXPECT_EQ(c.layout_a, la);
+      EXPECT_EQ(c.layout_b, lb);
+      EXPECT_EQ(c.element_d, DataType::f16);
+    }
+  }
+}
+
+// fp8 (e4m3 -> bf16, promoted accumulation): the large problems of issue 18 take tiles whose two
+// accumulators fit in registers. The 256x128 cooperative kernel the plan picked before spilled and
+// ran at a third of the 128x128 cooperative one on the H200.
+TEST(GemmPlan, Fp8LargeProblemsTakeTilesThatDoNotSpill) {
+  GemmOptions o = plan_of(DataType::e4m3, R, C, R);
+  o.element_c = o.element_d = DataType::bf16;
+  Gemm g(o);
+  const std::vector<std::pair<std::array<int64_t, 3>, std::array<int, 3>>> expected = {
+      {{8192, 8192, 8192}, {128, 192, 128}},
+      {{4096, 4096, 4096}, {128, 128, 128}},
+      {{4096, 14336, 4096}, {128, 192, 128}},
+      {{8192, 1024, 8192}, {128, 128, 128}},
+  };
+  for (const auto& [mnk, tile] : expected) {
+    auto [m, n, k] = mnk;
+    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+    const auto choice = g.select(g.shape(m, n, k, 1, false));
+    const GemmConfig& c = choice.config;
+    EXPECT_TRUE(in_catalog(c)) << c.name();
+    EXPECT_EQ(c.arch, 90) << c.name();
+    EXPECT_EQ(c.tile.threadblock_shape, tile) << c.name();
+    EXPECT_EQ(c.tile.kernel_schedule, KernelSchedule::TmaWarpSpecializedCooperative) << c.name();
+    EXPECT_EQ(c.tile.tile_scheduler, TileScheduler::Default) << c.name();
+    EXPECT_EQ(choice.splits, 1) << c.name();
+    EXPECT_FALSE(c.parallel_split_k) << c.name();
+  }
+  // No promoted fp8 kernel of the catalog holds more than 2 x 96 accumulator registers per thread.
+  library::GemmFilter f;
+  f.arch = 90;
+  f.math = MathOperation::MultiplyAdd;
+  for (DataType t : {DataType::e4m3, DataType::e5m2}) {
+    f.element_a = t;
+    for (const GemmConfig* c : library::find_gemms(f)) {
+      const auto& s = c->tile.threadblock_shape;
+      const bool coop = c->tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
+      EXPECT_LE((coop ? s[0] / 2 : s[0]) * s[1] / 128, 96) << c->name();
+    }
+  }
+}
+
+// fp8 fast accumulation is opt-in: a plan naming no math never runs it; one asking for it runs only
+// it, on the 16-bit families' tiles (one accumulator: 256x128 fits).
+TEST(GemmPlan, Fp8FastAccumulationOnlyOnRequest) {
+  GemmOptions o = plan_of(DataType::e4m3, R, C, R);
+  o.element_c = o.element_d = DataType::bf16;
+  Gemm promoted(o);
+  Gemm fast(o);
+  auto s = fast.settings();
+  s.math = MathOperation::MultiplyAddFastAccum;
+  fast.set_settings(s);
+  for (int64_t m : {16, 1024, 8192}) {
+    EXPECT_EQ(pick(promoted, m, 8192, 8192).math, MathOperation::MultiplyAdd);
+    EXPECT_EQ(pick(fast, m, 8192, 8192).math, MathOperation::MultiplyAddFastAccum);
+  }
+  const GemmConfig& big = pick(fast, 8192, 8192, 8192);
+  const auto& t = big.tile.threadblock_shape;
+  EXPECT_EQ(t[0] * t[1] / (big.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative ? 256 : 128), 128)
+      << "a 128-register tile: " << big.name();
+  // A 16-bit plan has no fast-accumulation kernels: a clear error.
+  Gemm bf16(plan_of(DataType::bf16, R, R, R));
+  auto b = bf16.settings();
+  b.math = MathOperation::MultiplyAddFastAccum;
+  EXPECT_THROW(bf16.set_settings(b), InvalidArgumentError);
+}
+
+TEST(GemmPlan, ColumnMajorDSelectsTheTransposedKernel) {
+  Gemm g(plan_of(DataType::bf16, R, C, C));
+  const GemmConfig& c = pick(g, 4096, 1024, 512);
+  EXPECT_TRUE(in_catalog(c));
+  // D^T = B^T A^T: A' = B^T (row-major), B' = A^T (column-major), D' row-major.
+  EXPECT_EQ(c.layout_a, R) << c.name();
+  EXPECT_EQ(c.layout_b, C) << c.name();
+  EXPECT_EQ(c.layout_c, R) << c.name();
+}
+
+TEST(GemmPlan, Sm80FamilyOnRequest) {
+  Gemm g(plan_of(DataType::f16, R, C, R, 80));
+  EXPECT_EQ(g.kernel_cc(), 80);
+  for (auto [m, n, k] : {std::tuple{4096, 4096, 4096}, {1, 256, 512}, {197, 262, 136}}) {
+    const GemmConfig& c = pick(g, m, n, k);
+    EXPECT_EQ(c.arch, 80) << c.name();
+    EXPECT_TRUE(in_catalog(c));
+  }
+  EXPECT_EQ(pick(g, 197, 262, 136).alignment_b, 2);
+  EXPECT_EQ(pick(g, 4096, 4096, 4096).alignment_b, 8);
+}
+
+// SM80 kernels the model estimates alike (the same tile, K 32 or 64 deep) go the deeper one's way:
+// fewer mainloop steps for the same work.
+TEST(GemmPlan, Sm80TiesGoToTheDeeperKTile) {
+  Gemm g(plan_of(DataType::f16, R, R, R, 80));
+  const auto ranked = g.rank(g.shape(100, 200, 300)).ranked;
+  ASSERT_GE(ranked.size(), 2u);
+  const auto tied = std::find_if(ranked.begin() + 1, ranked.end(), [&](const select::GemmCandidate& c) {
+    const auto& a = c.config.tile.threadblock_shape;
+    const auto& b = ranked.front().config.tile.threadblock_shape;
+    return a[0] == b[0] && a[1] == b[1] && a[2] != b[2] && c.estimated_us == ranked.front().estimated_us;
+  });
+  ASSERT_NE(tied, ranked.end()) << "the case needs a tie: " << ranked.front().config.name();
+  EXPECT_GT(ranked.front().config.tile.threadblock_shape[2], tied->config.tile.threadblock_shape[2])
+      << ranked.front().config.name() << " before " << tied->config.name();
+}
+
+// SM90 tiles of every cluster shape tie where none pads; a 2x1 cluster spanning all of M's tiles in a
+// grid that fills the SMs goes first (its B panels leave L2 once: 1.15-1.25x on the H200 at 96-256
+// rows), else the catalog's 1x1 first (64 rows: 2x1 would pad; 128x1024x1024: 32 tiles).
+TEST(GemmPlan, Sm90TiesGoToAClusterSpanningMWhereTheTilesFillTheSms) {
+  Gemm g(plan_of(DataType::bf16, R, R, R));
+  for (auto [m, n, k, spans] : {std::tuple{128, 4096, 4096, true}, {96, 4096, 4096, true}, {256, 4096, 4096, true},
+                                {64, 4096, 4096, false}, {128, 1024, 1024, false}}) {
+    const auto ranked = g.rank(g.shape(m, n, k)).ranked;
+    ASSERT_FALSE(ranked.empty());
+    const GemmConfig& front = ranked.front().config;
+    const auto twin = std::find_if(ranked.begin() + 1, ranked.end(), [&](const select::GemmCandidate& c) {
+      return c.config.tile.threadblock_shape == front.tile.threadblock_shape &&
+             c.config.tile.kernel_schedule == front.tile.kernel_schedule &&
+             c.config.tile.cluster_shape != front.tile.cluster_shape && c.estimated_us == ranked.front().estimated_us;
+    });
+    ASSERT_NE(twin, ranked.end()) << "the case needs a tie: " << front.name();
+    const std::array<int, 3> expected = spans ? std::array{2, 1, 1} : std::array{1, 1, 1};
+    EXPECT_EQ(front.tile.cluster_shape, expected) << m << "x" << n << "x" << k << ": " << front.name();
+    EXPECT_EQ(select::cluster_spans_m(front, 1, g.shape(m, n, k), 132), spans) << front.name();
+  }
+}
+
+TEST(GemmPlan, Tf32OfEveryLayoutRunsOnSm90ThroughKMajorCopies) {
+  // wgmma reads 32-bit operands only K-major: a row-major B (or column-major A) is copied K-major
+  // into the workspace first, which the model counts, and large problems still take SM90 kernels.
+  for (auto [la, lb] : {std::pair{R, R}, std::pair{C, C}, std::pair{C, R}}) {
+    Gemm g(plan_of(DataType::f32, la, lb, R));
+    EXPECT_EQ(g.kernel_cc(), 90);
+    const auto picked = pick(g, 4096, 4096, 4096);
+    EXPECT_EQ(picked.arch, 90) << picked.name();
+    const auto staged = library::staged_k_major(picked);
+    EXPECT_EQ(staged.a, la == C);
+    EXPECT_EQ(staged.b, lb == R);
+  }
+  // A small M reads B once: copying it first costs more than mma.sync over it (H200: the copying
+  // SM90 kernel ran 128x14336x4096 at 0.30x of cuBLAS), so those go to SM80 kernels.
+  Gemm rr(plan_of(DataType::f32, R, R, R));
+  EXPECT_EQ(pick(rr, 128, 14336, 4096).arch, 80);
+  EXPECT_EQ(pick(rr, 16, 4096, 4096).arch, 80);
+  EXPECT_EQ(pick(rr, 8192, 8192, 8192).arch, 90);
+  // K of whole vectors: the copies are read along K.
+  EXPECT_EQ(pick(rr, 264, 136, 130).arch, 80);
+  Gemm k_major(plan_of(DataType::f32, R, C, R));
+  EXPECT_FALSE(library::staged_k_major(pick(k_major, 1024, 1024, 1024)).any());
+  EXPECT_EQ(pick(k_major, 1024, 1024, 1024).alignment_a, 4);
+  // The copy is counted: the same kernel costs more when it must stage B.
+  GemmConfig copying = pick(k_major, 4096, 4096, 4096);
+  copying.layout_b = R;
+  const GemmShape shape{4096, 4096, 4096, 1, 4, 4, 4};
+  EXPECT_GT(select::estimated_time_us(copying, shape, 1, true, 132),
+            select::estimated_time_us(pick(k_major, 4096, 4096, 4096), shape, 1, true, 132));
+}
+
+TEST(GemmPlan, Sm90ThreeTf32RunsItsPiecesAlongATripledK) {
+  // 3xTF32 on SM90 copies both operands as three pieces each along K: the model prices the TF32
+  // kernel over 3 K (each piece's K padded to 16 bytes) plus the copies, which read each operand once
+  // and write it three times.
+  Gemm g(plan_of(DataType::f32, R, C, R));
+  change(g, [](select::GemmSettings& s) { s.math = MathOperation::MultiplyAddFastF32; });
+  const GemmConfig big = pick(g, 8192, 8192, 8192);
+  EXPECT_EQ(big.arch, 90) << big.name();
+  EXPECT_EQ(big.math, MathOperation::MultiplyAddFastF32);
+  const library::StagedOperands staged = library::staged_k_major(big);
+  EXPECT_TRUE(staged.a && staged.b) << "K-major operands are split too";
+  EXPECT_EQ(staged.k_pieces, 3);
+  EXPECT_EQ(staged.kernel_k(130), 3 * 132);
+  const GemmConfig kernel = library::staged_kernel(big);
+  EXPECT_EQ(kernel.math, MathOperation::MultiplyAdd) << "the pieces are plain TF32 products";
+  const GemmShape shape{8192, 8192, 8192, 1, 4, 4, 4};
+  const GemmShape tripled{8192, 8192, 3 * 8192, 1, 4, 4, 4};
+  const double copies_us = estimate(big, shape) - estimate(kernel, tripled);
+  const double bytes = 2.0 * 8192 * 8192 * 4 * (1 + 3);
+  const select::CostModel model;
+  EXPECT_NEAR(copies_us, 2 * model.launch_us + bytes / (4.0e12 * model.transpose_bandwidth_fraction) * 1e6, 1.0);
+  // Any K: the pieces' padding is zeros, read by the kernel; SM80's 3xTF32 costs three products.
+  EXPECT_EQ(pick(g, 4096, 4096, 4093).arch, 90);
+  Gemm sm80(plan_of(DataType::f32, R, C, R, 80));
+  change(sm80, [](select::GemmSettings& s) { s.math = MathOperation::MultiplyAddFastF32; });
+  GemmConfig three = pick(sm80, 4096, 4096, 4096), one = three;
+  one.math = MathOperation::MultiplyAdd;
+  const GemmShape square{4096, 4096, 4096, 1, 4, 4, 4};
+  EXPECT_GT(estimate(three, square), 2.5 * estimate(one, square));
+}
+
+TEST(GemmPlan, ImpossiblePlansAreRefused) {
+  GemmOptions mixed = plan_of(DataType::f16, R, R, R);
+  mixed.element_d = DataType::bf16;
+  EXPECT_THROW(Gemm{mixed}, InvalidArgumentError);
+  try {
+    Gemm{mixed};
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("cuforge list"), std::string::npos) << e.what();
+  }
+  GemmOptions s8 = plan_of(DataType::s8, R, C, R);
+  EXPECT_THROW(Gemm{s8}, InvalidArgumentError);
+  EXPECT_THROW(Gemm(plan_of(DataType::f16, R, R, R, 70)), InvalidArgumentError);
+  GemmOptions old = plan_of(DataType::f16, R, R, R);
+  old.cc = 75;
+  EXPECT_THROW(Gemm{old}, DeviceError);
+  GemmOptions ampere = plan_of(DataType::f16, R, R, R, 90);
+  ampere.cc = 80;
+  EXPECT_THROW(Gemm{ampere}, InvalidArgumentError) << "sm_90a kernels do not run on 8.0";
+  GemmOptions ada = plan_of(DataType::f16, R, R, R);
+  ada.cc = 89;
+  EXPECT_EQ(Gemm(ada).kernel_cc(), 80);
+}
+
+TEST(GemmPlan, TileDescriptions) {
+  Gemm g(plan_of(DataType::bf16, R, C, R));
+  auto tiles = g.tile_descriptions();
+  ASSERT_FALSE(tiles.empty());
+  for (size_t i = 0; i < tiles.size(); ++i)
+    for (size_t j = i + 1; j < tiles.size(); ++j) ASSERT_FALSE(tiles[i] == tiles[j]) << "listed twice";
+  EXPECT_EQ(g.settings().tile, std::nullopt);
+
+  // Pinning a listed description: every selection uses it.
+  const TileDescription pinned = tiles.back();
+  change(g, [&](auto& s) { s.tile = pinned; });
+  ASSERT_TRUE(g.settings().tile.has_value());
+  EXPECT_TRUE(*g.settings().tile == pinned);
+  for (auto [m, n, k] : {std::tuple{4096, 4096, 4096}, {16, 4096, 4096}})
+    EXPECT_TRUE(pick(g, m, n, k).tile == pinned) << pick(g, m, n, k).name();
+  change(g, [](auto& s) { s.tile.reset(); });
+  EXPECT_EQ(g.settings().tile, std::nullopt);
+
+  // A description no kernel can have: refused, saying why, and the plan is unchanged.
+  TileDescription bad = tiles.front();
+  bad.threadblock_shape = {64, 128, 64};
+  bad.kernel_schedule = KernelSchedule::TmaWarpSpecializedPingpong;
+  bad.epilogue_schedule = EpilogueSchedule::TmaWarpSpecialized;
+  bad.tile_scheduler = TileScheduler::StreamK;
+  try {
+    change(g, [&](auto& s) { s.tile = bad; });
+    FAIL() << "pingpong with stream-K was pinned";
+  } catch (const InvalidArgumentError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("stream-K"), std::string::npos) << m;
+    EXPECT_NE(m.find("tile_descriptions()"), std::string::npos) << m;
+  }
+  EXPECT_EQ(g.settings().tile, std::nullopt);
+
+  TileDescription huge = tiles.front();
+  huge.threadblock_shape = {256, 256, 64};
+  huge.kernel_schedule = KernelSchedule::TmaWarpSpecializedPingpong;
+  huge.epilogue_schedule = EpilogueSchedule::TmaWarpSpecialized;
+  huge.tile_scheduler = TileScheduler::Default;
+  EXPECT_THROW(change(g, [&](auto& s) { s.tile = huge; }), InvalidArgumentError);
+}
+
+TEST(GemmPlan, APinnedSm90TileCannotRunUnalignedProblems) {
+  Gemm g(plan_of(DataType::bf16, R, R, R));
+  change(g, [&](auto& s) { s.tile = g.tile_descriptions().front(); });
+  EXPECT_THROW(pick(g, 197, 262, 136), InvalidArgumentError);
+  EXPECT_NO_THROW(pick(g, 256, 256, 256));
+}
+
+TEST(GemmPlan, KernelSourceTargetsThePlan) {
+  Gemm g(plan_of(DataType::f16, R, C, R));
+  const GemmConfig& c = pick(g, 4096, 4096, 4096);
+  auto src = g.kernel_source(c);
+  EXPECT_EQ(src.name, c.name());
+  EXPECT_EQ(src.family, 90);
+  EXPECT_EQ(src.target_cc, 90);
+  EXPECT_NE(src.source.find(c.name()), std::string::npos);
+
+  GemmOptions ada = plan_of(DataType::f16, R, C, R);
+  ada.cc = 89;
+  Gemm g80(ada);
+  auto src80 = g80.kernel_source(pick(g80, 4096, 4096, 4096));
+  EXPECT_EQ(src80.family, 80);
+  EXPECT_EQ(src80.target_cc, 89) << "SM80 kernels are built into the target's own SASS";
+}
+
+TEST(GemmPlan, TheEpilogueIsPartOfTheKernel) {
+  Gemm g(plan_of(DataType::bf16, R, R, R));
+  EXPECT_EQ(g.activations().size(), 8u);
+  change(g, [](auto& s) { s.set_activation(Activation::leaky_relu, 0.2); });
+  EXPECT_EQ(g.settings().activation_argument, 0.2);
+  change(g, [](auto& s) { s.set_activation(Activation::leaky_relu); });
+  EXPECT_EQ(g.settings().activation_argument, 0.01) << "torch's default slope, decided in C++";
+  EXPECT_THROW(change(g, [](auto& s) { s.set_activation(Activation::relu, 0.5); }), InvalidArgumentError);
+  change(g, [](auto& s) { s.set_activation(Activation::leaky_relu, 0.2); });
+  auto c = pick(g, 4096, 4096, 4096);
+  EXPECT_EQ(c.activation, Activation::leaky_relu);
+  EXPECT_FALSE(c.bias);
+  EXPECT_TRUE(c.name().find("_leaky_relu") != std::string::npos) << c.name();
+  EXPECT_EQ(library::parse_gemm_name(c.name()), c);
+  auto biased = pick(g, 4096, 4096, 4096, 1, /*bias=*/true);
+  EXPECT_TRUE(biased.bias);
+  EXPECT_EQ(biased.name().substr(biased.name().size() - 16), "_leaky_relu_bias");
+}
+
+TEST(GemmPlan, SwizzlesAreSm80TileSchedulers) {
+  Gemm sm90(plan_of(DataType::f16, R, C, R));
+  EXPECT_EQ(sm90.tile_schedulers(), (std::vector<TileScheduler>{TileScheduler::Default, TileScheduler::StreamK}));
+  try {
+    change(sm90, [](auto& s) { s.tile_scheduler = TileScheduler::Identity1; });
+    ADD_FAILURE() << "an SM90 plan took a CUTLASS 2.x swizzle";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("SM80"), std::string::npos) << e.what();
+  }
+  Gemm sm80(plan_of(DataType::f16, R, C, R, 80));
+  // CUTLASS's horizontal swizzle cannot drive GemmUniversal kernels (nvcc fails): not offered.
+  EXPECT_EQ(sm80.tile_schedulers(), (std::vector<TileScheduler>{TileScheduler::Default, TileScheduler::StreamK,
+                                                                TileScheduler::Identity1, TileScheduler::Identity2,
+                                                                TileScheduler::Identity4}));
+  auto horizontal =
+      test::message_of<InvalidArgumentError>([&] { change(sm80, [](auto& s) { s.tile_scheduler = TileScheduler::Horizontal; }); });
+  EXPECT_NE(horizontal.find("get_tile_offset"), std::string::npos) << horizontal;
+  change(sm80, [](auto& s) { s.tile_scheduler = TileScheduler::Identity2; });
+  EXPECT_EQ(pick(sm80, 4096, 4096, 4096).tile.tile_scheduler, TileScheduler::Identity2);
+  change(sm80, [](auto& s) { s.tile_scheduler.reset(); });
+  EXPECT_EQ(pick(sm80, 4096, 4096, 4096).tile.tile_scheduler, TileScheduler::Default);
+}
+
+TEST(GemmPlan, DecompositionsPickKernelsThatCanRunThem) {
+  for (int family : {90, 80}) {
+    SCOPED_TRACE(family);
+    Gemm g(plan_of(DataType::bf16, R, C, R, family));
+    EXPECT_THROW(change(g, [](auto& s) { s.set_decomposition(Decomposition::SplitK); }), InvalidArgumentError);
+    EXPECT_THROW(change(g, [](auto& s) { s.decomposition = Decomposition::StreamK, s.splits = 4; }),
+                 InvalidArgumentError);
+    change(g, [](auto& s) { s.set_decomposition(Decomposition::StreamK); });
+    EXPECT_EQ(pick(g, 256, 512, 32768).tile.tile_scheduler, TileScheduler::StreamK);
+    change(g, [](auto& s) { s.set_decomposition(Decomposition::DataParallel); });
+    EXPECT_NE(pick(g, 256, 512, 32768).tile.tile_scheduler, TileScheduler::StreamK);
+    change(g, [](auto& s) { s.set_split_k_slices(8); });
+    EXPECT_EQ(g.settings().splits, 8);
+    EXPECT_EQ(g.settings().decomposition, Decomposition::SplitK);
+    auto split = pick(g, 256, 512, 32768);
+    if (family == 90) {
+      EXPECT_EQ(split.tile.tile_scheduler, TileScheduler::StreamK) << "SM90 splits K on stream-K";
+    }
+  }
+}
+
+TEST(GemmPlan, KHeavyProblemsWithFewTilesSplitK) {
+  Gemm g(plan_of(DataType::bf16, R, R, R));
+  for (auto [m, n, k] : {std::tuple{128, 128, 65536}, {256, 512, 32768}}) {
+    auto c = pick(g, m, n, k);
+    EXPECT_TRUE(c.parallel_split_k) << m << "x" << n << "x" << k << ": " << c.name();
+  }
+  // The fastest parallel split-K measured there on the H200 (bench/k_heavy.py --sweep-parallel):
+  // 128x64 ping-pong tiles (in 8 slices), ahead of 64x64 and of cooperative kernels; at
+  // 1024x1024x16384 the 64 tiles of 128x128 stream K instead.
+  auto mid = pick(g, 256, 512, 32768);
+  EXPECT_EQ(mid.tile.threadblock_shape[0], 128) << mid.name();
+  EXPECT_EQ(mid.tile.threadblock_shape[1], 64) << mid.name();
+  EXPECT_EQ(mid.tile.kernel_schedule, KernelSchedule::TmaWarpSpecializedPingpong) << mid.name();
+  auto large = pick(g, 1024, 1024, 16384);
+  EXPECT_FALSE(large.parallel_split_k) << large.name();
+  EXPECT_EQ(large.tile.tile_scheduler, TileScheduler::StreamK) << large.name();
+  // K = 8 x 8191 has no two equal slices of whole 8-element vectors: stream-K divides it instead.
+  auto odd = pick(g, 128, 128, 8 * 8191);
+  EXPECT_FALSE(odd.parallel_split_k) << odd.name();
+  EXPECT_EQ(odd.tile.tile_scheduler, TileScheduler::StreamK) << odd.name();
+  auto square = pick(g, 8192, 8192, 8192);
+  EXPECT_FALSE(square.parallel_split_k) << square.name();
+  EXPECT_EQ(square.tile.tile_scheduler, TileScheduler::Default) << square.name();
+}
+
+TEST(GemmPlan, ArrivalOrderReductionKeepsTheKOrderChoiceWhereFewPeersShareATile) {
+  // Measured on the H200 (bench/k_heavy.py, bench/sweep.py): with deterministic = false the stream-K
+  // kernels the selection used to take here ran 26.6, 61.6 and 33.6 µs (the last in K order) against
+  // 24.9, 54.3 and 20.1 for the K-order choices.
+  Gemm k_order(plan_of(DataType::bf16, R, R, R));
+  Gemm arrival(plan_of(DataType::bf16, R, R, R));
+  change(arrival, [](auto& s) { s.deterministic = false; });
+  for (auto [m, n, k] : {std::tuple{256, 512, 32768}, {1024, 1024, 16384}, {16, 4096, 4096}})
+    EXPECT_EQ(pick(arrival, m, n, k).name(), pick(k_order, m, n, k).name()) << m << "x" << n << "x" << k;
+}
+
+TEST(GemmPlan, ParallelSplitKIsForcedOnlyWhereKSlicesEvenly) {
+  Gemm g(plan_of(DataType::bf16, R, R, R));
+  change(g, [](auto& s) {
+    s.set_split_k_slices(8);
+    s.set_decomposition(Decomposition::ParallelSplitK);
+  });
+  auto c = pick(g, 256, 512, 32768);
+  EXPECT_TRUE(c.parallel_split_k) << c.name();
+  EXPECT_NE(c.tile.tile_scheduler, TileScheduler::StreamK) << c.name();
+  auto uneven = test::message_of<InvalidArgumentError>([&] { pick(g, 256, 512, 1000); });
+  EXPECT_NE(uneven.find("K = 1000 cut into 8 equal slices"), std::string::npos) << uneven;
+  auto batched = test::message_of<InvalidArgumentError>([&] { pick(g, 256, 512, 32768, 2); });
+  EXPECT_NE(batched.find("not a batch (2 here)"), std::string::npos) << batched;
+  EXPECT_THROW(change(g, [](auto& s) { s.splits = 1; }), InvalidArgumentError);
+  EXPECT_THROW(change(g, [](auto& s) { s.set_split_k_slices(select::GemmSettings::kMaxSplits + 1); }),
+               InvalidArgumentError);
+}
+
+// Defaults are decided once, in C++: a C++ plan gets what a Python plan gets.
+TEST(GemmPlan, DefaultsAreTheCoresOwn) {
+  GemmOptions int8 = plan_of(DataType::s8, R, C, R);
+  int8.element_c = int8.element_d = DataType::s32;
+  int8.element_accumulator.reset();
+  Gemm g(int8);
+  EXPECT_EQ(g.options().accumulator(), DataType::s32);
+  EXPECT_EQ(pick(g, 4096, 4096, 4096).element_accumulator, DataType::s32);
+  GemmOptions f64 = plan_of(DataType::f64, R, R, R);
+  f64.element_accumulator.reset();
+  EXPECT_EQ(Gemm(f64).options().accumulator(), DataType::f64);
+  GemmOptions f16 = plan_of(DataType::f16, R, R, R);
+  f16.element_accumulator.reset();
+  EXPECT_EQ(Gemm(f16).options().accumulator(), DataType::f32);
+  EXPECT_EQ(default_activation_argument(Activation::leaky_relu), 0.01);
+}
+
+// The opcode class is a setting like the others: switching it keeps the rest, and a class the
+// types have no kernels of is refused with the plan left as it was.
+TEST(GemmPlan, OpcodeClassIsASetting) {
+  Gemm g(plan_of(DataType::f32, R, C, R));
+  EXPECT_EQ(g.kernel_cc(), 90);
+  change(g, [](auto& s) {
+    s.set_activation(Activation::leaky_relu, 0.3);
+    s.set_split_k_slices(4);
+  });
+  change(g, [](auto& s) { s.opclass = OpcodeClass::Simt; });
+  EXPECT_EQ(g.kernel_cc(), 80) << "SIMT kernels are SM80's";
+  EXPECT_EQ(g.settings().activation_argument, 0.3);
+  EXPECT_EQ(g.settings().splits, 4);
+  EXPECT_EQ(pick(g, 1024, 1024, 1024).opclass, OpcodeClass::Simt);
+  Gemm f16(plan_of(DataType::f16, R, C, R));
+  auto before = f16.settings();
+  EXPECT_THROW(change(f16, [](auto& s) { s.opclass = OpcodeClass::Simt; }), InvalidArgumentError);
+  EXPECT_EQ(f16.settings().opclass, before.opclass);
+  EXPECT_EQ(f16.kernel_cc(), 90);
+}
+
+// Sizes a run may not ask for are refused by name, never a crash (a division by a zero tile count
+// once killed the process); K = 0 selects the kernel that writes activation(beta * C).
+TEST(GemmPlan, ExtentsAreCheckedBeforeSelection) {
+  for (int family : {90, 80}) {
+    Gemm g(plan_of(DataType::bf16, R, R, R, family));
+    const int64_t huge = int64_t(1) << 40;
+    struct Case {
+      int64_t m, n, k, batch;
+      const char* says;
+    };
+    for (const Case& c : {Case{0, 0, 0, 1, "empty output"}, Case{0, 64, 64, 1, "empty output"},
+                          Case{64, 0, 64, 1, "empty output"}, Case{64, 64, 64, 0, "empty output"},
+                          Case{-1, 5, 5, 1, "M: expected a size of 0 or more, got -1"},
+                          Case{8, -8, 8, 1, "N: expected"}, Case{64, 64, 64, -3, "batch: expected"},
+                          Case{huge, 8, 8, 1, "M: 1099511627776 exceeds the 32-bit range"},
+                          Case{huge, huge, huge, 1, "exceeds the 32-bit range"}}) {
+      auto message = test::message_of<InvalidArgumentError>([&] { pick(g, c.m, c.n, c.k, c.batch); });
+      EXPECT_NE(message.find(c.says), std::string::npos) << c.m << "x" << c.n << "x" << c.k << "x" << c.batch
+                                                          << ": " << message;
+    }
+    EXPECT_NO_THROW(pick(g, 64, 64, 0)) << "K = 0 runs a kernel over zeros when beta != 0";
+    EXPECT_NO_THROW(pick(g, int64_t(INT32_MAX), 8, 8));
+  }
+}
+
+}  // namespace
+}  // namespace cuforge
