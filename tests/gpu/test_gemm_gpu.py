@@ -97,9 +97,18 @@ F32_CASES = [
 ]
 
 # The plan the asynchronous-run tests use (its kernel is one of the layout cases').
+# Problems of two tiles of rows in a grid that fills the SMs: the default plan takes the tile in 2x1
+# clusters spanning M (select::cluster_spans_m), the second tile of rows partly empty at 96 and 200.
+CLUSTER_CASES = [
+    Case("bf16", ROW, ROW, ROW, None, 128, 4096, 256),
+    Case("bf16", ROW, ROW, ROW, None, 96, 4096, 256),
+    Case("f16", ROW, COL, ROW, None, 256, 4096, 256, alpha=1.0, beta=2.0),
+    Case("f16", ROW, ROW, ROW, None, 200, 2176, 136),
+]
+
 PLAIN = Case("f16", ROW, ROW, ROW, None, *BASE)
 
-ALL_CASES = LAYOUT_CASES + AWKWARD_CASES + EPILOGUE_CASES + COLUMN_C_CASES + F32_CASES
+ALL_CASES = LAYOUT_CASES + AWKWARD_CASES + EPILOGUE_CASES + COLUMN_C_CASES + F32_CASES + CLUSTER_CASES
 
 
 def seed_plans_and_shapes():
@@ -181,6 +190,12 @@ def test_column_major_c_d(case, gen):
 
 @pytest.mark.parametrize("case", F32_CASES, ids=lambda c: c.id)
 def test_f32_tf32(case, gen):
+    run_case(case, gen)
+
+
+@pytest.mark.parametrize("case", CLUSTER_CASES, ids=lambda c: c.id)
+def test_clusters_spanning_m(case, gen):
+    assert "_c2x1x1_" in make_plan(case).select(case.M, case.N, case.K)
     run_case(case, gen)
 
 
