@@ -49,8 +49,10 @@ const std::vector<Sm90Tile>& sm90_tiles(const MathInstruction& mi) {
 // Swapped kernels (TileDescription::swap_ab) for small M: the problem's M on the tile's N, 16 to 64 wide;
 // the tile's M (128 cooperative, 64 ping-pong) along the problem's N; K 128 elements deep (16-bit: 256
 // bytes, which ran 64x16 ping-pong 1.04x cuBLAS at 16x4096x4096 on the H200 where 128 bytes ran
-// 0.99x, bench/small_m.py). One CTA per cluster.
+// 0.99x, bench/small_m.py). Clusters of one CTA, or of two along the problem's M, which share each
+// B^T tile by multicast (cuBLAS runs 64x4096x4096 so: a 64x32 tile in 1x2 clusters).
 constexpr int kSwappedTileK = 128;
+const std::vector<std::array<int, 3>> kSm90SwappedClusters = {{1, 1, 1}, {1, 2, 1}};
 const std::vector<Sm90Tile> kSm90SwappedTiles = {
     {128, 16, KernelSchedule::TmaWarpSpecializedCooperative}, {128, 32, KernelSchedule::TmaWarpSpecializedCooperative},
     {128, 64, KernelSchedule::TmaWarpSpecializedCooperative}, {64, 16, KernelSchedule::TmaWarpSpecializedPingpong},
@@ -198,8 +200,9 @@ std::vector<GemmConfig> enumerate_sm90() {
     for (DataType o : mi.outputs)
       for (auto [la, lb] : kOperandLayouts)
         for (const auto& t : kSm90SwappedTiles)
+          for (const auto& cluster : kSm90SwappedClusters)
           for (TileScheduler sched : {TileScheduler::Default, TileScheduler::StreamK}) {
-            GemmConfig c = sm90_config(mi, o, la, lb, KernelKind::Gemm, t, {1, 1, 1}, sched);
+            GemmConfig c = sm90_config(mi, o, la, lb, KernelKind::Gemm, t, cluster, sched);
             c.tile.threadblock_shape[2] = kSwappedTileK;
             c.tile.swap_ab = true;
             add_if_valid(out, c);

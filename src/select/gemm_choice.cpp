@@ -96,11 +96,11 @@ bool fits(const GemmConfig& c, const GemmShape& p) {
          (staged.b ? any_k || p.k % c.alignment_b == 0 : c.alignment_b <= p.align_b) && c.alignment_c <= p.align_c;
 }
 
-// A swapped kernel (TileDescription::swap_ab) is offered where the problem's M fits one of its tiles'
-// N: the decode-style problems it is for, whose M would fill a small part of an unswapped tile. A
-// pinned tile runs whatever M.
+// A swapped kernel (TileDescription::swap_ab) is offered where the problem's M fits one cluster's
+// tiles along N: the decode-style problems it is for, whose M would fill a small part of an unswapped
+// tile. A pinned tile runs whatever M.
 bool swap_fits(const GemmConfig& c, const GemmSettings& s, const GemmShape& p) {
-  return !c.tile.swap_ab || s.tile || p.m <= c.tile.threadblock_shape[1];
+  return !c.tile.swap_ab || s.tile || p.m <= c.tile.threadblock_shape[1] * c.tile.cluster_shape[1];
 }
 
 static_assert(int(Decomposition::DataParallel) == 1 && int(Decomposition::SplitK) == 2 &&
@@ -174,8 +174,9 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
     return std::nullopt;
   }
   if (!swap_fits(row, s, p)) {
-    why = fmt::format("a swapped kernel runs problems whose M fits its tile's N ({}); this one's M is {}",
-                      row.tile.threadblock_shape[1], p.m);
+    why = fmt::format("a swapped kernel runs problems whose M fits its cluster's tiles along N ({}); this one's M "
+                      "is {}",
+                      row.tile.threadblock_shape[1] * row.tile.cluster_shape[1], p.m);
     return std::nullopt;
   }
   if (!fits(row, p)) {

@@ -167,11 +167,12 @@ TEST(GemmPlan, Sm80TiesGoToTheDeeperKTile) {
 
 // SM90 tiles of every cluster shape tie where none pads; a 2x1 cluster spanning all of M's tiles in a
 // grid that fills the SMs goes first (its B panels leave L2 once: 1.15-1.25x on the H200 at 96-256
-// rows), else the catalog's 1x1 first (64 rows: 2x1 would pad; 128x1024x1024: 32 tiles).
+// rows), else the catalog's 1x1 first (128x14336x4096 on 128-row tiles: 2x1 would pad; 128x1024x1024:
+// 32 tiles).
 TEST(GemmPlan, Sm90TiesGoToAClusterSpanningMWhereTheTilesFillTheSms) {
   Gemm g(plan_of(DataType::bf16, R, R, R));
   for (auto [m, n, k, spans] : {std::tuple{128, 4096, 4096, true}, {96, 4096, 4096, true}, {256, 4096, 4096, true},
-                                {64, 4096, 4096, false}, {128, 1024, 1024, false}}) {
+                                {128, 14336, 4096, false}, {128, 1024, 1024, false}}) {
     const auto ranked = g.rank(g.shape(m, n, k)).ranked;
     ASSERT_FALSE(ranked.empty());
     const GemmConfig& front = ranked.front().config;

@@ -178,9 +178,10 @@ def paths() -> list[Path]:
     # Swapped kernels (M = 13 or 16 on the tile's N): each schedule, tile scheduler and operand layout (A and
     # B read K-major or MN-major as B^T and A^T), fp8 (promoted and fast accumulation) and int8, an
     # activation and the bias column.
-    def swapped_of(a, d, layouts, tile, scheduler="default", math="mma"):
+    def swapped_of(a, d, layouts, tile, scheduler="default", math="mma", cluster=(1, 1, 1)):
         return next(k for k in swapped if k.a == a and k.d == d and k.layouts == layouts and k.tile[:2] == tile
-                    and k.scheduler == scheduler and k.math == math and k.acc in ("f32", "s32"))
+                    and k.scheduler == scheduler and k.math == math and k.acc in ("f32", "s32")
+                    and k.shape2 == cluster)
     for b in (swapped_of("bf16", "bf16", "rrr", (64, 16)), swapped_of("f16", "f16", "rcr", (128, 16), "streamk"),
               swapped_of("bf16", "f32", "ccr", (128, 32)), swapped_of("f16", "f16", "crr", (64, 32)),
               swapped_of("e4m3", "bf16", "rcr", (128, 16)), swapped_of("e4m3", "bf16", "rcr", (64, 16), math="fastaccum"),
@@ -189,6 +190,13 @@ def paths() -> list[Path]:
     for b in (swapped_of("bf16", "bf16", "rrr", (64, 16)), swapped_of("bf16", "bf16", "rcr", (128, 16), "streamk")):
         out.append(Path(b.name + "_relu", b, dict(activation=cuforge.epilogue.relu), m=13))
         out.append(Path(b.name + "_bias", b, bias=True, modes=_modes(b), m=13))
+    # In 1x2 clusters (two tiles along M share each B^T tile): the second tile partly empty (M = 48 on
+    # 32-wide tiles, 29 on 16-wide ones), and the stream-K scheduler's decompositions.
+    for b, m in ((swapped_of("bf16", "bf16", "rrr", (64, 32), cluster=(1, 2, 1)), 48),
+                 (swapped_of("f16", "f16", "rcr", (128, 16), "streamk", cluster=(1, 2, 1)), 29)):
+        out.append(Path(b.name, b, k=512, modes=_modes(b), m=m))
+    b = swapped_of("bf16", "bf16", "rrr", (64, 32), cluster=(1, 2, 1))
+    out.append(Path(b.name + "_bias", b, bias=True, m=48))
     # fp8's overlapped promotion (the 128x128 cooperative tiles' own consumer loop): a K of one turn of
     # four k-tiles and two single ones (704, the last partial), in each decomposition the stream-K
     # scheduler takes, and in parallel split-K's slices, with relu and a bias row.

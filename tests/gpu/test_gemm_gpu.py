@@ -105,10 +105,19 @@ CLUSTER_CASES = [
     Case("f16", ROW, COL, ROW, None, 256, 4096, 256, alpha=1.0, beta=2.0),
     Case("f16", ROW, ROW, ROW, None, 200, 2176, 136),
 ]
+# Swapped kernels in 1x2 clusters (two tiles along M share each B^T tile): a second tile full or
+# partly empty, both layouts of A and B, beta.
+SWAPPED_CLUSTER_CASES = [
+    Case("bf16", ROW, ROW, ROW, None, 64, 4096, 256),
+    Case("bf16", COL, ROW, ROW, None, 48, 4096, 512),
+    Case("f16", ROW, COL, ROW, None, 64, 4096, 256, alpha=1.0, beta=2.0),
+    Case("f16", ROW, ROW, ROW, None, 40, 2176, 136),
+]
 
 PLAIN = Case("f16", ROW, ROW, ROW, None, *BASE)
 
-ALL_CASES = LAYOUT_CASES + AWKWARD_CASES + EPILOGUE_CASES + COLUMN_C_CASES + F32_CASES + CLUSTER_CASES
+ALL_CASES = (LAYOUT_CASES + AWKWARD_CASES + EPILOGUE_CASES + COLUMN_C_CASES + F32_CASES + CLUSTER_CASES
+             + SWAPPED_CLUSTER_CASES)
 
 
 def seed_plans_and_shapes():
@@ -196,6 +205,13 @@ def test_f32_tf32(case, gen):
 @pytest.mark.parametrize("case", CLUSTER_CASES, ids=lambda c: c.id)
 def test_clusters_spanning_m(case, gen):
     assert "_c2x1x1_" in make_plan(case).select(case.M, case.N, case.K)
+    run_case(case, gen)
+
+
+@pytest.mark.parametrize("case", SWAPPED_CLUSTER_CASES, ids=lambda c: c.id)
+def test_swapped_clusters_spanning_m(case, gen):
+    name = make_plan(case).select(case.M, case.N, case.K)
+    assert "_c1x2x1_" in name and name.endswith("_swapab"), name
     run_case(case, gen)
 
 

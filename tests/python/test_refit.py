@@ -75,18 +75,17 @@ def test_the_implicit_gemm_exponent_weighs_sm90_fprop_and_dgrad_tiles_only():
 
 
 @pytest.mark.skipif(_core.device_count() > 0, reason="with a GPU the plan ranks for its SM count and tuning record")
-@pytest.mark.parametrize("m", [64, 128])
-def test_refit_breaks_ties_as_the_selection_does(monkeypatch, m):
+@pytest.mark.parametrize("m, n, k, expected", [(128, 4096, 4096, "c2x1x1"), (128, 14336, 4096, "c1x1x1")])
+def test_refit_breaks_ties_as_the_selection_does(monkeypatch, m, n, k, expected):
     """Cluster shapes of one tile are estimated alike where none pads; refit.py picks among them as the
-    selection does (the 2x1 cluster spanning 128 rows of 64-row tiles, else the catalog's order), not in
-    the order a results file lists them."""
+    selection does (the 2x1 cluster spanning 128 rows of 64-row tiles, else the catalog's order: 128-row
+    tiles, which 2x1 would pad), not in the order a results file lists them."""
     monkeypatch.syspath_prepend(str(pathlib.Path(__file__).parents[2] / "bench"))
     import refit
 
-    n, k = 4096, 4096
     chosen = cuforge.op.Gemm(element="bf16", element_accumulator="f32", layout=cuforge.LayoutType.RowMajor).select(m, n, k)
     cluster = re.search(r"_(c\dx\dx\d)_", chosen).group(1)
-    assert cluster == ("c2x1x1" if m == 128 else "c1x1x1"), chosen
+    assert cluster == expected, chosen
     twins = [chosen.replace(cluster, other) for other in ("c1x2x1", "c2x1x1", "c1x1x1")]
     alike = [name for name in twins
              if _core.estimated_time_us(name, m, n, k, 1, 1, True, refit.SM_COUNT) ==
