@@ -15,10 +15,11 @@ def gpu_time_ms(call, repeats: int = 20, warmup: int = 3) -> float:
     """Median GPU time of `call(i)` (i = 0, 1, ...), in milliseconds.
 
     The timed calls are queued behind a GPU sleep that outlasts their host time (twice the warm-up's
-    fastest call, per call), so host time between launches (longer than a small kernel's run time,
-    and a convolution's split into many slices costs more) is not counted: this measures the
-    kernels, not the launch rate. Raises RuntimeError when the sleep ended before the last call was
-    queued even when lengthened (the call waits for the GPU: synchronizes).
+    fastest call, per call; lengthened twice where a shared host's slower calls outlast it), so host
+    time between launches (longer than a small kernel's run time, and a convolution's split into many
+    slices costs more) is not counted: this measures the kernels, not the launch rate. Raises
+    RuntimeError when the sleep ended before the last call was queued even at its longest (the call
+    waits for the GPU: synchronizes).
     """
     host_ms = float("inf")
     for i in range(max(warmup, 1)):
@@ -35,7 +36,7 @@ def gpu_time_ms(call, repeats: int = 20, warmup: int = 3) -> float:
             call(i)
             end.record()
 
-    for hold_ms in (2 * repeats * host_ms + 0.5, 8 * repeats * host_ms + 2.0):
+    for hold_ms in (2 * repeats * host_ms + 0.5, 8 * repeats * host_ms + 2.0, 32 * repeats * host_ms + 20.0):
         if _behind_sleep(hold_ms, timed_calls)[0]:
             return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
     raise RuntimeError(f"gpu_time_ms: {repeats} calls outlasted a GPU sleep of {hold_ms:.1f} ms: the call waits for "
