@@ -154,8 +154,8 @@ def pinned_conv_cases(source, rows, n=32):
 
 
 def gemm_profile_cases(source, results):
-    """bench/clusters.py: per GEMM shape, the model's top candidates and a filtered set as plan.profile
-    timed them; a kernel timed in both keeps its faster time."""
+    """bench/clusters.py (or a file of its form): per GEMM shape, the model's top candidates and a
+    filtered set as plan.profile timed them; a kernel timed in both keeps its faster time."""
     cases = []
     for r in results["profile"]:
         times = {}
@@ -194,6 +194,8 @@ def cases_by_source():
         small_m_cases("small M", load("h200-2026-12-02-small-m-tile-k.json")) +
         small_m_cases("small M fp16", load("h200-2026-12-02-small-m-fp16-sweep.json")),
         "clusters": gemm_profile_cases("clusters", load("h200-2026-12-04-small-m-clusters-profile.json")),
+        "swapped clusters": [case for name in ("profile", "picks", "k-heavy-profile") for case in gemm_profile_cases(
+            "swapped clusters", load(f"h200-2026-12-04-swapped-clusters-{name}.json"))],
         "grouped": grouped_sweep_cases("grouped", load("h200-2026-12-02-grouped-g64-sweep.json")),
         "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")) +
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")) +
