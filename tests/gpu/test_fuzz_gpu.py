@@ -7,12 +7,14 @@ An extent along which some operand is contiguous (K of a row-major A, N of a row
 of a column-major D, ...) must be a multiple of the kernel's alignment: CUTLASS's can_implement
 requires it, and the catalog has no 16-bit kernels of alignment 1. The other extents are free.
 
-Each case takes one of two families, each one kernel per element type and layout pair (a pinned
+Each case takes one of three families, each one kernel per element type and layout pair (a pinned
 tile; a column-major D runs the transposed problem and shares the kernels of a row-major one):
 - aligned: those extents and every leading dimension multiples of 8 elements: SM90 kernels;
 - unaligned: those extents and every leading dimension 2 mod 4: SM80 kernels of alignment 2, the
-  ones a plan falls back to for operands TMA cannot load.
-So at most 2 types x 4 layout pairs x 2 families = 16 kernels, all built in parallel first.
+  ones a plan falls back to for operands TMA cannot load;
+- swapped: aligned as the first, on SM90 swapped kernels in 1x2 clusters (bf16 ping-pong, f16
+  stream-K).
+So at most 2 types x 4 layout pairs x 3 families = 24 kernels, all built in parallel first.
 
 CUFORGE_FUZZ_SEED and CUFORGE_FUZZ_CASES set the seed (printed) and the number of cases.
 """
@@ -52,9 +54,15 @@ SM90_STREAM_K = dict(threadblock_shape=[128, 128, 64], cluster_shape=[2, 1, 1],
 SM90_PINGPONG = dict(threadblock_shape=[64, 128, 64], cluster_shape=[1, 1, 1],
                      kernel_schedule=cuforge.KernelScheduleType.TmaWarpSpecializedPingpong)
 SM80_128 = dict(threadblock_shape=[128, 128, 32])
+# Swapped kernels (D^T = B^T A^T) in 1x2 clusters, two tiles along M sharing each B^T tile; pinned, they run any M.
+SWAPPED_PINGPONG = dict(threadblock_shape=[64, 32, 128], cluster_shape=[1, 2, 1], swap_ab=True,
+                        kernel_schedule=cuforge.KernelScheduleType.TmaWarpSpecializedPingpong)
+SWAPPED_STREAM_K = dict(threadblock_shape=[128, 16, 128], cluster_shape=[1, 2, 1], swap_ab=True,
+                        tile_scheduler=cuforge.TileSchedulerType.StreamK)
 FAMILIES = {
     "aligned": Family(None, 8, 0, (128, 128, 128), {"f16": SM90_STREAM_K, "bf16": SM90_PINGPONG}),
     "unaligned": Family(80, 4, 2, (130, 130, 130), {"f16": SM80_128, "bf16": SM80_128}),
+    "swapped": Family(None, 8, 0, (48, 128, 128), {"f16": SWAPPED_STREAM_K, "bf16": SWAPPED_PINGPONG}),
 }
 
 
@@ -102,7 +110,7 @@ def extent(rng):
 def draw(rng):
     dtype = rng.choice(["f16", "bf16"])
     la, lb, lc = (rng.choice([ROW, COL]) for _ in range(3))
-    family = rng.choice(["aligned", "aligned", "aligned", "unaligned"])
+    family = rng.choice(["aligned", "aligned", "aligned", "unaligned", "swapped"])
     fam = FAMILIES[family]
     along = ("K" if la == ROW else "M", "N" if lb == ROW else "K", "N" if lc == ROW else "M")  # A, B, C/D
     size = {d: fam.snap(extent(rng)) if d in along else extent(rng) for d in "MNK"}
