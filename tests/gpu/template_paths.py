@@ -197,6 +197,9 @@ def paths() -> list[Path]:
         out.append(Path(b.name, b, k=512, modes=_modes(b), m=m))
     b = swapped_of("bf16", "bf16", "rrr", (64, 32), cluster=(1, 2, 1))
     out.append(Path(b.name + "_bias", b, bias=True, m=48))
+    for b, m in ((swapped_of("e4m3", "bf16", "rcr", (64, 32), cluster=(1, 2, 1)), 48),
+                 (swapped_of("s8", "s32", "rcr", (64, 32), cluster=(1, 2, 1)), 40)):
+        out.append(Path(b.name, b, k=512, m=m))
     # fp8's overlapped promotion (the 128x128 cooperative tiles' own consumer loop): a K of one turn of
     # four k-tiles and two single ones (704, the last partial), in each decomposition the stream-K
     # scheduler takes, and in parallel split-K's slices, with relu and a bias row.
