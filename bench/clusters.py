@@ -7,6 +7,7 @@ reads as a case source (`gemm_profile_cases`).
     python bench/clusters.py                                        # bf16, row-major, the shapes below
     python bench/clusters.py --shapes 96x4096x4096,128x4096x4096 --json out.json
     python bench/clusters.py --filter '*_c1x2x1_*'                  # the 1x2 clusters instead
+    python bench/clusters.py --filter '*_swapab' --shapes 64x4096x4096   # swapped tiles, 1x1 and 1x2
 
 Times as `cuforge profile` takes them: calls queued back to back on the same operands (bench/NOTES.md,
 "clusters along M").
