@@ -87,20 +87,24 @@ def gemm_py_cases(source, rows):
     return [Case(source, s, [(k, 1, t) for k, t in times.items()]) for s, times in shapes.items()]
 
 
-def swapped_tile_n(name):
-    """The tile's N of a swapped kernel's name, else None."""
-    return int(short(name).split("x")[1]) if name.endswith("_swapab") else None
+def swapped_rows(name):
+    """The rows of M a swapped kernel's cluster holds (its tile's N times the cluster's N), by its name,
+    else None."""
+    if not name.endswith("_swapab"):
+        return None
+    tile, cluster = short(name).split("_")[:2]
+    return int(tile.split("x")[1]) * int(cluster[1:].split("x")[1])
 
 
 def small_m_cases(source, rows):
     """bench/small_m.py: per shape, the default and every swapped tile pinned, less the swapped tiles
-    whose N is below M (the selection offers a swapped kernel only where M fits its tile's N); a
-    kernel timed under two labels keeps its faster time."""
+    whose cluster holds fewer rows than M (the selection offers a swapped kernel only where M fits its
+    cluster's tiles along N); a kernel timed under two labels keeps its faster time."""
     cases = []
     for r in rows:
         times = {}
         for x in r["rows"]:
-            if (swapped_tile_n(x["kernel"]) or r["shape"][0]) < r["shape"][0]:
+            if (swapped_rows(x["kernel"]) or r["shape"][0]) < r["shape"][0]:
                 continue
             key = (x["kernel"], x["splits"])
             times[key] = min(x["us"], times.get(key, float("inf")))

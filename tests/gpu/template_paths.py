@@ -76,7 +76,7 @@ class Path:
     k: int = 512
     modes: tuple = ("heuristic",)  # decompositions run on the same kernel
     pad: int = 0  # leading dimensions padded by this many elements: aligned to it, not twice it
-    m: int = 264  # a swapped kernel's path runs an M that fits its tile's N
+    m: int = 264  # a swapped kernel's path runs an M that fits its cluster's tiles along N
 
     def plan(self, mode="heuristic"):
         """The plan that selects this path's kernel, in decomposition `mode`."""
