@@ -3,6 +3,7 @@
 // and where the plan chooses them.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 
 #include "cuforge/emit/gemm.hpp"
@@ -25,13 +26,15 @@ std::vector<const GemmConfig*> swapped_rows() {
   return out;
 }
 
-// The swapped bf16 row of these layouts, tile and tile scheduler.
+// The swapped bf16 row of these layouts, tile, tile scheduler and cluster.
 const GemmConfig& swapped(std::string_view layouts, int tile_m, int tile_n,
-                          TileScheduler scheduler = TileScheduler::Default) {
+                          TileScheduler scheduler = TileScheduler::Default,
+                          std::array<int, 3> cluster = {1, 1, 1}) {
   for (const GemmConfig* c : swapped_rows())
     if (c->element_a == DataType::bf16 && c->element_d == DataType::bf16 &&
         c->element_accumulator == DataType::f32 && c->tile.threadblock_shape[0] == tile_m &&
         c->tile.threadblock_shape[1] == tile_n && c->tile.tile_scheduler == scheduler &&
+        c->tile.cluster_shape == cluster &&
         c->name().find(std::string("_") + std::string(layouts) + "_") != std::string::npos)
       return *c;
   throw std::runtime_error("no swapped row " + std::string(layouts));
@@ -88,6 +91,17 @@ TEST(SwapAb, RefusedConfigurationsSayWhy) {
   EXPECT_TRUE(contains(why(fp8), "its kernel on the transposed problem: wgmma reads 8-bit operands only K-major"));
   fp8.layout_b = C;
   EXPECT_EQ(why(fp8), "");
+}
+
+// A 1x2 cluster is the kernel's, along its N: the problem's M, whose two tiles share each tile of the
+// kernel's A (B^T) by multicast.
+TEST(SwapAb, AClusterOfTwoSpansTheProblemsM) {
+  const GemmConfig& c = swapped("rrr", 64, 32, TileScheduler::Default, {1, 2, 1});
+  EXPECT_TRUE(contains(c.name(), "_64x32x128_c1x2x1_")) << c.name();
+  EXPECT_EQ(library::swapped_kernel(c).tile.cluster_shape, (std::array<int, 3>{1, 2, 1}));
+  const std::string src = emit::gemm_source(c);
+  EXPECT_TRUE(contains(src, "using ClusterShape = Shape<_1, _2, _1>;"));
+  EXPECT_TRUE(contains(src, "args.problem_shape = {int(p.n), int(p.m), int(p.k), int(p.batch)};"));
 }
 
 TEST(SwapAb, TheSourceRunsTheSameArgumentsTransposed) {
