@@ -96,11 +96,16 @@ bool fits(const GemmConfig& c, const GemmShape& p) {
          (staged.b ? any_k || p.k % c.alignment_b == 0 : c.alignment_b <= p.align_b) && c.alignment_c <= p.align_c;
 }
 
+// The rows of M a swapped kernel's cluster holds: its tiles' N, one tile per CTA along the cluster's N.
+int64_t swapped_rows(const GemmConfig& c) {
+  return int64_t(c.tile.threadblock_shape[1]) * c.tile.cluster_shape[1];
+}
+
 // A swapped kernel (TileDescription::swap_ab) is offered where the problem's M fits one cluster's
 // tiles along N: the decode-style problems it is for, whose M would fill a small part of an unswapped
 // tile. A pinned tile runs whatever M.
 bool swap_fits(const GemmConfig& c, const GemmSettings& s, const GemmShape& p) {
-  return !c.tile.swap_ab || s.tile || p.m <= c.tile.threadblock_shape[1] * c.tile.cluster_shape[1];
+  return !c.tile.swap_ab || s.tile || p.m <= swapped_rows(c);
 }
 
 static_assert(int(Decomposition::DataParallel) == 1 && int(Decomposition::SplitK) == 2 &&
@@ -176,7 +181,7 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
   if (!swap_fits(row, s, p)) {
     why = fmt::format("a swapped kernel runs problems whose M fits its cluster's tiles along N ({}); this one's M "
                       "is {}",
-                      row.tile.threadblock_shape[1] * row.tile.cluster_shape[1], p.m);
+                      swapped_rows(row), p.m);
     return std::nullopt;
   }
   if (!fits(row, p)) {

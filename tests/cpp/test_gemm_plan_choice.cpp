@@ -291,12 +291,16 @@ TEST(GemmPlan, TileDescriptions) {
   change(g, [](auto& s) { s.tile.reset(); });
   EXPECT_EQ(g.settings().tile, std::nullopt);
 
-  // A description no kernel can have: refused, saying why, and the plan is unchanged.
-  TileDescription bad = tiles.front();
-  bad.threadblock_shape = {64, 128, 64};
-  bad.kernel_schedule = KernelSchedule::TmaWarpSpecializedPingpong;
-  bad.epilogue_schedule = EpilogueSchedule::TmaWarpSpecialized;
-  bad.tile_scheduler = TileScheduler::StreamK;
+  // Descriptions no kernel can have: refused, saying why, and the plan is unchanged.
+  const auto pingpong = [&](std::array<int, 3> shape, TileScheduler scheduler) {
+    TileDescription d = tiles.front();
+    d.threadblock_shape = shape;
+    d.kernel_schedule = KernelSchedule::TmaWarpSpecializedPingpong;
+    d.epilogue_schedule = EpilogueSchedule::TmaWarpSpecialized;
+    d.tile_scheduler = scheduler;
+    return d;
+  };
+  const TileDescription bad = pingpong({64, 128, 64}, TileScheduler::StreamK);
   try {
     change(g, [&](auto& s) { s.tile = bad; });
     FAIL() << "pingpong with stream-K was pinned";
@@ -307,11 +311,7 @@ TEST(GemmPlan, TileDescriptions) {
   }
   EXPECT_EQ(g.settings().tile, std::nullopt);
 
-  TileDescription huge = tiles.front();
-  huge.threadblock_shape = {256, 256, 64};
-  huge.kernel_schedule = KernelSchedule::TmaWarpSpecializedPingpong;
-  huge.epilogue_schedule = EpilogueSchedule::TmaWarpSpecialized;
-  huge.tile_scheduler = TileScheduler::Default;
+  const TileDescription huge = pingpong({256, 256, 64}, TileScheduler::Default);
   EXPECT_THROW(change(g, [&](auto& s) { s.tile = huge; }), InvalidArgumentError);
 }
 
