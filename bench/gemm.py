@@ -6,7 +6,8 @@
     python bench/gemm.py --skip-startup
 
 Shapes are M×N×K. GEMM times are GPU times, two ways: between CUDA events around each call (medians
-of --repeats calls after warm-up; each kernel runs alone), and per call of calls queued back to back
+of --repeats calls after warm-up, cuforge's and cuBLAS's calls taking turns on their own operands;
+each kernel runs alone), and per call of calls queued back to back
 between two events (as plan.profile times them; a kernel may start while the one before it ends, as
 in a model's stream of GEMMs). The host enqueues the calls behind a held stream so that launch gaps
 do not count. Small problems rotate through several input sets so that they are not served from L2.
@@ -27,7 +28,7 @@ import time
 import torch
 
 import cuforge
-from timing import back_to_back_ms, gpu_time_ms, host_times_us
+from timing import back_to_back_ms, gpu_times_ms, host_times_us
 
 DEFAULT_SHAPES = [
     (8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048), (1024, 1024, 1024),
@@ -66,14 +67,16 @@ def input_sets(M, N, K, dtype, l2_bytes):
 
 def bench_gemm(M, N, K, dtype_name, plan, args, l2_bytes):
     dtype = DTYPES[dtype_name]
+    # Each side its own operands: timed in turn, neither reads the other's from L2.
     sets = input_sets(M, N, K, dtype, l2_bytes)
+    cublas_sets = input_sets(M, N, K, dtype, l2_bytes)
 
     def run_cuforge(i):
-        A, B, C, D = sets[i]
+        A, B, C, D = sets[i % len(sets)]
         plan.run(A, B, C, D, alpha=1.0, beta=0.0, sync=False)
 
     def run_cublas(i):
-        A, B, _, D = sets[i]
+        A, B, _, D = cublas_sets[i % len(cublas_sets)]
         torch.matmul(A, B, out=D)
 
     full_f32 = dtype_name in FULL_F32
@@ -84,10 +87,10 @@ def bench_gemm(M, N, K, dtype_name, plan, args, l2_bytes):
     ref = A.double() @ B.double() if full_f32 else torch.matmul(A.float(), B.float())
     rel_err = float((D.double() - ref).norm() / ref.norm())
 
-    t_cuforge = gpu_time_ms(lambda i: run_cuforge(i % len(sets)), args.repeats, args.warmup)
-    t_cublas = gpu_time_ms(lambda i: run_cublas(i % len(sets)), args.repeats, args.warmup)
-    b2b_cuforge = back_to_back_ms(lambda i: run_cuforge(i % len(sets)))
-    b2b_cublas = back_to_back_ms(lambda i: run_cublas(i % len(sets)))
+    alone = gpu_times_ms({"cuforge": run_cuforge, "cublas": run_cublas}, args.repeats, args.warmup)
+    t_cuforge, t_cublas = alone["cuforge"], alone["cublas"]
+    b2b_cuforge = back_to_back_ms(run_cuforge)
+    b2b_cublas = back_to_back_ms(run_cublas)
     torch.backends.cuda.matmul.allow_tf32 = True
     flops = 2.0 * M * N * K
     row = {

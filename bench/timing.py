@@ -1,6 +1,6 @@
 """Timing shared by the benchmarks and the GPU tests: GPU time (CUDA events around each call, median
-of repeats; or per call of calls queued back to back) and host time (wall clock per call while the
-GPU runs none of them)."""
+of repeats, the calls compared taking turns; or per call of calls queued back to back) and host time
+(wall clock per call while the GPU runs none of them)."""
 
 import itertools
 import statistics
@@ -12,35 +12,48 @@ import cuforge
 
 
 def gpu_time_ms(call, repeats: int = 20, warmup: int = 3) -> float:
-    """Median GPU time of `call(i)` (i = 0, 1, ...), in milliseconds.
+    """Median GPU time of `call(i)` (i = 0, 1, ...), in milliseconds (`gpu_times_ms` of one call)."""
+    return gpu_times_ms({"call": call}, repeats, warmup)["call"]
+
+
+def gpu_times_ms(calls: dict, repeats: int = 20, warmup: int = 3) -> dict:
+    """Median GPU time of each named `call(i)` (i = 0, 1, ...), in milliseconds, the calls taken in
+    turn (the first call's i-th run, the second's, ..., then every call's (i+1)-th), each between
+    CUDA events: a shared GPU's clocks move with its load and temperature over the milliseconds of
+    a measurement, and calls timed one after another ran up to 12% apart on the H200 by their order
+    alone (bench/NOTES.md, "Timing in turn"). Calls that read the same operands read them from L2
+    after the call before them: give each its own.
 
     The timed calls are queued behind a GPU sleep that outlasts their host time (twice the warm-up's
-    fastest call, per call; lengthened twice where a shared host's slower calls outlast it), so host
+    fastest round, per round; lengthened twice where a shared host's slower calls outlast it), so host
     time between launches (longer than a small kernel's run time, and a convolution's split into many
     slices costs more) is not counted: this measures the kernels, not the launch rate. Raises
-    RuntimeError when the sleep ended before the last call was queued even at its longest (the call
+    RuntimeError when the sleep ended before the last call was queued even at its longest (a call
     waits for the GPU: synchronizes).
     """
     host_ms = float("inf")
     for i in range(max(warmup, 1)):
         begin = time.perf_counter()
-        call(i)
+        for call in calls.values():
+            call(i)
         host_ms = min(host_ms, (time.perf_counter() - begin) * 1e3)
     torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
+    events = {name: [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                     for _ in range(repeats)] for name in calls}
 
     def timed_calls():
-        for i, (start, end) in enumerate(zip(starts, ends)):
-            start.record()
-            call(i)
-            end.record()
+        for i in range(repeats):
+            for name, call in calls.items():
+                start, end = events[name][i]
+                start.record()
+                call(i)
+                end.record()
 
     for hold_ms in (2 * repeats * host_ms + 0.5, 8 * repeats * host_ms + 2.0, 32 * repeats * host_ms + 20.0):
         if _behind_sleep(hold_ms, timed_calls)[0]:
-            return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
-    raise RuntimeError(f"gpu_time_ms: {repeats} calls outlasted a GPU sleep of {hold_ms:.1f} ms: the call waits for "
-                       "the GPU (sync=False?)")
+            return {name: statistics.median(s.elapsed_time(e) for s, e in pairs) for name, pairs in events.items()}
+    raise RuntimeError(f"gpu_times_ms: {repeats} rounds of {len(calls)} calls outlasted a GPU sleep of {hold_ms:.1f} "
+                       "ms: a call waits for the GPU (sync=False?)")
 
 
 def back_to_back_ms(call) -> float:
@@ -55,7 +68,8 @@ def back_to_back_ms(call) -> float:
 def interleaved_ms(calls: dict, rounds: int, repeats: int = 20, warmup: int = 3) -> dict:
     """`gpu_time_ms` of each named call, `rounds` times over, the calls taken in turn within each
     round: the shared machine's clocks drift over seconds, so each round's ratios compare calls
-    timed moments apart. Returns name -> the rounds' times (ms)."""
+    timed moments apart (`gpu_times_ms` takes turns call by call). Returns name -> the rounds'
+    times (ms)."""
     times = {name: [] for name in calls}
     for _ in range(rounds):
         for name, call in calls.items():
