@@ -200,6 +200,8 @@ def cases_by_source():
         "clusters": gemm_profile_cases("clusters", load("h200-2026-12-04-small-m-clusters-profile.json")),
         "swapped clusters": [case for name in ("profile", "picks", "k-heavy-profile") for case in gemm_profile_cases(
             "swapped clusters", load(f"h200-2026-12-04-swapped-clusters-{name}.json"))],
+        "192-wide tiles": [case for name in ("profile", "picks") for case in gemm_profile_cases(
+            "192-wide tiles", load(f"h200-2026-12-04-192-wide-{name}.json"))],
         "grouped": grouped_sweep_cases("grouped", load("h200-2026-12-02-grouped-g64-sweep.json")),
         "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")) +
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")) +

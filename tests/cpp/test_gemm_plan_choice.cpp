@@ -102,6 +102,31 @@ TEST(GemmPlan, Fp8LargeProblemsTakeTilesThatDoNotSpill) {
   }
 }
 
+// 16-bit problems whose 128-wide tiles leave the last wave nearly empty (1536³: 144 tiles of 128x128 on
+// 132 SMs) and whose 256-wide ones fill too few SMs (72) take the 128x192 cooperative tile (96 tiles,
+// one wave): on the H200 it ran 1536³ in 14.5 us where the plan's previous pick (128x128 with stream-K)
+// took 21.7 and cuBLAS 13.3; at 3072³ 76.6 against 89.2 and 75.1 (bench/NOTES.md, "192-wide tiles").
+TEST(GemmPlan, WaveQuantizedProblemsTakeThe192WideTile) {
+  for (DataType t : {DataType::bf16, DataType::f16}) {
+    GemmOptions o = plan_of(t, R, R, R);
+    o.element_accumulator = DataType::f32;
+    Gemm g(o);
+    for (int64_t n : {1536, 3072}) {
+      SCOPED_TRACE(std::string(to_string(t)) + " " + std::to_string(n) + " cubed");
+      const auto choice = g.select(g.shape(n, n, n, 1, false));
+      const GemmConfig& c = choice.config;
+      EXPECT_TRUE(in_catalog(c)) << c.name();
+      EXPECT_EQ(c.tile.threadblock_shape, (std::array<int, 3>{128, 192, 64})) << c.name();
+      EXPECT_EQ(c.tile.kernel_schedule, KernelSchedule::TmaWarpSpecializedCooperative) << c.name();
+      EXPECT_EQ(c.tile.tile_scheduler, TileScheduler::Default) << c.name();
+      EXPECT_EQ(choice.splits, 1) << c.name();
+    }
+    // Powers of two keep the 256-wide tile.
+    EXPECT_EQ(g.select(g.shape(4096, 4096, 4096, 1, false)).config.tile.threadblock_shape,
+              (std::array<int, 3>{256, 128, 64}));
+  }
+}
+
 // fp8 fast accumulation is opt-in: a plan naming no math never runs it; one asking for it runs only
 // it, on the 16-bit families' tiles (one accumulator: 256x128 fits).
 TEST(GemmPlan, Fp8FastAccumulationOnlyOnRequest) {

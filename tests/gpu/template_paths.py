@@ -159,6 +159,16 @@ def paths() -> list[Path]:
         b = base_of(90, "coop", "bf16", "bf16")
         name = b.name.replace("_c1x1x1_", "_c{}x{}x{}_".format(*cluster))
         out.append(Path(name, full[name]))
+    # The 128x192 cooperative tile (96 accumulator registers a thread, data-parallel) in each family that
+    # gained it besides promoted fp8: 16-bit into 16-bit and f32, TF32, int8, fp8 with fast accumulation;
+    # N = 200 leaves its second tile of columns mostly empty. Pinned data-parallel: the model splits
+    # TF32's K = 512 over this tile in parallel.
+    def wide_of(a, d, math="mma"):
+        return next(k for k in kernels if k.arch == 90 and k.tile[:2] == (128, 192) and k.a == a and k.d == d
+                    and k.math == math and k.layouts == "rcr" and k.shape2 == (1, 1, 1) and fully_aligned(k))
+    for b in (wide_of("bf16", "bf16"), wide_of("f16", "f32"), wide_of("f32", "f32"), wide_of("s8", "s32"),
+              wide_of("e4m3", "bf16", "fastaccum")):
+        out.append(Path(b.name, b, modes=("data_parallel",)))
     # Epilogues: activations, leaky_relu's slope, bias rows, on each kernel schedule.
     for arch, schedule in ((90, "coop"), (90, "pingpong"), (80, "multistage")):
         b = base_of(arch, schedule, "bf16", "bf16")

@@ -114,10 +114,18 @@ SWAPPED_CLUSTER_CASES = [
     Case("f16", ROW, ROW, ROW, None, 40, 2176, 136),
 ]
 
+# Problems whose 128-wide tiles leave the last wave nearly empty take the 128x192 cooperative tile
+# (one wave): its last tile of columns partly empty (1480, 1496), both layouts of B, beta.
+WIDE_TILE_CASES = [
+    Case("bf16", ROW, ROW, ROW, None, 1536, 1536, 256),
+    Case("bf16", ROW, COL, ROW, None, 1480, 1536, 256, alpha=1.0, beta=2.0),
+    Case("f16", ROW, ROW, ROW, None, 1536, 1496, 264),
+]
+
 PLAIN = Case("f16", ROW, ROW, ROW, None, *BASE)
 
 ALL_CASES = (LAYOUT_CASES + AWKWARD_CASES + EPILOGUE_CASES + COLUMN_C_CASES + F32_CASES + CLUSTER_CASES
-             + SWAPPED_CLUSTER_CASES)
+             + SWAPPED_CLUSTER_CASES + WIDE_TILE_CASES)
 
 
 def seed_plans_and_shapes():
@@ -212,6 +220,13 @@ def test_clusters_spanning_m(case, gen):
 def test_swapped_clusters_spanning_m(case, gen):
     name = make_plan(case).select(case.M, case.N, case.K)
     assert "_c1x2x1_" in name and name.endswith("_swapab"), name
+    run_case(case, gen)
+
+
+@pytest.mark.parametrize("case", WIDE_TILE_CASES, ids=lambda c: c.id)
+def test_wide_tiles_of_one_wave(case, gen):
+    name = make_plan(case).select(case.M, case.N, case.K)
+    assert "_128x192x64_" in name and "_coop_" in name, name
     run_case(case, gen)
 
 
