@@ -19,10 +19,10 @@ def gpu_time_ms(call, repeats: int = 20, warmup: int = 3) -> float:
 def gpu_times_ms(calls: dict, repeats: int = 20, warmup: int = 3) -> dict:
     """Median GPU time of each named `call(i)` (i = 0, 1, ...), in milliseconds, the calls taken in
     turn (the first call's i-th run, the second's, ..., then every call's (i+1)-th), each between
-    CUDA events: a shared GPU's clocks move with its load and temperature over the milliseconds of
-    a measurement, and calls timed one after another ran up to 12% apart on the H200 by their order
-    alone (bench/NOTES.md, "Timing in turn"). Calls that read the same operands read them from L2
-    after the call before them: give each its own.
+    CUDA events: a GPU at its power limit changes clocks over the milliseconds of a measurement, and
+    two calls' ratio moved by up to 0.19 on the H200 with which was timed first when each call's runs
+    were timed together (bench/NOTES.md, "Timing in turn"). Calls that read the same operands read
+    them from L2 after the call before them: give each its own.
 
     The timed calls are queued behind a GPU sleep that outlasts their host time (twice the warm-up's
     fastest round, per round; lengthened twice where a shared host's slower calls outlast it), so host
