@@ -29,8 +29,8 @@ def gpu_times_ms(calls: dict, repeats: int = 20, warmup: int = 3) -> dict:
     time between launches (longer than a small kernel's run time, and a convolution's split into many
     slices costs more) is not counted: this measures the kernels, not the launch rate. Raises
     RuntimeError when the sleep ended before the last call was queued even at its longest (a call
-    waits for the GPU: synchronizes; or more launches and events were queued than the stream holds
-    pending, which blocks the host: 16 calls x 50 repeats did on the H200, 2 x 100 does not).
+    waits for the GPU: synchronizes; or, likely, more launches and events were queued than CUDA holds
+    pending, which blocks the host: 16 calls x 50 repeats raised on the H200 where 16 x 15 did not).
     """
     host_ms = float("inf")
     for i in range(max(warmup, 1)):
