@@ -7,6 +7,7 @@ phases' medians over the CTAs and rounds printed relative to the first CTA's ent
 the plan pinned to one tile so that every shape runs the same kernel.
 
     python bench/kernel_stamps.py --shapes 1024x1024x1024,512x512x512 --json out.json
+    python bench/kernel_stamps.py --back-to-back    # two runs queued together: the second's stamps
 
 The stamps' buffer address is compiled into the kernel (it is made first, then the headers copied
 and patched), so the kernel runs correctly in this process only. Each stamp is a global store: the
@@ -90,6 +91,9 @@ def main():
     p.add_argument("--shapes", type=parse_shapes, default=parse_shapes("1024x1024x1024,512x512x512"))
     p.add_argument("--tile", default="128x64x64", help="the cooperative tile the plan is pinned to")
     p.add_argument("--rounds", type=int, default=40)
+    p.add_argument("--back-to-back", action="store_true",
+                   help="queue two runs with nothing between (the second a dependent launch) and keep the second's "
+                        "stamps: its setup with the code and parameters just used on the SM")
     p.add_argument("--json", metavar="PATH")
     args = p.parse_args()
 
@@ -101,7 +105,8 @@ def main():
     os.environ["CUFORGE_CACHE_DIR"] = str(work / "cache")
 
     tile = [int(x) for x in args.tile.split("x")]
-    out = {"device": torch.cuda.get_device_name(), "command": " ".join(sys.argv), "shapes": []}
+    out = {"device": torch.cuda.get_device_name(), "command": " ".join(sys.argv), "back_to_back": args.back_to_back,
+           "shapes": []}
     for m, n, k in args.shapes:
         plan = cuforge.op.Gemm(element="bf16", element_accumulator="f32", layout=cuforge.LayoutType.RowMajor)
         plan.tile_description = next(
@@ -119,7 +124,10 @@ def main():
             stamps.zero_()
             torch.cuda._sleep(200_000)  # both calls queued before either runs
             events[0].record(), torch.matmul(a2, b2), events[1].record()
-            events[2].record(), plan.run(a, b, None, d, sync=False), events[3].record()
+            events[2].record()
+            for _ in range(2 if args.back_to_back else 1):
+                plan.run(a, b, None, d, sync=False)
+            events[3].record()
             torch.cuda.synchronize()
             if r < 5:
                 continue
@@ -140,7 +148,7 @@ def main():
                   "cublas_us": statistics.median(rd["cublas_us"] for rd in rounds),
                   "cuforge_us": statistics.median(rd["cuforge_us"] for rd in rounds), "phases": phases}
         out["shapes"].append(result)
-        print(f"{m}x{n}x{k} {plan.last_kernel} ({ctas} CTAs): events around the call, cuBLAS "
+        print(f"{m}x{n}x{k} {plan.last_kernel} ({ctas} CTAs): events around the call{'s' if args.back_to_back else ''}, cuBLAS "
               f"{result['cublas_us']:.2f} us, cuforge {result['cuforge_us']:.2f} us")
         print(f"  {'phase':38s} {'us (median CTA)':>16s} {'us (last CTA)':>14s} {'cycles from entry':>18s}")
         for ph in phases:
