@@ -51,7 +51,7 @@ def gpu_times_ms(calls: dict, repeats: int = 20, warmup: int = 3) -> dict:
                 end.record()
 
     for hold_ms in (2 * repeats * host_ms + 0.5, 8 * repeats * host_ms + 2.0, 32 * repeats * host_ms + 20.0):
-        if _behind_sleep(hold_ms, timed_calls)[0]:
+        if behind_sleep(hold_ms, timed_calls)[0]:
             return {name: statistics.median(s.elapsed_time(e) for s, e in pairs) for name, pairs in events.items()}
     raise RuntimeError(f"gpu_times_ms: {repeats} rounds of {len(calls)} calls outlasted a GPU sleep of {hold_ms:.1f} "
                        "ms: a call waits for the GPU (sync=False?)")
@@ -81,7 +81,7 @@ def interleaved_ms(calls: dict, rounds: int, repeats: int = 20, warmup: int = 3)
 _cycles_per_ms = None
 
 
-def _behind_sleep(hold_ms: float, queue):
+def behind_sleep(hold_ms: float, queue):
     """Runs `queue()` (which queues GPU work) behind a GPU sleep of about `hold_ms`, then waits for
     the GPU. Returns whether the sleep was still running when `queue()` returned, and its result."""
     torch.cuda._sleep(_sleep_cycles(hold_ms))
@@ -139,7 +139,7 @@ def host_times_us(calls_by_name: dict, calls: int = 200, rounds: int = 9, warmup
     times = {name: [] for name in calls_by_name}
     for r in range(rounds + 1):  # the first round held too, discarded: pools grow to a held round's needs
         for name, call in calls_by_name.items():
-            held, elapsed = _behind_sleep(hold_ms, lambda: round_s(call))
+            held, elapsed = behind_sleep(hold_ms, lambda: round_s(call))
             if not held or elapsed * 1e3 > hold_ms / 2:
                 raise RuntimeError(f"host_time_us: {calls} calls of {name} took {elapsed * 1e3:.1f} ms, not well "
                                    f"inside the GPU's {hold_ms:.0f} ms sleep: the calls waited for the GPU (time fewer)")
