@@ -43,6 +43,9 @@ GRIDS = {
     "panel_bytes_per_second": [4e12, 6e12, 7e12, 8.5e12, 10e12, 12e12, 16e12],
     "cp_async_panel_fraction": [0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
     "lone_implicit_gemm_wave_us": [0.0, 0.5, 1.0, 1.5, 2.0, 3.0],
+    "per_tile_setup_saving_us": [0.0, 0.3, 0.6, 0.9, 1.2, 1.8],
+    "per_tile_wave_us": [0.5, 1.0, 1.5, 1.9, 2.5, 3.0],
+    "per_tile_narrow_fraction": [0.8, 0.85, 0.9, 0.95, 1.0],
 }
 ROUNDS = 4
 
@@ -170,6 +173,13 @@ def gemm_profile_cases(source, results):
     return cases
 
 
+def one_wave_cases(source, results):
+    """bench/one_wave.py: per GEMM shape, tiles pinned (and the model's pick), each timed alone in turn
+    with cuBLAS: one-wave problems, whose kernels' setup and epilogue back-to-back launches would hide."""
+    return [Case(source, tuple(r["shape"]), [(k["kernel"], 1, k["alone_us"]) for k in r["kernels"]])
+            for r in results["shapes"]]
+
+
 def grouped_sweep_cases(source, results):
     """bench/grouped.py --sweep: the offsets form (a ragged class) of one case on every tile pinned."""
     sweep = results["sweep"]
@@ -202,6 +212,8 @@ def cases_by_source():
             "swapped clusters", load(f"h200-2026-12-04-swapped-clusters-{name}.json"))],
         "192-wide tiles": [case for name in ("profile", "picks") for case in gemm_profile_cases(
             "192-wide tiles", load(f"h200-2026-12-04-192-wide-{name}.json"))],
+        "one wave": [case for name in ("tiles", "picks", "small-m") for case in one_wave_cases(
+            "one wave", load(f"h200-2026-12-04-one-wave-{name}.json"))],
         "grouped": grouped_sweep_cases("grouped", load("h200-2026-12-02-grouped-g64-sweep.json")),
         "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")) +
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")) +
@@ -230,14 +242,14 @@ SM90_ORDER = {name: i for i, name in enumerate(_core.list_gemms(90))}
 
 
 def tie_order(case, name, splits):
-    """How the selection orders kernels it estimates alike (src/select/gemm_choice.cpp): SM90 ones first, a
-    GEMM whose cluster spans all of M's tiles (select::cluster_spans_m) ahead of the others, in the
-    catalog's order; SM80 ones the deeper K tile first."""
+    """How the selection orders kernels it estimates alike (src/select/gemm_choice.cpp): SM90 ones first, by
+    select::tie_rank (a GEMM whose cluster spans all of M's tiles, then the non-persistent kernel in 2x1
+    clusters), in the catalog's order; SM80 ones the deeper K tile first."""
     if "_sm80_" in name:
         return (1, 0, -int(re.search(r"_\d+x\d+x(\d+)_", name).group(1)))
-    spans = not case.conv and _core.cluster_spans_m(name, case.shape[0], case.shape[1], splits=splits, sm_count=SM_COUNT)
+    rank = 2 if case.conv else _core.tie_rank(name, case.shape[0], case.shape[1], splits=splits, sm_count=SM_COUNT)
     base = name.removesuffix("_splitk")
-    return (0, 0 if spans else 1, SM90_ORDER.get(base, 2 * len(SM90_ORDER)) + (len(SM90_ORDER) if base != name else 0))
+    return (0, rank, SM90_ORDER.get(base, 2 * len(SM90_ORDER)) + (len(SM90_ORDER) if base != name else 0))
 
 
 def pick(case, model):

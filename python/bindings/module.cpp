@@ -310,6 +310,9 @@ NB_MODULE(_core, m) {
       .def_rw("panel_bytes_per_second", &select::CostModel::panel_bytes_per_second)
       .def_rw("cp_async_panel_fraction", &select::CostModel::cp_async_panel_fraction)
       .def_rw("lone_implicit_gemm_wave_us", &select::CostModel::lone_implicit_gemm_wave_us)
+      .def_rw("per_tile_setup_saving_us", &select::CostModel::per_tile_setup_saving_us)
+      .def_rw("per_tile_wave_us", &select::CostModel::per_tile_wave_us)
+      .def_rw("per_tile_narrow_fraction", &select::CostModel::per_tile_narrow_fraction)
       .def_rw("transpose_bandwidth_fraction", &select::CostModel::transpose_bandwidth_fraction);
   m.def("estimated_time_us",
         [](const std::string& name, int64_t m, int64_t n, int64_t k, int64_t batch, int splits, bool deterministic,
@@ -338,6 +341,16 @@ NB_MODULE(_core, m) {
         "Whether a kernel, by name, on M x N (batch) is an SM90 GEMM run data-parallel whose cluster spans all of "
         "M's tiles (more than one) in a grid filling at least half the SMs: the selection ranks it first among "
         "kernels it estimates alike. Needs no GPU.");
+  m.def("tie_rank",
+        [](const std::string& name, int64_t m, int64_t n, int64_t batch, int splits, int sm_count) {
+          GemmShape shape;
+          shape.m = m, shape.n = n, shape.batch = batch;
+          return select::tie_rank(library::parse_gemm_name(name), splits, shape, sm_count);
+        },
+        "name"_a, "m"_a, "n"_a, "batch"_a = 1, "splits"_a = 1, "sm_count"_a = 132,
+        "Where the selection puts an SM90 kernel, by name, on M x N (batch) among kernels it estimates alike, "
+        "lower first (0: its cluster spans M, cluster_spans_m; 1: the non-persistent kernel in 2x1 clusters; 2: "
+        "the others, in the catalog's order). Needs no GPU.");
   m.def("estimated_conv_time_us",
         [](const std::string& name, const python::ConvExtents& extents, const python::Pair& stride,
            const python::Pair& padding, const python::Pair& dilation, int splits, bool deterministic, int sm_count, const select::CostModel& model) {

@@ -108,6 +108,12 @@ std::string emit_sm90(const library::GemmConfig& config, const std::string& name
                                "wgmma run.\nusing CollectiveMainloop = typename "
                                "cuforge_fp8::OverlappedPromotion<BuiltMainloop>::type;"
                              : "using CollectiveMainloop = BuiltMainloop;";
+  // The non-persistent kernel's header needs a trait gemm_universal.hpp defines before it includes
+  // every kernel (IsCutlass3ArrayKernel): that header whole, for these kernels only.
+  h["kernel_headers"] = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecialized
+                           ? "#include \"cutlass/gemm/kernel/gemm_universal.hpp\""
+                           : "#include \"cutlass/gemm/kernel/sm90_gemm_tma_warpspecialized_pingpong.hpp\"\n"
+                             "#include \"cutlass/gemm/kernel/sm90_gemm_tma_warpspecialized_cooperative.hpp\"";
   h["launch"] = std::string(embedded::sm90_launch);
   h["epilogue_arguments"] = h["epilogue_thread_arguments"];
   if (!c.bias)

@@ -157,16 +157,20 @@ Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const Bi
                                      promoted ? "_fp8" : "");
   h["element_compute"] = std::string(cutlass_type(library::epilogue_compute_type(c)));
   const bool coop = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
+  // CUTLASS's non-persistent kernel (one consumer warpgroup, a CTA per tile): no tile scheduler and
+  // no register reallocation before its first load.
+  const bool per_tile = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecialized;
   const auto& cl = c.tile.cluster_shape;
   h["element_d"] = std::string(cutlass_type(c.element_d));
   h["cluster_m"] = std::to_string(cl[0]);
   h["cluster_n"] = std::to_string(cl[1]);
   h["cluster_k"] = std::to_string(cl[2]);
-  h["kernel_schedule_name"] = fmt::format("{}{}", coop ? "cooperative" : "ping-pong",
+  h["kernel_schedule_name"] = fmt::format("{}{}", coop ? "cooperative" : per_tile ? "non-persistent" : "ping-pong",
                                           fast_accum ? " (fp8 fast accumulation)" : "");
   const std::string_view array = grouped ? "PtrArray" : "";
   h["kernel_schedule"] = fmt::format("cutlass::gemm::Kernel{}TmaWarpSpecialized{}{}", array,
-                                     coop ? "Cooperative" : "Pingpong", fast_accum ? "FP8FastAccum" : "");
+                                     coop ? "Cooperative" : per_tile ? "" : "Pingpong",
+                                     fast_accum ? "FP8FastAccum" : "");
   h["epilogue_schedule"] = fmt::format(
       "cutlass::epilogue::{}TmaWarpSpecialized{}", array,
       c.tile.epilogue_schedule == EpilogueSchedule::TmaWarpSpecializedCooperative ? "Cooperative"

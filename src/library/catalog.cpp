@@ -53,6 +53,15 @@ const std::vector<Sm90Tile>& sm90_tiles(const MathInstruction& mi) {
 // and 576 tiles of 128x128 on 132 SMs) and 256-wide ones fill too few, as cuBLAS's 192-wide tiles do
 // there. Its stream-K kernel ran 0.73-0.88x of 128x128's (bench/NOTES.md, "192-wide tiles").
 const Sm90Tile kSm90WideTile = {128, 192, KernelSchedule::TmaWarpSpecializedCooperative};
+// CUTLASS's non-persistent kernel (KernelTmaWarpSpecialized: one consumer warpgroup, the CTA's tile
+// from blockIdx, so no tile scheduler, no register reallocation), for problems of about one wave,
+// whose run a persistent kernel's longer setup dominates (bench/NOTES.md, "Where a one-wave
+// kernel's time goes, alone"). GEMMs only, data-parallel.
+const std::vector<Sm90Tile> kSm90PerTileTiles = {
+    {64, 64, KernelSchedule::TmaWarpSpecialized},   {64, 128, KernelSchedule::TmaWarpSpecialized},
+    {64, 256, KernelSchedule::TmaWarpSpecialized},  {128, 64, KernelSchedule::TmaWarpSpecialized},
+    {128, 128, KernelSchedule::TmaWarpSpecialized},
+};
 // Swapped kernels (TileDescription::swap_ab) for small M: the problem's M on the tile's N, 16 to 64 wide;
 // the tile's M (128 cooperative, 64 ping-pong) along the problem's N; K 128 elements deep (16-bit: 256
 // bytes, which ran 64x16 ping-pong 1.04x cuBLAS at 16x4096x4096 on the H200 where 128 bytes ran
@@ -210,6 +219,11 @@ std::vector<GemmConfig> enumerate_sm90() {
           for (const auto& cluster : kSm90Clusters)
             add_if_valid(out, sm90_config(mi, o, la, lb, KernelKind::Gemm, kSm90WideTile, cluster,
                                           TileScheduler::Default));
+    for (DataType o : mi.outputs)
+      for (auto [la, lb] : kOperandLayouts)
+        for (const auto& t : kSm90PerTileTiles)
+          for (const auto& cluster : kSm90Clusters)
+            add_if_valid(out, sm90_config(mi, o, la, lb, KernelKind::Gemm, t, cluster, TileScheduler::Default));
     for (DataType o : mi.outputs)
       for (auto [la, lb] : kOperandLayouts)
         for (const auto& t : kSm90SwappedTiles)

@@ -421,8 +421,11 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
   if (sm90) {
     const bool coop = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
     const bool pingpong = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong;
-    if (!coop && !pingpong && !is_conv(c.kind))
-      return fmt::format("SM90 kernels use the cooperative or ping-pong TMA warp-specialized schedule, not {}",
+    // CUTLASS's non-persistent kernel: one consumer warpgroup, a CTA per tile found from blockIdx.
+    const bool per_tile = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecialized;
+    if (!coop && !pingpong && !(per_tile && (c.kind == KernelKind::Gemm || is_conv(c.kind))))
+      return fmt::format("SM90 {} kernels use the cooperative or ping-pong TMA warp-specialized schedule{}, not {}",
+                         to_string(c.kind), c.kind == KernelKind::Gemm ? ", or the non-persistent one (tmaws)" : "",
                          to_string(c.tile.kernel_schedule));
     auto expected_epi = epilogue_for(c.tile.kernel_schedule);
     if (c.tile.epilogue_schedule != expected_epi)
@@ -438,6 +441,8 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
                          "default persistent scheduler or stream-K", to_string(c.tile.tile_scheduler));
     if (c.tile.tile_scheduler == TileScheduler::StreamK && !coop)
       return std::string("the stream-K tile scheduler runs only with the cooperative kernel schedule");
+    if (per_tile && c.parallel_split_k && !is_conv(c.kind))
+      return std::string("the non-persistent SM90 GEMM kernels are offered unsplit: split K on the persistent schedules");
     // wgmma reads 32-bit operands only K-major: a kernel copies those that are not into its workspace
     // K-major first (library::staged_k_major). 8-bit operands have no such kernel.
     if (size_bits(c.element_a) == 8 && (c.layout_a != Layout::RowMajor || c.layout_b != Layout::ColumnMajor))
@@ -460,7 +465,7 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
     if (acc_registers > limit)
       return fmt::format("the tile needs {} accumulator registers per thread{} (limit {}): use a smaller tile{}",
                          acc_registers, promoted ? " (fp8 promotes from a second accumulator)" : "", limit,
-                         pingpong ? " or the cooperative schedule" : "");
+                         !coop ? " or the cooperative schedule" : "");
     if (c.tile.stages < 0 || c.tile.stages == 1)
       return fmt::format("SM90 kernels take 0 stages (as many as fit) or 2 or more, got {}", c.tile.stages);
     if (resolved_stages(c) < 2 || shared_memory_bytes(c) > kSm90SharedMemory)

@@ -455,10 +455,11 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
   // TF32 at 128x14336x4096, 128x128x32 ahead of 128x128x16). SM90's ties keep the catalog's order,
   // but a data-parallel GEMM whose cluster spans all of M's tiles comes first (select::cluster_spans_m;
   // H200, bench/clusters.py: 64x64 in 2x1 clusters at 96 and 128 rows, 128x64 at 256, 1.15-1.25x the
-  // 1x1 cluster of the same tile in 128 tiles; 0.95x in 32 tiles at 128x1024x1024).
+  // 1x1 cluster of the same tile in 128 tiles; 0.95x in 32 tiles at 128x1024x1024), then the
+  // non-persistent kernel in 2x1 clusters (select::tie_rank).
   const auto tie_order = [&](const GemmCandidate& c) {
-    if (c.config.arch < 90) return std::tuple(1, 0, -c.config.tile.threadblock_shape[2]);
-    return std::tuple(0, cluster_spans_m(c.config, c.splits, p, sm_count) ? 0 : 1, 0);
+    if (c.config.arch < 90) return std::tuple(1, -c.config.tile.threadblock_shape[2]);
+    return std::tuple(0, tie_rank(c.config, c.splits, p, sm_count));
   };
   std::stable_sort(ranking.ranked.begin(), ranking.ranked.end(), [&](const GemmCandidate& a, const GemmCandidate& b) {
     return std::pair(a.estimated_us, tie_order(a)) < std::pair(b.estimated_us, tie_order(b));

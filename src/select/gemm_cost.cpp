@@ -33,6 +33,7 @@ double tile_efficiency(const library::GemmConfig& c, int sharing, const CostMode
   double e = std::pow(std::min(1.0, intensity / kBestIntensity), exponent);
   if (c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong) e = std::min(1.0, e * model.pingpong_edge);
   if (t[0] > t[1]) e *= model.tall_tile_edge;
+  if (per_tile_gemm(c) && t[1] < 128) e *= model.per_tile_narrow_fraction;
   if (c.arch < 90) e *= model.mma_sync_fraction;
   return e;
 }
@@ -155,9 +156,17 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
   }
   const double wave_us =
       model.wave_latency_us + (lone_implicit_gemm(c, sharing) ? model.lone_implicit_gemm_wave_us : 0.0);
-  const double waves_us = ceil_div(tiles * splits, slots) * wave_us;
-  return model.launch_us + std::max(compute_us, memory_us) + model.unhidden_fraction * std::min(compute_us, memory_us) +
-         reduce_us + waves_us;
+  const double waves = ceil_div(tiles * splits, slots);
+  const double waves_us = waves * wave_us;
+  const double per_tile_us =
+      per_tile_gemm(c) ? (waves - 1) * model.per_tile_wave_us - model.per_tile_setup_saving_us : 0.0;
+  return model.launch_us + per_tile_us + std::max(compute_us, memory_us) +
+         model.unhidden_fraction * std::min(compute_us, memory_us) + reduce_us + waves_us;
+}
+
+bool per_tile_gemm(const library::GemmConfig& c) {
+  return c.arch >= 90 && c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecialized &&
+         (!is_conv(c.kind) || c.pointwise);
 }
 
 bool cluster_spans_m(const library::GemmConfig& c, int splits, const GemmShape& p, int sm_count) {
@@ -168,6 +177,12 @@ bool cluster_spans_m(const library::GemmConfig& c, int splits, const GemmShape& 
   const double tiles = double(tiles_m) * double(ceil_div(p.n, int64_t(t[1]))) * double(p.batch);
   return c.kind == KernelKind::Gemm && c.arch >= 90 && !c.pointwise && !c.tile.swap_ab && data_parallel &&
          cl[0] > 1 && cl[1] == 1 && tiles_m == cl[0] && 2 * tiles >= sm_count;
+}
+
+int tie_rank(const library::GemmConfig& c, int splits, const GemmShape& p, int sm_count) {
+  if (cluster_spans_m(c, splits, p, sm_count)) return 0;
+  const bool pairs_m = ceil_div(p.m, int64_t(c.tile.threadblock_shape[0])) % 2 == 0;  // the cluster pads no tile
+  return per_tile_gemm(c) && c.tile.cluster_shape == std::array<int, 3>{2, 1, 1} && pairs_m ? 1 : 2;
 }
 
 }  // namespace cuforge::select

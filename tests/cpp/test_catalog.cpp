@@ -18,7 +18,7 @@ using library::GemmConfig;
 
 // The catalog's size per family. A change here is a change of what cuforge offers: update the
 // numbers on purpose (`cuforge list --arch 90` prints the same count).
-constexpr size_t kSm90Gemm = 3348, kSm90Grouped = 651, kSm90ConvPerKind = 108;
+constexpr size_t kSm90Gemm = 4086, kSm90Grouped = 651, kSm90ConvPerKind = 108;
 constexpr size_t kSm80Gemm = 1836, kSm80Grouped = 480, kSm80ConvPerKind = 192, kSm80NarrowDgrad = 30;
 constexpr size_t kSm90Kernels = kSm90Gemm + kSm90Grouped + 3 * kSm90ConvPerKind;
 // SM80 fprop also with fixed-channel iterators: a twin of each row; 16-bit dgrad also on 32-wide tiles.
@@ -53,17 +53,18 @@ TEST(Catalog, CountsPerDataTypeFamily) {
     KernelKind kind = KernelKind::Gemm;
   };
   // SM90 16- and 8-bit GEMM families also have 18 swapped kernels (TileDescription::swap_ab) per layout
-  // they can read: 6 tiles in clusters of one CTA and of two along M, the cooperative ones with stream-K too.
+  // they can read: 6 tiles in clusters of one CTA and of two along M, the cooperative ones with stream-K too;
+  // and every SM90 GEMM family 15 non-persistent ones per layout (5 tiles x 3 clusters; promoted fp8: 3 tiles).
   const std::vector<Row> rows = {
-      {90, OC::TensorOp, D::f16, D::f16, D::f32, D::f16, {}, 264},
-      {90, OC::TensorOp, D::f16, D::f16, D::f32, D::f32, {}, 264},
-      {90, OC::TensorOp, D::f16, D::f16, D::f16, D::f16, {}, 264},
-      {90, OC::TensorOp, D::bf16, D::bf16, D::f32, D::bf16, {}, 264},
-      {90, OC::TensorOp, D::bf16, D::bf16, D::f32, D::f32, {}, 264},
-      {90, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAdd, 192},  // K-major copies first
-      {90, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32, 192},  // pieces along K
-      {90, OC::TensorOp, D::s8, D::s8, D::s32, D::s32, {}, 66},
-      {90, OC::TensorOp, D::s8, D::s8, D::s32, D::s8, {}, 66},
+      {90, OC::TensorOp, D::f16, D::f16, D::f32, D::f16, {}, 324},
+      {90, OC::TensorOp, D::f16, D::f16, D::f32, D::f32, {}, 324},
+      {90, OC::TensorOp, D::f16, D::f16, D::f16, D::f16, {}, 324},
+      {90, OC::TensorOp, D::bf16, D::bf16, D::f32, D::bf16, {}, 324},
+      {90, OC::TensorOp, D::bf16, D::bf16, D::f32, D::f32, {}, 324},
+      {90, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAdd, 252},  // K-major copies first
+      {90, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32, 252},  // pieces along K
+      {90, OC::TensorOp, D::s8, D::s8, D::s32, D::s32, {}, 81},
+      {90, OC::TensorOp, D::s8, D::s8, D::s32, D::s8, {}, 81},
       {80, OC::TensorOp, D::f16, D::f16, D::f32, D::f16, {}, 240},
       {80, OC::TensorOp, D::f16, D::f16, D::f32, D::f32, {}, 240},
       {80, OC::TensorOp, D::f16, D::f16, D::f16, D::f16, {}, 240},
@@ -84,8 +85,8 @@ TEST(Catalog, CountsPerDataTypeFamily) {
   for (D a : {D::e4m3, D::e5m2})
     for (D b : {D::e4m3, D::e5m2})
       for (D out : {D::bf16, D::f16, D::f32}) {
-        all.push_back({90, OC::TensorOp, a, b, D::f32, out, MathOperation::MultiplyAdd, 60});
-        all.push_back({90, OC::TensorOp, a, b, D::f32, out, MathOperation::MultiplyAddFastAccum, 66});
+        all.push_back({90, OC::TensorOp, a, b, D::f32, out, MathOperation::MultiplyAdd, 69});
+        all.push_back({90, OC::TensorOp, a, b, D::f32, out, MathOperation::MultiplyAddFastAccum, 81});
       }
   // Grouped GEMM: 16-bit on both families (every layout), e4m3 on SM90 (K-major only).
   for (D ab : {D::f16, D::bf16})

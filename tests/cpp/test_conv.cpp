@@ -105,7 +105,9 @@ TEST(ConvCatalog, Sm90RowsAreTheImplicitGemmTmaWarpSpecializedKernels) {
   c = library::parse_gemm_name(name);
   c.tile.kernel_schedule = KernelSchedule::TmaWarpSpecialized;
   c.kind = KernelKind::Gemm;
-  EXPECT_TRUE(library::why_invalid(c)) << "GEMMs keep the persistent schedules";
+  EXPECT_FALSE(library::why_invalid(c)) << "GEMMs also run on the non-persistent kernel";
+  c.kind = KernelKind::Grouped;
+  EXPECT_TRUE(library::why_invalid(c)) << "grouped GEMMs keep the persistent schedules";
 }
 
 // CUTLASS's SM90 conv kernel runs a tile per CTA: a fewer-stage one shares its SM with others, as

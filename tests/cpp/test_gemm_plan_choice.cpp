@@ -190,14 +190,15 @@ TEST(GemmPlan, Sm80TiesGoToTheDeeperKTile) {
       << ranked.front().config.name() << " before " << tied->config.name();
 }
 
-// SM90 tiles of every cluster shape tie where none pads; a 2x1 cluster spanning all of M's tiles in a
-// grid that fills the SMs goes first (its B panels leave L2 once: 1.15-1.25x on the H200 at 96-256
-// rows), else the catalog's 1x1 first (128x14336x4096 on 128-row tiles: 2x1 would pad; 128x1024x1024:
-// 32 tiles).
+// SM90 tiles of every cluster shape tie where none pads; select::tie_rank orders them: a 2x1 cluster
+// spanning all of M's tiles in a grid that fills the SMs first (its B panels leave L2 once: 1.15-1.25x on
+// the H200 at 96-256 rows), then the non-persistent kernel's 2x1 cluster (256x4096x4096: four 64-row tiles
+// of M; 128x1024x1024: 32 tiles), else the catalog's 1x1 first (128x14336x4096 on 128-row tiles: 2x1
+// would pad).
 TEST(GemmPlan, Sm90TiesGoToAClusterSpanningMWhereTheTilesFillTheSms) {
   Gemm g(plan_of(DataType::bf16, R, R, R));
-  for (auto [m, n, k, spans] : {std::tuple{128, 4096, 4096, true}, {96, 4096, 4096, true}, {256, 4096, 4096, true},
-                                {128, 14336, 4096, false}, {128, 1024, 1024, false}}) {
+  for (auto [m, n, k, rank] : {std::tuple{128, 4096, 4096, 0}, {96, 4096, 4096, 0}, {256, 4096, 4096, 1},
+                               {128, 14336, 4096, 2}, {128, 1024, 1024, 1}}) {
     const auto ranked = g.rank(g.shape(m, n, k)).ranked;
     ASSERT_FALSE(ranked.empty());
     const GemmConfig& front = ranked.front().config;
@@ -207,9 +208,10 @@ TEST(GemmPlan, Sm90TiesGoToAClusterSpanningMWhereTheTilesFillTheSms) {
              c.config.tile.cluster_shape != front.tile.cluster_shape && c.estimated_us == ranked.front().estimated_us;
     });
     ASSERT_NE(twin, ranked.end()) << "the case needs a tie: " << front.name();
-    const std::array<int, 3> expected = spans ? std::array{2, 1, 1} : std::array{1, 1, 1};
+    const std::array<int, 3> expected = rank < 2 ? std::array{2, 1, 1} : std::array{1, 1, 1};
     EXPECT_EQ(front.tile.cluster_shape, expected) << m << "x" << n << "x" << k << ": " << front.name();
-    EXPECT_EQ(select::cluster_spans_m(front, 1, g.shape(m, n, k), 132), spans) << front.name();
+    EXPECT_EQ(select::tie_rank(front, 1, g.shape(m, n, k), 132), rank) << front.name();
+    EXPECT_EQ(select::cluster_spans_m(front, 1, g.shape(m, n, k), 132), rank == 0) << front.name();
   }
 }
 

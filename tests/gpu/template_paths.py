@@ -21,6 +21,7 @@ import cuforge
 LAYOUTS = ("rcr", "rrr", "ccr", "crr")
 SCHEDULES = {"coop": cuforge.KernelScheduleType.TmaWarpSpecializedCooperative,
              "pingpong": cuforge.KernelScheduleType.TmaWarpSpecializedPingpong,
+             "tmaws": cuforge.KernelScheduleType.TmaWarpSpecialized,
              "multistage": cuforge.KernelScheduleType.Multistage}
 EPILOGUES = {"tmacoop": cuforge.EpilogueScheduleType.TmaWarpSpecializedCooperative,
              "tma": cuforge.EpilogueScheduleType.TmaWarpSpecialized,
@@ -154,11 +155,12 @@ def paths() -> list[Path]:
                          and k.math == "mma" and k.layouts == layouts and (k.arch == 80 or k.shape2 == (1, 1, 1))
                          and (k.align[0] == align if align else fully_aligned(k))])
 
-    # Clusters.
-    for cluster in ((2, 1, 1), (1, 2, 1)):
-        b = base_of(90, "coop", "bf16", "bf16")
-        name = b.name.replace("_c1x1x1_", "_c{}x{}x{}_".format(*cluster))
-        out.append(Path(name, full[name]))
+    # Clusters, of the persistent and the non-persistent kernel.
+    for schedule in ("coop", "tmaws"):
+        for cluster in ((2, 1, 1), (1, 2, 1)):
+            b = base_of(90, schedule, "bf16", "bf16")
+            name = b.name.replace("_c1x1x1_", "_c{}x{}x{}_".format(*cluster))
+            out.append(Path(name, full[name]))
     # The 128x192 cooperative tile (96 accumulator registers a thread, data-parallel) in each family that
     # gained it besides promoted fp8: 16-bit into 16-bit and f32, TF32, int8, fp8 with fast accumulation;
     # N = 200 leaves its second tile of columns mostly empty. Pinned data-parallel: the model splits
@@ -170,7 +172,7 @@ def paths() -> list[Path]:
               wide_of("e4m3", "bf16", "fastaccum")):
         out.append(Path(b.name, b, modes=("data_parallel",)))
     # Epilogues: activations, leaky_relu's slope, bias rows, on each kernel schedule.
-    for arch, schedule in ((90, "coop"), (90, "pingpong"), (80, "multistage")):
+    for arch, schedule in ((90, "coop"), (90, "pingpong"), (90, "tmaws"), (80, "multistage")):
         b = base_of(arch, schedule, "bf16", "bf16")
         out.append(Path(b.name + "_relu", b, dict(activation=cuforge.epilogue.relu)))
         out.append(Path(b.name + "_leaky_relu", b, dict(activation=(cuforge.epilogue.leaky_relu, LEAKY_SLOPE))))

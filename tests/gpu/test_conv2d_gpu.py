@@ -112,6 +112,9 @@ def select_stem(case, dtype, relu=False):
 # pixels by 64 channels over 256, which the model gives to the SM90 GEMM kernels (pointwise kernels)
 # for fprop and dgrad (on the H200 0.95x and 1.02x cuDNN, where the best implicit GEMM ran dgrad 0.75x).
 POINTWISE = (32, 56, 56, 256, 64, 1, 1, 1, 0, 1)
+# 28 x 28 x 256 -> 128 at N = 8: about one wave of tiles, which the model gives to the non-persistent
+# GEMM kernel (tmaws) for fprop and dgrad.
+POINTWISE_ONE_WAVE = (8, 28, 28, 256, 128, 1, 1, 1, 0, 1)
 
 
 def pointwise_relu_bias(kind):
@@ -145,7 +148,7 @@ def kernels():
     selections += [parallel_default(BACKWARD[0], 2, torch.float16, "fprop", activation="relu"),
                    parallel_default(BACKWARD[0], 2, torch.float16, "dgrad")]
     selections.append(select_default("wgrad", RESNET_WGRAD))
-    selections += [select_default(kind, POINTWISE) for kind in ("fprop", "dgrad")]
+    selections += [select_default(kind, case) for kind in ("fprop", "dgrad") for case in (POINTWISE, POINTWISE_ONE_WAVE)]
     selections += [select_stem(case, dtype) for case in STEM for dtype in DTYPES]
     selections.append(select_stem(STEM[0], torch.float16, relu=True))
     selections += [pointwise_relu_bias(kind) for kind in ("fprop", "dgrad")]
@@ -388,9 +391,9 @@ def test_fixed_channel_fprop_relu_with_a_per_channel_bias():
     assert p.last_kernel.endswith("_fixedchannels_relu_bias"), p.last_kernel
 
 
-def pointwise_case(kind, dtype=torch.float16):
-    """POINTWISE's operands (A, B) for fprop or dgrad, the float64 reference and a NaN-filled D."""
-    x, w, g = tensors(POINTWISE, dtype)
+def pointwise_case(kind, dtype=torch.float16, case=POINTWISE):
+    """A 1 x 1 case's operands (A, B) for fprop or dgrad, the float64 reference and a NaN-filled D."""
+    x, w, g = tensors(case, dtype)
     dy = channels_last(rand(F.conv2d(x, w, **g).shape, dtype))
     if kind == "fprop":
         return (x, w), F.conv2d(x.double(), w.double(), **g), channels_last(torch.full_like(dy, float("nan")))
@@ -399,13 +402,14 @@ def pointwise_case(kind, dtype=torch.float16):
 
 
 @pytest.mark.parametrize("kind", ["fprop", "dgrad"])
-def test_pointwise_convolutions_run_gemm_kernels(kind):
-    (a, b), ref, d = pointwise_case(kind)
+@pytest.mark.parametrize("case, schedule", [(POINTWISE, ""), (POINTWISE_ONE_WAVE, "_tmaws_")], ids=["56x56", "28x28"])
+def test_pointwise_convolutions_run_gemm_kernels(kind, case, schedule):
+    (a, b), ref, d = pointwise_case(kind, case=case)
     p = default_plan(kind)
     p.run(a, b, None, d)
     assert_exact(d, ref.half())
     ran(p, "sm90", kind)
-    assert "_pointwise" in p.last_kernel, p.last_kernel
+    assert "_pointwise" in p.last_kernel and schedule in p.last_kernel, p.last_kernel
 
 
 @pytest.mark.parametrize("kind", ["fprop", "dgrad"])

@@ -60,6 +60,10 @@ def test_a_seed_tile_dict_takes_automatic_schedules_on_sm90():
     td.epilogue_schedule = cutlass.EpilogueScheduleType.ScheduleAuto
     plan.tile_description = td
     assert "_64x128x64_c1x1x1_s0_pingpong_tma_" in plan.select(4096, 4096, 4096), "M = 64 runs ping-pong"
+    td.kernel_schedule = cutlass.KernelScheduleType.TmaWarpSpecialized
+    td.epilogue_schedule = cutlass.EpilogueScheduleType.TmaWarpSpecialized
+    plan.tile_description = td
+    assert "_64x128x64_c1x1x1_s0_tmaws_tma_" in plan.select(4096, 4096, 4096), "CUTLASS's non-persistent kernel"
     sm80 = cutlass.op.Gemm(element=np.float16, layout=cutlass.LayoutType.RowMajor, kernel_cc=80)
     sm80.tile_description = {"threadblock_shape": [128, 128, 32], "warp_count": [2, 2, 1], "stages": 3}
     assert "_128x128x32_w2x2x1_s3_multistage_default_" in sm80.select(4096, 4096, 4096)
@@ -71,7 +75,8 @@ def test_a_seed_tile_dict_takes_automatic_schedules_on_sm90():
     ({"threadblock_shape": [128, 128, 64], "epilogue_schedule": cutlass.EpilogueScheduleType.TmaWarpSpecialized},
      "give both, or leave both automatic"),
     ({"threadblock_shape": [128, 128, 64], "kernel_schedule": cutlass.KernelScheduleType.TmaWarpSpecialized,
-      "epilogue_schedule": cutlass.EpilogueScheduleType.TmaWarpSpecialized}, "cooperative or ping-pong .* not tmaws"),
+      "epilogue_schedule": cutlass.EpilogueScheduleType.TmaWarpSpecialized,
+      "tile_scheduler": cutlass.TileSchedulerType.StreamK}, "stream-K tile scheduler runs only with the cooperative"),
     ({"threadblock_shape": [128, 128, 64], "kernel_schedule": cutlass.KernelScheduleType.TmaWarpSpecializedCooperative,
       "epilogue_schedule": cutlass.EpilogueScheduleType.NoSmemWarpSpecialized}, "needs the tmacoop epilogue"),
 ])

@@ -91,6 +91,18 @@ struct CostModel {
   // epilogue, which no other CTA hides (H200, bench/conv_stages.py at 56x56x64->64, N = 32: 256x64
   // alone in 3 waves 28.9 us, 128x64 two to an SM 26.5, which the model ranked the other way).
   double lone_implicit_gemm_wave_us = 1.0;
+  // CUTLASS's non-persistent SM90 GEMM kernel (KernelTmaWarpSpecialized: one consumer warpgroup, a CTA
+  // per tile, its tile read from blockIdx) issues its first load sooner than the persistent kernels,
+  // which run a tile scheduler and reallocate registers first, but each further wave of its tiles
+  // starts only as the one before ends: its setup, pipeline fill and epilogue are not hidden behind
+  // another tile's mainloop. H200, bench/one_wave.py (alone, in turn with cuBLAS): the same tile
+  // 0.5-1.1 µs faster in one wave at 512³-1024³ (2.4 µs for 128x128 at 2048x1024x2048), 1.2-1.6 µs
+  // slower in two waves at 2048³.
+  double per_tile_setup_saving_us = 0.6;
+  double per_tile_wave_us = 1.9;
+  // Its one warpgroup issues the whole tile's wgmma: 64-wide ones keep the tensor cores less busy
+  // (128x64 ran 0-9% slower than 64x128 in the same waves, longer K more).
+  double per_tile_narrow_fraction = 0.9;
   // The K-major copy of a 32-bit operand an SM90 kernel makes first (library::staged_k_major): a
   // kernel reading every element and writing it (3xTF32: its three pieces), at this fraction of
   // DRAM bandwidth (H200: 3.3-3.7 TB/s from 8192x1024 up, bench/tf32_staging.py).
@@ -109,5 +121,18 @@ double estimated_time_us(const library::GemmConfig& config, const GemmShape& sha
 // panels as fast as L2 serves them. The estimate above counts no L2 traffic, so such a kernel ties with
 // the same tile in 1x1 clusters; the selection ranks it first among the kernels it estimates alike.
 bool cluster_spans_m(const library::GemmConfig& config, int splits, const GemmShape& shape, int sm_count);
+
+// Whether `config` is CUTLASS's non-persistent SM90 kernel running a GEMM (CostModel::per_tile_setup_saving_us):
+// a CTA per tile, each alone on its SM, as an SM90 convolution's are (but not a convolution's implicit GEMM).
+bool per_tile_gemm(const library::GemmConfig& config);
+
+// Where the selection puts an SM90 kernel among those it estimates alike, lower first (SM80 ones order by
+// their K tile instead): 0 where its cluster spans M (cluster_spans_m); 1 for the non-persistent kernel in
+// 2x1 clusters, whose two CTAs along M share each B tile by multicast (where M's tiles pair up: the
+// cluster pads none); 2 otherwise, in the catalog's order.
+// H200, bench/one_wave.py, alone: the non-persistent 64x128 tile in 2x1 clusters 0.87x the 1x1 cluster's
+// time at 1024x1024x4096 and 0.74x at 256x4096x4096 (1x2: 0.89x and 0.95x), 128x64 in 2x1 clusters
+// 0.94x at 1024³ (1x2: 1.0x); 1x2 clusters ahead of 2x1 by 1-5% at 512³ (64x64) and 1024³ (64x128).
+int tie_rank(const library::GemmConfig& config, int splits, const GemmShape& shape, int sm_count);
 
 }  // namespace cuforge::select
