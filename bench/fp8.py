@@ -4,6 +4,7 @@
     python bench/fp8.py                                   # the four large shapes of issue 18
     python bench/fp8.py --shapes 8192x8192x8192 --sweep --json out.json
     python bench/fp8.py --fast-accum                      # both sides with fast accumulation
+    python bench/fp8.py --shapes 1024x1024x1024 --sweep --sweep-tiles 128x64,64x128
 
 A is row-major M x K, B column-major K x N (the layout both sides need), D bf16. Both sides take
 the same per-tensor scales (unit f32 scalars on the device, read by the kernels); _scaled_mm runs
@@ -82,6 +83,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--shapes", type=parse_shapes, default=SHAPES, help="comma list of MxNxK")
     p.add_argument("--sweep", action="store_true", help="also time every data-parallel SM90 tile, pinned")
+    p.add_argument("--sweep-tiles", default="", metavar="MxN,...",
+                   help="with --sweep: only these tile shapes (every schedule and cluster of each)")
     p.add_argument("--fast-accum", action="store_true", help="fast accumulation on both sides")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--repeats", type=int, default=50)
@@ -94,10 +97,13 @@ def main():
     results = {"device": props.name, "torch": torch.__version__, "args": {k: v for k, v in vars(args).items()}}
     plans = {"default": fp8_plan(args.fast_accum)}
     if args.sweep:
+        only = {tuple(int(v) for v in t.split("x")) for t in args.sweep_tiles.split(",") if t}
         for td in fp8_plan(args.fast_accum).tile_descriptions():
-            if td.tile_scheduler == cuforge.TileSchedulerType.StreamK:
+            if td.tile_scheduler == cuforge.TileSchedulerType.StreamK or td.swap_ab:
                 continue
             t = td.threadblock_shape
+            if only and tuple(t[:2]) not in only:
+                continue
             label = "{}x{}x{}_c{}x{}_{}".format(*t, *td.cluster_shape[:2], str(td.kernel_schedule).split(".")[-1])
             plans[label] = fp8_plan(args.fast_accum, td)
     names = sorted({plan.select(M, N, K) for plan in plans.values() for (M, N, K) in args.shapes})
