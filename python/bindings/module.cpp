@@ -331,16 +331,6 @@ NB_MODULE(_core, m) {
         "The cost model's estimate (µs) of one run of a kernel, by name, on M x N x K (batch), K in `splits` slices, "
         "with `model`'s constants: what selection ranks candidates by; for a grouped kernel, `batch` groups of mean "
         "M (differing between groups where `ragged`, as the offsets form's are). Needs no GPU.");
-  m.def("cluster_spans_m",
-        [](const std::string& name, int64_t m, int64_t n, int64_t batch, int splits, int sm_count) {
-          GemmShape shape;
-          shape.m = m, shape.n = n, shape.batch = batch;
-          return select::cluster_spans_m(library::parse_gemm_name(name), splits, shape, sm_count);
-        },
-        "name"_a, "m"_a, "n"_a, "batch"_a = 1, "splits"_a = 1, "sm_count"_a = 132,
-        "Whether a kernel, by name, on M x N (batch) is an SM90 GEMM run data-parallel whose cluster spans all of "
-        "M's tiles (more than one) in a grid filling at least half the SMs: the selection ranks it first among "
-        "kernels it estimates alike. Needs no GPU.");
   m.def("tie_rank",
         [](const std::string& name, int64_t m, int64_t n, int64_t batch, int splits, int sm_count) {
           GemmShape shape;
@@ -349,8 +339,8 @@ NB_MODULE(_core, m) {
         },
         "name"_a, "m"_a, "n"_a, "batch"_a = 1, "splits"_a = 1, "sm_count"_a = 132,
         "Where the selection puts an SM90 kernel, by name, on M x N (batch) among kernels it estimates alike, "
-        "lower first (0: its cluster spans M, cluster_spans_m; 1: the non-persistent kernel in 2x1 clusters; 2: "
-        "the others, in the catalog's order). Needs no GPU.");
+        "lower first (0: its cluster spans M, cluster_spans_m; 1: the non-persistent kernel in 2x1 clusters where "
+        "M's tiles pair up; 2: the others, in the catalog's order). Needs no GPU.");
   m.def("estimated_conv_time_us",
         [](const std::string& name, const python::ConvExtents& extents, const python::Pair& stride,
            const python::Pair& padding, const python::Pair& dilation, int splits, bool deterministic, int sm_count, const select::CostModel& model) {
