@@ -3,7 +3,7 @@
 // cache keys, concurrent compiles of one key, compile failures, and toolchain errors.
 //
 // nvcc is slow on CI's two cores (~10 s for an SM80 kernel, ~30 s for an SM90 one): the suite
-// compiles those two catalog kernels in one test and ten more (three SM90, seven SM80) in another.
+// compiles those two catalog kernels in one test and twelve more (five SM90, seven SM80) in another.
 #include <dlfcn.h>
 #include <elf.h>
 #include <gtest/gtest.h>
@@ -183,6 +183,8 @@ TEST(Compile, OneKernelPerDataTypeFamily) {
       // SM90 swapped for small M (D^T = B^T A^T, column-major D^T, the bias row a column broadcast).
       "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_64x16x128_c1x1x1_s0_pingpong_tma_default_a8x8x8"
       "_swapab_bias",
+      // SM90 non-persistent (KernelTmaWarpSpecialized): its own kernel header, 2x1 clusters.
+      "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_64x128x64_c2x1x1_s0_tmaws_tma_default_a8x8x8",
       // SM90 fp8, mixed e4m3 x e5m2: CUTLASS's fp8 mainloop.
       "cuforge_sm90_gemm_tensorop_mma_e4m3_e5m2_f32_bf16_bf16_rcr_64x64x128_c1x1x1_s0_pingpong_tma_default_a16x16x8",
       "cuforge_sm80_gemm_tensorop_mma_f64_f64_f64_f64_f64_rcr_32x32x16_w2x2x1_s5_multistage_default_default_a1x1x1",
