@@ -7,6 +7,7 @@ beside cuBLAS on each shape; with the model's pick and its estimate for each ker
     python bench/one_wave.py                                    # bf16, the shapes below
     python bench/one_wave.py --shapes 1024x1024x1024 --json out.json
     python bench/one_wave.py --schedules tmaws --tiles 128x64
+    python bench/one_wave.py --shapes 64x4096x1024 --schedules tmaws --also <a swapped kernel's name>
 
 Times: "alone", each kernel taking turns with cuBLAS call by call, each on its own operands, between
 CUDA events behind a held stream (timing.gpu_times_ms), reported as cuBLAS's time over the kernel's
@@ -68,7 +69,8 @@ def main():
     p.add_argument("--shapes", type=parse_shapes, default=parse_shapes(SHAPES), help="comma list of MxNxK")
     p.add_argument("--tiles", default="64x64,64x128,64x256,128x64,128x128", help="comma list of tile MxN")
     p.add_argument("--schedules", default="coop,pingpong,tmaws", help="comma list of " + ", ".join(SCHEDULES))
-    p.add_argument("--also", default="", help="comma list of kernel names (data-parallel) to time as well")
+    p.add_argument("--also", default="", help="comma list of data-parallel kernel names to time as well (swapped "
+                   "ones named as the first shape selects them)")
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--jobs", type=int, default=None, help="parallel compiles (default: one per core)")
     p.add_argument("--json", metavar="PATH")
