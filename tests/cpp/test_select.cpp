@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "cuforge/library/catalog.hpp"
@@ -77,6 +78,36 @@ TEST(Select, SmallMGetsASmallerTileThanLargeProblems) {
     EXPECT_LT(area(best), area(big)) << best->name();
     EXPECT_LE(best->tile.threadblock_shape[0], 128) << best->name();
   }
+}
+
+// CUTLASS's non-persistent kernel against the cooperative kernel of the same tile: per_tile_setup_saving_us
+// under it in one wave, per_tile_wave_us more for each further wave; 64-wide tiles at
+// per_tile_narrow_fraction of the rate; convolutions' own non-persistent kernels keep their terms.
+TEST(Select, TheNonPersistentKernelSavesItsSetupInOneWaveAndPaysEachFurtherWave) {
+  const std::string tile = "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_128x128x64_c1x1x1_s0_";
+  const GemmConfig per_tile = library::parse_gemm_name(tile + "tmaws_tma_default_a8x8x8");
+  const GemmConfig coop = library::parse_gemm_name(tile + "coop_tmacoop_default_a8x8x8");
+  ASSERT_TRUE(in_catalog(per_tile) && in_catalog(coop));
+  ASSERT_TRUE(select::per_tile_gemm(per_tile));
+  EXPECT_FALSE(select::per_tile_gemm(coop));
+  const select::CostModel m;
+  const GemmShape one_wave{1024, 2048, 1024, 1}, two_waves{2048, 2048, 1024, 1};  // 128 and 256 tiles
+  EXPECT_NEAR(estimate(per_tile, one_wave), estimate(coop, one_wave) - m.per_tile_setup_saving_us, 1e-9);
+  EXPECT_NEAR(estimate(per_tile, two_waves),
+              estimate(coop, two_waves) + m.per_tile_wave_us - m.per_tile_setup_saving_us, 1e-9);
+
+  select::CostModel wide_only;
+  wide_only.per_tile_narrow_fraction = 0.5;
+  const GemmConfig narrow = library::parse_gemm_name(
+      "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_128x64x64_c1x1x1_s0_tmaws_tma_default_a8x8x8");
+  EXPECT_GT(select::estimated_time_us(narrow, one_wave, 1, true, 132, wide_only), estimate(narrow, one_wave));
+  EXPECT_EQ(select::estimated_time_us(per_tile, one_wave, 1, true, 132, wide_only), estimate(per_tile, one_wave));
+
+  GemmConfig conv = library::parse_gemm_name(
+      "cuforge_sm90_fprop_tensorop_mma_bf16_bf16_f32_bf16_bf16_rcr_128x128x64_c1x1x1_s0_tmaws_tma_default_a8x8x8");
+  EXPECT_FALSE(select::per_tile_gemm(conv));
+  conv.pointwise = true;  // a 1x1 convolution run on the GEMM kernel
+  EXPECT_TRUE(select::per_tile_gemm(conv));
 }
 
 // The constants passed in are the ones the estimate and the ranking use (bench/refit.py tries others);
