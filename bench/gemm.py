@@ -233,6 +233,9 @@ def main():
         for plan in plans.values():
             plan.autotune, plan.autotune_candidates = True, args.autotune
         results["autotune_candidates"] = args.autotune
+        # What each plan's first run will time, built here in one parallel step rather than shape by shape.
+        names.update(c.name for d in args.dtypes for (M, N, K) in args.shapes
+                     for c in plans[d].candidates(M, N, K, top=args.autotune))
     elif not args.skip_gemm:
         names.update(plans[d].select(M, N, K) for d in args.dtypes for (M, N, K) in args.shapes)
     if not args.skip_startup:

@@ -194,6 +194,12 @@ void bind_plans(nb::module_& m) {
              return g.select(g.shape(m, n, k, batch, bias, caps(alignments)));
            },
            "m"_a, "n"_a, "k"_a, "batch"_a = 1, "bias"_a = false, "alignments"_a = Alignments{})
+      .def("candidates",
+           [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias, const Alignments& alignments) {
+             return g.candidates(g.shape(m, n, k, batch, bias, caps(alignments)));
+           },
+           "m"_a, "n"_a, "k"_a, "batch"_a = 1, "bias"_a = false, "alignments"_a = Alignments{},
+           "The selection's candidates for (M, N, K, batch, bias), best estimated first. Compiles nothing.")
       .def("compile",
            [](Gemm& g, const std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t, bool>>& problems,
               const Alignments& alignments, int jobs) {

@@ -367,6 +367,27 @@ def test_select_returns_catalog_names_that_fit():
     assert plan.select(256, 256, 256).endswith("_a8x8x8")
 
 
+def test_candidates_are_the_ranking_select_takes_its_pick_from():
+    catalog = set(cuforge.list_gemms())
+    plan = cuforge.op.Gemm(element="bf16", layout=RowMajor)
+    for problem in [(4096, 4096, 4096), (16, 4096, 4096), (128, 128, 65536), (197, 262, 136)]:
+        ranked = plan.candidates(*problem)
+        # Catalog kernels, or their parallel split-K forms (the slices as a batch, then a reduction).
+        assert len(ranked) > 6 and {c.name.removesuffix("_splitk") for c in ranked} <= catalog, problem
+        assert ranked[0].name == plan.select(*problem), problem  # no tuning record, nothing compiled
+        estimates = [c.estimated_us for c in ranked]
+        assert estimates == sorted(estimates) and estimates[0] > 0, problem
+        assert all(c.splits >= 1 for c in ranked)
+    # K-heavy: split-K candidates among them, a kernel ranked once per slice count.
+    assert any(c.splits > 1 for c in plan.candidates(128, 128, 65536))
+    top = plan.candidates(4096, 4096, 4096, top=3)
+    assert [(c.name, c.splits) for c in top] == [(c.name, c.splits) for c in plan.candidates(4096, 4096, 4096)[:3]]
+    with pytest.raises(cuforge.InvalidArgumentError, match="^top: expected at least 1"):
+        plan.candidates(64, 64, 64, top=0)
+    with pytest.raises(cuforge.InvalidArgumentError, match="empty output"):
+        plan.candidates(0, 64, 64)
+
+
 def test_select_column_major_output():
     plan = cuforge.op.Gemm(element=np.float16, layout_A=RowMajor, layout_B=ColumnMajor, layout_C=ColumnMajor)
     name = plan.select(4096, 1024, 512)

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <functional>
+#include <vector>
 
 #include "cuforge/core/tensor.hpp"
 #include "cuforge/op/gemm_check.hpp"
@@ -33,6 +34,10 @@ class Gemm : public op::Plan<runtime::GemmKernel, GemmProblem> {
   // selection's first. Compiles nothing. Throws InvalidArgumentError for an empty output (a run of
   // it launches nothing) or a problem no kernel of the plan can run.
   select::GemmCandidate select(const GemmShape& shape) const;
+  // The selection's candidates for this class, best estimated first (what autotune times, its first
+  // `autotune_candidates`), whatever a tuning record or a compiled kernel would choose. Compiles
+  // nothing; throws as select() does.
+  std::vector<select::GemmCandidate> candidates(const GemmShape& shape) const;
   // Builds the kernels the selection picks for these classes, in parallel (jobs: 0 = one per
   // core), and keeps them: later runs use them for every problem they serve.
   std::vector<compile::CompileResult> compile(const std::vector<GemmShape>& shapes, int jobs = 0);

@@ -113,6 +113,21 @@ class Gemm(Plan):
         return self._plan.select(integer(M, "M"), integer(N, "N"), integer(K, "K"), integer(batch, "batch"),
                                  bool(bias), alignments(alignment_A, alignment_B, alignment_C)).name
 
+    def candidates(self, M: int, N: int, K: int, batch: int = 1, bias: bool = False, *, top: int | None = None,
+                   alignment_A=None, alignment_B=None, alignment_C=None) -> list:
+        """The cost model's ranking for a run of this size (as select() takes it), best estimated first: each
+        candidate with its ``name``, split-K ``splits``, ``decomposition`` and ``estimated_us``; the first
+        ``top`` only where given. Autotuning times the first ``autotune_candidates`` of these; select()
+        returns the first unless the tuning record or compile() chose another. Compiles nothing."""
+        ranked = self._plan.candidates(integer(M, "M"), integer(N, "N"), integer(K, "K"), integer(batch, "batch"),
+                                       bool(bias), alignments(alignment_A, alignment_B, alignment_C))
+        if top is None:
+            return ranked
+        top = integer(top, "top")
+        if top < 1:
+            raise InvalidArgumentError(f"top: expected at least 1 candidate, got {top}")
+        return ranked[:top]
+
     def _scales(self, scale_a, scale_b, alpha):
         """Python numbers among the scales folded into alpha (the plan's where the run gives none). Scales
         of any kind on a plan that is not fp8 are refused by the core's check; numbers here."""
