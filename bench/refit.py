@@ -46,6 +46,7 @@ GRIDS = {
     "per_tile_setup_saving_us": [0.0, 0.3, 0.6, 0.9, 1.2, 1.8],
     "per_tile_wave_us": [0.5, 1.0, 1.5, 1.9, 2.5, 3.0],
     "per_tile_narrow_fraction": [0.8, 0.85, 0.9, 0.95, 1.0],
+    "overlapped_promotion_edge": [1.0, 1.04, 1.06, 1.08, 1.1, 1.13],
 }
 ROUNDS = 4
 
@@ -202,6 +203,7 @@ def cases_by_source():
     return {
         "bf16": sweep_cases("bf16", load("h200-2026-11-30-sweep-bf16.json")),
         "fp8": gemm_py_cases("fp8", load("h200-2026-12-03-fp8-overlapped-sweep.json")["gemm"]),
+        "fp8 clusters": gemm_py_cases("fp8 clusters", load("h200-2026-12-04-fp8-cluster-sweep.json")["gemm"]),
         "parallel": sweep_cases("parallel", load("h200-2026-11-30-sweep-parallel-small-m.json")["parallel_split_k"]),
         "trial": trial_cases("trial", load("h200-2026-11-30-selection-trial.json")),
         "small M": small_m_cases("small M", load("h200-2026-12-02-small-m-swapped-sweep.json")) +

@@ -38,7 +38,7 @@ const std::vector<Sm90Tile> kSm90PromotedTiles = {
     {64, 192, KernelSchedule::TmaWarpSpecializedPingpong},
 };
 bool promoted_fp8(const MathInstruction& mi) {
-  return (mi.a == DataType::e4m3 || mi.a == DataType::e5m2) && mi.math == MathOperation::MultiplyAdd;
+  return is_fp8(mi.a) && mi.math == MathOperation::MultiplyAdd;
 }
 const std::vector<Sm90Tile>& sm90_tiles(const MathInstruction& mi) {
   static const std::vector<Sm90Tile> promoted = [] {

@@ -252,7 +252,7 @@ GemmConfig staged_kernel(const GemmConfig& c) {
 }
 
 bool promotes_fp8(const GemmConfig& c) {
-  return (c.element_a == DataType::e4m3 || c.element_a == DataType::e5m2) && c.math == MathOperation::MultiplyAdd;
+  return is_fp8(c.element_a) && c.math == MathOperation::MultiplyAdd;
 }
 
 bool overlaps_fp8_promotion(const GemmConfig& c) {

@@ -225,8 +225,7 @@ GemmProblem check_gemm(const GemmTypes& plan, int device, const TensorRef& a, co
 
 std::pair<const float*, const float*> check_scales(const GemmTypes& plan, int device, const Fp8Scales& scales) {
   if (scales.a.empty() && scales.b.empty()) return {nullptr, nullptr};
-  auto fp8 = [](DataType t) { return t == DataType::e4m3 || t == DataType::e5m2; };
-  if (!fp8(plan.element_a) || !fp8(plan.element_b))
+  if (!is_fp8(plan.element_a) || !is_fp8(plan.element_b))
     throw InvalidArgumentError(fmt::format("scale_a, scale_b: per-tensor scales apply to fp8 (e4m3, e5m2) operands; "
                                            "this plan multiplies {} x {} (scale alpha instead)",
                                            to_string(plan.element_a), to_string(plan.element_b)));

@@ -34,6 +34,7 @@ double tile_efficiency(const library::GemmConfig& c, int sharing, const CostMode
   if (c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong) e = std::min(1.0, e * model.pingpong_edge);
   if (t[0] > t[1]) e *= model.tall_tile_edge;
   if (per_tile_gemm(c) && t[1] < 128) e *= model.per_tile_narrow_fraction;
+  if (library::overlaps_fp8_promotion(c)) e = std::min(1.0, e * model.overlapped_promotion_edge);
   if (c.arch < 90) e *= model.mma_sync_fraction;
   return e;
 }
@@ -182,7 +183,10 @@ bool cluster_spans_m(const library::GemmConfig& c, int splits, const GemmShape& 
 int tie_rank(const library::GemmConfig& c, int splits, const GemmShape& p, int sm_count) {
   if (cluster_spans_m(c, splits, p, sm_count)) return 0;
   const bool pairs_m = ceil_div(p.m, int64_t(c.tile.threadblock_shape[0])) % 2 == 0;  // the cluster pads no tile
-  return per_tile_gemm(c) && c.tile.cluster_shape == std::array<int, 3>{2, 1, 1} && pairs_m ? 1 : 2;
+  if (per_tile_gemm(c)) return c.tile.cluster_shape == std::array<int, 3>{2, 1, 1} && pairs_m ? 1 : 2;
+  const bool data_parallel = c.tile.tile_scheduler == TileScheduler::Default && !c.parallel_split_k && splits <= 1;
+  const bool fp8_gemm = c.kind == KernelKind::Gemm && c.arch >= 90 && !c.tile.swap_ab && is_fp8(c.element_a);
+  return fp8_gemm && data_parallel && c.tile.cluster_shape == std::array<int, 3>{1, 2, 1} ? 1 : 2;
 }
 
 }  // namespace cuforge::select

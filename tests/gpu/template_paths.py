@@ -214,14 +214,21 @@ def paths() -> list[Path]:
         out.append(Path(b.name, b, k=512, m=m))
     # fp8's overlapped promotion (the 128x128 cooperative tiles' own consumer loop): a K of one turn of
     # four k-tiles and two single ones (704, the last partial), in each decomposition the stream-K
-    # scheduler takes, and in parallel split-K's slices, with relu and a bias row.
+    # scheduler takes, and in parallel split-K's slices, with relu and a bias row; and in the 1x2
+    # clusters the selection prefers for it (two column tiles, the last partial, sharing each A tile).
     overlapped = [k for k in kernels if k.a == "e4m3" and k.b == "e4m3" and k.d == "bf16" and k.math == "mma"
-                  and k.layouts == "rcr" and k.tile == (128, 128, 128) and k.schedule == "coop"
-                  and k.shape2 == (1, 1, 1)]
-    b = next(k for k in overlapped if k.scheduler == "streamk")
+                  and k.layouts == "rcr" and k.tile == (128, 128, 128) and k.schedule == "coop"]
+    b = next(k for k in overlapped if k.scheduler == "streamk" and k.shape2 == (1, 1, 1))
     out.append(Path(b.name, b, k=704, modes=_modes(b)))
-    b = next(k for k in overlapped if k.scheduler == "default")
+    b = next(k for k in overlapped if k.scheduler == "default" and k.shape2 == (1, 1, 1))
     out.append(Path(b.name + "_splitk_relu_bias", b, dict(split, activation=cuforge.epilogue.relu), bias=True, k=704))
+    b = next(k for k in overlapped if k.scheduler == "default" and k.shape2 == (1, 2, 1))
+    out.append(Path(b.name, b, k=704))
+    # fp8 with fast accumulation in the 1x2 clusters the selection prefers for it too (the 256x128 tile).
+    b = next(k for k in kernels if k.a == "e4m3" and k.b == "e4m3" and k.d == "bf16" and k.math == "fastaccum"
+             and k.layouts == "rcr" and k.tile[:2] == (256, 128) and k.schedule == "coop" and k.scheduler == "default"
+             and k.shape2 == (1, 2, 1))
+    out.append(Path(b.name, b, modes=("data_parallel",)))
     # SM80 swizzles and lower alignments.
     for swizzle in ("identity1", "identity2", "identity4"):
         parts = base_of(80, "multistage", "f16", "f16").name.split("_")

@@ -127,6 +127,7 @@ E parse(std::string_view name) {
 
 int size_bits(DataType t);
 inline int size_bytes(DataType t) { return size_bits(t) / 8; }
+inline bool is_fp8(DataType t) { return t == DataType::e4m3 || t == DataType::e5m2; }
 // The CUTLASS C++ type spelling of a data type (cutlass::half_t, float, ...).
 std::string_view cutlass_type(DataType t);
 inline Layout transposed(Layout l) { return l == Layout::RowMajor ? Layout::ColumnMajor : Layout::RowMajor; }

@@ -103,6 +103,12 @@ struct CostModel {
   // Its one warpgroup issues the whole tile's wgmma: 64-wide ones keep the tensor cores less busy
   // (128x64 ran 0-9% slower than 64x128 in the same waves, longer K more).
   double per_tile_narrow_fraction = 0.9;
+  // Promoted fp8 kernels that run cuforge's consumer loop (library::overlaps_fp8_promotion: each half of
+  // the tile's N promoted while the other half's wgmma run) against those on CUTLASS's, which waits for
+  // every wgmma at each promotion: the same 128x128 tile ran 1.08-1.13x as fast at three of four shapes
+  // (H200, bench/fp8_promotion.cu). The tile-intensity term alone ranked CUTLASS's 128x192 ahead of it,
+  // where it ran 3% faster (bench/fp8.py --sweep, 4096x14336x4096, 4096x8192x1024, 2048x14336x4096).
+  double overlapped_promotion_edge = 1.08;
   // The K-major copy of a 32-bit operand an SM90 kernel makes first (library::staged_k_major): a
   // kernel reading every element and writing it (3xTF32: its three pieces), at this fraction of
   // DRAM bandwidth (H200: 3.3-3.7 TB/s from 8192x1024 up, bench/tf32_staging.py).
@@ -129,10 +135,15 @@ bool per_tile_gemm(const library::GemmConfig& config);
 // Where the selection puts an SM90 kernel among those it estimates alike, lower first (SM80 ones order by
 // their K tile instead): 0 where its cluster spans M (cluster_spans_m); 1 for the non-persistent kernel in
 // 2x1 clusters, whose two CTAs along M share each B tile by multicast (where M's tiles pair up: the
-// cluster pads none); 2 otherwise, in the catalog's order.
+// cluster pads none), and for a persistent fp8 kernel in 1x2 clusters, whose two CTAs along N share each
+// A tile; 2 otherwise, in the catalog's order.
 // H200, bench/one_wave.py, alone: the non-persistent 64x128 tile in 2x1 clusters 0.87x the 1x1 cluster's
 // time at 1024x1024x4096 and 0.74x at 256x4096x4096 (1x2: 0.89x and 0.95x), 128x64 in 2x1 clusters
 // 0.94x at 1024³ (1x2: 1.0x); 1x2 clusters ahead of 2x1 by 1-5% at 512³ (64x64) and 1024³ (64x128).
+// bench/fp8.py --sweep (e4m3 -> bf16, promoted, ten shapes from 2048x2048x8192 to 16384x1024x4096): the
+// 128x128 tile in 1x2 clusters 0.87-0.88x the 1x1 cluster's time at 8192x1024x8192 and 2048x2048x8192,
+// 0.92x at 16384x1024x4096, at most 2% slower on the other seven; 256x96 and 128x192 likewise. With fast
+// accumulation (--fast-accum, issue 18's four shapes) 256x128 in 1x2 clusters 0.96-0.995x the 1x1 time.
 int tie_rank(const library::GemmConfig& config, int splits, const GemmShape& shape, int sm_count);
 
 }  // namespace cuforge::select
