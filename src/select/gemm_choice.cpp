@@ -138,6 +138,22 @@ bool slices_evenly(const GemmConfig& c, const GemmShape& p, int splits) {
   return p.batch == 1 && p.k % (int64_t(splits) * std::max(c.alignment_a, c.alignment_b)) == 0;
 }
 
+// Whether `other` is `c` with wider operand alignments and the same slices: the same tile loading wider
+// vectors, never the slower of the two, so `c` is no candidate beside it (SM80's rows come in every
+// alignment down to 1, and each took a rank that autotuning and profile() then spent timing a copy).
+// Fixed-channel convolution kernels read exactly their alignment's channels: none outranks another.
+bool wider_twin(const GemmCandidate& other, const GemmCandidate& c) {
+  const GemmConfig &o = other.config, &k = c.config;
+  if (k.fixed_channels || other.splits != c.splits || other.decomposition != c.decomposition) return false;
+  if (o.alignment_a < k.alignment_a || o.alignment_b < k.alignment_b || o.alignment_c < k.alignment_c) return false;
+  if (o.alignment_a == k.alignment_a && o.alignment_b == k.alignment_b && o.alignment_c == k.alignment_c) return false;
+  GemmConfig narrowed = o;
+  narrowed.alignment_a = k.alignment_a;
+  narrowed.alignment_b = k.alignment_b;
+  narrowed.alignment_c = k.alignment_c;
+  return narrowed == k;
+}
+
 // The settings a class runs with: a convolution run's own split-K fixes the decomposition and the
 // slices (one slice: K whole).
 GemmSettings class_settings(GemmSettings s, const GemmShape& p) {
@@ -449,6 +465,11 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
           long_enough(c, splits))
         add(c, splits);
   }
+  std::vector<GemmCandidate> candidates;
+  candidates.swap(ranking.ranked);
+  for (const auto& c : candidates)
+    if (std::none_of(candidates.begin(), candidates.end(), [&](const GemmCandidate& o) { return wider_twin(o, c); }))
+      ranking.ranked.push_back(c);
   // Among SM80 kernels the model cannot tell apart, the deeper K tile first: fewer mainloop steps
   // (cp.async waits, barriers, iterator updates) for the same work (H200, bench/conv.py --sweep-wgrad:
   // on the 1x1 layer 64x64x32 ran 2.0-2.7x the time of 64x64x64 in the same slices, estimated alike;

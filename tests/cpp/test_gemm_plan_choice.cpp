@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -45,6 +46,31 @@ TEST(GemmPlan, OddLeadingDimensionFallsBackToAnSm80KernelOfLowerAlignment) {
   EXPECT_EQ(c.element_a, DataType::bf16);
   EXPECT_EQ(c.layout_a, R);
   EXPECT_EQ(c.layout_b, R);
+}
+
+// A kernel that runs the problem with wider operand alignment outranks its narrower twins (the same tile in
+// the same slices loading narrower vectors): they leave the ranking, whose first few autotuning and
+// profile() time. SM80 rows come in alignments down to 1; f32 plans weigh them beside SM90's copies.
+TEST(GemmPlan, NoCandidateHasAWiderTwinInTheRanking) {
+  GemmOptions f32 = plan_of(DataType::f32, R, R, R);
+  f32.element_accumulator = DataType::f32;
+  for (const GemmOptions& o : {f32, plan_of(DataType::bf16, R, R, R)}) {
+    Gemm g(o);
+    for (auto [m, n, k] : {std::tuple{1024, 1024, 1024}, {16, 4096, 4096}, {197, 262, 136}, {128, 14336, 4096}}) {
+      const auto ranked = g.rank(g.shape(m, n, k)).ranked;
+      ASSERT_FALSE(ranked.empty());
+      std::set<std::pair<std::string, int>> seen;  // name less its alignments, slices
+      for (const auto& c : ranked) {
+        GemmConfig unaligned = c.config;
+        unaligned.alignment_a = unaligned.alignment_b = unaligned.alignment_c = 1;
+        EXPECT_TRUE(seen.emplace(unaligned.name(), c.splits).second)
+            << m << "x" << n << "x" << k << ": " << c.config.name() << " x" << c.splits << " beside a twin";
+      }
+    }
+  }
+  // Where only a narrow twin can run the problem, it stays (ldb = 262 bf16: 4-byte rows).
+  Gemm bf16(plan_of(DataType::bf16, R, R, R));
+  EXPECT_EQ(pick(bf16, 197, 262, 136).alignment_b, 2);
 }
 
 TEST(GemmPlan, AlignedProblemsGetAnSm90Kernel) {
@@ -239,6 +265,19 @@ TEST(GemmPlan, Tf32OfEveryLayoutRunsOnSm90ThroughKMajorCopies) {
   EXPECT_EQ(pick(rr, 128, 14336, 4096).arch, 80);
   EXPECT_EQ(pick(rr, 16, 4096, 4096).arch, 80);
   EXPECT_EQ(pick(rr, 8192, 8192, 8192).arch, 90);
+  // One wave at 1024³: SM80's TF32 kernels run slower than the 16-bit terms say
+  // (CostModel::sm80_tf32_time_factor), the copying SM90 kernel ran it as fast as cuBLAS on the H200.
+  EXPECT_EQ(pick(rr, 1024, 1024, 1024).arch, 90);
+  select::CostModel as_16_bit;
+  as_16_bit.sm80_tf32_time_factor = 1.0;
+  const auto ranked = rr.rank(rr.shape(1024, 1024, 1024)).ranked;
+  const auto sm80 = std::find_if(ranked.begin(), ranked.end(), [](const auto& c) { return c.config.arch == 80; });
+  ASSERT_NE(sm80, ranked.end());
+  EXPECT_NEAR(select::estimated_time_us(sm80->config, rr.shape(1024, 1024, 1024), 1, true, 132, as_16_bit) *
+                  select::CostModel{}.sm80_tf32_time_factor,
+              sm80->estimated_us, 1e-9);
+  EXPECT_LT(select::estimated_time_us(sm80->config, rr.shape(1024, 1024, 1024), 1, true, 132, as_16_bit),
+            ranked.front().estimated_us);
   // K of whole vectors: the copies are read along K.
   EXPECT_EQ(pick(rr, 264, 136, 130).arch, 80);
   Gemm k_major(plan_of(DataType::f32, R, C, R));
@@ -280,7 +319,11 @@ TEST(GemmPlan, Sm90ThreeTf32RunsItsPiecesAlongATripledK) {
   GemmConfig three = pick(sm80, 4096, 4096, 4096), one = three;
   one.math = MathOperation::MultiplyAdd;
   const GemmShape square{4096, 4096, 4096, 1, 4, 4, 4};
-  EXPECT_GT(estimate(three, square), 2.5 * estimate(one, square));
+  select::CostModel products_only;  // without the factor SM80's TF32 kernels (one product a step) take
+  products_only.sm80_tf32_time_factor = 1.0;
+  auto with = [&](const GemmConfig& c) { return select::estimated_time_us(c, square, 1, true, 132, products_only); };
+  EXPECT_GT(with(three), 2.5 * with(one));
+  EXPECT_EQ(estimate(three, square), with(three)) << "3xTF32 keeps the 16-bit terms";
 }
 
 TEST(GemmPlan, ImpossiblePlansAreRefused) {
