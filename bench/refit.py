@@ -11,6 +11,7 @@ constants, each on a fixed grid within sane bounds, maximises worst + mean score
 """
 
 import argparse
+import csv
 import json
 import os
 import re
@@ -46,6 +47,7 @@ GRIDS = {
     "per_tile_setup_saving_us": [0.0, 0.3, 0.6, 0.9, 1.2, 1.8],
     "per_tile_wave_us": [0.5, 1.0, 1.5, 1.9, 2.5, 3.0],
     "per_tile_narrow_fraction": [0.8, 0.85, 0.9, 0.95, 1.0],
+    "sm80_tf32_time_factor": [1.0, 1.1, 1.2, 1.25, 1.3, 1.4],
     "overlapped_promotion_edge": [1.0, 1.04, 1.06, 1.08, 1.1, 1.13],
 }
 ROUNDS = 4
@@ -181,6 +183,17 @@ def one_wave_cases(source, results):
             for r in results["shapes"]]
 
 
+def profile_csv_cases(source, names):
+    """plan.profile's CSV files (csv=), named ...-MxNxK.csv: the candidates it timed on that GEMM shape."""
+    cases = []
+    for name in names:
+        shape = tuple(int(v) for v in re.search(r"(\d+)x(\d+)x(\d+)\.csv$", name).groups())
+        with open(os.path.join(RESULTS, name)) as f:
+            rows = [r for r in csv.DictReader(f) if r["kernel"].startswith("cuforge_") and r["measured_us"]]
+        cases.append(Case(source, shape, [(r["kernel"], int(r["splits"]), float(r["measured_us"])) for r in rows]))
+    return cases
+
+
 def grouped_sweep_cases(source, results):
     """bench/grouped.py --sweep: the offsets form (a ragged class) of one case on every tile pinned."""
     sweep = results["sweep"]
@@ -216,6 +229,8 @@ def cases_by_source():
             "192-wide tiles", load(f"h200-2026-12-04-192-wide-{name}.json"))],
         "one wave": [case for name in ("tiles", "picks", "small-m") for case in one_wave_cases(
             "one wave", load(f"h200-2026-12-04-one-wave-{name}.json"))],
+        "tf32 profile": profile_csv_cases("tf32 profile", [f"h200-2026-12-04-tf32-profile-{shape}.csv" for shape in (
+            "1024x1024x1024", "128x14336x4096", "16x4096x4096")]),
         "grouped": grouped_sweep_cases("grouped", load("h200-2026-12-02-grouped-g64-sweep.json")),
         "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")) +
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")) +

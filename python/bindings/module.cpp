@@ -296,6 +296,7 @@ NB_MODULE(_core, m) {
       .def_rw("pingpong_edge", &select::CostModel::pingpong_edge)
       .def_rw("tall_tile_edge", &select::CostModel::tall_tile_edge)
       .def_rw("mma_sync_fraction", &select::CostModel::mma_sync_fraction)
+      .def_rw("sm80_tf32_time_factor", &select::CostModel::sm80_tf32_time_factor)
       .def_rw("launch_us", &select::CostModel::launch_us)
       .def_rw("stream_k_overhead", &select::CostModel::stream_k_overhead)
       .def_rw("fixup_bytes_per_second", &select::CostModel::fixup_bytes_per_second)

@@ -161,8 +161,10 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
   const double waves_us = waves * wave_us;
   const double per_tile_us =
       per_tile_gemm(c) ? (waves - 1) * model.per_tile_wave_us - model.per_tile_setup_saving_us : 0.0;
-  return model.launch_us + per_tile_us + std::max(compute_us, memory_us) +
-         model.unhidden_fraction * std::min(compute_us, memory_us) + reduce_us + waves_us;
+  const bool sm80_tf32 = c.arch < 90 && c.element_a == DataType::f32 && c.math == MathOperation::MultiplyAdd;
+  return (model.launch_us + per_tile_us + std::max(compute_us, memory_us) +
+          model.unhidden_fraction * std::min(compute_us, memory_us) + reduce_us + waves_us) *
+         (sm80_tf32 ? model.sm80_tf32_time_factor : 1.0);
 }
 
 bool per_tile_gemm(const library::GemmConfig& c) {

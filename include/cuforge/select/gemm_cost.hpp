@@ -33,6 +33,14 @@ struct CostModel {
   double tall_tile_edge = 1.02;
   // mma.sync (SM80 kernels) relative to wgmma.
   double mma_sync_fraction = 0.62;
+  // SM80's TF32 kernels (f32 operands, one product a step) ran 1.1-1.5x the time the terms fitted to 16-bit
+  // kernels give them, where SM90's TF32 kernels, their K-major copies of B included, ran 0.9-1.07x theirs
+  // (H200, plan.profile of f32 row-major plans: 1024³ on four SM80 tiles 18.4-22.0 µs against estimates of
+  // 13.4-14.8, SM90 13.5-16.3 against 14.8-15.3; 128x14336x4096 on SM80 96-117 µs against 84-96): their
+  // whole estimate is scaled by this, so that the copying SM90 kernels outrank them at 1024³ (13.5 µs, cuBLAS
+  // 13.6; SM80's pick 18.4) and SM80 keeps the shapes where copying B costs more than the GEMM. (A lower
+  // mma.sync rate instead moved 128x14336x4096 to a 128x256 SM80 tile that ran 6% slower.)
+  double sm80_tf32_time_factor = 1.25;
   double launch_us = 3.0;
   // Stream-K and split-K: CTAs that share a tile exchange f32 partial accumulators through the
   // workspace, and the last one waits for the others. Measured on the H200, stream-K never beat a
