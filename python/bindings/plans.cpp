@@ -281,6 +281,11 @@ void bind_plans(nb::module_& m) {
            "groups"_a, "m"_a, "n"_a, "k"_a, "alignments"_a = Alignments{}, "ragged"_a = false, "bias"_a = false,
            "The kernel `groups` groups of packed operands of these mean sizes (M differing between groups where "
            "`ragged`, as in the offsets form; C a bias row per group where `bias`) would run.")
+      .def("candidates",
+           [](const GroupedGemm& g, int64_t groups, int64_t m, int64_t n, int64_t k, const Alignments& alignments,
+              bool ragged, bool bias) { return g.candidates(g.shape(groups, m, n, k, caps(alignments), ragged, bias)); },
+           "groups"_a, "m"_a, "n"_a, "k"_a, "alignments"_a = Alignments{}, "ragged"_a = false, "bias"_a = false,
+           "The selection's candidates for those groups, best estimated first. Compiles nothing.")
       .def("compile",
            [](GroupedGemm& g, const std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>& problems,
               const Alignments& alignments, int jobs, bool ragged, bool bias) {
@@ -379,6 +384,13 @@ void bind_plans(nb::module_& m) {
            },
            "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "bias"_a = false,
            "The kernel a convolution of (N, H, W, C, K, R, S) would run (dense tensors).")
+      .def("candidates",
+           [](const Conv2d& g, const ConvExtents& extents, const Pair& stride, const Pair& padding,
+              const Pair& dilation, bool bias) {
+             return g.candidates(g.shape(op::conv_size(extents, {stride, padding, dilation}), bias));
+           },
+           "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "bias"_a = false,
+           "The selection's candidates for that convolution, best estimated first. Compiles nothing.")
       .def("compile",
            [](Conv2d& g, const std::vector<std::tuple<ConvExtents, Pair, Pair, Pair>>& problems, int jobs, bool bias) {
              std::vector<GemmShape> shapes;

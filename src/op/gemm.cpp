@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <tuple>
-#include <utility>
-#include <vector>
 
 #include "cuforge/core/error.hpp"
 #include "cuforge/op/gemm_check.hpp"
@@ -35,12 +33,6 @@ GemmShape Gemm::kernel_shape(GemmShape shape) const {
 }
 
 select::GemmCandidate Gemm::select(const GemmShape& shape) const { return choice(kernel_shape(shape)); }
-
-std::vector<select::GemmCandidate> Gemm::candidates(const GemmShape& shape) const {
-  auto ranking = rank(kernel_shape(shape));
-  if (ranking.ranked.empty()) throw InvalidArgumentError(ranking.why_none);
-  return std::move(ranking.ranked);
-}
 
 std::vector<compile::CompileResult> Gemm::compile(const std::vector<GemmShape>& shapes, int jobs) {
   std::vector<GemmShape> kernel_shapes;

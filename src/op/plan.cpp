@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 #include "cuforge/compile/toolchain.hpp"
 #include "cuforge/compile/tuning_record.hpp"
@@ -229,6 +230,13 @@ template <class Kernel, class Problem>
 select::GemmRanking Plan<Kernel, Problem>::rank(const GemmShape& shape) const {
   std::lock_guard lock(state_->mutex);
   return select::choose(state_->kernels, state_->settings, shape, sm_count_);
+}
+
+template <class Kernel, class Problem>
+std::vector<select::GemmCandidate> Plan<Kernel, Problem>::candidates(const GemmShape& shape) const {
+  auto ranking = rank(shape);
+  if (ranking.ranked.empty()) throw InvalidArgumentError(ranking.why_none);
+  return std::move(ranking.ranked);
 }
 
 template <class Kernel, class Problem>

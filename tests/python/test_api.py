@@ -388,6 +388,23 @@ def test_candidates_are_the_ranking_select_takes_its_pick_from():
         plan.candidates(0, 64, 64)
 
 
+def test_grouped_and_conv_candidates_rank_what_select_picks_from():
+    grouped = cuforge.op.GroupedGemm(element=np.float16, layout=RowMajor)
+    ranked = grouped.candidates(64, 128, 2048, 2048, ragged=True)
+    assert ranked[0].name == grouped.select(64, 128, 2048, 2048, ragged=True)
+    assert all(c.name.startswith("cuforge_sm") and "_grouped_" in c.name for c in ranked)
+    assert [c.name for c in grouped.candidates(64, 128, 2048, 2048, ragged=True, top=2)] == [c.name for c in ranked[:2]]
+    conv = cuforge.op.Conv2d(kind="wgrad", element=np.float16)
+    geometry = dict(stride=(1, 1), padding=(1, 1), dilation=(1, 1))
+    ranked = conv.candidates(32, 28, 28, 128, 128, 3, 3, **geometry)
+    assert ranked[0].name == conv.select(32, 28, 28, 128, 128, 3, 3, **geometry)
+    assert any(c.splits > 1 for c in ranked), "wgrad's long K splits in parallel"
+    estimates = [c.estimated_us for c in ranked]
+    assert estimates == sorted(estimates)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^top: expected at least 1"):
+        conv.candidates(32, 28, 28, 128, 128, 3, 3, top=-1)
+
+
 def test_select_column_major_output():
     plan = cuforge.op.Gemm(element=np.float16, layout_A=RowMajor, layout_B=ColumnMajor, layout_C=ColumnMajor)
     name = plan.select(4096, 1024, 512)

@@ -34,10 +34,10 @@ class Gemm : public op::Plan<runtime::GemmKernel, GemmProblem> {
   // selection's first. Compiles nothing. Throws InvalidArgumentError for an empty output (a run of
   // it launches nothing) or a problem no kernel of the plan can run.
   select::GemmCandidate select(const GemmShape& shape) const;
-  // The selection's candidates for this class, best estimated first (what autotune times, its first
-  // `autotune_candidates`), whatever a tuning record or a compiled kernel would choose. Compiles
-  // nothing; throws as select() does.
-  std::vector<select::GemmCandidate> candidates(const GemmShape& shape) const;
+  // Plan::candidates for the class as select() takes it (K = 0 as a product over zeros). Compiles nothing.
+  std::vector<select::GemmCandidate> candidates(const GemmShape& shape) const {
+    return Plan::candidates(kernel_shape(shape));
+  }
   // Builds the kernels the selection picks for these classes, in parallel (jobs: 0 = one per
   // core), and keeps them: later runs use them for every problem they serve.
   std::vector<compile::CompileResult> compile(const std::vector<GemmShape>& shapes, int jobs = 0);

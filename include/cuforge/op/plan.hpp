@@ -84,6 +84,9 @@ class Plan {
   // selection's first). Compile nothing.
   select::GemmRanking rank(const GemmShape& shape) const;
   select::GemmCandidate choice(const GemmShape& shape) const;
+  // The ranking alone, best estimated first (what autotune times, its first autotune_candidates),
+  // whatever a tuning record or a compiled kernel would choose; InvalidArgumentError where none runs.
+  std::vector<select::GemmCandidate> candidates(const GemmShape& shape) const;
   // The source a configuration is built from, for this plan's target.
   KernelSource kernel_source(const library::GemmConfig& config) const;
   // A chosen kernel as PyTorch operators torch.ops.<module>.* (emit/pytorch.hpp), each run with

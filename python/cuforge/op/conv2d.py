@@ -9,7 +9,7 @@ from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import InvalidArgumentError, KernelKind, LayoutType
 from ..arrays import current_stream, describe
-from .plan import Plan, flag, integer, jobs_count, problem_list
+from .plan import Plan, flag, integer, jobs_count, problem_list, ranked_top
 
 _KINDS = {"fprop": KernelKind.Conv2dFprop, "dgrad": KernelKind.Conv2dDgrad, "wgrad": KernelKind.Conv2dWgrad}
 
@@ -132,6 +132,15 @@ class Conv2d(Plan):
         extents = [integer(v, name, 1) for v, name in zip((N, H, W, C, K, R, S), "NHWCKRS")]
         return self._plan.select(extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
                                  _pair(dilation, "dilation", 1), bool(bias)).name
+
+    def candidates(self, N: int, H: int, W: int, C: int, K: int, R: int, S: int, stride=(1, 1), padding=(0, 0),
+                   dilation=(1, 1), bias: bool = False, *, top: int | None = None) -> list:
+        """The cost model's ranking for a convolution of this size (as select() takes it), best estimated
+        first: each candidate with its ``name``, ``splits``, ``decomposition`` and ``estimated_us``; the
+        first ``top`` only where given. Autotuning times the first ``autotune_candidates``. Compiles nothing."""
+        extents = [integer(v, name, 1) for v, name in zip((N, H, W, C, K, R, S), "NHWCKRS")]
+        return ranked_top(self._plan.candidates(extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
+                                                _pair(dilation, "dilation", 1), bool(bias)), top)
 
     def profile(self, N: int, H: int, W: int, C: int, K: int, R: int, S: int, stride=(1, 1), padding=(0, 0),
                 dilation=(1, 1), *, top: int = 6, filter: str | None = None, jobs: int | None = None,

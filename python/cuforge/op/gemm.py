@@ -8,7 +8,7 @@ from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import DataType, InvalidArgumentError
 from ..arrays import current_stream, describe
-from .plan import Plan, alignments, flag, integer, jobs_count, problem_list
+from .plan import Plan, alignments, flag, integer, jobs_count, problem_list, ranked_top
 
 # The problem compiled by plan.compile() when the plan holds no tensors and none is given: large
 # and square, the class most plans are built for.
@@ -119,14 +119,9 @@ class Gemm(Plan):
         candidate with its ``name``, split-K ``splits``, ``decomposition`` and ``estimated_us``; the first
         ``top`` only where given. Autotuning times the first ``autotune_candidates`` of these; select()
         returns the first unless the tuning record or compile() chose another. Compiles nothing."""
-        ranked = self._plan.candidates(integer(M, "M"), integer(N, "N"), integer(K, "K"), integer(batch, "batch"),
-                                       bool(bias), alignments(alignment_A, alignment_B, alignment_C))
-        if top is None:
-            return ranked
-        top = integer(top, "top")
-        if top < 1:
-            raise InvalidArgumentError(f"top: expected at least 1 candidate, got {top}")
-        return ranked[:top]
+        return ranked_top(self._plan.candidates(integer(M, "M"), integer(N, "N"), integer(K, "K"),
+                                                integer(batch, "batch"), bool(bias),
+                                                alignments(alignment_A, alignment_B, alignment_C)), top)
 
     def _scales(self, scale_a, scale_b, alpha):
         """Python numbers among the scales folded into alpha (the plan's where the run gives none). Scales

@@ -7,7 +7,7 @@ from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import DataTypeError, InvalidArgumentError
 from ..arrays import current_stream, describe
-from .plan import Plan, alignments, flag, integer, jobs_count, problem_list
+from .plan import Plan, alignments, flag, integer, jobs_count, problem_list, ranked_top
 
 # The class plan.compile() builds for when it holds no tensors and none is given.
 _DEFAULT_COMPILE_PROBLEM = (8, 1024, 4096, 4096)  # groups, M, N, K
@@ -73,6 +73,15 @@ class GroupedGemm(Plan):
         bias row (N) per group."""
         return self._plan.select(integer(groups, "groups"), integer(M, "M"), integer(N, "N"), integer(K, "K"),
                                  alignments(alignment_A, alignment_B, alignment_C), bool(ragged), bool(bias)).name
+
+    def candidates(self, groups: int, M: int, N: int, K: int, *, top: int | None = None, alignment_A=None,
+                   alignment_B=None, alignment_C=None, ragged: bool = False, bias: bool = False) -> list:
+        """The cost model's ranking for those groups (as select() takes them), best estimated first: each
+        candidate with its ``name``, ``splits``, ``decomposition`` and ``estimated_us``; the first ``top``
+        only where given. Autotuning times the first ``autotune_candidates``. Compiles nothing."""
+        return ranked_top(self._plan.candidates(integer(groups, "groups"), integer(M, "M"), integer(N, "N"),
+                                                integer(K, "K"), alignments(alignment_A, alignment_B, alignment_C),
+                                                bool(ragged), bool(bias)), top)
 
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
                 print_module: bool = False, *, groups: int | None = None, M: int | None = None,

@@ -50,6 +50,16 @@ def integer(value, name: str, low: int | None = None) -> int:
     return int(value)
 
 
+def ranked_top(ranked: list, top) -> list:
+    """The first ``top`` of a plan's ranked candidates (all of them for None)."""
+    if top is None:
+        return ranked
+    top = integer(top, "top")
+    if top < 1:
+        raise InvalidArgumentError(f"top: expected at least 1 candidate, got {top}")
+    return ranked[:top]
+
+
 def jobs_count(jobs) -> int:
     """How many nvcc processes at once: None or 0 is one per core."""
     jobs = 0 if jobs is None else integer(jobs, "jobs", 0)
