@@ -156,6 +156,16 @@ nb::class_<Plan> bind_plan(nb::module_& m, const char* name, const char* doc) {
   return cls;
 }
 
+// A query of a Conv2d plan about the class of a convolution of (N, H, W, C, K, R, S) and its geometry
+// (dense tensors), as Python asks it: `query(plan, class)`.
+template <class Query>
+auto conv_class_query(Query query) {
+  return [query](const Conv2d& g, const ConvExtents& extents, const Pair& stride, const Pair& padding,
+                 const Pair& dilation, bool bias) {
+    return query(g, g.shape(op::conv_size(extents, {stride, padding, dilation}), bias));
+  };
+}
+
 }  // namespace
 
 void bind_plans(nb::module_& m) {
@@ -377,18 +387,10 @@ void bind_plans(nb::module_& m) {
 
   auto conv = bind_plan<Conv2d>(m, "Conv2d", "A Conv2d plan of the C++ core (cuforge.op.Conv2d wraps it).");
   conv.def_prop_ro("kind", &Conv2d::kind)
-      .def("select",
-           [](const Conv2d& g, const ConvExtents& extents, const Pair& stride, const Pair& padding,
-              const Pair& dilation, bool bias) {
-             return g.select(g.shape(op::conv_size(extents, {stride, padding, dilation}), bias));
-           },
+      .def("select", conv_class_query([](const Conv2d& g, const GemmShape& s) { return g.select(s); }),
            "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "bias"_a = false,
            "The kernel a convolution of (N, H, W, C, K, R, S) would run (dense tensors).")
-      .def("candidates",
-           [](const Conv2d& g, const ConvExtents& extents, const Pair& stride, const Pair& padding,
-              const Pair& dilation, bool bias) {
-             return g.candidates(g.shape(op::conv_size(extents, {stride, padding, dilation}), bias));
-           },
+      .def("candidates", conv_class_query([](const Conv2d& g, const GemmShape& s) { return g.candidates(s); }),
            "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "bias"_a = false,
            "The selection's candidates for that convolution, best estimated first. Compiles nothing.")
       .def("compile",
