@@ -149,7 +149,7 @@ bool per_tile_gemm(const library::GemmConfig& config);
 // time at 1024x1024x4096 and 0.74x at 256x4096x4096 (1x2: 0.89x and 0.95x), 128x64 in 2x1 clusters
 // 0.94x at 1024³ (1x2: 1.0x); 1x2 clusters ahead of 2x1 by 1-5% at 512³ (64x64) and 1024³ (64x128).
 // bench/fp8.py --sweep (e4m3 -> bf16, promoted, ten shapes from 2048x2048x8192 to 16384x1024x4096): the
-// 128x128 tile in 1x2 clusters 0.87-0.88x the 1x1 cluster's time at 8192x1024x8192 and 2048x2048x8192,
+// 128x128 tile in 1x2 clusters 0.83-0.88x the 1x1 cluster's time at 8192x1024x8192 and 2048x2048x8192,
 // 0.92x at 16384x1024x4096, at most 2% slower on the other seven; 256x96 and 128x192 likewise. With fast
 // accumulation (--fast-accum, issue 18's four shapes) 256x128 in 1x2 clusters 0.96-0.995x the 1x1 time.
 int tie_rank(const library::GemmConfig& config, int splits, const GemmShape& shape, int sm_count);
