@@ -129,6 +129,10 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
     // One wave: the SMs share every tile's K, at least kMinItersPerStreamKUnit iterations each.
     double units = std::max(1.0, std::min(slots, std::floor(tiles * k_iters / kMinItersPerStreamKUnit)));
     compute_us = ceil_div(tiles * k_iters, units) * iter_us * model.stream_k_overhead;
+    // SM80's stream-K CTAs, no more than the SMs, each run alone on one, as parallel split-K's lone slices
+    // (H200, TF32 16x4096x4096: 64x64x16 with stream-K 30.2 µs against the model's 25.3, where parallel
+    // split-K's 4 slices of 64x64x32 took 24.1 against 26.3).
+    if (c.arch < 90 && units <= sm_count) compute_us /= model.lone_mma_sync_fraction;
     reduce_us = units > tiles ? reduction_us(ceil_div(units, tiles)) : 0.0;
   } else if (c.tile.tile_scheduler == TileScheduler::StreamK) {
     // Whole waves data-parallel, the ragged last one shared by (about) two peers per tile.

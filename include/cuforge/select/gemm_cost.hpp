@@ -68,7 +68,8 @@ struct CostModel {
   // its 128x64 ping-pong tiles at 0.8 of the rate the model gives them in full waves).
   double lone_pingpong_fraction = 0.8;
   // Parallel split-K's SM80 CTAs alone on their SMs (H200, wgrad's long K, bench/conv.py
-  // --sweep-wgrad: 1.5-1.8x the model's time at one CTA per SM or fewer, 1.1-1.2x at two to five).
+  // --sweep-wgrad: 1.5-1.8x the model's time at one CTA per SM or fewer, 1.1-1.2x at two to five);
+  // SM80's stream-K CTAs in one wave likewise (TF32 16x4096x4096, plan.profile: 1.19x).
   double lone_mma_sync_fraction = 0.6;
   // How much of a memory-bound kernel's compute time still shows (the overlap is imperfect).
   double unhidden_fraction = 0.3;
