@@ -1,6 +1,6 @@
 // The GEMM plan's choice of kernel (op::Gemm without running anything: selection compiles and
-// launches nothing, so no GPU is needed): the family and alignment a problem gets, fp8 and TF32 paths,
-// ties, refusals with their reasons, tile descriptions, decompositions and defaults.
+// launches nothing, so no GPU is needed): the family and alignment a problem gets, ties, refusals with
+// their reasons, tile descriptions, decompositions and defaults. fp8 and TF32: test_precision_choice.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -88,50 +88,6 @@ TEST(GemmPlan, AlignedProblemsGetAnSm90Kernel) {
   }
 }
 
-// fp8 (e4m3 -> bf16, promoted accumulation): the large problems of issue 18 take tiles whose two
-// accumulators fit in registers. The 256x128 cooperative kernel the plan picked before spilled and
-// ran at a third of the 128x128 cooperative one on the H200. The 128x128 tile, on cuforge's overlapped
-// promotion (CostModel::overlapped_promotion_edge), runs in 1x2 clusters (select::tie_rank): 0.88x the
-// 1x1 cluster's time at 8192x1024x8192 on the H200, within 2% elsewhere (bench/NOTES.md).
-TEST(GemmPlan, Fp8LargeProblemsTakeTilesThatDoNotSpill) {
-  GemmOptions o = plan_of(DataType::e4m3, R, C, R);
-  o.element_c = o.element_d = DataType::bf16;
-  Gemm g(o);
-  const std::vector<std::tuple<std::array<int64_t, 3>, std::array<int, 3>, std::array<int, 3>>> expected = {
-      {{8192, 8192, 8192}, {128, 192, 128}, {1, 1, 1}},
-      {{4096, 4096, 4096}, {128, 128, 128}, {1, 2, 1}},
-      {{4096, 14336, 4096}, {128, 128, 128}, {1, 2, 1}},
-      {{8192, 1024, 8192}, {128, 128, 128}, {1, 2, 1}},
-  };
-  for (const auto& [mnk, tile, cluster] : expected) {
-    auto [m, n, k] = mnk;
-    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
-    const auto choice = g.select(g.shape(m, n, k, 1, false));
-    const GemmConfig& c = choice.config;
-    EXPECT_TRUE(in_catalog(c)) << c.name();
-    EXPECT_EQ(c.arch, 90) << c.name();
-    EXPECT_EQ(c.tile.threadblock_shape, tile) << c.name();
-    EXPECT_EQ(c.tile.cluster_shape, cluster) << c.name();
-    EXPECT_EQ(library::overlaps_fp8_promotion(c), tile[1] == 128) << c.name();
-    EXPECT_EQ(c.tile.kernel_schedule, KernelSchedule::TmaWarpSpecializedCooperative) << c.name();
-    EXPECT_EQ(c.tile.tile_scheduler, TileScheduler::Default) << c.name();
-    EXPECT_EQ(choice.splits, 1) << c.name();
-    EXPECT_FALSE(c.parallel_split_k) << c.name();
-  }
-  // No promoted fp8 kernel of the catalog holds more than 2 x 96 accumulator registers per thread.
-  library::GemmFilter f;
-  f.arch = 90;
-  f.math = MathOperation::MultiplyAdd;
-  for (DataType t : {DataType::e4m3, DataType::e5m2}) {
-    f.element_a = t;
-    for (const GemmConfig* c : library::find_gemms(f)) {
-      const auto& s = c->tile.threadblock_shape;
-      const bool coop = c->tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
-      EXPECT_LE((coop ? s[0] / 2 : s[0]) * s[1] / 128, 96) << c->name();
-    }
-  }
-}
-
 // 16-bit problems whose 128-wide tiles leave the last wave nearly empty (1536³: 144 tiles of 128x128 on
 // 132 SMs) and whose 256-wide ones fill too few SMs (72) take the 128x192 cooperative tile (96 tiles,
 // one wave): on the H200 it ran 1536³ in 14.5 us where the plan's previous pick (128x128 with stream-K)
@@ -155,33 +111,6 @@ TEST(GemmPlan, WaveQuantizedProblemsTakeThe192WideTile) {
     EXPECT_EQ(g.select(g.shape(4096, 4096, 4096, 1, false)).config.tile.threadblock_shape,
               (std::array<int, 3>{256, 128, 64}));
   }
-}
-
-// fp8 fast accumulation is opt-in: a plan naming no math never runs it; one asking for it runs only
-// it, on the 16-bit families' tiles (one accumulator: 256x128 fits).
-TEST(GemmPlan, Fp8FastAccumulationOnlyOnRequest) {
-  GemmOptions o = plan_of(DataType::e4m3, R, C, R);
-  o.element_c = o.element_d = DataType::bf16;
-  Gemm promoted(o);
-  Gemm fast(o);
-  auto s = fast.settings();
-  s.math = MathOperation::MultiplyAddFastAccum;
-  fast.set_settings(s);
-  for (int64_t m : {16, 1024, 8192}) {
-    EXPECT_EQ(pick(promoted, m, 8192, 8192).math, MathOperation::MultiplyAdd);
-    EXPECT_EQ(pick(fast, m, 8192, 8192).math, MathOperation::MultiplyAddFastAccum);
-  }
-  const GemmConfig& big = pick(fast, 8192, 8192, 8192);
-  const auto& t = big.tile.threadblock_shape;
-  EXPECT_EQ(t[0] * t[1] / (big.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative ? 256 : 128), 128)
-      << "a 128-register tile: " << big.name();
-  // fp8 kernels of either accumulation take 1x2 clusters among ties (select::tie_rank).
-  EXPECT_EQ(big.tile.cluster_shape, (std::array<int, 3>{1, 2, 1})) << big.name();
-  // A 16-bit plan has no fast-accumulation kernels: a clear error.
-  Gemm bf16(plan_of(DataType::bf16, R, R, R));
-  auto b = bf16.settings();
-  b.math = MathOperation::MultiplyAddFastAccum;
-  EXPECT_THROW(bf16.set_settings(b), InvalidArgumentError);
 }
 
 TEST(GemmPlan, ColumnMajorDSelectsTheTransposedKernel) {
@@ -245,90 +174,6 @@ TEST(GemmPlan, Sm90TiesGoToAClusterSpanningMWhereTheTilesFillTheSms) {
     EXPECT_EQ(select::tie_rank(front, 1, g.shape(m, n, k), 132), rank) << front.name();
     EXPECT_EQ(select::cluster_spans_m(front, 1, g.shape(m, n, k), 132), rank == 0) << front.name();
   }
-}
-
-TEST(GemmPlan, Tf32OfEveryLayoutRunsOnSm90ThroughKMajorCopies) {
-  // wgmma reads 32-bit operands only K-major: a row-major B (or column-major A) is copied K-major
-  // into the workspace first, which the model counts, and large problems still take SM90 kernels.
-  for (auto [la, lb] : {std::pair{R, R}, std::pair{C, C}, std::pair{C, R}}) {
-    Gemm g(plan_of(DataType::f32, la, lb, R));
-    EXPECT_EQ(g.kernel_cc(), 90);
-    const auto picked = pick(g, 4096, 4096, 4096);
-    EXPECT_EQ(picked.arch, 90) << picked.name();
-    const auto staged = library::staged_k_major(picked);
-    EXPECT_EQ(staged.a, la == C);
-    EXPECT_EQ(staged.b, lb == R);
-  }
-  // A small M reads B once: copying it first costs more than mma.sync over it (H200: the copying
-  // SM90 kernel ran 128x14336x4096 at 0.30x of cuBLAS), so those go to SM80 kernels.
-  Gemm rr(plan_of(DataType::f32, R, R, R));
-  EXPECT_EQ(pick(rr, 128, 14336, 4096).arch, 80);
-  EXPECT_EQ(pick(rr, 16, 4096, 4096).arch, 80);
-  // SM80's stream-K CTAs, one to an SM, run alone as parallel split-K's slices do: on the H200 the stream-K
-  // pick ran 16x4096x4096 in 30.2 µs where 4 parallel slices of 64x64x32 took 24.1 (cuBLAS 25.2), and
-  // 128x14336x4096 alike with and without stream-K (96.9 and 96.2 µs).
-  EXPECT_TRUE(pick(rr, 16, 4096, 4096).parallel_split_k) << pick(rr, 16, 4096, 4096).name();
-  EXPECT_EQ(pick(rr, 128, 14336, 4096).tile.tile_scheduler, TileScheduler::Default);
-  EXPECT_EQ(pick(rr, 8192, 8192, 8192).arch, 90);
-  // One wave at 1024³: SM80's TF32 kernels run slower than the 16-bit terms say
-  // (CostModel::sm80_tf32_time_factor), the copying SM90 kernel ran it as fast as cuBLAS on the H200.
-  EXPECT_EQ(pick(rr, 1024, 1024, 1024).arch, 90);
-  select::CostModel as_16_bit;
-  as_16_bit.sm80_tf32_time_factor = 1.0;
-  const auto ranked = rr.rank(rr.shape(1024, 1024, 1024)).ranked;
-  const auto sm80 = std::find_if(ranked.begin(), ranked.end(), [](const auto& c) { return c.config.arch == 80; });
-  ASSERT_NE(sm80, ranked.end());
-  EXPECT_NEAR(select::estimated_time_us(sm80->config, rr.shape(1024, 1024, 1024), 1, true, 132, as_16_bit) *
-                  select::CostModel{}.sm80_tf32_time_factor,
-              sm80->estimated_us, 1e-9);
-  EXPECT_LT(select::estimated_time_us(sm80->config, rr.shape(1024, 1024, 1024), 1, true, 132, as_16_bit),
-            ranked.front().estimated_us);
-  // K of whole vectors: the copies are read along K.
-  EXPECT_EQ(pick(rr, 264, 136, 130).arch, 80);
-  Gemm k_major(plan_of(DataType::f32, R, C, R));
-  EXPECT_FALSE(library::staged_k_major(pick(k_major, 1024, 1024, 1024)).any());
-  EXPECT_EQ(pick(k_major, 1024, 1024, 1024).alignment_a, 4);
-  // The copy is counted: the same kernel costs more when it must stage B.
-  GemmConfig copying = pick(k_major, 4096, 4096, 4096);
-  copying.layout_b = R;
-  const GemmShape shape{4096, 4096, 4096, 1, 4, 4, 4};
-  EXPECT_GT(select::estimated_time_us(copying, shape, 1, true, 132),
-            select::estimated_time_us(pick(k_major, 4096, 4096, 4096), shape, 1, true, 132));
-}
-
-TEST(GemmPlan, Sm90ThreeTf32RunsItsPiecesAlongATripledK) {
-  // 3xTF32 on SM90 copies both operands as three pieces each along K: the model prices the TF32
-  // kernel over 3 K (each piece's K padded to 16 bytes) plus the copies, which read each operand once
-  // and write it three times.
-  Gemm g(plan_of(DataType::f32, R, C, R));
-  change(g, [](select::GemmSettings& s) { s.math = MathOperation::MultiplyAddFastF32; });
-  const GemmConfig big = pick(g, 8192, 8192, 8192);
-  EXPECT_EQ(big.arch, 90) << big.name();
-  EXPECT_EQ(big.math, MathOperation::MultiplyAddFastF32);
-  const library::StagedOperands staged = library::staged_k_major(big);
-  EXPECT_TRUE(staged.a && staged.b) << "K-major operands are split too";
-  EXPECT_EQ(staged.k_pieces, 3);
-  EXPECT_EQ(staged.kernel_k(130), 3 * 132);
-  const GemmConfig kernel = library::staged_kernel(big);
-  EXPECT_EQ(kernel.math, MathOperation::MultiplyAdd) << "the pieces are plain TF32 products";
-  const GemmShape shape{8192, 8192, 8192, 1, 4, 4, 4};
-  const GemmShape tripled{8192, 8192, 3 * 8192, 1, 4, 4, 4};
-  const double copies_us = estimate(big, shape) - estimate(kernel, tripled);
-  const double bytes = 2.0 * 8192 * 8192 * 4 * (1 + 3);
-  const select::CostModel model;
-  EXPECT_NEAR(copies_us, 2 * model.launch_us + bytes / (4.0e12 * model.transpose_bandwidth_fraction) * 1e6, 1.0);
-  // Any K: the pieces' padding is zeros, read by the kernel; SM80's 3xTF32 costs three products.
-  EXPECT_EQ(pick(g, 4096, 4096, 4093).arch, 90);
-  Gemm sm80(plan_of(DataType::f32, R, C, R, 80));
-  change(sm80, [](select::GemmSettings& s) { s.math = MathOperation::MultiplyAddFastF32; });
-  GemmConfig three = pick(sm80, 4096, 4096, 4096), one = three;
-  one.math = MathOperation::MultiplyAdd;
-  const GemmShape square{4096, 4096, 4096, 1, 4, 4, 4};
-  select::CostModel products_only;  // without the factor SM80's TF32 kernels (one product a step) take
-  products_only.sm80_tf32_time_factor = 1.0;
-  auto with = [&](const GemmConfig& c) { return select::estimated_time_us(c, square, 1, true, 132, products_only); };
-  EXPECT_GT(with(three), 2.5 * with(one));
-  EXPECT_EQ(estimate(three, square), with(three)) << "3xTF32 keeps the 16-bit terms";
 }
 
 TEST(GemmPlan, ImpossiblePlansAreRefused) {
