@@ -256,6 +256,10 @@ NB_MODULE(_core, m) {
     def_checked<&TileDescription::swap_ab>(tile, "swap_ab", "TileDescription.swap_ab", "True or False",
                                            "SM90, small M: the kernel computes D^T = B^T A^T (tile M along N, tile N "
                                            "along M)");
+    def_checked<&TileDescription::register_sourced>(tile, "register_sourced", "TileDescription.register_sourced",
+                                                    "True or False",
+                                                    "SM90 TF32 of a row-major B: the kernel reads B through registers "
+                                                    "instead of copying it K-major first");
   }
 
   nb::class_<runtime::RunHandle>(m, "RunHandle", "An asynchronous run: sync() waits for it (its stream's event).")
@@ -315,7 +319,8 @@ NB_MODULE(_core, m) {
       .def_rw("per_tile_wave_us", &select::CostModel::per_tile_wave_us)
       .def_rw("per_tile_narrow_fraction", &select::CostModel::per_tile_narrow_fraction)
       .def_rw("overlapped_promotion_edge", &select::CostModel::overlapped_promotion_edge)
-      .def_rw("transpose_bandwidth_fraction", &select::CostModel::transpose_bandwidth_fraction);
+      .def_rw("transpose_bandwidth_fraction", &select::CostModel::transpose_bandwidth_fraction)
+      .def_rw("register_sourced_fraction", &select::CostModel::register_sourced_fraction);
   m.def("estimated_time_us",
         [](const std::string& name, int64_t m, int64_t n, int64_t k, int64_t batch, int splits, bool deterministic,
            int sm_count, const select::CostModel& model, bool ragged) {

@@ -153,8 +153,9 @@ Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const Bi
   // fast accumulation the plain mainloop under the FP8FastAccum kernel schedules.
   const bool promoted = library::promotes_fp8(c);
   const bool fast_accum = c.math == MathOperation::MultiplyAddFastAccum;
-  h["mainloop_header"] = fmt::format("sm90_mma_{}tma_gmma_ss_warpspecialized{}.hpp", grouped ? "array_" : "",
-                                     promoted ? "_fp8" : "");
+  // A register-sourced TF32 kernel's builder takes CUTLASS's RS mainloop (TileDescription::register_sourced).
+  h["mainloop_header"] = fmt::format("sm90_mma_{}tma_gmma_{}_warpspecialized{}.hpp", grouped ? "array_" : "",
+                                     c.tile.register_sourced ? "rs" : "ss", promoted ? "_fp8" : "");
   h["element_compute"] = std::string(cutlass_type(library::epilogue_compute_type(c)));
   const bool coop = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
   // CUTLASS's non-persistent kernel (one consumer warpgroup, a CTA per tile): no tile scheduler and
@@ -165,8 +166,9 @@ Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const Bi
   h["cluster_m"] = std::to_string(cl[0]);
   h["cluster_n"] = std::to_string(cl[1]);
   h["cluster_k"] = std::to_string(cl[2]);
-  h["kernel_schedule_name"] = fmt::format("{}{}", coop ? "cooperative" : per_tile ? "non-persistent" : "ping-pong",
-                                          fast_accum ? " (fp8 fast accumulation)" : "");
+  h["kernel_schedule_name"] = fmt::format("{}{}{}", coop ? "cooperative" : per_tile ? "non-persistent" : "ping-pong",
+                                          fast_accum ? " (fp8 fast accumulation)" : "",
+                                          c.tile.register_sourced ? " register-sourced (B through registers)" : "");
   const std::string_view array = grouped ? "PtrArray" : "";
   h["kernel_schedule"] = fmt::format("cutlass::gemm::Kernel{}TmaWarpSpecialized{}{}", array,
                                      coop ? "Cooperative" : per_tile ? "" : "Pingpong",

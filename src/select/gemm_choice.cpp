@@ -416,9 +416,10 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
   add_from(k.primary);
   // SM80 kernels when no SM90 one can run the problem (e.g. odd leading dimensions TMA cannot
   // load), or beside SM90 kernels that must copy an operand K-major first: for a small M the copy
-  // of B can cost more than the whole GEMM on mma.sync (the model weighs both). Convolutions always
-  // weigh both: SM90's implicit GEMM splits only wgrad's K, between its images.
-  const bool copying = !configs.empty() && std::all_of(configs.begin(), configs.end(), [](const GemmConfig& c) {
+  // of B can cost more than the whole GEMM on mma.sync (the model weighs both, and TF32's
+  // register-sourced kernels, which copy nothing). Convolutions always weigh both: SM90's implicit
+  // GEMM splits only wgrad's K, between its images.
+  const bool copying = std::any_of(configs.begin(), configs.end(), [](const GemmConfig& c) {
     return library::staged_k_major(c).any();
   });
   const bool conv = !k.primary.empty() && is_conv(k.primary.front().kind);

@@ -35,6 +35,7 @@ double tile_efficiency(const library::GemmConfig& c, int sharing, const CostMode
   if (t[0] > t[1]) e *= model.tall_tile_edge;
   if (per_tile_gemm(c) && t[1] < 128) e *= model.per_tile_narrow_fraction;
   if (library::overlaps_fp8_promotion(c)) e = std::min(1.0, e * model.overlapped_promotion_edge);
+  if (c.tile.register_sourced) e *= model.register_sourced_fraction;
   if (c.arch < 90) e *= model.mma_sync_fraction;
   return e;
 }

@@ -1,5 +1,6 @@
 // The GEMM plan's choice of kernel for fp8 and TF32 (no GPU needed): fp8's tiles, clusters and
-// accumulation modes; TF32's K-major copies on SM90 against SM80's mma.sync, and 3xTF32's pieces.
+// accumulation modes; TF32's K-major copies on SM90 against SM80's mma.sync and the register-sourced
+// kernels, and 3xTF32's pieces.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cuforge/emit/gemm.hpp"
 #include "cuforge/library/catalog.hpp"
 #include "cuforge/op/gemm.hpp"
 #include "cuforge/select/gemm_choice.hpp"
@@ -104,10 +106,13 @@ TEST(GemmPlan, Tf32OfEveryLayoutRunsOnSm90ThroughKMajorCopies) {
     EXPECT_EQ(staged.a, la == C);
     EXPECT_EQ(staged.b, lb == R);
   }
-  // A small M reads B once: copying it first costs more than mma.sync over it (H200: the copying
-  // SM90 kernel ran 128x14336x4096 at 0.30x of cuBLAS), so those go to SM80 kernels.
+  // A small M reads B once: copying it first costs more than the GEMM (H200: the copying SM90 kernel
+  // ran 128x14336x4096 at 0.30x of cuBLAS). There the register-sourced kernel reads B as it is (CUTLASS's,
+  // timed at 200 TFLOP/s where SM80's 128x128x32 ran 156); at 16 rows SM80's mma.sync in parallel slices.
   Gemm rr(plan_of(DataType::f32, R, R, R));
-  EXPECT_EQ(pick(rr, 128, 14336, 4096).arch, 80);
+  const auto narrow = pick(rr, 128, 14336, 4096);
+  EXPECT_TRUE(narrow.arch == 90 && narrow.tile.register_sourced) << narrow.name();
+  EXPECT_FALSE(library::staged_k_major(narrow).any());
   EXPECT_EQ(pick(rr, 16, 4096, 4096).arch, 80);
   // SM80's stream-K CTAs, one to an SM, run alone as parallel split-K's slices do: on the H200 the stream-K
   // pick ran 16x4096x4096 in 30.2 µs where 4 parallel slices of 64x64x32 took 24.1 (cuBLAS 25.2), and
@@ -139,6 +144,49 @@ TEST(GemmPlan, Tf32OfEveryLayoutRunsOnSm90ThroughKMajorCopies) {
   const GemmShape shape{4096, 4096, 4096, 1, 4, 4, 4};
   EXPECT_GT(select::estimated_time_us(copying, shape, 1, true, 132),
             select::estimated_time_us(pick(k_major, 4096, 4096, 4096), shape, 1, true, 132));
+}
+
+// TF32's register-sourced kernels (TileDescription::register_sourced): a row-major B read through
+// registers, no copy; two cooperative tiles, data-parallel, in the catalog; the builder's RS mainloop.
+TEST(GemmPlan, RegisterSourcedTf32ReadsARowMajorBAsItIs) {
+  std::vector<GemmConfig> rows;
+  for (const auto& c : library::gemm_catalog(90))
+    if (c.tile.register_sourced) rows.push_back(c);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& c : rows) {
+    EXPECT_TRUE(c.element_a == DataType::f32 && c.math == MathOperation::MultiplyAdd) << c.name();
+    EXPECT_TRUE(c.layout_a == R && c.layout_b == R) << c.name();
+    EXPECT_EQ(c.tile.kernel_schedule, KernelSchedule::TmaWarpSpecializedCooperative);
+    EXPECT_TRUE(contains(c.name(), "_rs")) << c.name();
+    EXPECT_TRUE(library::parse_gemm_name(c.name()) == c) << c.name();
+    EXPECT_FALSE(library::staged_k_major(c).any()) << "nothing copied K-major";
+  }
+  const GemmConfig& rs = rows.front();
+  auto why = [](GemmConfig c) { return library::why_invalid(c).value_or(""); };
+  EXPECT_TRUE(contains(why(changed(rs, [](auto& c) { c.math = MathOperation::MultiplyAddFastF32; })), "TF32 GEMMs"));
+  EXPECT_TRUE(contains(why(changed(rs, [](auto& c) { c.kind = KernelKind::Grouped; })), "TF32 GEMMs"));
+  EXPECT_TRUE(contains(why(changed(rs, [](auto& c) { c.layout_b = C; })), "got rc"));
+  EXPECT_TRUE(contains(why(changed(rs, [](auto& c) { c.tile.tile_scheduler = TileScheduler::StreamK; })),
+                       "data-parallel"));
+  EXPECT_TRUE(contains(why(changed(rs, [](auto& c) { c.parallel_split_k = true; })), "data-parallel"));
+  EXPECT_EQ(why(changed(rs, [](auto& c) { c.tile.register_sourced = false; })), "") << "the copying twin";
+  const std::string src = emit::gemm_source(rs);
+  EXPECT_TRUE(contains(src, "sm90_mma_tma_gmma_rs_warpspecialized.hpp"));
+  EXPECT_TRUE(contains(src, "using LayoutB = cutlass::layout::RowMajor;"));
+  EXPECT_FALSE(contains(src, "sm90_mma_tma_gmma_ss_warpspecialized.hpp"));
+  // The model: the tile's rate at CostModel::register_sourced_fraction, no copy.
+  const GemmShape compute_bound{4096, 4096, 4096, 1, 4, 4, 4};
+  select::CostModel as_shared;
+  as_shared.register_sourced_fraction = 1.0;
+  EXPECT_GT(estimate(rs, compute_bound),
+            1.3 * select::estimated_time_us(rs, compute_bound, 1, true, 132, as_shared));
+  // Large problems keep the shared-memory kernels after the copy; a pinned tile with register_sourced runs
+  // B through registers.
+  Gemm rr(plan_of(DataType::f32, R, R, R));
+  EXPECT_FALSE(pick(rr, 4096, 4096, 4096).tile.register_sourced);
+  TileDescription pinned = rs.tile;
+  change(rr, [&](select::GemmSettings& s) { s.tile = pinned; });
+  EXPECT_EQ(pick(rr, 4096, 4096, 4096).name(), rs.name());
 }
 
 TEST(GemmPlan, Sm90ThreeTf32RunsItsPiecesAlongATripledK) {

@@ -50,8 +50,9 @@ struct GemmConfig {
   //
   // e.g. cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x256x64_c2x1x1_s0_coop_tmacoop_default_a8x8x8
   // (grouped kernels: cuforge_sm90_grouped_...), followed by _swapab for a swapped kernel, _pointwise
-  // for a convolution's GEMM kernel, _fixedchannels for fixed-channel fprop, _splitk for parallel
-  // split-K, _<activation> unless it is the identity, and _bias for a bias vector C.
+  // for a convolution's GEMM kernel, _fixedchannels for fixed-channel fprop, _rs for a register-sourced
+  // mainloop (tile.register_sourced), _splitk for parallel split-K, _<activation> unless it is the
+  // identity, and _bias for a bias vector C.
   std::string name() const;
   // Equal when the names are: the fields the name encodes (SM90: not the warp count; SM80: not the cluster).
   bool operator==(const GemmConfig& o) const;
