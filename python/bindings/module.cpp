@@ -256,10 +256,6 @@ NB_MODULE(_core, m) {
     def_checked<&TileDescription::swap_ab>(tile, "swap_ab", "TileDescription.swap_ab", "True or False",
                                            "SM90, small M: the kernel computes D^T = B^T A^T (tile M along N, tile N "
                                            "along M)");
-    def_checked<&TileDescription::register_sourced>(tile, "register_sourced", "TileDescription.register_sourced",
-                                                    "True or False",
-                                                    "SM90 TF32 of a row-major B: the kernel reads B through registers "
-                                                    "instead of copying it K-major first");
   }
 
   nb::class_<runtime::RunHandle>(m, "RunHandle", "An asynchronous run: sync() waits for it (its stream's event).")

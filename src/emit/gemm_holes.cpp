@@ -153,9 +153,10 @@ Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const Bi
   // fast accumulation the plain mainloop under the FP8FastAccum kernel schedules.
   const bool promoted = library::promotes_fp8(c);
   const bool fast_accum = c.math == MathOperation::MultiplyAddFastAccum;
-  // A register-sourced TF32 kernel's builder takes CUTLASS's RS mainloop (TileDescription::register_sourced).
+  // TF32 of an N-major A: the builder takes CUTLASS's register-sourced mainloop (library::register_sourced).
+  const bool register_sourced = library::register_sourced(c);
   h["mainloop_header"] = fmt::format("sm90_mma_{}tma_gmma_{}_warpspecialized{}.hpp", grouped ? "array_" : "",
-                                     c.tile.register_sourced ? "rs" : "ss", promoted ? "_fp8" : "");
+                                     register_sourced ? "rs" : "ss", promoted ? "_fp8" : "");
   h["element_compute"] = std::string(cutlass_type(library::epilogue_compute_type(c)));
   const bool coop = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
   // CUTLASS's non-persistent kernel (one consumer warpgroup, a CTA per tile): no tile scheduler and
@@ -168,7 +169,7 @@ Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const Bi
   h["cluster_k"] = std::to_string(cl[2]);
   h["kernel_schedule_name"] = fmt::format("{}{}{}", coop ? "cooperative" : per_tile ? "non-persistent" : "ping-pong",
                                           fast_accum ? " (fp8 fast accumulation)" : "",
-                                          c.tile.register_sourced ? " register-sourced (B through registers)" : "");
+                                          register_sourced ? " register-sourced (A through registers)" : "");
   const std::string_view array = grouped ? "PtrArray" : "";
   h["kernel_schedule"] = fmt::format("cutlass::gemm::Kernel{}TmaWarpSpecialized{}{}", array,
                                      coop ? "Cooperative" : per_tile ? "" : "Pingpong",

@@ -74,11 +74,11 @@ const std::vector<Sm90Tile> kSm90SwappedTiles = {
     {128, 64, KernelSchedule::TmaWarpSpecializedCooperative}, {64, 16, KernelSchedule::TmaWarpSpecializedPingpong},
     {64, 32, KernelSchedule::TmaWarpSpecializedPingpong},     {64, 64, KernelSchedule::TmaWarpSpecializedPingpong},
 };
-// TF32's register-sourced kernels (TileDescription::register_sourced: a row-major B read through registers,
-// no K-major copy first), cooperative, one CTA a cluster, data-parallel: the tiles CUTLASS's mainloop
-// was timed with beside cuBLAS on the H200 (bench/tf32_mainloops.cu, bench/NOTES.md: 128x128 ran
-// 128x14336x4096 at 200 TFLOP/s, where the catalog's SM80 pick then ran 156 and SM90 after a copy of B
-// slower still).
+// TF32's swapped kernels of a row-major A and B: Bᵀ, N-major, is the kernel's A, which CUTLASS's
+// register-sourced mainloop reads through registers (library::register_sourced), where the other SM90
+// TF32 kernels copy B K-major first. The tiles CUTLASS's mainloop was timed with on the H200 (cooperative,
+// the tile's M along the problem's N, cluster 1x1, data-parallel; bench/tf32_mainloops.cu: 128x128 ran
+// 128x14336x4096 at 200 TFLOP/s where the catalog's SM80 pick ran 156), for any M.
 const std::vector<Sm90Tile> kSm90RegisterSourcedTiles = {
     {128, 128, KernelSchedule::TmaWarpSpecializedCooperative},
     {128, 256, KernelSchedule::TmaWarpSpecializedCooperative},
@@ -233,13 +233,14 @@ std::vector<GemmConfig> enumerate_sm90() {
         for (const auto& t : kSm90PerTileTiles)
           for (const auto& cluster : kSm90Clusters)
             add_if_valid(out, sm90_config(mi, o, la, lb, KernelKind::Gemm, t, cluster, TileScheduler::Default));
-    for (DataType o : mi.outputs)
-      for (const auto& t : kSm90RegisterSourcedTiles) {
-        GemmConfig c = sm90_config(mi, o, Layout::RowMajor, Layout::RowMajor, KernelKind::Gemm, t, {1, 1, 1},
-                                   TileScheduler::Default);
-        c.tile.register_sourced = true;
-        add_if_valid(out, c);
-      }
+    if (size_bits(mi.a) == 32)
+      for (DataType o : mi.outputs)
+        for (const auto& t : kSm90RegisterSourcedTiles) {
+          GemmConfig c = sm90_config(mi, o, Layout::RowMajor, Layout::RowMajor, KernelKind::Gemm, t, {1, 1, 1},
+                                     TileScheduler::Default);
+          c.tile.swap_ab = true;
+          add_if_valid(out, c);
+        }
     for (DataType o : mi.outputs)
       for (auto [la, lb] : kOperandLayouts)
         for (const auto& t : kSm90SwappedTiles)

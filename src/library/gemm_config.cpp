@@ -125,7 +125,6 @@ std::string GemmConfig::name() const {
   std::string epilogue = tile.swap_ab ? "_swapab" : "";
   if (pointwise) epilogue += "_pointwise";
   if (fixed_channels) epilogue += "_fixedchannels";
-  if (tile.register_sourced) epilogue += "_rs";
   if (parallel_split_k) epilogue += "_splitk";
   if (activation != Activation::identity) epilogue += fmt::format("_{}", to_string(activation));
   if (bias) epilogue += "_bias";
@@ -149,8 +148,7 @@ bool GemmConfig::operator==(const GemmConfig& o) const {
          tile.tile_scheduler == o.tile.tile_scheduler && alignment_a == o.alignment_a &&
          alignment_b == o.alignment_b && alignment_c == o.alignment_c && activation == o.activation &&
          bias == o.bias && parallel_split_k == o.parallel_split_k && pointwise == o.pointwise &&
-         fixed_channels == o.fixed_channels && tile.swap_ab == o.tile.swap_ab &&
-         tile.register_sourced == o.tile.register_sourced;
+         fixed_channels == o.fixed_channels && tile.swap_ab == o.tile.swap_ab;
 }
 
 GemmConfig parse_gemm_name(std::string_view name) {
@@ -160,7 +158,7 @@ GemmConfig parse_gemm_name(std::string_view name) {
     throw InvalidArgumentError(fmt::format(
         "'{}' is not a cuforge kernel name (expected cuforge_smXX_<gemm|grouped|fprop|dgrad|wgrad>_<opclass>_<math>_<A>_<B>_"
         "<acc>_<C>_<D>_<layouts>_<tile>_<cluster|warps>_s<stages>_<kernel>_<epilogue>_<scheduler>_a<align>"
-        "[_swapab][_pointwise][_fixedchannels][_rs][_splitk][_<activation>][_bias])",
+        "[_swapab][_pointwise][_fixedchannels][_splitk][_<activation>][_bias])",
         name));
   GemmConfig c;
   c.kind = parse<KernelKind>(p[2]);
@@ -192,8 +190,8 @@ GemmConfig parse_gemm_name(std::string_view name) {
   c.alignment_a = align[0];
   c.alignment_b = align[1];
   c.alignment_c = align[2];
-  // The suffix: "swapab", "pointwise", "fixedchannels", "rs", "splitk", an activation (whose name may
-  // hold '_') and/or "bias".
+  // The suffix: "swapab", "pointwise", "fixedchannels", "splitk", an activation (whose name may hold
+  // '_') and/or "bias".
   std::vector<std::string_view> rest(p.begin() + 18, p.end());
   if (!rest.empty() && rest.front() == "swapab") {
     c.tile.swap_ab = true;
@@ -205,10 +203,6 @@ GemmConfig parse_gemm_name(std::string_view name) {
   }
   if (!rest.empty() && rest.front() == "fixedchannels") {
     c.fixed_channels = true;
-    rest.erase(rest.begin());
-  }
-  if (!rest.empty() && rest.front() == "rs") {
-    c.tile.register_sourced = true;
     rest.erase(rest.begin());
   }
   if (!rest.empty() && rest.front() == "splitk") {
@@ -243,9 +237,7 @@ const MathInstruction* math_instruction(const GemmConfig& c) {
 }
 
 StagedOperands staged_k_major(const GemmConfig& c) {
-  if (c.tile.swap_ab || c.tile.register_sourced || c.arch < 90 || size_bits(c.element_a) != 32 ||
-      c.opclass != OpcodeClass::TensorOp)
-    return {};
+  if (c.tile.swap_ab || c.arch < 90 || size_bits(c.element_a) != 32 || c.opclass != OpcodeClass::TensorOp) return {};
   if (c.math == MathOperation::MultiplyAddFastF32) return {true, true, 3};
   return {c.layout_a != Layout::RowMajor, c.layout_b != Layout::ColumnMajor};
 }
@@ -257,6 +249,11 @@ GemmConfig staged_kernel(const GemmConfig& c) {
   if (staged.b) k.layout_b = Layout::ColumnMajor;
   if (staged.k_pieces > 1) k.math = MathOperation::MultiplyAdd;
   return k;
+}
+
+bool register_sourced(const GemmConfig& kernel) {
+  return kernel.arch >= 90 && !kernel.tile.swap_ab && kernel.element_a == DataType::f32 &&
+         kernel.opclass == OpcodeClass::TensorOp && kernel.layout_a != Layout::RowMajor;
 }
 
 bool promotes_fp8(const GemmConfig& c) {
@@ -350,20 +347,6 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
     if (c.parallel_split_k)
       return std::string("fixed-channel kernels are not offered split: CUTLASS's kFixedChannels iterators step every "
                          "slice over all of K");
-  }
-  if (c.tile.register_sourced) {
-    if (c.kind != KernelKind::Gemm || c.arch < 90 || c.opclass != OpcodeClass::TensorOp ||
-        c.element_a != DataType::f32 || c.element_b != DataType::f32 || c.math != MathOperation::MultiplyAdd)
-      return std::string("register-sourced kernels are SM90 TF32 GEMMs (f32 operands, TF32 math: 3xTF32 copies its "
-                         "pieces K-major)");
-    if (c.layout_a != Layout::RowMajor || c.layout_b != Layout::RowMajor)
-      return fmt::format("register-sourced kernels read a row-major A and a row-major B (B through registers), got "
-                         "{}{}: K-major operands need no registers, and other layouts copy theirs K-major",
-                         layout_letter(c.layout_a), layout_letter(c.layout_b));
-    if (c.tile.kernel_schedule != KernelSchedule::TmaWarpSpecializedCooperative ||
-        c.tile.tile_scheduler != TileScheduler::Default || c.parallel_split_k)
-      return std::string("register-sourced kernels are offered cooperative and data-parallel (no ping-pong, "
-                         "stream-K or split-K form is built)");
   }
   if (c.pointwise) {
     if (!is_conv(c.kind) || c.arch < 90 || !sixteen_bit(c))
@@ -553,9 +536,18 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
     return std::string("a swapped kernel's fields are those of the problem it runs, whose D is row-major");
   if (c.parallel_split_k)
     return std::string("swapped kernels split K through the stream-K tile scheduler, not parallel split-K");
-  if (size_bits(c.element_a) > 16)
-    return std::string("swapped kernels multiply 16- and 8-bit operands (CUTLASS 4.2's TF32 mainloop does not build "
-                       "for a 16-wide tile)");
+  // TF32: a row-major B becomes the kernel's N-major A, read through registers (register_sourced). A must be
+  // row-major, the kernel's K-major B: of a column-major A, CUTLASS would swap the operands back inside the
+  // kernel, and write D through its transposed epilogue, which takes no fusion.
+  if (size_bits(c.element_a) == 32) {
+    if (c.math != MathOperation::MultiplyAdd || c.layout_a != Layout::RowMajor)
+      return std::string("swapped TF32 kernels read a row-major A (TF32 math; 3xTF32 copies its pieces K-major)");
+    const auto& t = c.tile.threadblock_shape;
+    if (c.tile.kernel_schedule != KernelSchedule::TmaWarpSpecializedCooperative ||
+        c.tile.tile_scheduler != TileScheduler::Default || (t[1] != 128 && t[1] != 256) || t[2] != 32)
+      return std::string("swapped TF32 kernels run the register-sourced tiles measured: cooperative, data-parallel, "
+                         "N of 128 or 256, K of 32 (narrower tiles fail to build at some stage counts)");
+  }
   const GemmConfig kernel = swapped_kernel(c);
   if (auto why = why_invalid_kernel(kernel)) return fmt::format("its kernel on the transposed problem: {}", *why);
   return std::nullopt;

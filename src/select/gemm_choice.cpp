@@ -103,9 +103,10 @@ int64_t swapped_rows(const GemmConfig& c) {
 
 // A swapped kernel (TileDescription::swap_ab) is offered where the problem's M fits one cluster's
 // tiles along N: the decode-style problems it is for, whose M would fill a small part of an unswapped
-// tile. A pinned tile runs whatever M.
+// tile. A pinned tile runs whatever M, and so do TF32's swapped kernels, which swap to read a row-major
+// B through registers (library::register_sourced), not for a small M.
 bool swap_fits(const GemmConfig& c, const GemmSettings& s, const GemmShape& p) {
-  return !c.tile.swap_ab || s.tile || p.m <= swapped_rows(c);
+  return !c.tile.swap_ab || s.tile || p.m <= swapped_rows(c) || c.element_a == DataType::f32;
 }
 
 static_assert(int(Decomposition::DataParallel) == 1 && int(Decomposition::SplitK) == 2 &&
@@ -416,9 +417,9 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
   add_from(k.primary);
   // SM80 kernels when no SM90 one can run the problem (e.g. odd leading dimensions TMA cannot
   // load), or beside SM90 kernels that must copy an operand K-major first: for a small M the copy
-  // of B can cost more than the whole GEMM on mma.sync (the model weighs both, and TF32's
-  // register-sourced kernels, which copy nothing). Convolutions always weigh both: SM90's implicit
-  // GEMM splits only wgrad's K, between its images.
+  // of B can cost more than the whole GEMM on mma.sync (the model weighs both, and TF32's swapped
+  // kernels, which copy nothing). Convolutions always weigh both: SM90's implicit GEMM splits only
+  // wgrad's K, between its images.
   const bool copying = std::any_of(configs.begin(), configs.end(), [](const GemmConfig& c) {
     return library::staged_k_major(c).any();
   });

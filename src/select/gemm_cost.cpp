@@ -35,35 +35,17 @@ double tile_efficiency(const library::GemmConfig& c, int sharing, const CostMode
   if (t[0] > t[1]) e *= model.tall_tile_edge;
   if (per_tile_gemm(c) && t[1] < 128) e *= model.per_tile_narrow_fraction;
   if (library::overlaps_fp8_promotion(c)) e = std::min(1.0, e * model.overlapped_promotion_edge);
-  if (c.tile.register_sourced) e *= model.register_sourced_fraction;
+  if (library::register_sourced(c)) e *= model.register_sourced_fraction;
   if (c.arch < 90) e *= model.mma_sync_fraction;
   return e;
 }
 
-}  // namespace
-
-double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int splits, bool deterministic,
-                         int sm_count, const CostModel& model) {
-  // A swapped kernel runs the transposed problem.
-  if (c.tile.swap_ab)
-    return estimated_time_us(library::swapped_kernel(c), transposed_shape(p), splits, deterministic, sm_count, model);
-  sm_count = std::max(sm_count, 1);
-  splits = std::max(splits, 1);
-  if (p.empty_output()) return model.launch_us;
-  // A kernel that copies operands K-major first runs its CUTLASS kernel over the copies (3xTF32:
-  // over the pieces' K), after the copies: each a kernel reading the operand and writing its pieces.
-  if (const library::StagedOperands staged = library::staged_k_major(c); staged.any()) {
-    const double read = (staged.a ? double(p.m) * p.k : 0.0) + (staged.b ? double(p.k) * p.n : 0.0);
-    const double transpose_bytes_per_second = kDramBytesPerSecond * model.transpose_bandwidth_fraction;
-    const double staging_us = (int(staged.a) + int(staged.b)) * model.launch_us +
-                              (1 + staged.k_pieces) * read * p.batch * sizeof(float) / transpose_bytes_per_second * 1e6;
-    GemmShape run = p;
-    run.k = staged.kernel_k(p.k);
-    return staging_us + estimated_time_us(library::staged_kernel(c), run, splits, deterministic, sm_count, model);
-  }
+// One run of a kernel as instantiated (library::swapped_kernel, staged_kernel) on the problem it runs.
+double kernel_time_us(const library::GemmConfig& c, const GemmShape& p, int splits, bool deterministic, int sm_count,
+                      const CostModel& model) {
   const auto& t = c.tile.threadblock_shape;
   const auto& cl = c.tile.cluster_shape;
-  // SM80 3xTF32 issues three TF32 products per step (SM90's runs its pieces along K, above).
+  // SM80 3xTF32 issues three TF32 products per step (SM90's runs its pieces along K: estimated_time_us).
   const double products = c.math == MathOperation::MultiplyAddFastF32 ? 3.0 : 1.0;
   // CTAs sharing an SM (in proportionally more slots, below) each run at their share of its rate.
   const int sharing = library::ctas_per_sm(c);
@@ -170,6 +152,30 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
   return (model.launch_us + per_tile_us + std::max(compute_us, memory_us) +
           model.unhidden_fraction * std::min(compute_us, memory_us) + reduce_us + waves_us) *
          (sm80_tf32 ? model.sm80_tf32_time_factor : 1.0);
+}
+
+}  // namespace
+
+double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int splits, bool deterministic,
+                         int sm_count, const CostModel& model) {
+  sm_count = std::max(sm_count, 1);
+  splits = std::max(splits, 1);
+  if (p.empty_output()) return model.launch_us;
+  // A swapped kernel runs the transposed problem.
+  if (c.tile.swap_ab)
+    return kernel_time_us(library::swapped_kernel(c), transposed_shape(p), splits, deterministic, sm_count, model);
+  // A kernel that copies operands K-major first runs its CUTLASS kernel over the copies (3xTF32:
+  // over the pieces' K), after the copies: each a kernel reading the operand and writing its pieces.
+  if (const library::StagedOperands staged = library::staged_k_major(c); staged.any()) {
+    const double read = (staged.a ? double(p.m) * p.k : 0.0) + (staged.b ? double(p.k) * p.n : 0.0);
+    const double transpose_bytes_per_second = kDramBytesPerSecond * model.transpose_bandwidth_fraction;
+    const double staging_us = (int(staged.a) + int(staged.b)) * model.launch_us +
+                              (1 + staged.k_pieces) * read * p.batch * sizeof(float) / transpose_bytes_per_second * 1e6;
+    GemmShape run = p;
+    run.k = staged.kernel_k(p.k);
+    return staging_us + kernel_time_us(library::staged_kernel(c), run, splits, deterministic, sm_count, model);
+  }
+  return kernel_time_us(c, p, splits, deterministic, sm_count, model);
 }
 
 bool per_tile_gemm(const library::GemmConfig& c) {

@@ -53,7 +53,7 @@ TEST(Catalog, CountsPerDataTypeFamily) {
     KernelKind kind = KernelKind::Gemm;
   };
   // SM90 16- and 8-bit GEMM families also have 18 swapped kernels (TileDescription::swap_ab) per layout
-  // they can read: 6 tiles in clusters of one CTA and of two along M, the cooperative ones with stream-K too;
+  // they can read (TF32 two, of a row-major A and B): 6 tiles in clusters of one CTA and of two along M, the cooperative ones with stream-K too;
   // and every SM90 GEMM family 15 non-persistent ones per layout (5 tiles x 3 clusters; promoted fp8: 3 tiles).
   const std::vector<Row> rows = {
       {90, OC::TensorOp, D::f16, D::f16, D::f32, D::f16, {}, 324},
@@ -61,7 +61,7 @@ TEST(Catalog, CountsPerDataTypeFamily) {
       {90, OC::TensorOp, D::f16, D::f16, D::f16, D::f16, {}, 324},
       {90, OC::TensorOp, D::bf16, D::bf16, D::f32, D::bf16, {}, 324},
       {90, OC::TensorOp, D::bf16, D::bf16, D::f32, D::f32, {}, 324},
-      // K-major copies first, and two register-sourced tiles of a row-major B.
+      // K-major copies first, and two swapped tiles reading a row-major B through registers.
       {90, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAdd, 254},
       {90, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32, 252},  // pieces along K
       {90, OC::TensorOp, D::s8, D::s8, D::s32, D::s32, {}, 81},

@@ -185,8 +185,9 @@ TEST(Compile, OneKernelPerDataTypeFamily) {
       "_swapab_bias",
       // SM90 non-persistent (KernelTmaWarpSpecialized): its own kernel header, 2x1 clusters.
       "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_64x128x64_c2x1x1_s0_tmaws_tma_default_a8x8x8",
-      // SM90 TF32 register-sourced: CUTLASS's RS mainloop reads the row-major B through registers.
-      "cuforge_sm90_gemm_tensorop_mma_f32_f32_f32_f32_f32_rrr_128x128x32_c1x1x1_s0_coop_tmacoop_default_a4x4x4_rs_relu_bias",
+      // SM90 TF32 swapped for a row-major B: CUTLASS's register-sourced mainloop reads B^T through registers.
+      "cuforge_sm90_gemm_tensorop_mma_f32_f32_f32_f32_f32_rrr_128x128x32_c1x1x1_s0_coop_tmacoop_default_a4x4x4"
+      "_swapab_relu_bias",
       // SM90 fp8, mixed e4m3 x e5m2: CUTLASS's fp8 mainloop.
       "cuforge_sm90_gemm_tensorop_mma_e4m3_e5m2_f32_bf16_bf16_rcr_64x64x128_c1x1x1_s0_pingpong_tma_default_a16x16x8",
       "cuforge_sm80_gemm_tensorop_mma_f64_f64_f64_f64_f64_rcr_32x32x16_w2x2x1_s5_multistage_default_default_a1x1x1",

@@ -1,6 +1,6 @@
 // The GEMM plan's choice of kernel for fp8 and TF32 (no GPU needed): fp8's tiles, clusters and
-// accumulation modes; TF32's K-major copies on SM90 against SM80's mma.sync and the register-sourced
-// kernels, and 3xTF32's pieces.
+// accumulation modes; TF32's K-major copies on SM90 against SM80's mma.sync and the swapped kernels that
+// read B through registers, and 3xTF32's pieces.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -107,12 +107,11 @@ TEST(GemmPlan, Tf32OfEveryLayoutRunsOnSm90ThroughKMajorCopies) {
     EXPECT_EQ(staged.b, lb == R);
   }
   // A small M reads B once: copying it first costs more than the GEMM (H200: the copying SM90 kernel
-  // ran 128x14336x4096 at 0.30x of cuBLAS). There the register-sourced kernel reads B as it is (CUTLASS's,
+  // ran 128x14336x4096 at 0.30x of cuBLAS). There the swapped kernel reads B through registers (CUTLASS's,
   // timed at 200 TFLOP/s where SM80's 128x128x32 ran 156); at 16 rows SM80's mma.sync in parallel slices.
   Gemm rr(plan_of(DataType::f32, R, R, R));
   const auto narrow = pick(rr, 128, 14336, 4096);
-  EXPECT_TRUE(narrow.arch == 90 && narrow.tile.register_sourced) << narrow.name();
-  EXPECT_FALSE(library::staged_k_major(narrow).any());
+  EXPECT_TRUE(narrow.tile.swap_ab && library::register_sourced(library::swapped_kernel(narrow))) << narrow.name();
   EXPECT_EQ(pick(rr, 16, 4096, 4096).arch, 80);
   // SM80's stream-K CTAs, one to an SM, run alone as parallel split-K's slices do: on the H200 the stream-K
   // pick ran 16x4096x4096 in 30.2 µs where 4 parallel slices of 64x64x32 took 24.1 (cuBLAS 25.2), and
@@ -146,47 +145,44 @@ TEST(GemmPlan, Tf32OfEveryLayoutRunsOnSm90ThroughKMajorCopies) {
             select::estimated_time_us(pick(k_major, 4096, 4096, 4096), shape, 1, true, 132));
 }
 
-// TF32's register-sourced kernels (TileDescription::register_sourced): a row-major B read through
-// registers, no copy; two cooperative tiles, data-parallel, in the catalog; the builder's RS mainloop.
-TEST(GemmPlan, RegisterSourcedTf32ReadsARowMajorBAsItIs) {
+// TF32 of a row-major A and B also runs swapped (D^T = B^T A^T): B^T, N-major, is the kernel's A, which
+// CUTLASS's register-sourced mainloop reads through registers, so nothing is copied. Two cooperative
+// tiles, data-parallel, for any M; A^T is the kernel's K-major B (a column-major A would have CUTLASS
+// swap back inside, behind its transposed epilogue).
+TEST(GemmPlan, SwappedTf32ReadsARowMajorBThroughRegisters) {
   std::vector<GemmConfig> rows;
   for (const auto& c : library::gemm_catalog(90))
-    if (c.tile.register_sourced) rows.push_back(c);
+    if (c.tile.swap_ab && c.element_a == DataType::f32) rows.push_back(c);
   ASSERT_EQ(rows.size(), 2u);
   for (const auto& c : rows) {
-    EXPECT_TRUE(c.element_a == DataType::f32 && c.math == MathOperation::MultiplyAdd) << c.name();
-    EXPECT_TRUE(c.layout_a == R && c.layout_b == R) << c.name();
+    EXPECT_TRUE(c.layout_a == R && c.layout_b == R && c.math == MathOperation::MultiplyAdd) << c.name();
     EXPECT_EQ(c.tile.kernel_schedule, KernelSchedule::TmaWarpSpecializedCooperative);
-    EXPECT_TRUE(contains(c.name(), "_rs")) << c.name();
-    EXPECT_TRUE(library::parse_gemm_name(c.name()) == c) << c.name();
     EXPECT_FALSE(library::staged_k_major(c).any()) << "nothing copied K-major";
+    const GemmConfig kernel = library::swapped_kernel(c);
+    EXPECT_TRUE(kernel.layout_a == C && kernel.layout_b == C) << "B^T N-major, A^T K-major";
+    EXPECT_TRUE(library::register_sourced(kernel));
   }
   const GemmConfig& rs = rows.front();
-  auto why = [](GemmConfig c) { return library::why_invalid(c).value_or(""); };
-  EXPECT_TRUE(contains(why(changed(rs, [](auto& c) { c.math = MathOperation::MultiplyAddFastF32; })), "TF32 GEMMs"));
-  EXPECT_TRUE(contains(why(changed(rs, [](auto& c) { c.kind = KernelKind::Grouped; })), "TF32 GEMMs"));
-  EXPECT_TRUE(contains(why(changed(rs, [](auto& c) { c.layout_b = C; })), "got rc"));
-  EXPECT_TRUE(contains(why(changed(rs, [](auto& c) { c.tile.tile_scheduler = TileScheduler::StreamK; })),
-                       "data-parallel"));
-  EXPECT_TRUE(contains(why(changed(rs, [](auto& c) { c.parallel_split_k = true; })), "data-parallel"));
-  EXPECT_EQ(why(changed(rs, [](auto& c) { c.tile.register_sourced = false; })), "") << "the copying twin";
+  EXPECT_FALSE(library::register_sourced(rs)) << "a plan's configuration; its kernel is";
   const std::string src = emit::gemm_source(rs);
   EXPECT_TRUE(contains(src, "sm90_mma_tma_gmma_rs_warpspecialized.hpp"));
-  EXPECT_TRUE(contains(src, "using LayoutB = cutlass::layout::RowMajor;"));
   EXPECT_FALSE(contains(src, "sm90_mma_tma_gmma_ss_warpspecialized.hpp"));
-  // The model: the tile's rate at CostModel::register_sourced_fraction, no copy.
+  EXPECT_TRUE(contains(src, "using LayoutC = cutlass::layout::ColumnMajor;")) << "D^T, D's own memory";
+  // The model: the swapped kernel on the transposed problem, its math at register_sourced_fraction, no copy.
   const GemmShape compute_bound{4096, 4096, 4096, 1, 4, 4, 4};
   select::CostModel as_shared;
   as_shared.register_sourced_fraction = 1.0;
-  EXPECT_GT(estimate(rs, compute_bound),
-            1.3 * select::estimated_time_us(rs, compute_bound, 1, true, 132, as_shared));
-  // Large problems keep the shared-memory kernels after the copy; a pinned tile with register_sourced runs
-  // B through registers.
+  EXPECT_GT(estimate(rs, compute_bound), 1.3 * select::estimated_time_us(rs, compute_bound, 1, true, 132, as_shared));
+  // Large problems keep the copy; any M may run swapped (M = 512 on 128-wide tiles); a pinned tile runs it.
   Gemm rr(plan_of(DataType::f32, R, R, R));
-  EXPECT_FALSE(pick(rr, 4096, 4096, 4096).tile.register_sourced);
-  TileDescription pinned = rs.tile;
+  EXPECT_FALSE(pick(rr, 4096, 4096, 4096).tile.swap_ab);
+  EXPECT_TRUE(pick(rr, 512, 4096, 4096).tile.swap_ab) << pick(rr, 512, 4096, 4096).name();
+  const TileDescription pinned = rs.tile;
   change(rr, [&](select::GemmSettings& s) { s.tile = pinned; });
   EXPECT_EQ(pick(rr, 4096, 4096, 4096).name(), rs.name());
+  // Column-major A: no swapped TF32 kernel (the copy of A, or SM80).
+  Gemm cr(plan_of(DataType::f32, C, R, R));
+  EXPECT_FALSE(pick(cr, 128, 14336, 4096).tile.swap_ab);
 }
 
 TEST(GemmPlan, Sm90ThreeTf32RunsItsPiecesAlongATripledK) {

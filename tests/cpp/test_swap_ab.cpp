@@ -42,11 +42,13 @@ const GemmConfig& swapped(std::string_view layouts, int tile_m, int tile_n,
 
 TEST(SwapAb, RowsAreSm90GemmsOfNarrowTilesWhoseNamesRoundTrip) {
   const auto rows = swapped_rows();
-  ASSERT_EQ(rows.size(), 828u);  // test_catalog.cpp's per-family table counts them too
+  ASSERT_EQ(rows.size(), 830u);  // test_catalog.cpp's per-family table counts them too
   for (const GemmConfig* c : rows) {
     EXPECT_EQ(c->kind, KernelKind::Gemm);
-    EXPECT_LE(size_bits(c->element_a), 16) << c->name();
-    EXPECT_LE(c->tile.threadblock_shape[1], 64) << c->name();
+    // TF32's two read a row-major B through registers (test_precision_choice.cpp), wide tiles for any M.
+    const bool tf32 = c->element_a == DataType::f32;
+    EXPECT_EQ(tf32, library::register_sourced(library::swapped_kernel(*c))) << c->name();
+    EXPECT_LE(c->tile.threadblock_shape[1], tf32 ? 256 : 64) << c->name();
     // One CTA, or two along the problem's M (the kernel's N) sharing each B^T tile.
     EXPECT_TRUE(c->tile.cluster_shape == (std::array<int, 3>{1, 1, 1}) ||
                 c->tile.cluster_shape == (std::array<int, 3>{1, 2, 1}))
@@ -81,8 +83,10 @@ TEST(SwapAb, RefusedConfigurationsSayWhy) {
   EXPECT_TRUE(contains(why(changed(base, [](auto& c) { c.parallel_split_k = true; })), "stream-K"));
   EXPECT_TRUE(contains(why(changed(base, [](auto& c) { c.kind = KernelKind::Grouped; })), "SM90 GEMMs"));
   EXPECT_TRUE(contains(why(changed(base, [](auto& c) { c.layout_c = C; })), "row-major"));
-  EXPECT_TRUE(contains(why(changed(base, [](auto& c) { c.element_a = c.element_b = c.element_c = c.element_d = DataType::f32; })),
-                       "16- and 8-bit"));
+  // TF32: the register-sourced tiles of a row-major A only (test_precision_choice.cpp).
+  const GemmConfig tf32 = changed(base, [](auto& c) { c.element_a = c.element_b = c.element_c = c.element_d = DataType::f32; });
+  EXPECT_TRUE(contains(why(tf32), "N of 128 or 256"));
+  EXPECT_TRUE(contains(why(changed(tf32, [](auto& c) { c.layout_a = C; })), "row-major A"));
   // The transposed kernel's own rules: 8-bit operands only K-major (B^T row-major: B column-major).
   GemmConfig fp8 = base;
   fp8.element_a = fp8.element_b = DataType::e4m3;

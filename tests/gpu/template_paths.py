@@ -5,8 +5,8 @@ types and accumulator (each math instruction and output), the layouts, the kerne
 schedules, the tile scheduler (SM80: the swizzle), the cluster, the operand alignment (SM80), the
 epilogue (identity, an activation, a leaky_relu slope, a bias row), parallel split-K, fp8's
 overlapped promotion (the 128x128 cooperative tiles' consumer loop), the swapped
-kernels of small M (D^T = B^T A^T written column-major, the bias a column of it), TF32's
-register-sourced mainloop (a row-major B through registers), and, run on
+kernels of small M (D^T = B^T A^T written column-major, the bias a column of it) and TF32's of a
+row-major B (B^T read through registers), and, run on
 the same kernel, the decompositions its scheduler is told at run time (data-parallel, split-K,
 stream-K, serial split-K on SM80). Each path names the kernel its plan must select and how to run
 it; tests/gpu/test_template_paths_gpu.py builds them all at once and runs each exactly on integer
@@ -56,7 +56,6 @@ class Kernel:
     scheduler: str
     align: tuple
     swap_ab: bool
-    register_sourced: bool
 
     @staticmethod
     def parse(name: str) -> "Kernel":
@@ -64,7 +63,7 @@ class Kernel:
         triple = lambda s: tuple(int(v) for v in s.split("x"))  # noqa: E731
         return Kernel(name, int(p[1][2:]), p[3], p[4], p[5], p[6], p[7], p[9], p[10], triple(p[11]),
                       triple(p[12][1:]), int(p[13][1:]), p[14], p[15], p[16], triple(p[17][1:]),
-                      p[18:19] == ["swapab"], "rs" in p[18:])
+                      p[18:19] == ["swapab"])
 
     def family(self):
         return (self.arch, self.opclass, self.math, self.a, self.b, self.acc, self.d)
@@ -92,7 +91,7 @@ class Path:
                                opclass=OPCLASS[kern.opclass], math_operation=MATH[kern.math])
         tile = dict(threadblock_shape=list(kern.tile), stages=kern.stages, kernel_schedule=SCHEDULES[kern.schedule],
                     epilogue_schedule=EPILOGUES[kern.epilogue], tile_scheduler=SCHEDULERS[kern.scheduler],
-                    swap_ab=kern.swap_ab, register_sourced=kern.register_sourced)
+                    swap_ab=kern.swap_ab)
         tile["cluster_shape" if kern.arch >= 90 else "warp_count"] = list(kern.shape2)
         plan.tile_description = tile
         plan.swizzling_functor = SCHEDULERS[kern.scheduler]
@@ -231,12 +230,12 @@ def paths() -> list[Path]:
              and k.layouts == "rcr" and k.tile[:2] == (256, 128) and k.schedule == "coop" and k.scheduler == "default"
              and k.shape2 == (1, 2, 1))
     out.append(Path(b.name, b, modes=("data_parallel",)))
-    # TF32's register-sourced kernels (a row-major B through registers, no copy): each tile, and the epilogue
-    # with relu and a bias row.
-    for b in (k for k in kernels if k.register_sourced):
-        out.append(Path(b.name, b, modes=_modes(b)))
-    b = smallest([k for k in kernels if k.register_sourced])
-    out.append(Path(b.name + "_relu_bias", b, dict(activation=cuforge.epilogue.relu), bias=True))
+    # TF32 swapped for a row-major B (B^T through registers, no copy): each tile at an M of three column tiles,
+    # and relu with the bias column.
+    for b in (k for k in swapped if k.a == "f32"):
+        out.append(Path(b.name, b, m=264))
+    b = next(k for k in swapped if k.a == "f32" and k.tile[:2] == (128, 128))
+    out.append(Path(b.name + "_relu_bias", b, dict(activation=cuforge.epilogue.relu), bias=True, m=264))
     # SM80 swizzles and lower alignments.
     for swizzle in ("identity1", "identity2", "identity4"):
         parts = base_of(80, "multistage", "f16", "f16").name.split("_")

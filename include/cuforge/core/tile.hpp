@@ -21,17 +21,12 @@ struct TileDescription {
   // so the tile's M runs along the problem's N and the tile's N (wgmma's N, 16 wide and up) along
   // the problem's M, instead of a 64-row tile filled mostly with rows past M.
   bool swap_ab = false;
-  // SM90 TF32 of a row-major A and a row-major B (N-major, which wgmma does not read as TF32 from shared
-  // memory): CUTLASS's register-sourced mainloop reads B as it is, from shared memory into registers as
-  // the wgmma's A (its builder swaps the operands inside the kernel), where the other SM90 TF32 kernels
-  // copy B K-major first (library::staged_k_major). Slower math, no copy: for memory-bound problems.
-  bool register_sourced = false;
 
   bool operator==(const TileDescription& o) const {
     return threadblock_shape == o.threadblock_shape && warp_count == o.warp_count &&
            stages == o.stages && cluster_shape == o.cluster_shape &&
            kernel_schedule == o.kernel_schedule && epilogue_schedule == o.epilogue_schedule &&
-           tile_scheduler == o.tile_scheduler && swap_ab == o.swap_ab && register_sourced == o.register_sourced;
+           tile_scheduler == o.tile_scheduler && swap_ab == o.swap_ab;
   }
   std::string describe() const;
 };

@@ -50,9 +50,8 @@ struct GemmConfig {
   //
   // e.g. cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x256x64_c2x1x1_s0_coop_tmacoop_default_a8x8x8
   // (grouped kernels: cuforge_sm90_grouped_...), followed by _swapab for a swapped kernel, _pointwise
-  // for a convolution's GEMM kernel, _fixedchannels for fixed-channel fprop, _rs for a register-sourced
-  // mainloop (tile.register_sourced), _splitk for parallel split-K, _<activation> unless it is the
-  // identity, and _bias for a bias vector C.
+  // for a convolution's GEMM kernel, _fixedchannels for fixed-channel fprop, _splitk for parallel
+  // split-K, _<activation> unless it is the identity, and _bias for a bias vector C.
   std::string name() const;
   // Equal when the names are: the fields the name encodes (SM90: not the warp count; SM80: not the cluster).
   bool operator==(const GemmConfig& o) const;
@@ -108,6 +107,12 @@ StagedOperands staged_k_major(const GemmConfig& config);
 // The CUTLASS kernel a configuration that stages operands instantiates: their K-major layouts, and
 // plain TF32 products for 3xTF32 (its pieces are in the copies). Other configurations are their own.
 GemmConfig staged_kernel(const GemmConfig& config);
+
+// Whether an SM90 kernel, as instantiated (swapped_kernel, staged_kernel), reads a TF32 A that is not
+// K-major: wgmma reads TF32 only K-major from shared memory, so CUTLASS's builder takes its
+// register-sourced mainloop, loading A from shared memory into registers as the wgmma's A. cuforge's
+// such kernels are the swapped ones of a row-major B (A = B^T, N-major): B read as it is, no copy.
+bool register_sourced(const GemmConfig& kernel);
 
 // CUTLASS's fp8 mainloop without fast accumulation promotes: wgmma accumulates a few k-blocks into a
 // second f32 fragment, added into the first every promotion interval, so both live in registers.

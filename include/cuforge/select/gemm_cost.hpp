@@ -122,10 +122,10 @@ struct CostModel {
   // kernel reading every element and writing it (3xTF32: its three pieces), at this fraction of
   // DRAM bandwidth (H200: 3.3-3.7 TB/s from 8192x1024 up, bench/tf32_staging.py).
   double transpose_bandwidth_fraction = 0.85;
-  // TF32's register-sourced mainloop (TileDescription::register_sourced), against the shared-memory
-  // one on a K-major B: CUTLASS's 128x128 cooperative kernels ran 0.60-0.68x as fast where compute binds
-  // (H200, bench/tf32_mainloops.cu, 2048³ to 8192³, 4096x14336x4096 and 8192x1024x8192), 0.85-0.88x
-  // at 1024³ and 128x14336x4096, where latency and B's bytes bind.
+  // TF32 kernels that read an N-major operand through registers (library::register_sourced: the swapped
+  // kernels of a row-major B), against the shared-memory mainloop on a K-major B: CUTLASS's 128x128
+  // cooperative kernel ran 0.60-0.68x as fast where compute binds (H200, bench/tf32_mainloops.cu: 2048³,
+  // 4096³, 8192³, 4096x14336x4096, 8192x1024x8192), 0.85-0.88x at 1024³ and 128x14336x4096.
   double register_sourced_fraction = 0.63;
 };
 

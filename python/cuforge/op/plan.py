@@ -119,7 +119,6 @@ _TILE_FIELDS = {
     "epilogue_schedule": lambda v, name: enum_value(v, _core.EpilogueScheduleType, name),
     "tile_scheduler": lambda v, name: enum_value(v, _core.TileSchedulerType, name),
     "swap_ab": flag,
-    "register_sourced": flag,
 }
 
 
