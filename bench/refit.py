@@ -217,6 +217,7 @@ def cases_by_source():
         "bf16": sweep_cases("bf16", load("h200-2026-11-30-sweep-bf16.json")),
         "fp8": gemm_py_cases("fp8", load("h200-2026-12-03-fp8-overlapped-sweep.json")["gemm"]),
         "fp8 clusters": gemm_py_cases("fp8 clusters", load("h200-2026-12-04-fp8-cluster-sweep.json")["gemm"]),
+        "fp8 fast": gemm_py_cases("fp8 fast", load("h200-2026-12-04-fp8-fast-cluster-sweep.json")["gemm"]),
         "parallel": sweep_cases("parallel", load("h200-2026-11-30-sweep-parallel-small-m.json")["parallel_split_k"]),
         "trial": trial_cases("trial", load("h200-2026-11-30-selection-trial.json")),
         "small M": small_m_cases("small M", load("h200-2026-12-02-small-m-swapped-sweep.json")) +

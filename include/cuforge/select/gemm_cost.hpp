@@ -29,7 +29,8 @@ struct CostModel {
   double implicit_gemm_tile_exponent = 1.2;
   // Ping-pong's edge: its epilogue overlaps the other warpgroup's mainloop.
   double pingpong_edge = 1.05;
-  // Tiles taller than wide (256x128 measured ahead of 128x256 at every large shape).
+  // Tiles taller than wide (256x128 measured ahead of 128x256 at every large shape, 16-bit; not fp8 with
+  // fast accumulation, whose 128x256 ran ahead).
   double tall_tile_edge = 1.02;
   // mma.sync (SM80 kernels) relative to wgmma.
   double mma_sync_fraction = 0.62;
