@@ -153,13 +153,14 @@ TEST(GemmPlan, Sm80TiesGoToTheDeeperKTile) {
 
 // SM90 tiles of every cluster shape tie where none pads; select::tie_rank orders them: a 2x1 cluster
 // spanning all of M's tiles in a grid that fills the SMs first (its B panels leave L2 once: 1.15-1.25x on
-// the H200 at 96-256 rows), then the non-persistent kernel's 2x1 cluster (256x4096x4096: four 64-row tiles
-// of M; 128x1024x1024: 32 tiles), else the catalog's 1x1 first (128x14336x4096 on 128-row tiles: 2x1
-// would pad).
+// the H200 at 96-256 rows), then the non-persistent kernel's 2x1 cluster where the tile rows read more of
+// B than the tile columns read of A (256x4096x4096: four 64-row tiles of M, 32 of N), else the catalog's
+// 1x1 first (128x14336x4096 on 128-row tiles: 2x1 would pad; 128x1024x1024 on 64x64 tiles: the reads
+// equal, 2 x 1024 against 16 x 128).
 TEST(GemmPlan, Sm90TiesGoToAClusterSpanningMWhereTheTilesFillTheSms) {
   Gemm g(plan_of(DataType::bf16, R, R, R));
   for (auto [m, n, k, rank] : {std::tuple{128, 4096, 4096, 0}, {96, 4096, 4096, 0}, {256, 4096, 4096, 1},
-                               {128, 14336, 4096, 2}, {128, 1024, 1024, 1}}) {
+                               {128, 14336, 4096, 2}, {128, 1024, 1024, 2}}) {
     const auto ranked = g.rank(g.shape(m, n, k)).ranked;
     ASSERT_FALSE(ranked.empty());
     const GemmConfig& front = ranked.front().config;

@@ -150,11 +150,14 @@ bool per_tile_gemm(const library::GemmConfig& config);
 // Where the selection puts an SM90 kernel among those it estimates alike, lower first (SM80 ones order by
 // their K tile instead): 0 where its cluster spans M (cluster_spans_m); 1 for the non-persistent kernel in
 // 2x1 clusters, whose two CTAs along M share each B tile by multicast (where M's tiles pair up: the
-// cluster pads none), and for a persistent fp8 kernel in 1x2 clusters, whose two CTAs along N share each
-// A tile; 2 otherwise, in the catalog's order.
+// cluster pads none; and where the tile rows' reads of B exceed the tile columns' reads of A, M's tiles
+// times N against N's tiles times M), and for a persistent fp8 kernel in 1x2 clusters, whose two CTAs
+// along N share each A tile; 2 otherwise, in the catalog's order.
 // H200, bench/one_wave.py, alone: the non-persistent 64x128 tile in 2x1 clusters 0.87x the 1x1 cluster's
 // time at 1024x1024x4096 and 0.74x at 256x4096x4096 (1x2: 0.89x and 0.95x), 128x64 in 2x1 clusters
-// 0.94x at 1024³ (1x2: 1.0x); 1x2 clusters ahead of 2x1 by 1-5% at 512³ (64x64) and 1024³ (64x128).
+// 0.94x at 1024³ (1x2: 1.0x); 1x2 clusters ahead of 2x1 by 1-5% at 512³ (64x64) and 1024³ (64x128);
+// where the reads are equal 2x1 ran 1.03-1.08x the 1x1 time (128x128 at 4096x512x4096 and 2048x1024x2048,
+// 64x64 at 256³ and 512³; 0.98x at 512x4096x1024).
 // bench/fp8.py --sweep (e4m3 -> bf16, promoted, ten shapes from 2048x2048x8192 to 16384x1024x4096): the
 // 128x128 tile in 1x2 clusters 0.83-0.88x the 1x1 cluster's time at 8192x1024x8192 and 2048x2048x8192,
 // 0.92x at 16384x1024x4096, at most 2% slower on the other seven; 256x96 and 128x192 likewise. With fast
