@@ -88,9 +88,12 @@ std::string emit_sm90(const library::GemmConfig& config, const std::string& name
   const library::GemmConfig c = swap ? library::swapped_kernel(config) : library::staged_kernel(config);
   Holes h = sm90_holes(c, name);
   if (waits_for_previous_kernel(c)) h["defines"] += "#define CUTLASS_ENABLE_GDC_FOR_SM90 1\n";
-  h["swap_note"] = swap ? "\n// Swapped for a small M: the kernel computes D^T = B^T A^T, M on the tile's N, and writes D^T "
-                          "column-major\n// (D's own row-major memory)."
-                        : "";
+  h["swap_note"] = !swap ? ""
+                  : library::register_sourced(c)
+                      ? "\n// Swapped to read the row-major B as it is: the kernel computes D^T = B^T A^T, B^T its A through "
+                        "registers,\n// and writes D^T column-major (D's own row-major memory)."
+                      : "\n// Swapped for a small M: the kernel computes D^T = B^T A^T, M on the tile's N, and writes D^T "
+                        "column-major\n// (D's own row-major memory).";
   // The arguments the kernel's M and N, A and B are.
   const std::string m = swap ? "n" : "m", n = swap ? "m" : "n", a = swap ? "b" : "a", b = swap ? "a" : "b";
   h["problem_shape"] = fmt::format("int(p.{}), int(p.{}), int(p.k), int(p.batch)", m, n);

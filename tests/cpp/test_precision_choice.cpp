@@ -168,6 +168,7 @@ TEST(GemmPlan, SwappedTf32ReadsARowMajorBThroughRegisters) {
   EXPECT_TRUE(contains(src, "sm90_mma_tma_gmma_rs_warpspecialized.hpp"));
   EXPECT_FALSE(contains(src, "sm90_mma_tma_gmma_ss_warpspecialized.hpp"));
   EXPECT_TRUE(contains(src, "using LayoutC = cutlass::layout::ColumnMajor;")) << "D^T, D's own memory";
+  EXPECT_TRUE(contains(src, "Swapped to read the row-major B as it is"));
   // The model: the swapped kernel on the transposed problem, its math at register_sourced_fraction, no copy.
   const GemmShape compute_bound{4096, 4096, 4096, 1, 4, 4, 4};
   select::CostModel as_shared;
