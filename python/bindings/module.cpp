@@ -23,6 +23,7 @@ namespace nb = nanobind;
 using namespace nb::literals;
 using namespace cuforge;
 using cuforge::python::compile_result;
+using cuforge::python::text;
 
 namespace {
 
@@ -128,6 +129,8 @@ NB_MODULE(_core, m) {
                                 "nvcc rejected a kernel; .log holds its output, .source_path the kept source.");
 
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    // The message as a str, whatever its bytes: nvcc's and gcc's output may be in another encoding.
+    auto raise = [](PyObject* type, const std::string& message) { PyErr_SetObject(type, text(message).ptr()); };
     try {
       std::rethrow_exception(p);
     } catch (const nb::python_error&) {
@@ -135,29 +138,29 @@ NB_MODULE(_core, m) {
     } catch (const nb::builtin_exception&) {
       throw;
     } catch (const CompilationError& e) {
-      PyObject* exc = PyObject_CallFunction(g_compilation, "s", e.what());
-      PyObject_SetAttrString(exc, "log", nb::str(e.log().c_str()).ptr());
-      PyObject_SetAttrString(exc, "source_path", nb::str(e.source_path().c_str()).ptr());
-      PyErr_SetObject(g_compilation, exc);
-      Py_DECREF(exc);
+      nb::object exc = nb::steal(PyObject_CallOneArg(g_compilation, text(e.what()).ptr()));
+      if (!exc.is_valid()) return;  // what the exception's construction raised stands
+      if (PyObject_SetAttrString(exc.ptr(), "log", text(e.log()).ptr()) == 0 &&
+          PyObject_SetAttrString(exc.ptr(), "source_path", text(e.source_path().string()).ptr()) == 0)
+        PyErr_SetObject(g_compilation, exc.ptr());
     } catch (const InvalidArgumentError& e) {
-      PyErr_SetString(g_invalid_argument, e.what());
+      raise(g_invalid_argument, e.what());
     } catch (const DataTypeError& e) {
-      PyErr_SetString(g_data_type, e.what());
+      raise(g_data_type, e.what());
     } catch (const ToolchainError& e) {
-      PyErr_SetString(g_toolchain, e.what());
+      raise(g_toolchain, e.what());
     } catch (const DeviceError& e) {
-      PyErr_SetString(g_device, e.what());
+      raise(g_device, e.what());
     } catch (const CacheError& e) {
-      PyErr_SetString(g_cache, e.what());
+      raise(g_cache, e.what());
     } catch (const Error& e) {
-      PyErr_SetString(g_error, e.what());
+      raise(g_error, e.what());
     } catch (const std::filesystem::filesystem_error& e) {
-      PyErr_SetString(g_cache, e.what());
+      raise(g_cache, e.what());
     } catch (const std::bad_alloc&) {
       throw;  // MemoryError
     } catch (const std::exception& e) {  // never a bare RuntimeError: say it is cuforge's, and what
-      PyErr_SetString(g_error, (std::string("internal error: ") + e.what()).c_str());
+      raise(g_error, std::string("internal error: ") + e.what());
     }
   });
 
@@ -403,14 +406,21 @@ NB_MODULE(_core, m) {
           for (const auto& o : outcomes) {
             nb::dict d = o.result ? compile_result(*o.result) : nb::dict();
             d["name"] = o.name;
-            d["error"] = o.error;
+            d["error"] = text(o.error);
             out.append(d);
           }
           return out;
         },
         "names"_a, "jobs"_a = 0, "cc"_a = 0, "progress"_a.none() = nb::none(),
         "Compile kernels by name into the cache, `jobs` nvcc processes at once.");
-  m.def("conv_output_extent", &Conv2dSize::output_extent, "input"_a, "filter"_a, "pad"_a, "stride"_a, "dilation"_a,
+  m.def("conv_output_extent",
+        [](int64_t input, int64_t filter, int64_t pad, int64_t stride, int64_t dilation) {
+          if (stride < 1 || dilation < 1)
+            throw InvalidArgumentError("stride and dilation: expected 1 or more, got " + std::to_string(stride) +
+                                       " and " + std::to_string(dilation));
+          return Conv2dSize::output_extent(input, filter, pad, stride, dilation);
+        },
+        "input"_a, "filter"_a, "pad"_a, "stride"_a, "dilation"_a,
         "A convolution's output extent along one axis: (input + 2 pad - dilation (filter - 1) - 1) / stride + 1.");
   m.def("dlpack_descriptor", &dlpack_descriptor, "array"_a, "name"_a,
         "(data_ptr, DataType, shape, strides, device) of an array exporting __dlpack__ (device -1: host memory).");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <memory>
 
 #include <string>
@@ -23,6 +24,10 @@ TensorRef to_tensor_ref(nb::handle h, const char* name) {
   t.dtype = nb::cast<DataType>(nb::handle(PyTuple_GET_ITEM(tuple, 1)));
   PyObject* shape = PyTuple_GET_ITEM(tuple, 2);
   PyObject* strides = PyTuple_GET_ITEM(tuple, 3);
+  // A torch tensor's stride() passes through as it is: a subclass may return a list.
+  if (!PyTuple_Check(shape) || !PyTuple_Check(strides))
+    throw InvalidArgumentError(std::string(name) + ": its shape and strides must be tuples of integers, got " +
+                               Py_TYPE(shape)->tp_name + " and " + Py_TYPE(strides)->tp_name);
   Py_ssize_t rank = PyTuple_GET_SIZE(shape);
   if (rank > TensorRef::kMaxRank || PyTuple_GET_SIZE(strides) != rank)
     throw InvalidArgumentError(std::string(name) + ": expected at most " + std::to_string(TensorRef::kMaxRank) +
@@ -33,13 +38,22 @@ TensorRef to_tensor_ref(nb::handle h, const char* name) {
     t.shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
     t.strides[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i));
   }
-  t.device = int(PyLong_AsLong(PyTuple_GET_ITEM(tuple, 4)));
+  const long device = PyLong_AsLong(PyTuple_GET_ITEM(tuple, 4));
+  if (!PyErr_Occurred() && (device < -1 || device > INT32_MAX))
+    throw InvalidArgumentError(std::string(name) + ": device " + std::to_string(device) + " is not a device index");
+  t.device = int(device);
   if (PyErr_Occurred()) {
     if (!PyErr_ExceptionMatches(PyExc_OverflowError)) throw nb::python_error();
     PyErr_Clear();
     throw InvalidArgumentError(std::string(name) + ": an extent, stride or address beyond 64 bits");
   }
   return t;
+}
+
+nb::object text(std::string_view bytes) {
+  nb::object str = nb::steal(PyUnicode_DecodeUTF8(bytes.data(), Py_ssize_t(bytes.size()), "replace"));
+  if (!str.is_valid()) throw nb::python_error();
+  return str;
 }
 
 std::vector<TensorRef> tensor_refs(const std::vector<nb::handle>& list, const char* name) {
@@ -57,20 +71,26 @@ struct Torch {
   std::vector<std::pair<PyObject*, DataType>> dtypes;  // torch.dtype objects (singletons) and their types
 };
 
+// Null where torch is not imported, blocked (None in sys.modules, as `sys.modules["torch"] = None`
+// does) or not yet whole (imported part way): the Python layer then reads the operands.
 const Torch* torch() {
   static const Torch* found = nullptr;  // the GIL is held; never destroyed (used until exit)
   if (found) return found;
   PyObject* module = PyDict_GetItemString(PyImport_GetModuleDict(), "torch");  // borrowed
-  if (!module) return nullptr;
+  if (!module || module == Py_None) return nullptr;
   auto t = std::make_unique<Torch>();
-  nb::handle torch_module(module);
-  t->tensor = reinterpret_cast<PyTypeObject*>(torch_module.attr("Tensor").ptr());
-  t->current_raw_stream = nb::getattr(torch_module.attr("_C"), "_cuda_getCurrentRawStream", nb::none());
-  // The table of cuforge.dtypes, so that torch's element types are named in one place.
-  nb::dict table = nb::cast<nb::dict>(nb::module_::import_("cuforge.dtypes").attr("_torch_table")(torch_module));
-  for (auto [dtype, type] : table) t->dtypes.emplace_back(dtype.ptr(), nb::cast<DataType>(type));
-  Py_INCREF(t->tensor);
-  for (auto& [dtype, type] : t->dtypes) Py_INCREF(dtype);
+  try {
+    nb::handle torch_module(module);
+    nb::object tensor = torch_module.attr("Tensor");
+    if (!PyType_Check(tensor.ptr())) return nullptr;
+    t->tensor = reinterpret_cast<PyTypeObject*>(tensor.release().ptr());
+    t->current_raw_stream = nb::getattr(torch_module.attr("_C"), "_cuda_getCurrentRawStream", nb::none());
+    // The table of cuforge.dtypes, so that torch's element types are named in one place.
+    nb::dict table = nb::cast<nb::dict>(nb::module_::import_("cuforge.dtypes").attr("_torch_table")(torch_module));
+    for (auto [dtype, type] : table) t->dtypes.emplace_back(dtype.inc_ref().ptr(), nb::cast<DataType>(type));
+  } catch (const nb::python_error&) {
+    return nullptr;  // what was taken is leaked (a few references): this happens at most while torch imports
+  }
   found = t.release();
   return found;
 }
@@ -118,12 +138,23 @@ std::optional<TensorRef> torch_tensor_ref(nb::handle h) {
   static PyObject* const get_device = PyUnicode_InternFromString("get_device");
   static PyObject* const shape = PyUnicode_InternFromString("shape");
   static PyObject* const dtype = PyUnicode_InternFromString("dtype");
+  static PyObject* const is_neg = PyUnicode_InternFromString("is_neg");
   const Torch* t = torch();
   if (!t || !PyObject_TypeCheck(h.ptr(), t->tensor)) return std::nullopt;
   TensorRef ref;
   nb::object device = call_method(h, get_device);
   if (!device.is_valid() || !PyLong_Check(device.ptr())) return std::nullopt;
-  ref.device = int(PyLong_AsLong(device.ptr()));
+  const long index = PyLong_AsLong(device.ptr());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  if (index < 0 || index > INT32_MAX) return std::nullopt;
+  ref.device = int(index);
+  // torch's negative bit (the imaginary part of a conjugate view, z.conj().imag): memory holding x for a
+  // tensor of -x, which a kernel reading the memory would get wrong. The Python layer refuses it.
+  if (nb::object negative = call_method(h, is_neg); !negative.is_valid() || negative.ptr() != Py_False)
+    return std::nullopt;
   nb::object type = get_attribute(h, dtype);
   if (ref.device < 0 || !type.is_valid()) return std::nullopt;
   auto known = std::find_if(t->dtypes.begin(), t->dtypes.end(), [&](const auto& e) { return e.first == type.ptr(); });
@@ -224,8 +255,11 @@ std::optional<uintptr_t> run_stream(nb::handle stream, int device) {
 
 std::optional<std::vector<TensorRef>> torch_tensor_refs(nb::handle sequence) {
   if (!PyList_Check(sequence.ptr()) && !PyTuple_Check(sequence.ptr())) return std::nullopt;
-  nb::object items = nb::steal(PySequence_Fast(sequence.ptr(), "a list"));
-  const Py_ssize_t n = PySequence_Fast_GET_SIZE(items.ptr());
+  // A tuple of the items (a new one for a list): torch's accessors run Python code (a subclass's or a
+  // __torch_function__'s), which may change the list and free its items while they are read.
+  nb::object items = nb::steal(PySequence_Tuple(sequence.ptr()));
+  if (!items.is_valid()) throw nb::python_error();
+  const Py_ssize_t n = PyTuple_GET_SIZE(items.ptr());
   PyObject** item = PySequence_Fast_ITEMS(items.ptr());
   std::vector<TensorRef> refs;
   refs.reserve(size_t(n));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "cuforge/compile/compiler.hpp"
@@ -65,6 +66,10 @@ void def_checked(Bound& cls, const char* name, const char* label, const char* ta
       },
       nb::for_setter(nb::arg("value").none()), doc);
 }
+
+// A str of UTF-8 bytes, any invalid sequence replaced (U+FFFD): compiler output in another encoding
+// must not turn an error into a UnicodeDecodeError.
+nb::object text(std::string_view bytes);
 
 // A compile result as a dict: name, key, library, source, cache_hit, seconds.
 nb::dict compile_result(const compile::CompileResult& r);

@@ -54,7 +54,10 @@ def host_descriptor(x, device: int, name: str, output: bool = False):
 def _describe(x, name: str):
     tensor_type = _torch_type()
     if tensor_type is not None and isinstance(x, tensor_type):
-        return (x.data_ptr(), torch_datatype(x.dtype), x.shape, x.stride(), x.get_device())
+        if x.is_neg():  # memory holding v for a tensor of -v: a kernel reading the memory would get it wrong
+            raise InvalidArgumentError(f"{name}: the tensor has torch's negative bit set (a view such as "
+                                       f"z.conj().imag); pass x.resolve_neg()")
+        return (x.data_ptr(), torch_datatype(x.dtype), x.shape, tuple(x.stride()), x.get_device())
     cai = getattr(x, "__cuda_array_interface__", None)
     if cai is not None:
         dt = to_datatype(x.dtype)

@@ -18,6 +18,7 @@ constexpr int kRegistersPerSm = 64 * 1024;
 // accumulators (ptxas -v, CUDA 13: 64x64 58 registers, 128x64 90, 256x64 154).
 constexpr int kSm90ConvOtherRegisters = 26;
 constexpr int kSm80SharedMemory = 163 * 1024;  // on A100; Hopper runs these kernels too
+constexpr int kMaxTileExtent = 1024;  // beyond any kernel's (256); keeps a stage's bytes well inside an int
 constexpr int kMaxAccumulatorRegisters = 128;   // per thread, leaving room for addressing
 // Both fp8 accumulators, per thread: ptxas (CUDA 13) fits 2 x 96 in a consumer warpgroup without
 // spilling (128x192 and 256x96 cooperative), but spills 600-950 bytes with 2 x 128 (256x128 and
@@ -318,8 +319,8 @@ int resolved_stages(const GemmConfig& c) {
   return (kSm90SharedMemory - sm90_epilogue_bytes(c)) / stage_bytes(c);
 }
 
-int shared_memory_bytes(const GemmConfig& c) {
-  int mainloop = resolved_stages(c) * stage_bytes(c);
+int64_t shared_memory_bytes(const GemmConfig& c) {
+  const int64_t mainloop = int64_t(resolved_stages(c)) * stage_bytes(c);  // stages as pinned: any int
   return c.arch >= 90 ? mainloop + sm90_epilogue_bytes(c) : mainloop;
 }
 
@@ -329,7 +330,7 @@ int ctas_per_sm(const GemmConfig& c) {
   constexpr int kThreads = 2 * 128;  // a producer and a consumer warpgroup
   const int registers = (t[0] * t[1] / 128 + kSm90ConvOtherRegisters + 7) / 8 * 8;  // allocated by 8s
   const int by_registers = kRegistersPerSm / (registers * kThreads);
-  const int by_shared = kSm90SharedMemoryPerSm / (shared_memory_bytes(c) + kReservedSharedMemoryPerCta);
+  const int by_shared = int(kSm90SharedMemoryPerSm / (shared_memory_bytes(c) + kReservedSharedMemoryPerCta));
   return std::max(1, std::min(by_registers, by_shared));
 }
 
@@ -337,6 +338,13 @@ namespace {
 
 // The rules of one CUTLASS kernel, D of either layout (why_invalid adds which D a configuration may have).
 std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
+  // What the rules below divide by or multiply, in range first.
+  const auto& t = c.tile.threadblock_shape;
+  if (std::any_of(t.begin(), t.end(), [](int e) { return e < 1 || e > kMaxTileExtent; }))
+    return fmt::format("tile {}x{}x{}: each extent must be 1 to {}", t[0], t[1], t[2], kMaxTileExtent);
+  if (c.alignment_a < 1 || c.alignment_b < 1 || c.alignment_c < 1)
+    return fmt::format("alignments {}, {} and {}: each must be 1 element or more", c.alignment_a, c.alignment_b,
+                       c.alignment_c);
   if (c.fixed_channels) {
     if (c.kind != KernelKind::Conv2dFprop || c.arch >= 90 || c.pointwise)
       return std::string("fixed-channel kernels are SM80 fprop kernels (CUTLASS 2.x's kFixedChannels iterators)");
@@ -367,7 +375,6 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
     if (staged_k_major(c).any())
       return std::string("parallel split-K is not offered for kernels that copy operands K-major first");
   }
-  const auto& t = c.tile.threadblock_shape;
   const bool sm90 = c.arch >= 90;
   if (c.arch != 80 && c.arch != 90) return fmt::format("architecture sm{} is not in the catalog (80, 90)", c.arch);
   if (c.kind == KernelKind::Grouped) {
@@ -493,7 +500,8 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
                          "SM80 {} kernels need a row-major A and a column-major B",
                          to_string(c.element_a));
     const auto& w = c.tile.warp_count;
-    if (w[2] != 1 || t[0] % w[0] || t[1] % w[1]) return std::string("the warps must divide the tile's M and N");
+    if (w[0] < 1 || w[1] < 1 || w[2] != 1 || t[0] % w[0] || t[1] % w[1])
+      return std::string("the warps must divide the tile's M and N");
     if (w[0] * w[1] > 8) return fmt::format("{} warps: CUTLASS's SM80 kernels run at most 8", w[0] * w[1]);
     const int warp_m = t[0] / w[0], warp_n = t[1] / w[1];
     const auto& inst = mi->shape;

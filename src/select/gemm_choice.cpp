@@ -265,7 +265,10 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
         to_string(s.decomposition), s.tile_scheduler ? fmt::format(", tile scheduler {}", to_string(*s.tile_scheduler)) : "",
         s.tile ? fmt::format(", tile ({})", s.tile->describe()) : "",
         s.decomposition == Decomposition::SplitK || s.decomposition == Decomposition::StreamK
-            ? " (SM90 split-K and stream-K need a cooperative stream-K kernel)"
+            ? fmt::format(" (SM90 split-K and stream-K need a cooperative stream-K kernel{})",
+                          p.batch > 1 && s.splits > 1
+                              ? fmt::format("; SM80's split-K kernels run one matrix, not a batch ({} here)", p.batch)
+                              : "")
         : s.decomposition == Decomposition::ParallelSplitK && conv
             ? fmt::format(" (a convolution's parallel split-K runs SM80 kernels, or SM90 wgrad kernels between the "
                           "images ({}), with f32 accumulation, storing the partial products in 16-byte vectors: the "
@@ -449,6 +452,8 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
       configs.push_back(parallel);
   }
   auto add = [&](const GemmConfig& c, int splits) {
+    // SM80's split-K kernels (serial and parallel) run single matrices (gemm_sm80.cu.in's supports()).
+    if (splits > 1 && p.batch > 1 && c.arch < 90) return;
     Decomposition d = c.parallel_split_k ? Decomposition::ParallelSplitK
                       : splits > 1       ? Decomposition::SplitK
                                          : s.decomposition;

@@ -330,6 +330,20 @@ std::vector<Refusal> refusals() {
          c.tile.stages = 4;
        }),
        {"its partial products:", "shared memory"}},
+      // Extents and counts the rules and the cost model divide by or multiply: refused, not divided by.
+      {"sm90 tile M of 0", test::changed(sm90_coop(), [](auto& c) { c.tile.threadblock_shape = {0, 128, 64}; }),
+       {"tile 0x128x64", "1 to 1024"}},
+      {"sm90 negative tile N", test::changed(sm90_coop(), [](auto& c) { c.tile.threadblock_shape = {128, -128, 64}; }),
+       {"tile 128x-128x64"}},
+      {"sm80 tile beyond any kernel's", test::changed(sm80_f16(), [](auto& c) { c.tile.threadblock_shape = {128, 128, 1 << 20}; }),
+       {"1 to 1024"}},
+      {"sm80 no warps along M", test::changed(sm80_f16(), [](auto& c) { c.tile.warp_count = {0, 2, 1}; }),
+       {"warps must divide"}},
+      {"alignment 0", test::changed(sm80_f16(), [](auto& c) { c.alignment_a = 0; }), {"alignments 0, 8 and 8"}},
+      {"sm90 stages whose bytes overflow an int", test::changed(sm90_coop(), [](auto& c) { c.tile.stages = 131072; }),
+       {"131072 stages", "do not fit"}},
+      {"sm80 stages whose bytes overflow an int", test::changed(sm80_f16(), [](auto& c) { c.tile.stages = 196608; }),
+       {"196608 stages", "exceed"}},
   };
 }
 

@@ -329,6 +329,29 @@ TEST(GemmPlan, DecompositionsPickKernelsThatCanRunThem) {
   }
 }
 
+TEST(GemmPlan, SplitBatchesRunOnlyOnKernelsThatSplitThem) {
+  // SM80's split-K kernels run one matrix: a batched problem split by the settings ranks SM90's stream-K
+  // kernels (TF32 of a row-major B weighs SM80 kernels beside its copying ones), and an SM80 plan says why
+  // it has none.
+  Gemm tf32(plan_of(DataType::f32, R, R, R, 90));
+  change(tf32, [](auto& s) { s.set_split_k_slices(4); });
+  const auto ranked = tf32.candidates(tf32.shape(16, 4096, 4096, 3, false, {}));
+  ASSERT_FALSE(ranked.empty());
+  for (const auto& c : ranked) {
+    EXPECT_EQ(c.config.arch, 90) << c.config.name();
+    EXPECT_EQ(c.config.tile.tile_scheduler, TileScheduler::StreamK) << c.config.name();
+  }
+  EXPECT_GT(tf32.candidates(tf32.shape(16, 4096, 4096, 1, false, {})).size(), ranked.size()) << "one matrix: SM80 too";
+  Gemm sm80(plan_of(DataType::bf16, R, C, R, 80));
+  change(sm80, [](auto& s) { s.set_split_k_slices(4); });
+  try {
+    sm80.candidates(sm80.shape(16, 4096, 4096, 3, false, {}));
+    ADD_FAILURE() << "an SM80 plan ranked split kernels for a batch";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("one matrix, not a batch (3 here)"), std::string::npos) << e.what();
+  }
+}
+
 TEST(GemmPlan, KHeavyProblemsWithFewTilesSplitK) {
   Gemm g(plan_of(DataType::bf16, R, R, R));
   for (auto [m, n, k] : {std::tuple{128, 128, 65536}, {256, 512, 32768}}) {

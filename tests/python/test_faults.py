@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import stat
 import subprocess
 import sys
@@ -176,6 +177,47 @@ def test_build_reports_toolchain_and_cache_problems_as_what_they_are(tmp_path):
             print(type(e).__name__)
     """, CUTLASS_PATH=str(tmp_path / "old"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
     assert r.stdout.strip() == "ToolchainError", (r.stdout, r.stderr)
+
+
+def test_compiler_output_in_another_encoding_reaches_the_compilation_error(tmp_path):
+    """nvcc's (or gcc's) messages in a non-UTF-8 locale: the CompilationError keeps its log, the bytes
+    that are not UTF-8 replaced, where decoding them strictly once raised another error and lost it."""
+    cuda = fake_toolkit(tmp_path / "cuda")
+    nvcc = pathlib.Path(cuda) / "bin" / "nvcc"
+    nvcc.write_text(nvcc.read_text() + "printf 'kernel.cu(1): error: \\377\\376 in Latin-1\\n' >&2; exit 1\n")
+    name = cuforge.list_gemms(80)[0]
+    r = run_python(f"""
+        import cuforge
+        for build in (lambda: cuforge.op.Gemm(element=cuforge.DataType.f16, kernel_cc=80).compile(),
+                      lambda: cuforge.build([{name!r}], progress=False)):
+            try:
+                build()
+            except cuforge.CompilationError as e:
+                print(type(e).__name__, "\\ufffd\\ufffd in Latin-1" in e.log)
+    """, CUFORGE_CACHE_DIR=str(tmp_path / "cache"), CUDA_INSTALL_PATH=cuda)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:2] == ["CompilationError True"] * 2, (r.stdout, r.stderr)
+
+
+def test_torch_blocked_in_sys_modules_leaves_runs_to_the_python_layer(tmp_path):
+    """sys.modules["torch"] = None (how torch is blocked): the core reads no torch, and a NumPy run goes on
+    (to the GPU check here), where it once failed on None's missing Tensor."""
+    r = run_python("""
+        import sys
+        sys.modules["torch"] = None
+        import numpy as np, cuforge
+        A = np.ones((64, 64), np.float16)
+        try:
+            cuforge.op.Gemm(element=np.float16).run(A, A, A, A.copy())
+        except cuforge.Error as e:
+            print(type(e).__name__)
+    """)
+    assert r.stdout.strip() == "DeviceError", (r.stdout, r.stderr)
+
+
+def test_a_convolution_output_extent_of_stride_zero_is_refused():
+    with pytest.raises(cuforge.InvalidArgumentError, match="stride and dilation: expected 1 or more, got 0 and 1"):
+        cuforge._core.conv_output_extent(8, 3, 0, 0, 1)
 
 
 def test_entry_json_of_the_wrong_types_is_reported_and_rebuilt(tmp_path):

@@ -37,9 +37,9 @@ class _Dtype:
 class _Tensor:
     """A CUDA tensor of extents and element strides, as torch reports them."""
 
-    def __init__(self, shape, strides, dtype, ptr, device=0):
+    def __init__(self, shape, strides, dtype, ptr, device=0, negative=False):
         self.shape, self._strides, self.dtype = tuple(shape), tuple(strides), dtype
-        self._ptr, self._device = ptr, device
+        self._ptr, self._device, self._negative = ptr, device, negative
 
     def stride(self):
         return self._strides
@@ -49,6 +49,9 @@ class _Tensor:
 
     def get_device(self):
         return self._device
+
+    def is_neg(self):
+        return self._negative
 
     def dim(self):
         return len(self.shape)
@@ -282,3 +285,69 @@ def test_cuforge_ops_makes_its_plan_per_device_and_runs_in_one_call(monkeypatch)
         ops.gemm(matrix(64, 32, 0), matrix(32, 48, 1))
     (plan,) = ops._plans.values()
     assert plan._plan.device == 0
+
+
+def matrices(*shapes, **kwargs):
+    """Row-major f16 stand-in matrices, each at its own made-up address."""
+    return [_Tensor(shape, (shape[1], 1), _torch.float16, 0x10_0000_0000 + i * GIB, **kwargs)
+            for i, shape in enumerate(shapes)]
+
+
+def test_a_tensor_with_the_negative_bit_is_refused_by_name():
+    """torch's negative bit (z.conj().imag): the memory holds v for a tensor of -v. The core leaves such a run
+    to the Python layer, which refuses it; a kernel reading the memory would get the sign wrong."""
+    a, b, d = matrices((64, 32), (32, 48), (64, 48))
+    negative = _Tensor((32, 48), (48, 1), _torch.float16, 0x20_0000_0000, negative=True)
+    gemm = cuforge.op.Gemm(element=np.float16, element_accumulator=np.float32)
+    assert gemm._plan.run_tensors(a, negative, None, d, 1.0, 0.0, True) is None
+    with pytest.raises(cuforge.InvalidArgumentError, match="^B: the tensor has torch's negative bit set"):
+        gemm.run(a, negative, None, d)
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        gemm.run(a, b, None, d)
+
+
+class _ListStrides(_Tensor):
+    """A tensor subclass whose stride() returns a list."""
+
+    def stride(self):
+        return list(self._strides)
+
+
+def test_strides_of_another_sequence_type_are_read_or_refused_not_trusted():
+    a, b = matrices((64, 32), (32, 48))
+    d = _ListStrides((64, 48), (48, 1), _torch.float16, 0x30_0000_0000)
+    gemm = cuforge.op.Gemm(element=np.float16, element_accumulator=np.float32)
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        gemm.run(a, b, None, d)  # the Python layer reads the list
+    descriptor = (0x30_0000_0000, cuforge.DataType.f16, [64, 48], [48, 1], 0)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^D: its shape and strides must be tuples"):
+        gemm._plan.check(None, None, None, descriptor, 1.0, 0.0)
+
+
+def test_a_device_index_beyond_an_int_is_not_a_device():
+    a, b, d = matrices((64, 32), (32, 48), (64, 48))
+    for index in (2**32, 2**63, 2**64):
+        d._device = index
+        gemm = cuforge.op.Gemm(element=np.float16, element_accumulator=np.float32)
+        assert gemm._plan.run_tensors(a, b, None, d, 1.0, 0.0, True) is None  # no exception left set
+    with pytest.raises(cuforge.InvalidArgumentError, match="^D: device 4294967296 is not a device index"):
+        gemm._plan.check(None, None, None, (0x30_0000_0000, cuforge.DataType.f16, (64, 48), (48, 1), 2**32), 1.0, 0.0)
+
+
+def test_a_list_changed_while_its_tensors_are_read_survives():
+    """torch's accessors run Python (a subclass's, a __torch_function__'s): one that empties the caller's list
+    while the core reads it must not free the tensor being read."""
+    held = []
+
+    class _Emptying(_Tensor):
+        def get_device(self):
+            held.clear()
+            held.extend(object() for _ in range(1000))
+            return 0
+
+    first = _Emptying((64, 32), (32, 1), _torch.float16, 0x40_0000_0000)
+    a, b, d = matrices((64, 32), (32, 48), (64, 48))
+    held[:] = [first, a, a]
+    grouped = cuforge.op.GroupedGemm(element=np.float16, element_accumulator=np.float32)
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        grouped._plan.run_tensors(held, [b, b, b], None, [d, d, d], 1.0, 0.0, True)

@@ -140,7 +140,7 @@ std::pair<Layout, Layout> conv_layouts(KernelKind kind);
 std::optional<std::string> why_invalid(const GemmConfig& config);
 
 // Shared memory one CTA of the kernel uses, in bytes (stages resolved as the builder would).
-int shared_memory_bytes(const GemmConfig& config);
+int64_t shared_memory_bytes(const GemmConfig& config);
 // The stage count the kernel ends up with (SM90 "auto" resolved against shared memory).
 int resolved_stages(const GemmConfig& config);
 // How many CTAs of the kernel share an SM. CUTLASS's SM90 implicit-GEMM convolution runs one tile per
