@@ -9,6 +9,11 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "cuforge/cuforge.hpp"
 #include "cuforge/compile/toolchain.hpp"
 #include "cuforge/compile/tuning_record.hpp"
@@ -92,6 +97,60 @@ nb::tuple dlpack_descriptor(nb::ndarray<nb::ro> a, const char* name) {
 }
 
 
+
+// The Python sink of the core's messages. A thread holding the GIL calls it at once; one that does not (a
+// build or a measurement that let the GIL go, a worker thread of the core's) queues the message for the
+// interpreter to deliver (Py_AddPendingCall, in the main thread): waiting for the GIL there could deadlock,
+// as that thread may hold a lock of the core's (a plan's, a cache key's) that the GIL's holder waits for.
+struct PythonLog;
+PythonLog& python_log();
+
+struct PythonLog {
+  std::mutex mutex;
+  std::function<void(int, std::string)> sink;  // set and copied with the GIL held
+  std::vector<std::pair<LogLevel, std::string>> queued;
+  bool scheduled = false;
+
+  void log(LogLevel level, const std::string& message) {
+    if (PyGILState_Check()) {
+      deliver_queued();
+      deliver(level, message);
+      return;
+    }
+    std::lock_guard lock(mutex);
+    queued.emplace_back(level, message);
+    if (!scheduled) scheduled = Py_AddPendingCall([](void*) { return python_log().deliver_queued(), 0; }, nullptr) == 0;
+  }
+
+  // The GIL held.
+  void deliver_queued() {
+    std::vector<std::pair<LogLevel, std::string>> messages;
+    {
+      std::lock_guard lock(mutex);
+      messages.swap(queued);
+      scheduled = false;
+    }
+    for (const auto& [level, message] : messages) deliver(level, message);
+  }
+
+  void deliver(LogLevel level, const std::string& message) {
+    std::function<void(int, std::string)> to;
+    {
+      std::lock_guard lock(mutex);
+      to = sink;
+    }
+    if (!to) return;
+    try {
+      to(int(level), message);
+    } catch (const nb::python_error&) {  // a failing logger must not break a build
+    }
+  }
+};
+
+PythonLog& python_log() {
+  static PythonLog* log = new PythonLog();  // never destroyed: the interpreter may deliver to it until exit
+  return *log;
+}
 
 // Calls a Python workspace callback: what it raises (or an address that is not one) reaches the core
 // as a DeviceError, the only errors the core expects of a workspace.
@@ -264,7 +323,7 @@ NB_MODULE(_core, m) {
   nb::class_<runtime::RunHandle>(m, "RunHandle", "An asynchronous run: sync() waits for it (its stream's event).")
       .def("sync", &runtime::RunHandle::sync, nb::call_guard<nb::gil_scoped_release>(),
            "Wait for this run to finish (and copy host results back).")
-      .def("done", &runtime::RunHandle::done, "True once the run has finished on the GPU.");
+      .def("done", &runtime::RunHandle::done, "True once the run has finished on the GPU (a failed run raises).");
 
   nb::class_<runtime::DeviceBuffer>(m, "DeviceBuffer", "Device memory that host arrays are staged through.")
       .def(nb::init<>())
@@ -437,16 +496,17 @@ NB_MODULE(_core, m) {
         "The accumulator a plan takes unless told, by the type of A.");
   m.def("default_activation_argument", &default_activation_argument, "activation"_a,
         "The argument an activation takes unless told (leaky_relu: 0.01).");
-  m.def("set_log_sink", [](std::function<void(int, std::string)> sink) {
-          if (!sink) return set_log_sink({});
-          set_log_sink([sink](LogLevel level, const std::string& message) {
-            nb::gil_scoped_acquire acquire;
-            try {
-              sink(int(level), message);
-            } catch (const nb::python_error&) {  // a failing logger must not break a build
-            }
-          });
-        }, "sink"_a.none(),
+  m.def("set_log_sink",
+        [](std::function<void(int, std::string)> sink) {
+          python_log().deliver_queued();  // what was queued goes to the sink it was meant for
+          {
+            std::lock_guard lock(python_log().mutex);
+            python_log().sink = std::move(sink);
+            if (!python_log().sink) return set_log_sink({});
+          }
+          set_log_sink([](LogLevel level, const std::string& message) { python_log().log(level, message); });
+        },
+        "sink"_a.none(),
         "Route the core's messages to sink(level, message): 0 debug, 1 info, 2 warning; None restores stderr.");
   m.def("set_workspace_allocator",
         [](std::function<uintptr_t(int, size_t, uintptr_t)> allocate,

@@ -57,11 +57,14 @@ std::string unsafe_dir(const fs::path& dir, bool follow) {
   return "";
 }
 
-// Removes a directory by first renaming it aside, so that readers never see half of it.
+// Removes a directory by first renaming it aside, so that readers never see half of it. One that is
+// gone already (another thread or process removed it first) is not an error.
 void remove_atomically(const fs::path& dir) {
   fs::path aside = dir.parent_path() / (".trash-" + dir.filename().string() + "-" + random_suffix());
-  if (::rename(dir.c_str(), aside.c_str()) != 0)
+  if (::rename(dir.c_str(), aside.c_str()) != 0) {
+    if (errno == ENOENT) return;
     throw CacheError(fmt::format("cannot remove {}: {}", dir.string(), std::strerror(errno)));
+  }
   std::error_code ec;
   fs::remove_all(aside, ec);
   if (ec) throw CacheError(fmt::format("cannot remove {}: {}", aside.string(), ec.message()));
@@ -167,6 +170,7 @@ std::optional<CacheEntry> KernelCache::find(const std::string& key) const {
   if (auto why = unsafe_dir(root_ / "kernels", false); !why.empty())
     throw CacheError("the kernel cache is unusable: " + why);
   if (auto problem = problem_with(dir, key)) {
+    if (!fs::exists(dir, ec)) return std::nullopt;  // removed meanwhile (a prune, a clear): not damaged
     log(LogLevel::warning, fmt::format("kernel cache entry {}: {}; removing it, the kernel is rebuilt", key, *problem));
     remove_atomically(dir);
     return std::nullopt;
@@ -186,14 +190,15 @@ KernelCache::Build::~Build() {
 std::unique_ptr<KernelCache::Build> KernelCache::begin_build(const std::string& key) const {
   check_root();
   const fs::path locks = private_dir(root_ / "locks");
-  private_dir(root_ / "kernels");
-  const fs::path staging = private_dir(root_ / "staging");
   // Dead builds' staging goes first, this key's included: once this build holds the key's lock,
   // a staging directory of the same key (a killed build of this kernel) would look alive.
   reclaim_staging();
   std::unique_ptr<Build> build(new Build());
   build->key_lock_ = lock_file(locks / (key + ".lock"), LockMode::exclusive);
   build->cache_lock_ = lock_file(locks / "cache.lock", LockMode::shared);
+  // Made under the cache's lock, which clear() takes exclusively to remove them.
+  private_dir(root_ / "kernels");
+  const fs::path staging = private_dir(root_ / "staging");
   build->staging_ = staging / (key + "." + random_suffix());
   if (::mkdir(build->staging_.c_str(), 0700) != 0) {
     auto path = std::move(build->staging_);

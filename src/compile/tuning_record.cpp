@@ -77,11 +77,16 @@ void TuningRecord::store(const std::string& key, const TunedKernel& tuned) const
     Json entries = read_entries(path());
     entries[key] = to_json(tuned);
     const fs::path staged = dir / fmt::format("record.json.{}", ::getpid());
-    write_file_durably(staged, Json{{"format", kFormat}, {"entries", entries}}.dump(1));
-    std::error_code ec;
+    std::error_code ec, ignored;
+    try {
+      write_file_durably(staged, Json{{"format", kFormat}, {"entries", entries}}.dump(1));
+    } catch (...) {
+      fs::remove(staged, ignored);  // no part-written copy left beside the record
+      throw;
+    }
     fs::rename(staged, path(), ec);
     if (ec) {
-      fs::remove(staged, ec);
+      fs::remove(staged, ignored);
       throw CacheError(fmt::format("cannot write the tuning record {}: {}", path().string(), ec.message()));
     }
     fsync_path(dir);

@@ -70,7 +70,7 @@ size_t ConvKernel::workspace_size(const ConvProblem& problem, const GemmLaunch& 
 void ConvKernel::run(const ConvProblem& problem, const GemmLaunch& launch, void* workspace, size_t workspace_bytes,
                      cudaStream_t stream) const {
   auto args = arguments(problem, launch);
-  library_->check(run_(&args, workspace, workspace_bytes, stream), true);
+  library_->check(run_(&args, workspace, workspace_bytes, stream));
 }
 
 }  // namespace cuforge::runtime

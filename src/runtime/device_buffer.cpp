@@ -9,8 +9,10 @@ DeviceBuffer::~DeviceBuffer() {
 }
 
 void* DeviceBuffer::reserve(int device, size_t bytes) {
+  // The run's device made current (as the run itself makes it): the allocation and the copy queued on the
+  // stream next (its legacy default stream is the current device's) are then that device's.
+  use_device(device);  // a clear error when there is no GPU or no such device
   if (data_ && bytes <= bytes_ && device == device_) return data_;
-  device_info(device);  // a clear error when there is no GPU or no such device
   if (data_) {
     check(cudaFree(data_), "cudaFree(staging buffer)");
     data_ = nullptr;

@@ -68,7 +68,7 @@ size_t GemmKernel::workspace_size(const GemmProblem& problem, const GemmLaunch& 
 void GemmKernel::run(const GemmProblem& problem, const GemmLaunch& launch, void* workspace, size_t workspace_bytes,
                      cudaStream_t stream) const {
   auto args = arguments(problem, launch);
-  library_->check(run_(&args, workspace, workspace_bytes, stream), true);
+  library_->check(run_(&args, workspace, workspace_bytes, stream));
 }
 
 }  // namespace cuforge::runtime

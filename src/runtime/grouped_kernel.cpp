@@ -81,7 +81,7 @@ void GroupedGemmKernel::run(const GroupedProblem& problem, const GemmLaunch& lau
     upload(launch.device, stream, groups.data(), groups.size() * sizeof(cuforge_gemm_group), workspace);
   }
   auto args = arguments(problem, launch, problem.offsets ? nullptr : workspace);
-  library_->check(run_(&args, static_cast<char*>(workspace) + reserved, workspace_bytes - reserved, stream), true);
+  library_->check(run_(&args, static_cast<char*>(workspace) + reserved, workspace_bytes - reserved, stream));
 }
 
 }  // namespace cuforge::runtime

@@ -77,7 +77,10 @@ void RunHandle::sync() {
 
 bool RunHandle::done() const {
   if (!state_) return true;
-  return cudaEventQuery(state_->event) == cudaSuccess;
+  const cudaError_t status = cudaEventQuery(state_->event);
+  if (status == cudaErrorNotReady) return false;
+  check(status, "asking whether the GEMM has finished");  // a failed run raises, never reads as running
+  return true;
 }
 
 }  // namespace cuforge::runtime

@@ -38,17 +38,19 @@ void* KernelLibrary::entry(const char* symbol) const {
   return s;
 }
 
-void KernelLibrary::check(int status, bool launched) const {
+void KernelLibrary::check(int status) const {
   const char* words = "the kernel library failed inside (an exception in CUTLASS's host code)";
   switch (status) {
     case CUFORGE_STATUS_SUCCESS: return;
     case CUFORGE_STATUS_NOT_SUPPORTED: words = "the kernel cannot run this problem"; break;
     case CUFORGE_STATUS_WORKSPACE_TOO_SMALL: words = "the workspace is too small"; break;
-    case CUFORGE_STATUS_LAUNCH_FAILED: words = "the launch failed"; break;
+    // The library links its own CUDA runtime (nvcc's static default), whose last error this process's
+    // cudaGetLastError() does not read: it would name (and clear) an unrelated one of the core's.
+    case CUFORGE_STATUS_LAUNCH_FAILED:
+      words = "a CUDA launch failed (CUDA_LAUNCH_BLOCKING=1 and compute-sanitizer name the error)";
+      break;
   }
-  if (!launched) throw DeviceError(fmt::format("{}: {}", name_, words));
-  cudaError_t last = cudaGetLastError();
-  throw DeviceError(fmt::format("{}: {} (last CUDA error: {})", name_, words, cudaGetErrorString(last)));
+  throw DeviceError(fmt::format("{}: {}", name_, words));
 }
 
 KernelLibrary::~KernelLibrary() {

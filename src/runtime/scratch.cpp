@@ -22,12 +22,15 @@ struct Buffer {
   std::mutex in_use;
   void* data = nullptr;
   size_t bytes = 0;
+  unsigned long long stream_id = 0;  // cudaStreamGetId of the stream that used it last (ids are never reused)
 };
 
 std::atomic<size_t> g_pooled_bytes{0};
 
-// One buffer per (device, stream), for the life of the process. cudaStreamPerThread names another
-// stream in every thread: its buffers are per thread too.
+// One buffer per (device, stream handle), for the life of the process. cudaStreamPerThread names another
+// stream in every thread: its buffers are per thread too. A handle (or a thread's id) may be reused by
+// another stream once the first is destroyed (or its thread has exited), with its runs perhaps still
+// queued: the buffer's stream id tells (Scratch waits for the device before such a buffer changes hands).
 Buffer& buffer_of(int device, cudaStream_t stream) {
   static std::mutex mutex;
   static std::map<std::tuple<int, cudaStream_t, std::thread::id>, std::unique_ptr<Buffer>> pool;
@@ -80,8 +83,13 @@ Scratch::Scratch(int device, cudaStream_t stream, size_t bytes) : bytes_(bytes),
       return;
     }
   }
+  unsigned long long stream_id = 0;
+  check(cudaStreamGetId(stream, &stream_id), "cudaStreamGetId");
   Buffer& b = buffer_of(device, stream);
   hold_ = std::unique_lock(b.in_use);
+  if (b.data && b.stream_id != stream_id)  // rare: no stream orders this one after the last user's runs
+    check(cudaDeviceSynchronize(), "waiting for the runs of a destroyed stream that shared this stream's handle");
+  b.stream_id = stream_id;
   if (b.bytes < bytes) {
     if (b.data) check(cudaFreeAsync(b.data, stream), "freeing the outgrown kernel workspace");
     g_pooled_bytes -= b.bytes;

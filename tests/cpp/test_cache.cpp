@@ -13,8 +13,11 @@
 #include <cstdlib>
 #include <thread>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "cuforge/compile/cache.hpp"
 #include "cuforge/core/error.hpp"
@@ -512,6 +515,53 @@ std::string concurrent_publishers(const KernelCache& cache) {
 }
 
 // In a fresh process (a death test re-runs this binary), so that no generator state is shared.
+// Threads of one process (or processes) finding a damaged entry at once, and a prune removing entries others
+// are finding: an entry gone meanwhile was removed by a peer, not an error (it once failed the lookups).
+TEST_F(CacheTest, EntriesRemovedByPeersMeanwhileAreNotErrors) {
+  const std::string library = fake_library(1 << 20);  // hashing it keeps the window open
+  std::atomic<int> errors{0};
+  std::string first;
+  std::mutex first_mutex;
+  for (int round = 0; round < 40; ++round) {
+    publish(cache, kKey, kName, library);
+    const bool damaged = round % 2 == 0;
+    if (damaged) std::ofstream(entry_dir() / "kernel.so", std::ios::binary | std::ios::app) << "damage";
+    std::atomic<bool> go{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        while (!go) std::this_thread::yield();
+        try {
+          if (!damaged && t == 0)
+            cache.prune(0);
+          else
+            cache.find(kKey);
+        } catch (const std::exception& e) {
+          std::lock_guard lock(first_mutex);
+          if (errors++ == 0) first = e.what();
+        }
+      });
+    go = true;
+    for (auto& t : threads) t.join();
+  }
+  EXPECT_EQ(errors, 0) << first;
+}
+
+// A build begun while another thread clears the cache: its staging directory is made under the cache's lock,
+// after the clear (which once removed the directory between the build's making it and using it).
+TEST_F(CacheTest, ABuildBegunDuringAClearStages) {
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 0; i < 50; ++i) publish(cache, fmt::format("{:032x}", 1000 + i), kName, fake_library(20000));
+    std::thread clearer([&] { cache.clear(); });
+    std::this_thread::sleep_for(std::chrono::microseconds(100 * (round % 10)));
+    EXPECT_NO_THROW({
+      auto build = cache.begin_build(kKey);
+      EXPECT_TRUE(fs::is_directory(build->staging()));
+    });
+    clearer.join();
+  }
+}
+
 TEST_F(CacheTest, ConcurrentPublishersLeaveOneGoodEntry) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(

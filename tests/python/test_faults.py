@@ -215,6 +215,29 @@ def test_torch_blocked_in_sys_modules_leaves_runs_to_the_python_layer(tmp_path):
     assert r.stdout.strip() == "DeviceError", (r.stdout, r.stderr)
 
 
+def test_the_cores_messages_from_threads_without_the_gil_reach_the_logger(tmp_path):
+    """A build lets the GIL go; its threads' messages (here: a damaged cache entry found under the key's lock)
+    are queued for the interpreter, not delivered by taking the GIL from a thread that may hold a lock of the
+    core's which the GIL's holder waits for. They arrive once Python runs again."""
+    cache = tmp_path / "cache"
+    r = run_python(f"""
+        import logging, pathlib, cuforge
+        seen = []
+        logging.getLogger("cuforge").addHandler(logging.Handler())
+        logging.getLogger("cuforge").handlers[-1].emit = lambda record: seen.append(record.getMessage())
+        name = cuforge.list_gemms(80)[0]
+        cuforge.build([name], progress=False)
+        (library,) = pathlib.Path({str(cache)!r}).glob("v1/kernels/*/kernel.so")
+        library.write_bytes(library.read_bytes() + b"damage")
+        cuforge.build([name], progress=False)
+        for _ in range(1000):  # the interpreter delivers queued messages between bytecodes
+            if seen:
+                break
+        print([m for m in seen if "does not match its recorded checksum" in m] != [])
+    """, CUFORGE_CACHE_DIR=str(cache), CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"))
+    assert r.stdout.strip() == "True", (r.stdout, r.stderr)
+
+
 def test_a_convolution_output_extent_of_stride_zero_is_refused():
     with pytest.raises(cuforge.InvalidArgumentError, match="stride and dilation: expected 1 or more, got 0 and 1"):
         cuforge._core.conv_output_extent(8, 3, 0, 0, 1)

@@ -19,7 +19,7 @@ class RunHandle {
   static RunHandle record(int device, cudaStream_t stream, std::function<void()> on_complete = {});
 
   void sync();
-  bool done() const;  // true once the run finished on the GPU (never blocks)
+  bool done() const;  // true once the run finished on the GPU (never blocks); throws if it failed
 
  private:
   struct State;

@@ -26,8 +26,8 @@ class KernelLibrary {
     return reinterpret_cast<Function>(entry(symbol));
   }
   // Returns on CUFORGE_STATUS_SUCCESS; else throws DeviceError naming the kernel and what the
-  // status means (after a launch, with the last CUDA error).
-  void check(int status, bool launched = false) const;
+  // status means.
+  void check(int status) const;
 
   ~KernelLibrary();
   KernelLibrary(const KernelLibrary&) = delete;
