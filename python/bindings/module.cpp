@@ -325,16 +325,19 @@ NB_MODULE(_core, m) {
            "Wait for this run to finish (and copy host results back).")
       .def("done", &runtime::RunHandle::done, "True once the run has finished on the GPU (a failed run raises).");
 
-  nb::class_<runtime::DeviceBuffer>(m, "DeviceBuffer", "Device memory that host arrays are staged through.")
-      .def(nb::init<>())
-      .def("reserve", [](runtime::DeviceBuffer& b, int device, size_t bytes) {
-             return reinterpret_cast<uintptr_t>(b.reserve(device, bytes));
+  nb::class_<runtime::DeviceBuffer>(m, "DeviceBuffer",
+                                    "A device copy of a host array for one run, allocated and freed on its stream.")
+      .def("__init__",
+           [](runtime::DeviceBuffer* b, int device, size_t bytes, uintptr_t stream) {
+             new (b) runtime::DeviceBuffer(device, bytes, reinterpret_cast<cudaStream_t>(stream));
+           },
+           "device"_a, "bytes"_a, "stream"_a)
+      .def_prop_ro("data", [](const runtime::DeviceBuffer& b) { return reinterpret_cast<uintptr_t>(b.data()); })
+      .def("copy_from_host", [](runtime::DeviceBuffer& b, uintptr_t host, size_t bytes) {
+             b.copy_from_host(reinterpret_cast<const void*>(host), bytes);
            })
-      .def("copy_from_host", [](runtime::DeviceBuffer& b, uintptr_t host, size_t bytes, uintptr_t stream) {
-             b.copy_from_host(reinterpret_cast<const void*>(host), bytes, reinterpret_cast<cudaStream_t>(stream));
-           })
-      .def("copy_to_host", [](const runtime::DeviceBuffer& b, uintptr_t host, size_t bytes, uintptr_t stream) {
-             b.copy_to_host(reinterpret_cast<void*>(host), bytes, reinterpret_cast<cudaStream_t>(stream));
+      .def("copy_to_host", [](const runtime::DeviceBuffer& b, uintptr_t host, size_t bytes) {
+             b.copy_to_host(reinterpret_cast<void*>(host), bytes);
            });
 
   python::bind_plans(m);
@@ -499,11 +502,12 @@ NB_MODULE(_core, m) {
   m.def("set_log_sink",
         [](std::function<void(int, std::string)> sink) {
           python_log().deliver_queued();  // what was queued goes to the sink it was meant for
+          const bool to_python = bool(sink);
           {
             std::lock_guard lock(python_log().mutex);
-            python_log().sink = std::move(sink);
-            if (!python_log().sink) return set_log_sink({});
+            std::swap(python_log().sink, sink);  // the old one let go below, outside the lock
           }
+          if (!to_python) return set_log_sink({});
           set_log_sink([](LogLevel level, const std::string& message) { python_log().log(level, message); });
         },
         "sink"_a.none(),

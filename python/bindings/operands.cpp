@@ -156,7 +156,7 @@ std::optional<TensorRef> torch_tensor_ref(nb::handle h) {
   if (nb::object negative = call_method(h, is_neg); !negative.is_valid() || negative.ptr() != Py_False)
     return std::nullopt;
   nb::object type = get_attribute(h, dtype);
-  if (ref.device < 0 || !type.is_valid()) return std::nullopt;
+  if (!type.is_valid()) return std::nullopt;
   auto known = std::find_if(t->dtypes.begin(), t->dtypes.end(), [&](const auto& e) { return e.first == type.ptr(); });
   if (known == t->dtypes.end()) return std::nullopt;
   ref.dtype = known->second;

@@ -86,27 +86,38 @@ def _describe(x, name: str):
     )
 
 
-class HostStaging:
-    """Device copies of host arrays for one plan: one buffer per operand slot, reused."""
+def stage(x, name: str, device: int, stream: int, copy_in: bool):
+    """A device copy of host array `x` for one run on `stream` (its contents copied in when `copy_in`):
+    (descriptor, buffer, the host array). The buffer is freed on the stream when dropped, after the work
+    queued there by then: keep it until the run that reads it is queued (and D's until it is copied back)."""
+    import numpy as np
 
-    def __init__(self):
-        self._buffers: dict[str, DeviceBuffer] = {}
+    if not isinstance(x, np.ndarray):
+        x = host_array(x)
+    if not (x.flags.c_contiguous or x.flags.f_contiguous):
+        raise InvalidArgumentError(
+            f"{name}: a strided NumPy view cannot be copied to the GPU as is; pass np.ascontiguousarray(...)"
+        )
+    buf = DeviceBuffer(device, x.nbytes, stream)
+    if copy_in:
+        buf.copy_from_host(x.ctypes.data, x.nbytes)
+    strides = tuple(s // x.itemsize for s in x.strides)
+    return (buf.data, to_datatype(x.dtype), x.shape, strides, device), buf, x
 
-    def stage(self, x, name: str, device: int, stream: int, copy_in: bool):
-        import numpy as np
 
-        if not isinstance(x, np.ndarray):
-            x = host_array(x)
-        if not (x.flags.c_contiguous or x.flags.f_contiguous):
-            raise InvalidArgumentError(
-                f"{name}: a strided NumPy view cannot be copied to the GPU as is; pass np.ascontiguousarray(...)"
-            )
-        buf = self._buffers.setdefault(name, DeviceBuffer())
-        ptr = buf.reserve(device, x.nbytes)
-        if copy_in:
-            buf.copy_from_host(x.ctypes.data, x.nbytes, stream)
-        strides = tuple(s // x.itemsize for s in x.strides)
-        return (ptr, to_datatype(x.dtype), x.shape, strides, device), buf, x
+def completion(copies):
+    """A run's completion over its staged copies [(operand name, buffer, host array)]: copies each D (the
+    names starting with D) back to its host array, and holds every copy until then (each is freed on the
+    run's stream once dropped). None when nothing was staged."""
+    if not copies:
+        return None
+
+    def copy_back():
+        for name, buf, host in copies:
+            if name.startswith("D"):
+                buf.copy_to_host(host.ctypes.data, host.nbytes)
+
+    return copy_back
 
 
 def _stream_handle(handle, name: str) -> int:

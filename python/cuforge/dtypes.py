@@ -51,11 +51,14 @@ def to_datatype(element) -> DataType:
         try:
             import numpy as np
 
-            name = np.dtype(element).name
+            dtype = np.dtype(element)
         except TypeError:
-            name = None
-        if name in _NUMPY_NAMES:
-            return _NUMPY_NAMES[name]
+            dtype = None
+        if dtype is not None and dtype.name in _NUMPY_NAMES:
+            if not dtype.isnative:  # its name drops the byte order: the bytes would be read swapped
+                raise DataTypeError(f"{dtype.str}: a byte order other than this machine's; pass the array's "
+                                    f"x.astype(x.dtype.newbyteorder('='))")
+            return _NUMPY_NAMES[dtype.name]
     raise DataTypeError(f"cuforge has no element type for {element!r} (known: {', '.join(DataType.__members__)})")
 
 

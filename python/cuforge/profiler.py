@@ -158,9 +158,9 @@ class _Operand:
         except MemoryError:
             raise InvalidArgumentError(f"profile: an operand of shape {tuple(shape)} does not fit in this machine's "
                                        "memory") from None
-        self.buffer = DeviceBuffer()
-        ptr = self.buffer.reserve(device, host.nbytes)
-        self.buffer.copy_from_host(host.ctypes.data, host.nbytes, 0)
+        self.buffer = DeviceBuffer(device, host.nbytes, 0)
+        self.buffer.copy_from_host(host.ctypes.data, host.nbytes)
+        ptr = self.buffer.data
         strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
         if layout == LayoutType.ColumnMajor:
             strides[-2:] = 1, shape[-2]

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "cuforge/core/error.hpp"
 #include "cuforge/op/gemm_check.hpp"
@@ -49,6 +52,49 @@ auto in_group(size_t g, F&& check) {
   } catch (const InvalidArgumentError& e) {
     throw InvalidArgumentError(fmt::format("group {}: {}", g, e.what()));
   }
+}
+
+// The bytes a tensor spans, [begin, end); none for one without elements (the checks refuse negative strides).
+std::optional<std::pair<uintptr_t, uintptr_t>> byte_span(const TensorRef& t) {
+  if (t.empty()) return std::nullopt;
+  int64_t last = 0;
+  for (int i = 0; i < t.rank; ++i) {
+    if (t.shape[i] == 0) return std::nullopt;
+    last += (t.shape[i] - 1) * t.strides[i];
+  }
+  const auto begin = reinterpret_cast<uintptr_t>(t.data);
+  return std::pair{begin, begin + uintptr_t(last + 1) * size_bytes(t.dtype)};
+}
+
+// One launch runs every group: a group's output that overlaps another group's output or operands races with
+// it (each group's own were checked with it, C and D one tensor allowed). The outputs sorted by address, so
+// that each operand is looked up among them (many groups are checked in G log G).
+void check_groups_apart(const std::vector<TensorRef>& a, const std::vector<TensorRef>& b,
+                        const std::vector<TensorRef>& c, const std::vector<TensorRef>& d) {
+  struct Span {
+    uintptr_t begin, end;
+    size_t group;
+  };
+  std::vector<Span> outputs;
+  for (size_t g = 0; g < d.size(); ++g)
+    if (auto s = byte_span(d[g])) outputs.push_back({s->first, s->second, g});
+  std::sort(outputs.begin(), outputs.end(), [](const Span& x, const Span& y) { return x.begin < y.begin; });
+  for (size_t i = 1; i < outputs.size(); ++i)
+    if (outputs[i - 1].end > outputs[i].begin)
+      fail(fmt::format("D: group {}'s output overlaps group {}'s: one launch writes both", outputs[i - 1].group,
+                       outputs[i].group));
+  // Disjoint and sorted by their starts, the outputs are sorted by their ends too.
+  for (auto [name, list] : {std::pair{"A", &a}, {"B", &b}, {"C", &c}})
+    for (size_t g = 0; g < list->size(); ++g) {
+      const auto s = byte_span((*list)[g]);
+      if (!s) continue;
+      auto o = std::upper_bound(outputs.begin(), outputs.end(), s->first,
+                                [](uintptr_t at, const Span& out) { return at < out.end; });
+      for (; o != outputs.end() && o->begin < s->second; ++o)
+        if (o->group != g)
+          fail(fmt::format("D: group {}'s output overlaps group {}'s {}: one launch reads it while writing the "
+                           "other", o->group, g, name));
+    }
 }
 
 }  // namespace
@@ -104,6 +150,7 @@ GroupedProblem check_grouped(const GemmTypes& plan, int device, const std::vecto
     }
     p.list.push_back(problem);
   }
+  check_groups_apart(a, b, c, d);
   auto most = [](DataType t) { return 16 / size_bytes(t); };
   GemmTypes t = plan.canonical();
   p.shape = summary(p.groups, m, n, k, std::min(align_a, most(t.element_a)), std::min(align_b, most(t.element_b)),
@@ -153,6 +200,10 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
   if (groups > 1 && o.batch_stride_b < span && w.k > 0 && w.n > 0)
     fail(fmt::format("B: the groups' matrices overlap: a stride of {} between them is less than one matrix ({} "
                      "elements) in {}", o.batch_stride_b, span, b.describe()));
+  // check_gemm saw the first group's B: D against all of them.
+  if (const auto bs = byte_span(b), ds = byte_span(d); bs && ds && w.k > 0 && bs->first < ds->second &&
+                                                         ds->first < bs->second)
+    fail("D: the output overlaps B (a group's matrix): the kernel would read what it has written");
   // Every group's B starts a batch stride further: that stride bounds B's alignment too.
   const int most_b = 16 / size_bytes(plan.element_b);
   const int align_b = operand_alignment(plan.element_b, reinterpret_cast<uintptr_t>(b.data), most_b, most_b,

@@ -172,6 +172,16 @@ TEST(GroupedCheck, ListsAreCheckedGroupByGroup) {
   batched.a[0].shape = {1, 128, 64};
   batched.a[0].strides = {128 * 64, 64, 1};
   says(batched, "group 0: expected matrices (rank 2)");
+  // One launch runs every group: an output overlapping another group's operands or output is a race.
+  Lists reads_written = l;
+  reads_written.d[1] = matrix(kBase, 1, 512);  // on group 0's A
+  says(reads_written, "D: group 1's output overlaps group 0's A");
+  Lists one_output = even;
+  one_output.d[2] = one_output.d[0];
+  says(one_output, "D: group 0's output overlaps group 2's");
+  Lists own_c = l;  // C and D one tensor within a group stays allowed
+  for (const TensorRef& d : own_c.d) own_c.c.push_back(d);
+  EXPECT_NO_THROW(own_c.check(o, 1.0));
 }
 
 TEST(GroupedCheck, MisalignedGroupsFallBackToLowerAlignment) {
@@ -249,6 +259,9 @@ TEST(GroupedCheck, TheOffsetsForm) {
   Offsets col;
   col.a = matrix(kBase, 1000, 256, DataType::bf16, C);
   says(col, "it needs a row-major A and D", column);
+  Offsets on_b;  // D on the second group's B: the first's (which the whole problem's check sees) is clear of it
+  on_b.d = matrix(kBase + (1 << 24) + 256 * 512 * 2, 1000, 512);
+  says(on_b, "D: the output overlaps B (a group's matrix)", o);
   Offsets odd;
   odd.b.strides[0] = 256 * 512 + 2;  // every group's B 4 bytes further: alignment 2
   EXPECT_EQ(odd.check(o).shape.align_b, 2);

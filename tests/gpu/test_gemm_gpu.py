@@ -348,6 +348,31 @@ def test_seed_installation_check_128():
     assert (D == np.float16(128)).all()
 
 
+def test_numpy_runs_in_flight_at_once_keep_their_own_copies():
+    """Two NumPy runs queued before either is waited for, and one from each of four threads: each D gets its
+    own product (the device copies were once one per plan, so a D copied back at sync() could hold a later
+    run's result)."""
+    import threading
+
+    plan = cuforge.op.Gemm(element=np.float16, element_accumulator=np.float32, layout=cuforge.LayoutType.RowMajor)
+    rng = np.random.default_rng(7)
+    ints = lambda *shape: rng.integers(-3, 4, shape).astype(np.float16)  # noqa: E731 (exact in f16 sums)
+    B = ints(256, 128)
+    As = [ints(192, 256) for _ in range(6)]
+    Ds = [np.zeros((192, 128), np.float16) for _ in range(6)]
+    first = plan.run(As[0], B, None, Ds[0], sync=False)
+    second = plan.run(As[1], B, None, Ds[1], sync=False)
+    first.sync()
+    second.sync()
+    threads = [threading.Thread(target=lambda i=i: plan.run(As[i], B, None, Ds[i])) for i in range(2, 6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for A, D in zip(As, Ds):
+        assert (D == (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float16)).all()
+
+
 def _seed_torch_inputs():
     A0 = torch.rand((128, 256), device='cuda'); B0 = torch.rand((256, 64), device='cuda')
     C0 = torch.zeros((128, 64), device='cuda'); D0 = torch.zeros((128, 64), device='cuda')

@@ -64,7 +64,30 @@ def test_a_batch_over_one_b_folds_into_the_rows_of_one_gemm():
                      (np.ascontiguousarray(A.transpose(0, 2, 1)).transpose(0, 2, 1), B, C, D)):
         descs = [host_descriptor(x, 0, n) for x, n in zip(operands, "ABCD")]
         assert fold_batch_into_rows(descs) == descs
+    # Nor a B of no matrices, or of a batch other than D's (even broadcast): the checks then name the mismatch.
+    for b_batch in (np.zeros((0, 32, 8)), np.broadcast_to(B, (5, 32, 8))):
+        descs = [host_descriptor(x, 0, n) for x, n in zip((A, b_batch, C, D), "ABCD")]
+        assert fold_batch_into_rows(descs) == descs
     # Nor a batch whose rows together pass the kernels' 32-bit extents.
     huge = [(0, None, (2**16, 2**16, 8), (2**19, 8, 1), 0), (0, None, (8, 8), (8, 1), 0), None,
             (0, None, (2**16, 2**16, 8), (2**19, 8, 1), 0)]
     assert fold_batch_into_rows(huge) == huge
+
+
+@no_gpu
+def test_a_b_of_no_matrices_is_refused_not_read_as_one():
+    plan = cuforge.op.Gemm(element=np.float16, layout=RowMajor)
+    A = FakeDeviceArray((2, 64, 32), np.float16, ptr=BASE["A"])
+    D = FakeDeviceArray((2, 64, 16), np.float16, ptr=BASE["D"])
+    with pytest.raises(cuforge.InvalidArgumentError, match="^B: "):
+        plan.run(A, FakeDeviceArray((0, 32, 16), np.float16, ptr=BASE["B"]), None, D)
+
+
+def test_arrays_of_another_byte_order_are_refused():
+    plan = cuforge.op.Gemm(element=np.float32, layout=RowMajor)
+    A = np.ones((16, 16), np.float32)
+    swapped = A.astype(A.dtype.newbyteorder(">" if A.dtype.byteorder != ">" and np.little_endian else "<"))
+    with pytest.raises(cuforge.DataTypeError, match="a byte order other than this machine's"):
+        plan.run(swapped, A, None, np.zeros((16, 16), np.float32))
+    with pytest.raises(cuforge.DataTypeError, match="a byte order other than this machine's"):
+        plan.run(A, A, None, FakeDeviceArray((16, 16), swapped.dtype, ptr=BASE["D"]))

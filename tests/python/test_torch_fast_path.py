@@ -346,8 +346,8 @@ def test_a_list_changed_while_its_tensors_are_read_survives():
             return 0
 
     first = _Emptying((64, 32), (32, 1), _torch.float16, 0x40_0000_0000)
-    a, b, d = matrices((64, 32), (32, 48), (64, 48))
+    a, b, *ds = matrices((64, 32), (32, 48), (64, 48), (64, 48), (64, 48))
     held[:] = [first, a, a]
     grouped = cuforge.op.GroupedGemm(element=np.float16, element_accumulator=np.float32)
     with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
-        grouped._plan.run_tensors(held, [b, b, b], None, [d, d, d], 1.0, 0.0, True)
+        grouped._plan.run_tensors(held, [b, b, b], None, ds, 1.0, 0.0, True)

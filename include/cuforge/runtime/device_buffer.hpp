@@ -1,42 +1,31 @@
-// An owned device allocation that host arrays (NumPy) are staged through, or that holds a plan's
-// zero operands. Reused across runs of a plan: it grows only when a larger one is needed.
+// A device copy of a host array (NumPy) for one run, or a profiler's operand: allocated on the run's
+// stream and freed on it (stream-ordered: after the work queued there before the free), so that no two
+// runs share one and none is freed under a kernel still reading it.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
-#include <utility>
 
 namespace cuforge::runtime {
 
 class DeviceBuffer {
  public:
-  DeviceBuffer() = default;
+  // `bytes` on `device` (made current, as the run it serves makes it), ordered on `stream`.
+  DeviceBuffer(int device, size_t bytes, cudaStream_t stream);
   ~DeviceBuffer();
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    swap(o);
-    return *this;
-  }
 
-  // Makes room for `bytes` on `device` (reallocating only to grow) and returns the pointer.
-  void* reserve(int device, size_t bytes);
   void* data() const { return data_; }
-  void copy_from_host(const void* host, size_t bytes, cudaStream_t stream);
-  void copy_to_host(void* host, size_t bytes, cudaStream_t stream) const;
+  // Queued on the buffer's stream. A copy into pageable host memory returns once done (CUDA's rule).
+  void copy_from_host(const void* host, size_t bytes);
+  void copy_to_host(void* host, size_t bytes) const;
 
  private:
-  void swap(DeviceBuffer& o) noexcept {
-    std::swap(data_, o.data_);
-    std::swap(bytes_, o.bytes_);
-    std::swap(device_, o.device_);
-  }
-
   void* data_ = nullptr;
-  size_t bytes_ = 0;
-  int device_ = -1;
+  int device_;
+  cudaStream_t stream_;
 };
 
 }  // namespace cuforge::runtime

@@ -61,7 +61,7 @@ def fold_batch_into_rows(descs):
     if batch * rows > _MAX_EXTENT:  # the folded M must stay within the kernels' 32-bit extents
         return descs
     if len(b[2]) == 3:
-        if b[2][0] > 1 and b[3][0] != 0:
+        if b[2][0] != 1 and not (b[2][0] == batch and b[3][0] == 0):  # else the core names the mismatch
             return descs
         b = (b[0], b[1], tuple(b[2][1:]), tuple(b[3][1:]), b[4])
     folded_a, folded_d = _stacked_rows(a, batch, rows), _stacked_rows(d, batch, rows)

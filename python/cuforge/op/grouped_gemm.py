@@ -6,7 +6,7 @@ from __future__ import annotations
 from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import DataTypeError, InvalidArgumentError
-from ..arrays import current_stream, describe
+from ..arrays import completion, current_stream, describe, stage
 from .plan import Plan, alignments, flag, integer, jobs_count, problem_list, ranked_top
 
 # The class plan.compile() builds for when it holds no tensors and none is given.
@@ -215,7 +215,8 @@ class GroupedGemm(Plan):
 
     def _stage_host_lists(self, lists, descs, stream, alpha, beta):
         """NumPy operands are checked as if on the GPU, then copied there; the Ds come back at sync(). A
-        group's C of None stays absent (beta must then be 0, as the checks say)."""
+        group's C of None stays absent (beta must then be 0, as the checks say). Returns the run's
+        completion (arrays.completion)."""
         device = self._plan.device
         checked = self._as_on_device(lists, descs)
         self._plan.check(checked["A"], checked["B"], checked["C"], checked["D"], alpha, beta)
@@ -224,13 +225,6 @@ class GroupedGemm(Plan):
             for g, x in enumerate(lst):
                 if descs[name][g] is not None or x is None:
                     continue
-                descs[name][g], buf, host = self._staging.stage(x, f"{name}{g}", device, stream,
-                                                                 name != "D" or beta != 0)
-                if name == "D":
-                    copies.append((buf, host))
-
-        def copy_back():
-            for buf, host in copies:
-                buf.copy_to_host(host.ctypes.data, host.nbytes, stream)
-
-        return copy_back if copies else None
+                descs[name][g], buf, host = stage(x, f"{name}{g}", device, stream, name != "D" or beta != 0)
+                copies.append((name, buf, host))
+        return completion(copies)

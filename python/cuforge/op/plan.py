@@ -15,7 +15,7 @@ from .._core import (
     OpcodeClass,
     TileDescription,
 )
-from ..arrays import HostStaging, describe, host_descriptor
+from ..arrays import completion, describe, host_descriptor, stage
 from ..emit import Operation
 from ..dtypes import to_datatype
 
@@ -235,7 +235,6 @@ class Plan:
                            element_d=o.element_d, layout_a=o.layout_a, layout_b=o.layout_b, layout_c=o.layout_c)
         self.A, self.B, self.C, self.D = A, B, C, D
         self.alpha, self.beta = alpha, beta
-        self._staging = HostStaging()
 
     def _run_arguments(self, A, B, C, D, alpha, beta, sync):
         """A run's operands (those given at construction where it gives none), alpha and beta as
@@ -260,26 +259,18 @@ class Plan:
     def _stage_host_arrays(self, operands, descs, stream, copy_d_in, check):
         """Copies the NumPy operands of (A, B, C, D) to the device, after `check` (the plan's checks)
         accepted them described as if they were there: nothing is copied, and no GPU is needed, for
-        a refused run. Returns the descriptors to run on and the copy of D back to the host (None
-        when D is on the device)."""
+        a refused run. Returns the descriptors to run on and the run's completion (None when nothing
+        was staged), which copies D back to the host and holds the run's copies until then: each run
+        has its own, so that runs in flight at once (sync=False, threads) never share one."""
         device = self._plan.device
         check([self._on_device(x, d, name, name == "D") for d, x, name in zip(descs, operands, "ABCD")])
-        staged_d = None
+        copies = []
         out = list(descs)
         for i, (x, name) in enumerate(zip(operands, "ABCD")):
-            if x is None or descs[i] is not None:
-                continue
-            out[i], buf, host = self._staging.stage(x, name, device, stream, name != "D" or copy_d_in)
-            if name == "D":
-                staged_d = (buf, host)
-        if staged_d is None:
-            return out, None
-        buf, host = staged_d
-
-        def copy_back():
-            buf.copy_to_host(host.ctypes.data, host.nbytes, stream)
-
-        return out, copy_back
+            if x is not None and descs[i] is None:
+                out[i], buf, host = stage(x, name, device, stream, name != "D" or copy_d_in)
+                copies.append((name, buf, host))
+        return out, completion(copies)
 
     def _construct(self, tile_description, *problem) -> Operation:
         """construct(): the kernel the core plan selects for `problem`, as an Operation. With a tile
