@@ -480,6 +480,12 @@ NB_MODULE(_core, m) {
           if (stride < 1 || dilation < 1)
             throw InvalidArgumentError("stride and dilation: expected 1 or more, got " + std::to_string(stride) +
                                        " and " + std::to_string(dilation));
+          // Within 32 bits each, the extent's arithmetic stays within 64.
+          for (auto [name, value] : {std::pair{"input", input}, {"filter", filter}, {"padding", pad},
+                                     {"stride", stride}, {"dilation", dilation}})
+            if (value < 0 || value > INT32_MAX)
+              throw InvalidArgumentError(std::string(name) + ": " + std::to_string(value) +
+                                         " is beyond the 32-bit sizes the kernels index");
           return Conv2dSize::output_extent(input, filter, pad, stride, dilation);
         },
         "input"_a, "filter"_a, "pad"_a, "stride"_a, "dilation"_a,

@@ -29,17 +29,39 @@ def describe(x, name: str):
 
 
 def host_array(x):
-    """A host operand as a NumPy array (without a copy): NumPy's own, or a DLPack producer's."""
+    """A host operand as a NumPy array: NumPy's own, a DLPack producer's memory (no copy), else np.asarray's."""
     import numpy as np
 
-    if not hasattr(x, "__array_interface__") and not hasattr(x, "__array__") and hasattr(x, "__dlpack__"):
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "__dlpack__"):  # its own memory, where __array__ may copy
         return np.from_dlpack(x)
     return np.asarray(x)
 
 
+def _element_strides(x) -> tuple:
+    """A NumPy array's strides in elements; those of its order for one without elements (whose strides NumPy
+    may give as 0, which no layout has)."""
+    if x.size:
+        return tuple(s // x.itemsize for s in x.strides)
+    dims = range(x.ndim) if x.flags.f_contiguous and not x.flags.c_contiguous else reversed(range(x.ndim))
+    strides, step = [0] * x.ndim, 1
+    for i in dims:
+        strides[i] = step
+        step *= max(x.shape[i], 1)
+    return tuple(strides)
+
+
 def host_descriptor(x, device: int, name: str, output: bool = False):
     """A host array described as if it already were on `device`, so that it can be checked before
-    anything is copied; an ``output`` (D, which the result is copied back into) must be writable."""
+    anything is copied; an ``output`` (D, which the result is copied back into) must be writable memory of
+    its own: a NumPy array or a DLPack producer's (np.asarray of anything else may be a copy, which the
+    result would go to and be lost)."""
+    import numpy as np
+
+    if output and not isinstance(x, np.ndarray) and not hasattr(x, "__dlpack__"):
+        raise InvalidArgumentError(f"{name}: the result is copied back into a NumPy array (or a DLPack producer's "
+                                   f"memory), got {type(x).__name__}: pass np.asarray(...) and read that")
     x = host_array(x)
     if output and not x.flags.writeable:
         raise InvalidArgumentError(f"{name}: the NumPy array is read-only, and the result would be copied back into "
@@ -48,7 +70,7 @@ def host_descriptor(x, device: int, name: str, output: bool = False):
         dtype = to_datatype(x.dtype)
     except DataTypeError as e:
         raise DataTypeError(f"{name}: {e}") from None
-    return (x.ctypes.data, dtype, x.shape, tuple(s // x.itemsize for s in x.strides), device)
+    return (x.ctypes.data, dtype, x.shape, _element_strides(x), device)
 
 
 def _describe(x, name: str):
@@ -60,8 +82,14 @@ def _describe(x, name: str):
         return (x.data_ptr(), torch_datatype(x.dtype), x.shape, tuple(x.stride()), x.get_device())
     cai = getattr(x, "__cuda_array_interface__", None)
     if cai is not None:
-        dt = to_datatype(x.dtype)
-        itemsize = x.dtype.itemsize
+        import numpy as np
+
+        if cai["data"][1] and name.startswith("D"):
+            raise InvalidArgumentError(f"{name}: the array is read-only (its __cuda_array_interface__ says so), and "
+                                       "the result would be written into it")
+        element = np.dtype(cai["typestr"])  # the protocol's own (an array may have no .dtype)
+        dt = to_datatype(element)
+        itemsize = element.itemsize
         shape = tuple(cai["shape"])
         strides = cai.get("strides")
         if strides is None:  # C-contiguous
@@ -101,8 +129,7 @@ def stage(x, name: str, device: int, stream: int, copy_in: bool):
     buf = DeviceBuffer(device, x.nbytes, stream)
     if copy_in:
         buf.copy_from_host(x.ctypes.data, x.nbytes)
-    strides = tuple(s // x.itemsize for s in x.strides)
-    return (buf.data, to_datatype(x.dtype), x.shape, strides, device), buf, x
+    return (buf.data, to_datatype(x.dtype), x.shape, _element_strides(x), device), buf, x
 
 
 def completion(copies):

@@ -69,5 +69,5 @@ def resolve(value) -> tuple[ActivationFunction, float | None]:
         raise InvalidArgumentError(f"activation: leaky_relu's slope must be a real number, got {argument!r}")
     try:
         return value, float(argument)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, OverflowError) as e:
         raise InvalidArgumentError(f"activation: leaky_relu's slope must be a real number, got {argument!r}: {e}") from None

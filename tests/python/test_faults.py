@@ -289,3 +289,51 @@ def test_clear_of_a_read_only_cache_fails_loudly(tmp_path):
         assert r.returncode == 2 and "cannot remove" in r.stderr, (r.stdout, r.stderr)
     finally:
         os.chmod(tmp_path / "cache" / "v1", 0o700)
+
+
+_F8 = dict(element_A=cuforge.DataType.e4m3, element_B=cuforge.DataType.e4m3, element_C=cuforge.DataType.bf16,
+           element_D=cuforge.DataType.bf16, layout_A=RowMajor, layout_B=cuforge.LayoutType.ColumnMajor,
+           layout_C=RowMajor)
+
+
+def _gemm(**kwargs):
+    return cuforge.op.Gemm(element=np.float16, layout=RowMajor, **kwargs)
+
+
+def _conv():
+    return cuforge.op.Conv2d(kind="fprop", element=np.float16)
+
+
+@pytest.mark.parametrize("call, says", [
+    (lambda: _gemm().run(*[np.ones((8, 8), np.float16)] * 3, np.ones((8, 8), np.float16), alpha=10**400),
+     "^alpha: expected a real number"),
+    (lambda: setattr(_gemm(), "activation", (cuforge.epilogue.leaky_relu, 10**400)), "leaky_relu's slope"),
+    (lambda: cuforge.op.Gemm(**_F8).run(scale_a=10**400), "^scale_a: expected a real number"),
+    (lambda: cuforge.op.Gemm(**_F8).run(alpha="x", scale_a=2.0), "^alpha: expected a real number"),
+    (lambda: cuforge.op.Gemm(A=5), "^A: expected an array or tensor"),
+    (lambda: _conv().run(stride={1, 2}), r"^stride: expected an integer or \(height, width\)"),
+    (lambda: _conv().run(padding=np.array(1)), "^padding: expected an integer"),
+    (lambda: _conv().run(split_k=np.array(1)), r"^split_k: expected \(mode, slices\)"),
+    (lambda: _gemm().compile(problems=[np.array(3)]), r"^problems: expected \(M, N, K\)"),
+    (lambda: _gemm().compile(tile_description={"threadblock_shape": np.array(3)}), "expected three integers"),
+    (lambda: _gemm(A=np.ones(8, np.float16), B=np.ones((8, 8), np.float16)).construct(),
+     "^construct: the plan's A and B size the problem only as matrices"),
+    (lambda: cuforge.shape.Conv2DProblemSize(1, 8, 8, 8, 8, 3, 3, 8, 2**62, 0, 1, 1, 1, 1),
+     "^padding: 4611686018427387904 is beyond the 32-bit sizes"),
+], ids=["alpha-huge", "slope-huge", "scale-huge", "alpha-str-with-scale", "A-int", "stride-set", "padding-0d",
+        "split-k-0d", "problem-0d", "tile-0d", "construct-1d", "conv-pad-huge"])
+def test_odd_arguments_are_errors_of_cuforge_not_of_python(call, says):
+    with pytest.raises(cuforge.Error, match=says):
+        call()
+
+
+@pytest.mark.parametrize("plan, arguments", [
+    (_gemm, dict(problems="bad")), (_gemm, dict(alignment_A=16)),
+    (lambda: cuforge.op.GroupedGemm(element=np.float16, layout=RowMajor), dict(problems=[(1, 2)])),
+    (_conv, dict(problems=[((1, 2, 3), 1, 0, 1)])),
+], ids=["gemm-problems", "gemm-alignment", "grouped-problems", "conv-problems"])
+def test_a_refused_compile_leaves_the_tile_unpinned(plan, arguments):
+    p = plan()
+    with pytest.raises(cuforge.InvalidArgumentError):
+        p.compile(p.tile_descriptions()[0], **arguments)
+    assert p.tile_description is None

@@ -367,3 +367,25 @@ def test_validation_agrees_with_a_model_of_the_rules(run):
     operand, error = expected
     assert message.startswith(operand + ": "), f"model refuses {operand}, cuforge said: {message}"
     assert type(result) is error, f"expected {error.__name__}, got {type(result).__name__}: {message}"
+
+
+@pytest.mark.parametrize("shapes", [((0, 4), (4, 8), (0, 8)), ((4, 0), (0, 8), (4, 8)), ((4, 4), (4, 0), (4, 0))],
+                         ids=["M=0", "K=0", "N=0"])
+def test_numpy_arrays_without_elements_are_described_by_their_order(shapes):
+    """NumPy 2 gives an array without elements strides of 0 (no layout has them): such an operand is described
+    with the strides of its order, as torch's are, not refused for its leading dimension."""
+    plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+    a, b, d = (np.zeros(s, np.float16) for s in shapes)
+    try:
+        plan.run(a, b, None, d)
+    except cuforge.DeviceError as e:  # without a GPU the run goes as far as the device
+        assert "no CUDA GPU was found" in str(e)
+
+
+def test_a_read_only_device_output_is_refused():
+    d = FakeDeviceArray((8, 8), np.float16, ptr=BASE["D"])
+    d.__cuda_array_interface__["data"] = (BASE["D"], True)
+    plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+    a, b = (FakeDeviceArray((8, 8), np.float16, ptr=BASE[n]) for n in "AB")
+    with pytest.raises(cuforge.InvalidArgumentError, match="^D: the array is read-only"):
+        plan.run(a, b, None, d)

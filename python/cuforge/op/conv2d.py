@@ -3,13 +3,16 @@ compatible with the CUTLASS Python interface."""
 
 from __future__ import annotations
 
+from functools import partial
+
+import numbers
 import sys
 
 from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import InvalidArgumentError, KernelKind, LayoutType
 from ..arrays import current_stream, describe
-from .plan import Plan, flag, integer, jobs_count, problem_list, ranked_top
+from .plan import Plan, fixed_items, flag, integer, jobs_count, problem_list, ranked_top
 
 _KINDS = {"fprop": KernelKind.Conv2dFprop, "dgrad": KernelKind.Conv2dDgrad, "wgrad": KernelKind.Conv2dWgrad}
 
@@ -29,13 +32,12 @@ def _kind(value) -> KernelKind:
 
 def _pair(value, name: str, low: int) -> tuple[int, int]:
     """stride, padding or dilation: one integer for both axes, or (height, width)."""
-    if isinstance(value, (str, bytes)):
+    if isinstance(value, numbers.Integral):
+        return integer(value, name, low), integer(value, name, low)
+    items = fixed_items(value, (2,))
+    if items is None:
         raise InvalidArgumentError(f"{name}: expected an integer or (height, width), got {value!r}")
-    if not hasattr(value, "__len__"):
-        value = (value, value)
-    if len(value) != 2:
-        raise InvalidArgumentError(f"{name}: expected an integer or (height, width), got {value!r}")
-    return integer(value[0], name, low), integer(value[1], name, low)
+    return integer(items[0], name, low), integer(items[1], name, low)
 
 
 def _split_k(value) -> tuple[int, bool]:
@@ -44,9 +46,10 @@ def _split_k(value) -> tuple[int, bool]:
     kernel after it. None (0 slices to the core) takes the plan's settings."""
     if value is None:
         return 0, False
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+    items = fixed_items(value, (2,))
+    if items is None:
         raise InvalidArgumentError(f"split_k: expected (mode, slices), e.g. ('serial', 1), got {value!r}")
-    mode, slices = value
+    mode, slices = items
     if mode not in ("serial", "parallel"):
         raise InvalidArgumentError(f"split_k: the mode is 'serial' or 'parallel', got {mode!r}")
     slices = integer(slices, "split_k slices", 1)
@@ -187,8 +190,6 @@ class Conv2d(Plan):
         if any(a is not None for a in (alignment_A, alignment_B, alignment_C)):
             raise InvalidArgumentError("compile: convolution alignments follow the channels of the tensors; "
                                        "alignment_A/B/C are not taken")
-        if tile_description is not None:
-            self.tile_description = tile_description
         single = problems is None
         if single:
             if self.A is not None and self.B is not None and self.D is not None:
@@ -198,11 +199,13 @@ class Conv2d(Plan):
         shapes = []
         for problem in problem_list(problems, "((N, H, W, C, K, R, S), stride, padding, dilation)", (4,)):
             extents, s, p, d = problem
-            if not hasattr(extents, "__len__") or len(extents) != 7:
+            checked = fixed_items(extents, (7,))
+            if checked is None:
                 raise InvalidArgumentError(f"problems: expected extents (N, H, W, C, K, R, S), got {extents!r}")
-            shapes.append(([integer(v, name, 1) for v, name in zip(extents, "NHWCKRS")], _pair(s, "stride", 1),
+            shapes.append(([integer(v, name, 1) for v, name in zip(checked, "NHWCKRS")], _pair(s, "stride", 1),
                            _pair(p, "padding", 0), _pair(d, "dilation", 1)))
-        built = self._plan.compile(shapes, jobs_count(jobs), self._bias(bias))
+        built = self._pinned_build(tile_description, partial(self._plan.compile, shapes, jobs_count(jobs),
+                                                             self._bias(bias)))
         if print_module:
             for r in built:
                 print(kernel_source(r["name"]))

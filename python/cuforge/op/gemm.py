@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numbers
 
 from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import DataType, InvalidArgumentError
 from ..arrays import current_stream, describe
-from .plan import Plan, alignments, flag, integer, jobs_count, problem_list, ranked_top
+from .plan import Plan, alignments, flag, integer, jobs_count, problem_list, ranked_top, scalar
 
 # The problem compiled by plan.compile() when the plan holds no tensors and none is given: large
 # and square, the class most plans are built for.
@@ -134,7 +136,7 @@ class Gemm(Plan):
                 f"{self._types['element_a'].name} x {self._types['element_b'].name} (scale alpha instead)")
         for name, value in (("scale_a", scale_a), ("scale_b", scale_b)):
             if isinstance(value, numbers.Real) and not isinstance(value, bool):
-                alpha = (self.alpha if alpha is None else alpha) * float(value)
+                alpha = scalar(self.alpha if alpha is None else alpha, "alpha") * scalar(value, name)
         keep = [None if isinstance(x, numbers.Real) and not isinstance(x, bool) else x for x in (scale_a, scale_b)]
         return keep[0], keep[1], alpha
 
@@ -158,8 +160,6 @@ class Gemm(Plan):
         (``jobs`` nvcc processes; default one per core). ``bias``: the runs' C is a bias row (by default,
         when the plan's own C is one). Returns the kernel's name, library path and whether the cache had
         it (a list of those for ``problems``)."""
-        if tile_description is not None:
-            self.tile_description = tile_description
         single = problems is None
         given = (M, N, K, alignment_A, alignment_B, alignment_C, bias)
         held = all(x is not None for x in (self.A, self.B, self.D))
@@ -169,7 +169,7 @@ class Gemm(Plan):
             A, B, C, D, alpha, beta, _ = self._run_arguments(None, None, None, None, None, None, True)
             descs = [None if x is None else self._on_device(x, describe(x, name), name, name == "D")
                      for x, name in zip((A, B, C, D), "ABCD")]
-            built = self._plan.compile_tensors(*self._folded(descs, C), alpha, beta, jobs_count(jobs))
+            build = partial(self._plan.compile_tensors, *self._folded(descs, C), alpha, beta, jobs_count(jobs))
         else:
             if single:
                 problems = [self._problem(M, N, K, batch, "compile")]
@@ -178,7 +178,9 @@ class Gemm(Plan):
             for problem in problem_list(problems, "(M, N, K) or (M, N, K, batch)", (3, 4)):
                 m, n, k, b = (*problem, 1) if len(problem) == 3 else problem
                 shapes.append((integer(m, "M"), integer(n, "N"), integer(k, "K"), integer(b, "batch"), bias))
-            built = self._plan.compile(shapes, alignments(alignment_A, alignment_B, alignment_C), jobs_count(jobs))
+            build = partial(self._plan.compile, shapes, alignments(alignment_A, alignment_B, alignment_C),
+                            jobs_count(jobs))
+        built = self._pinned_build(tile_description, build)
         if print_module:
             for r in built:
                 print(kernel_source(r["name"]))
@@ -200,7 +202,12 @@ class Gemm(Plan):
         """(M, N, K, batch) as given, else of the plan's tensors, else the default class."""
         if M is None and N is None and K is None:
             if self.A is not None and self.B is not None:
-                return self.A.shape[-2], self.B.shape[-1], self.A.shape[-1], batch
+                shapes = [tuple(getattr(x, "shape", ())) for x in (self.A, self.B)]
+                if min(len(shape) for shape in shapes) < 2:
+                    raise InvalidArgumentError(f"{caller}: the plan's A and B size the problem only as matrices (or "
+                                               f"batches of them), got shapes {shapes[0]} and {shapes[1]}; give M, "
+                                               f"N and K")
+                return shapes[0][-2], shapes[1][-1], shapes[0][-1], batch
             return (*_DEFAULT_COMPILE_PROBLEM, batch)
         if M is None or N is None or K is None:
             raise InvalidArgumentError(f"{caller}: give all of M, N and K, or none of them")

@@ -3,6 +3,8 @@ Python interface's GroupedGemm, plus the mixture-of-experts offsets form of torc
 
 from __future__ import annotations
 
+from functools import partial
+
 from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import DataTypeError, InvalidArgumentError
@@ -93,8 +95,6 @@ class GroupedGemm(Plan):
         8 of 1024 x 4096 x 4096; ``problems``, a list of
         (groups, M, N, K), builds several in parallel; ``ragged`` as in select() (for the offsets
         form); ``bias``: the runs' C is a bias row per group (by default, when the plan's own C is)."""
-        if tile_description is not None:
-            self.tile_description = tile_description
         single = problems is None
         given = (groups, M, N, K, alignment_A, alignment_B, alignment_C, bias)
         if single and all(v is None for v in given) and not ragged and isinstance(self.A, (list, tuple)) \
@@ -104,16 +104,17 @@ class GroupedGemm(Plan):
             A, B, C, D, alpha, beta, _ = self._run_arguments(None, None, None, None, None, None, True)
             lists, descs = _described_lists(A, B, C, D)
             checked = self._as_on_device(lists, descs)
-            built = self._plan.compile_lists(checked["A"], checked["B"], checked["C"], checked["D"], alpha, beta,
-                                             jobs_count(jobs))
+            build = partial(self._plan.compile_lists, checked["A"], checked["B"], checked["C"], checked["D"], alpha,
+                            beta, jobs_count(jobs))
         else:
             if single:
                 problems = [self._problem(groups, M, N, K, "compile")]
             shapes = []
             for problem in problem_list(problems, "(groups, M, N, K)", (4,)):
                 shapes.append(tuple(integer(v, name) for v, name in zip(problem, ("groups", "M", "N", "K"))))
-            built = self._plan.compile(shapes, alignments(alignment_A, alignment_B, alignment_C),
-                                       jobs_count(jobs), bool(ragged), self._bias(bias))
+            build = partial(self._plan.compile, shapes, alignments(alignment_A, alignment_B, alignment_C),
+                            jobs_count(jobs), bool(ragged), self._bias(bias))
+        built = self._pinned_build(tile_description, build)
         if print_module:
             for r in built:
                 print(kernel_source(r["name"]))

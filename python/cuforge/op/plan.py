@@ -8,6 +8,7 @@ import numbers
 from .. import _core, epilogue
 from .._core import (
     DataType,
+    DataTypeError,
     Decomposition,
     InvalidArgumentError,
     LayoutType,
@@ -50,6 +51,18 @@ def integer(value, name: str, low: int | None = None) -> int:
     return int(value)
 
 
+def fixed_items(value, lengths) -> tuple | None:
+    """The items of a list, tuple or other sized sequence (a NumPy vector) of one of `lengths` items, else None:
+    not of a string, a mapping, a set or a 0-d array, whose lengths mean no items."""
+    if isinstance(value, (str, bytes, dict, set, frozenset)) or not hasattr(value, "__len__"):
+        return None
+    try:
+        items = tuple(value)
+    except TypeError:  # sized but not iterable over items (a 0-d array)
+        return None
+    return items if len(items) in lengths else None
+
+
 def ranked_top(ranked: list, top) -> list:
     """The first ``top`` of a plan's ranked candidates (all of them for None)."""
     if top is None:
@@ -73,10 +86,13 @@ def problem_list(problems, each: str, lengths: tuple) -> list:
     ``lengths`` items."""
     if not isinstance(problems, (list, tuple)):
         raise InvalidArgumentError(f"problems: expected a list of {each}, got {type(problems).__name__}")
+    checked = []
     for problem in problems:
-        if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) not in lengths:
+        items = fixed_items(problem, lengths)
+        if items is None:
             raise InvalidArgumentError(f"problems: expected {each}, got {problem!r}")
-    return list(problems)
+        checked.append(items)
+    return checked
 
 
 def capability(value, name: str) -> int:
@@ -104,9 +120,10 @@ def flag(value, name: str) -> bool:
 
 
 def _triple(value, name: str) -> list[int]:
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 3:
+    items = fixed_items(value, (3,))
+    if items is None:
         raise InvalidArgumentError(f"{name}: expected three integers (M, N, K), got {value!r}")
-    return [integer(v, name, 0) for v in value]
+    return [integer(v, name, 0) for v in items]
 
 
 # The fields of a seed-style tile description dict, and how each is read.
@@ -160,7 +177,7 @@ def scalar(value, name: str) -> float:
                                    f"(shape {tuple(getattr(value, 'shape', ()))})")
     try:
         return float(value.item() if hasattr(value, "item") else value)
-    except (TypeError, ValueError, RuntimeError) as e:
+    except (TypeError, ValueError, RuntimeError, OverflowError) as e:
         raise InvalidArgumentError(f"{name}: expected a real number, got {value!r}: {e}") from None
 
 
@@ -190,7 +207,10 @@ class Plan:
             if isinstance(tensor, (list, tuple)):  # a grouped plan's operands: the first group's
                 tensor = tensor[0] if tensor else None
             if chosen is None and tensor is not None:
-                chosen = tensor.dtype
+                chosen = getattr(tensor, "dtype", None)
+                if chosen is None:
+                    raise InvalidArgumentError(f"{name}: expected an array or tensor (with a dtype), got "
+                                               f"{type(tensor).__name__}; or give element=")
             if chosen is None:
                 raise InvalidArgumentError(f"element_{name}: give element=, element_{name}= or a tensor {name}=")
             return to_datatype(chosen)
@@ -289,6 +309,20 @@ class Plan:
         """A boolean setting, checked before the core sees it."""
         value = flag(value, name)
         self._update(lambda s: setattr(s, name, value))
+
+    def _pinned_build(self, tile_description, build):
+        """compile()'s build, its arguments checked, with ``tile_description`` pinned first (for good, as the
+        setter pins it). Where the core refuses the build's arguments, the tile is unpinned again (the
+        kernels compiled before are then the disk cache's to find)."""
+        if tile_description is None:
+            return build()
+        previous = self._plan.settings
+        self.tile_description = tile_description
+        try:
+            return build()
+        except (InvalidArgumentError, DataTypeError):
+            self._plan.settings = previous
+            raise
 
     def _update(self, change):
         """Applies `change` to a copy of the settings and gives it to the core, which checks it whole:
