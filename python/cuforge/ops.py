@@ -30,7 +30,8 @@ def _plan(A: torch.Tensor, B: torch.Tensor, D: torch.Tensor) -> Gemm:
 
 
 def _output(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-    batch = A.shape[:-2] if A.dim() > B.dim() else B.shape[:-2]
+    """D of the batch both operands broadcast to (a batch of one broadcasts, as in torch.matmul)."""
+    batch = torch.broadcast_shapes(A.shape[:-2], B.shape[:-2])
     return A.new_empty((*batch, A.shape[-2], B.shape[-1]))
 
 

@@ -155,7 +155,7 @@ class _Operand:
     def __init__(self, dtype, shape, layout, device, rng, values: np.ndarray | None = None):
         try:
             host = _random_bytes(dtype, math.prod(shape), rng) if values is None else values
-        except MemoryError:
+        except (MemoryError, ValueError):  # NumPy: "array is too big" past its sizes
             raise InvalidArgumentError(f"profile: an operand of shape {tuple(shape)} does not fit in this machine's "
                                        "memory") from None
         self.buffer = DeviceBuffer(device, host.nbytes, 0)
@@ -431,6 +431,8 @@ def _tune(plan, shapes, candidates):
     plan.autotune_candidates = candidates
     rng = np.random.default_rng(0)
     device = plan._plan.device
+    for m, n, k, batch in shapes:  # every shape checked (what no kernel runs refused) before anything runs
+        plan.select(m, n, k, batch)
     for m, n, k, batch in shapes:
         a = _matrix(plan.element_A, m, k, batch, plan.layout_A, device, rng)
         b = _matrix(plan.element_B, k, n, batch, plan.layout_B, device, rng)

@@ -22,6 +22,11 @@ namespace {
 
 using namespace cuforge;
 
+// An option given an empty value names nothing: refused, where it once read as the option not given (`--preset ''`
+// building the whole catalog).
+const CLI::Validator kNonEmpty([](std::string& value) { return value.empty() ? std::string("an empty value names nothing") : std::string(); },
+                               "NONEMPTY", "non-empty");
+
 struct FilterFlags {
   int arch = 0;
   std::string op, a, b, acc, c, d, layouts, opclass, math, glob;
@@ -57,17 +62,17 @@ struct FilterFlags {
   }
 
   void add_to(CLI::App* app) {
-    app->add_option("--op", op, "operation: gemm, grouped (grouped_gemm), fprop, dgrad or wgrad (conv2d_fprop, ...); default: every one");
-    app->add_option("--arch", arch, "architecture family: 80 or 90");
-    app->add_option("--a", a, "element type of A (f16, bf16, f32, f64, s8, e4m3, e5m2)");
-    app->add_option("--b", b, "element type of B");
-    app->add_option("--acc", acc, "accumulator type");
-    app->add_option("--c", c, "element type of C");
-    app->add_option("--d", d, "element type of D");
-    app->add_option("--layouts", layouts, "layouts of A, B, C as three letters r/c, e.g. rcr");
-    app->add_option("--opclass", opclass, "opcode class: tensorop (tensor cores) or simt (CUDA cores)");
-    app->add_option("--math", math, "math operation (mma, 3xtf32, sat, fastaccum)");
-    app->add_option("--filter", glob, "shell glob on kernel names");
+    app->add_option("--op", op, "operation: gemm, grouped (grouped_gemm), fprop, dgrad or wgrad (conv2d_fprop, ...); default: every one")->check(kNonEmpty);
+    app->add_option("--arch", arch, "architecture family: 80 or 90")->check(CLI::Range(1, 1000));  // 0 once read as "any"
+    app->add_option("--a", a, "element type of A (f16, bf16, f32, f64, s8, e4m3, e5m2)")->check(kNonEmpty);
+    app->add_option("--b", b, "element type of B")->check(kNonEmpty);
+    app->add_option("--acc", acc, "accumulator type")->check(kNonEmpty);
+    app->add_option("--c", c, "element type of C")->check(kNonEmpty);
+    app->add_option("--d", d, "element type of D")->check(kNonEmpty);
+    app->add_option("--layouts", layouts, "layouts of A, B, C as three letters r/c, e.g. rcr")->check(kNonEmpty);
+    app->add_option("--opclass", opclass, "opcode class: tensorop (tensor cores) or simt (CUDA cores)")->check(kNonEmpty);
+    app->add_option("--math", math, "math operation (mma, 3xtf32, sat, fastaccum)")->check(kNonEmpty);
+    app->add_option("--filter", glob, "shell glob on kernel names")->check(kNonEmpty);
   }
 };
 
@@ -189,7 +194,7 @@ int main(int argc, char** argv) {
   build->add_flag("--dry-run", dry_run, "print what would be built");
   std::string preset_help = "instead of a filter, the kernels the selection picks for a named set of problems:";
   for (const auto& p : op::presets()) preset_help += fmt::format(" {} ({});", p.name, p.description);
-  build->add_option("--preset", preset, preset_help);
+  build->add_option("--preset", preset, preset_help)->check(kNonEmpty);
 
   std::string cache_action;
   int64_t max_bytes = int64_t(10) << 30;

@@ -98,6 +98,7 @@ void TuningRecord::store(const std::string& key, const TunedKernel& tuned) const
 }
 
 std::vector<std::pair<std::string, TunedKernel>> TuningRecord::entries() const {
+  cache_.check_root();  // as the cache's own listings: an unusable cache is an error, not an empty record
   std::vector<std::pair<std::string, TunedKernel>> out;
   const Json entries = read_entries(path());
   for (const auto& [key, value] : entries.items())

@@ -94,6 +94,9 @@ std::optional<std::string> why_invalid_conv(const GemmConfig& c) {
   if (c.layout_a != la || c.layout_b != lb)
     return fmt::format("a {} kernel over NHWC tensors is the implicit GEMM {}{}r", to_string(c.kind),
                        layout_letter(la), layout_letter(lb));
+  if (c.bias && c.kind == KernelKind::Conv2dWgrad)
+    return std::string("a bias is one value per output channel of fprop or dgrad; wgrad's C has dw's shape (K, R, S, "
+                       "C)");
   if (c.parallel_split_k && c.arch >= 90 && c.kind != KernelKind::Conv2dWgrad)
     return std::string("SM90 convolution kernels split K in parallel for wgrad only (between the images of its K, "
                        "N·P·Q); fprop and dgrad split on SM80 kernels (CUTLASS 2.x's kParallel)");

@@ -438,6 +438,23 @@ TEST(CatalogNames, MalformedNamesAreRefused) {
   }
 }
 
+TEST(CatalogNames, WgradTakesNoBias) {
+  // dw's C has dw's shape: a bias name parsed (and emitted) once, then failed in nvcc (SM90) or read R·S·C
+  // values of a row of K (SM80's split reduction).
+  for (const std::string name :
+       {"cuforge_sm90_wgrad_tensorop_mma_f16_f16_f32_f16_f16_crr_64x64x64_c1x1x1_s0_tmaws_tma_default_a8x8x8",
+        "cuforge_sm80_wgrad_tensorop_mma_f16_f16_f32_f16_f16_crr_64x64x32_w2x2x1_s3_multistage_default_default_a8x8x8"}) {
+    SCOPED_TRACE(name);
+    EXPECT_NO_THROW(library::parse_gemm_name(name));
+    try {
+      library::parse_gemm_name(name + "_bias");
+      ADD_FAILURE() << "a wgrad bias kernel was accepted";
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find("wgrad's C has dw's shape"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(CatalogNames, TheEpilogueIsASuffix) {
   const std::string base =
       "cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x128x64_c1x1x1_s0_coop_tmacoop_default_a8x8x8";

@@ -134,6 +134,11 @@ def test_export_refuses_bad_names_and_operations(tmp_path):
         cuforge.emit.pytorch(op, "x", cc="90", sourcedir=str(tmp_path))
     with pytest.raises(InvalidArgumentError, match="sm_90a|9.0|90"):
         cuforge.emit.pytorch(op, "x", cc=80, sourcedir=str(tmp_path))  # an SM90 kernel cannot target 8.0
+    # A name whose torch.ops namespace is torch's or cuforge's, or whose module `pip install` would replace.
+    for name, says in (("aten", "torch's or cuforge's own namespace"), ("cuforge", "own namespace"),
+                       ("numpy", "already importable here"), ("pytest", "already importable here")):
+        with pytest.raises(InvalidArgumentError, match=says):
+            cuforge.emit.pytorch(op, name, sourcedir=str(tmp_path))
     assert not any(tmp_path.iterdir())  # nothing written for a refused export
     (tmp_path / "file").write_text("")
     for sourcedir, says in ((tmp_path / "file", "File exists"), (tmp_path / "file" / "sub", "Not a directory")):

@@ -270,12 +270,25 @@ def test_entry_json_of_the_wrong_types_is_reported_and_rebuilt(tmp_path):
     (["build", "-j", "-1", "--filter", "*"], "--jobs"),
     (["build", "--cc", "-5", "--arch", "80", "--filter", "*_64x64x32_*"], "--cc"),
     (["build", "--cc", "91", "--arch", "80", "--filter", "*_64x64x32_*"], "compute capability 91"),
+    # Empty values, and --arch 0, once read as the option not given (--preset '' built the whole catalog).
+    (["build", "--preset", "", "--dry-run"], "--preset: an empty value names nothing"),
+    (["build", "--filter", "", "--dry-run"], "--filter: an empty value names nothing"),
+    (["list", "--op", ""], "--op: an empty value names nothing"),
+    (["list", "--arch", "0"], "--arch: Value 0 not in range"),
 ])
 def test_cli_refuses_bad_arguments(tmp_path, args, says):
     r = run(CLI + args, CUFORGE_CACHE_DIR=str(tmp_path / "cache"), CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"))
     assert r.returncode != 0, (r.stdout, r.stderr)
     assert says in r.stderr, r.stderr
     assert not (tmp_path / "cache" / "v1" / "kernels").exists() or not any((tmp_path / "cache" / "v1" / "kernels").iterdir())
+
+
+def test_cache_tuning_of_an_unusable_cache_says_so(tmp_path):
+    """As the cache's other listings: not an empty record and exit status 0."""
+    (tmp_path / "cache").mkdir(mode=0o700)
+    os.chmod(tmp_path / "cache", 0o777)
+    r = run(CLI + ["cache", "tuning"], CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
+    assert r.returncode == 2 and "writable by other users" in r.stderr, (r.stdout, r.stderr)
 
 
 def test_clear_of_a_read_only_cache_fails_loudly(tmp_path):

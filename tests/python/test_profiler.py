@@ -94,8 +94,9 @@ def test_tune_refuses_a_file_it_cannot_use(tmp_path, capsys):
     (tmp_path / "empty.txt").write_text("# only a comment\n\n")
     (tmp_path / "bad.txt").write_text("64 64 64\n64 x 64\n")
     (tmp_path / "binary.txt").write_bytes(b"\xff\xfe\x00")
+    (tmp_path / "huge.txt").write_text("64 64 64\n2147483648 16 2147483647\n")  # refused before the first runs
     for name, says in (("missing.txt", "cannot read"), ("binary.txt", "cannot read"), ("empty.txt", "no 'M N K"),
-                       ("bad.txt", "bad.txt:2: expected 'M N K [batch]'")):
+                       ("bad.txt", "bad.txt:2: expected 'M N K [batch]'"), ("huge.txt", "exceeds the 32-bit range")):
         assert profiler.main(["tune", str(tmp_path / name)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("cuforge tune: ") and says in err and len(err.splitlines()) == 1, err

@@ -77,6 +77,7 @@ _torch.Tensor = _Tensor
 _torch.channels_last = object()
 _torch.float16, _torch.float32 = _Dtype("float16"), _Dtype("float32")
 _torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: 0)
+_torch.broadcast_shapes = lambda *shapes: tuple(np.broadcast_shapes(*shapes))
 
 GIB = 1 << 30
 # A stream as CuPy's (a handle in .ptr): the Python path takes it, the one-call run leaves it there,
@@ -285,6 +286,12 @@ def test_cuforge_ops_makes_its_plan_per_device_and_runs_in_one_call(monkeypatch)
         ops.gemm(matrix(64, 32, 0), matrix(32, 48, 1))
     (plan,) = ops._plans.values()
     assert plan._plan.device == 0
+    # D of the batch A and B broadcast to, a batch of one broadcasting either way (as torch.matmul's).
+    made = types.SimpleNamespace(new_empty=lambda shape: shape)
+    for a, b, d in (((4, 64, 32), (1, 32, 48), (4, 64, 48)), ((1, 64, 32), (4, 32, 48), (4, 64, 48)),
+                    ((2, 3, 64, 32), (32, 48), (2, 3, 64, 48)), ((64, 32), (5, 32, 48), (5, 64, 48))):
+        A = types.SimpleNamespace(shape=a, new_empty=made.new_empty)
+        assert ops._output(A, types.SimpleNamespace(shape=b)) == d
 
 
 def matrices(*shapes, **kwargs):

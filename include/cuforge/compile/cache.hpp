@@ -93,10 +93,12 @@ class KernelCache {
   // Removes least recently used entries until the cache holds at most max_bytes, and the staging
   // of dead builds; returns how many entries.
   size_t prune(uint64_t max_bytes) const;
+  // Throws CacheError when the root cannot be used (missing and uncreatable, not a directory, not this user's
+  // alone).
+  void check_root() const;
 
  private:
   std::optional<std::string> problem_with(const std::filesystem::path& entry_dir, const std::string& key) const;
-  void check_root() const;  // throws CacheError when the root cannot be used
   std::filesystem::path private_dir(const std::filesystem::path& dir) const;
   void reclaim_staging() const;
   std::filesystem::path root_;

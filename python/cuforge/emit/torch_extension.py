@@ -223,6 +223,12 @@ def pytorch(op, name: str, cc: int | None = None, jit: bool = False, sourcedir: 
                              "export with jit=False to write the sources and a setup.py instead")
     kernel = _core.kernel_build(op.name, cc)
     directory = Path(sourcedir or ".")
+    if name in _RESERVED_NAMESPACES:
+        raise InvalidArgumentError(f"name: torch.ops.{name} is torch's or cuforge's own namespace; export under another "
+                                   "name")
+    if not jit and name not in _loaded and importlib.util.find_spec(name) is not None:
+        raise InvalidArgumentError(f"name: a module {name!r} is already importable here, which `pip install` of this "
+                                   "export would replace or shadow; export under another name")
     if sourcedir or not jit:
         try:
             _write_sources(directory, name, binding, kernel, with_kernel=True)
