@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 from ._core import DataType, DataTypeError
 
 # NumPy dtype names (CuPy shares them; ml_dtypes adds bfloat16 and the fp8 types).
@@ -60,6 +62,17 @@ def to_datatype(element) -> DataType:
                                     f"x.astype(x.dtype.newbyteorder('='))")
             return _NUMPY_NAMES[dtype.name]
     raise DataTypeError(f"cuforge has no element type for {element!r} (known: {', '.join(DataType.__members__)})")
+
+
+def is_bool(value) -> bool:
+    """Python's bool or NumPy's (numpy.bool_, named numpy.bool since NumPy 2)."""
+    return isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"))
+
+
+def bool_or_complex(value) -> bool:
+    """A bool or a complex number, NumPy's too (numpy.bool_, numpy.complex64, ...): not what a real-valued
+    argument (alpha, beta, a slope) may be."""
+    return is_bool(value) or (isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real))
 
 
 def torch_datatype(dtype) -> DataType:

@@ -8,6 +8,7 @@ negative slope (0.01 by default, as in torch.nn.functional.leaky_relu).
 from __future__ import annotations
 
 from ._core import Activation, InvalidArgumentError, default_activation_argument
+from .dtypes import bool_or_complex
 
 
 class ActivationFunction:
@@ -65,7 +66,7 @@ def resolve(value) -> tuple[ActivationFunction, float | None]:
         return value, None
     if value.kind != Activation.leaky_relu:
         raise InvalidArgumentError(f"activation: {value.name} takes no argument, got {argument!r}")
-    if isinstance(argument, (bool, str, bytes, complex)):
+    if isinstance(argument, (str, bytes)) or bool_or_complex(argument):
         raise InvalidArgumentError(f"activation: leaky_relu's slope must be a real number, got {argument!r}")
     try:
         return value, float(argument)

@@ -333,8 +333,14 @@ def _conv():
      "^construct: the plan's A and B size the problem only as matrices"),
     (lambda: cuforge.shape.Conv2DProblemSize(1, 8, 8, 8, 8, 3, 3, 8, 2**62, 0, 1, 1, 1, 1),
      "^padding: 4611686018427387904 is beyond the 32-bit sizes"),
+    # Accepted before, as Python's own bool and complex were not: NumPy's (the imaginary part dropped).
+    (lambda: _gemm().run(alpha=np.bool_(True)), "^alpha: expected a real number"),
+    (lambda: _gemm().run(beta=np.complex64(1)), "^beta: expected a real number"),
+    (lambda: setattr(_gemm(), "activation", (cuforge.epilogue.leaky_relu, np.complex64(0.1 + 1j))),
+     "leaky_relu's slope must be a real number"),
 ], ids=["alpha-huge", "slope-huge", "scale-huge", "alpha-str-with-scale", "A-int", "stride-set", "padding-0d",
-        "split-k-0d", "problem-0d", "tile-0d", "construct-1d", "conv-pad-huge"])
+        "split-k-0d", "problem-0d", "tile-0d", "construct-1d", "conv-pad-huge", "alpha-numpy-bool", "beta-complex",
+        "slope-complex"])
 def test_odd_arguments_are_errors_of_cuforge_not_of_python(call, says):
     with pytest.raises(cuforge.Error, match=says):
         call()

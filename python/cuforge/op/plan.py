@@ -18,7 +18,7 @@ from .._core import (
 )
 from ..arrays import completion, describe, host_descriptor, stage
 from ..emit import Operation
-from ..dtypes import to_datatype
+from ..dtypes import bool_or_complex, is_bool, to_datatype
 
 
 def layout_of(x, name) -> LayoutType | None:
@@ -113,8 +113,7 @@ def device_ordinal(value) -> int:
 
 def flag(value, name: str) -> bool:
     """A boolean (Python's or NumPy's bool: numpy.bool_, named numpy.bool since NumPy 2)."""
-    numpy_bool = type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")
-    if not isinstance(value, bool) and not numpy_bool:
+    if not is_bool(value):
         raise InvalidArgumentError(f"{name}: expected True or False, got {value!r}")
     return bool(value)
 
@@ -168,7 +167,7 @@ def _tile_from(value) -> TileDescription:
 
 def scalar(value, name: str) -> float:
     """alpha or beta as a float: a real number, or an array or tensor of one element (on any device)."""
-    if isinstance(value, (bool, complex, str, bytes)) or value is None:
+    if bool_or_complex(value) or isinstance(value, (str, bytes)) or value is None:
         raise InvalidArgumentError(f"{name}: expected a real number, got {value!r} ({type(value).__name__})")
     size = getattr(value, "size", None)
     count = value.numel() if hasattr(value, "numel") else (size if isinstance(size, int) else 1)
