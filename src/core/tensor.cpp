@@ -3,14 +3,41 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <climits>
+#include <cstdint>
 #include <vector>
 
 namespace cuforge {
 
 int64_t TensorRef::numel() const {
   int64_t n = 1;
-  for (int i = 0; i < rank; ++i) n *= shape[i];
+  for (int i = 0; i < rank; ++i)
+    if (__builtin_mul_overflow(n, shape[i], &n)) return INT64_MAX;
   return n;
+}
+
+std::pair<uintptr_t, uintptr_t> TensorRef::byte_span() const {
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  uint64_t last = 0;  // the last element's offset, in elements
+  for (int i = 0; i < rank; ++i) {
+    if (shape[i] <= 0) return {begin, begin};
+    uint64_t step = 0;
+    if (__builtin_mul_overflow(uint64_t(shape[i] - 1), uint64_t(strides[i]), &step) ||
+        __builtin_add_overflow(last, step, &last))
+      return {begin, UINTPTR_MAX};
+  }
+  uint64_t bytes = 0;
+  uintptr_t end = 0;
+  if (__builtin_mul_overflow(last + 1, uint64_t(size_bytes(dtype)), &bytes) ||
+      __builtin_add_overflow(begin, uintptr_t(bytes), &end))
+    return {begin, UINTPTR_MAX};
+  return {begin, end};
+}
+
+bool overlaps(const TensorRef& x, const TensorRef& y) {
+  const auto [xb, xe] = x.byte_span();
+  const auto [yb, ye] = y.byte_span();
+  return xb < xe && yb < ye && xb < ye && yb < xe;
 }
 
 std::string TensorRef::describe() const {

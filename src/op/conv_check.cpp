@@ -40,7 +40,7 @@ struct Nhwc {
 Nhwc describe_nhwc(const char* name, const char* what, const TensorRef& t, DataType dtype, const char* role,
                    int device) {
   const std::string label = fmt::format("{} ({})", name, what);
-  if (t.empty()) fail(name, fmt::format("no {} tensor was given", what));
+  if (t.empty() || t.data == nullptr) fail(name, fmt::format("no {} tensor was given", what));
   if (t.dtype != dtype)
     throw DataTypeError(fmt::format("{}: expected element type {} (the plan's {}), got {}", label, to_string(dtype),
                                     role, to_string(t.dtype)));
@@ -62,9 +62,9 @@ Nhwc describe_nhwc(const char* name, const char* what, const TensorRef& t, DataT
                              "strides ({}, {}, {}, 1) in N, H, W, C), got {} (pass "
                              ".contiguous(memory_format=torch.channels_last))",
                              dense[0], dense[1], dense[2], t.describe()));
-  if (t.numel() * size_bytes(dtype) >= kMaxTensorBytes)
-    fail(name, fmt::format("{} bytes: CUTLASS's convolution kernels address tensors below 2 GiB ({} bytes)",
-                           t.numel() * size_bytes(dtype), kMaxTensorBytes));
+  if (t.numel() >= kMaxTensorBytes / size_bytes(dtype) || t.beyond_address_space())  // numel() saturates
+    fail(name, fmt::format("{} elements of {} bytes: CUTLASS's convolution kernels address tensors below 2 GiB ({} "
+                           "bytes)", t.numel(), size_bytes(dtype), kMaxTensorBytes));
   auto address = reinterpret_cast<uintptr_t>(t.data);
   if (address % size_bytes(dtype) != 0)
     fail(name, fmt::format("the data pointer {:#x} is not aligned to its {}-byte elements", address,
@@ -91,17 +91,6 @@ int channel_alignment(const Nhwc& x) {
                              c, least, to_string(x.t->dtype), kMinVectorBytes, padded, best, padded - c));
   }
   return operand_alignment(x.t->dtype, reinterpret_cast<uintptr_t>(x.t->data), c, c, 0);
-}
-
-std::pair<uintptr_t, uintptr_t> byte_range(const TensorRef& t) {
-  auto begin = reinterpret_cast<uintptr_t>(t.data);
-  return {begin, begin + uintptr_t(t.numel()) * size_bytes(t.dtype)};
-}
-
-bool overlaps(const TensorRef& x, const TensorRef& y) {
-  auto [xb, xe] = byte_range(x);
-  auto [yb, ye] = byte_range(y);
-  return xb < ye && yb < xe;
 }
 
 void check_geometry(const ConvGeometry& g) {
@@ -248,6 +237,9 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
     if (c.shape[0] != xd.c() || (c.strides[0] != 1 && c.shape[0] > 1))
       fail("C", fmt::format("expected a bias of {} contiguous values (one per channel of D), got {}", xd.c(),
                             c.describe()));
+    if (c.data == nullptr || reinterpret_cast<uintptr_t>(c.data) % size_bytes(c.dtype) != 0)
+      fail("C", fmt::format("the bias's data pointer {} is not aligned to its {}-byte elements", c.data,
+                            size_bytes(c.dtype)));
     bias = true;
   } else if (!c.empty()) {
     xc = describe_nhwc("C", "added to the output", c, plan.element_c, "element_C", device);

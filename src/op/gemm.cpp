@@ -49,7 +49,7 @@ runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const Tenso
                              double alpha, double beta, cudaStream_t stream, std::function<void()> on_complete,
                              const op::Fp8Scales& fp8_scales) {
   GemmProblem p = check(a, b, c, d, alpha, beta);
-  const auto scales = op::check_scales(options_, device_, fp8_scales);
+  const auto scales = op::check_scales(options_, device_, fp8_scales, d);
   runtime::use_device(device_);
   const GemmShape& s = p.shape;
   if (!s.empty_output() && !(s.k == 0 && beta == 0.0 && activation() != Activation::sigmoid)) {

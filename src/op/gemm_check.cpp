@@ -52,6 +52,8 @@ Matrix describe_matrix(const char* name, const TensorRef& t, DataType dtype, con
     if (t.shape[i] < 0) fail(name, fmt::format("negative extent in {}", t.describe()));
     if (t.strides[i] < 0) fail(name, fmt::format("negative strides are not supported: {}", t.describe()));
   }
+  if (t.beyond_address_space())  // its last element's address would wrap onto other memory
+    fail(name, fmt::format("its extents and strides reach past the end of the address space: {}", t.describe()));
   Matrix m{name, &t};
   m.rows = t.rank >= 2 ? t.shape[t.rank - 2] : 1;
   m.cols = t.shape[t.rank - 1];
@@ -92,19 +94,6 @@ int alignment_of(const Matrix& m) {
   if (address % bytes != 0)
     fail(m.name, fmt::format("the data pointer {:#x} is not aligned to its {}-byte elements", address, bytes));
   return operand_alignment(m.t->dtype, address, m.contiguous, m.ld, m.batch > 1 ? m.batch_stride : 0);
-}
-
-std::pair<uintptr_t, uintptr_t> byte_range(const Matrix& m) {
-  auto begin = reinterpret_cast<uintptr_t>(m.t->data);
-  int64_t last = 0;
-  for (int i = 0; i < m.t->rank; ++i) last += (m.t->shape[i] - 1) * m.t->strides[i];
-  return {begin, begin + uintptr_t(last + 1) * size_bytes(m.t->dtype)};
-}
-
-bool overlaps(const Matrix& x, const Matrix& y) {
-  auto [xb, xe] = byte_range(x);
-  auto [yb, ye] = byte_range(y);
-  return xb < ye && yb < xe;
 }
 
 void check_extents(int64_t m, int64_t n, int64_t k, int64_t batch) {
@@ -193,11 +182,15 @@ GemmProblem check_gemm(const GemmTypes& plan, int device, const TensorRef& a, co
   if (shape.empty_output()) return g;
 
   for (const Matrix* x : {&ma, &mb}) {
-    if (overlaps(md, *x))
+    if (overlaps(d, *x->t))
       fail("D", fmt::format("the output overlaps input {}: the kernel would read what it has written", x->name));
   }
-  if (mc && overlaps(md, *mc) && (c.data != d.data || c.strides != d.strides))
-    fail("D", "the output partly overlaps C: C and D must be the same tensor or not overlap at all");
+  // C may be D itself, each element read by the thread that writes it; not a bias row or a C broadcast across D's
+  // batches that lies in D: other rows and batches would read it after it is written.
+  if (mc && overlaps(d, c) &&
+      (c.data != d.data || c.strides != d.strides || bias || mc->ld != md.ld || mc->batch_stride != md.batch_stride))
+    fail("D", "the output partly overlaps C, or lies under a bias row or one C for every batch: C and D must be the "
+              "same tensor or not overlap at all");
 
   const Matrix& out_c = mc ? *mc : md;  // with no C (beta == 0) the kernel is given D, never read
   shape.align_a = alignment_of(ma);
@@ -223,7 +216,8 @@ GemmProblem check_gemm(const GemmTypes& plan, int device, const TensorRef& a, co
   return g;
 }
 
-std::pair<const float*, const float*> check_scales(const GemmTypes& plan, int device, const Fp8Scales& scales) {
+std::pair<const float*, const float*> check_scales(const GemmTypes& plan, int device, const Fp8Scales& scales,
+                                                   const TensorRef& d) {
   if (scales.a.empty() && scales.b.empty()) return {nullptr, nullptr};
   if (!is_fp8(plan.element_a) || !is_fp8(plan.element_b))
     throw InvalidArgumentError(fmt::format("scale_a, scale_b: per-tensor scales apply to fp8 (e4m3, e5m2) operands; "
@@ -241,6 +235,7 @@ std::pair<const float*, const float*> check_scales(const GemmTypes& plan, int de
                              "got {}", device, t.describe()));
     if (t.data == nullptr || reinterpret_cast<uintptr_t>(t.data) % alignof(float) != 0)
       fail(name, fmt::format("expected a 4-byte aligned f32 value, got address {}", t.data));
+    if (overlaps(t, d)) fail(name, "the scale lies in D: the kernel would read it while writing D");
     return static_cast<const float*>(t.data);
   };
   return {pointer("scale_a", scales.a), pointer("scale_b", scales.b)};

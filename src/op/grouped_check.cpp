@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <climits>
-#include <optional>
-#include <utility>
 #include <vector>
 
 #include "cuforge/core/error.hpp"
@@ -54,18 +52,6 @@ auto in_group(size_t g, F&& check) {
   }
 }
 
-// The bytes a tensor spans, [begin, end); none for one without elements (the checks refuse negative strides).
-std::optional<std::pair<uintptr_t, uintptr_t>> byte_span(const TensorRef& t) {
-  if (t.empty()) return std::nullopt;
-  int64_t last = 0;
-  for (int i = 0; i < t.rank; ++i) {
-    if (t.shape[i] == 0) return std::nullopt;
-    last += (t.shape[i] - 1) * t.strides[i];
-  }
-  const auto begin = reinterpret_cast<uintptr_t>(t.data);
-  return std::pair{begin, begin + uintptr_t(last + 1) * size_bytes(t.dtype)};
-}
-
 // One launch runs every group: a group's output that overlaps another group's output or operands races with
 // it (each group's own were checked with it, C and D one tensor allowed). The outputs sorted by address, so
 // that each operand is looked up among them (many groups are checked in G log G).
@@ -77,7 +63,7 @@ void check_groups_apart(const std::vector<TensorRef>& a, const std::vector<Tenso
   };
   std::vector<Span> outputs;
   for (size_t g = 0; g < d.size(); ++g)
-    if (auto s = byte_span(d[g])) outputs.push_back({s->first, s->second, g});
+    if (const auto [begin, end] = d[g].byte_span(); begin < end) outputs.push_back({begin, end, g});
   std::sort(outputs.begin(), outputs.end(), [](const Span& x, const Span& y) { return x.begin < y.begin; });
   for (size_t i = 1; i < outputs.size(); ++i)
     if (outputs[i - 1].end > outputs[i].begin)
@@ -86,11 +72,11 @@ void check_groups_apart(const std::vector<TensorRef>& a, const std::vector<Tenso
   // Disjoint and sorted by their starts, the outputs are sorted by their ends too.
   for (auto [name, list] : {std::pair{"A", &a}, {"B", &b}, {"C", &c}})
     for (size_t g = 0; g < list->size(); ++g) {
-      const auto s = byte_span((*list)[g]);
-      if (!s) continue;
-      auto o = std::upper_bound(outputs.begin(), outputs.end(), s->first,
+      const auto [begin, end] = (*list)[g].byte_span();
+      if (begin == end) continue;
+      auto o = std::upper_bound(outputs.begin(), outputs.end(), begin,
                                 [](uintptr_t at, const Span& out) { return at < out.end; });
-      for (; o != outputs.end() && o->begin < s->second; ++o)
+      for (; o != outputs.end() && o->begin < end; ++o)
         if (o->group != g)
           fail(fmt::format("D: group {}'s output overlaps group {}'s {}: one launch reads it while writing the "
                            "other", o->group, g, name));
@@ -176,6 +162,8 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
   const int64_t groups = offsets.shape[0];
   if (groups < 1 || groups > INT32_MAX) fail(fmt::format("offsets: expected 1 to {} groups, got {}", INT32_MAX, groups));
   if (offsets.strides[0] != 1 && groups > 1) fail(fmt::format("offsets: expected a contiguous vector, got {}", offsets.describe()));
+  if (offsets.data == nullptr || reinterpret_cast<uintptr_t>(offsets.data) % sizeof(int32_t) != 0)
+    fail(fmt::format("offsets: expected 4-byte aligned int32 values, got address {}", offsets.data));
   if (b.empty() || b.rank != 3 || b.shape[0] != groups)
     fail(fmt::format("B: expected one matrix per group, a tensor of shape ({}, K, N), got {}", groups,
                      b.empty() ? "none" : b.describe()));
@@ -200,10 +188,10 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
   if (groups > 1 && o.batch_stride_b < span && w.k > 0 && w.n > 0)
     fail(fmt::format("B: the groups' matrices overlap: a stride of {} between them is less than one matrix ({} "
                      "elements) in {}", o.batch_stride_b, span, b.describe()));
+  // The kernel reads the offsets while it writes D.
+  if (overlaps(offsets, d)) fail("D: the output overlaps the offsets: the kernel would read group sizes it has overwritten");
   // check_gemm saw the first group's B: D against all of them.
-  if (const auto bs = byte_span(b), ds = byte_span(d); bs && ds && w.k > 0 && bs->first < ds->second &&
-                                                         ds->first < bs->second)
-    fail("D: the output overlaps B (a group's matrix): the kernel would read what it has written");
+  if (w.k > 0 && overlaps(b, d)) fail("D: the output overlaps B (a group's matrix): the kernel would read what it has written");
   // Every group's B starts a batch stride further: that stride bounds B's alignment too.
   const int most_b = 16 / size_bytes(plan.element_b);
   const int align_b = operand_alignment(plan.element_b, reinterpret_cast<uintptr_t>(b.data), most_b, most_b,

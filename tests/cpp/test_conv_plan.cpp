@@ -402,6 +402,12 @@ TEST_F(ConvCheck, EveryBadInputIsRefusedByName) {
   zero_stride.stride_w = 0;
   EXPECT_REFUSED(op::conv_shape(kFprop, types, zero_stride), "stride: expected 1 or more");
   EXPECT_REFUSED(fprop(x, w, nhwc(3, 2, 9, 7, 16), y, same, 1.0), "expected D's shape");
+  // A null pointer, and a bias not on whole elements (the kernels load it in vectors of them).
+  TensorRef null_x = x;
+  null_x.data = nullptr;
+  EXPECT_REFUSED(fprop(null_x, w, {}, y, same), "A: no x, the activation tensor was given");
+  TensorRef odd_bias = TensorRef::vector(reinterpret_cast<const void*>(kBase + (3u << 28) + 1), DataType::f16, 32);
+  EXPECT_REFUSED(fprop(x, w, odd_bias, y, same, 1.0), "the bias's data pointer");
 }
 
 TEST(ConvPlan, OneByOneConvolutionsWeighTheGemmKernels) {

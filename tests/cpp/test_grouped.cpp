@@ -259,6 +259,15 @@ TEST(GroupedCheck, TheOffsetsForm) {
   Offsets col;
   col.a = matrix(kBase, 1000, 256, DataType::bf16, C);
   says(col, "it needs a row-major A and D", column);
+  Offsets null_offsets;
+  null_offsets.offsets.data = nullptr;
+  says(null_offsets, "offsets: expected 4-byte aligned int32 values", o);
+  Offsets odd_offsets;
+  odd_offsets.offsets.data = reinterpret_cast<const void*>(kBase + (3 << 24) + 1);
+  says(odd_offsets, "offsets: expected 4-byte aligned int32 values", o);
+  Offsets in_d;  // the group sizes inside the output the same launch writes
+  in_d.offsets.data = reinterpret_cast<const void*>(kBase + (2 << 24) + 64);
+  says(in_d, "D: the output overlaps the offsets", o);
   Offsets on_b;  // D on the second group's B: the first's (which the whole problem's check sees) is clear of it
   on_b.d = matrix(kBase + (1 << 24) + 256 * 512 * 2, 1000, 512);
   says(on_b, "D: the output overlaps B (a group's matrix)", o);

@@ -226,6 +226,20 @@ std::vector<BadInput> bad_inputs() {
       {"C at D's address with other strides",
        test::changed(with_c(), [](GemmRun& r) { r.c = tensor(kD, {64, 32}, {64, 1}); }), K::InvalidArgument, "D",
        {"partly overlaps C"}},
+      {"D's second batch past the end of the address space",  // its address would wrap onto A (f16: 2^63 elements)
+       test::changed(batched(2), [](GemmRun& r) {
+         r.d = tensor(kD, {2, 64, 32}, {(int64_t(1) << 63) - int64_t((kD - kA) / 2), 32, 1});
+       }),
+       K::InvalidArgument, "D", {"reach past the end of the address space"}},
+      {"a bias row that is D's first row",  // every row of D would read it after row 0 is written
+       test::changed(with_c(), [](GemmRun& r) { r.c = tensor(kD, {1, 32}, {32, 1}); }), K::InvalidArgument, "D",
+       {"lies under a bias row", "same tensor or not overlap"}},
+      {"one C for every batch that is D's first batch",
+       test::changed(batched(3), [](GemmRun& r) {
+         r.c = tensor(kD, {64, 32}, {32, 1});
+         r.beta = 1.0;
+       }),
+       K::InvalidArgument, "D", {"one C for every batch"}},
 
       // Batches.
       {"batch counts differ", test::changed(batched(3), [](GemmRun& r) { r.a = batch_of(kA, 2, 64, 48); }), K::InvalidArgument,
@@ -533,20 +547,22 @@ TEST(Validation, Fp8ScalesAreOneF32ValueOnThePlansDevice) {
   fp8.element_c = fp8.element_d = DataType::bf16;
   fp8.layout_b = Layout::ColumnMajor;
   alignas(16) static float values[4];
+  alignas(16) static uint16_t output[64];
+  const TensorRef d = TensorRef::matrix(output, DataType::bf16, 8, 8, Layout::RowMajor);
   const TensorRef one = TensorRef::vector(&values[0], DataType::f32, 1);
-  const auto none = op::check_scales(fp8, 0, {});
+  const auto none = op::check_scales(fp8, 0, {}, d);
   EXPECT_EQ(none.first, nullptr);
   EXPECT_EQ(none.second, nullptr);
-  auto [a, b] = op::check_scales(fp8, 0, {one, {}});
+  auto [a, b] = op::check_scales(fp8, 0, {one, {}}, d);
   EXPECT_EQ(a, &values[0]);
   EXPECT_EQ(b, nullptr);
   TensorRef scalar = one;  // a 0-d tensor
   scalar.rank = 0;
-  EXPECT_EQ(op::check_scales(fp8, 0, {{}, scalar}).second, &values[0]);
+  EXPECT_EQ(op::check_scales(fp8, 0, {{}, scalar}, d).second, &values[0]);
 
   auto refused = [&](const GemmTypes& plan, const op::Fp8Scales& scales, const std::string& words) {
     try {
-      op::check_scales(plan, 0, scales);
+      op::check_scales(plan, 0, scales, d);
       ADD_FAILURE() << "accepted: " << words;
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
@@ -563,6 +579,7 @@ TEST(Validation, Fp8ScalesAreOneF32ValueOnThePlansDevice) {
   refused(fp8, {{}, TensorRef::vector(&values[0], DataType::f32, 1, 1)}, "scale_b: expected a tensor on cuda:0");
   refused(fp8, {TensorRef::vector(reinterpret_cast<const char*>(&values[0]) + 2, DataType::f32, 1), {}},
           "scale_a: expected a 4-byte aligned f32 value");
+  refused(fp8, {{}, TensorRef::vector(&output[8], DataType::f32, 1)}, "scale_b: the scale lies in D");
 }
 
 }  // namespace

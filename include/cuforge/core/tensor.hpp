@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "cuforge/core/types.hpp"
 
@@ -23,7 +24,12 @@ struct TensorRef {
   int device = kHost;
 
   bool empty() const { return data == nullptr && rank == 0; }
-  int64_t numel() const;
+  int64_t numel() const;  // INT64_MAX where the product of the extents would pass it
+  // The bytes its elements span, [begin, end), its strides as they are (the checks refuse negative ones);
+  // begin == end without elements. An end past the address space is the address space's end, so that a span
+  // is never smaller than the tensor's (beyond_address_space() says so: no allocation is such a tensor).
+  std::pair<uintptr_t, uintptr_t> byte_span() const;
+  bool beyond_address_space() const { return byte_span().second == UINTPTR_MAX; }
   // "(128, 64) bf16 with strides (64, 1) on cuda:0", for messages.
   std::string describe() const;
 
@@ -34,5 +40,8 @@ struct TensorRef {
   static TensorRef nhwc(const void* data, DataType dtype, int64_t n, int64_t h, int64_t w, int64_t c, int device = 0);
   static TensorRef vector(const void* data, DataType dtype, int64_t size, int device = 0);
 };
+
+// Whether two tensors' spans share a byte (tensors without elements share none).
+bool overlaps(const TensorRef& x, const TensorRef& y);
 
 }  // namespace cuforge

@@ -36,9 +36,10 @@ struct Fp8Scales {
 };
 
 // The scales' device pointers (null for an empty reference). Throws InvalidArgumentError for
-// scales given to a plan whose operands are not fp8, DataTypeError for a scale that is not one f32
-// value on the plan's device (naming it).
-std::pair<const float*, const float*> check_scales(const GemmTypes& plan, int device, const Fp8Scales& scales);
+// scales given to a plan whose operands are not fp8 or that lie in D (the kernel reads them while it
+// writes D), DataTypeError for a scale that is not one f32 value on the plan's device (naming it).
+std::pair<const float*, const float*> check_scales(const GemmTypes& plan, int device, const Fp8Scales& scales,
+                                                   const TensorRef& d);
 
 // Largest alignments (in elements) of A, B and C/D to assume, where the caller knows its operands
 // allow less than their sizes do; 0 leaves one unbounded.
