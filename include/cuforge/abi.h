@@ -27,7 +27,7 @@ typedef struct cuforge_gemm_arguments {
   int64_t m, n, k, batch;
   const void* a;
   const void* b;
-  const void* c; /* may be null when beta == 0 */
+  const void* c; /* may be null when beta == 0 (a bias kernel, _bias, then adds zeros on SM90) */
   void* d;
   int64_t lda, ldb, ldc, ldd;
   int64_t batch_stride_a, batch_stride_b, batch_stride_c, batch_stride_d;
@@ -76,7 +76,7 @@ typedef struct cuforge_gemm_group {
   int64_t m, n, k;
   const void* a;
   const void* b;
-  const void* c; /* D when beta == 0 */
+  const void* c; /* D when beta == 0; a bias kernel's (_bias) row per group, read whatever beta is */
   void* d;
   int64_t lda, ldb, ldc, ldd;
 } cuforge_gemm_group;
@@ -109,7 +109,7 @@ typedef struct cuforge_conv2d_arguments {
   int64_t pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w;
   const void* ptr_a;
   const void* ptr_b;
-  const void* ptr_c; /* D when beta == 0 */
+  const void* ptr_c; /* D when beta == 0; for a bias kernel (_bias) the bias, or null for none (SM90: zeros) */
   void* ptr_d;
   int64_t stride_a[3], stride_b[3], stride_c[3], stride_d[3]; /* W, H, N */
   double alpha, beta;

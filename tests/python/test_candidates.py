@@ -45,3 +45,15 @@ def test_grouped_and_conv_candidates_rank_what_select_picks_from():
     assert estimates == sorted(estimates)
     with pytest.raises(cuforge.InvalidArgumentError, match="^top: expected at least 1"):
         conv.candidates(32, 28, 28, 128, 128, 3, 3, top=-1)
+
+
+def test_3xtf32_past_the_kernels_extents_along_its_tripled_k_runs_on_sm80():
+    """SM90's 3xTF32 runs its pieces along K three times as long: where that passes 32 bits (the kernel's K
+    once truncated to an int, summing a fraction of K), only SM80's, which issue the three products, are offered."""
+    plan = cuforge.op.Gemm(element=np.float32, layout_A=cuforge.LayoutType.RowMajor,
+                           layout_B=cuforge.LayoutType.ColumnMajor, layout_C=cuforge.LayoutType.RowMajor,
+                           math_operation=cuforge.MathOperation.multiply_add_fast_f32)
+    assert any("_sm90_" in c.name for c in plan.candidates(16, 16, 4096))
+    for k in (800_000_000, 1_500_000_000):  # 3 x K past 2^31: negative, and positive but short, as an int
+        ranked = plan.candidates(16, 16, k)
+        assert ranked and all("_sm80_" in c.name for c in ranked)
