@@ -9,7 +9,13 @@ def _gpu_missing_reason():
     except ImportError as e:  # pragma: no cover - the package must be installed to test it
         return f"cuforge is not importable: {e}"
     if cuforge.device_count() == 0:
-        return "no CUDA GPU on this machine (cudaGetDeviceCount found none): GPU test not run"
+        driver = cuforge._core.driver_cuda_version()
+        if driver == 0:
+            return "no CUDA driver on this machine (so no GPU): GPU test not run"
+        # A driver older than the CUDA runtime cuforge links makes cudaGetDeviceCount fail as if there were no
+        # GPU: said here, not hidden behind "no GPU".
+        return (f"the CUDA driver (CUDA {driver // 1000}.{driver % 1000 // 10}) lists no GPU cuforge's CUDA runtime "
+                f"can use (none installed, or a driver older than the runtime): GPU test not run")
     return None
 
 

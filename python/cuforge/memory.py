@@ -49,10 +49,15 @@ class MemoryPool:
         return f"MemoryPool(source={self.source!r}, pool_size={self.pool_size()})"
 
 
+def _imported_torch():
+    """torch where it is imported, else None (also where it is blocked: None in sys.modules)."""
+    return sys.modules.get("torch")
+
+
 def get_memory_pool() -> MemoryPool:
     """What kernel workspaces come from now: a MemoryPool whose ``source`` is "torch", "rmm" or
     "cuforge". With torch imported since the last workspace, torch's allocator is taken here."""
-    if _source == "pending" and "torch" in sys.modules:
+    if _source == "pending" and _imported_torch() is not None:
         _adopt_torch()
     return MemoryPool("cuforge" if _source == "pending" else _source, _rmm_pools)
 
@@ -114,7 +119,7 @@ def _torch_free(address, device, nbytes, stream):
 def _allocate_once_torch_is_imported(device, nbytes, stream):
     # Decided at a workspace, not at `import cuforge`: torch may be imported later, and asking it
     # about CUDA at import would initialise CUDA in a process that may yet fork.
-    if "torch" not in sys.modules or not _adopt_torch():
+    if _imported_torch() is None or not _adopt_torch():
         return 0  # cuforge's pool
     return _torch_allocate(device, nbytes, stream)
 
@@ -122,7 +127,7 @@ def _allocate_once_torch_is_imported(device, nbytes, stream):
 def _adopt_torch() -> bool:
     """Hands workspaces to torch when its CUDA works (True), else to cuforge's pool for good."""
     global _source
-    torch = sys.modules["torch"]
+    torch = _imported_torch()
     if torch.cuda.is_available():
         torch.cuda.init()  # the caching allocator exists from here on
         _core.set_workspace_allocator(_torch_allocate, _torch_free)
@@ -137,7 +142,8 @@ def _use_default():
     """torch's caching allocator if torch is (or may yet be) imported, else cuforge's pool."""
     global _source, _rmm_pools
     _rmm_pools = None
-    if "torch" in sys.modules or importlib.util.find_spec("torch") is not None:
+    blocked = "torch" in sys.modules and _imported_torch() is None  # sys.modules["torch"] = None
+    if not blocked and (_imported_torch() is not None or importlib.util.find_spec("torch") is not None):
         _core.set_workspace_allocator(_allocate_once_torch_is_imported, _torch_free)
         _source = "pending"
     else:

@@ -200,11 +200,11 @@ class BuildThreads {
     return threads;
   }
 
-  // The build of `name` still running, if any.
-  std::shared_ptr<const BackgroundBuild> running(const std::string& name) {
+  // The build of the cache key `key` still running, if any.
+  std::shared_ptr<const BackgroundBuild> running(const std::string& key) {
     std::lock_guard lock(mutex_);
     for (const auto& e : entries_)
-      if (e.build->name() == name && !e.build->done()) return e.build;
+      if (e.build->key() == key && !e.build->done()) return e.build;
     return nullptr;
   }
   // Starts `work` on a thread of its own (false once the process is exiting: nothing started).
@@ -269,9 +269,11 @@ class BuildThreads {
 
 std::shared_ptr<const BackgroundBuild> BackgroundBuild::start(KernelSource kernel, const KernelCache& cache) {
   BuildThreads& threads = BuildThreads::get();
-  if (auto same = threads.running(kernel.name)) return same;
+  std::string key = cache_key(kernel, cache);
+  if (auto same = threads.running(key)) return same;
   std::shared_ptr<BackgroundBuild> build(new BackgroundBuild);
   build->name_ = kernel.name;
+  build->key_ = std::move(key);
   auto work = [build, kernel = std::move(kernel), &cache, &threads] {
     try {
       BuildThreads::Slot slot(threads);

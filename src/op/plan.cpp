@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "cuforge/compile/toolchain.hpp"
@@ -127,10 +129,14 @@ template <class Kernel, class Problem>
 struct Plan<Kernel, Problem>::State {
   mutable std::mutex mutex;
   select::GemmSettings settings;
+  uint64_t generation = 0;  // of the settings: what was chosen or built under older ones is not kept
   select::GemmKernels kernels;
   std::unordered_map<GemmShape, std::shared_ptr<const Launchable>, GemmShapeHash> chosen;
   std::vector<Compiled> compiled;
   std::shared_ptr<const Launchable> last;
+  // Classes an autotune is measuring (the mutex let go meanwhile): another run of one waits for its choice.
+  std::unordered_set<GemmShape, GemmShapeHash> measuring;
+  std::condition_variable measured;
 };
 
 template <class Kernel, class Problem>
@@ -196,6 +202,7 @@ void Plan<Kernel, Problem>::set_settings(const select::GemmSettings& settings) {
   select::GemmKernels kernels = select::gemm_kernels(kernel_types_, family, settings, kind_);  // throws, changing nothing
   std::lock_guard lock(state_->mutex);
   state_->settings = settings;
+  ++state_->generation;
   state_->kernels = std::move(kernels);
   state_->chosen.clear();
   state_->compiled.clear();
@@ -275,6 +282,10 @@ std::vector<compile::CompileResult> Plan<Kernel, Problem>::compile_shapes(const 
   std::vector<select::GemmCandidate> chosen;
   std::vector<KernelSource> sources;
   const bool have_gpu = runtime::device_count() > 0;
+  const uint64_t generation = [&] {
+    std::lock_guard lock(state_->mutex);
+    return state_->generation;
+  }();
   for (const auto& shape : shapes) {
     auto ranking = rank(shape);
     if (ranking.ranked.empty()) throw InvalidArgumentError(ranking.why_none);
@@ -294,7 +305,8 @@ std::vector<compile::CompileResult> Plan<Kernel, Problem>::compile_shapes(const 
   for (size_t i = 0; i < outcomes.size(); ++i) {
     built.push_back(*outcomes[i].result);
     if (have_gpu) Kernel::load(built.back().entry.library());  // the first run only launches
-    state_->compiled.push_back({chosen[i], built.back().entry.library()});
+    // Chosen under settings changed since (by another thread): built, and in the cache, but not the plan's.
+    if (state_->generation == generation) state_->compiled.push_back({chosen[i], built.back().entry.library()});
   }
   return built;
 }
@@ -405,6 +417,7 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
     -> std::shared_ptr<const Launchable> {
   std::unique_lock lock(state_->mutex);
   State& s = *state_;
+  const uint64_t generation = s.generation;
   // The candidate's kernel ready to launch on the problem, or null when CUTLASS refuses it.
   auto launchable_of = [&](const select::GemmCandidate& c,
                            std::shared_ptr<const Kernel> kernel) -> std::shared_ptr<Launchable> {
@@ -491,12 +504,32 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   if (s.settings.autotune && measure_on && !unmeasurable(p) &&
       cudaStreamIsCapturing(*measure_on, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusNone) {
+    if (s.measuring.count(p.shape)) {  // another thread measures this class: its choice, once made
+      s.measured.wait(lock, [&] { return !s.measuring.count(p.shape); });
+      lock.unlock();
+      return launchable(p, measure_on, beta);
+    }
     std::vector<ProfileRow> rows;
     for (size_t i = 0; i < ranking.ranked.size() && int(i) < s.settings.autotune_candidates; ++i)
       rows.push_back(ProfileRow{ranking.ranked[i], int(i), std::nan(""), {}});
+    s.measuring.insert(p.shape);
+    auto measured = [&] {  // the class's mark taken off, with the mutex held again
+      lock.lock();
+      s.measuring.erase(p.shape);
+      s.measured.notify_all();
+    };
     lock.unlock();  // measuring reads the settings; runs of other classes go on meanwhile
-    rows = measure(p, std::move(rows), 0, {}, *measure_on, beta);
-    lock.lock();
+    try {
+      rows = measure(p, std::move(rows), 0, {}, *measure_on, beta);
+    } catch (...) {
+      measured();
+      throw;
+    }
+    measured();
+    if (s.generation != generation) {  // the settings changed meanwhile: what was measured is another plan's
+      lock.unlock();
+      return launchable(p, measure_on, beta);
+    }
     if (auto it = s.chosen.find(p.shape); it != s.chosen.end()) return it->second;  // another thread's
     if (!rows.empty() && !std::isnan(rows.front().measured_us)) {
       compile::TunedKernel tuned{rows.front().candidate.config.name(), rows.front().candidate.splits,

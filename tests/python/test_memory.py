@@ -82,6 +82,21 @@ def test_without_torch_workspaces_are_cuforges(monkeypatch):
     assert "cuforge" in repr(pool)
 
 
+def test_torch_blocked_in_sys_modules_leaves_workspaces_to_cuforge(monkeypatch):
+    """sys.modules["torch"] = None, how torch is blocked: workspaces are cuforge's (the pending choice once took
+    None for torch, and every workspace raised)."""
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: object() if name == "torch" else None)
+    for decided_before in (False, True):
+        without_torch(monkeypatch)
+        if decided_before:
+            memory._use_default()  # torch installed, not yet imported: decided at the first workspace
+        monkeypatch.setitem(sys.modules, "torch", None)
+        if not decided_before:
+            memory._use_default()
+        assert memory._allocate_once_torch_is_imported(0, 4096, 0) == 0
+        assert cuforge.get_memory_pool().source == "cuforge"
+
+
 def test_torch_installed_but_not_imported_leaves_the_choice_to_the_first_workspace(monkeypatch):
     without_torch(monkeypatch)
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: object() if name == "torch" else None)

@@ -43,6 +43,7 @@ class BackgroundBuild {
                                                       const KernelCache& cache = KernelCache::user_cache());
 
   const std::string& name() const { return name_; }
+  const std::string& key() const { return key_; }  // its cache key: one build per source, flags and target
   bool done() const { return done_.load(std::memory_order_acquire); }  // one atomic load
   // After done(): the library, or nullopt with what went wrong.
   const std::optional<CompileResult>& result() const { return result_; }
@@ -51,6 +52,7 @@ class BackgroundBuild {
  private:
   BackgroundBuild() = default;
   std::string name_;
+  std::string key_;
   std::atomic<bool> done_{false};
   std::optional<CompileResult> result_;
   std::string error_;
