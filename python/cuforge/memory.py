@@ -72,8 +72,10 @@ def use_rmm(initial: int | None = None, maximum: int | None = None, *, initial_p
     Sizes are whole multiples of 256 bytes. Raises cuforge.Error when RMM is not installed.
     Returns get_memory_pool()."""
     global _source, _rmm_pools
-    initial = _pool_size(_either(initial, initial_pool_size, "initial"), "initial", 2**30)
+    initial_given = _either(initial, initial_pool_size, "initial")
     maximum = _pool_size(_either(maximum, maximum_pool_size, "maximum"), "maximum", 2**32)
+    # The default initial size is capped by a smaller maximum given (use_rmm(maximum=2**29) starts at 2**29).
+    initial = _pool_size(initial_given, "initial", min(2**30, maximum))
     if initial > maximum:
         raise InvalidArgumentError(f"use_rmm: expected initial ({initial} bytes) to be at most maximum "
                                    f"({maximum} bytes)")

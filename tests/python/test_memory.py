@@ -179,6 +179,9 @@ def test_use_rmm_defaults_and_positional_sizes(monkeypatch):
     cuforge.use_rmm(2**28, 2**29)
     memory._rmm_pools.allocate(0, 256, 0)
     assert ("pool", 2**28, 2**29) in log
+    cuforge.use_rmm(maximum=2**29)  # the default initial 1 GiB capped by a smaller maximum (it was refused)
+    memory._rmm_pools.allocate(0, 256, 0)
+    assert log[-3] == ("pool", 2**29, 2**29)
 
 
 def test_use_rmm_replaces_torch(monkeypatch):

@@ -1,0 +1,92 @@
+#include "log_sink.hpp"
+
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/string.h>
+
+#include <functional>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuforge/core/log.hpp"
+
+namespace cuforge::python {
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+// The Python sink of the core's messages. A thread holding the GIL calls it at once; one that does not (a
+// build or a measurement that let the GIL go, a worker thread of the core's) queues the message for the
+// interpreter to deliver (Py_AddPendingCall, in the main thread): waiting for the GIL there could deadlock,
+// as that thread may hold a lock of the core's (a plan's, a cache key's) that the GIL's holder waits for.
+struct PythonLog;
+PythonLog& python_log();
+
+struct PythonLog {
+  std::mutex mutex;
+  std::function<void(int, std::string)> sink;  // set and copied with the GIL held
+  std::vector<std::pair<LogLevel, std::string>> queued;
+  bool scheduled = false;
+
+  void log(LogLevel level, const std::string& message) {
+    if (PyGILState_Check()) {
+      deliver_queued();
+      deliver(level, message);
+      return;
+    }
+    std::lock_guard lock(mutex);
+    queued.emplace_back(level, message);
+    if (!scheduled) scheduled = Py_AddPendingCall([](void*) { return python_log().deliver_queued(), 0; }, nullptr) == 0;
+  }
+
+  // The GIL held.
+  void deliver_queued() {
+    std::vector<std::pair<LogLevel, std::string>> messages;
+    {
+      std::lock_guard lock(mutex);
+      messages.swap(queued);
+      scheduled = false;
+    }
+    for (const auto& [level, message] : messages) deliver(level, message);
+  }
+
+  void deliver(LogLevel level, const std::string& message) {
+    std::function<void(int, std::string)> to;
+    {
+      std::lock_guard lock(mutex);
+      to = sink;
+    }
+    if (!to) return;
+    try {
+      to(int(level), message);
+    } catch (const nb::python_error&) {  // a failing logger must not break a build
+    }
+  }
+};
+
+PythonLog& python_log() {
+  static PythonLog* log = new PythonLog();  // never destroyed: the interpreter may deliver to it until exit
+  return *log;
+}
+
+}  // namespace
+
+void bind_log(nb::module_& m) {
+  m.def("set_log_sink",
+        [](std::function<void(int, std::string)> sink) {
+          python_log().deliver_queued();  // what was queued goes to the sink it was meant for
+          const bool to_python = bool(sink);
+          {
+            std::lock_guard lock(python_log().mutex);
+            std::swap(python_log().sink, sink);  // the old one let go below, outside the lock
+          }
+          if (!to_python) return set_log_sink({});
+          set_log_sink([](LogLevel level, const std::string& message) { python_log().log(level, message); });
+        },
+        "sink"_a.none(),
+        "Route the core's messages to sink(level, message): 0 debug, 1 info, 2 warning; None restores stderr.");
+}
+
+}  // namespace cuforge::python
