@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import operator
 import sys
+import threading
 
 from . import _core
 from ._core import Error, InvalidArgumentError
@@ -161,15 +162,19 @@ class _RmmPools:
         self._rmm, self._initial, self._maximum = rmm, initial, maximum
         self.pools = {}  # device -> rmm.mr.PoolMemoryResource
         self._streams = {}  # stream handle -> rmm's Stream over it
+        self._making = threading.Lock()  # one pool per device, whichever thread asks first
 
     def allocate(self, device, nbytes, stream):
         pool = self.pools.get(device)
         if pool is None:
-            mr = self._rmm.mr
-            pool = mr.PoolMemoryResource(mr.CudaMemoryResource(), initial_pool_size=self._initial,
-                                         maximum_pool_size=self._maximum)
-            mr.set_per_device_resource(device, pool)
-            self.pools[device] = pool
+            with self._making:
+                pool = self.pools.get(device)
+                if pool is None:
+                    mr = self._rmm.mr
+                    pool = mr.PoolMemoryResource(mr.CudaMemoryResource(), initial_pool_size=self._initial,
+                                                 maximum_pool_size=self._maximum)
+                    mr.set_per_device_resource(device, pool)
+                    self.pools[device] = pool
         return pool.allocate(nbytes, self.stream(stream))
 
     def free(self, address, device, nbytes, stream):

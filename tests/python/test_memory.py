@@ -184,6 +184,28 @@ def test_use_rmm_defaults_and_positional_sizes(monkeypatch):
     assert log[-3] == ("pool", 2**29, 2**29)
 
 
+def test_threads_racing_a_devices_first_workspace_make_one_rmm_pool(monkeypatch):
+    import threading
+    import time
+
+    log = fake_rmm(monkeypatch)
+    slow = sys.modules["rmm"].mr.PoolMemoryResource
+
+    def pool_slowly(*args, **kwargs):  # a pool takes a while to make: the window two threads once both entered
+        time.sleep(0.05)
+        return slow(*args, **kwargs)
+
+    sys.modules["rmm"].mr.PoolMemoryResource = pool_slowly
+    cuforge.use_rmm()
+    threads = [threading.Thread(target=memory._rmm_pools.allocate, args=(0, 256, 0)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [e for e in log if e[0] == "pool"] == [("pool", 2**30, 2**32)]
+    assert sum(e[0] == "allocate" for e in log) == 4
+
+
 def test_use_rmm_replaces_torch(monkeypatch):
     torch, _ = fake_torch()
     monkeypatch.setitem(sys.modules, "torch", torch)
