@@ -398,12 +398,13 @@ def _plan_from(args):
         return Conv2d(kind=args.op, element=args.dtype, element_A=args.a, element_B=args.b, element_C=args.c,
                       element_D=args.d, element_accumulator=args.acc, kernel_cc=args.kernel_cc)
     layouts = {"r": LayoutType.RowMajor, "c": LayoutType.ColumnMajor}
-    if len(args.layouts) != 3 or any(ch not in layouts for ch in args.layouts):
-        raise InvalidArgumentError(f"--layouts takes three letters r/c (A, B, C), got {args.layouts!r}")
+    given = args.layouts or "rrr"
+    if len(given) != 3 or any(ch not in layouts for ch in given):
+        raise InvalidArgumentError(f"--layouts takes three letters r/c (A, B, C), got {given!r}")
     plan_class = GroupedGemm if getattr(args, "op", "gemm") == "grouped" else Gemm
     return plan_class(element=args.dtype, element_A=args.a, element_B=args.b, element_C=args.c, element_D=args.d,
-                      element_accumulator=args.acc, layout_A=layouts[args.layouts[0]],
-                      layout_B=layouts[args.layouts[1]], layout_C=layouts[args.layouts[2]], kernel_cc=args.kernel_cc)
+                      element_accumulator=args.acc, layout_A=layouts[given[0]], layout_B=layouts[given[1]],
+                      layout_C=layouts[given[2]], kernel_cc=args.kernel_cc)
 
 
 def _shapes(path):
@@ -464,7 +465,7 @@ def main(argv=None) -> int:
     common.add_argument("--dtype", default="bf16", help="element type of every operand (default bf16)")
     for name in ("a", "b", "c", "d", "acc"):
         common.add_argument(f"--{name}", help=f"element type of {name.upper()} (default --dtype)")
-    common.add_argument("--layouts", default="rrr", help="layouts of A, B, C as three letters r/c (default rrr)")
+    common.add_argument("--layouts", help="GEMMs: layouts of A, B, C as three letters r/c (default rrr)")
     common.add_argument("--kernel-cc", type=int, choices=(80, 90), help="kernel family (default: the newest)")
     p = commands.add_parser("profile", parents=[common], help="time the cost model's best candidates for a problem")
     p.add_argument("--op", choices=("gemm", "grouped", "fprop", "dgrad", "wgrad"), default="gemm",
@@ -472,13 +473,13 @@ def main(argv=None) -> int:
                         "(--conv, NHWC tensors); default gemm")
     for name in ("m", "n", "k"):
         p.add_argument(f"--{name}", type=int)
-    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--batch", type=int, help="--op gemm: the batch of M x N x K (default 1)")
     p.add_argument("--groups", type=int, help="--op grouped: how many groups of M x N x K")
     p.add_argument("--offsets", action="store_true",
                    help="--op grouped: the offsets form (A and D cut into groups of rows on the device)")
     p.add_argument("--conv", type=_extents, metavar="N,H,W,C,K,R,S", help="a convolution's extents (--op fprop ...)")
     for name, default in (("stride", 1), ("padding", 0), ("dilation", 1)):
-        p.add_argument(f"--{name}", type=_pair_argument, default=(default, default), metavar="V or H,W",
+        p.add_argument(f"--{name}", type=_pair_argument, metavar="V or H,W",
                        help=f"the convolution's {name} (default {default})")
     p.add_argument("--top", type=int, default=6, help="candidates to time (default 6)")
     p.add_argument("--filter", help="shell glob on kernel names")
@@ -494,21 +495,27 @@ def main(argv=None) -> int:
         if args.command == "tune":
             _tune(plan, _shapes(args.shapes), args.candidates)
             return 0
+        geometry = any(v is not None for v in (args.stride, args.padding, args.dilation))
         if args.op == "gemm":
-            if None in (args.m, args.n, args.k) or args.conv or args.groups is not None or args.offsets:
-                parser.error("profile --op gemm takes --m, --n and --k (and no --conv, --groups, --offsets)")
-            result = profile(plan, args.m, args.n, args.k, args.batch, top=args.top, filter=args.filter,
-                             jobs=args.jobs, csv=args.csv, plot=args.plot)
+            if None in (args.m, args.n, args.k) or args.conv or args.groups is not None or args.offsets or geometry:
+                parser.error("profile --op gemm takes --m, --n and --k (and no --conv, --groups, --offsets, --stride, "
+                             "--padding, --dilation)")
+            result = profile(plan, args.m, args.n, args.k, 1 if args.batch is None else args.batch, top=args.top,
+                             filter=args.filter, jobs=args.jobs, csv=args.csv, plot=args.plot)
         elif args.op == "grouped":
-            if None in (args.groups, args.m, args.n, args.k) or args.conv:
-                parser.error("profile --op grouped takes --groups, --m, --n and --k (and no --conv)")
+            if None in (args.groups, args.m, args.n, args.k) or args.conv or args.batch is not None or geometry:
+                parser.error("profile --op grouped takes --groups, --m, --n and --k (and no --conv, --batch, --stride, "
+                             "--padding, --dilation)")
             result = profile_grouped(plan, args.groups, args.m, args.n, args.k, offsets=args.offsets, top=args.top,
                                      filter=args.filter, jobs=args.jobs, csv=args.csv, plot=args.plot)
         else:
-            if args.conv is None or any(v is not None for v in (args.m, args.n, args.k, args.groups)) or args.offsets:
+            if args.conv is None or any(v is not None for v in (args.m, args.n, args.k, args.groups, args.batch,
+                                                                  args.layouts)) or args.offsets:
                 parser.error(f"profile --op {args.op} takes --conv N,H,W,C,K,R,S (and no --m, --n, --k, --groups, "
-                             "--offsets)")
-            result = profile_conv(plan, *args.conv, args.stride, args.padding, args.dilation, top=args.top,
+                             "--batch, --layouts, --offsets: its tensors are NHWC)")
+            stride, padding, dilation = (default if v is None else v for v, default in (
+                (args.stride, (1, 1)), (args.padding, (0, 0)), (args.dilation, (1, 1))))
+            result = profile_conv(plan, *args.conv, stride, padding, dilation, top=args.top,
                                   filter=args.filter, jobs=args.jobs, csv=args.csv, plot=args.plot)
         print(result.table())
         return 0

@@ -45,7 +45,13 @@ def test_a_profile_ranks_as_measured_and_writes_its_csv(tmp_path):
 @pytest.mark.parametrize("argv, says", [
     (["profile", "--op", "fprop", "--m", "4", "--n", "4", "--k", "4"], "takes --conv N,H,W,C,K,R,S"),
     (["profile", "--m", "4", "--n", "4"], "takes --m, --n and --k"),
-    (["profile", "--m", "4", "--n", "4", "--k", "4", "--groups", "2"], "(and no --conv, --groups, --offsets)"),
+    (["profile", "--m", "4", "--n", "4", "--k", "4", "--groups", "2"], "(and no --conv, --groups, --offsets"),
+    # Options of another operation, once dropped without a word.
+    (["profile", "--m", "4", "--n", "4", "--k", "4", "--stride", "2"], "--stride, --padding, --dilation)"),
+    (["profile", "--op", "grouped", "--groups", "2", "--m", "4", "--n", "4", "--k", "4", "--batch", "3"],
+     "(and no --conv, --batch"),
+    (["profile", "--op", "fprop", "--conv", "1,9,9,8,8,3,3", "--layouts", "rcr"], "--layouts, --offsets: its tensors"),
+    (["profile", "--op", "dgrad", "--conv", "1,9,9,8,8,3,3", "--batch", "2"], "--batch, --layouts"),
     (["profile", "--op", "grouped", "--m", "4", "--n", "4", "--k", "4"], "takes --groups, --m, --n and --k"),
     (["profile", "--op", "wgrad", "--conv", "1,9,9,8,8,3,3", "--offsets"], "(and no --m, --n, --k, --groups"),
     (["profile", "--op", "fprop", "--conv", "1,2,3"], "expected seven integers"),
