@@ -8,13 +8,9 @@
 #include "cuforge/op/gemm_check.hpp"
 #include "cuforge/runtime/device.hpp"
 #include "cuforge/runtime/scratch.hpp"
+#include "scratch_layout.hpp"
 
 namespace cuforge {
-namespace {
-
-constexpr size_t kScratchAlignment = 256;
-
-}  // namespace
 
 Gemm::Gemm(const GemmOptions& options) : Plan(options, KernelKind::Gemm) {}
 
@@ -73,7 +69,7 @@ void Gemm::launch(const GemmProblem& p, double alpha, double beta, std::pair<con
   if (p.shape.k == 0) op::over_zeros(kernel_types_, p.shape, zeros_bytes);
   // A product over zeros is not measured: its operands are placed below.
   auto l = p.shape.k == 0 ? launchable(op::over_zeros(kernel_types_, p, nullptr), std::nullopt) : launchable(p, stream, beta);
-  const size_t offset = (zeros_bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
+  const size_t offset = op::scratch_rounded(zeros_bytes);
   runtime::Scratch scratch(device_, stream, offset + l->workspace_bytes);
   GemmProblem problem = p;
   if (p.shape.k == 0) {

@@ -6,15 +6,9 @@
 #include "cuforge/op/grouped_check.hpp"
 #include "cuforge/runtime/device.hpp"
 #include "cuforge/runtime/scratch.hpp"
+#include "scratch_layout.hpp"
 
 namespace cuforge {
-namespace {
-
-constexpr size_t kScratchAlignment = 256;
-
-size_t rounded(size_t bytes) { return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment; }
-
-}  // namespace
 
 GroupedGemm::GroupedGemm(const GemmOptions& options) : Plan(options, KernelKind::Grouped) {}
 
@@ -51,7 +45,7 @@ runtime::RunHandle GroupedGemm::run(const GroupedProblem& checked, double alpha,
     op::over_zeros(kernel_types_, p.offsets->whole.shape, zeros_bytes);
   // With autotune, a new class is measured on this problem (not one with a group of K = 0).
   auto l = launchable(p, stream, beta);
-  runtime::Scratch scratch(device_, stream, rounded(zeros_bytes) + l->workspace_bytes);
+  runtime::Scratch scratch(device_, stream, op::scratch_rounded(zeros_bytes) + l->workspace_bytes);
   if (zeros_bytes) {
     runtime::check(cudaMemsetAsync(scratch.data(), 0, zeros_bytes, stream), "zero-filling the operands of K = 0");
     for (GemmProblem& g : p.list)
@@ -64,7 +58,8 @@ runtime::RunHandle GroupedGemm::run(const GroupedProblem& checked, double alpha,
   GemmLaunch launch = l->launch;
   launch.alpha = alpha;
   launch.beta = beta;
-  l->kernel->run(p, launch, static_cast<char*>(scratch.data()) + rounded(zeros_bytes), l->workspace_bytes, stream);
+  l->kernel->run(p, launch, static_cast<char*>(scratch.data()) + op::scratch_rounded(zeros_bytes), l->workspace_bytes,
+                 stream);
   ran(l);
   return runtime::RunHandle::record(device_, stream, std::move(on_complete));
 }

@@ -28,6 +28,7 @@
 #include "cuforge/runtime/scratch.hpp"
 #include "cuforge/runtime/timing.hpp"
 #include "cuforge/select/gemm_cost.hpp"
+#include "scratch_layout.hpp"
 
 namespace cuforge::op {
 namespace {
@@ -55,46 +56,6 @@ std::vector<std::pair<select::GemmCandidate, const Compiled*>> serving(const std
   std::stable_sort(out.begin(), out.end(),
                    [](const auto& x, const auto& y) { return x.first.estimated_us < y.first.estimated_us; });
   return out;
-}
-
-constexpr size_t kScratchAlignment = 256;
-
-size_t rounded(size_t bytes) { return (bytes + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment; }
-
-// Measuring runs write their D to scratch memory, never to the user's (which may be C, or be read
-// by work queued after the run): the bytes of scratch a problem's D needs (each group's at its own
-// aligned place), and the problem with D there.
-size_t output_bytes(const GemmProblem& p, size_t element) {
-  if (p.shape.empty_output()) return 0;
-  return rounded(size_t((p.shape.batch - 1) * p.batch_stride_d + (p.shape.m - 1) * p.ldd + p.shape.n) * element);
-}
-size_t output_bytes(const ConvProblem& p, size_t element) {
-  const Conv2dSize& s = p.size;  // D: fprop y (n, p, q, k); dgrad dx (n, h, w, c); wgrad dw (k, r, s, c)
-  const std::array<int64_t, 4> e = p.kind == KernelKind::Conv2dFprop   ? std::array<int64_t, 4>{s.n, s.p, s.q, s.k}
-                                   : p.kind == KernelKind::Conv2dDgrad ? std::array<int64_t, 4>{s.n, s.h, s.w, s.c}
-                                                                       : std::array<int64_t, 4>{s.k, s.r, s.s, s.c};
-  return rounded(
-      size_t((e[0] - 1) * p.stride_d[2] + (e[1] - 1) * p.stride_d[1] + (e[2] - 1) * p.stride_d[0] + e[3]) * element);
-}
-size_t output_bytes(const GroupedProblem& p, size_t element) {
-  if (p.offsets) return output_bytes(p.offsets->whole, element);
-  size_t bytes = 0;
-  for (const GemmProblem& g : p.list) bytes += output_bytes(g, element);
-  return bytes;
-}
-template <class P>
-P with_output(P p, void* d, size_t) {
-  p.d = d;
-  return p;
-}
-GroupedProblem with_output(GroupedProblem p, void* d, size_t element) {
-  if (p.offsets) p.offsets->whole.d = d;
-  for (GemmProblem& g : p.list) {
-    const size_t bytes = output_bytes(g, element);
-    g.d = d;
-    d = static_cast<char*>(d) + bytes;
-  }
-  return p;
 }
 
 // Why a problem cannot be measured as it is given, or nullopt. A grouped run's groups of K = 0 take
