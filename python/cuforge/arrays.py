@@ -118,10 +118,7 @@ def stage(x, name: str, device: int, stream: int, copy_in: bool):
     """A device copy of host array `x` for one run on `stream` (its contents copied in when `copy_in`):
     (descriptor, buffer, the host array). The buffer is freed on the stream when dropped, after the work
     queued there by then: keep it until the run that reads it is queued (and D's until it is copied back)."""
-    import numpy as np
-
-    if not isinstance(x, np.ndarray):
-        x = host_array(x)
+    x = host_array(x)
     if not (x.flags.c_contiguous or x.flags.f_contiguous):
         raise InvalidArgumentError(
             f"{name}: a strided NumPy view cannot be copied to the GPU as is; pass np.ascontiguousarray(...)"
