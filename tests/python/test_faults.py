@@ -230,9 +230,11 @@ def test_the_cores_messages_from_threads_without_the_gil_reach_the_logger(tmp_pa
         (library,) = pathlib.Path({str(cache)!r}).glob("v1/kernels/*/kernel.so")
         library.write_bytes(library.read_bytes() + b"damage")
         cuforge.build([name], progress=False)
-        for _ in range(1000):  # the interpreter delivers queued messages between bytecodes
+        import time
+        for _ in range(1000):  # the interpreter delivers queued messages between bytecodes, soon
             if seen:
                 break
+            time.sleep(0.01)
         print([m for m in seen if "does not match its recorded checksum" in m] != [])
     """, CUFORGE_CACHE_DIR=str(cache), CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"))
     assert r.stdout.strip() == "True", (r.stdout, r.stderr)
