@@ -206,7 +206,13 @@ int main(int argc, char** argv) {
   cache->add_option("--max-bytes", max_bytes, "prune: keep at most this many bytes (default 10 GiB)")
       ->check(CLI::Range(int64_t(0), std::numeric_limits<int64_t>::max()));
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; a usage error exits 2, as cuforge's own errors and the profiler's
+    // argparse do (CLI11's own codes, 105 and up, say nothing a caller would test for).
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   try {
     if (*list) return run_list(list_flags, json);
     if (*emit_cmd) {

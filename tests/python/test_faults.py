@@ -280,7 +280,7 @@ def test_entry_json_of_the_wrong_types_is_reported_and_rebuilt(tmp_path):
 ])
 def test_cli_refuses_bad_arguments(tmp_path, args, says):
     r = run(CLI + args, CUFORGE_CACHE_DIR=str(tmp_path / "cache"), CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"))
-    assert r.returncode != 0, (r.stdout, r.stderr)
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
     assert says in r.stderr, r.stderr
     assert not (tmp_path / "cache" / "v1" / "kernels").exists() or not any((tmp_path / "cache" / "v1" / "kernels").iterdir())
 
