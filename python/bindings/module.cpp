@@ -503,6 +503,7 @@ NB_MODULE(_core, m) {
       e["decomposition"] = t.decomposition;
       e["us"] = t.microseconds;
       e["measured"] = t.measured;
+      e["candidates"] = t.candidates;
       entries.append(e);
     }
     return nb::make_tuple(record.path().string(), entries);

@@ -143,8 +143,8 @@ int run_cache(const std::string& action, int64_t max_bytes) {
     fmt::print("tuning record {}: {} measured choices\n", record.path().string(), record.entries().size());
   } else if (action == "tuning") {
     for (const auto& [key, t] : compile::TuningRecord(cache).entries())
-      fmt::print("{}\n  -> {} x{} {} {:.2f} us ({} timed)\n", key, t.kernel, t.splits, to_string(t.decomposition),
-                 t.microseconds, t.measured.size());
+      fmt::print("{}\n  -> {} x{} {} {:.2f} us ({} of the model's best {} timed)\n", key, t.kernel, t.splits,
+                 to_string(t.decomposition), t.microseconds, t.measured.size(), t.candidates);
   } else if (action == "clear-tuning") {
     fmt::print("removed {} measured choices from the tuning record\n", compile::TuningRecord(cache).clear());
   } else if (action == "clear") {

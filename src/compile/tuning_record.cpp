@@ -42,6 +42,7 @@ std::optional<TunedKernel> from_json(const Json& j) {
     t.decomposition = parse<Decomposition>(j.at("decomposition").get<std::string>());
     t.microseconds = j.at("us").get<double>();
     for (const auto& [name, us] : j.at("measured").items()) t.measured.emplace_back(name, us.get<double>());
+    t.candidates = j.contains("candidates") ? j.at("candidates").get<int>() : int(t.measured.size());
     return t;
   } catch (const std::exception&) {
     return std::nullopt;
@@ -52,7 +53,7 @@ Json to_json(const TunedKernel& t) {
   Json measured = Json::object();
   for (const auto& [name, us] : t.measured) measured[name] = us;
   return {{"kernel", t.kernel}, {"splits", t.splits}, {"decomposition", to_string(t.decomposition)},
-          {"us", t.microseconds}, {"measured", measured}};
+          {"us", t.microseconds}, {"measured", measured}, {"candidates", t.candidates}};
 }
 
 }  // namespace

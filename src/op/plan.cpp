@@ -299,9 +299,14 @@ std::string Plan<Kernel, Problem>::tuning_key(const GemmShape& shape) const {
 
 template <class Kernel, class Problem>
 std::optional<select::GemmCandidate> Plan<Kernel, Problem>::recorded(
-    const GemmShape& shape, const std::vector<select::GemmCandidate>& ranked) const {
+    const GemmShape& shape, const std::vector<select::GemmCandidate>& ranked, int covering) const {
   auto tuned = compile::TuningRecord().find(key_of(shape));
   if (!tuned) return std::nullopt;
+  if (const auto wanted = std::min<size_t>(size_t(covering), ranked.size()); size_t(tuned->candidates) < wanted) {
+    log(LogLevel::info, fmt::format("the tuning record for {} timed the model's best {}; autotune_candidates asks "
+                                    "for {}: measuring again", shape_key(shape), tuned->candidates, wanted));
+    return std::nullopt;
+  }
   for (const auto& c : ranked)
     if (c.config.name() == tuned->kernel && c.splits == tuned->splits && c.decomposition == tuned->decomposition)
       return c;
@@ -447,8 +452,15 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
     return true;
   };
 
-  // The tuning record's measurement for the class.
-  if (auto tuned = recorded(p.shape, ranking.ranked); tuned && (stood_in(*tuned) || usable(*tuned, built(*tuned)))) {
+  // With autotune, a new class is measured (never while a graph is being captured: nothing runs then).
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  const bool autotuning = s.settings.autotune && measure_on && !unmeasurable(p) &&
+                          cudaStreamIsCapturing(*measure_on, &capture) == cudaSuccess &&
+                          capture == cudaStreamCaptureStatusNone;
+
+  // The tuning record's measurement for the class (with autotune, one that tried as many candidates).
+  if (auto tuned = recorded(p.shape, ranking.ranked, autotuning ? s.settings.autotune_candidates : 0);
+      tuned && (stood_in(*tuned) || usable(*tuned, built(*tuned)))) {
     log(LogLevel::info, fmt::format("{}: the tuning record's {}", shape_key(p.shape), tuned->config.name()));
     return s.chosen[p.shape];
   }
@@ -460,11 +472,8 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
     log(LogLevel::info, fmt::format("no compiled kernel can run a {}x{}x{} problem (batch {}); choosing one",
                                     p.shape.m, p.shape.n, p.shape.k, p.shape.batch));
 
-  // With autotune, the fastest of the model's best, measured on the problem (never while a graph
-  // is being captured: nothing runs then) and recorded.
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (s.settings.autotune && measure_on && !unmeasurable(p) &&
-      cudaStreamIsCapturing(*measure_on, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusNone) {
+  // With autotune, the fastest of the model's best, measured on the problem and recorded.
+  if (autotuning) {
     if (s.measuring.count(p.shape)) {  // another thread measures this class: its choice, once made
       s.measured.wait(lock, [&] { return !s.measuring.count(p.shape); });
       lock.unlock();
@@ -494,7 +503,7 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
     if (auto it = s.chosen.find(p.shape); it != s.chosen.end()) return it->second;  // another thread's
     if (!rows.empty() && !std::isnan(rows.front().measured_us)) {
       compile::TunedKernel tuned{rows.front().candidate.config.name(), rows.front().candidate.splits,
-                                 rows.front().candidate.decomposition, rows.front().measured_us, {}};
+                                 rows.front().candidate.decomposition, rows.front().measured_us, {}, int(rows.size())};
       for (const auto& r : rows)
         if (!std::isnan(r.measured_us))
           tuned.measured.emplace_back(fmt::format("{} x{}", r.candidate.config.name(), r.candidate.splits),

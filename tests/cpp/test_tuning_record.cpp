@@ -50,6 +50,23 @@ TEST_F(TuningRecordTest, TuningRecordStoresFindsListsAndClears) {
   EXPECT_FALSE(record.find("k2"));
 }
 
+// How many candidates a measurement tried travels with its entry (an autotune asking for more measures
+// again); an entry written before it was kept reads as the candidates it timed.
+TEST_F(TuningRecordTest, AnEntryKeepsHowManyCandidatesItsMeasurementTried) {
+  TuningRecord record(cache);
+  record.store("k1", {"kernel_a", 1, Decomposition::Heuristic, 12.5, {{"kernel_a x1", 12.5}}, 6});
+  auto k1 = TuningRecord(KernelCache(tmp.path())).find("k1");
+  ASSERT_TRUE(k1);
+  EXPECT_EQ(k1->candidates, 6);
+  EXPECT_EQ(k1->measured.size(), 1u);  // the other five failed to build or run
+  test::write_file(record.path(),
+                   R"({"format": 1, "entries": {"k2": {"kernel": "kernel_b", "splits": 1, "decomposition": "heuristic",
+                       "us": 3.0, "measured": {"kernel_b x1": 3.0, "kernel_c x1": 4.0}}}})");
+  auto k2 = record.find("k2");
+  ASSERT_TRUE(k2);
+  EXPECT_EQ(k2->candidates, 2);
+}
+
 TEST_F(TuningRecordTest, ACorruptedTuningRecordIsReportedIgnoredAndRewritten) {
   TuningRecord record(cache);
   record.store("k1", {"kernel_a", 1, Decomposition::Heuristic, 12.5, {}});

@@ -223,6 +223,32 @@ print(plan.last_kernel, sum("autotuned" in m for m in seen), sum("tuning record"
     assert kernel == tuned and timed == "0" and used == "1"
 
 
+def test_an_autotune_asking_for_more_candidates_than_the_record_tried_measures_again(messages):
+    """A record made over the model's best 2 serves a plan asking for 2 or fewer (or no autotune); one
+    asking for 3 times again and replaces it."""
+    M, N, K = SHAPES[0]
+    A, B = torch.ones(M, K, device="cuda", dtype=BF16), torch.ones(K, N, device="cuda", dtype=BF16)
+    D = torch.empty(M, N, device="cuda", dtype=BF16)
+
+    def autotuned():
+        return sum("autotuned" in m for _, m in messages)
+
+    plan_for(True, candidates=2).run(A, B, None, D)
+    (entry,) = _core.tuning_record()[1]
+    assert entry["candidates"] == 2 and autotuned() == 1
+    plan_for(True, candidates=2).run(A, B, None, D)
+    assert autotuned() == 1
+    plan_for(True, candidates=3).run(A, B, None, D)
+    assert autotuned() == 2 and any("autotune_candidates asks for 3" in m for _, m in messages)
+    (entry,) = _core.tuning_record()[1]
+    assert entry["candidates"] == 3
+    for plan in (plan_for(True, candidates=1), plan_for(False)):
+        plan.run(A, B, None, D)
+        assert plan.last_kernel == entry["kernel"]
+    assert autotuned() == 2
+    assert bool((D == K).all())
+
+
 def test_concurrent_autotuning_processes_leave_a_valid_record_with_every_entry():
     child = """
 import sys, torch, cuforge

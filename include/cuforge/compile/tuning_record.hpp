@@ -22,6 +22,9 @@ struct TunedKernel {
   Decomposition decomposition = Decomposition::Heuristic;
   double microseconds = 0;
   std::vector<std::pair<std::string, double>> measured;  // every candidate timed ("<name> x<splits>"), in us
+  // How many of the cost model's best the measurement tried (built or not): an autotune asking for
+  // more measures again. Records written before it was kept read as measured.size().
+  int candidates = 0;
 };
 
 class TuningRecord {

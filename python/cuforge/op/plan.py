@@ -444,9 +444,9 @@ class Plan:
         """Measured choice (default: CUFORGE_AUTOTUNE=1): the first run of each new problem class builds
         the cost model's best ``autotune_candidates`` kernels in parallel, times them on the run's
         operands (writing to scratch memory, never to D) and keeps the fastest in the tuning record in
-        the cache directory, which later runs and later processes use without timing again. Plans
-        without autotune use the record too, where it has the class. Grouped runs with a group of K = 0
-        are not measured."""
+        the cache directory, which later runs and later processes use without timing again, unless they
+        ask for more ``autotune_candidates`` than its measurement tried. Plans without autotune use the
+        record too, where it has the class. Grouped runs with a group of K = 0 are not measured."""
         return self._plan.settings.autotune
 
     @autotune.setter
