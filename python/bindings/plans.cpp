@@ -61,12 +61,15 @@ std::optional<ConvSplitK> python_split_k(nb::handle h) {
   return ConvSplitK{int(*slices), parallel};
 }
 
-// A one-call run's handle, waited for (without the GIL) when `sync`.
-runtime::RunHandle finished(runtime::RunHandle handle, bool sync) {
-  if (sync) {
-    nb::gil_scoped_release release;
-    handle.sync();
-  }
+// The core's run (and, when `sync`, the wait for it) without the GIL: a problem class's first run may
+// build its kernel (nvcc, tens of seconds), and other Python threads go on meanwhile, as they do while
+// Python waits for a subprocess. `run` touches no Python object (its operands are C++ values by now);
+// what the core logs meanwhile reaches Python's logging through the interpreter's queue (log_sink.cpp).
+template <class Run>
+runtime::RunHandle without_gil(Run&& run, bool sync = false) {
+  nb::gil_scoped_release release;
+  runtime::RunHandle handle = run();
+  if (sync) handle.sync();
   return handle;
 }
 
@@ -223,10 +226,13 @@ void bind_plans(nb::module_& m) {
       .def("run",
            [](Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta,
               uintptr_t stream, std::function<void()> on_complete, nb::handle scale_a, nb::handle scale_b) {
-             return g.run(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
-                          to_tensor_ref(d, "D"), alpha, beta, reinterpret_cast<cudaStream_t>(stream),
-                          std::move(on_complete),
-                          op::Fp8Scales{to_tensor_ref(scale_a, "scale_a"), to_tensor_ref(scale_b, "scale_b")});
+             const TensorRef ta = to_tensor_ref(a, "A"), tb = to_tensor_ref(b, "B"), tc = to_tensor_ref(c, "C"),
+                             td = to_tensor_ref(d, "D");
+             const op::Fp8Scales scales{to_tensor_ref(scale_a, "scale_a"), to_tensor_ref(scale_b, "scale_b")};
+             return without_gil([&] {
+               return g.run(ta, tb, tc, td, alpha, beta, reinterpret_cast<cudaStream_t>(stream),
+                            std::move(on_complete), scales);
+             });
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a, "beta"_a, "stream"_a,
            "on_complete"_a.none(), "scale_a"_a.none() = nb::none(), "scale_b"_a.none() = nb::none())
@@ -241,8 +247,8 @@ void bind_plans(nb::module_& m) {
              auto al = python_real(alpha), be = python_real(beta);
              auto s = run_stream(stream, ta->device);
              if (!al || !be || !s) return std::nullopt;
-             return finished(g.run(*ta, *tb, *tc, *td, *al, *be, reinterpret_cast<cudaStream_t>(*s)),
-                             sync.ptr() == Py_True);
+             return without_gil([&] { return g.run(*ta, *tb, *tc, *td, *al, *be, reinterpret_cast<cudaStream_t>(*s)); },
+                                sync.ptr() == Py_True);
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a.none(),
            "stream"_a.none() = nb::none(),
@@ -322,7 +328,9 @@ void bind_plans(nb::module_& m) {
               uintptr_t stream, std::function<void()> on_complete) {
              auto problem = g.check(tensor_refs(a, "A"), tensor_refs(b, "B"), tensor_refs(c, "C"),
                                     tensor_refs(d, "D"), alpha, beta);
-             return g.run(problem, alpha, beta, reinterpret_cast<cudaStream_t>(stream), std::move(on_complete));
+             return without_gil([&] {
+               return g.run(problem, alpha, beta, reinterpret_cast<cudaStream_t>(stream), std::move(on_complete));
+             });
            },
            "a"_a, "b"_a, "c"_a, "d"_a, "alpha"_a, "beta"_a, "stream"_a, "on_complete"_a.none(),
            "The list form: one operand descriptor per group (C may be an empty list when beta == 0).")
@@ -337,7 +345,8 @@ void bind_plans(nb::module_& m) {
              auto s = run_stream(stream, as->front().device);
              if (!s) return std::nullopt;
              auto problem = g.check(*as, *bs, *cs, *ds, *al, *be);
-             return finished(g.run(problem, *al, *be, reinterpret_cast<cudaStream_t>(*s)), sync.ptr() == Py_True);
+             return without_gil([&] { return g.run(problem, *al, *be, reinterpret_cast<cudaStream_t>(*s)); },
+                                sync.ptr() == Py_True);
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a.none(),
            "stream"_a.none() = nb::none(),
@@ -349,7 +358,7 @@ void bind_plans(nb::module_& m) {
               double alpha, double beta, uintptr_t stream) {
              auto problem = g.check_offsets(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
                                             to_tensor_ref(d, "D"), to_tensor_ref(offsets, "offsets"), alpha, beta);
-             return g.run(problem, alpha, beta, reinterpret_cast<cudaStream_t>(stream));
+             return without_gil([&] { return g.run(problem, alpha, beta, reinterpret_cast<cudaStream_t>(stream)); });
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "offsets"_a.none(), "alpha"_a, "beta"_a,
            "stream"_a, "The offsets form: A and D cut into groups of rows by device offsets, B one matrix per group.")
@@ -409,7 +418,9 @@ void bind_plans(nb::module_& m) {
               uintptr_t stream, std::function<void()> on_complete) {
              auto problem = g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
                                     to_tensor_ref(d, "D"), {stride, padding, dilation}, beta, {splits, parallel});
-             return g.run(problem, alpha, beta, reinterpret_cast<cudaStream_t>(stream), std::move(on_complete));
+             return without_gil([&] {
+               return g.run(problem, alpha, beta, reinterpret_cast<cudaStream_t>(stream), std::move(on_complete));
+             });
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a, "padding"_a, "dilation"_a, "alpha"_a,
            "beta"_a, "splits"_a, "parallel"_a, "stream"_a, "on_complete"_a.none(),
@@ -431,7 +442,8 @@ void bind_plans(nb::module_& m) {
              auto s = run_stream(stream, ta->device);
              if (!al || !be || !s || !torch_nhwc_views({&*ta, &*tb, &*tc, &*td})) return std::nullopt;
              auto problem = g.check(*ta, *tb, *tc, *td, geometry, *be, *split);
-             return finished(g.run(problem, *al, *be, reinterpret_cast<cudaStream_t>(*s)), sync.ptr() == Py_True);
+             return without_gil([&] { return g.run(problem, *al, *be, reinterpret_cast<cudaStream_t>(*s)); },
+                                sync.ptr() == Py_True);
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a.none(), "padding"_a.none(),
            "dilation"_a.none(), "alpha"_a.none(), "beta"_a.none(), "split_k"_a.none(), "sync"_a.none(),

@@ -116,3 +116,35 @@ def test_exiting_during_a_background_build_publishes_it_and_a_kill_leaves_the_ca
     n_problems, ran_chosen, ok, builds, staging = after.stdout.split()
     assert (n_problems, ran_chosen, ok, staging) == ("0", "True", "True", "0")
     assert int(builds) == 1, "the killed build left no entry: the next process built the kernel"
+
+
+def test_other_threads_go_on_while_a_first_run_builds(tmp_path):
+    """A first run that waits for its kernel's build (first_run = "wait", an empty cache) lets the GIL
+    go meanwhile, as Python does while it waits for a subprocess: a thread ticking every 10 ms keeps
+    ticking through the build."""
+    out = run_child("""
+        import threading
+        ticks, stop = [0], threading.Event()
+
+        def tick():
+            while not stop.wait(0.01):
+                ticks[0] += 1
+
+        ticker = threading.Thread(target=tick)
+        ticker.start()
+        p = plan(torch.float16)
+        p.first_run = "wait"
+        A, B, D = operands(256, 384, 512, torch.float16, 4)
+        t0, before = time.perf_counter(), ticks[0]
+        p.run(A, B, None, D)
+        took, during = time.perf_counter() - t0, ticks[0] - before
+        stop.set()
+        ticker.join()
+        print(f"{took:.1f}", during, exact(A, B, D), cuforge.compile_statistics()["builds"])
+    """, tmp_path / "cache")
+    assert out.returncode == 0, out.stderr
+    took, during, ok, builds = out.stdout.split()
+    print(out.stdout)
+    assert ok == "True" and int(builds) == 1, "the run built its kernel and ran it exactly"
+    assert float(took) > 5, "a build of an SM90 kernel takes longer than this"
+    assert int(during) > 25 * float(took), f"{during} ticks in {took} s: the thread was held back"
