@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define CUFORGE_ABI_VERSION 7
+#define CUFORGE_ABI_VERSION 8
 
 /* Kernel libraries are built with hidden visibility; only these entry points are exported. */
 #define CUFORGE_EXPORT __attribute__((visibility("default")))
@@ -123,6 +123,10 @@ typedef struct cuforge_conv2d_arguments {
 
 CUFORGE_EXPORT int cuforge_abi_version(void);
 CUFORGE_EXPORT const char* cuforge_kernel_name(void);
+/* The cudaError_t behind the calling thread's latest CUFORGE_STATUS_LAUNCH_FAILED from this library
+ * (the library links its own CUDA runtime, whose errors the caller's cudaGetLastError() does not
+ * read); 0 where the failure named none (CUTLASS's SM80 adapters read and clear their launch's error). */
+CUFORGE_EXPORT int cuforge_last_cuda_error(void);
 CUFORGE_EXPORT int cuforge_gemm_can_implement(const cuforge_gemm_arguments* args);
 /* Writes the device scratch memory the run needs to *bytes. */
 CUFORGE_EXPORT int cuforge_gemm_workspace_size(const cuforge_gemm_arguments* args, size_t* bytes);

@@ -28,6 +28,7 @@ std::shared_ptr<const KernelLibrary> KernelLibrary::load(const std::filesystem::
     throw DeviceError(fmt::format("the kernel library {} has ABI version {}, expected {}", path.string(),
                                   abi_version(), CUFORGE_ABI_VERSION));
   library->name_ = reinterpret_cast<decltype(&cuforge_kernel_name)>(library->entry("cuforge_kernel_name"))();
+  library->last_cuda_error_ = reinterpret_cast<decltype(&cuforge_last_cuda_error)>(library->entry("cuforge_last_cuda_error"));
   loaded.emplace(path, library);
   return library;
 }
@@ -39,15 +40,18 @@ void* KernelLibrary::entry(const char* symbol) const {
 }
 
 void KernelLibrary::check(int status) const {
-  const char* words = "the kernel library failed inside (an exception in CUTLASS's host code)";
+  std::string words = "the kernel library failed inside (an exception in CUTLASS's host code)";
   switch (status) {
     case CUFORGE_STATUS_SUCCESS: return;
     case CUFORGE_STATUS_NOT_SUPPORTED: words = "the kernel cannot run this problem"; break;
     case CUFORGE_STATUS_WORKSPACE_TOO_SMALL: words = "the workspace is too small"; break;
     // The library links its own CUDA runtime (nvcc's static default), whose last error this process's
-    // cudaGetLastError() does not read: it would name (and clear) an unrelated one of the core's.
+    // cudaGetLastError() does not read: the library keeps its launch's error for cuforge_last_cuda_error.
     case CUFORGE_STATUS_LAUNCH_FAILED:
-      words = "a CUDA launch failed (CUDA_LAUNCH_BLOCKING=1 and compute-sanitizer name the error)";
+      if (const auto error = cudaError_t(last_cuda_error_()); error != cudaSuccess)
+        words = fmt::format("a CUDA launch failed: {} ({})", cudaGetErrorName(error), cudaGetErrorString(error));
+      else
+        words = "a CUDA launch failed (CUDA_LAUNCH_BLOCKING=1 and compute-sanitizer name the error)";
       break;
   }
   throw DeviceError(fmt::format("{}: {}", name_, words));

@@ -79,13 +79,14 @@ const library::GemmConfig& by_name(const std::string& name) {
   throw std::runtime_error("not in the catalog: " + name);
 }
 
-const char* const kGroupedEntryPoints[] = {"cuforge_abi_version", "cuforge_kernel_name",
+const char* const kGroupedEntryPoints[] = {"cuforge_abi_version", "cuforge_kernel_name", "cuforge_last_cuda_error",
                                            "cuforge_grouped_can_implement", "cuforge_grouped_workspace_size",
                                            "cuforge_grouped_run"};
-const char* const kAbiEntryPoints[] = {"cuforge_abi_version", "cuforge_kernel_name", "cuforge_gemm_can_implement",
-                                       "cuforge_gemm_workspace_size", "cuforge_gemm_run"};
-const char* const kConvEntryPoints[] = {"cuforge_abi_version", "cuforge_kernel_name", "cuforge_conv2d_can_implement",
-                                        "cuforge_conv2d_workspace_size", "cuforge_conv2d_run"};
+const char* const kAbiEntryPoints[] = {"cuforge_abi_version", "cuforge_kernel_name", "cuforge_last_cuda_error",
+                                       "cuforge_gemm_can_implement", "cuforge_gemm_workspace_size", "cuforge_gemm_run"};
+const char* const kConvEntryPoints[] = {"cuforge_abi_version", "cuforge_kernel_name", "cuforge_last_cuda_error",
+                                        "cuforge_conv2d_can_implement", "cuforge_conv2d_workspace_size",
+                                        "cuforge_conv2d_run"};
 
 // A translation unit that nvcc builds in a couple of seconds (no CUTLASS): for cache behaviour.
 KernelSource tiny_source(const std::string& tag = "") {

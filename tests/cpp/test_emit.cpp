@@ -74,6 +74,7 @@ TEST(EmitGemm, Sm90StreamKBf16) {
            "int cuforge_gemm_can_implement(",
            "int cuforge_gemm_workspace_size(",
            "int cuforge_abi_version(",
+           "int cuforge_last_cuda_error(",
        })
     EXPECT_TRUE(contains(src, part)) << "missing: " << part;
   EXPECT_TRUE(contains(src, "// cuforge kernel " + name));
@@ -461,7 +462,9 @@ TEST(EmitGemm, TheKernelSourceCarriesItsAbiHeaderAndTarget) {
   EXPECT_EQ(k.headers[2].first, "cuforge/launch.hpp");
   EXPECT_TRUE(contains(k.headers[2].second, "inline cudaError_t launch_kernel("));
   const GemmConfig& sm80 = library::gemm_catalog(80).front();
-  EXPECT_EQ(emit::gemm_kernel(sm80, 80).headers.size(), 2u) << "SM80's CUTLASS adapter launches: no launch.hpp";
+  const auto sm80_headers = emit::gemm_kernel(sm80, 80).headers;
+  ASSERT_EQ(sm80_headers.size(), 3u) << "SM80's CUTLASS adapter launches, and launch.hpp keeps a failure's error";
+  EXPECT_EQ(sm80_headers[2].first, "cuforge/launch.hpp");
   EXPECT_EQ(emit::gemm_kernel(sm80, 89).target_cc, 89) << "SM80 kernels are built into the target's own SASS";
   EXPECT_EQ(emit::gemm_kernel(sm90, 100).target_cc, 90) << "SM90 kernels target sm_90a whatever is asked";
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <thread>
 #include <vector>
 
 #include "cuforge/emit/gemm.hpp"
@@ -61,16 +62,23 @@ TEST(EmitKeptRun, ARepeatOfTheLatestRunKeepsItsStateAndAnythingElsePreparesAnew)
 
 // The kernels' launch helper (templates/launch.hpp), compiled here as host code: a kernel it cannot
 // launch (none at that address; on a machine without a GPU, any) is the runtime's error, reported
-// after the driver's attempt falls through, never a success and never a crash.
+// after the driver's attempt falls through, never a success and never a crash; a failed status keeps
+// that error for cuforge_last_cuda_error, in the failing thread.
 TEST(EmitLaunch, ALaunchThatCannotHappenReportsTheRuntimesError) {
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(1);
   config.blockDim = dim3(32);
-  EXPECT_NE(cuforge_kernel::launch_kernel(nullptr, config, nullptr), cudaSuccess);
+  const cudaError_t launched = cuforge_kernel::launch_kernel(nullptr, config, nullptr);
+  EXPECT_NE(launched, cudaSuccess);
   cudaGetLastError();  // the runtime's launch leaves its error to be read
+  EXPECT_EQ(cuforge_kernel::launch_status(launched), CUFORGE_STATUS_LAUNCH_FAILED);
+  EXPECT_EQ(cuforge_kernel::last_launch_error, launched);
+  std::thread([] { EXPECT_EQ(cuforge_kernel::last_launch_error, cudaSuccess) << "another thread's"; }).join();
+  EXPECT_EQ(cuforge_kernel::launch_status(cudaSuccess), CUFORGE_STATUS_SUCCESS);
+  EXPECT_EQ(cuforge_kernel::last_launch_error, launched) << "a success keeps the latest failure's error";
   cuforge_kernel::KernelAttributes attributes;
-  EXPECT_FALSE(attributes.set_once(nullptr, 0, 1024, cuforge_kernel::Clusters::None));
-  EXPECT_FALSE(attributes.set_once(nullptr, 0, 1024, cuforge_kernel::Clusters::NonPortable))
+  EXPECT_NE(attributes.set_once(nullptr, 0, 1024, cuforge_kernel::Clusters::None), cudaSuccess);
+  EXPECT_NE(attributes.set_once(nullptr, 0, 1024, cuforge_kernel::Clusters::NonPortable), cudaSuccess)
       << "a failure is not remembered as done";
   cudaGetLastError();
 }
@@ -152,11 +160,14 @@ TEST(EmitLaunch, EveryLaunchOfTheTemplatesGoesThroughTheDriverHelper) {
     const KernelSource k = emit::gemm_kernel(c, 90);
     EXPECT_FALSE(contains(k.source, "<<<"));
     EXPECT_FALSE(contains(k.source, "cudaLaunchKernelEx"));
-    const bool cutlass_launches = c.arch < 90 && !c.parallel_split_k && c.kind != KernelKind::Grouped;
-    if (cutlass_launches) continue;
+    // Every kernel carries launch.hpp (a failed launch's error is kept there for cuforge_last_cuda_error).
     EXPECT_TRUE(contains(k.source, "#include \"cuforge/launch.hpp\"\n"));
-    EXPECT_TRUE(contains(k.source, "launch_kernel("));
     EXPECT_TRUE(std::any_of(k.headers.begin(), k.headers.end(), [](const auto& h) { return h.first == "cuforge/launch.hpp"; }));
+    EXPECT_TRUE(contains(k.source, "int cuforge_last_cuda_error(void)"));
+    const bool cutlass_launches = c.arch < 90 && !c.parallel_split_k && c.kind != KernelKind::Grouped;
+    if (!cutlass_launches) {
+      EXPECT_TRUE(contains(k.source, "launch_kernel("));
+    }
   }
 }
 

@@ -38,6 +38,7 @@ class KernelLibrary {
   void* handle_ = nullptr;
   std::filesystem::path path_;
   std::string name_;
+  int (*last_cuda_error_)() = nullptr;  // cuforge_last_cuda_error
 };
 
 // The kernel object (GemmKernel, GroupedGemmKernel, ConvKernel) of the library at `path`, made by

@@ -18,7 +18,22 @@
 #include <type_traits>
 #include <utility>
 
+#include "cuforge/abi.h"
+
 namespace cuforge_kernel {
+
+// The CUDA error behind the calling thread's latest CUFORGE_STATUS_LAUNCH_FAILED, for
+// cuforge_last_cuda_error; cudaSuccess where the failure named none.
+inline thread_local cudaError_t last_launch_error = cudaSuccess;
+
+// CUFORGE_STATUS_LAUNCH_FAILED, with `error` kept for cuforge_last_cuda_error.
+inline int launch_failed(cudaError_t error) {
+  last_launch_error = error;
+  return CUFORGE_STATUS_LAUNCH_FAILED;
+}
+
+// CUFORGE_STATUS_SUCCESS for cudaSuccess, else launch_failed(error).
+inline int launch_status(cudaError_t error) { return error == cudaSuccess ? CUFORGE_STATUS_SUCCESS : launch_failed(error); }
 
 // Whether a kernel is launched in clusters (SM90 kernels), whose sizes may then go beyond the portable ones.
 enum class Clusters { None, NonPortable };
@@ -27,15 +42,15 @@ enum class Clusters { None, NonPortable };
 // dynamic shared memory it takes, and for cluster kernels, cluster sizes beyond the portable ones.
 class KernelAttributes {
  public:
-  bool set_once(const void* kernel, int device, int shared_bytes, Clusters clusters) {
+  // cudaSuccess once set; else the runtime's error.
+  cudaError_t set_once(const void* kernel, int device, int shared_bytes, Clusters clusters) {
     const uint64_t bit = uint64_t(1) << (device & 63);
-    if (set_.load(std::memory_order_relaxed) & bit) return true;
-    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes) != cudaSuccess ||
-        (clusters == Clusters::NonPortable &&
-         cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess))
-      return false;
-    set_.fetch_or(bit);
-    return true;
+    if (set_.load(std::memory_order_relaxed) & bit) return cudaSuccess;
+    cudaError_t error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
+    if (error == cudaSuccess && clusters == Clusters::NonPortable)
+      error = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    if (error == cudaSuccess) set_.fetch_or(bit);
+    return error;
   }
 
  private:
