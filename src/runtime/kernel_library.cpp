@@ -28,7 +28,8 @@ std::shared_ptr<const KernelLibrary> KernelLibrary::load(const std::filesystem::
     throw DeviceError(fmt::format("the kernel library {} has ABI version {}, expected {}", path.string(),
                                   abi_version(), CUFORGE_ABI_VERSION));
   library->name_ = reinterpret_cast<decltype(&cuforge_kernel_name)>(library->entry("cuforge_kernel_name"))();
-  library->last_cuda_error_ = reinterpret_cast<decltype(&cuforge_last_cuda_error)>(library->entry("cuforge_last_cuda_error"));
+  library->last_cuda_error_ =
+      reinterpret_cast<decltype(&cuforge_last_cuda_error)>(library->entry("cuforge_last_cuda_error"));
   loaded.emplace(path, library);
   return library;
 }
@@ -40,9 +41,9 @@ void* KernelLibrary::entry(const char* symbol) const {
 }
 
 void KernelLibrary::check(int status) const {
+  if (status == CUFORGE_STATUS_SUCCESS) return;  // every run's: nothing made for it
   std::string words = "the kernel library failed inside (an exception in CUTLASS's host code)";
   switch (status) {
-    case CUFORGE_STATUS_SUCCESS: return;
     case CUFORGE_STATUS_NOT_SUPPORTED: words = "the kernel cannot run this problem"; break;
     case CUFORGE_STATUS_WORKSPACE_TOO_SMALL: words = "the workspace is too small"; break;
     // The library links its own CUDA runtime (nvcc's static default), whose last error this process's
