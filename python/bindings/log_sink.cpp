@@ -3,6 +3,7 @@
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/string.h>
 
+#include <atomic>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -28,6 +29,7 @@ struct PythonLog {
   std::mutex mutex;
   std::function<void(int, std::string)> sink;  // set and copied with the GIL held
   std::vector<std::pair<LogLevel, std::string>> queued;
+  std::atomic<bool> any_queued{false};  // read without the mutex, on every run's way back
   bool scheduled = false;
 
   void log(LogLevel level, const std::string& message) {
@@ -38,15 +40,18 @@ struct PythonLog {
     }
     std::lock_guard lock(mutex);
     queued.emplace_back(level, message);
+    any_queued.store(true, std::memory_order_release);
     if (!scheduled) scheduled = Py_AddPendingCall([](void*) { return python_log().deliver_queued(), 0; }, nullptr) == 0;
   }
 
   // The GIL held.
   void deliver_queued() {
+    if (!any_queued.load(std::memory_order_acquire)) return;
     std::vector<std::pair<LogLevel, std::string>> messages;
     {
       std::lock_guard lock(mutex);
       messages.swap(queued);
+      any_queued.store(false, std::memory_order_relaxed);
       scheduled = false;
     }
     for (const auto& [level, message] : messages) deliver(level, message);
@@ -72,6 +77,8 @@ PythonLog& python_log() {
 }
 
 }  // namespace
+
+void deliver_queued_log() { python_log().deliver_queued(); }
 
 void bind_log(nb::module_& m) {
   m.def("set_log_sink",

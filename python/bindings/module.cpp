@@ -267,7 +267,7 @@ NB_MODULE(_core, m) {
   }
 
   nb::class_<runtime::RunHandle>(m, "RunHandle", "An asynchronous run: sync() waits for it (its stream's event).")
-      .def("sync", &runtime::RunHandle::sync, nb::call_guard<nb::gil_scoped_release>(),
+      .def("sync", &runtime::RunHandle::sync, nb::call_guard<python::WithoutGil>(),
            "Wait for this run to finish (and copy host results back).")
       .def("done", &runtime::RunHandle::done, "True once the run has finished on the GPU (a failed run raises).");
 
@@ -397,7 +397,7 @@ NB_MODULE(_core, m) {
           }
           std::vector<compile::BuildOutcome> outcomes;
           {
-            nb::gil_scoped_release release;
+            python::WithoutGil released;
             outcomes = compile::compile_many(sources, jobs, [&](const compile::BuildProgress& p) {
               if (!progress) return;
               nb::gil_scoped_acquire acquire;

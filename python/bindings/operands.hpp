@@ -13,6 +13,7 @@
 #include "cuforge/compile/compiler.hpp"
 #include "cuforge/core/error.hpp"
 #include "cuforge/core/tensor.hpp"
+#include "log_sink.hpp"
 
 namespace cuforge::python {
 
@@ -79,7 +80,7 @@ template <class Build>
 nb::list compile_results(Build&& build) {
   std::vector<compile::CompileResult> built;
   {
-    nb::gil_scoped_release release;
+    WithoutGil released;
     built = build();
   }
   nb::list out;

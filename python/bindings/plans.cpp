@@ -11,6 +11,7 @@
 
 #include "cuforge/cuforge.hpp"
 #include "cuforge/select/gemm_settings.hpp"
+#include "log_sink.hpp"
 #include "operands.hpp"
 
 namespace cuforge::python {
@@ -63,11 +64,10 @@ std::optional<ConvSplitK> python_split_k(nb::handle h) {
 
 // The core's run (and, when `sync`, the wait for it) without the GIL: a problem class's first run may
 // build its kernel (nvcc, tens of seconds), and other Python threads go on meanwhile, as they do while
-// Python waits for a subprocess. `run` touches no Python object (its operands are C++ values by now);
-// what the core logs meanwhile reaches Python's logging through the interpreter's queue (log_sink.cpp).
+// Python waits for a subprocess. `run` touches no Python object (its operands are C++ values by now).
 template <class Run>
 runtime::RunHandle without_gil(Run&& run, bool sync = false) {
-  nb::gil_scoped_release release;
+  WithoutGil released;
   runtime::RunHandle handle = run();
   if (sync) handle.sync();
   return handle;
@@ -85,7 +85,7 @@ nb::list profile_rows(Plan& g, const Problem& problem, double beta, int top, con
     };
   std::vector<op::ProfileRow> rows;
   {
-    nb::gil_scoped_release release;
+    WithoutGil released;
     rows = g.profile(problem, options, reinterpret_cast<cudaStream_t>(stream), beta);
   }
   nb::list out;
