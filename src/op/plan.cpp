@@ -213,7 +213,7 @@ select::GemmCandidate Plan<Kernel, Problem>::choice(const GemmShape& shape) cons
   auto ranking = select::choose(state_->kernels, state_->settings, shape, sm_count_);
   if (ranking.ranked.empty()) throw InvalidArgumentError(ranking.why_none);
   if (runtime::device_count() > 0)  // the record is per device
-    if (auto tuned = recorded(shape, ranking.ranked)) return *tuned;
+    if (auto tuned = recorded(shape, ranking.ranked)) return tuned->candidate;
   // Of the compiled kernels that serve the class, the one the model estimates fastest on it.
   auto compiled = serving(state_->compiled, state_->settings, shape, sm_count_);
   return compiled.empty() ? ranking.ranked.front() : compiled.front().first;
@@ -253,7 +253,7 @@ std::vector<compile::CompileResult> Plan<Kernel, Problem>::compile_shapes(const 
     std::optional<select::GemmCandidate> tuned;
     if (have_gpu) {  // the record is per device
       std::lock_guard lock(state_->mutex);
-      tuned = recorded(shape, ranking.ranked);
+      if (auto r = recorded(shape, ranking.ranked)) tuned = r->candidate;
     }
     chosen.push_back(tuned.value_or(ranking.ranked.front()));
     sources.push_back(kernel_source(chosen.back().config));
@@ -298,18 +298,13 @@ std::string Plan<Kernel, Problem>::tuning_key(const GemmShape& shape) const {
 }
 
 template <class Kernel, class Problem>
-std::optional<select::GemmCandidate> Plan<Kernel, Problem>::recorded(
-    const GemmShape& shape, const std::vector<select::GemmCandidate>& ranked, int covering) const {
+auto Plan<Kernel, Problem>::recorded(const GemmShape& shape, const std::vector<select::GemmCandidate>& ranked) const
+    -> std::optional<Recorded> {
   auto tuned = compile::TuningRecord().find(key_of(shape));
   if (!tuned) return std::nullopt;
-  if (const auto wanted = std::min<size_t>(size_t(covering), ranked.size()); size_t(tuned->candidates) < wanted) {
-    log(LogLevel::info, fmt::format("the tuning record for {} timed the model's best {}; autotune_candidates asks "
-                                    "for {}: measuring again", shape_key(shape), tuned->candidates, wanted));
-    return std::nullopt;
-  }
   for (const auto& c : ranked)
     if (c.config.name() == tuned->kernel && c.splits == tuned->splits && c.decomposition == tuned->decomposition)
-      return c;
+      return Recorded{c, tuned->candidates};
   log(LogLevel::info, fmt::format("the tuning record's {} (x{}) for {} is not a kernel this plan may run: ignored",
                                   tuned->kernel, tuned->splits, shape_key(shape)));
   return std::nullopt;
@@ -458,19 +453,28 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
                           cudaStreamIsCapturing(*measure_on, &capture) == cudaSuccess &&
                           capture == cudaStreamCaptureStatusNone;
 
-  // The tuning record's measurement for the class (with autotune, one that tried as many candidates).
-  if (auto tuned = recorded(p.shape, ranking.ranked, autotuning ? s.settings.autotune_candidates : 0);
-      tuned && (stood_in(*tuned) || usable(*tuned, built(*tuned)))) {
-    log(LogLevel::info, fmt::format("{}: the tuning record's {}", shape_key(p.shape), tuned->config.name()));
+  // The tuning record's measurement for the class. An autotuning plan that asks for more candidates than
+  // the measurement tried measures again, before any compiled kernel could serve: it asked for the search.
+  const auto record = recorded(p.shape, ranking.ranked);
+  const size_t wanted = std::min<size_t>(size_t(s.settings.autotune_candidates), ranking.ranked.size());
+  const bool remeasure = autotuning && record && size_t(record->tried) < wanted;
+  if (remeasure)
+    log(LogLevel::info, fmt::format("{}: the tuning record's measurement timed the model's best {}; "
+                                    "autotune_candidates asks for {}: measuring again",
+                                    shape_key(p.shape), record->tried, wanted));
+  if (record && !remeasure && (stood_in(record->candidate) || usable(record->candidate, built(record->candidate)))) {
+    log(LogLevel::info, fmt::format("{}: the tuning record's {}", shape_key(p.shape), record->candidate.config.name()));
     return s.chosen[p.shape];
   }
 
   // A compiled kernel that serves the problem, the fastest by the model.
-  for (const auto& [candidate, c] : serving(s.compiled, s.settings, p.shape, sm_count_))
-    if (usable(candidate, Kernel::load(c->library))) return s.chosen[p.shape];
-  if (!s.compiled.empty())
-    log(LogLevel::info, fmt::format("no compiled kernel can run a {}x{}x{} problem (batch {}); choosing one",
-                                    p.shape.m, p.shape.n, p.shape.k, p.shape.batch));
+  if (!remeasure) {
+    for (const auto& [candidate, c] : serving(s.compiled, s.settings, p.shape, sm_count_))
+      if (usable(candidate, Kernel::load(c->library))) return s.chosen[p.shape];
+    if (!s.compiled.empty())
+      log(LogLevel::info, fmt::format("no compiled kernel can run a {}x{}x{} problem (batch {}); choosing one",
+                                      p.shape.m, p.shape.n, p.shape.k, p.shape.batch));
+  }
 
   // With autotune, the fastest of the model's best, measured on the problem and recorded.
   if (autotuning) {

@@ -141,11 +141,13 @@ class Plan {
  private:
   struct State;
   std::string key_of(const GemmShape& shape) const;  // tuning_key, with the state's lock held
-  // The record's candidate for the class, when it names one of `ranked` (a kernel the plan may run)
-  // and its measurement tried at least `covering` of them (all of them, where `ranked` holds fewer).
-  std::optional<select::GemmCandidate> recorded(const GemmShape& shape,
-                                                const std::vector<select::GemmCandidate>& ranked,
-                                                int covering = 0) const;
+  // The record's entry for the class, when it names one of `ranked` (a kernel the plan may run): that
+  // candidate, and how many of the model's best its measurement tried.
+  struct Recorded {
+    select::GemmCandidate candidate;
+    int tried = 0;
+  };
+  std::optional<Recorded> recorded(const GemmShape& shape, const std::vector<select::GemmCandidate>& ranked) const;
   std::vector<ProfileRow> measure(const Problem& problem, std::vector<ProfileRow> rows, int jobs,
                                   const compile::ProgressCallback& progress, cudaStream_t stream, double beta);
   // first_run = fallback: a stand-in for `chosen`, which is not built yet — the best-ranked other
