@@ -326,10 +326,11 @@ void bind_plans(nb::module_& m) {
            [](GroupedGemm& g, const std::vector<nb::handle>& a, const std::vector<nb::handle>& b,
               const std::vector<nb::handle>& c, const std::vector<nb::handle>& d, double alpha, double beta,
               uintptr_t stream, std::function<void()> on_complete) {
-             auto problem = g.check(tensor_refs(a, "A"), tensor_refs(b, "B"), tensor_refs(c, "C"),
-                                    tensor_refs(d, "D"), alpha, beta);
+             const auto ta = tensor_refs(a, "A"), tb = tensor_refs(b, "B"), tc = tensor_refs(c, "C"),
+                        td = tensor_refs(d, "D");
              return without_gil([&] {
-               return g.run(problem, alpha, beta, reinterpret_cast<cudaStream_t>(stream), std::move(on_complete));
+               return g.run(g.check(ta, tb, tc, td, alpha, beta), alpha, beta, reinterpret_cast<cudaStream_t>(stream),
+                            std::move(on_complete));
              });
            },
            "a"_a, "b"_a, "c"_a, "d"_a, "alpha"_a, "beta"_a, "stream"_a, "on_complete"_a.none(),
@@ -344,9 +345,11 @@ void bind_plans(nb::module_& m) {
              if (!as || !bs || !cs || !ds || as->empty() || !al || !be) return std::nullopt;
              auto s = run_stream(stream, as->front().device);
              if (!s) return std::nullopt;
-             auto problem = g.check(*as, *bs, *cs, *ds, *al, *be);
-             return without_gil([&] { return g.run(problem, *al, *be, reinterpret_cast<cudaStream_t>(*s)); },
-                                sync.ptr() == Py_True);
+             return without_gil(
+                 [&] {
+                   return g.run(g.check(*as, *bs, *cs, *ds, *al, *be), *al, *be, reinterpret_cast<cudaStream_t>(*s));
+                 },
+                 sync.ptr() == Py_True);
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a.none(),
            "stream"_a.none() = nb::none(),
@@ -356,9 +359,12 @@ void bind_plans(nb::module_& m) {
       .def("run_offsets",
            [](GroupedGemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, nb::handle offsets,
               double alpha, double beta, uintptr_t stream) {
-             auto problem = g.check_offsets(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
-                                            to_tensor_ref(d, "D"), to_tensor_ref(offsets, "offsets"), alpha, beta);
-             return without_gil([&] { return g.run(problem, alpha, beta, reinterpret_cast<cudaStream_t>(stream)); });
+             const TensorRef ta = to_tensor_ref(a, "A"), tb = to_tensor_ref(b, "B"), tc = to_tensor_ref(c, "C"),
+                             td = to_tensor_ref(d, "D"), to = to_tensor_ref(offsets, "offsets");
+             return without_gil([&] {
+               return g.run(g.check_offsets(ta, tb, tc, td, to, alpha, beta), alpha, beta,
+                            reinterpret_cast<cudaStream_t>(stream));
+             });
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "offsets"_a.none(), "alpha"_a, "beta"_a,
            "stream"_a, "The offsets form: A and D cut into groups of rows by device offsets, B one matrix per group.")
@@ -416,10 +422,12 @@ void bind_plans(nb::module_& m) {
            [](Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, const Pair& stride,
               const Pair& padding, const Pair& dilation, double alpha, double beta, int splits, bool parallel,
               uintptr_t stream, std::function<void()> on_complete) {
-             auto problem = g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
-                                    to_tensor_ref(d, "D"), {stride, padding, dilation}, beta, {splits, parallel});
+             const TensorRef ta = to_tensor_ref(a, "A"), tb = to_tensor_ref(b, "B"), tc = to_tensor_ref(c, "C"),
+                             td = to_tensor_ref(d, "D");
+             // The check too: it reads the plan's settings, under the lock a first run holds while it builds.
              return without_gil([&] {
-               return g.run(problem, alpha, beta, reinterpret_cast<cudaStream_t>(stream), std::move(on_complete));
+               return g.run(g.check(ta, tb, tc, td, {stride, padding, dilation}, beta, {splits, parallel}), alpha,
+                            beta, reinterpret_cast<cudaStream_t>(stream), std::move(on_complete));
              });
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a, "padding"_a, "dilation"_a, "alpha"_a,
@@ -441,9 +449,12 @@ void bind_plans(nb::module_& m) {
              auto al = python_real(alpha), be = python_real(beta);
              auto s = run_stream(stream, ta->device);
              if (!al || !be || !s || !torch_nhwc_views({&*ta, &*tb, &*tc, &*td})) return std::nullopt;
-             auto problem = g.check(*ta, *tb, *tc, *td, geometry, *be, *split);
-             return without_gil([&] { return g.run(problem, *al, *be, reinterpret_cast<cudaStream_t>(*s)); },
-                                sync.ptr() == Py_True);
+             return without_gil(
+                 [&] {
+                   return g.run(g.check(*ta, *tb, *tc, *td, geometry, *be, *split), *al, *be,
+                                reinterpret_cast<cudaStream_t>(*s));
+                 },
+                 sync.ptr() == Py_True);
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a.none(), "padding"_a.none(),
            "dilation"_a.none(), "alpha"_a.none(), "beta"_a.none(), "split_k"_a.none(), "sync"_a.none(),
