@@ -12,7 +12,10 @@ void deliver_queued_log();
 
 // The GIL let go for a scope (a build, a run, a wait); once it is taken back, what the core logged
 // meanwhile is delivered, so that a call's messages arrive before it returns (or raises), whichever
-// thread made it. Without this the interpreter delivers them from the main thread when it next runs.
+// thread made it; one that another thread's delivery took a moment before is that thread's to deliver.
+// Without this the interpreter delivers them from the main thread when it next runs. A daemon thread
+// coming back here while the interpreter finalizes is ended by Python (the process aborts), as in
+// every extension that lets the GIL go.
 class WithoutGil {
  public:
   WithoutGil() = default;
