@@ -418,8 +418,38 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
   }
   auto ranking = select::choose(s.kernels, s.settings, p.shape, sm_count_);
   if (ranking.ranked.empty()) throw InvalidArgumentError(ranking.why_none);
-  auto built = [&](const select::GemmCandidate& c) {
-    return Kernel::load(compile::compile(kernel_source(c.config)).entry.library());
+  // How trying a candidate ended: chosen (it runs the problem), refused by CUTLASS, or the plan changed
+  // while it built (new settings, or another thread's choice for the class): then start over.
+  enum class Tried { chosen, refused, plan_changed };
+  // The candidate from the cache or built, the plan's lock let go meanwhile (a first run's nvcc must not
+  // hold back the plan's runs of other classes), then loaded and chosen if it runs the problem.
+  auto try_candidate = [&](const select::GemmCandidate& c) {
+    const KernelSource source = kernel_source(c.config);
+    lock.unlock();
+    const compile::CacheEntry entry = compile::compile(source).entry;  // a failure ends launchable(), unlocked
+    lock.lock();
+    if (s.generation != generation || s.chosen.count(p.shape)) return Tried::plan_changed;
+    return usable(c, Kernel::load(entry.library())) ? Tried::chosen : Tried::refused;
+  };
+  // With autotune, the class this call measures stays marked (s.measuring) until its choice is made, so
+  // that other runs of it wait for that choice rather than measure again; the mark is taken off on every
+  // way out (the lock held).
+  bool marked = false;
+  auto unmark = [&] {
+    if (!marked) return;
+    if (!lock.owns_lock()) lock.lock();
+    marked = false;
+    s.measuring.erase(p.shape);
+    s.measured.notify_all();
+  };
+  struct OnExit {
+    decltype(unmark)& run;
+    ~OnExit() { run(); }
+  } unmark_on_exit{unmark};  // destroyed before `lock`
+  auto start_over = [&] {
+    unmark();
+    lock.unlock();
+    return launchable(p, measure_on, beta);
   };
 
   // first_run = fallback and `chosen` not built yet: a kernel already built (or quick to build) runs
@@ -462,9 +492,14 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
     log(LogLevel::info, fmt::format("{}: the tuning record's measurement timed the model's best {}; "
                                     "autotune_candidates asks for {}: measuring again",
                                     shape_key(p.shape), record->tried, wanted));
-  if (record && !remeasure && (stood_in(record->candidate) || usable(record->candidate, built(record->candidate)))) {
-    log(LogLevel::info, fmt::format("{}: the tuning record's {}", shape_key(p.shape), record->candidate.config.name()));
-    return s.chosen[p.shape];
+  if (record && !remeasure) {
+    const Tried tried = stood_in(record->candidate) ? Tried::chosen : try_candidate(record->candidate);
+    if (tried == Tried::plan_changed) return start_over();
+    if (tried == Tried::chosen) {
+      log(LogLevel::info,
+          fmt::format("{}: the tuning record's {}", shape_key(p.shape), record->candidate.config.name()));
+      return s.chosen[p.shape];
+    }
   }
 
   // A compiled kernel that serves the problem, the fastest by the model.
@@ -487,23 +522,12 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
     for (size_t i = 0; i < ranking.ranked.size() && int(i) < s.settings.autotune_candidates; ++i)
       rows.push_back(ProfileRow{ranking.ranked[i], int(i), std::nan(""), {}});
     s.measuring.insert(p.shape);
-    auto measured = [&] {  // the class's mark taken off, with the mutex held again
-      lock.lock();
-      s.measuring.erase(p.shape);
-      s.measured.notify_all();
-    };
+    marked = true;
     lock.unlock();  // measuring reads the settings; runs of other classes go on meanwhile
-    try {
-      rows = measure(p, std::move(rows), 0, {}, *measure_on, beta);
-    } catch (...) {
-      measured();
-      throw;
-    }
-    measured();
-    if (s.generation != generation) {  // the settings changed meanwhile: what was measured is another plan's
-      lock.unlock();
-      return launchable(p, measure_on, beta);
-    }
+    rows = measure(p, std::move(rows), 0, {}, *measure_on, beta);
+    lock.lock();
+    // The settings changed meanwhile: what was measured is another plan's.
+    if (s.generation != generation) return start_over();
     if (auto it = s.chosen.find(p.shape); it != s.chosen.end()) return it->second;  // another thread's
     if (!rows.empty() && !std::isnan(rows.front().measured_us)) {
       compile::TunedKernel tuned{rows.front().candidate.config.name(), rows.front().candidate.splits,
@@ -516,7 +540,9 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
       log(LogLevel::info, fmt::format("{}: autotuned {} ({:.1f} us; the model's pick {}, rank {})", shape_key(p.shape),
                                       tuned.kernel, tuned.microseconds, ranking.ranked.front().config.name(),
                                       rows.front().predicted_rank));
-      if (usable(rows.front().candidate, built(rows.front().candidate))) return s.chosen[p.shape];
+      const Tried tried = try_candidate(rows.front().candidate);  // built by the measurement
+      if (tried == Tried::plan_changed) return start_over();
+      if (tried == Tried::chosen) return s.chosen[p.shape];
     } else {
       log(LogLevel::warning, fmt::format("{}: autotune measured none of {} candidates ({}); the model's choice runs",
                                          shape_key(p.shape), rows.size(), rows.empty() ? "" : rows.front().error));
@@ -528,7 +554,9 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
   std::string refused;
   for (size_t i = 0; i < ranking.ranked.size() && i < kMaxTries; ++i) {
     const auto& c = ranking.ranked[i];
-    if (usable(c, built(c))) return s.chosen[p.shape];
+    const Tried tried = try_candidate(c);
+    if (tried == Tried::plan_changed) return start_over();
+    if (tried == Tried::chosen) return s.chosen[p.shape];
     refused += " " + c.config.name();
   }
   throw InvalidArgumentError(fmt::format("no kernel can run this {}x{}x{} problem; CUTLASS refused:{}", p.shape.m,

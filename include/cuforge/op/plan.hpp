@@ -6,7 +6,8 @@
 // else select::choose's candidates, built and loaded through the cache, the first whose
 // can_implement accepts the problem — or, with first_run = fallback and that kernel not built yet,
 // the best kernel already built (else a quick SM80 one) until a background build of it is ready.
-// A plan may be used from several host threads at once.
+// A plan may be used from several host threads at once; a kernel being built (or measured) holds no
+// lock of the plan's, so runs of other classes go on meanwhile.
 #pragma once
 
 #include <cuda_runtime_api.h>
