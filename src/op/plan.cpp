@@ -29,6 +29,7 @@
 #include "cuforge/runtime/timing.hpp"
 #include "cuforge/select/gemm_cost.hpp"
 #include "scratch_layout.hpp"
+#include "tuning_key.hpp"
 
 namespace cuforge::op {
 namespace {
@@ -68,20 +69,6 @@ std::optional<std::string> unmeasurable(const GroupedProblem& p) {
     return std::string("a grouped problem with a group of K = 0 is not measured (its product is taken over zeros "
                        "the run places): measure one whose groups all have K >= 1");
   return std::nullopt;
-}
-
-// The class as the tuning record spells it.
-std::string shape_key(const GemmShape& s) {
-  return fmt::format("{}x{}x{} batch {} align {}/{}/{}{}{}{}{}{}{}{}{}{}", s.m, s.n, s.k, s.batch, s.align_a,
-                     s.align_b, s.align_c, s.bias ? " bias" : "", s.ragged ? " ragged" : "",
-                     s.conv.sm80_only ? " sm80-only" : "", s.conv.unsplittable ? " unsplittable" : "",
-                     s.conv.k_run ? fmt::format(" k-runs of {}", s.conv.k_run) : "",
-                     s.conv.im2col_reuse > 1 ? fmt::format(" im2col reuse {}", s.conv.im2col_reuse) : "",
-                     s.conv.pointwise ? " pointwise" : "",
-                     s.conv.images ? fmt::format(" {} images, n-runs of {}", s.conv.images, s.conv.n_run) : "",
-                     s.conv.splits ? fmt::format(" {} split-K x{}", s.conv.parallel_splits ? "parallel" : "serial",
-                                                 s.conv.splits)
-                                   : "");
 }
 
 }  // namespace
@@ -274,21 +261,7 @@ std::vector<compile::CompileResult> Plan<Kernel, Problem>::compile_shapes(const 
 
 template <class Kernel, class Problem>
 std::string Plan<Kernel, Problem>::key_of(const GemmShape& shape) const {
-  const auto& info = runtime::device_info(device_);
-  const auto& tc = compile::Toolchain::get();
-  const auto& t = kernel_types_;
-  const select::GemmSettings& s = state_->settings;
-  return fmt::format("{} ({} SMs), CUDA {}, CUTLASS {} | {} sm{} {} {} {} {} acc {} {}{}{} | {} {} {} x{} {}{}{}{}{} | {}",
-                     info.name, info.sm_count, tc.cuda_version, tc.cutlass_version, to_string(kind_),
-                     state_->kernels.arch, to_string(t.element_a), to_string(t.element_b), to_string(t.element_c),
-                     to_string(t.element_d), to_string(t.accumulator()), to_string(t.layout_a),
-                     to_string(t.layout_b), to_string(t.layout_c), to_string(s.activation), s.activation_argument,
-                     to_string(s.decomposition), s.splits, s.deterministic ? "k-order" : "arrival-order",
-                     s.tile ? " tile " + s.tile->describe() : "",
-                     s.tile_scheduler ? fmt::format(" scheduler {}", to_string(*s.tile_scheduler)) : "",
-                     s.opclass ? fmt::format(" {}", to_string(*s.opclass)) : "",
-                     s.math ? fmt::format(" {}", to_string(*s.math)) : "",
-                     shape_key(shape));
+  return op::tuning_key(device_, kind_, state_->kernels.arch, kernel_types_, state_->settings, shape);
 }
 
 template <class Kernel, class Problem>
