@@ -231,7 +231,9 @@ def cases_by_source():
         "one wave": [case for name in ("tiles", "picks", "small-m") for case in one_wave_cases(
             "one wave", load(f"h200-2026-12-04-one-wave-{name}.json"))],
         "tf32 profile": profile_csv_cases("tf32 profile", [f"h200-2026-12-04-tf32-profile-{shape}.csv" for shape in (
-            "1024x1024x1024", "128x14336x4096", "16x4096x4096")]),
+            "1024x1024x1024", "128x14336x4096", "16x4096x4096")] + [f"h200-2026-12-05-tf32-profile-{shape}.csv" for shape in (
+            "4096x4096x4096", "rcr-4096x4096x4096", "8192x8192x8192", "4096x14336x4096", "8192x1024x8192",
+            "1024x1024x1024")]),
         "grouped": grouped_sweep_cases("grouped", load("h200-2026-12-02-grouped-g64-sweep.json")),
         "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")) +
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")) +

@@ -33,11 +33,15 @@ double tile_efficiency(const library::GemmConfig& c, int sharing, const CostMode
   double e = std::pow(std::min(1.0, intensity / kBestIntensity), exponent);
   if (c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong) e = std::min(1.0, e * model.pingpong_edge);
   // Taller tiles than wide run ahead of their transposes in 16-bit GEMMs; fp8 GEMMs with fast
-  // accumulation measured the other way (H200, bench/fp8.py --fast-accum --sweep: 128x256 ahead of 256x128
-  // at each of four shapes, by 0.2-4.4% in the same clusters; tiles of N 128 or more, the ones swept).
-  const bool fast_fp8_gemm = is_fp8(c.element_a) && c.math == MathOperation::MultiplyAddFastAccum &&
-                             c.kind == KernelKind::Gemm && t[1] >= 128;
-  if (t[0] > t[1] && !fast_fp8_gemm) e *= model.tall_tile_edge;
+  // accumulation and SM90's TF32 GEMMs measured the other way (H200, bench/fp8.py --fast-accum --sweep:
+  // 128x256 ahead of 256x128 at each of four shapes, by 0.2-4.4% in the same clusters; TF32, cuforge profile
+  // of f32 GEMMs (bench/results/h200-2026-12-05-tf32-profile-*.csv): 128x256 ahead by 4-10% at 4096³ with
+  // either layout of B, 8192³, 4096x14336x4096 and 8192x1024x8192; tiles of N 128 or more, the ones timed).
+  const bool wide_first =
+      c.kind == KernelKind::Gemm && t[1] >= 128 &&
+      ((is_fp8(c.element_a) && c.math == MathOperation::MultiplyAddFastAccum) ||
+       (c.arch >= 90 && c.element_a == DataType::f32 && c.math == MathOperation::MultiplyAdd));
+  if (t[0] > t[1] && !wide_first) e *= model.tall_tile_edge;
   if (per_tile_gemm(c) && t[1] < 128) e *= model.per_tile_narrow_fraction;
   if (library::overlaps_fp8_promotion(c)) e = std::min(1.0, e * model.overlapped_promotion_edge);
   if (library::register_sourced(c)) e *= model.register_sourced_fraction;

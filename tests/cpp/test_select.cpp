@@ -132,6 +132,25 @@ TEST(Select, TheOverlappedFp8PromotionRunsAtItsEdge) {
   EXPECT_LT(with(overlapped, select::CostModel{}), with(cutlass_loop, select::CostModel{}));
 }
 
+// SM90's TF32 GEMMs put a wide tile first where 16-bit ones put the tall one (H200, cuforge profile of f32
+// GEMMs: 128x256 ahead of 256x128 by 4-10% at 4096^3, 8192^3, 4096x14336x4096, 8192x1024x8192).
+TEST(Select, Tf32GemmsTakeTheWideTileWhere16BitOnesTakeTheTallOne) {
+  const select::GemmSettings s;
+  for (const GemmShape& p : {GemmShape{4096, 4096, 4096, 1, 8, 8, 8}, GemmShape{8192, 8192, 8192, 1, 8, 8, 8},
+                             GemmShape{4096, 14336, 4096, 1, 8, 8, 8}, GemmShape{8192, 1024, 8192, 1, 8, 8, 8}}) {
+    auto first = [&](DataType type) {
+      GemmTypes t;
+      t.element_a = t.element_b = t.element_c = t.element_d = type;
+      return select::choose(select::gemm_kernels(t.canonical(), 90, s), s, p, 132).ranked.front().config;
+    };
+    const auto tile = [](const GemmConfig& c) { return c.tile.threadblock_shape; };
+    const GemmConfig tf32 = first(DataType::f32), bf16 = first(DataType::bf16);
+    EXPECT_EQ(tile(tf32)[0], 128) << p.m << "x" << p.n << "x" << p.k << ": " << tf32.name();
+    EXPECT_EQ(tile(tf32)[1], 256) << p.m << "x" << p.n << "x" << p.k << ": " << tf32.name();
+    EXPECT_GT(tile(bf16)[0], tile(bf16)[1]) << p.m << "x" << p.n << "x" << p.k << ": " << bf16.name();
+  }
+}
+
 // The constants passed in are the ones the estimate and the ranking use (bench/refit.py tries others).
 TEST(Select, TheCostModelPassedInIsTheOneUsed) {
   GemmTypes t;

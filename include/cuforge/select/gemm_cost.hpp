@@ -30,7 +30,7 @@ struct CostModel {
   // Ping-pong's edge: its epilogue overlaps the other warpgroup's mainloop.
   double pingpong_edge = 1.05;
   // Tiles taller than wide (256x128 measured ahead of 128x256 at every large shape, 16-bit; not fp8 with
-  // fast accumulation, whose 128x256 ran ahead).
+  // fast accumulation nor SM90's TF32 GEMMs, whose 128x256 ran ahead).
   double tall_tile_edge = 1.02;
   // mma.sync (SM80 kernels) relative to wgmma.
   double mma_sync_fraction = 0.62;
