@@ -164,8 +164,8 @@ nb::class_<Plan> bind_plan(nb::module_& m, const char* name, const char* doc) {
 template <class Query>
 auto conv_class_query(Query query) {
   return [query](const Conv2d& g, const ConvExtents& extents, const Pair& stride, const Pair& padding,
-                 const Pair& dilation, bool bias) {
-    return query(g, g.shape(op::conv_size(extents, {stride, padding, dilation}), bias));
+                 const Pair& dilation, bool bias, const Alignments& alignments) {
+    return query(g, g.shape(op::conv_size(extents, {stride, padding, dilation}), bias, caps(alignments)));
   };
 }
 
@@ -403,21 +403,22 @@ void bind_plans(nb::module_& m) {
   auto conv = bind_plan<Conv2d>(m, "Conv2d", "A Conv2d plan of the C++ core (cuforge.op.Conv2d wraps it).");
   conv.def_prop_ro("kind", &Conv2d::kind)
       .def("select", conv_class_query([](const Conv2d& g, const GemmShape& s) { return g.select(s); }),
-           "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "bias"_a = false,
-           "The kernel a convolution of (N, H, W, C, K, R, S) would run (dense tensors).")
+           "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "bias"_a = false, "alignments"_a = Alignments{},
+           "The kernel a convolution of (N, H, W, C, K, R, S) would run (dense tensors; alignments capped).")
       .def("candidates", conv_class_query([](const Conv2d& g, const GemmShape& s) { return g.candidates(s); }),
-           "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "bias"_a = false,
+           "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "bias"_a = false, "alignments"_a = Alignments{},
            "The selection's candidates for that convolution, best estimated first. Compiles nothing.")
       .def("compile",
-           [](Conv2d& g, const std::vector<std::tuple<ConvExtents, Pair, Pair, Pair>>& problems, int jobs, bool bias) {
+           [](Conv2d& g, const std::vector<std::tuple<ConvExtents, Pair, Pair, Pair>>& problems, int jobs, bool bias,
+              const Alignments& alignments) {
              std::vector<GemmShape> shapes;
              for (const auto& [extents, stride, padding, dilation] : problems)
-               shapes.push_back(g.shape(op::conv_size(extents, {stride, padding, dilation}), bias));
+               shapes.push_back(g.shape(op::conv_size(extents, {stride, padding, dilation}), bias, caps(alignments)));
              return compile_results([&] { return g.compile(shapes, jobs); });
            },
-           "problems"_a, "jobs"_a = 0, "bias"_a = false,
+           "problems"_a, "jobs"_a = 0, "bias"_a = false, "alignments"_a = Alignments{},
            "Build the kernels chosen for ((N, H, W, C, K, R, S), stride, padding, dilation) problems (C a bias of "
-           "one value per channel where `bias`), in parallel.")
+           "one value per channel where `bias`; alignments capped), in parallel.")
       .def("run",
            [](Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, const Pair& stride,
               const Pair& padding, const Pair& dilation, double alpha, double beta, int splits, bool parallel,

@@ -24,8 +24,8 @@ GemmOptions implicit_gemm_options(KernelKind kind, GemmOptions options) {
 Conv2d::Conv2d(KernelKind kind, const GemmOptions& options)
     : Plan(implicit_gemm_options(kind, options), kind), kind_(kind) {}
 
-GemmShape Conv2d::shape(const Conv2dSize& size, bool bias) const {
-  return op::conv_shape(kind_, options_, size, bias);
+GemmShape Conv2d::shape(const Conv2dSize& size, bool bias, op::AlignmentCaps caps) const {
+  return op::conv_shape(kind_, options_, size, bias, caps);
 }
 
 ConvProblem Conv2d::check(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,

@@ -307,7 +307,7 @@ Conv2dSize conv_size(const std::array<int64_t, 7>& e, const ConvGeometry& g) {
   return z;
 }
 
-GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias) {
+GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias, AlignmentCaps caps) {
   if (bias && kind == KernelKind::Conv2dWgrad)
     fail("bias", "a bias is one value per output channel of fprop or dgrad; wgrad's C has dw's shape (K, R, S, C)");
   check_size({size.n, size.h, size.w, size.c, size.k, size.r, size.s},
@@ -323,6 +323,7 @@ GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& s
   s.align_a = align(plan.element_a, fprop ? size.c : size.k);
   s.align_b = align(plan.element_b, size.c);
   s.align_c = align(plan.element_d, fprop ? size.k : size.c);
+  cap_alignments(s, plan, caps);
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cmath>
 #include <optional>
+#include <tuple>
 
 #include "cuforge/core/error.hpp"
 
@@ -241,28 +242,32 @@ std::pair<const float*, const float*> check_scales(const GemmTypes& plan, int de
   return {pointer("scale_a", scales.a), pointer("scale_b", scales.b)};
 }
 
+void cap_alignments(GemmShape& s, const GemmTypes& plan, AlignmentCaps caps) {
+  const std::tuple<const char*, DataType, int*> operands[] = {{"alignment_A", plan.element_a, &s.align_a},
+                                                              {"alignment_B", plan.element_b, &s.align_b},
+                                                              {"alignment_C", plan.element_d, &s.align_c}};
+  for (int i = 0; i < 3; ++i) {
+    auto [name, type, align] = operands[i];
+    const int most = 16 / size_bytes(type);
+    if (caps[i] != 0 && (caps[i] < 1 || caps[i] > most || (caps[i] & (caps[i] - 1))))
+      fail(name, fmt::format("expected a power of two from 1 to {} elements of {} (16 bytes at most), got {}", most,
+                             to_string(type), caps[i]));
+    if (caps[i]) *align = std::min(*align, caps[i]);
+  }
+}
+
 GemmShape packed_shape(const GemmTypes& plan, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias,
                        AlignmentCaps caps) {
   check_extents(m, n, k, batch);
   if (bias && m > 1 && plan.layout_c != Layout::RowMajor)  // as check_gemm refuses a run's
     fail("C", kBiasNeedsRowMajorD);
-  const std::pair<const char*, DataType> operands[] = {
-      {"alignment_A", plan.element_a}, {"alignment_B", plan.element_b}, {"alignment_C", plan.element_d}};
-  for (int i = 0; i < 3; ++i) {
-    auto [name, type] = operands[i];
-    const int most = 16 / size_bytes(type);
-    if (caps[i] != 0 && (caps[i] < 1 || caps[i] > most || (caps[i] & (caps[i] - 1))))
-      fail(name, fmt::format("expected a power of two from 1 to {} elements of {} (16 bytes at most), got {}", most,
-                             to_string(type), caps[i]));
-  }
   auto ld = [](Layout l, int64_t rows, int64_t cols) { return l == Layout::RowMajor ? cols : rows; };
   auto align = [](DataType t, int64_t ld) { return operand_alignment(t, 0, ld, ld, 0); };
   GemmShape s{m, n, k, batch};
   s.align_a = align(plan.element_a, ld(plan.layout_a, m, k));
   s.align_b = align(plan.element_b, ld(plan.layout_b, k, n));
   s.align_c = align(plan.element_d, ld(plan.layout_c, m, n));
-  for (auto [align, cap] : {std::pair{&s.align_a, caps[0]}, {&s.align_b, caps[1]}, {&s.align_c, caps[2]}})
-    if (cap) *align = std::min(*align, cap);
+  cap_alignments(s, plan, caps);
   s.bias = bias && m > 1;
   return plan.layout_c == Layout::ColumnMajor ? transposed_shape(s) : s;
 }

@@ -147,10 +147,34 @@ def test_a_host_tensor_and_a_bias_vector():
 
 def test_compile_takes_convolution_problems():
     plan = cuforge.op.Conv2d(kind="fprop", element=np.float16)
-    with pytest.raises(cuforge.InvalidArgumentError, match="alignments follow the channels"):
-        plan.compile(alignment_A=8)
     with pytest.raises(cuforge.InvalidArgumentError, match=r"^problems: expected \(\(N, H, W, C, K, R, S\)"):
         plan.compile(problems=[(32, 56, 56)])
+    with pytest.raises(cuforge.InvalidArgumentError, match="^alignment_A: expected a power of two from 1 to 8"):
+        plan.compile(alignment_A=16)
+
+
+@pytest.mark.parametrize("kind", ["fprop", "dgrad", "wgrad"])
+def test_alignments_cap_the_constructed_kernel(kind):
+    # The CUTLASS Python interface's construct(alignment_A=..., ...): the kernel's vectors along each
+    # operand's channels, at most those given (the channels of the problem allow 8 elements of f16).
+    plan = cuforge.op.Conv2d(kind=kind, element=np.float16, element_accumulator=np.float32)
+    assert "_a8x8x8" in plan.construct().name
+    assert plan.construct(alignment_A=8, alignment_B=8, alignment_C=8).name == plan.construct().name
+    narrow = plan.construct(alignment_A=2, alignment_B=2, alignment_C=2).name
+    assert "_a2x2x2" in narrow, narrow
+    with pytest.raises(cuforge.InvalidArgumentError, match="^alignment_C: expected a power of two from 1 to 8"):
+        plan.construct(alignment_C=16)
+
+
+def test_plans_from_tensors_construct_what_plans_from_types_do():
+    # construct() sizes nothing by the plan's tensors: the CUTLASS Python interface compares plans built
+    # from tensors of any size with plans built from types by the source they emit.
+    f16 = np.float16
+    tensors = cuforge.op.Conv2d(kind="fprop", A=np.zeros((2, 2), f16), B=np.zeros((2, 2), f16),
+                                C=np.zeros((2, 2), f16), D=np.zeros((2, 2), f16), element_accumulator=np.float32)
+    types = cuforge.op.Conv2d(kind="fprop", element=f16, element_accumulator=np.float32)
+    aligned = dict(alignment_A=8, alignment_B=8, alignment_C=8)
+    assert tensors.construct(**aligned).rt_module.emit() == types.construct(**aligned).rt_module.emit()
 
 
 def test_the_seed_problem_size():

@@ -21,6 +21,25 @@ def test_emit_is_a_module_and_kernel_source_names_the_kernel():
     assert not callable(cuforge.emit)
 
 
+def test_plans_from_tensors_of_any_size_construct_what_plans_from_types_do():
+    # The CUTLASS Python interface's GEMM equivalence: 2 x 2 arrays give the plan its types and layouts,
+    # never its kernel's size, and the alignments asked for are the kernel's.
+    row, col = np.zeros((2, 2), np.float16), np.zeros((2, 2), np.float16, order="F")
+    aligned = dict(alignment_A=8, alignment_B=8, alignment_C=8)
+    for a, b, c in ((row, row, row), (col, row, col)):
+        lay = [ROW if x.flags.c_contiguous else COL for x in (a, b, c)]
+        types = cuforge.op.Gemm(element_A=np.float16, element_B=np.float16, element_C=np.float16,
+                                element_D=np.float16, element_accumulator=np.float32,
+                                layout_A=lay[0], layout_B=lay[1], layout_C=lay[2])
+        tensors = cuforge.op.Gemm(A=a, B=b, C=c, D=c.copy(order="A"), element_accumulator=np.float32)
+        assert tensors.construct(**aligned).rt_module.emit() == types.construct(**aligned).rt_module.emit()
+        assert "_a8x8x8" in tensors.construct(**aligned).name
+    grouped_types = cuforge.op.GroupedGemm(element=np.float16, layout=ROW, element_accumulator=np.float32)
+    grouped_tensors = cuforge.op.GroupedGemm(A=[row], B=[row], C=[row], D=[row.copy()],
+                                             element_accumulator=np.float32)
+    assert grouped_tensors.construct(**aligned).rt_module.emit() == grouped_types.construct(**aligned).rt_module.emit()
+
+
 def test_equal_plans_construct_equal_sources():
     # The CUTLASS Python interface compares plans built different ways by the source they emit.
     a = cuforge.op.Gemm(element=np.float16, layout=ROW, cc=90)

@@ -338,8 +338,8 @@ def _conv():
     (lambda: _conv().run(split_k=np.array(1)), r"^split_k: expected \(mode, slices\)"),
     (lambda: _gemm().compile(problems=[np.array(3)]), r"^problems: expected \(M, N, K\)"),
     (lambda: _gemm().compile(tile_description={"threadblock_shape": np.array(3)}), "expected three integers"),
-    (lambda: _gemm(A=np.ones(8, np.float16), B=np.ones((8, 8), np.float16)).construct(),
-     "^construct: the plan's A and B size the problem only as matrices"),
+    (lambda: _gemm(A=np.ones(8, np.float16), B=np.ones((8, 8), np.float16)).compile(),
+     "^compile: the plan's A and B size the problem only as matrices"),
     (lambda: cuforge.shape.Conv2DProblemSize(1, 8, 8, 8, 8, 3, 3, 8, 2**62, 0, 1, 1, 1, 1),
      "^padding: 4611686018427387904 is beyond the 32-bit sizes"),
     # Accepted before, as Python's own bool and complex were not: NumPy's (the imaginary part dropped).

@@ -28,8 +28,9 @@ class Conv2d : public op::Plan<runtime::ConvKernel, ConvProblem> {
   Conv2d(KernelKind kind, const GemmOptions& options);
 
   KernelKind kind() const { return kind_; }
-  // The problem class of a convolution of this size on dense tensors in 16-byte aligned allocations.
-  GemmShape shape(const Conv2dSize& size, bool bias = false) const;
+  // The problem class of a convolution of this size on dense tensors in 16-byte aligned allocations,
+  // its alignments capped by `caps` (op::conv_shape).
+  GemmShape shape(const Conv2dSize& size, bool bias = false, op::AlignmentCaps caps = {}) const;
   select::GemmCandidate select(const GemmShape& shape) const { return choice(shape); }
   std::vector<compile::CompileResult> compile(const std::vector<GemmShape>& shapes, int jobs = 0) {
     return compile_shapes(shapes, jobs);

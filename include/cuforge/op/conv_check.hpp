@@ -15,6 +15,7 @@
 
 #include "cuforge/core/conv_problem.hpp"
 #include "cuforge/core/tensor.hpp"
+#include "cuforge/op/gemm_check.hpp"
 
 namespace cuforge::op {
 
@@ -39,7 +40,9 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
                        ConvSplitK split = {}, int plan_splits = 1);
 
 // The problem class of a convolution of this size on dense tensors in 16-byte aligned allocations
-// (its extents and geometry checked as conv_size checks them).
-GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias = false);
+// (its extents and geometry checked as conv_size checks them; the channels set the alignments, capped
+// by `caps` as packed_shape caps a GEMM's).
+GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias = false,
+                     AlignmentCaps caps = {});
 
 }  // namespace cuforge::op

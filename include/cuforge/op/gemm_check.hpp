@@ -52,6 +52,11 @@ using AlignmentCaps = std::array<int, 3>;
 GemmShape packed_shape(const GemmTypes& plan, int64_t m, int64_t n, int64_t k, int64_t batch = 1, bool bias = false,
                        AlignmentCaps caps = {});
 
+// Lowers the shape's alignments of A, B and C/D (s.align_a/b/c, the plan's operands in that order) to
+// `caps`. Throws InvalidArgumentError naming a cap (alignment_A/B/C) that is not a power of two of at
+// most 16 bytes of its operand's type.
+void cap_alignments(GemmShape& s, const GemmTypes& plan, AlignmentCaps caps);
+
 // The problem a K = 0 run with beta != 0 becomes: its product taken over one zero-filled vector of
 // K (A and B read from a scratch buffer of zeros, 256-byte aligned), so that a kernel's epilogue
 // writes activation(beta * C). `zeros_bytes` is the size of that buffer.

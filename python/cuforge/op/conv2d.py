@@ -12,7 +12,7 @@ from .. import _core
 from ..emit import Operation, kernel_source
 from .._core import InvalidArgumentError, KernelKind, LayoutType
 from ..arrays import current_stream, describe
-from .plan import Plan, fixed_items, flag, integer, jobs_count, problem_list, ranked_top
+from .plan import Plan, alignments, fixed_items, flag, integer, jobs_count, problem_list, ranked_top
 
 _KINDS = {"fprop": KernelKind.Conv2dFprop, "dgrad": KernelKind.Conv2dDgrad, "wgrad": KernelKind.Conv2dWgrad}
 
@@ -160,23 +160,20 @@ class Conv2d(Plan):
     def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
                   problem=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
                   bias: bool | None = None) -> Operation:
-        """The kernel compile() would build, as an operation emit.pytorch exports: chosen for
-        ``problem`` (N, H, W, C, K, R, S) with the geometry given, else the plan's tensors, else a
-        ResNet-50 3 x 3 layer (``bias`` as in compile()); ``tile_description`` pinned for this choice
-        only. Compiles nothing."""
-        if any(a is not None for a in (alignment_A, alignment_B, alignment_C)):
-            raise InvalidArgumentError("construct: convolution alignments follow the channels of the tensors; "
-                                       "alignment_A/B/C are not taken")
+        """The plan's kernel as an operation emit.pytorch exports (``op.rt_module.emit()`` is its
+        source): chosen for ``problem`` (N, H, W, C, K, R, S) with the geometry given, else a ResNet-50 3 x 3
+        layer, never the plan's tensors' extents, so that plans built from tensors or from types construct
+        the same kernel, as the CUTLASS Python interface's did (``bias`` as in compile()). ``alignment_A/B/C``
+        cap the vectors the kernel loads along each operand's channels; ``tile_description`` is pinned for
+        this choice only. Compiles nothing."""
         if problem is None:
-            if self.A is not None and self.B is not None and self.D is not None:
-                problem = self._extents(self.A, self.B, self.D)
-            else:
-                problem, stride, padding, dilation = _DEFAULT_COMPILE_PROBLEM
+            problem, stride, padding, dilation = _DEFAULT_COMPILE_PROBLEM
         if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) != 7:
             raise InvalidArgumentError(f"problem: expected (N, H, W, C, K, R, S), got {problem!r}")
         extents = [integer(v, name, 1) for v, name in zip(problem, "NHWCKRS")]
         return self._construct(tile_description, extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
-                               _pair(dilation, "dilation", 1), self._bias(bias))
+                               _pair(dilation, "dilation", 1), self._bias(bias),
+                               alignments(alignment_A, alignment_B, alignment_C))
 
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
                 print_module: bool = False, *, problems=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
@@ -185,11 +182,10 @@ class Conv2d(Plan):
         holds them (with ``stride``, ``padding`` and ``dilation``), else for a ResNet-50 3 x 3 layer.
         ``problems``, a list of ((N, H, W, C, K, R, S), stride, padding, dilation), builds each one's
         kernel in parallel; ``bias``: the runs' C is a bias of one value per channel (by default, when
-        the plan's own C is). Later runs use the kernels for every problem they can run. Returns the
-        kernel's name, library path and whether the cache had it (a list for ``problems``)."""
-        if any(a is not None for a in (alignment_A, alignment_B, alignment_C)):
-            raise InvalidArgumentError("compile: convolution alignments follow the channels of the tensors; "
-                                       "alignment_A/B/C are not taken")
+        the plan's own C is); ``alignment_A/B/C`` cap the vectors its kernels load along each operand's
+        channels. Later runs use the kernels for every problem they can run. Returns the kernel's name,
+        library path and whether the cache had it (a list for ``problems``)."""
+        caps = alignments(alignment_A, alignment_B, alignment_C)
         single = problems is None
         if single:
             if self.A is not None and self.B is not None and self.D is not None:
@@ -205,7 +201,7 @@ class Conv2d(Plan):
             shapes.append(([integer(v, name, 1) for v, name in zip(checked, "NHWCKRS")], _pair(s, "stride", 1),
                            _pair(p, "padding", 0), _pair(d, "dilation", 1)))
         built = self._pinned_build(tile_description, partial(self._plan.compile, shapes, jobs_count(jobs),
-                                                             self._bias(bias)))
+                                                             self._bias(bias), caps))
         if print_module:
             for r in built:
                 print(kernel_source(r["name"]))

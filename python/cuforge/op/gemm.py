@@ -226,10 +226,13 @@ class Gemm(Plan):
     def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
                   M: int | None = None, N: int | None = None, K: int | None = None, batch: int = 1,
                   bias: bool | None = None) -> Operation:
-        """The kernel compile() would build, as an operation emit.pytorch exports (``op.rt_module.emit()``
-        is its source): chosen for M x N x K if given, else the plan's tensors, else 4096^3 (``bias`` as
-        in compile()), with ``tile_description`` pinned for this choice only (the plan keeps its own).
-        Compiles nothing."""
+        """The plan's kernel as an operation emit.pytorch exports (``op.rt_module.emit()`` is its source):
+        chosen for M x N x K if given, else 4096^3, never the plan's tensors' extents, so that plans built
+        from tensors or from types construct the same kernel, as the CUTLASS Python interface's did
+        (``bias`` as in compile()); ``alignment_A/B/C`` cap its operands' alignments, and
+        ``tile_description`` is pinned for this choice only (the plan keeps its own). Compiles nothing."""
+        if M is None and N is None and K is None:
+            M, N, K = _DEFAULT_COMPILE_PROBLEM
         m, n, k, b = self._problem(M, N, K, batch, "construct")
         return self._construct(tile_description, integer(m, "M"), integer(n, "N"), integer(k, "K"),
                                integer(b, "batch"), self._bias(bias), alignments(alignment_A, alignment_B, alignment_C))

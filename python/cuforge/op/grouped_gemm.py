@@ -163,9 +163,12 @@ class GroupedGemm(Plan):
     def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
                   groups: int | None = None, M: int | None = None, N: int | None = None,
                   K: int | None = None) -> Operation:
-        """The kernel compile() would build, as an operation emit.pytorch exports: chosen for ``groups``
-        groups of M x N x K if given, else the plan's tensors, else 8 of 1024 x 4096 x 4096, with
-        ``tile_description`` pinned for this choice only. Compiles nothing."""
+        """The plan's kernel as an operation emit.pytorch exports: chosen for ``groups`` groups of M x N x K
+        if given, else 8 of 1024 x 4096 x 4096, never the plan's tensors' extents, so that plans built from
+        tensors or from types construct the same kernel (``alignment_A/B/C`` cap its operands' alignments),
+        with ``tile_description`` pinned for this choice only. Compiles nothing."""
+        if M is None and N is None and K is None and groups is None:
+            groups, M, N, K = _DEFAULT_COMPILE_PROBLEM
         g, m, n, k = self._problem(groups, M, N, K, "construct")
         return self._construct(tile_description, integer(g, "groups"), integer(m, "M"), integer(n, "N"),
                                integer(k, "K"), alignments(alignment_A, alignment_B, alignment_C))
