@@ -125,8 +125,9 @@ const std::vector<Sm80Tile> kSm80F64Tiles = {
     {32, 64, 128, {2, 2, 1}, 4},   {32, 32, 128, {2, 2, 1}, 5},  {16, 32, 128, {1, 2, 1}, 5},
     {32, 16, 128, {2, 1, 1}, 5},
 };
-// SIMT: 8 elements of K.
-const std::vector<Sm80Tile> kSm80SimtF32Tiles = {
+// SIMT: 8 elements of K (CUTLASS's SIMT cores pad their transposed tiles by that); 16-bit ones in two
+// stages (library::pipelined_simt).
+const std::vector<Sm80Tile> kSm80SimtTiles = {
     {256, 128, 32, {4, 2, 1}, 5}, {128, 256, 32, {2, 4, 1}, 5}, {128, 128, 32, {4, 2, 1}, 5},
     {256, 128, 32, {4, 2, 1}, 4}, {128, 256, 32, {2, 4, 1}, 4}, {128, 128, 32, {4, 2, 1}, 4},
     {128, 64, 32, {2, 2, 1}, 5},  {64, 128, 32, {2, 2, 1}, 5},  {64, 64, 32, {2, 1, 1}, 5},
@@ -137,8 +138,15 @@ const std::vector<Sm80Tile> kSm80SimtF64Tiles = {
     {64, 64, 64, {2, 1, 1}, 5},   {128, 32, 64, {2, 1, 1}, 5}, {32, 128, 64, {1, 2, 1}, 5},
 };
 
+const std::vector<Sm80Tile> kSm80PipelinedSimtTiles = {
+    {256, 128, 16, {4, 2, 1}, 2}, {128, 256, 16, {2, 4, 1}, 2}, {128, 128, 16, {4, 2, 1}, 2},
+    {128, 64, 16, {2, 2, 1}, 2},  {64, 128, 16, {2, 2, 1}, 2},  {64, 64, 16, {2, 1, 1}, 2},
+    {128, 32, 16, {2, 1, 1}, 2},  {32, 128, 16, {1, 2, 1}, 2},
+};
+
 const std::vector<Sm80Tile>& sm80_tiles(const MathInstruction& mi) {
-  if (mi.opclass == OpcodeClass::Simt) return mi.a == DataType::f64 ? kSm80SimtF64Tiles : kSm80SimtF32Tiles;
+  if (mi.opclass == OpcodeClass::Simt)
+    return mi.a == DataType::f64 ? kSm80SimtF64Tiles : size_bits(mi.a) == 16 ? kSm80PipelinedSimtTiles : kSm80SimtTiles;
   return mi.a == DataType::f64 ? kSm80F64Tiles : kSm80Tiles;
 }
 
@@ -189,7 +197,8 @@ GemmConfig sm80_config(const MathInstruction& mi, DataType out, Layout la, Layou
   c.tile.tile_scheduler = scheduler;
   c.alignment_a = align_bits / size_bits(mi.a);
   c.alignment_b = align_bits / size_bits(mi.b);
-  c.alignment_c = std::max(1, std::min(align_bits, 128) / size_bits(out));
+  // SIMT epilogues store one element of C and D at a time.
+  c.alignment_c = mi.opclass == OpcodeClass::Simt ? 1 : std::max(1, std::min(align_bits, 128) / size_bits(out));
   return c;
 }
 

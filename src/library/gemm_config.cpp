@@ -260,6 +260,10 @@ bool register_sourced(const GemmConfig& kernel) {
          kernel.opclass == OpcodeClass::TensorOp && kernel.layout_a != Layout::RowMajor;
 }
 
+bool pipelined_simt(const GemmConfig& c) {
+  return c.arch < 90 && c.opclass == OpcodeClass::Simt && size_bits(c.element_a) == 16;
+}
+
 bool promotes_fp8(const GemmConfig& c) {
   return is_fp8(c.element_a) && c.math == MathOperation::MultiplyAdd;
 }
@@ -428,7 +432,7 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
       return fmt::format("SM90 TMA kernels need 16-byte aligned {} ({} elements of {}), got {}; lower "
                          "alignments run on SM80 kernels",
                          what, max_align, to_string(type), align);
-    if (!sm90 && align * size_bits(type) < 32 && std::string_view(what) != "C")
+    if (!sm90 && !pipelined_simt(c) && align * size_bits(type) < 32 && std::string_view(what) != "C")
       return fmt::format("SM80 cp.async loads need at least 4-byte aligned {}, got {} x {} bits", what, align,
                          size_bits(type));
   }
@@ -494,6 +498,10 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
       return std::string("SM80 kernels use the multistage mainloop and the default epilogue");
     if (c.tile.cluster_shape != std::array<int, 3>{1, 1, 1}) return std::string("SM80 kernels have no clusters");
     if (c.tile.stages < 2) return fmt::format("SM80 kernels need at least 2 stages, got {}", c.tile.stages);
+    if (pipelined_simt(c) && c.tile.stages != 2)
+      return fmt::format("{} SIMT kernels run CUTLASS's two-stage pipelined mainloop (cp.async copies at least 4 "
+                         "bytes): 2 stages, got {}",
+                         to_string(c.element_a), c.tile.stages);
     const bool simt = c.opclass == OpcodeClass::Simt;
     if (simt && c.alignment_c != 1)
       return fmt::format("SIMT epilogues store one element of C and D at a time: alignment of C must be 1, got {}",

@@ -30,7 +30,7 @@ const std::vector<MathInstruction> kInstructions = {
     {90, kTensorOp, kFastAccum, D::e5m2, D::e4m3, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
     {90, kTensorOp, kFastAccum, D::e5m2, D::e5m2, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
     // SM80: 16-bit, TF32 (and 3xTF32, near-f32 accuracy from TF32 tensor cores), f64 DMMA,
-    // saturating int8 mma.sync; SIMT f32 and f64 fused multiply-adds.
+    // saturating int8 mma.sync; SIMT f32, f64 and f16 (into f32 or f16) fused multiply-adds.
     {80, kTensorOp, kMma, D::f16, D::f16, D::f32, {16, 8, 16}, {D::f16, D::f32}},
     {80, kTensorOp, kMma, D::f16, D::f16, D::f16, {16, 8, 16}, {D::f16}},
     {80, kTensorOp, kMma, D::bf16, D::bf16, D::f32, {16, 8, 16}, {D::bf16, D::f32}},
@@ -40,6 +40,8 @@ const std::vector<MathInstruction> kInstructions = {
     {80, kTensorOp, MathOperation::MultiplyAddSaturate, D::s8, D::s8, D::s32, {16, 8, 32}, {D::s32}},
     {80, kSimt, kMma, D::f32, D::f32, D::f32, {1, 1, 1}, {D::f32}},
     {80, kSimt, kMma, D::f64, D::f64, D::f64, {1, 1, 1}, {D::f64}},
+    {80, kSimt, kMma, D::f16, D::f16, D::f32, {1, 1, 1}, {D::f16, D::f32}},
+    {80, kSimt, kMma, D::f16, D::f16, D::f16, {1, 1, 1}, {D::f16}},
 };
 
 }  // namespace

@@ -27,7 +27,7 @@ std::vector<const GemmConfig*> rows_of_math(const library::GemmFilter& f) {
 }
 
 // The catalog's rows for the types on `arch`: of the opcode class asked for, else its tensor-op
-// kernels where there are any (f32 and f64 also have SIMT kernels, far slower: opclass Simt asks
+// kernels where there are any (f32, f64 and f16 also have SIMT kernels, far slower: opclass Simt asks
 // for them).
 std::vector<const GemmConfig*> catalog_rows(const GemmTypes& t, Arch arch, const GemmSettings& s, KernelKind kind) {
   library::GemmFilter f;

@@ -101,7 +101,7 @@ GemmConfig sm80_simt(DataType t) {
   c.element_a = c.element_b = c.element_accumulator = c.element_c = c.element_d = t;
   c.tile.threadblock_shape = {128, 128, 8};
   c.tile.warp_count = {4, 2, 1};
-  c.tile.stages = t == DataType::f64 ? 3 : 5;
+  c.tile.stages = t == DataType::f64 ? 3 : size_bits(t) == 16 ? 2 : 5;  // 16-bit: library::pipelined_simt
   c.alignment_a = c.alignment_b = c.alignment_c = 1;
   return c;
 }
@@ -142,6 +142,9 @@ std::vector<std::pair<const char*, GemmConfig>> accepted() {
        })},
       {"sm80 s8 saturating -> s32", sm80_s8()},
       {"sm80 SIMT f32", sm80_simt(D::f32)},
+      {"sm80 SIMT f16 into f32 (the seed's opclass switch of an f16 plan)",
+       test::changed(sm80_simt(D::f16), [](auto& c) { c.element_accumulator = D::f32; })},
+      {"sm80 SIMT f16 into f16", sm80_simt(D::f16)},
       {"sm80 SIMT f64, column-major A", test::changed(sm80_simt(D::f64), [](auto& c) { c.layout_a = Layout::ColumnMajor; })},
       {"sm90 parallel split-K, gelu and a bias row", test::changed(sm90_pingpong(), [](auto& c) {
          c.parallel_split_k = true;
@@ -257,8 +260,10 @@ std::vector<Refusal> refusals() {
        {"16 warps", "at most 8"}},
       {"column-major C", test::changed(sm90_coop(), [](auto& c) { c.layout_c = Layout::ColumnMajor; }),
        {"row-major D", "transposed"}},
-      {"SIMT f16", test::changed(sm80_f16(), [](auto& c) { c.opclass = OpcodeClass::Simt; }),
-       {"sm80 has no simt mma instruction", "f16 x f16"}},
+      {"SIMT bf16", test::changed(sm80_simt(DataType::bf16), [](auto& c) { c.element_accumulator = DataType::f32; }),
+       {"sm80 has no simt mma instruction", "bf16 x bf16"}},
+      {"SIMT f16 in the multistage mainloop", test::changed(sm80_simt(DataType::f16), [](auto& c) { c.tile.stages = 3; }),
+       {"two-stage pipelined", "2 stages, got 3"}},
       {"mixed A and B types", test::changed(sm80_f16(), [](auto& c) { c.element_b = DataType::bf16; }),
        {"no tensorop mma instruction", "f16 x bf16"}},
       {"C and D of different types", test::changed(sm80_f16(), [](auto& c) { c.element_d = DataType::f32; }),

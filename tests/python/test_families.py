@@ -19,7 +19,7 @@ def test_plans_for_type_pairs_the_catalog_lacks_say_so():
     with pytest.raises(cuforge.InvalidArgumentError, match="no sm90 GEMM kernel computes A f64 x B f64"):
         cuforge.op.Gemm(element=np.float64, layout=RowMajor, kernel_cc=90)
     with pytest.raises(cuforge.InvalidArgumentError, match="opcode class simt"):
-        cuforge.op.Gemm(element=np.float16, layout=RowMajor, opclass=cuforge.OpcodeClass.Simt)
+        cuforge.op.Gemm(element="bf16", layout=RowMajor, opclass=cuforge.OpcodeClass.Simt)
     # int8 kernels read A row-major and B column-major only (K-major 8-bit operands).
     with pytest.raises(cuforge.InvalidArgumentError, match="A s8 x B s8 with s32 accumulation"):
         cuforge.op.Gemm(element=np.int8, layout=RowMajor)
@@ -119,8 +119,23 @@ def test_simt_plans(element):
     assert "_tensorop_" in default.select(1024, 1024, 1024)
 
 
+def test_an_f16_plan_switches_every_description_to_simt():
+    # The CUTLASS Python interface's opclass switch: an f16 plan's descriptions all become SIMT (SM80's
+    # two-stage pipelined kernels, whatever the plan's cc), and back.
+    plan = cuforge.op.Gemm(cc=90, element=np.float16, layout=RowMajor)
+    assert plan.opclass == cuforge.OpcodeClass.TensorOp
+    assert all(td.math_instruction.opcode_class == cuforge.OpcodeClass.TensorOp for td in plan.tile_descriptions())
+    plan.opclass = cuforge.OpcodeClass.Simt
+    descriptions = plan.tile_descriptions()
+    assert descriptions and all(td.math_instruction.opcode_class == cuforge.OpcodeClass.Simt for td in descriptions)
+    assert "_simt_" in plan.select(1024, 1024, 1024) and "_s2_" in plan.select(1024, 1024, 1024)
+    assert len({plan.construct(td).rt_module.emit() for td in descriptions}) == len(descriptions)
+    plan.opclass = cuforge.OpcodeClass.TensorOp
+    assert "_tensorop_" in plan.select(1024, 1024, 1024)
+
+
 def test_setting_an_opclass_without_kernels_leaves_the_plan_as_it_was():
-    plan = cuforge.op.Gemm(element=np.float16, layout=RowMajor)
+    plan = cuforge.op.Gemm(element="bf16", layout=RowMajor)
     before = plan.select(1024, 1024, 1024)
     with pytest.raises(cuforge.InvalidArgumentError, match="opcode class simt"):
         plan.opclass = cuforge.OpcodeClass.Simt

@@ -114,6 +114,11 @@ GemmConfig staged_kernel(const GemmConfig& config);
 // such kernels are the swapped ones of a row-major B (A = B^T, N-major): B read as it is, no copy.
 bool register_sourced(const GemmConfig& kernel);
 
+// SM80 SIMT kernels of 16-bit operands: CUTLASS's two-stage pipelined mainloop (an SM60 kernel), which
+// loads one element at a time through registers, where cp.async copies at least 4 bytes (the CUTLASS
+// Python interface's f16 plans switched to SIMT run such kernels).
+bool pipelined_simt(const GemmConfig& config);
+
 // CUTLASS's fp8 mainloop without fast accumulation promotes: wgmma accumulates a few k-blocks into a
 // second f32 fragment, added into the first every promotion interval, so both live in registers.
 bool promotes_fp8(const GemmConfig& config);
