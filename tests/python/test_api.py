@@ -129,6 +129,18 @@ def test_short_form_equals_per_operand_form():
     assert plan_summary(f32_short) == plan_summary(f32_long)
 
 
+def test_a_tensor_s_type_and_layout_come_before_the_generic_ones():
+    # The CUTLASS Python interface's order: element_X/layout_X, else the tensor's, else element/layout.
+    C = np.zeros((4, 4), np.float32, order="F")
+    plan = cutlass.op.Gemm(C=C, D=C.copy(order="F"), element=np.float16, layout=RowMajor)
+    assert (plan.element_A, plan.element_C, plan.element_D) == (cuforge.DataType.f16, cuforge.DataType.f32,
+                                                                cuforge.DataType.f32)
+    assert (plan.layout_A, plan.layout_C) == (RowMajor, cuforge.LayoutType.ColumnMajor)
+    explicit = cutlass.op.Gemm(C=C, D=C, element=np.float16, element_C=np.float16, element_D=np.float16,
+                               layout=RowMajor, layout_C=RowMajor)
+    assert (explicit.element_C, explicit.layout_C) == (cuforge.DataType.f16, RowMajor)
+
+
 @pytest.mark.parametrize("spelling", [np.float16, np.dtype("float16"), "float16", "f16", "half", cuforge.DataType.f16])
 def test_f16_spellings(spelling):
     plan = cuforge.op.Gemm(element=spelling, layout=RowMajor)

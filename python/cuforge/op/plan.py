@@ -187,10 +187,12 @@ class Plan:
 
     ``Plan(element=np.float16, layout=LayoutType.RowMajor)`` sets every operand alike;
     ``element_A``...``element_D``, ``element_accumulator`` and ``layout_A``/``layout_B``/``layout_C``
-    set them one by one, and tensors given as ``A``...``D`` supply what is not given. The
+    set them one by one, and tensors given as ``A``...``D`` supply theirs in between (an operand's own
+    element_X or layout_X first, then its tensor's, then the generic one, as in the CUTLASS Python
+    interface). The
     accumulator defaults to f32 (s32 for int8 inputs, f64 for f64). ``cc`` is the GPU to build for
     (default: the device's); ``kernel_cc=80`` asks for CUTLASS 2.x (SM80) kernels, which also run on
-    Hopper. ``opclass=OpcodeClass.Simt`` asks for CUDA-core kernels (f32 and f64, SM80 family)
+    Hopper. ``opclass=OpcodeClass.Simt`` asks for CUDA-core kernels (f32, f64 and f16, SM80 family)
     instead of tensor cores. ``device`` is the CUDA device ordinal the plan builds for and runs on
     (default: the current device).
     """
@@ -201,26 +203,32 @@ class Plan:
                  element=None, layout=None, element_A=None, element_B=None, element_C=None, element_D=None,
                  layout_A=None, layout_B=None, layout_C=None, cc=None, kernel_cc=None, opclass=None,
                  math_operation=None, kind=None, device=None):
+        # Each operand's type and layout: element_X/layout_X, else its tensor's, else the generic
+        # element/layout (the CUTLASS Python interface's order: a tensor's own type is never overridden
+        # by the generic one).
         def element_of(explicit, tensor, name):
-            chosen = explicit if explicit is not None else element
             if isinstance(tensor, (list, tuple)):  # a grouped plan's operands: the first group's
                 tensor = tensor[0] if tensor else None
+            chosen = explicit
             if chosen is None and tensor is not None:
                 chosen = getattr(tensor, "dtype", None)
-                if chosen is None:
+                if chosen is None and element is None:
                     raise InvalidArgumentError(f"{name}: expected an array or tensor (with a dtype), got "
                                                f"{type(tensor).__name__}; or give element=")
+            if chosen is None:
+                chosen = element
             if chosen is None:
                 raise InvalidArgumentError(f"element_{name}: give element=, element_{name}= or a tensor {name}=")
             return to_datatype(chosen)
 
         def layout_for(explicit, tensor, name):
-            chosen = explicit if explicit is not None else layout
-            if chosen is not None:
-                return enum_value(chosen, LayoutType, f"layout_{name}" if explicit is not None else "layout")
+            if explicit is not None:
+                return enum_value(explicit, LayoutType, f"layout_{name}")
             if isinstance(tensor, (list, tuple)):
                 tensor = tensor[0] if tensor else None
-            return layout_of(tensor, name) or LayoutType.RowMajor
+            if tensor is not None and len(getattr(tensor, "shape", ())) >= 2:  # a matrix says its layout
+                return layout_of(tensor, name)
+            return enum_value(layout, LayoutType, "layout") if layout is not None else LayoutType.RowMajor
 
         settings = _core.GemmSettings()
         if opclass is not None:
