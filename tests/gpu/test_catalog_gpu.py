@@ -162,6 +162,12 @@ CASES = (
     + [Case(t, t, t, lay, None, opclass=Simt, kernel_has=(f"cuforge_sm80_gemm_simt_mma_{t}_",))
        for t in ("f32", "f64") for lay in ALL_LAYOUTS]
     + [Case(t, t, t, "crr", None, shape=ODD, alpha=1.0, beta=2.0, opclass=Simt) for t in ("f32", "f64")]
+    # SIMT f16 (an f16 plan switched to SIMT, as the CUTLASS Python interface's tests do): CUTLASS's
+    # two-stage pipelined mainloop, f32 accumulation, every layout; odd extents, relu and a bias row.
+    + [Case("f16", "f16", "f16", lay, None, opclass=Simt, kernel_has=("cuforge_sm80_gemm_simt_mma_f16_", "_s2_"))
+       for lay in ALL_LAYOUTS]
+    + [Case("f16", "f16", "f16", "crr", None, shape=ODD, alpha=1.0, beta=2.0, opclass=Simt, activation="relu",
+            bias=True)]
     # The larger tiles.
     + [Case("s8", "s8", "s32", RCR, None, beta=1.0, tile=SM90_COOP, kernel_has=("_128x128x128_c2x1x1_",)),
        Case("e5m2", "e5m2", "f16", RCR, None, tile=SM90_COOP, kernel_has=("_128x128x128_c2x1x1_",)),
