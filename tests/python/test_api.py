@@ -139,6 +139,13 @@ def test_a_tensor_s_type_and_layout_come_before_the_generic_ones():
     explicit = cutlass.op.Gemm(C=C, D=C, element=np.float16, element_C=np.float16, element_D=np.float16,
                                layout=RowMajor, layout_C=RowMajor)
     assert (explicit.element_C, explicit.layout_C) == (cuforge.DataType.f16, RowMajor)
+    # A one-row matrix lies either way: the generic layout decides (a grouped plan's first telling group).
+    col = lambda r, c: np.zeros((r, c), np.float16, order="F")  # noqa: E731
+    one_row = cutlass.op.Gemm(A=col(1, 64), B=col(64, 64), C=col(1, 64), D=col(1, 64), layout=cuforge.LayoutType.ColumnMajor)
+    assert (one_row.layout_A, one_row.layout_C) == (cuforge.LayoutType.ColumnMajor,) * 2
+    grouped = cutlass.op.GroupedGemm(A=[col(1, 64), col(64, 64)], B=[col(64, 64)] * 2, C=[col(1, 64), col(64, 64)],
+                                     D=[col(1, 64), col(64, 64)], layout=RowMajor)
+    assert (grouped.layout_A, grouped.layout_C) == (cuforge.LayoutType.ColumnMajor,) * 2
 
 
 @pytest.mark.parametrize("spelling", [np.float16, np.dtype("float16"), "float16", "f16", "half", cuforge.DataType.f16])

@@ -166,6 +166,14 @@ def test_alignments_cap_the_constructed_kernel(kind):
         plan.construct(alignment_C=16)
 
 
+def test_construct_takes_the_geometry_given_without_a_problem():
+    plan = cuforge.op.Conv2d(kind="dgrad", element=np.float16, element_accumulator=np.float32)
+    default = plan.construct().name
+    assert plan.construct(stride=1, padding=1).name == default  # the default layer's own geometry
+    strided = plan.construct(stride=2).name
+    assert strided != default and strided == plan.construct(problem=(32, 56, 56, 64, 64, 3, 3), stride=2, padding=1).name
+
+
 def test_plans_from_tensors_construct_what_plans_from_types_do():
     # construct() sizes nothing by the plan's tensors: the CUTLASS Python interface compares plans built
     # from tensors of any size with plans built from types by the source they emit.

@@ -158,16 +158,20 @@ class Conv2d(Plan):
                             baseline=baseline, progress=progress, csv=csv, plot=plot)
 
     def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
-                  problem=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
+                  problem=None, stride=None, padding=None, dilation=None,
                   bias: bool | None = None) -> Operation:
         """The plan's kernel as an operation emit.pytorch exports (``op.rt_module.emit()`` is its
-        source): chosen for ``problem`` (N, H, W, C, K, R, S) with the geometry given, else a ResNet-50 3 x 3
-        layer, never the plan's tensors' extents, so that plans built from tensors or from types construct
-        the same kernel, as the CUTLASS Python interface's did (``bias`` as in compile()). ``alignment_A/B/C``
+        source): chosen for ``problem`` (N, H, W, C, K, R, S), else a ResNet-50 3 x 3 layer, never the
+        plan's tensors' extents, so that plans built from tensors or from types construct the same kernel,
+        as the CUTLASS Python interface's did; ``stride``, ``padding`` and ``dilation`` as given, else 1, 0
+        and 1 (the ResNet-50 layer's own without ``problem``); ``bias`` as in compile(). ``alignment_A/B/C``
         cap the vectors the kernel loads along each operand's channels; ``tile_description`` is pinned for
         this choice only. Compiles nothing."""
+        geometry = ((1, 1), (0, 0), (1, 1))
         if problem is None:
-            problem, stride, padding, dilation = _DEFAULT_COMPILE_PROBLEM
+            problem, *geometry = _DEFAULT_COMPILE_PROBLEM
+        stride, padding, dilation = (given if given is not None else default
+                                     for given, default in zip((stride, padding, dilation), geometry))
         if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) != 7:
             raise InvalidArgumentError(f"problem: expected (N, H, W, C, K, R, S), got {problem!r}")
         extents = [integer(v, name, 1) for v, name in zip(problem, "NHWCKRS")]

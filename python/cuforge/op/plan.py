@@ -221,13 +221,17 @@ class Plan:
                 raise InvalidArgumentError(f"element_{name}: give element=, element_{name}= or a tensor {name}=")
             return to_datatype(chosen)
 
+        def says_layout(x):  # a matrix of more than one row and column (a vector's layout is either)
+            shape = getattr(x, "shape", ())
+            return len(shape) >= 2 and shape[-2] > 1 and shape[-1] > 1
+
         def layout_for(explicit, tensor, name):
             if explicit is not None:
                 return enum_value(explicit, LayoutType, f"layout_{name}")
-            if isinstance(tensor, (list, tuple)):
-                tensor = tensor[0] if tensor else None
-            if tensor is not None and len(getattr(tensor, "shape", ())) >= 2:  # a matrix says its layout
-                return layout_of(tensor, name)
+            tensors = tensor if isinstance(tensor, (list, tuple)) else [tensor]
+            telling = next((x for x in tensors if x is not None and says_layout(x)), None)
+            if telling is not None:
+                return layout_of(telling, name)
             return enum_value(layout, LayoutType, "layout") if layout is not None else LayoutType.RowMajor
 
         settings = _core.GemmSettings()
@@ -352,7 +356,7 @@ class Plan:
 
     @property
     def opclass(self) -> OpcodeClass:
-        """Tensor cores (TensorOp, the default) or CUDA cores (Simt: f32 and f64 kernels of the SM80
+        """Tensor cores (TensorOp, the default) or CUDA cores (Simt: f32, f64 and f16 kernels of the SM80
         family); a member or its name. Setting it chooses among that class's kernels from then on; the
         other settings carry over (an error says which cannot)."""
         return self._plan.settings.opclass or OpcodeClass.TensorOp
