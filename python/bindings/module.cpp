@@ -40,6 +40,15 @@ PyObject* g_device = nullptr;
 PyObject* g_cache = nullptr;
 PyObject* g_compilation = nullptr;
 
+// A copy of a tile description and of its attributes (deep ones with `memo`, as copy.deepcopy asks).
+nb::object tile_copy(nb::handle self, nb::handle memo) {
+  nb::object out = nb::cast(nb::cast<TileDescription>(self));
+  nb::object attributes = nb::getattr(self, "__dict__");
+  if (!memo.is_none()) attributes = nb::module_::import_("copy").attr("deepcopy")(attributes, memo);
+  nb::getattr(out, "__dict__").attr("update")(attributes);
+  return out;
+}
+
 PyObject* new_exception(nb::module_& m, const char* name, PyObject* bases, const char* doc) {
   std::string qualified = std::string("cuforge.") + name;
   PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases, nullptr);
@@ -233,6 +242,9 @@ NB_MODULE(_core, m) {
       .def_ro("element_accumulator", &library::MathInstruction::accumulator)
       .def_ro("opcode_class", &library::MathInstruction::opclass)
       .def_ro("math_operation", &library::MathInstruction::math)
+      // Immutable: a copy of a tile description shares its instruction.
+      .def("__copy__", [](nb::handle self) { return nb::borrow(self); })
+      .def("__deepcopy__", [](nb::handle self, nb::handle) { return nb::borrow(self); }, "memo"_a)
       .def("__repr__", [](const library::MathInstruction& i) {
         return "MathInstruction(" + std::to_string(i.shape[0]) + "x" + std::to_string(i.shape[1]) + "x" +
                std::to_string(i.shape[2]) + ", " + std::string(to_string(i.a)) + " x " + std::string(to_string(i.b)) +
@@ -241,7 +253,36 @@ NB_MODULE(_core, m) {
 
   auto tile = nb::class_<TileDescription>(m, "TileDescription", nb::dynamic_attr(),
                               "How a kernel tiles the problem and schedules its work.")
-      .def(nb::init<>())
+      // The CUTLASS Python interface's constructor, its arguments in its order; each one given goes
+      // through its checked property, None keeps cuforge's default (stages 0: as many as fit, on SM90;
+      // automatic schedules). math_instruction (the interface requires one) is kept as an attribute.
+      .def("__init__",
+           [](nb::pointer_and_handle<TileDescription> self, nb::handle threadblock_shape, nb::handle stages,
+              nb::handle warp_count, nb::handle math_instruction, nb::handle cluster_shape,
+              nb::handle kernel_schedule, nb::handle epilogue_schedule, nb::handle tile_scheduler,
+              nb::handle swap_ab) {
+             new (self.p) TileDescription();
+             nb::inst_mark_ready(self.h);  // the checked properties below read and write it
+             const std::pair<const char*, nb::handle> given[] = {
+                 {"threadblock_shape", threadblock_shape}, {"stages", stages},
+                 {"warp_count", warp_count}, {"cluster_shape", cluster_shape},
+                 {"kernel_schedule", kernel_schedule}, {"epilogue_schedule", epilogue_schedule},
+                 {"tile_scheduler", tile_scheduler}, {"swap_ab", swap_ab}};
+             for (const auto& [name, value] : given)
+               if (!value.is_none()) nb::setattr(self.h, name, value);
+             if (!math_instruction.is_none()) {
+               nb::setattr(self.h, "math_instruction", math_instruction);
+               nb::setattr(self.h, "instruction_shape",
+                           nb::list(nb::getattr(math_instruction, "instruction_shape")));
+             }
+           },
+           "threadblock_shape"_a = nb::none(), "stages"_a = nb::none(), "warp_count"_a = nb::none(),
+           "math_instruction"_a = nb::none(), "cluster_shape"_a = nb::none(), "kernel_schedule"_a = nb::none(),
+           "epilogue_schedule"_a = nb::none(), "tile_scheduler"_a = nb::none(), nb::kw_only(),
+           "swap_ab"_a = nb::none())
+      // Copies keep the attributes a plan's tile_descriptions() adds (math_instruction, instruction_shape).
+      .def("__copy__", [](nb::handle self) { return tile_copy(self, nb::none()); })
+      .def("__deepcopy__", [](nb::handle self, nb::handle memo) { return tile_copy(self, memo); }, "memo"_a)
       .def("__eq__", [](const TileDescription& a, const TileDescription& b) { return a == b; })
       .def("__repr__", [](const TileDescription& t) { return "TileDescription(" + t.describe() + ")"; });
   {

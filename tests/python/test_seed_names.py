@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -121,6 +123,41 @@ def test_tile_descriptions_name_their_math_instruction():
     td = simt.tile_descriptions()[0]
     assert td.math_instruction.opcode_class == cutlass.OpcodeClass.Simt and td.instruction_shape == [1, 1, 1]
     assert cutlass.TileDescription().math_instruction is None, "a description made by hand names none"
+
+
+def test_tile_descriptions_are_made_and_copied_as_the_interface_does():
+    plan = sm90_plan()
+    td = plan.tile_descriptions()[1]
+    # The interface's positional order: threadblock_shape, stages, warp_count, math_instruction, then
+    # cluster_shape and the three schedules.
+    made = cutlass.TileDescription(td.threadblock_shape, td.stages, td.warp_count, td.math_instruction,
+                                   td.cluster_shape, td.kernel_schedule, td.epilogue_schedule, td.tile_scheduler)
+    assert made == td and made.math_instruction is td.math_instruction
+    assert made.instruction_shape == td.instruction_shape == [64, 8, 16]
+    assert plan.construct(made).rt_module.emit() == plan.construct(td).rt_module.emit()
+    sm80 = cutlass.TileDescription([64, 64, 32], 3, [2, 2, 1], None)
+    assert (sm80.threadblock_shape, sm80.stages, sm80.warp_count) == ([64, 64, 32], 3, [2, 2, 1])
+    assert sm80.kernel_schedule == cutlass.KernelScheduleType.ScheduleAuto, "None keeps the automatic schedule"
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^TileDescription.threadblock_shape: expected three"):
+        cutlass.TileDescription([64, 64], 3, [2, 2, 1], None)
+
+    for twin in (copy.copy(td), copy.deepcopy(td)):
+        assert twin == td and twin.math_instruction is td.math_instruction and twin.instruction_shape == [64, 8, 16]
+        twin.stages = 4
+        assert td.stages == 0, "a copy's change leaves the original as it was"
+    assert copy.deepcopy(td).instruction_shape is not td.instruction_shape
+
+
+def test_a_tile_dict_changes_the_pinned_tile_and_may_name_the_instruction():
+    plan = sm90_plan()
+    plan.tile_description = {"threadblock_shape": [128, 256, 64], "cluster_shape": [2, 1, 1],
+                             "instruction_shape": [64, 8, 16]}
+    plan.tile_description = {"stages": 4}  # the interface updates the pinned description
+    pinned = plan.tile_description
+    assert (pinned.threadblock_shape, pinned.cluster_shape, pinned.stages) == ([128, 256, 64], [2, 1, 1], 4)
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"instruction_shape'\]: this plan's kernels compute with"):
+        plan.tile_description = {"stages": 3, "instruction_shape": [16, 8, 16]}
+    assert plan.tile_description == pinned, "a refused dict leaves the pinned tile"
 
 
 def test_visitor_args_are_refused_by_name():

@@ -3,6 +3,7 @@ tensors, the settings, and the reading of Python values (enums, integers, scalar
 
 from __future__ import annotations
 
+import copy
 import numbers
 
 from .. import _core, epilogue
@@ -150,19 +151,29 @@ def alignments(a, b, c) -> list:
     return out
 
 
-def _tile_from(value) -> TileDescription:
+def _tile_from(value, pinned: TileDescription | None, instruction) -> TileDescription:
+    """A tile description as given, or one from a seed-style dict: the pinned tile (else a default
+    one) with the dict's keys changed. ``instruction_shape`` may be given as the plan's own (its
+    kernels compute with that instruction; another one is refused)."""
     if isinstance(value, TileDescription):
         return value
-    if isinstance(value, dict):
-        td = TileDescription()
-        for key, v in value.items():
-            if key not in _TILE_FIELDS:
-                raise InvalidArgumentError(f"tile_description: unknown key {key!r} (known: {', '.join(_TILE_FIELDS)})")
-            setattr(td, key, _TILE_FIELDS[key](v, f"tile_description[{key!r}]"))
-        return td
-    raise InvalidArgumentError(
-        f"tile_description: expected a cuforge.TileDescription or a dict, got {type(value).__name__}"
-    )
+    if not isinstance(value, dict):
+        raise InvalidArgumentError(
+            f"tile_description: expected a cuforge.TileDescription or a dict, got {type(value).__name__}")
+    td = copy.copy(pinned) if pinned is not None else TileDescription()
+    for key, v in value.items():
+        name = f"tile_description[{key!r}]"
+        if key == "instruction_shape":
+            shape = _triple(v, name)
+            if shape != list(instruction.instruction_shape):
+                raise InvalidArgumentError(
+                    f"{name}: this plan's kernels compute with {instruction!r}, not {'x'.join(map(str, shape))}")
+            continue
+        if key not in _TILE_FIELDS:
+            raise InvalidArgumentError(
+                f"tile_description: unknown key {key!r} (known: {', '.join(_TILE_FIELDS)}, instruction_shape)")
+        setattr(td, key, _TILE_FIELDS[key](v, name))
+    return td
 
 
 def scalar(value, name: str) -> float:
@@ -312,9 +323,12 @@ class Plan:
         if tile_description is not None:
             core = self._core_class(settings=self._plan.settings, **self._core_args)
             settings = core.settings
-            settings.tile = _tile_from(tile_description)
+            settings.tile = self._tile_from(tile_description)
             core.settings = settings
         return Operation(core, core.select(*problem), core.settings, self.cc)
+
+    def _tile_from(self, value) -> TileDescription:
+        return _tile_from(value, self._plan.settings.tile, self._plan.math_instruction())
 
     def _set_flag(self, name: str, value):
         """A boolean setting, checked before the core sees it."""
@@ -533,12 +547,14 @@ class Plan:
 
     @property
     def tile_description(self) -> TileDescription | None:
-        """The pinned tile description, or None when cuforge chooses per problem."""
+        """The pinned tile description, or None when cuforge chooses per problem. Set a
+        TileDescription, a dict of its fields (they change the pinned one, as the CUTLASS Python
+        interface's dicts do), or None to let cuforge choose again."""
         return self._plan.settings.tile
 
     @tile_description.setter
     def tile_description(self, value):
-        value = None if value is None else _tile_from(value)
+        value = None if value is None else self._tile_from(value)
 
         def change(s):
             s.tile = value
