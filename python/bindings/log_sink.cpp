@@ -66,7 +66,8 @@ struct PythonLog {
     if (!to) return;
     try {
       to(int(level), message);
-    } catch (const nb::python_error&) {  // a failing logger must not break a build
+    } catch (nb::python_error& e) {  // a failing logger must not break a build, nor fail unseen
+      e.discard_as_unraisable("cuforge's log sink");
     }
   }
 };

@@ -64,8 +64,8 @@ atexit.register(_core.set_log_sink, None)  # the core lets go of the Python call
 def set_log_level(level) -> None:
     """How much of what cuforge decides is logged: a logging level (logging.INFO shows each kernel
     chosen and built, logging.DEBUG more) or its name ("INFO"). Messages go to the "cuforge" logger."""
-    if isinstance(level, str) and level.upper() in logging.getLevelNamesMapping():
-        level = logging.getLevelNamesMapping()[level.upper()]
+    if isinstance(level, str) and isinstance(logging.getLevelName(level.upper()), int):
+        level = logging.getLevelName(level.upper())  # a name's number (getLevelNamesMapping is 3.11's)
     if isinstance(level, bool) or not isinstance(level, int):
         raise InvalidArgumentError(f"set_log_level: expected a logging level (logging.INFO) or its name, got {level!r}")
     logger.setLevel(level)

@@ -27,21 +27,32 @@ using namespace cuforge;
 const CLI::Validator kNonEmpty([](std::string& value) { return value.empty() ? std::string("an empty value names nothing") : std::string(); },
                                "NONEMPTY", "non-empty");
 
+// An option's enum value, a wrong one refused naming the option (`--b: unknown DataType 'fp16' ...`).
+template <class E>
+E option(const char* flag, const std::string& value) {
+  try {
+    return parse<E>(value);
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(std::string(flag) + ": " + e.what());
+  }
+}
+
 struct FilterFlags {
   int arch = 0;
   std::string op, a, b, acc, c, d, layouts, opclass, math, glob;
 
   library::GemmFilter to_filter() const {
     library::GemmFilter f;
-    if (!op.empty()) f.kind = parse<KernelKind>(op == "grouped_gemm" ? "grouped" : op.rfind("conv2d_", 0) == 0 ? op.substr(7) : op);
+    if (!op.empty())
+      f.kind = option<KernelKind>("--op", op == "grouped_gemm" ? "grouped" : op.rfind("conv2d_", 0) == 0 ? op.substr(7) : op);
     if (arch) f.arch = arch;
-    if (!a.empty()) f.element_a = parse<DataType>(a);
-    if (!b.empty()) f.element_b = parse<DataType>(b);
-    if (!acc.empty()) f.element_accumulator = parse<DataType>(acc);
-    if (!c.empty()) f.element_c = parse<DataType>(c);
-    if (!d.empty()) f.element_d = parse<DataType>(d);
-    if (!opclass.empty()) f.opclass = parse<OpcodeClass>(opclass);
-    if (!math.empty()) f.math = parse<MathOperation>(math);
+    if (!a.empty()) f.element_a = option<DataType>("--a", a);
+    if (!b.empty()) f.element_b = option<DataType>("--b", b);
+    if (!acc.empty()) f.element_accumulator = option<DataType>("--acc", acc);
+    if (!c.empty()) f.element_c = option<DataType>("--c", c);
+    if (!d.empty()) f.element_d = option<DataType>("--d", d);
+    if (!opclass.empty()) f.opclass = option<OpcodeClass>("--opclass", opclass);
+    if (!math.empty()) f.math = option<MathOperation>("--math", math);
     if (!layouts.empty()) {
       if (layouts.size() != 3) throw InvalidArgumentError("--layouts takes three letters (A, B, C), e.g. rcr");
       auto letter = [](char ch) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuforge/library/catalog.hpp"
@@ -24,10 +25,11 @@ struct Listed {
   double ms = 0;
 };
 
-// `cuforge <command> <args>`, its stdout as lines.
-Listed run(const std::string& command_and_args) {
+// `cuforge <command> <args>`, its stdout (and its stderr, with `with_stderr`) as lines.
+Listed run(const std::string& command_and_args, bool with_stderr = false) {
   auto start = std::chrono::steady_clock::now();
-  std::string command = std::string(CUFORGE_TEST_CLI) + " " + command_and_args + " 2>/dev/null";
+  std::string command =
+      std::string(CUFORGE_TEST_CLI) + " " + command_and_args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
   std::string out;
   char buf[65536];
@@ -97,6 +99,20 @@ TEST(CommandLine, ListFiltersByOpcodeClassAndTypes) {
   EXPECT_EQ(list("--arch 90 --a e4m3 --b e5m2 --c bf16 --math fastaccum").names.size(), 81u);
   EXPECT_EQ(list("--arch 80 --a s8 --math sat --layouts rcr").names.size(), 60u);
   EXPECT_EQ(list("--opclass warp").status, 2) << "an unknown opcode class is an error";
+}
+
+TEST(CommandLine, AWrongValueNamesItsOption) {
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--a f16 --b fp16", "cuforge: --b: unknown DataType 'fp16'"},
+           {"--acc half", "cuforge: --acc: unknown DataType 'half'"},
+           {"--opclass warp", "cuforge: --opclass: unknown OpcodeClass 'warp'"},
+           {"--math fast", "cuforge: --math: unknown MathOperation 'fast'"},
+           {"--op gem", "cuforge: --op: unknown KernelKind 'gem'"}}) {
+    Listed l = run("list " + args, true);
+    EXPECT_EQ(l.status, 2) << args;
+    ASSERT_FALSE(l.names.empty()) << args;
+    EXPECT_EQ(l.names.front().rfind(message, 0), 0u) << args << ": " << l.names.front();
+  }
 }
 
 }  // namespace

@@ -6,6 +6,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -44,6 +46,21 @@ def test_set_log_level():
             cutlass.set_log_level("loud")
     finally:
         cuforge.logger.setLevel(before)
+
+
+def test_a_failing_log_sink_is_reported_and_breaks_nothing():
+    # The core's warning about CUFORGE_FIRST_RUN goes to a sink that raises: the plan is still made,
+    # and the sink's exception reaches sys.unraisablehook (Python prints it) instead of vanishing.
+    code = ("import cuforge, numpy as np, sys\n"
+            "seen = []\n"
+            "sys.unraisablehook = lambda u: seen.append(f'{u.exc_type.__name__}: {u.exc_value}')\n"
+            "def sink(level, message): raise RuntimeError('logger is broken')\n"
+            "cuforge._core.set_log_sink(sink)\n"
+            "print(cuforge.op.Gemm(element=np.float16).first_run, seen)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "CUFORGE_FIRST_RUN": "soon"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "wait ['RuntimeError: logger is broken']"
 
 
 @pytest.mark.parametrize("value", ["abc", "-1", "3x", "64", "2147483648", "99999999999999999999"])

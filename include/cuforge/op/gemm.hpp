@@ -30,8 +30,8 @@ class Gemm : public op::Plan<runtime::GemmKernel, GemmProblem> {
   // Throws InvalidArgumentError naming an extent out of range.
   GemmShape shape(int64_t m, int64_t n, int64_t k, int64_t batch = 1, bool bias = false,
                   std::array<int, 3> alignment_caps = {}) const;
-  // The kernel a run of this class would use: a compiled kernel that can run it, else the
-  // selection's first. Compiles nothing. Throws InvalidArgumentError for an empty output (a run of
+  // The kernel a run of this class would use: the tuning record's for the class (with a GPU), else
+  // the compiled kernel that serves it best, else the selection's first. Compiles nothing. Throws InvalidArgumentError for an empty output (a run of
   // it launches nothing) or a problem no kernel of the plan can run.
   select::GemmCandidate select(const GemmShape& shape) const;
   // Plan::candidates for the class as select() takes it (K = 0 as a product over zeros). Compiles nothing.

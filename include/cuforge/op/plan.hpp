@@ -4,7 +4,7 @@
 // class (compile/tuning_record.hpp); else a kernel compile() built that serves it; else, with
 // autotune, the fastest of the cost model's best candidates, timed on the problem and recorded;
 // else select::choose's candidates, built and loaded through the cache, the first whose
-// can_implement accepts the problem — or, with first_run = fallback and that kernel not built yet,
+// can_implement accepts the problem (of the first four; a problem they all refuse is an error) — or, with first_run = fallback and that kernel not built yet,
 // the best kernel already built (else a quick SM80 one) until a background build of it is ready.
 // A plan may be used from several host threads at once; a kernel being built (or measured) holds no
 // lock of the plan's, so runs of other classes go on meanwhile.
