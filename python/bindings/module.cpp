@@ -486,10 +486,6 @@ NB_MODULE(_core, m) {
         "The CUDA version the driver supports (major * 1000 + minor * 10); 0 without a driver.");
   m.def("device_cc", [] { return runtime::device_info(runtime::default_device()).cc; },
         "Compute capability of the default device (CUTLASS_CUDA_DEVICE_ID or the current one).");
-  m.def("default_target_cc", &runtime::default_target_cc,
-        "The compute capability kernels are built for when none is given: the default device's, else 90.");
-  m.def("default_accumulator", &default_accumulator, "element_a"_a,
-        "The accumulator a plan takes unless told, by the type of A.");
   m.def("default_activation_argument", &default_activation_argument, "activation"_a,
         "The argument an activation takes unless told (leaky_relu: 0.01).");
   python::bind_log(m);
@@ -532,7 +528,7 @@ NB_MODULE(_core, m) {
           return d;
         }, "What this process asked of nvcc: requests, cache hits, builds (nvcc runs) and failures.");
   m.def("cache_dir", [] { return compile::KernelCache::user_cache().root().string(); });
-  m.def("cache_clear", [] { compile::KernelCache::user_cache().clear(); });
+  m.def("cache_clear", [] { compile::KernelCache::user_cache().clear(); }, nb::call_guard<python::WithoutGil>());
   m.def("tuning_record", [] {
     compile::TuningRecord record;
     nb::list entries;

@@ -266,12 +266,6 @@ void bind_plans(nb::module_& m) {
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a, "beta"_a, "top"_a, "filter"_a,
            "jobs"_a, "stream"_a, "progress"_a.none(),
            "Build and time the model's best candidates on these operands (D untouched), best measured first.")
-      .def("tuning_key",
-           [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias, const Alignments& alignments) {
-             return g.tuning_key(g.shape(m, n, k, batch, bias, caps(alignments)));
-           },
-           "m"_a, "n"_a, "k"_a, "batch"_a = 1, "bias"_a = false, "alignments"_a = Alignments{},
-           "The tuning record's key for this plan and problem class.")
       .def("check",
            [](const Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta) {
              g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"), to_tensor_ref(d, "D"),

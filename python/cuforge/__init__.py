@@ -98,6 +98,12 @@ def cache_info() -> dict:
     return _core.cache_info()
 
 
+def cache_clear() -> None:
+    """Removes every kernel the cache holds (waiting for builds in progress), as ``cuforge cache
+    clear`` does; the tuning record stays (``cuforge cache clear-tuning`` removes it)."""
+    _core.cache_clear()
+
+
 def list_gemms(arch: int | None = None, glob: str = "", kind: KernelKind | None = None) -> list[str]:
     """Names of the catalog's kernels, optionally of one architecture (80, 90), a name glob and one
     kind (KernelKind.Gemm, Grouped, Conv2dFprop, Conv2dDgrad or Conv2dWgrad; default: every kind)."""
@@ -116,7 +122,7 @@ def cache_dir() -> str:
 __all__ = [
     "Activation", "CUTLASS_PATH", "CacheError", "CompilationError", "ConvMode", "DataType", "DataTypeError", "Decomposition", "DeviceError",
     "EpilogueScheduleType", "Error", "KernelKind", "InvalidArgumentError", "KernelScheduleType", "LayoutType", "MathInstruction", "MathOperation",
-    "MemoryPool", "OpcodeClass", "TileDescription", "TileSchedulerType", "ToolchainError", "build", "cache_dir", "cache_info",
+    "MemoryPool", "OpcodeClass", "TileDescription", "TileSchedulerType", "ToolchainError", "build", "cache_clear", "cache_dir", "cache_info",
     "cache_verify", "check_cuda_versions", "compile_statistics", "cuda_install_path", "cutlass_path", "device_cc",
     "device_count", "device_id", "emit", "epilogue", "get_memory_pool", "list_gemms", "logger", "nvcc_version", "op",
     "set_log_level", "shape", "swizzle", "toolchain", "use_rmm",

@@ -417,6 +417,22 @@ def test_cache_dir_follows_cuforge_cache_dir(tmp_path):
     assert f"CACHE={tmp_path}/v1" in result.stdout
 
 
+def test_cache_clear_removes_the_kernels_and_keeps_the_tuning_record(tmp_path):
+    root = tmp_path / "v1"
+    for sub in ("kernels/some_kernel", "failed/a_failed_build", "tuning"):
+        (root / sub).mkdir(parents=True, mode=0o700)
+    (root / "kernels/some_kernel/kernel.so").write_bytes(b"\0")
+    (root / "tuning/record.json").write_text("{}")
+    for d in (tmp_path, root):
+        d.chmod(0o700)
+    result = run_python("import cuforge; cuforge.cache_clear(); print('ENTRIES=%d' % cuforge.cache_info()['entries'])",
+                        CUFORGE_CACHE_DIR=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "ENTRIES=0" in result.stdout
+    assert not (root / "kernels/some_kernel").exists() and not (root / "failed/a_failed_build").exists()
+    assert (root / "tuning/record.json").read_text() == "{}"
+
+
 def test_missing_cutlass_is_reported_when_compiling_not_at_import(tmp_path):
     result = run_python("""
         import numpy as np
