@@ -446,16 +446,18 @@ NB_MODULE(_core, m) {
             });
           }
           // The toolchain or the cache failing is not a kernel's compile error: raised as what it is.
-          for (const auto& o : outcomes)
-            if (o.exception) try {
-                std::rethrow_exception(o.exception);
-              } catch (const CompilationError&) {
-              }
+          // A kernel nvcc rejected is reported in its dict, with nvcc's log and the source kept.
           nb::list out;
           for (const auto& o : outcomes) {
             nb::dict d = o.result ? compile_result(*o.result) : nb::dict();
             d["name"] = o.name;
             d["error"] = text(o.error);
+            if (o.exception) try {
+                std::rethrow_exception(o.exception);
+              } catch (const CompilationError& e) {
+                d["log"] = text(e.log());
+                d["source_path"] = text(e.source_path().string());
+              }
             out.append(d);
           }
           return out;

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Iterable
@@ -11,11 +10,21 @@ from . import _core
 from ._core import CompilationError, InvalidArgumentError
 
 
+def compilation_error(message: str, log: str, source_path: str | None) -> CompilationError:
+    """A CompilationError as the core raises one: with the compiler's ``log`` and the kept
+    ``source_path`` of what failed (None when no source was kept)."""
+    err = CompilationError(message)
+    err.log = log
+    err.source_path = source_path
+    return err
+
+
 def build(names, jobs: int | None = None, progress: bool = True, cc: int | None = None) -> list[dict]:
     """Compile kernels by name (one, or a list) into the cache with ``jobs`` nvcc processes at once
     (default: one per core) for compute capability ``cc`` (default: the GPU's, else 90). Returns one
     dict per kernel (name, library, cache_hit, seconds). Raises CompilationError naming every kernel
-    nvcc rejected, after all have been tried; ToolchainError or CacheError when the compiler or the
+    nvcc rejected, after all have been tried (its ``log`` nvcc's output for each, its ``source_path``
+    the first one's kept source); ToolchainError or CacheError when the compiler or the
     cache cannot be used."""
     names = [names] if isinstance(names, str) else list(names) if isinstance(names, Iterable) else None
     if names is None or not all(isinstance(n, str) for n in names):
@@ -31,18 +40,14 @@ def build(names, jobs: int | None = None, progress: bool = True, cc: int | None 
         line = f"build [{bar:<30}] {done}/{total} {failed} failed {time.monotonic() - start:.0f}s {last}"
         print(("\r\33[2K" + line) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
 
-    if jobs is None:
-        jobs = os.cpu_count() or 1
-    results = _core.build(names, jobs, cc or 0, report if progress else None)
+    results = _core.build(names, 0 if jobs is None else jobs, cc or 0, report if progress else None)  # 0: per core
     if progress and tty:
         print(file=sys.stderr)
     failed = [r for r in results if r["error"]]
     if failed:
-        err = CompilationError(
-            f"{len(failed)} of {len(results)} kernels failed to compile:\n" + "\n".join(r["error"] for r in failed)
-        )
-        err.log = "\n".join(r["error"] for r in failed)
-        err.source_path = None
-        raise err
+        # Each failure's message names its kept source; source_path is the first one's.
+        raise compilation_error(
+            f"{len(failed)} of {len(results)} kernels failed to compile:\n" + "\n".join(r["error"] for r in failed),
+            "\n".join(r.get("log", r["error"]) for r in failed), failed[0].get("source_path"))
     return results
 

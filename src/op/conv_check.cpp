@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cuforge/core/error.hpp"
+#include "operand_check.hpp"
 #include "cuforge/op/gemm_check.hpp"
 #include "cuforge/select/gemm_settings.hpp"
 
@@ -19,10 +20,6 @@ constexpr int64_t kMaxTensorBytes = int64_t(1) << 31;
 constexpr int64_t kMaxFilter = 32;
 // The narrowest channel vector any convolution kernel loads (cp.async of 4 bytes).
 constexpr int kMinVectorBytes = 4;
-
-[[noreturn]] void fail(const char* what, const std::string& message) {
-  throw InvalidArgumentError(fmt::format("{}: {}", what, message));
-}
 
 // One NHWC operand as the checks see it.
 struct Nhwc {
@@ -250,9 +247,7 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
   } else if (beta != 0.0) {
     fail("C", fmt::format("beta is {} but no C was given (pass C, or beta=0)", beta));
   }
-  for (const Nhwc* in : {&xa, &xb})
-    if (overlaps(d, *in->t))
-      fail("D", fmt::format("the output overlaps input {}: the kernel would read what it has written", in->name));
+  for (const Nhwc* in : {&xa, &xb}) check_output_apart(d, in->name, *in->t);
   if (!c.empty() && overlaps(d, c) && (c.data != d.data || c.strides != d.strides || c.rank != 4))
     fail("D", "the output partly overlaps C: C and D must be the same tensor or not overlap at all");
 

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "cuforge/core/error.hpp"
+#include "operand_check.hpp"
 
 namespace cuforge::op {
 namespace {
@@ -27,10 +28,6 @@ struct Matrix {
   int64_t row_stride() const { return t->rank >= 2 ? t->strides[t->rank - 2] : 0; }
   int64_t col_stride() const { return t->strides[t->rank - 1]; }
 };
-
-[[noreturn]] void fail(const char* operand, const std::string& what) {
-  throw InvalidArgumentError(fmt::format("{}: {}", operand, what));
-}
 
 std::string layout_words(Layout l) { return l == Layout::RowMajor ? "row-major" : "column-major"; }
 
@@ -182,10 +179,7 @@ GemmProblem check_gemm(const GemmTypes& plan, int device, const TensorRef& a, co
   shape.bias = bias;
   if (shape.empty_output()) return g;
 
-  for (const Matrix* x : {&ma, &mb}) {
-    if (overlaps(d, *x->t))
-      fail("D", fmt::format("the output overlaps input {}: the kernel would read what it has written", x->name));
-  }
+  for (const Matrix* x : {&ma, &mb}) check_output_apart(d, x->name, *x->t);
   // C may be D itself, each element read by the thread that writes it; not a bias row or a C broadcast across D's
   // batches that lies in D: other rows and batches would read it after it is written.
   if (mc && overlaps(d, c) &&

@@ -9,11 +9,10 @@
 
 #include "cuforge/core/error.hpp"
 #include "cuforge/op/gemm_check.hpp"
+#include "operand_check.hpp"
 
 namespace cuforge::op {
 namespace {
-
-[[noreturn]] void fail(const std::string& what) { throw InvalidArgumentError(what); }
 
 // Groups of similar sizes share a class: mean extents rounded up to a power of two (at least 16),
 // so that the kernel chosen for one call serves the next calls of the same kind of mix.
@@ -67,7 +66,7 @@ void check_groups_apart(const std::vector<TensorRef>& a, const std::vector<Tenso
   std::sort(outputs.begin(), outputs.end(), [](const Span& x, const Span& y) { return x.begin < y.begin; });
   for (size_t i = 1; i < outputs.size(); ++i)
     if (outputs[i - 1].end > outputs[i].begin)
-      fail(fmt::format("D: group {}'s output overlaps group {}'s: one launch writes both", outputs[i - 1].group,
+      fail("D", fmt::format("group {}'s output overlaps group {}'s: one launch writes both", outputs[i - 1].group,
                        outputs[i].group));
   // Disjoint and sorted by their starts, the outputs are sorted by their ends too.
   for (auto [name, list] : {std::pair{"A", &a}, {"B", &b}, {"C", &c}})
@@ -78,7 +77,7 @@ void check_groups_apart(const std::vector<TensorRef>& a, const std::vector<Tenso
                                 [](uintptr_t at, const Span& out) { return at < out.end; });
       for (; o != outputs.end() && o->begin < end; ++o)
         if (o->group != g)
-          fail(fmt::format("D: group {}'s output overlaps group {}'s {}: one launch reads it while writing the "
+          fail("D", fmt::format("group {}'s output overlaps group {}'s {}: one launch reads it while writing the "
                            "other", o->group, g, name));
     }
 }
@@ -88,11 +87,11 @@ void check_groups_apart(const std::vector<TensorRef>& a, const std::vector<Tenso
 GroupedProblem check_grouped(const GemmTypes& plan, int device, const std::vector<TensorRef>& a,
                              const std::vector<TensorRef>& b, const std::vector<TensorRef>& c,
                              const std::vector<TensorRef>& d, double alpha, double beta) {
-  if (d.empty()) fail("D: expected a list of one output per group, got an empty list");
+  if (d.empty()) fail("D", "expected a list of one output per group, got an empty list");
   for (auto [name, list] : {std::pair{"A", &a}, {"B", &b}, {"C", &c}})
     if (list->size() != d.size() && !(list == &c && c.empty()))
-      fail(fmt::format("{}: expected {} tensors (one per group, like D), got {}", name, d.size(), list->size()));
-  if (d.size() > size_t(INT32_MAX)) fail(fmt::format("D: {} groups exceed the kernels' 32-bit count", d.size()));
+      fail(name, fmt::format("expected {} tensors (one per group, like D), got {}", d.size(), list->size()));
+  if (d.size() > size_t(INT32_MAX)) fail("D", fmt::format("{} groups exceed the kernels' 32-bit count", d.size()));
   GroupedProblem p;
   p.groups = int64_t(d.size());
   double m = 0, n = 0, k = 0;
@@ -106,8 +105,8 @@ GroupedProblem check_grouped(const GemmTypes& plan, int device, const std::vecto
     GemmProblem problem =
         in_group(g, [&] { return check_gemm(plan, device, a[g], b[g], c.empty() ? kNone : c[g], d[g], alpha, beta); });
     if (d[g].rank != 2 || a[g].rank != 2 || b[g].rank != 2)
-      fail(fmt::format("group {}: expected matrices (rank 2), got A of rank {}, B {}, D {}", g, a[g].rank, b[g].rank,
-                       d[g].rank));
+      fail(fmt::format("group {}", g), fmt::format("expected matrices (rank 2), got A of rank {}, B {}, D {}", a[g].rank,
+                                                  b[g].rank, d[g].rank));
     // One kernel runs every group: C is a matrix like D in all of them, or a bias row (N) in all. A
     // group of one row reads its one row of C either way.
     if (!c.empty() && !c[g].empty() && problem.shape.m > 1) {
@@ -116,7 +115,8 @@ GroupedProblem check_grouped(const GemmTypes& plan, int device, const std::vecto
         bias = problem.shape.bias;
       }
       if (problem.shape.bias != bias)
-        fail(fmt::format("group {}: C: expected {} like group {}'s, got {}", g,
+        fail(fmt::format("group {}: C", g),
+             fmt::format("expected {} like group {}'s, got {}",
                          bias ? "a bias row" : fmt::format("a matrix like D ({} x {})", d[g].shape[0], d[g].shape[1]),
                          bias_group, c[g].describe()));
     }
@@ -148,29 +148,29 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
                                      const TensorRef& c, const TensorRef& d, const TensorRef& offsets, double alpha,
                                      double beta) {
   if (plan.layout_a != Layout::RowMajor || plan.layout_c != Layout::RowMajor)
-    fail("the offsets form cuts A and D into groups of rows: it needs a row-major A and D (layout_A and layout_C "
-         "RowMajor)");
+    fail("offsets", "the offsets form cuts A and D into groups of rows: it needs a row-major A and D (layout_A and "
+         "layout_C RowMajor)");
   if (offsets.empty() || offsets.rank != 1)
-    fail(fmt::format("offsets: expected a vector of one int32 row offset per group, got {}",
+    fail("offsets", fmt::format("expected a vector of one int32 row offset per group, got {}",
                      offsets.empty() ? "none" : offsets.describe()));
   if (offsets.dtype != DataType::s32)
     throw DataTypeError(fmt::format("offsets: expected int32, got {}", to_string(offsets.dtype)));
   if (offsets.device != device)
-    fail(fmt::format("offsets: expected a tensor on cuda:{} (the group sizes stay on the device, so that a run needs "
+    fail("offsets", fmt::format("expected a tensor on cuda:{} (the group sizes stay on the device, so that a run needs "
                      "no host synchronisation), got one {}",
                      device, offsets.device == TensorRef::kHost ? "in host memory" : fmt::format("on cuda:{}", offsets.device)));
   const int64_t groups = offsets.shape[0];
-  if (groups < 1 || groups > INT32_MAX) fail(fmt::format("offsets: expected 1 to {} groups, got {}", INT32_MAX, groups));
-  if (offsets.strides[0] != 1 && groups > 1) fail(fmt::format("offsets: expected a contiguous vector, got {}", offsets.describe()));
+  if (groups < 1 || groups > INT32_MAX) fail("offsets", fmt::format("expected 1 to {} groups, got {}", INT32_MAX, groups));
+  if (offsets.strides[0] != 1 && groups > 1) fail("offsets", fmt::format("expected a contiguous vector, got {}", offsets.describe()));
   if (offsets.data == nullptr || reinterpret_cast<uintptr_t>(offsets.data) % sizeof(int32_t) != 0)
-    fail(fmt::format("offsets: expected 4-byte aligned int32 values, got address {}", offsets.data));
+    fail("offsets", fmt::format("expected 4-byte aligned int32 values, got address {}", offsets.data));
   if (b.empty() || b.rank != 3 || b.shape[0] != groups)
-    fail(fmt::format("B: expected one matrix per group, a tensor of shape ({}, K, N), got {}", groups,
+    fail("B", fmt::format("expected one matrix per group, a tensor of shape ({}, K, N), got {}", groups,
                      b.empty() ? "none" : b.describe()));
-  if (d.empty()) fail("D: no output tensor was given");
-  if (d.rank != 2) fail(fmt::format("D: expected the groups' rows as one matrix (total_M, N), got {}", d.describe()));
+  if (d.empty()) fail("D", "no output tensor was given");
+  if (d.rank != 2) fail("D", fmt::format("expected the groups' rows as one matrix (total_M, N), got {}", d.describe()));
   if (!c.empty() && c.rank != 2 && c.rank != 1)
-    fail(fmt::format("C: expected the groups' rows as one matrix like D (total_M, N), or one bias row (N) for every "
+    fail("C", fmt::format("expected the groups' rows as one matrix like D (total_M, N), or one bias row (N) for every "
                      "group, got {}", c.describe()));
   // B's first matrix stands for all: the same shape, layout and alignment, a batch stride apart.
   TensorRef b0 = b;
@@ -186,12 +186,12 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
   const GemmShape& w = o.whole.shape;
   const int64_t span = b.strides[1] * (b.shape[1] - 1) + b.strides[2] * (b.shape[2] - 1) + 1;
   if (groups > 1 && o.batch_stride_b < span && w.k > 0 && w.n > 0)
-    fail(fmt::format("B: the groups' matrices overlap: a stride of {} between them is less than one matrix ({} "
+    fail("B", fmt::format("the groups' matrices overlap: a stride of {} between them is less than one matrix ({} "
                      "elements) in {}", o.batch_stride_b, span, b.describe()));
   // The kernel reads the offsets while it writes D.
-  if (overlaps(offsets, d)) fail("D: the output overlaps the offsets: the kernel would read group sizes it has overwritten");
+  if (overlaps(offsets, d)) fail("D", "the output overlaps the offsets: the kernel would read group sizes it has overwritten");
   // check_gemm saw the first group's B: D against all of them.
-  if (w.k > 0 && overlaps(b, d)) fail("D: the output overlaps B (a group's matrix): the kernel would read what it has written");
+  if (w.k > 0) check_output_apart(d, "B (a group's matrix)", b);
   // Every group's B starts a batch stride further: that stride bounds B's alignment too.
   const int most_b = 16 / size_bytes(plan.element_b);
   const int align_b = operand_alignment(plan.element_b, reinterpret_cast<uintptr_t>(b.data), most_b, most_b,
@@ -205,7 +205,7 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
 
 GemmShape grouped_shape(const GemmTypes& plan, int64_t groups, int64_t m, int64_t n, int64_t k,
                         std::array<int, 3> alignment_caps, bool ragged, bool bias) {
-  if (groups < 1 || groups > INT32_MAX) fail(fmt::format("groups: expected 1 to {}, got {}", INT32_MAX, groups));
+  if (groups < 1 || groups > INT32_MAX) fail("groups", fmt::format("expected 1 to {}, got {}", INT32_MAX, groups));
   // The groups' own extents are unknown: packed operands of whole 16-byte vectors, capped as given.
   GemmShape one = packed_shape(plan, m, n, k, 1, bias, alignment_caps);
   GemmShape aligned = packed_shape(plan, 16, 16, 16, 1, false, alignment_caps);

@@ -270,7 +270,7 @@ TEST(GroupedCheck, TheOffsetsForm) {
   says(in_d, "D: the output overlaps the offsets", o);
   Offsets on_b;  // D on the second group's B: the first's (which the whole problem's check sees) is clear of it
   on_b.d = matrix(kBase + (1 << 24) + 256 * 512 * 2, 1000, 512);
-  says(on_b, "D: the output overlaps B (a group's matrix)", o);
+  says(on_b, "D: the output overlaps input B (a group's matrix)", o);
   Offsets odd;
   odd.b.strides[0] = 256 * 512 + 2;  // every group's B 4 bytes further: alignment 2
   EXPECT_EQ(odd.check(o).shape.align_b, 2);

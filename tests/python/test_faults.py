@@ -181,7 +181,8 @@ def test_build_reports_toolchain_and_cache_problems_as_what_they_are(tmp_path):
 
 def test_compiler_output_in_another_encoding_reaches_the_compilation_error(tmp_path):
     """nvcc's (or gcc's) messages in a non-UTF-8 locale: the CompilationError keeps its log, the bytes
-    that are not UTF-8 replaced, where decoding them strictly once raised another error and lost it."""
+    that are not UTF-8 replaced, where decoding them strictly once raised another error and lost it;
+    plan.compile() and cuforge.build() alike name the kernel's kept source."""
     cuda = fake_toolkit(tmp_path / "cuda")
     nvcc = pathlib.Path(cuda) / "bin" / "nvcc"
     nvcc.write_text(nvcc.read_text() + "printf 'kernel.cu(1): error: \\377\\376 in Latin-1\\n' >&2; exit 1\n")
@@ -193,10 +194,12 @@ def test_compiler_output_in_another_encoding_reaches_the_compilation_error(tmp_p
             try:
                 build()
             except cuforge.CompilationError as e:
-                print(type(e).__name__, "\\ufffd\\ufffd in Latin-1" in e.log)
+                import os
+                kept = e.source_path.endswith("kernel.cu") and os.path.isfile(e.source_path)
+                print(type(e).__name__, "\\ufffd\\ufffd in Latin-1" in e.log, kept)
     """, CUFORGE_CACHE_DIR=str(tmp_path / "cache"), CUDA_INSTALL_PATH=cuda)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split("\n")[:2] == ["CompilationError True"] * 2, (r.stdout, r.stderr)
+    assert r.stdout.split("\n")[:2] == ["CompilationError True True"] * 2, (r.stdout, r.stderr)
 
 
 def test_torch_blocked_in_sys_modules_leaves_runs_to_the_python_layer(tmp_path):

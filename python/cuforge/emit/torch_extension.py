@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 from .. import _core
-from .._core import CompilationError, InvalidArgumentError, ToolchainError
+from .._core import InvalidArgumentError, ToolchainError
+from ..build import compilation_error
 from ..cutlass_headers import cutlass_path
 
 logger = logging.getLogger("cuforge")
@@ -146,7 +147,7 @@ def _jit_locked(op, name: str, cc: int, binding: str, kernel: dict):
 
     built = _core.build([op.name], 1, cc, None)[0]
     if built["error"]:
-        raise CompilationError(built["error"])
+        raise compilation_error(built["error"], built.get("log", built["error"]), built.get("source_path"))
     digest = _digest(binding, built["key"], torch.__version__, sys.version, str(torch.version.cuda))
     if name in _loaded:
         if _loaded[name][0] == digest:
@@ -174,8 +175,12 @@ def _jit_locked(op, name: str, cc: int, binding: str, kernel: dict):
                 extra_ldflags=[f"-L{staging}", f"-l{library}", f"-Wl,-rpath,{final}:{staging}"],
                 build_directory=str(staging), with_cuda=True, verbose=False)
         except Exception as e:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise CompilationError(f"building the PyTorch extension {name} for {op.name} failed: {e}") from None
+            # Kept, as the kernel cache keeps a failed build: the binding's source and torch's build files.
+            failed = root / f"failed-{name}-{digest}"
+            shutil.rmtree(failed, ignore_errors=True)
+            staging.rename(failed)
+            raise compilation_error(f"building the PyTorch extension {name} for {op.name} failed (its source kept "
+                                    f"at {failed / f'{name}.cpp'}): {e}", str(e), str(failed / f"{name}.cpp")) from e
         for built_file in staging.iterdir():
             if built_file.is_file():
                 with open(built_file, "rb") as f:
