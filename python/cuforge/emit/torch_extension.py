@@ -178,7 +178,10 @@ def _jit_locked(op, name: str, cc: int, binding: str, kernel: dict):
             # Kept, as the kernel cache keeps a failed build: the binding's source and torch's build files.
             failed = root / f"failed-{name}-{digest}"
             shutil.rmtree(failed, ignore_errors=True)
-            staging.rename(failed)
+            try:
+                staging.rename(failed)
+            except OSError:  # another process's failure of the same build is kept there: this one stays put
+                failed = staging
             raise compilation_error(f"building the PyTorch extension {name} for {op.name} failed (its source kept "
                                     f"at {failed / f'{name}.cpp'}): {e}", str(e), str(failed / f"{name}.cpp")) from e
         for built_file in staging.iterdir():
