@@ -202,7 +202,9 @@ void bind_plans(nb::module_& m) {
       .def("__repr__", [](const select::GemmCandidate& c) { return "Candidate(" + c.config.name() + ")"; });
 
   auto gemm = bind_plan<Gemm>(m, "Gemm", "A GEMM plan of the C++ core (cuforge.op.Gemm wraps it).");
-  gemm.def("select",
+  gemm.def_prop_ro_static("default_problem", [](nb::handle) { return Gemm::kDefaultProblem; },
+                          "(M, N, K) that compile() and construct() take where none is given.")
+      .def("select",
            [](const Gemm& g, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias, const Alignments& alignments) {
              return g.select(g.shape(m, n, k, batch, bias, caps(alignments)));
            },
@@ -285,6 +287,8 @@ void bind_plans(nb::module_& m) {
   auto grouped = bind_plan<GroupedGemm>(m, "GroupedGemm",
                                         "A grouped GEMM plan of the C++ core (cuforge.op.GroupedGemm wraps it).");
   grouped
+      .def_prop_ro_static("default_problem", [](nb::handle) { return GroupedGemm::kDefaultProblem; },
+                          "(groups, M, N, K) that compile() and construct() take where none is given.")
       .def("select",
            [](const GroupedGemm& g, int64_t groups, int64_t m, int64_t n, int64_t k, const Alignments& alignments,
               bool ragged, bool bias) { return g.select(g.shape(groups, m, n, k, caps(alignments), ragged, bias)); },
@@ -396,6 +400,14 @@ void bind_plans(nb::module_& m) {
 
   auto conv = bind_plan<Conv2d>(m, "Conv2d", "A Conv2d plan of the C++ core (cuforge.op.Conv2d wraps it).");
   conv.def_prop_ro("kind", &Conv2d::kind)
+      .def_prop_ro_static(
+          "default_problem",
+          [](nb::handle) {
+            const Conv2dSize z = Conv2d::default_problem();
+            return nb::make_tuple(nb::make_tuple(z.n, z.h, z.w, z.c, z.k, z.r, z.s), nb::make_tuple(z.stride_h, z.stride_w),
+                                  nb::make_tuple(z.pad_h, z.pad_w), nb::make_tuple(z.dilation_h, z.dilation_w));
+          },
+          "((N, H, W, C, K, R, S), stride, padding, dilation) that compile() and construct() take where none is given.")
       .def("select", conv_class_query([](const Conv2d& g, const GemmShape& s) { return g.select(s); }),
            "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "bias"_a = false, "alignments"_a = Alignments{},
            "The kernel a convolution of (N, H, W, C, K, R, S) would run (dense tensors; alignments capped).")

@@ -21,6 +21,18 @@ GemmOptions implicit_gemm_options(KernelKind kind, GemmOptions options) {
 
 }  // namespace
 
+Conv2dSize Conv2d::default_problem() {
+  Conv2dSize z;
+  z.n = 32;
+  z.h = z.w = 56;
+  z.c = z.k = 64;
+  z.r = z.s = 3;
+  z.pad_h = z.pad_w = 1;
+  z.p = Conv2dSize::output_extent(z.h, z.r, z.pad_h, z.stride_h, z.dilation_h);
+  z.q = Conv2dSize::output_extent(z.w, z.s, z.pad_w, z.stride_w, z.dilation_w);
+  return z;
+}
+
 Conv2d::Conv2d(KernelKind kind, const GemmOptions& options)
     : Plan(implicit_gemm_options(kind, options), kind), kind_(kind) {}
 

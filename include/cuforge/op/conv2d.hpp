@@ -24,6 +24,10 @@ namespace cuforge {
 
 class Conv2d : public op::Plan<runtime::ConvKernel, ConvProblem> {
  public:
+  // The convolution compile() and construct() take where none is given: a ResNet-50 layer, 32 images
+  // of 56 x 56 x 64 -> 64 channels, 3 x 3 filters, padding 1.
+  static Conv2dSize default_problem();
+
   // `kind`: Conv2dFprop, Conv2dDgrad or Conv2dWgrad; the options' layouts are ignored.
   Conv2d(KernelKind kind, const GemmOptions& options);
 

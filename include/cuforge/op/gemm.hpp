@@ -23,6 +23,10 @@ namespace cuforge {
 
 class Gemm : public op::Plan<runtime::GemmKernel, GemmProblem> {
  public:
+  // M, N, K of the class compile() and construct() take where none is given (and the plan holds no
+  // tensors): large and square, the class most plans are built for.
+  static constexpr std::array<int64_t, 3> kDefaultProblem{4096, 4096, 4096};
+
   explicit Gemm(const GemmOptions& options);
 
   // The problem class of packed operands of this size on 16-byte aligned allocations, in the

@@ -21,6 +21,9 @@ namespace cuforge {
 
 class GroupedGemm : public op::Plan<runtime::GroupedGemmKernel, GroupedProblem> {
  public:
+  // Groups, M, N, K of the class compile() and construct() take where none is given.
+  static constexpr std::array<int64_t, 4> kDefaultProblem{8, 1024, 4096, 4096};
+
   explicit GroupedGemm(const GemmOptions& options);
 
   // The problem class of `groups` groups of packed operands of these mean sizes (M differing between

@@ -16,10 +16,6 @@ from .plan import Plan, alignments, fixed_items, flag, integer, jobs_count, prob
 
 _KINDS = {"fprop": KernelKind.Conv2dFprop, "dgrad": KernelKind.Conv2dDgrad, "wgrad": KernelKind.Conv2dWgrad}
 
-# The problem plan.compile() builds for when the plan holds no tensors and none is given: a
-# ResNet-50 layer, N = 32, 56 x 56 x 64 -> 64, 3 x 3, padding 1 (N, H, W, C, K, R, S).
-_DEFAULT_COMPILE_PROBLEM = ((32, 56, 56, 64, 64, 3, 3), (1, 1), (1, 1), (1, 1))
-
 
 def _kind(value) -> KernelKind:
     if isinstance(value, KernelKind) and value in _KINDS.values():
@@ -169,7 +165,7 @@ class Conv2d(Plan):
         this choice only. Compiles nothing."""
         geometry = ((1, 1), (0, 0), (1, 1))
         if problem is None:
-            problem, *geometry = _DEFAULT_COMPILE_PROBLEM
+            problem, *geometry = self._core_class.default_problem
         stride, padding, dilation = (given if given is not None else default
                                      for given, default in zip((stride, padding, dilation), geometry))
         if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) != 7:
@@ -195,7 +191,7 @@ class Conv2d(Plan):
             if self.A is not None and self.B is not None and self.D is not None:
                 problems = [(self._extents(self.A, self.B, self.D), stride, padding, dilation)]
             else:
-                problems = [_DEFAULT_COMPILE_PROBLEM]
+                problems = [self._core_class.default_problem]
         shapes = []
         for problem in problem_list(problems, "((N, H, W, C, K, R, S), stride, padding, dilation)", (4,)):
             extents, s, p, d = problem

@@ -12,10 +12,6 @@ from .._core import DataType, InvalidArgumentError
 from ..arrays import current_stream, describe
 from .plan import Plan, alignments, flag, integer, jobs_count, problem_list, ranked_top, scalar
 
-# The problem compiled by plan.compile() when the plan holds no tensors and none is given: large
-# and square, the class most plans are built for.
-_DEFAULT_COMPILE_PROBLEM = (4096, 4096, 4096)
-
 
 def fold_batches(desc, name):
     """An operand of several leading batch dimensions, (..., rows, cols), as one batch of matrices,
@@ -209,7 +205,7 @@ class Gemm(Plan):
                                                f"batches of them), got shapes {shapes[0]} and {shapes[1]}; give M, "
                                                f"N and K")
                 return shapes[0][-2], shapes[1][-1], shapes[0][-1], batch
-            return (*_DEFAULT_COMPILE_PROBLEM, batch)
+            return (*self._core_class.default_problem, batch)
         if M is None or N is None or K is None:
             raise InvalidArgumentError(f"{caller}: give all of M, N and K, or none of them")
         return M, N, K, batch
@@ -233,7 +229,7 @@ class Gemm(Plan):
         (``bias`` as in compile()); ``alignment_A/B/C`` cap its operands' alignments, and
         ``tile_description`` is pinned for this choice only (the plan keeps its own). Compiles nothing."""
         if M is None and N is None and K is None:
-            M, N, K = _DEFAULT_COMPILE_PROBLEM
+            M, N, K = self._core_class.default_problem
         m, n, k, b = self._problem(M, N, K, batch, "construct")
         return self._construct(tile_description, integer(m, "M"), integer(n, "N"), integer(k, "K"),
                                integer(b, "batch"), self._bias(bias), alignments(alignment_A, alignment_B, alignment_C))

@@ -11,9 +11,6 @@ from .._core import DataTypeError, InvalidArgumentError
 from ..arrays import completion, current_stream, describe, stage
 from .plan import Plan, alignments, flag, integer, jobs_count, problem_list, ranked_top
 
-# The class plan.compile() builds for when it holds no tensors and none is given.
-_DEFAULT_COMPILE_PROBLEM = (8, 1024, 4096, 4096)  # groups, M, N, K
-
 
 def _listed(value, name):
     if value is None:
@@ -128,7 +125,7 @@ class GroupedGemm(Plan):
                 groups = len(As)
                 return (groups, sum(a.shape[-2] for a in As) // groups, sum(b.shape[-1] for b in Bs) // groups,
                         sum(a.shape[-1] for a in As) // groups)
-            return _DEFAULT_COMPILE_PROBLEM
+            return self._core_class.default_problem
         if None in (groups, M, N, K):
             raise InvalidArgumentError(f"{caller}: give all of groups, M, N and K, or none of them")
         return groups, M, N, K
@@ -168,7 +165,7 @@ class GroupedGemm(Plan):
         tensors or from types construct the same kernel (``alignment_A/B/C`` cap its operands' alignments),
         with ``tile_description`` pinned for this choice only. Compiles nothing."""
         if M is None and N is None and K is None and groups is None:
-            groups, M, N, K = _DEFAULT_COMPILE_PROBLEM
+            groups, M, N, K = self._core_class.default_problem
         g, m, n, k = self._problem(groups, M, N, K, "construct")
         return self._construct(tile_description, integer(g, "groups"), integer(m, "M"), integer(n, "N"),
                                integer(k, "K"), alignments(alignment_A, alignment_B, alignment_C))
