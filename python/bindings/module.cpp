@@ -464,21 +464,6 @@ NB_MODULE(_core, m) {
         },
         "names"_a, "jobs"_a = 0, "cc"_a = 0, "progress"_a.none() = nb::none(),
         "Compile kernels by name into the cache, `jobs` nvcc processes at once.");
-  m.def("conv_output_extent",
-        [](int64_t input, int64_t filter, int64_t pad, int64_t stride, int64_t dilation) {
-          if (stride < 1 || dilation < 1)
-            throw InvalidArgumentError("stride and dilation: expected 1 or more, got " + std::to_string(stride) +
-                                       " and " + std::to_string(dilation));
-          // Within 32 bits each, the extent's arithmetic stays within 64.
-          for (auto [name, value] : {std::pair{"input", input}, {"filter", filter}, {"padding", pad},
-                                     {"stride", stride}, {"dilation", dilation}})
-            if (value < 0 || value > INT32_MAX)
-              throw InvalidArgumentError(std::string(name) + ": " + std::to_string(value) +
-                                         " is beyond the 32-bit sizes the kernels index");
-          return Conv2dSize::output_extent(input, filter, pad, stride, dilation);
-        },
-        "input"_a, "filter"_a, "pad"_a, "stride"_a, "dilation"_a,
-        "A convolution's output extent along one axis: (input + 2 pad - dilation (filter - 1) - 1) / stride + 1.");
   m.def("dlpack_descriptor", &dlpack_descriptor, "array"_a, "name"_a,
         "(data_ptr, DataType, shape, strides, device) of an array exporting __dlpack__ (device -1: host memory).");
   m.def("set_default_cutlass_path", [](const std::string& p) { compile::set_default_cutlass_path(p); });

@@ -398,6 +398,14 @@ void bind_plans(nb::module_& m) {
            },
            "a"_a, "b"_a, "c"_a, "d"_a, "alpha"_a, "beta"_a, "The checks of run(), without running.");
 
+  m.def("conv_output_size",
+        [](const ConvExtents& extents, const Pair& stride, const Pair& padding, const Pair& dilation) {
+          const Conv2dSize z = op::conv_size(extents, {stride, padding, dilation});
+          return nb::make_tuple(z.p, z.q);
+        },
+        "extents"_a, "stride"_a, "padding"_a, "dilation"_a,
+        "(P, Q), the output's height and width, of a convolution of (N, H, W, C, K, R, S) and this geometry, "
+        "checked as a plan checks them.");
   auto conv = bind_plan<Conv2d>(m, "Conv2d", "A Conv2d plan of the C++ core (cuforge.op.Conv2d wraps it).");
   conv.def_prop_ro("kind", &Conv2d::kind)
       .def_prop_ro_static(

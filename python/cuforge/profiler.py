@@ -346,9 +346,7 @@ def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, s
     n, h, w, c, k, r, s = (integer(v, name, 1) for v, name in zip((N, H, W, C, K, R, S), "NHWCKRS"))
     geometry = (_pair(stride, "stride", 1), _pair(padding, "padding", 0), _pair(dilation, "dilation", 1))
     plan._plan.select([n, h, w, c, k, r, s], *geometry, False)  # the geometry checked before anything is allocated
-    (stride_h, stride_w), (pad_h, pad_w), (dilation_h, dilation_w) = geometry
-    p = _core.conv_output_extent(h, r, pad_h, stride_h, dilation_h)
-    q = _core.conv_output_extent(w, s, pad_w, stride_w, dilation_w)
+    p, q = _core.conv_output_size((n, h, w, c, k, r, s), *geometry)
     x_shape, w_shape, y_shape = (n, h, w, c), (k, r, s, c), (n, p, q, k)
     kind = plan.conv_kind
     a_shape, b_shape, d_shape = {"fprop": (x_shape, w_shape, y_shape), "dgrad": (y_shape, w_shape, x_shape),

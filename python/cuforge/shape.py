@@ -38,13 +38,8 @@ class Conv2DProblemSize:
         if mode != ConvMode.CrossCorrelation:
             raise InvalidArgumentError(f"mode: cuforge's kernels compute cross-correlation, got {mode}")
         self.mode, self.groups = mode, 1
-        self.P = _core.conv_output_extent(self.H, self.R, self.pad_h, self.stride_h, self.dilation_h)
-        self.Q = _core.conv_output_extent(self.W, self.S, self.pad_w, self.stride_w, self.dilation_w)
-        # The filter's span against the padded input (P alone can round up to 1: (-1) / 2 + 1).
-        if (self.H + 2 * self.pad_h < self.dilation_h * (self.R - 1) + 1 or
-                self.W + 2 * self.pad_w < self.dilation_w * (self.S - 1) + 1):
-            raise InvalidArgumentError(f"the {self.R} x {self.S} filter (dilation {self.dilation_h} x "
-                                       f"{self.dilation_w}) is larger than the padded {self.H} x {self.W} input")
+        self.P, self.Q = _core.conv_output_size(
+            (self.N, self.H, self.W, self.C, self.K, self.R, self.S), self.stride, self.padding, self.dilation)
 
     @property
     def stride(self) -> tuple[int, int]:

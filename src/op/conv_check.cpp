@@ -110,11 +110,12 @@ void check_size(const std::array<int64_t, 7>& e, const ConvGeometry& g) {
     if (e[i] < 1 || e[i] > kMaxExtent) fail(kExtents[i], fmt::format("expected 1 to {}, got {}", kMaxExtent, e[i]));
 }
 
-// The output extent the geometry gives, checked to be at least 1.
+// The output extent the geometry gives, checked to be at least 1 (the filter's extent, R or S, refused
+// where it spans more than the padded input).
 int64_t output_extent(const char* axis, int64_t input, int64_t filter, int64_t pad, int64_t stride, int64_t dilation) {
   const int64_t out = Conv2dSize::output_extent(input, filter, pad, stride, dilation);
   if (input + 2 * pad < dilation * (filter - 1) + 1)
-    fail("B", fmt::format("the filter spans {} {} (dilation {} x ({} - 1) + 1), more than the padded input's {} + 2 x {}",
+    fail(std::string_view(axis) == "rows" ? "R" : "S", fmt::format("the filter spans {} {} (dilation {} x ({} - 1) + 1), more than the padded input's {} + 2 x {}",
                           dilation * (filter - 1) + 1, axis, dilation, filter, input, pad));
   return out;
 }

@@ -397,7 +397,7 @@ TEST_F(ConvCheck, EveryBadInputIsRefusedByName) {
                  "stride: 4294967296 exceeds the 32-bit range");
   EXPECT_REFUSED(op::conv_size({2, int64_t(1) << 62, 7, 16, 32, 3, 3}, same), "H: expected 1 to 2147483647");
   // A filter wider than the padded input: P and Q of -2 multiply to a positive M.
-  EXPECT_REFUSED(op::conv_size({1, 4, 4, 8, 8, 7, 7}, {}), "B: the filter spans 7 rows");
+  EXPECT_REFUSED(op::conv_size({1, 4, 4, 8, 8, 7, 7}, {}), "R: the filter spans 7 rows");
   Conv2dSize zero_stride = op::conv_size({2, 9, 7, 16, 32, 3, 3}, same);
   zero_stride.stride_w = 0;
   EXPECT_REFUSED(op::conv_shape(kFprop, types, zero_stride), "stride: expected 1 or more");

@@ -198,9 +198,39 @@ def test_the_seed_problem_size():
         cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 8, 1, 1, 1, 1, 1, 1)
     with pytest.raises(cuforge.InvalidArgumentError, match="^mode: cuforge's kernels compute cross-correlation"):
         cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, mode=cutlass.ConvMode.Convolution)
-    with pytest.raises(cuforge.InvalidArgumentError, match="larger than the padded"):
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^R: the filter spans 7 rows .* the padded input's 4 \+ 2 x 0"):
         cutlass.shape.Conv2DProblemSize(1, 4, 4, 16, 16, 7, 7, 16, 0, 0, 1, 1, 1, 1)
-    with pytest.raises(cuforge.InvalidArgumentError, match="larger than the padded"):  # P = (-1) / 2 + 1 = 1
+    with pytest.raises(cuforge.InvalidArgumentError, match="^R: the filter spans 4 rows"):  # P = (-1) / 2 + 1 = 1
         cutlass.shape.Conv2DProblemSize(1, 3, 8, 16, 16, 4, 3, 16, 0, 1, 2, 1, 1, 1)
     with pytest.raises(cuforge.InvalidArgumentError, match="^stride_h: expected 1 or more"):
         cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 16, 1, 1, 0, 1, 1, 1)
+
+
+def test_the_seed_swizzling_stride_pins_an_identity_swizzle():
+    sm80 = cutlass.op.Conv2d(kind="fprop", element=np.float16, element_accumulator=np.float32, kernel_cc=80)
+    assert sm80.swizzling_stride is None, "cuforge chooses until one is pinned"
+    sm80.swizzling_stride = 4
+    assert sm80.swizzling_functor == cutlass.swizzle.IdentitySwizzle4 and sm80.swizzling_stride == 4
+    assert "_identity4_" in sm80.construct().name
+    sm80.swizzling_stride = 8
+    assert sm80.swizzling_functor == cutlass.swizzle.IdentitySwizzle8 and "_default_a8" in sm80.construct().name
+    for bad in (3, True, [2], "2"):
+        with pytest.raises(cuforge.InvalidArgumentError, match="^swizzling_stride: expected 1, 2, 4 or 8"):
+            sm80.swizzling_stride = bad
+    assert sm80.swizzling_stride == 8, "a refused stride leaves the plan as it was"
+    sm90 = cutlass.op.Conv2d(kind="fprop", element=np.float16, element_accumulator=np.float32, kernel_cc=90)
+    with pytest.raises(cuforge.InvalidArgumentError, match="SM90 convolution kernels run a CTA per tile"):
+        sm90.swizzling_stride = 2
+
+
+def test_the_seed_output_size():
+    assert cutlass.op.Conv2d.output_size((32, 224, 224, 3), (64, 7, 7, 3), (3, 3), (2, 2), (1, 1)) == (32, 112, 112, 64)
+    assert cutlass.op.Conv2dWgrad.output_size((1, 9, 7, 16), (8, 3, 3, 16), (0, 1), (1, 2), (2, 1)) == (1, 5, 4, 8)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^R: the filter spans 7 rows"):
+        cutlass.op.Conv2d.output_size((1, 4, 4, 8), (8, 7, 7, 8), (0, 0), (1, 1), (1, 1))
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^output_size: expected input_size \(N, H, W, C\)"):
+        cutlass.op.Conv2d.output_size((1, 4, 4), (8, 3, 3, 8), 0, 1, 1)
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^C: the filters' channels \(4\) must equal"):
+        cutlass.op.Conv2d.output_size((1, 8, 8, 8), (8, 3, 3, 4), 0, 1, 1)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^stride: expected 1 or more"):
+        cutlass.op.Conv2d.output_size((1, 8, 8, 8), (8, 3, 3, 8), 0, 0, 1)

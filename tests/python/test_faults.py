@@ -250,9 +250,9 @@ def test_the_cores_messages_from_threads_without_the_gil_reach_the_logger(tmp_pa
     assert r.stdout.split("\n")[:2] == ["True", "[True]"], (r.stdout, r.stderr)
 
 
-def test_a_convolution_output_extent_of_stride_zero_is_refused():
-    with pytest.raises(cuforge.InvalidArgumentError, match="stride and dilation: expected 1 or more, got 0 and 1"):
-        cuforge._core.conv_output_extent(8, 3, 0, 0, 1)
+def test_a_convolution_output_size_of_stride_zero_is_refused():
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^stride: expected 1 or more, got \(0, 1\)"):
+        cuforge._core.conv_output_size((1, 8, 8, 8, 8, 3, 3), (0, 1), (0, 0), (1, 1))
 
 
 def test_entry_json_of_the_wrong_types_is_reported_and_rebuilt(tmp_path):
@@ -344,7 +344,7 @@ def _conv():
     (lambda: _gemm(A=np.ones(8, np.float16), B=np.ones((8, 8), np.float16)).compile(),
      "^compile: the plan's A and B size the problem only as matrices"),
     (lambda: cuforge.shape.Conv2DProblemSize(1, 8, 8, 8, 8, 3, 3, 8, 2**62, 0, 1, 1, 1, 1),
-     "^padding: 4611686018427387904 is beyond the 32-bit sizes"),
+     "^padding: 4611686018427387904 exceeds the 32-bit range the kernels index"),
     # Accepted before, as Python's own bool and complex were not: NumPy's (the imaginary part dropped).
     (lambda: _gemm().run(alpha=np.bool_(True)), "^alpha: expected a real number"),
     (lambda: _gemm().run(beta=np.complex64(1)), "^beta: expected a real number"),

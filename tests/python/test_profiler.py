@@ -91,7 +91,7 @@ def test_the_plot_names_kernels_by_what_tells_them_apart(tmp_path):
 
 def test_a_bad_geometry_is_refused_before_anything_is_allocated():
     plan = cuforge.op.Conv2d(kind="fprop", element=np.float16)
-    with pytest.raises(cuforge.InvalidArgumentError, match="^B: the filter spans 7 rows"):
+    with pytest.raises(cuforge.InvalidArgumentError, match="^R: the filter spans 7 rows"):
         plan.profile(1, 4, 4, 8, 8, 7, 7)
 
 

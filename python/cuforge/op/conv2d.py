@@ -8,13 +8,18 @@ from functools import partial
 import numbers
 import sys
 
-from .. import _core
+from .. import _core, swizzle
 from ..emit import Operation, kernel_source
 from .._core import InvalidArgumentError, KernelKind, LayoutType
 from ..arrays import current_stream, describe
 from .plan import Plan, alignments, fixed_items, flag, integer, jobs_count, problem_list, ranked_top
 
 _KINDS = {"fprop": KernelKind.Conv2dFprop, "dgrad": KernelKind.Conv2dDgrad, "wgrad": KernelKind.Conv2dWgrad}
+
+
+# The CUTLASS Python interface's swizzling_stride: IdentitySwizzle<stride>.
+_SWIZZLES = {1: swizzle.IdentitySwizzle1, 2: swizzle.IdentitySwizzle2, 4: swizzle.IdentitySwizzle4,
+             8: swizzle.IdentitySwizzle8}
 
 
 def _kind(value) -> KernelKind:
@@ -107,6 +112,36 @@ class Conv2d(Plan):
     def conv_kind(self) -> str:
         """'fprop', 'dgrad' or 'wgrad'."""
         return {v: k for k, v in _KINDS.items()}[self._plan.kind]
+
+    @property
+    def swizzling_stride(self) -> int | None:
+        """The CUTLASS Python interface's swizzle stride (1, 2, 4 or 8): the pinned swizzling_functor's
+        (IdentitySwizzle1 ... IdentitySwizzle8), None while cuforge chooses. SM90 convolution kernels
+        run one CTA per tile in launch order: they take 8 (their default) only."""
+        return {v: k for k, v in _SWIZZLES.items()}.get(self.swizzling_functor)
+
+    @swizzling_stride.setter
+    def swizzling_stride(self, stride):
+        if stride is not None and (isinstance(stride, bool) or not isinstance(stride, numbers.Integral)
+                                   or stride not in _SWIZZLES):
+            raise InvalidArgumentError(f"swizzling_stride: expected 1, 2, 4 or 8, got {stride!r}")
+        self.swizzling_functor = None if stride is None else _SWIZZLES[stride]
+
+    @staticmethod
+    def output_size(input_size, weight_size, padding, stride, dilation) -> tuple[int, int, int, int]:
+        """(N, P, Q, K), the output's NHWC shape, of an input of (N, H, W, C) and filters of (K, R, S, C),
+        checked as a run checks them (the CUTLASS Python interface's Conv2d.output_size)."""
+        sizes = [fixed_items(v, (4,)) for v in (input_size, weight_size)]
+        if None in sizes:
+            raise InvalidArgumentError(f"output_size: expected input_size (N, H, W, C) and weight_size (K, R, S, C), "
+                                       f"got {input_size!r} and {weight_size!r}")
+        (n, h, w, c), (k, r, s, c_filter) = ([integer(v, name, 1) for v, name in zip(size, names)]
+                                              for size, names in zip(sizes, ("NHWC", "KRSC")))
+        if c_filter != c:
+            raise InvalidArgumentError(f"C: the filters' channels ({c_filter}) must equal the input's ({c})")
+        p, q = _core.conv_output_size((n, h, w, c, k, r, s), _pair(stride, "stride", 1), _pair(padding, "padding", 0),
+                                      _pair(dilation, "dilation", 1))
+        return n, p, q, k
 
     def _extents(self, A, B, D) -> tuple:
         """(N, H, W, C, K, R, S) of the tensors the kind gives them in."""
