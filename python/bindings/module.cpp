@@ -216,6 +216,10 @@ NB_MODULE(_core, m) {
       .value("Heuristic", Decomposition::Heuristic).value("DataParallel", Decomposition::DataParallel)
       .value("SplitK", Decomposition::SplitK).value("StreamK", Decomposition::StreamK)
       .value("ParallelSplitK", Decomposition::ParallelSplitK);
+  nb::enum_<IteratorAlgorithm>(m, "IteratorAlgorithm",
+                               "How a convolution kernel walks its activation: CUTLASS's optimized iterators, or "
+                               "fprop's fixed-channel ones (inputs of exactly one vector of channels).")
+      .value("Optimized", IteratorAlgorithm::Optimized).value("FixedChannels", IteratorAlgorithm::FixedChannels);
   nb::enum_<KernelKind>(m, "KernelKind",
                         "What a kernel computes: one GEMM (or a batch), a group of GEMMs, or a 2-D convolution "
                         "(forward, the input's gradient, the filters' gradient).")

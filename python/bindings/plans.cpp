@@ -184,6 +184,7 @@ void bind_plans(nb::module_& m) {
       .def_rw("tile", &select::GemmSettings::tile, nb::arg().none())
       .def_rw("opclass", &select::GemmSettings::opclass, nb::arg().none())
       .def_rw("math", &select::GemmSettings::math, nb::arg().none())
+      .def_rw("iterator_algorithm", &select::GemmSettings::iterator_algorithm, nb::arg().none())
       .def_rw("autotune", &select::GemmSettings::autotune,
               "Time the cost model's best candidates for each new problem class and keep the fastest")
       .def_rw("first_run", &select::GemmSettings::first_run)

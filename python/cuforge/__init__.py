@@ -24,6 +24,7 @@ from ._core import (
     KernelKind,
     Error,
     InvalidArgumentError,
+    IteratorAlgorithm,
     KernelScheduleType,
     LayoutType,
     MathInstruction,
@@ -122,7 +123,7 @@ def cache_dir() -> str:
 __all__ = [
     "Activation", "CUTLASS_PATH", "CacheError", "CompilationError", "ConvMode", "DataType", "DataTypeError", "Decomposition", "DeviceError",
     "EpilogueScheduleType", "Error", "KernelKind", "InvalidArgumentError", "KernelScheduleType", "LayoutType", "MathInstruction", "MathOperation",
-    "MemoryPool", "OpcodeClass", "TileDescription", "TileSchedulerType", "ToolchainError", "build", "cache_clear", "cache_dir", "cache_info",
+    "IteratorAlgorithm", "MemoryPool", "OpcodeClass", "TileDescription", "TileSchedulerType", "ToolchainError", "build", "cache_clear", "cache_dir", "cache_info",
     "cache_verify", "check_cuda_versions", "compile_statistics", "cuda_install_path", "cutlass_path", "device_cc",
     "device_count", "device_id", "emit", "epilogue", "get_memory_pool", "list_gemms", "logger", "nvcc_version", "op",
     "set_log_level", "shape", "swizzle", "toolchain", "use_rmm",

@@ -24,7 +24,7 @@ std::string tuning_key(int device, KernelKind kind, int arch, const GemmTypes& t
                        const GemmShape& shape) {
   const auto& info = runtime::device_info(device);
   const auto& tc = compile::Toolchain::get();
-  return fmt::format("{} ({} SMs), CUDA {}, CUTLASS {} | {} sm{} {} {} {} {} acc {} {}{}{} | {} {} {} x{} {}{}{}{}{} | {}",
+  return fmt::format("{} ({} SMs), CUDA {}, CUTLASS {} | {} sm{} {} {} {} {} acc {} {}{}{} | {} {} {} x{} {}{}{}{}{}{} | {}",
                      info.name, info.sm_count, tc.cuda_version, tc.cutlass_version, to_string(kind), arch,
                      to_string(t.element_a), to_string(t.element_b), to_string(t.element_c), to_string(t.element_d),
                      to_string(t.accumulator()), to_string(t.layout_a), to_string(t.layout_b), to_string(t.layout_c),
@@ -32,7 +32,9 @@ std::string tuning_key(int device, KernelKind kind, int arch, const GemmTypes& t
                      s.deterministic ? "k-order" : "arrival-order", s.tile ? " tile " + s.tile->describe() : "",
                      s.tile_scheduler ? fmt::format(" scheduler {}", to_string(*s.tile_scheduler)) : "",
                      s.opclass ? fmt::format(" {}", to_string(*s.opclass)) : "",
-                     s.math ? fmt::format(" {}", to_string(*s.math)) : "", shape_key(shape));
+                     s.math ? fmt::format(" {}", to_string(*s.math)) : "",
+                     s.iterator_algorithm ? fmt::format(" {} iterators", to_string(*s.iterator_algorithm)) : "",
+                     shape_key(shape));
 }
 
 }  // namespace cuforge::op

@@ -184,6 +184,11 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
     why = kSm80Only;
     return std::nullopt;
   }
+  if (s.iterator_algorithm && row.fixed_channels != (*s.iterator_algorithm == IteratorAlgorithm::FixedChannels)) {
+    why = fmt::format("iterator_algorithm is {}: this kernel's iterators are {}", to_string(*s.iterator_algorithm),
+                      row.fixed_channels ? "fixed_channels" : row.pointwise ? "a GEMM's" : "optimized");
+    return std::nullopt;
+  }
   if (row.fixed_channels && p.conv.k_run != row.alignment_a) {
     why = fmt::format("a fixed-channel kernel takes inputs of exactly {} channels; this one has {}", row.alignment_a,
                       p.conv.k_run);
@@ -257,6 +262,9 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
                        "slices)", to_string(s.decomposition), s.splits);
   if (p.conv.sm80_only && k.arch >= 90 && k.fallback.empty())
     return fmt::format("{}, and this plan's tile is pinned to an SM90 one (kernel_cc=80 plans run it)", kSm80Only);
+  if (s.iterator_algorithm == IteratorAlgorithm::FixedChannels)
+    return fmt::format("iterator_algorithm is fixed_channels: its kernels take inputs of exactly one vector of "
+                       "channels (8, 4 or 2 of 16-bit types); this convolution's input has {} channels", p.conv.k_run);
   auto fit = [&](const GemmConfig& c) { return fits(c, p); };
   const bool conv = !k.primary.empty() && is_conv(k.primary.front().kind);
   const bool aligned = std::any_of(k.primary.begin(), k.primary.end(), fit) ||
@@ -331,6 +339,19 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
     throw InvalidArgumentError(fmt::format("decomposition {}: convolution kernels split K serially (SplitK), in "
                                            "parallel (ParallelSplitK) or not at all",
                                            to_string(s.decomposition)));
+  if (s.iterator_algorithm && !is_conv(kind))
+    throw InvalidArgumentError(fmt::format("iterator_algorithm {}: a convolution's setting; {} kernels have no "
+                                           "activation iterators", to_string(*s.iterator_algorithm), kind_words(kind)));
+  if (s.iterator_algorithm == IteratorAlgorithm::FixedChannels) {
+    if (kind != KernelKind::Conv2dFprop)
+      throw InvalidArgumentError(fmt::format("iterator_algorithm fixed_channels: fprop's iterators (they read the "
+                                             "activation's few channels); this plan is {}", kind_words(kind)));
+    const auto rows = catalog_rows(t, 80, s, kind);
+    if (std::none_of(rows.begin(), rows.end(), [](const GemmConfig* c) { return c->fixed_channels; }))
+      throw InvalidArgumentError(fmt::format("iterator_algorithm fixed_channels: no fixed-channel kernel computes A {} x "
+                                             "B {} into D {} (see `cuforge list --op fprop --filter '*fixedchannels*'`)",
+                                             to_string(t.element_a), to_string(t.element_b), to_string(t.element_d)));
+  }
   GemmKernels k;
   k.arch = arch;
   k.family = catalog_rows(t, arch, s, kind);

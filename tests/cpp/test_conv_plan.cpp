@@ -157,6 +157,34 @@ TEST(ConvPlan, FixedChannelKernelsPackTheStemsTaps) {
   EXPECT_NE(library::why_invalid(c).value_or("").find("SM80 fprop kernels"), std::string::npos);
 }
 
+// iterator_algorithm pins the iterators: the stem's fixed-channel kernel or an optimized one, a
+// problem the pinned ones cannot run refused with why, and only where such kernels exist.
+TEST(ConvPlan, IteratorAlgorithmPinsTheIterators) {
+  const Conv2dSize stem = stem_layer();
+  Conv2d fprop(kFprop, options(DataType::f16));
+  auto settings = fprop.settings();
+  settings.iterator_algorithm = IteratorAlgorithm::Optimized;
+  fprop.set_settings(settings);
+  const auto optimized = fprop.rank(fprop.shape(stem)).ranked;
+  ASSERT_FALSE(optimized.empty());
+  EXPECT_TRUE(std::none_of(optimized.begin(), optimized.end(), [](const auto& c) { return c.config.fixed_channels; }));
+  settings.iterator_algorithm = IteratorAlgorithm::FixedChannels;
+  fprop.set_settings(settings);
+  const auto fixed = fprop.rank(fprop.shape(stem)).ranked;
+  ASSERT_FALSE(fixed.empty());
+  EXPECT_TRUE(std::all_of(fixed.begin(), fixed.end(), [](const auto& c) { return c.config.fixed_channels; }));
+  EXPECT_REFUSED(fprop.select(fprop.shape(resnet_layer())),
+                 "iterator_algorithm is fixed_channels: its kernels take inputs of exactly one vector of channels");
+
+  Conv2d dgrad(kDgrad, options(DataType::f16));
+  EXPECT_REFUSED(dgrad.set_settings(settings), "iterator_algorithm fixed_channels: fprop's iterators");
+  GemmOptions matrices = options(DataType::f16);
+  matrices.layout_a = matrices.layout_b = matrices.layout_c = Layout::RowMajor;
+  Gemm gemm(matrices);
+  settings.iterator_algorithm = IteratorAlgorithm::Optimized;
+  EXPECT_REFUSED(gemm.set_settings(settings), "iterator_algorithm optimized: a convolution's setting");
+}
+
 TEST(ConvPlan, ChoosesSm90ImplicitGemmsOnHopperAndSm80ForWhatTheyCannotRun) {
   const Conv2dSize z = resnet_layer();
   for (KernelKind kind : {kFprop, kDgrad, kWgrad})

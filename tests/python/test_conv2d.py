@@ -234,3 +234,25 @@ def test_the_seed_output_size():
         cutlass.op.Conv2d.output_size((1, 8, 8, 8), (8, 3, 3, 4), 0, 1, 1)
     with pytest.raises(cuforge.InvalidArgumentError, match="^stride: expected 1 or more"):
         cutlass.op.Conv2d.output_size((1, 8, 8, 8), (8, 3, 3, 8), 0, 0, 1)
+
+
+def test_the_seed_iterator_algorithm_pins_the_iterators():
+    plan = cutlass.op.Conv2d(kind="fprop", element=np.float16, element_accumulator=np.float32)
+    stem = dict(stride=2, padding=3)
+    assert plan.iterator_algorithm is None
+    assert plan.select(1, 224, 224, 8, 64, 7, 7, **stem).endswith("_fixedchannels"), "the seed's proposal too"
+    plan.iterator_algorithm = "optimized"
+    assert plan.iterator_algorithm == cutlass.IteratorAlgorithm.Optimized
+    assert not plan.select(1, 224, 224, 8, 64, 7, 7, **stem).endswith("_fixedchannels")
+    plan.iterator_algorithm = cutlass.IteratorAlgorithm.FixedChannels
+    with pytest.raises(cuforge.InvalidArgumentError, match="iterator_algorithm is fixed_channels: .* has 64 channels"):
+        plan.select(1, 56, 56, 64, 64, 3, 3, padding=1)
+    for name in ("analytic", "few_channels"):
+        with pytest.raises(cuforge.InvalidArgumentError, match=f"^iterator_algorithm: cuforge builds no {name}"):
+            plan.iterator_algorithm = name
+    assert plan.iterator_algorithm == cutlass.IteratorAlgorithm.FixedChannels, "a refused value changes nothing"
+    plan.iterator_algorithm = None
+    dgrad = cutlass.op.Conv2d(kind="dgrad", element=np.float16, element_accumulator=np.float32)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^iterator_algorithm fixed_channels: fprop's iterators"):
+        dgrad.iterator_algorithm = "fixed_channels"
+    assert dgrad.iterator_algorithm is None

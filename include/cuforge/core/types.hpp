@@ -51,6 +51,10 @@ enum class KernelKind { Gemm, Grouped, Conv2dFprop, Conv2dDgrad, Conv2dWgrad };
 // fprop and dgrad: A is activations (or their gradient) read through im2col, B the filter.
 inline bool is_fprop_or_dgrad(KernelKind k) { return k == KernelKind::Conv2dFprop || k == KernelKind::Conv2dDgrad; }
 inline bool is_conv(KernelKind k) { return is_fprop_or_dgrad(k) || k == KernelKind::Conv2dWgrad; }
+// How a convolution kernel walks its activation (CUTLASS 2.x's IteratorAlgorithm): the optimized
+// iterators (precomputed masks; every convolution kernel's but these), or fprop's fixed-channel ones,
+// for inputs of exactly one vector of channels (a stem layer's 3 channels padded to 4 or 8).
+enum class IteratorAlgorithm { Optimized, FixedChannels };
 // The elementwise function an epilogue applies to alpha * A @ B + beta * C.
 enum class Activation { identity, relu, leaky_relu, tanh, sigmoid, silu, hardswish, gelu };
 
@@ -96,6 +100,8 @@ CUFORGE_ENUM_NAMES(Decomposition, {Decomposition::Heuristic, "heuristic"},
 CUFORGE_ENUM_NAMES(KernelKind, {KernelKind::Gemm, "gemm"}, {KernelKind::Grouped, "grouped"},
                    {KernelKind::Conv2dFprop, "fprop"}, {KernelKind::Conv2dDgrad, "dgrad"},
                    {KernelKind::Conv2dWgrad, "wgrad"});
+CUFORGE_ENUM_NAMES(IteratorAlgorithm, {IteratorAlgorithm::Optimized, "optimized"},
+                   {IteratorAlgorithm::FixedChannels, "fixed_channels"});
 CUFORGE_ENUM_NAMES(Activation, {Activation::identity, "identity"}, {Activation::relu, "relu"},
                    {Activation::leaky_relu, "leaky_relu"}, {Activation::tanh, "tanh"},
                    {Activation::sigmoid, "sigmoid"}, {Activation::silu, "silu"},

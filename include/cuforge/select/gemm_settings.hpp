@@ -32,6 +32,9 @@ struct GemmSettings {
   // Tensor cores or CUDA cores; nullopt: the tensor-op kernels where the types have any.
   std::optional<OpcodeClass> opclass;
   std::optional<MathOperation> math;  // nullopt: the family's plain multiply-add (or saturating, int8 on SM80)
+  // Convolutions: the kernels of these iterators only; nullopt: chosen per problem (fixed-channel
+  // kernels for fprop of one vector of channels, the CUTLASS Python interface's proposal too).
+  std::optional<IteratorAlgorithm> iterator_algorithm;
   // Measured choice: the first run of a new problem class builds the cost model's best
   // `autotune_candidates` in parallel, times them and keeps the fastest in the tuning record
   // (compile/tuning_record.hpp), which later runs and processes use without timing again.

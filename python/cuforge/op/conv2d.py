@@ -10,12 +10,15 @@ import sys
 
 from .. import _core, swizzle
 from ..emit import Operation, kernel_source
-from .._core import InvalidArgumentError, KernelKind, LayoutType
+from .._core import InvalidArgumentError, IteratorAlgorithm, KernelKind, LayoutType
 from ..arrays import current_stream, describe
-from .plan import Plan, alignments, fixed_items, flag, integer, jobs_count, problem_list, ranked_top
+from .plan import Plan, alignments, enum_value, fixed_items, flag, integer, jobs_count, problem_list, ranked_top
 
 _KINDS = {"fprop": KernelKind.Conv2dFprop, "dgrad": KernelKind.Conv2dDgrad, "wgrad": KernelKind.Conv2dWgrad}
 
+
+# The CUTLASS Python interface's names of the iterators cuforge builds.
+_ITERATOR_NAMES = {"optimized": IteratorAlgorithm.Optimized, "fixed_channels": IteratorAlgorithm.FixedChannels}
 
 # The CUTLASS Python interface's swizzling_stride: IdentitySwizzle<stride>.
 _SWIZZLES = {1: swizzle.IdentitySwizzle1, 2: swizzle.IdentitySwizzle2, 4: swizzle.IdentitySwizzle4,
@@ -126,6 +129,26 @@ class Conv2d(Plan):
                                    or stride not in _SWIZZLES):
             raise InvalidArgumentError(f"swizzling_stride: expected 1, 2, 4 or 8, got {stride!r}")
         self.swizzling_functor = None if stride is None else _SWIZZLES[stride]
+
+    @property
+    def iterator_algorithm(self) -> IteratorAlgorithm | None:
+        """The iterators this plan's kernels walk the activation with: IteratorAlgorithm.Optimized, or
+        FixedChannels (fprop of exactly one vector of channels, SM80 kernels), or None while chosen
+        per problem (fixed-channel kernels where the channels are one vector, as the CUTLASS Python
+        interface proposes). Set as the member or the interface's name ("optimized",
+        "fixed_channels"); a problem the pinned iterators cannot run is refused when it runs."""
+        return self._plan.settings.iterator_algorithm
+
+    @iterator_algorithm.setter
+    def iterator_algorithm(self, value):
+        if isinstance(value, str) and value.lower() in _ITERATOR_NAMES:
+            value = _ITERATOR_NAMES[value.lower()]
+        if isinstance(value, str) and value.lower() in ("analytic", "few_channels"):
+            raise InvalidArgumentError(
+                f"iterator_algorithm: cuforge builds no {value.lower()} iterators; its optimized ones serve every "
+                f"convolution a run accepts (filters up to 32 x 32), and fixed_channels fprop of one vector of channels")
+        value = None if value is None else enum_value(value, IteratorAlgorithm, "iterator_algorithm")
+        self._update(lambda s: setattr(s, "iterator_algorithm", value))
 
     @staticmethod
     def output_size(input_size, weight_size, padding, stride, dilation) -> tuple[int, int, int, int]:
