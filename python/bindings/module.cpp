@@ -62,8 +62,18 @@ PyObject* new_exception(nb::module_& m, const char* name, PyObject* bases, const
 constexpr uint8_t kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLFloat8E4M3FN = 10, kDLFloat8E5M2 = 12;
 constexpr int kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3;
 
-// The descriptor of an array that speaks DLPack (JAX, and any other producer of __dlpack__).
-nb::tuple dlpack_descriptor(nb::ndarray<nb::ro> a, const char* name) {
+// The descriptor of an array that speaks DLPack (JAX, and any other producer of __dlpack__), from
+// the capsule its __dlpack__() returned. Only an unused capsule is read (nanobind renames it used):
+// a producer handing out one capsule twice would otherwise have its tensor freed under the second.
+nb::tuple dlpack_descriptor(nb::handle capsule, const char* name) {
+  if (!PyCapsule_IsValid(capsule.ptr(), "dltensor") && !PyCapsule_IsValid(capsule.ptr(), "dltensor_versioned"))
+    throw InvalidArgumentError(std::string(name) + ": its __dlpack__() returned " +
+                               (PyCapsule_CheckExact(capsule.ptr()) ? std::string("a DLPack capsule already used")
+                                                                    : "a " + std::string(nb::inst_name(capsule).c_str())) +
+                               ", not a fresh DLPack capsule");
+  nb::ndarray<nb::ro> a;
+  if (!nb::try_cast(capsule, a))
+    throw InvalidArgumentError(std::string(name) + ": its DLPack capsule holds no tensor nanobind can read");
   const auto t = a.dtype();
   std::optional<DataType> dtype;
   if (t.lanes == 1) {
@@ -78,7 +88,7 @@ nb::tuple dlpack_descriptor(nb::ndarray<nb::ro> a, const char* name) {
     if (t.code == kDLFloat8E5M2 && t.bits == 8) dtype = DataType::e5m2;
   }
   if (!dtype)
-    throw DataTypeError(std::string(name) + ": cuforge has no element type for DLPack type code " +
+    throw DataTypeError("cuforge has no element type for DLPack type code " +  // describe() names the operand
                         std::to_string(t.code) + " of " + std::to_string(t.bits) + " bits (x" +
                         std::to_string(t.lanes) + ")");
   int device = 0;
@@ -468,7 +478,7 @@ NB_MODULE(_core, m) {
         },
         "names"_a, "jobs"_a = 0, "cc"_a = 0, "progress"_a.none() = nb::none(),
         "Compile kernels by name into the cache, `jobs` nvcc processes at once.");
-  m.def("dlpack_descriptor", &dlpack_descriptor, "array"_a, "name"_a,
+  m.def("dlpack_descriptor", &dlpack_descriptor, "capsule"_a.none(), "name"_a,
         "(data_ptr, DataType, shape, strides, device) of an array exporting __dlpack__ (device -1: host memory).");
   m.def("set_default_cutlass_path", [](const std::string& p) { compile::set_default_cutlass_path(p); });
   m.def("device_count", &runtime::device_count, "CUDA devices visible to this process.");

@@ -28,14 +28,17 @@ def describe(x, name: str):
         raise DataTypeError(f"{name}: {e}") from None
 
 
-def host_array(x):
+def host_array(x, name: str):
     """A host operand as a NumPy array: NumPy's own, a DLPack producer's memory (no copy), else np.asarray's."""
     import numpy as np
 
     if isinstance(x, np.ndarray):
         return x
     if hasattr(x, "__dlpack__"):  # its own memory, where __array__ may copy
-        return np.from_dlpack(x)
+        try:
+            return np.from_dlpack(x)
+        except (BufferError, TypeError, ValueError, RuntimeError) as e:  # a producer breaking the protocol
+            raise InvalidArgumentError(f"{name}: NumPy cannot read its host memory through __dlpack__: {e}") from e
     return np.asarray(x)
 
 
@@ -62,7 +65,7 @@ def host_descriptor(x, device: int, name: str, output: bool = False):
     if output and not isinstance(x, np.ndarray) and not hasattr(x, "__dlpack__"):
         raise InvalidArgumentError(f"{name}: the result is copied back into a NumPy array (or a DLPack producer's "
                                    f"memory), got {type(x).__name__}: pass np.asarray(...) and read that")
-    x = host_array(x)
+    x = host_array(x, name)
     if output and not x.flags.writeable:
         raise InvalidArgumentError(f"{name}: the NumPy array is read-only, and the result would be copied back into "
                                    "it; pass a writable array")
@@ -106,7 +109,7 @@ def _describe(x, name: str):
     if hasattr(x, "__array_interface__"):
         return None
     if hasattr(x, "__dlpack__"):  # JAX and other DLPack producers
-        desc = _core.dlpack_descriptor(x, name)
+        desc = _core.dlpack_descriptor(x.__dlpack__(), name)
         return None if desc[4] < 0 else desc  # host memory is staged like NumPy's
     raise InvalidArgumentError(
         f"{name}: expected a PyTorch tensor, a CuPy or JAX array (or any array with __cuda_array_interface__ or "
@@ -118,7 +121,7 @@ def stage(x, name: str, device: int, stream: int, copy_in: bool):
     """A device copy of host array `x` for one run on `stream` (its contents copied in when `copy_in`):
     (descriptor, buffer, the host array). The buffer is freed on the stream when dropped, after the work
     queued there by then: keep it until the run that reads it is queued (and D's until it is copied back)."""
-    x = host_array(x)
+    x = host_array(x, name)
     if not (x.flags.c_contiguous or x.flags.f_contiguous):
         raise InvalidArgumentError(
             f"{name}: a strided NumPy view cannot be copied to the GPU as is; pass np.ascontiguousarray(...)"

@@ -27,12 +27,12 @@ class DLPackOnly:
 
 def test_the_descriptor_of_a_dlpack_array():
     a = np.zeros((6, 10), np.float16)[:, 2:8].T  # a strided, transposed view
-    ptr, dtype, shape, strides, device = cuforge._core.dlpack_descriptor(a, "A")
+    ptr, dtype, shape, strides, device = cuforge._core.dlpack_descriptor(a.__dlpack__(), "A")
     assert (ptr, dtype, shape, strides, device) == (a.ctypes.data, cuforge.DataType.f16, (6, 6), (1, 10), -1)
     for np_type, dt in ((np.float32, "f32"), (np.float64, "f64"), (np.int8, "s8"), (np.uint8, "u8"), (np.int32, "s32")):
-        assert cuforge._core.dlpack_descriptor(np.zeros(3, np_type), "A")[1] == cuforge.DataType.__members__[dt]
+        assert cuforge._core.dlpack_descriptor(np.zeros(3, np_type).__dlpack__(), "A")[1] == cuforge.DataType.__members__[dt]
     with pytest.raises(cuforge.DataTypeError, match="^B: cuforge has no element type for DLPack type code 0 of 16"):
-        cuforge._core.dlpack_descriptor(np.zeros(3, np.int16), "B")
+        describe(DLPackOnly(np.zeros(3, np.int16)), "B")
 
 
 def test_host_dlpack_arrays_are_staged_like_numpy():
@@ -50,3 +50,29 @@ def test_a_run_on_dlpack_arrays_is_checked_then_stops_at_the_device():
         plan.run(A, DLPackOnly(np.zeros((31, 16), np.float16)), None, D)
     with pytest.raises(cuforge.DeviceError):
         plan.run(A, B, None, D)
+
+
+class OneCapsule:
+    """A producer breaking the protocol: one capsule handed out on every call (a second consumer of it
+    would read a tensor the first one's deleter freed), or no capsule at all."""
+
+    def __init__(self, capsule):
+        self._capsule = capsule
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def test_a_capsule_handed_out_twice_is_refused_not_read_again():
+    reused = OneCapsule(np.zeros((16, 16), np.float16).__dlpack__())
+    assert describe(reused, "A") is None
+    with pytest.raises(cuforge.InvalidArgumentError, match="^B: its __dlpack__\\(\\) returned a DLPack capsule already used"):
+        describe(reused, "B")
+    with pytest.raises(cuforge.InvalidArgumentError, match="^A: its __dlpack__\\(\\) returned a NoneType, not a fresh"):
+        describe(OneCapsule(None), "A")
+    plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+    with pytest.raises(cuforge.InvalidArgumentError, match="already used"):
+        plan.run(OneCapsule(np.zeros((16, 16), np.float16).__dlpack__()), reused, None, reused)
