@@ -110,6 +110,9 @@ void check_size(const std::array<int64_t, 7>& e, const ConvGeometry& g) {
     if (e[i] < 1 || e[i] > kMaxExtent) fail(kExtents[i], fmt::format("expected 1 to {}, got {}", kMaxExtent, e[i]));
 }
 
+// An implicit GEMM's extent as a message gives it.
+std::string extent_words(int64_t v) { return v == kExtentOverflow ? "a product past 2^63" : std::to_string(v); }
+
 // The output extent the geometry gives, checked to be at least 1 (the filter's extent, R or S, refused
 // where it spans more than the padded input).
 int64_t output_extent(const char* axis, int64_t input, int64_t filter, int64_t pad, int64_t stride, int64_t dilation) {
@@ -258,7 +261,8 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
   p.shape = implicit_gemm_shape(kind, z, bias, split);
   for (auto [name, v] : {std::pair{"M", p.shape.m}, {"N", p.shape.n}, {"K", p.shape.k}})
     if (v > kMaxExtent)
-      fail("D", fmt::format("the implicit GEMM's {} = {} exceeds the 32-bit range the kernels index", name, v));
+      fail("D", fmt::format("the implicit GEMM's {} = {} exceeds the 32-bit range the kernels index", name,
+                            extent_words(v)));
   p.shape.align_a = channel_alignment(xa);
   p.shape.align_b = channel_alignment(xb);
   p.shape.align_c = channel_alignment(xd);
@@ -311,7 +315,7 @@ GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& s
   GemmShape s = implicit_gemm_shape(kind, size, bias, {});
   for (auto [name, v] : {std::pair{"M", s.m}, {"N", s.n}, {"K", s.k}})
     if (v < 1 || v > kMaxExtent)
-      fail(name, fmt::format("the implicit GEMM's {} = {} is outside 1 to {}", name, v, kMaxExtent));
+      fail(name, fmt::format("the implicit GEMM's {} = {} is outside 1 to {}", name, extent_words(v), kMaxExtent));
   // Channels of each operand: fprop reads x (c) and w (c), writes y (k); dgrad reads dy (k) and w
   // (c), writes dx (c); wgrad reads dy (k) and x (c), writes dw (c).
   const bool fprop = kind == KernelKind::Conv2dFprop;

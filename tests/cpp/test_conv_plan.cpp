@@ -157,6 +157,17 @@ TEST(ConvPlan, FixedChannelKernelsPackTheStemsTaps) {
   EXPECT_NE(library::why_invalid(c).value_or("").find("SM80 fprop kernels"), std::string::npos);
 }
 
+// The implicit GEMM's extents are products of three 31-bit extents: one past int64's range is refused as
+// such, where it once wrapped around into range (M = 2^30 for this one).
+TEST(ConvPlan, ExtentProductsPastInt64AreRefused) {
+  Conv2d fprop(kFprop, options(DataType::f16));
+  EXPECT_REFUSED(fprop.shape(op::conv_size({int64_t(1) << 30, 2147483629, 1469330917, 16, 16, 1, 1}, {})),
+                 "M: the implicit GEMM's M = a product past 2^63 is outside 1 to 2147483647");
+  Conv2d dgrad(kDgrad, options(DataType::f16));
+  EXPECT_REFUSED(dgrad.shape(op::conv_size({8, 8, 8, 16, 2147483647, 2147483647, 2147483647}, {{1, 1}, {1073741824, 1073741824}, {1, 1}})),
+                 "the implicit GEMM's");
+}
+
 // iterator_algorithm pins the iterators: the stem's fixed-channel kernel or an optimized one, a
 // problem the pinned ones cannot run refused with why, and only where such kernels exist.
 TEST(ConvPlan, IteratorAlgorithmPinsTheIterators) {

@@ -30,8 +30,10 @@ struct Conv2dSize {
   }
 };
 
-// The implicit GEMM's M, N and K for a convolution kind (the kind must be a Conv2d one).
+// The implicit GEMM's M, N and K for a convolution kind (the kind must be a Conv2d one). Each is a
+// product of up to three extents; one whose product passes int64's range is kExtentOverflow.
 std::array<int64_t, 3> implicit_gemm_extents(KernelKind kind, const Conv2dSize& size);
+inline constexpr int64_t kExtentOverflow = INT64_MAX;
 
 // A run's own split-K (the seed's split_k=(mode, slices)): K (the implicit GEMM's) cut into `slices`
 // slices summed in the kernel (serial), or written as f32 partial products and summed by a reduction
