@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import os
 import re
 import sys
 import textwrap
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _core
-from ._core import DataType, DeviceBuffer, InvalidArgumentError, LayoutType
+from ._core import DataType, DeviceBuffer, DeviceError, InvalidArgumentError, LayoutType
 
 #: The CSV's columns, in order.
 COLUMNS = ("kernel", "splits", "decomposition", "predicted_rank", "measured_rank", "predicted_us", "measured_us",
@@ -283,7 +284,7 @@ def profile(plan, M: int, N: int, K: int, batch: int = 1, *, top: int = 6, filte
 
     m, n, k, b = (integer(v, name, 1) for v, name in ((M, "M"), (N, "N"), (K, "K"), (batch, "batch")))
     plan.select(m, n, k, b)  # refuses what no kernel runs before anything is allocated
-    options = _options(top, filter, jobs, plot)
+    options = _options(top, filter, jobs, csv, plot)
     rng = np.random.default_rng(seed)
     device = plan._plan.device
     a = _matrix(plan.element_A, m, k, b, plan.layout_A, device, rng)
@@ -310,7 +311,7 @@ def profile_grouped(plan, groups: int, M: int, N: int, K: int, *, offsets: bool 
     plan.select(g, m, n, k, ragged=bool(offsets))  # refuses what no kernel runs before anything is allocated
     rng = np.random.default_rng(seed)
     device = plan._plan.device
-    options = (*_options(top, filter, jobs, plot), 0, _progress_printer() if progress else None)
+    options = (*_options(top, filter, jobs, csv, plot), 0, _progress_printer() if progress else None)
     if offsets:
         a = _matrix(plan.element_A, g * m, k, 1, plan.layout_A, device, rng)
         b = _matrix(plan.element_B, k, n, g, plan.layout_B, device, rng)
@@ -351,7 +352,7 @@ def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, s
     kind = plan.conv_kind
     a_shape, b_shape, d_shape = {"fprop": (x_shape, w_shape, y_shape), "dgrad": (y_shape, w_shape, x_shape),
                                  "wgrad": (y_shape, x_shape, w_shape)}[kind]
-    options = _options(top, filter, jobs, plot)
+    options = _options(top, filter, jobs, csv, plot)
     rng = np.random.default_rng(seed)
     device = plan._plan.device
     a, b, d = (_Operand(t, shape, None, device, rng)
@@ -367,16 +368,29 @@ def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, s
     return result.save(csv, plot)
 
 
-def _options(top, filter, jobs, plot) -> tuple:
-    """The core's (top, filter, jobs); a plot that cannot be drawn refused before anything is built."""
+def _options(top, filter, jobs, csv, plot) -> tuple:
+    """The core's (top, filter, jobs). Before anything is built or allocated: a CSV or plot that
+    cannot be written refused, and a machine without a GPU (whose host would fill the operands for
+    nothing)."""
     from .op.plan import integer, jobs_count
 
+    for name, path in (("csv", csv), ("plot", plot)):
+        if path is None or path == "":
+            continue
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidArgumentError(f"{name}: expected a file path, got {type(path).__name__}")
+        folder = os.path.dirname(os.fspath(path)) or "."
+        if not os.path.isdir(folder):
+            raise InvalidArgumentError(f"{name}: {os.fspath(path)!r} is in no directory that exists")
     if plot:
         _pyplot()
     if filter is not None and not isinstance(filter, str):
         raise InvalidArgumentError(f"filter: expected a shell pattern on kernel names, got {type(filter).__name__}")
     top = integer(top, "top", 1)
-    return min(top, 2**31 - 1), filter or "", jobs_count(jobs)
+    options = min(top, 2**31 - 1), filter or "", jobs_count(jobs)
+    if _core.device_count() == 0:
+        raise DeviceError("profile: no CUDA GPU was found; profiling times kernels on one")
+    return options
 
 
 def _profile(plan, problem: str, flops: float, rows) -> Profile:
@@ -405,18 +419,25 @@ def _plan_from(args):
                       layout_C=layouts[given[2]], kernel_cc=args.kernel_cc)
 
 
+# A shapes file's size past which it is no list of shapes (/dev/zero, say): refused unread.
+_MAX_SHAPES_FILE_BYTES = 16 << 20
+
+
 def _shapes(path):
     try:
         with open(path) as f:
-            lines = f.readlines()
+            text = f.read(_MAX_SHAPES_FILE_BYTES + 1)
     except (OSError, UnicodeDecodeError) as e:
         raise InvalidArgumentError(f"{path}: cannot read a file of 'M N K [batch]' lines: {e}") from None
+    if len(text) > _MAX_SHAPES_FILE_BYTES:
+        raise InvalidArgumentError(f"{path}: more than {_MAX_SHAPES_FILE_BYTES >> 20} MiB: not a file of 'M N K [batch]' "
+                                   f"lines")
     shapes = []
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(text.splitlines(), 1):
         fields = line.split("#")[0].split()
         if not fields:
             continue
-        if len(fields) not in (3, 4) or not all(x.isdigit() for x in fields):
+        if len(fields) not in (3, 4) or not all(x.isascii() and x.isdigit() for x in fields):  # not '²'
             raise InvalidArgumentError(f"{path}:{number}: expected 'M N K [batch]', got {line.strip()!r}")
         shapes.append(tuple(int(x) for x in fields) + ((1,) if len(fields) == 3 else ()))
     if not shapes:

@@ -3,6 +3,7 @@
 import csv
 import math
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import pytest
 import cuforge
 from cuforge import profiler
 from cuforge._core import Decomposition
+from fake_arrays import no_gpu
 
 
 def rows():
@@ -101,8 +103,12 @@ def test_tune_refuses_a_file_it_cannot_use(tmp_path, capsys):
     (tmp_path / "bad.txt").write_text("64 64 64\n64 x 64\n")
     (tmp_path / "binary.txt").write_bytes(b"\xff\xfe\x00")
     (tmp_path / "huge.txt").write_text("64 64 64\n2147483648 16 2147483647\n")  # refused before the first runs
+    (tmp_path / "superscript.txt").write_text("\u00b2\u00b2\u00b2 128 128\n")  # str.isdigit() but not int()
+    (tmp_path / "large.txt").write_text("64 64 64\n" * (2 << 20))  # 18 MiB: /dev/zero would be read for ever
     for name, says in (("missing.txt", "cannot read"), ("binary.txt", "cannot read"), ("empty.txt", "no 'M N K"),
-                       ("bad.txt", "bad.txt:2: expected 'M N K [batch]'"), ("huge.txt", "exceeds the 32-bit range")):
+                       ("bad.txt", "bad.txt:2: expected 'M N K [batch]'"), ("huge.txt", "exceeds the 32-bit range"),
+                       ("superscript.txt", "superscript.txt:1: expected 'M N K [batch]'"),
+                       ("large.txt", "more than 16 MiB")):
         assert profiler.main(["tune", str(tmp_path / name)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("cuforge tune: ") and says in err and len(err.splitlines()) == 1, err
@@ -114,8 +120,20 @@ def test_profile_and_compile_refuse_their_options_before_anything_is_allocated_o
     for call, says in ((lambda: plan.profile(2**40, 64, 64), "exceeds the 32-bit range"),  # not 32 TiB of NumPy data
                        (lambda: grouped.profile(8, 64, 64, 2**40), "exceeds the 32-bit range"),
                        (lambda: plan.profile(64, 64, 64, filter=5), "^filter: expected a shell pattern"),
+                       (lambda: plan.profile(64, 64, 64, csv=5), "^csv: expected a file path, got int"),
+                       (lambda: plan.profile(64, 64, 64, csv="/nonexistent/p.csv"), "^csv: '/nonexistent/p.csv' is in no"),
+                       (lambda: grouped.profile(8, 64, 64, 64, plot="/nonexistent/p.png"), "^plot: '/nonexistent/p.png'"),
                        (lambda: plan.compile(problems=True), "^problems: expected a list of .M, N, K. or"),
                        (lambda: grouped.compile(problems=(8, 64, 64, 64)), r"^problems: expected \(groups, M, N, K\)"),
                        (lambda: plan.compile(M=64, N=64, K=64, jobs=2**40), "^jobs: expected 0 .one per core. to")):
         with pytest.raises(cuforge.InvalidArgumentError, match=says):
             call()
+
+
+@no_gpu
+def test_profile_without_a_gpu_stops_before_filling_any_operand():
+    plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+    start = time.monotonic()
+    with pytest.raises(cuforge.DeviceError, match="^profile: no CUDA GPU was found"):
+        plan.profile(32768, 32768, 32768)  # 6 GiB of random host data before
+    assert time.monotonic() - start < 5
