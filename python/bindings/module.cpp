@@ -298,6 +298,8 @@ NB_MODULE(_core, m) {
       .def("__copy__", [](nb::handle self) { return tile_copy(self, nb::none()); })
       .def("__deepcopy__", [](nb::handle self, nb::handle memo) { return tile_copy(self, memo); }, "memo"_a)
       .def("__eq__", [](const TileDescription& a, const TileDescription& b) { return a == b; })
+      .def("__eq__", [](nb::handle, nb::handle) { return nb::borrow(Py_NotImplemented); },  // another type
+           nb::arg("other").none())
       .def("__repr__", [](const TileDescription& t) { return "TileDescription(" + t.describe() + ")"; });
   {
     using python::def_checked;

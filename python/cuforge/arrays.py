@@ -87,14 +87,19 @@ def _describe(x, name: str):
     if cai is not None:
         import numpy as np
 
-        if cai["data"][1] and name.startswith("D"):
+        try:  # the protocol's own fields (an array may have no .dtype)
+            (data, read_only), shape, element = cai["data"], tuple(int(e) for e in cai["shape"]), np.dtype(cai["typestr"])
+            strides = cai.get("strides")
+            strides = None if strides is None else tuple(int(s) for s in strides)
+            data = int(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise InvalidArgumentError(f"{name}: its __cuda_array_interface__ is not the protocol's (a dict of data, "
+                                       f"shape, typestr and strides): {type(e).__name__}: {e}") from None
+        if read_only and name.startswith("D"):
             raise InvalidArgumentError(f"{name}: the array is read-only (its __cuda_array_interface__ says so), and "
                                        "the result would be written into it")
-        element = np.dtype(cai["typestr"])  # the protocol's own (an array may have no .dtype)
         dt = to_datatype(element)
         itemsize = element.itemsize
-        shape = tuple(cai["shape"])
-        strides = cai.get("strides")
         if strides is None:  # C-contiguous
             strides, step = [], 1
             for extent in reversed(shape):
@@ -105,7 +110,7 @@ def _describe(x, name: str):
                 raise InvalidArgumentError(f"{name}: strides {strides} are not whole elements of {itemsize} bytes")
             strides = [s // itemsize for s in strides]
         device = x.device.id if hasattr(x, "device") and hasattr(x.device, "id") else 0
-        return (cai["data"][0], dt, shape, tuple(strides), device)
+        return (data, dt, shape, tuple(strides), device)
     if hasattr(x, "__array_interface__"):
         return None
     if hasattr(x, "__dlpack__"):  # JAX and other DLPack producers

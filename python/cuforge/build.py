@@ -30,6 +30,9 @@ def build(names, jobs: int | None = None, progress: bool = True, cc: int | None 
     if names is None or not all(isinstance(n, str) for n in names):
         raise InvalidArgumentError("names: expected a kernel name or a list of them (strings)")
     names = list(dict.fromkeys(names))
+    from .op.plan import capability, jobs_count  # op's plans build through this module: imported on use
+
+    jobs, cc = jobs_count(jobs), 0 if cc is None else capability(cc, "cc")
     start = time.monotonic()
     tty = sys.stderr.isatty()
 
@@ -40,7 +43,7 @@ def build(names, jobs: int | None = None, progress: bool = True, cc: int | None 
         line = f"build [{bar:<30}] {done}/{total} {failed} failed {time.monotonic() - start:.0f}s {last}"
         print(("\r\33[2K" + line) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
 
-    results = _core.build(names, 0 if jobs is None else jobs, cc or 0, report if progress else None)  # 0: per core
+    results = _core.build(names, jobs, cc, report if progress else None)
     if progress and tty:
         print(file=sys.stderr)
     failed = [r for r in results if r["error"]]

@@ -305,10 +305,11 @@ def profile_grouped(plan, groups: int, M: int, N: int, K: int, *, offsets: bool 
     ``filter``) for a grouped ``plan`` on ``groups`` groups of M x N x K of random operands: lists of
     one tensor per group, or (``offsets``) the offsets form; torch._grouped_mm (or a loop of
     torch.matmul) beside them. ``csv`` and ``plot`` as for profile()."""
-    from .op.plan import integer
+    from .op.plan import flag, integer
 
     g, m, n, k = (integer(v, name, 1) for v, name in ((groups, "groups"), (M, "M"), (N, "N"), (K, "K")))
-    plan.select(g, m, n, k, ragged=bool(offsets))  # refuses what no kernel runs before anything is allocated
+    offsets = flag(offsets, "offsets")
+    plan.select(g, m, n, k, ragged=offsets)  # refuses what no kernel runs before anything is allocated
     rng = np.random.default_rng(seed)
     device = plan._plan.device
     options = (*_options(top, filter, jobs, csv, plot), 0, _progress_printer() if progress else None)

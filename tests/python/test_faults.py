@@ -350,9 +350,25 @@ def _conv():
     (lambda: _gemm().run(beta=np.complex64(1)), "^beta: expected a real number"),
     (lambda: setattr(_gemm(), "activation", (cuforge.epilogue.leaky_relu, np.complex64(0.1 + 1j))),
      "leaky_relu's slope must be a real number"),
+    # Found by a fault probe: nanobind's own TypeErrors (naming no argument), a value taken through bool(),
+    # a geometry ignored (and a build started), a protocol's malformed fields as KeyError or TypeError.
+    (lambda: cuforge.emit.kernel_source(5), "^name: expected a kernel's name"),
+    (lambda: cuforge.build(["x"], jobs=2**40, progress=False), "^jobs: expected 0 .one per core. to"),
+    (lambda: cuforge.build(["x"], cc="x", progress=False), "^cc: expected an integer"),
+    (lambda: _gemm().construct().pytorch_binding(5), "^module: expected a module name"),
+    (lambda: cuforge.emit.pytorch(_gemm().construct(), "m", cc=2**40), "^cc: 1099511627776 is not a compute"),
+    (lambda: cuforge.emit.pytorch(_gemm().construct(), "m", sourcedir=5), "^sourcedir: expected a directory path"),
+    (lambda: _gemm().select(128, 128, 128, 1, "x"), "^bias: expected True or False"),
+    (lambda: _conv().compile(stride=0), "^stride: expected 1 or more"),
+    (lambda: _conv().compile(problems=[((1, 8, 8, 8, 8, 3, 3), 1, 0, 1)], padding=1),
+     "^stride, padding, dilation: each of problems gives its own"),
+    (lambda: _gemm().run(type("Cai", (), {"__cuda_array_interface__": {}})(), None, None, None),
+     "^A: its __cuda_array_interface__ is not the protocol's .* KeyError"),
 ], ids=["alpha-huge", "slope-huge", "scale-huge", "alpha-str-with-scale", "A-int", "stride-set", "padding-0d",
         "split-k-0d", "problem-0d", "tile-0d", "construct-1d", "conv-pad-huge", "alpha-numpy-bool", "beta-complex",
-        "slope-complex"])
+        "slope-complex", "kernel-source-int", "build-jobs-huge", "build-cc-str", "binding-module-int",
+        "pytorch-cc-huge", "pytorch-sourcedir-int", "select-bias-str", "conv-compile-stride-0",
+        "conv-compile-geometry-twice", "cai-empty"])
 def test_odd_arguments_are_errors_of_cuforge_not_of_python(call, says):
     with pytest.raises(cuforge.Error, match=says):
         call()
@@ -368,3 +384,9 @@ def test_a_refused_compile_leaves_the_tile_unpinned(plan, arguments):
     with pytest.raises(cuforge.InvalidArgumentError):
         p.compile(p.tile_descriptions()[0], **arguments)
     assert p.tile_description is None
+
+
+def test_a_tile_description_compares_unequal_to_other_types():
+    td = cuforge.TileDescription()
+    assert td != None and td != 5 and not (td == "128x128x64")  # noqa: E711
+    assert td in [None, td] and td == cuforge.TileDescription()

@@ -9,11 +9,14 @@
 from __future__ import annotations
 
 from .. import _core
+from .._core import InvalidArgumentError
 from .torch_extension import pytorch
 
 
 def kernel_source(name: str) -> str:
     """The complete CUDA source of a catalog kernel, by name (``cuforge list`` names them)."""
+    if not isinstance(name, str):
+        raise InvalidArgumentError(f"name: expected a kernel's name (a string), got {type(name).__name__}")
     return _core.emit(name)
 
 
@@ -44,6 +47,8 @@ class Operation:
 
     def pytorch_binding(self, module: str) -> str:
         """The C++ source that registers the kernel as the operators torch.ops.<module>.*."""
+        if not isinstance(module, str):
+            raise InvalidArgumentError(f"module: expected a module name (a string), got {type(module).__name__}")
         return self._plan.pytorch_binding(self._chosen, module, self._settings)
 
     def __repr__(self) -> str:

@@ -112,7 +112,8 @@ def _remove_stale_staging(root: Path) -> None:
 
 
 # torch's own operator namespaces (and cuforge.ops'): a module of that name would clash with them.
-_RESERVED_NAMESPACES = {"aten", "prim", "prims", "quantized", "_quantized", "profiler", "cuda", "c10d", "cuforge"}
+_RESERVED_NAMESPACES = {"aten", "prim", "prims", "quantized", "_quantized", "profiler", "cuda", "c10d", "cuforge",
+                        "torch"}
 
 
 def _check_namespace_free(name: str) -> None:
@@ -222,9 +223,11 @@ def pytorch(op, name: str, cc: int | None = None, jit: bool = False, sourcedir: 
                                    f"{type(op).__name__}")
     if not isinstance(name, str):
         raise InvalidArgumentError(f"name: expected a string, got {type(name).__name__}")
-    cc = op.cc if cc is None else cc
-    if isinstance(cc, bool) or not isinstance(cc, int):
-        raise InvalidArgumentError(f"cc: expected an integer compute capability (90), got {cc!r}")
+    from ..op.plan import capability  # the plans import this module: imported on use
+
+    cc = op.cc if cc is None else capability(cc, "cc")
+    if not isinstance(sourcedir, (str, os.PathLike)):
+        raise InvalidArgumentError(f"sourcedir: expected a directory path, got {type(sourcedir).__name__}")
     binding = op.pytorch_binding(name)  # checks the name
     if jit and importlib.util.find_spec("torch") is None:
         raise ToolchainError("jit=True builds the module with torch.utils.cpp_extension, and torch is not installed; "

@@ -188,7 +188,7 @@ class Conv2d(Plan):
         allocations; C a bias when ``bias``). Compiles nothing."""
         extents = [integer(v, name, 1) for v, name in zip((N, H, W, C, K, R, S), "NHWCKRS")]
         return self._plan.select(extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
-                                 _pair(dilation, "dilation", 1), bool(bias)).name
+                                 _pair(dilation, "dilation", 1), flag(bias, "bias")).name
 
     def candidates(self, N: int, H: int, W: int, C: int, K: int, R: int, S: int, stride=(1, 1), padding=(0, 0),
                    dilation=(1, 1), bias: bool = False, *, top: int | None = None) -> list:
@@ -197,7 +197,7 @@ class Conv2d(Plan):
         first ``top`` only where given. Autotuning times the first ``autotune_candidates``. Compiles nothing."""
         extents = [integer(v, name, 1) for v, name in zip((N, H, W, C, K, R, S), "NHWCKRS")]
         return ranked_top(self._plan.candidates(extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
-                                                _pair(dilation, "dilation", 1), bool(bias)), top)
+                                                _pair(dilation, "dilation", 1), flag(bias, "bias")), top)
 
     def profile(self, N: int, H: int, W: int, C: int, K: int, R: int, S: int, stride=(1, 1), padding=(0, 0),
                 dilation=(1, 1), *, top: int = 6, filter: str | None = None, jobs: int | None = None,
@@ -234,22 +234,28 @@ class Conv2d(Plan):
                                alignments(alignment_A, alignment_B, alignment_C))
 
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
-                print_module: bool = False, *, problems=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
+                print_module: bool = False, *, problems=None, stride=None, padding=None, dilation=None,
                 jobs: int | None = None, bias: bool | None = None):
         """Build the plan's kernel now (or find it in the disk cache): for the plan's tensors if it
-        holds them (with ``stride``, ``padding`` and ``dilation``), else for a ResNet-50 3 x 3 layer.
-        ``problems``, a list of ((N, H, W, C, K, R, S), stride, padding, dilation), builds each one's
-        kernel in parallel; ``bias``: the runs' C is a bias of one value per channel (by default, when
-        the plan's own C is); ``alignment_A/B/C`` cap the vectors its kernels load along each operand's
-        channels. Later runs use the kernels for every problem they can run. Returns the kernel's name,
-        library path and whether the cache had it (a list for ``problems``)."""
+        holds them, else for a ResNet-50 3 x 3 layer, with ``stride``, ``padding`` and ``dilation``
+        where given (else unit stride and dilation, and no padding, or the layer's). ``problems``, a
+        list of ((N, H, W, C, K, R, S), stride, padding, dilation), builds each one's kernel in
+        parallel; ``bias``: the runs' C is a bias of one value per channel (by default, when the plan's
+        own C is); ``alignment_A/B/C`` cap the vectors its kernels load along each operand's channels.
+        Later runs use the kernels for every problem they can run. Returns the kernel's name, library
+        path and whether the cache had it (a list for ``problems``)."""
         caps = alignments(alignment_A, alignment_B, alignment_C)
         single = problems is None
+        given = (stride, padding, dilation)
         if single:
             if self.A is not None and self.B is not None and self.D is not None:
-                problems = [(self._extents(self.A, self.B, self.D), stride, padding, dilation)]
+                extents, geometry = self._extents(self.A, self.B, self.D), ((1, 1), (0, 0), (1, 1))
             else:
-                problems = [self._core_class.default_problem]
+                extents, *geometry = self._core_class.default_problem
+            problems = [(extents, *(g if g is not None else default for g, default in zip(given, geometry)))]
+        elif any(g is not None for g in given):
+            raise InvalidArgumentError("stride, padding, dilation: each of problems gives its own (extents, stride, "
+                                       "padding, dilation)")
         shapes = []
         for problem in problem_list(problems, "((N, H, W, C, K, R, S), stride, padding, dilation)", (4,)):
             extents, s, p, d = problem

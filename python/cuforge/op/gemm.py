@@ -110,7 +110,7 @@ class Gemm(Plan):
         the class, else a kernel compile() built that can run it, else the selection's choice. Compiles
         nothing."""
         return self._plan.select(integer(M, "M"), integer(N, "N"), integer(K, "K"), integer(batch, "batch"),
-                                 bool(bias), alignments(alignment_A, alignment_B, alignment_C)).name
+                                 flag(bias, "bias"), alignments(alignment_A, alignment_B, alignment_C)).name
 
     def candidates(self, M: int, N: int, K: int, batch: int = 1, bias: bool = False, *, top: int | None = None,
                    alignment_A=None, alignment_B=None, alignment_C=None) -> list:
@@ -119,7 +119,7 @@ class Gemm(Plan):
         ``top`` only where given. Autotuning times the first ``autotune_candidates`` of these; select()
         returns the first unless the tuning record or compile() chose another. Compiles nothing."""
         return ranked_top(self._plan.candidates(integer(M, "M"), integer(N, "N"), integer(K, "K"),
-                                                integer(batch, "batch"), bool(bias),
+                                                integer(batch, "batch"), flag(bias, "bias"),
                                                 alignments(alignment_A, alignment_B, alignment_C)), top)
 
     def _scales(self, scale_a, scale_b, alpha):

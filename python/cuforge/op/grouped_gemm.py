@@ -71,7 +71,7 @@ class GroupedGemm(Plan):
         ragged: their sizes stay on the device), which favours tiles of fewer rows; ``bias``: C is a
         bias row (N) per group."""
         return self._plan.select(integer(groups, "groups"), integer(M, "M"), integer(N, "N"), integer(K, "K"),
-                                 alignments(alignment_A, alignment_B, alignment_C), bool(ragged), bool(bias)).name
+                                 alignments(alignment_A, alignment_B, alignment_C), flag(ragged, "ragged"), flag(bias, "bias")).name
 
     def candidates(self, groups: int, M: int, N: int, K: int, *, top: int | None = None, alignment_A=None,
                    alignment_B=None, alignment_C=None, ragged: bool = False, bias: bool = False) -> list:
@@ -80,7 +80,7 @@ class GroupedGemm(Plan):
         only where given. Autotuning times the first ``autotune_candidates``. Compiles nothing."""
         return ranked_top(self._plan.candidates(integer(groups, "groups"), integer(M, "M"), integer(N, "N"),
                                                 integer(K, "K"), alignments(alignment_A, alignment_B, alignment_C),
-                                                bool(ragged), bool(bias)), top)
+                                                flag(ragged, "ragged"), flag(bias, "bias")), top)
 
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
                 print_module: bool = False, *, groups: int | None = None, M: int | None = None,
@@ -110,7 +110,7 @@ class GroupedGemm(Plan):
             for problem in problem_list(problems, "(groups, M, N, K)", (4,)):
                 shapes.append(tuple(integer(v, name) for v, name in zip(problem, ("groups", "M", "N", "K"))))
             build = partial(self._plan.compile, shapes, alignments(alignment_A, alignment_B, alignment_C),
-                            jobs_count(jobs), bool(ragged), self._bias(bias))
+                            jobs_count(jobs), flag(ragged, "ragged"), self._bias(bias))
         built = self._pinned_build(tile_description, build)
         if print_module:
             for r in built:
