@@ -121,10 +121,12 @@ def cache_dir() -> str:
 
 
 __all__ = [
-    "Activation", "CUTLASS_PATH", "CacheError", "CompilationError", "ConvMode", "DataType", "DataTypeError", "Decomposition", "DeviceError",
-    "EpilogueScheduleType", "Error", "KernelKind", "InvalidArgumentError", "KernelScheduleType", "LayoutType", "MathInstruction", "MathOperation",
-    "IteratorAlgorithm", "MemoryPool", "OpcodeClass", "TileDescription", "TileSchedulerType", "ToolchainError", "build", "cache_clear", "cache_dir", "cache_info",
-    "cache_verify", "check_cuda_versions", "compile_statistics", "cuda_install_path", "cutlass_path", "device_cc",
-    "device_count", "device_id", "emit", "epilogue", "get_memory_pool", "list_gemms", "logger", "nvcc_version", "op",
-    "set_log_level", "shape", "swizzle", "toolchain", "use_rmm",
+    "Activation", "build", "cache_clear", "cache_dir", "cache_info", "cache_verify", "CacheError",
+    "check_cuda_versions", "CompilationError", "compile_statistics", "ConvMode", "cuda_install_path",
+    "CUTLASS_PATH", "cutlass_path", "DataType", "DataTypeError", "Decomposition", "device_cc", "device_count",
+    "device_id", "DeviceError", "emit", "epilogue", "EpilogueScheduleType", "Error", "get_memory_pool",
+    "InvalidArgumentError", "IteratorAlgorithm", "KernelKind", "KernelScheduleType", "LayoutType", "list_gemms",
+    "logger", "MathInstruction", "MathOperation", "MemoryPool", "nvcc_version", "op", "OpcodeClass",
+    "set_log_level", "shape", "swizzle", "TileDescription", "TileSchedulerType", "toolchain", "ToolchainError",
+    "tuning_record", "tuning_record_clear", "use_rmm",
 ]

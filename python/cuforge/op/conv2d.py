@@ -9,7 +9,7 @@ import numbers
 import sys
 
 from .. import _core, swizzle
-from ..emit import Operation, kernel_source
+from ..emit import Operation
 from .._core import InvalidArgumentError, IteratorAlgorithm, KernelKind, LayoutType
 from ..arrays import current_stream, describe
 from .plan import Plan, alignments, enum_value, fixed_items, flag, integer, jobs_count, problem_list, ranked_top
@@ -265,10 +265,7 @@ class Conv2d(Plan):
             shapes.append(([integer(v, name, 1) for v, name in zip(checked, "NHWCKRS")], _pair(s, "stride", 1),
                            _pair(p, "padding", 0), _pair(d, "dilation", 1)))
         built = self._pinned_build(tile_description, partial(self._plan.compile, shapes, jobs_count(jobs),
-                                                             self._bias(bias), caps))
-        if print_module:
-            for r in built:
-                print(kernel_source(r["name"]))
+                                                             self._bias(bias), caps), print_module)
         return built[0] if single else built
 
     def run(self, A=None, B=None, C=None, D=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), alpha=None,
@@ -305,11 +302,7 @@ class Conv2d(Plan):
                                                  splits, parallel))
         handle = self._plan.run(descs[0], descs[1], None if C is None else descs[2], descs[3], *geometry, alpha,
                                 beta, splits, parallel, s, on_complete)
-        if print_module and self.last_kernel:
-            print(kernel_source(self.last_kernel))
-        if sync:
-            handle.sync()
-        return handle
+        return self._finished(handle, print_module, sync)
 
 
 class Conv2dFprop(Conv2d):

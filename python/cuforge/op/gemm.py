@@ -7,7 +7,7 @@ from functools import partial
 import numbers
 
 from .. import _core
-from ..emit import Operation, kernel_source
+from ..emit import Operation
 from .._core import DataType, InvalidArgumentError
 from ..arrays import current_stream, describe
 from .plan import Plan, alignments, flag, integer, jobs_count, problem_list, ranked_top, scalar
@@ -177,10 +177,7 @@ class Gemm(Plan):
                 shapes.append((integer(m, "M"), integer(n, "N"), integer(k, "K"), integer(b, "batch"), bias))
             build = partial(self._plan.compile, shapes, alignments(alignment_A, alignment_B, alignment_C),
                             jobs_count(jobs))
-        built = self._pinned_build(tile_description, build)
-        if print_module:
-            for r in built:
-                print(kernel_source(r["name"]))
+        built = self._pinned_build(tile_description, build, print_module)
         return built[0] if single else built
 
     def profile(self, M: int, N: int, K: int, batch: int = 1, *, top: int = 6, filter: str | None = None,
@@ -272,8 +269,4 @@ class Gemm(Plan):
                 operands, descs, s, copy_d_in=beta != 0,
                 check=lambda d: self._plan.check(*self._folded(d, C), alpha, beta))
         handle = self._plan.run(*self._folded(descs, C), alpha, beta, s, on_complete, *scales)
-        if print_module and self.last_kernel:
-            print(kernel_source(self.last_kernel))
-        if sync:
-            handle.sync()
-        return handle
+        return self._finished(handle, print_module, sync)

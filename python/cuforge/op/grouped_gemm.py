@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import partial
 
 from .. import _core
-from ..emit import Operation, kernel_source
+from ..emit import Operation
 from .._core import DataTypeError, InvalidArgumentError
 from ..arrays import completion, current_stream, describe, stage
 from .plan import Plan, alignments, flag, integer, jobs_count, problem_list, ranked_top
@@ -111,10 +111,7 @@ class GroupedGemm(Plan):
                 shapes.append(tuple(integer(v, name) for v, name in zip(problem, ("groups", "M", "N", "K"))))
             build = partial(self._plan.compile, shapes, alignments(alignment_A, alignment_B, alignment_C),
                             jobs_count(jobs), flag(ragged, "ragged"), self._bias(bias))
-        built = self._pinned_build(tile_description, build)
-        if print_module:
-            for r in built:
-                print(kernel_source(r["name"]))
+        built = self._pinned_build(tile_description, build, print_module)
         return built[0] if single else built
 
     def _problem(self, groups, M, N, K, caller: str) -> tuple:
@@ -202,11 +199,7 @@ class GroupedGemm(Plan):
             if any(d is None and x is not None for name in lists for x, d in zip(lists[name], descs[name])):
                 on_complete = self._stage_host_lists(lists, descs, s, alpha, beta)
             handle = self._plan.run(descs["A"], descs["B"], descs["C"], descs["D"], alpha, beta, s, on_complete)
-        if print_module and self.last_kernel:
-            print(kernel_source(self.last_kernel))
-        if sync:
-            handle.sync()
-        return handle
+        return self._finished(handle, print_module, sync)
 
     def _as_on_device(self, lists, descs) -> dict:
         """The lists' descriptors with their host arrays described as if on the plan's device, for the

@@ -18,7 +18,7 @@ from .._core import (
     TileDescription,
 )
 from ..arrays import completion, describe, host_descriptor, stage
-from ..emit import Operation
+from ..emit import Operation, kernel_source
 from ..dtypes import bool_or_complex, is_bool, to_datatype
 
 
@@ -314,6 +314,15 @@ class Plan:
                 copies.append((name, buf, host))
         return out, completion(copies)
 
+    def _finished(self, handle, print_module: bool, sync: bool):
+        """A run's handle, once the source of the kernel that ran is printed (``print_module``, the
+        CUTLASS Python interface's) and the run waited for (``sync``)."""
+        if print_module and self.last_kernel:
+            print(kernel_source(self.last_kernel))
+        if sync:
+            handle.sync()
+        return handle
+
     def _construct(self, tile_description, *problem) -> Operation:
         """construct(): the kernel the core plan selects for `problem`, as an Operation. With a tile
         description the choice is made by a new core plan of the same types and settings with that
@@ -335,19 +344,23 @@ class Plan:
         value = flag(value, name)
         self._update(lambda s: setattr(s, name, value))
 
-    def _pinned_build(self, tile_description, build):
+    def _pinned_build(self, tile_description, build, print_module: bool) -> list:
         """compile()'s build, its arguments checked, with ``tile_description`` pinned first (for good, as the
-        setter pins it). Where the core refuses the build's arguments, the tile is unpinned again (the
+        setter pins it), each kernel's source printed after it with ``print_module`` (the CUTLASS Python
+        interface's). Where the core refuses the build's arguments, the tile is unpinned again (the
         kernels compiled before are then the disk cache's to find)."""
-        if tile_description is None:
-            return build()
         previous = self._plan.settings
-        self.tile_description = tile_description
+        if tile_description is not None:
+            self.tile_description = tile_description
         try:
-            return build()
+            built = build()
         except (InvalidArgumentError, DataTypeError):
             self._plan.settings = previous
             raise
+        if print_module:
+            for r in built:
+                print(kernel_source(r["name"]))
+        return built
 
     def _update(self, change):
         """Applies `change` to a copy of the settings and gives it to the core, which checks it whole:
