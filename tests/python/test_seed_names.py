@@ -165,3 +165,21 @@ def test_visitor_args_are_refused_by_name():
     A, B, D = (FakeDeviceArray((64, 64), np.float16, ptr=0x1_0000_0000 * (i + 1)) for i in range(3))
     with pytest.raises(cuforge.InvalidArgumentError, match="^visitor_args: epilogue visitor trees are not offered"):
         plan.run(A, B, None, D, visitor_args={"bias": None})
+
+
+def test_a_misspelt_setting_is_refused_with_the_likely_one():
+    plan = sm90_plan()
+    with pytest.raises(AttributeError, match="^Gemm has no setting 'activaton'; did you mean 'activation'\\?"):
+        plan.activaton = cutlass.epilogue.relu
+    assert plan.activation == cutlass.epilogue.identity
+    conv = cutlass.op.Conv2dFprop(element=np.float16)
+    with pytest.raises(AttributeError, match="did you mean 'swizzling_stride'"):
+        conv.swizzle_stride = 2
+    plan.A, plan.alpha = np.ones((4, 4), np.float16), 2.0  # what runs default to stays settable
+
+
+def test_epilogue_visitors_are_refused_by_name():
+    plan = sm90_plan()
+    assert plan.epilogue_visitor is None
+    with pytest.raises(cuforge.InvalidArgumentError, match="^epilogue_visitor: epilogue visitor trees are not offered"):
+        plan.epilogue_visitor = lambda accum: accum

@@ -4,6 +4,7 @@ tensors, the settings, and the reading of Python values (enums, integers, scalar
 from __future__ import annotations
 
 import copy
+import difflib
 import numbers
 
 from .. import _core, epilogue
@@ -209,6 +210,17 @@ class Plan:
     """
 
     _core_class = None  # the core plan a subclass wraps
+    # What a plan holds besides its properties: the operands and scalars runs default to.
+    _FIELDS = frozenset({"A", "B", "C", "D", "alpha", "beta"})
+
+    def __setattr__(self, name, value):
+        # A misspelt setting (plan.activaton = relu) is refused, not kept unread.
+        if not name.startswith("_") and name not in Plan._FIELDS and not hasattr(type(self), name):
+            known = [n for n in dir(type(self)) if not n.startswith("_")] + sorted(Plan._FIELDS)
+            close = difflib.get_close_matches(name, known, n=1)
+            raise AttributeError(f"{type(self).__name__} has no setting {name!r}"
+                                 + (f"; did you mean {close[0]!r}?" if close else ""))
+        super().__setattr__(name, value)
 
     def __init__(self, A=None, B=None, C=None, D=None, alpha=1.0, beta=0.0, element_accumulator=None,
                  element=None, layout=None, element_A=None, element_B=None, element_C=None, element_D=None,
@@ -433,6 +445,17 @@ class Plan:
             s.math = MathOperation.multiply_add_fast_accum if value else None
 
         self._update(change)
+
+    @property
+    def epilogue_visitor(self) -> None:
+        """The CUTLASS Python interface's epilogue visitor trees are not offered (None): fuse an
+        activation (plan.activation) and give C as a bias row instead."""
+        return None
+
+    @epilogue_visitor.setter
+    def epilogue_visitor(self, visitor):
+        raise InvalidArgumentError("epilogue_visitor: epilogue visitor trees are not offered; fuse an activation "
+                                   "(plan.activation) and give C as a bias row")
 
     @property
     def activation(self) -> epilogue.ActivationFunction:
