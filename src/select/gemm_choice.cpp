@@ -360,9 +360,9 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
     defaulted.element_accumulator.reset();
     const bool accumulator = t.element_accumulator && !catalog_rows(defaulted, arch, s, kind).empty();
     throw InvalidArgumentError(fmt::format(
-        "no sm{} {} kernel computes A {} x B {} with {} accumulation into C {} / D {}{}{}: {}see `cuforge list` for "
+        "no sm{} {} kernel{} computes A {} x B {} with {} accumulation into C {} / D {}{}{}: {}see `cuforge list` for "
         "what the catalog offers",
-        arch, kind_words(kind), to_string(t.element_a), to_string(t.element_b), to_string(t.accumulator()), to_string(t.element_c),
+        arch, kind_words(kind), arch < 90 && catalog_rows(t, 90, s, kind).empty() ? " (nor any sm90 one)" : "", to_string(t.element_a), to_string(t.element_b), to_string(t.accumulator()), to_string(t.element_c),
         to_string(t.element_d), s.opclass ? fmt::format(", opcode class {}", to_string(*s.opclass)) : "",
         s.math ? fmt::format(", math {}", to_string(*s.math)) : "",
         accumulator ? fmt::format("element_accumulator {} is the one without kernels (the default, {}, has some); ",
