@@ -70,12 +70,29 @@ void remove_atomically(const fs::path& dir) {
   if (ec) throw CacheError(fmt::format("cannot remove {}: {}", aside.string(), ec.message()));
 }
 
-uint64_t directory_bytes(const fs::path& dir) {
+// The bytes of the cache's own files under `path`: a symbolic link counts as itself, never as what it
+// points at (a link to /usr is not gigabytes of cache), and what cannot be read is skipped.
+uint64_t directory_bytes(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return 0;
+  if (!S_ISDIR(st.st_mode)) return S_ISREG(st.st_mode) || S_ISLNK(st.st_mode) ? uint64_t(st.st_size) : 0;
   uint64_t total = 0;
   std::error_code ec;
-  for (const auto& f : fs::recursive_directory_iterator(dir, ec))
-    if (f.is_regular_file(ec)) total += f.file_size(ec);
+  for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec))
+    if (::lstat(it->path().c_str(), &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+      total += uint64_t(st.st_size);
   return total;
+}
+
+// The entry's JSON, or nullopt when it cannot be read or parsed (`why` says which).
+std::optional<nlohmann::json> entry_json(const fs::path& dir, std::string* why = nullptr) {
+  try {
+    return read_json(dir / "entry.json");
+  } catch (const CacheError& e) {
+    if (why) *why = e.what();
+    return std::nullopt;
+  }
 }
 
 // The string field of an entry, or why it is missing or of the wrong type.
@@ -141,15 +158,18 @@ std::optional<std::string> KernelCache::problem_with(const fs::path& dir, const 
     if (S_ISLNK(st.st_mode)) return fmt::format("{} is a symbolic link", p.filename().string());
     if (st.st_uid != ::geteuid()) return fmt::format("{} belongs to another user (uid {})", p.filename().string(), st.st_uid);
     if (st.st_mode & 0022) return fmt::format("{} is writable by other users", p.filename().string());
+    // A FIFO would block the checksum's reader, a device feed it without end.
+    if (p != dir && !S_ISREG(st.st_mode)) return fmt::format("{} is not a regular file", p.filename().string());
   }
-  auto entry = nlohmann::json::parse(read_file_or_empty(dir / "entry.json"), nullptr, false);
-  if (entry.is_discarded() || !entry.is_object()) return std::string("entry.json is unreadable");
   std::string why;
-  auto recorded_key = field<std::string>(entry, "key", why);
-  auto name = field<std::string>(entry, "name", why);
-  auto library_bytes = field<uint64_t>(entry, "library_bytes", why);
-  auto library_xxh3 = field<std::string>(entry, "library_xxh3", why);
-  auto source_xxh3 = field<std::string>(entry, "source_xxh3", why);
+  auto entry = entry_json(dir, &why);
+  if (!entry) return fmt::format("entry.json is unreadable ({})", why);
+  if (!entry->is_object()) return std::string("entry.json is unreadable (not a JSON object)");
+  auto recorded_key = field<std::string>(*entry, "key", why);
+  auto name = field<std::string>(*entry, "name", why);
+  auto library_bytes = field<uint64_t>(*entry, "library_bytes", why);
+  auto library_xxh3 = field<std::string>(*entry, "library_xxh3", why);
+  auto source_xxh3 = field<std::string>(*entry, "source_xxh3", why);
   if (!why.empty()) return why;
   if (*recorded_key != key) return std::string("entry.json names another key");
   auto library = file_digest(dir / "kernel.so");
@@ -175,9 +195,9 @@ std::optional<CacheEntry> KernelCache::find(const std::string& key) const {
     remove_atomically(dir);
     return std::nullopt;
   }
-  auto entry = nlohmann::json::parse(read_file_or_empty(dir / "entry.json"), nullptr, false);
+  auto entry = entry_json(dir);
   ::utimensat(AT_FDCWD, dir.c_str(), nullptr, 0);  // touch: least recently used entries are pruned first
-  return CacheEntry{key, entry.value("name", ""), dir};
+  return CacheEntry{key, entry ? entry->value("name", "") : "", dir};
 }
 
 KernelCache::Build::~Build() {
@@ -210,11 +230,14 @@ std::unique_ptr<KernelCache::Build> KernelCache::begin_build(const std::string& 
 
 void KernelCache::reclaim_staging() const {
   std::error_code ec;
+  if (!fs::exists(root_ / "staging", ec)) return;
+  // A prune may come before any build made the lock directory.
+  const fs::path locks = private_dir(root_ / "locks");
   for (const auto& e : fs::directory_iterator(root_ / "staging", ec)) {
     const std::string name = e.path().filename().string();
     const std::string key = name.substr(0, name.find('.'));
     // A builder of the key holds its lock; a free lock means the build died (or its process did).
-    int fd = lock_file(root_ / "locks" / (key + ".lock"), LockMode::exclusive, /*wait=*/false);
+    int fd = lock_file(locks / (key + ".lock"), LockMode::exclusive, /*wait=*/false);
     if (fd < 0) continue;
     std::error_code removed;
     fs::remove_all(e.path(), removed);
@@ -270,20 +293,20 @@ fs::path KernelCache::keep_failed(const std::string& key, Build& build) const {
 CacheInfo KernelCache::info() const {
   check_root();
   CacheInfo info{root_};
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(root_ / "kernels", ec)) {
-    if (!is_entry_name(e.path())) continue;
-    ++info.entries;
-    info.bytes += directory_bytes(e.path());
-  }
-  for (const auto& e : fs::directory_iterator(root_ / "staging", ec)) {
-    ++info.staging;
-    info.staging_bytes += directory_bytes(e.path());
-  }
-  for (const auto& e : fs::directory_iterator(root_ / "failed", ec)) {
-    ++info.failed;
-    info.failed_bytes += directory_bytes(e.path());
-  }
+  // What is in one of the cache's directories; one replaced by a link is not the cache's to size.
+  auto tally = [&](const char* name, size_t& count, uint64_t& bytes) {
+    struct stat st {};
+    if (::lstat((root_ / name).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(root_ / name, ec)) {
+      if (!is_entry_name(e.path())) continue;
+      ++count;
+      bytes += directory_bytes(e.path());
+    }
+  };
+  tally("kernels", info.entries, info.bytes);
+  tally("staging", info.staging, info.staging_bytes);
+  tally("failed", info.failed, info.failed_bytes);
   return info;
 }
 
@@ -297,10 +320,9 @@ std::vector<CacheCheck> KernelCache::verify() const {
   for (const auto& e : fs::directory_iterator(root_ / "kernels", ec)) {
     if (!is_entry_name(e.path())) continue;
     std::string key = e.path().filename().string();
-    auto entry = nlohmann::json::parse(read_file_or_empty(e.path() / "entry.json"), nullptr, false);
-    auto name = entry.is_object() ? entry.find("name") : entry.end();
-    checks.push_back({key, name != entry.end() && name->is_string() ? name->get<std::string>() : "",
-                      problem_with(e.path(), key).value_or("")});
+    const auto entry = entry_json(e.path());
+    const bool named = entry && entry->is_object() && entry->contains("name") && entry->at("name").is_string();
+    checks.push_back({key, named ? entry->at("name").get<std::string>() : "", problem_with(e.path(), key).value_or("")});
   }
   return checks;
 }

@@ -3,31 +3,85 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "cuforge/core/error.hpp"
 
 namespace cuforge::compile {
 namespace fs = std::filesystem;
 
+namespace {
+
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+}  // namespace
+
 std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CacheError(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  // Opened without blocking and checked through the descriptor: opening a FIFO to read waits for a
+  // writer, and a check made before the open could be of another file.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw CacheError(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+  struct stat st {};
+  std::string why;
+  if (::fstat(fd, &st) != 0)
+    why = std::strerror(errno);
+  else if (!S_ISREG(st.st_mode))
+    why = fmt::format("it is {}, not a regular file", kind_of(st.st_mode));
+  else if (uint64_t(st.st_size) > kMaxFileBytes)
+    why = fmt::format("it holds {} bytes, more than the {} MiB a file of the cache may", st.st_size, kMaxFileBytes >> 20);
+  std::string text;
+  if (why.empty()) {
+    text.reserve(size_t(st.st_size));
+    // Read to its end, or to one byte past the limit: a file that grows meanwhile is caught too.
+    char buffer[1 << 16];
+    while (text.size() <= kMaxFileBytes) {
+      const ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) why = std::strerror(errno);
+      if (n <= 0) break;
+      text.append(buffer, size_t(n));
+    }
+    if (text.size() > kMaxFileBytes)
+      why = fmt::format("it holds more than the {} MiB a file of the cache may", kMaxFileBytes >> 20);
+  }
+  ::close(fd);
+  if (!why.empty()) throw CacheError(fmt::format("cannot read {}: {}", path.string(), why));
+  return text;
 }
 
 std::string read_file_or_empty(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  if (in) ss << in.rdbuf();
-  return ss.str();
+  try {
+    return read_file(path);
+  } catch (const CacheError&) {
+    return "";
+  }
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  const std::string text = read_file(path);
+  // Refused as it is parsed, before a deep document exists to be copied or destroyed.
+  const nlohmann::json::parser_callback_t refuse_deep = [&](int depth, nlohmann::json::parse_event_t event,
+                                                            nlohmann::json&) {
+    if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
+        depth >= kMaxJsonDepth)
+      throw CacheError(fmt::format("{} nests deeper than {} levels", path.string(), kMaxJsonDepth));
+    return true;
+  };
+  try {
+    return nlohmann::json::parse(text, refuse_deep);
+  } catch (const nlohmann::json::exception& e) {
+    throw CacheError(fmt::format("{} is not JSON: {}", path.string(), e.what()));
+  }
 }
 
 void write_file_durably(const fs::path& path, std::string_view text) {

@@ -3,16 +3,30 @@
 // holds a key).
 #pragma once
 
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <string_view>
 
 namespace cuforge::compile {
 
-// The file's bytes; throws CacheError when it cannot be read.
+// The most a file read whole may hold: far above any entry.json, tuning record, digest or log, and
+// a bound on what a file replaced by a link to /dev/zero can make a reader take in.
+inline constexpr size_t kMaxFileBytes = size_t(64) << 20;
+// The deepest nesting a JSON file of the cache may have (its own are two or three levels deep):
+// nlohmann's copies and destructors recurse once per level, so a deeper file would overflow the stack.
+inline constexpr int kMaxJsonDepth = 32;
+
+// The file's bytes; throws CacheError when it cannot be read, is not a regular file once links are
+// followed (a FIFO would block the reader, a device never end) or holds more than kMaxFileBytes.
 std::string read_file(const std::filesystem::path& path);
-// The file's bytes, or "" when it cannot be read (logs that are best-effort).
+// The file's bytes, or "" when read_file would throw (logs that are best-effort).
 std::string read_file_or_empty(const std::filesystem::path& path);
+// The file's JSON document, read by read_file; throws CacheError when it is not JSON or nests
+// deeper than kMaxJsonDepth.
+nlohmann::json read_json(const std::filesystem::path& path);
 
 // Writes the file (mode 0600) and fsyncs it; throws CacheError saying what failed (a full disk...).
 void write_file_durably(const std::filesystem::path& path, std::string_view text);

@@ -8,8 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "cuforge/core/error.hpp"
 
@@ -17,6 +19,8 @@ extern char** environ;
 
 namespace cuforge::compile {
 namespace {
+
+int exit_status(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
 
 // In the supervisor: kill every process of its group, itself included.
 void kill_group(int) { ::kill(0, SIGKILL); }
@@ -76,7 +80,25 @@ int wait_process(pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return exit_status(status);
+}
+
+std::optional<int> wait_process(pid_t pid, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    int status = 0;
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) return exit_status(status);
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(-pid, SIGKILL);  // the supervisor's group: the command and everything it started
+      wait_process(pid);
+      return std::nullopt;
+    }
+    // Polled, at most 50 ms apart: the waits this serves are short probes, not builds.
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
 }
 
 int run_process(const std::vector<std::string>& argv, const std::filesystem::path& log) {

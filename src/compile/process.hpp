@@ -5,7 +5,9 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,9 @@ pid_t start_process(const std::vector<std::string>& argv, const std::filesystem:
                     const std::vector<std::string>& env = {});
 // Waits for a process started by start_process; returns its exit status (128 + signal if killed).
 int wait_process(pid_t pid);
+// Waits at most `timeout`; past it, kills the process's whole group (what it started too) and
+// returns nullopt.
+std::optional<int> wait_process(pid_t pid, std::chrono::milliseconds timeout);
 int run_process(const std::vector<std::string>& argv, const std::filesystem::path& log);
 
 }  // namespace cuforge::compile

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <iterator>
 #include <fstream>
@@ -51,17 +52,28 @@ fs::path find_nvcc() {
       "toolkit 12.4 or newer and set CUDA_INSTALL_PATH to it");
 }
 
-// The toolkit's version: its version.json, else what `nvcc --version` says ("V13.0.88").
-std::string cuda_version_of(const fs::path& nvcc) {
+// The toolkit's version: its version.json, else what `nvcc --version` says ("V13.0.88") within
+// `timeout` (an nvcc that hangs would hang every compile).
+std::string cuda_version_of(const fs::path& nvcc, std::chrono::milliseconds timeout) {
   fs::path json = nvcc.parent_path().parent_path() / "version.json";
-  auto doc = nlohmann::json::parse(read_file_or_empty(json), nullptr, false);
+  nlohmann::json doc;
+  try {
+    doc = read_json(json);
+  } catch (const CacheError&) {
+    // No readable version.json: nvcc says.
+  }
   if (doc.is_object() && doc.contains("cuda") && doc["cuda"].is_object() && doc["cuda"].contains("version") &&
       doc["cuda"]["version"].is_string())
     return doc["cuda"]["version"].get<std::string>();
   fs::path log = fs::temp_directory_path() / fmt::format("cuforge-nvcc-version-{}.txt", ::getpid());
-  std::string text = run_process({nvcc.string(), "--version"}, log) == 0 ? read_file_or_empty(log) : "";
+  const std::optional<int> status = wait_process(start_process({nvcc.string(), "--version"}, log), timeout);
+  std::string text = status == 0 ? read_file_or_empty(log) : "";
   std::error_code ec;
   fs::remove(log, ec);
+  if (!status)
+    throw ToolchainError(fmt::format("{} --version did not finish within {:.1f} s and was killed: point "
+                                     "CUDA_INSTALL_PATH or PATH at a working CUDA toolkit",
+                                     nvcc.string(), std::chrono::duration<double>(timeout).count()));
   size_t at = text.rfind(", V");
   if (at == std::string::npos) return "unknown";
   return text.substr(at + 3, text.find_first_of(" \n", at + 3) - at - 3);
@@ -123,13 +135,13 @@ void set_default_cutlass_path(const fs::path& path) {
   g_default_cutlass = path;
 }
 
-const Toolchain& Toolchain::get() {
-  static std::unique_ptr<Toolchain> found;
-  std::lock_guard lock(g_mutex);
-  if (found) return *found;
+namespace {
+
+// What Toolchain::get and Toolchain::find return; the caller holds g_mutex.
+std::unique_ptr<Toolchain> search(std::chrono::milliseconds nvcc_timeout) {
   auto t = std::make_unique<Toolchain>();
   t->nvcc = find_nvcc();
-  t->cuda_version = cuda_version_of(t->nvcc);
+  t->cuda_version = cuda_version_of(t->nvcc, nvcc_timeout);
   struct stat st {};
   ::stat(t->nvcc.c_str(), &st);
   t->nvcc_identity = fmt::format("{}:{}:{}:{}", fs::weakly_canonical(t->nvcc).string(), st.st_size,
@@ -140,8 +152,21 @@ const Toolchain& Toolchain::get() {
     throw ToolchainError(fmt::format("the CUTLASS headers at {} are version {}, but cuforge's kernels are written for "
                                      "CUTLASS {}: pip install nvidia-cutlass==4.2.0.0 or point CUTLASS_PATH at a 4.2 tree",
                                      t->cutlass.string(), t->cutlass_version, kCutlassSeries));
-  found = std::move(t);
+  return t;
+}
+
+}  // namespace
+
+const Toolchain& Toolchain::get() {
+  static std::unique_ptr<Toolchain> found;
+  std::lock_guard lock(g_mutex);
+  if (!found) found = search(kNvccProbeTimeout);
   return *found;
+}
+
+Toolchain Toolchain::find(std::chrono::milliseconds nvcc_timeout) {
+  std::lock_guard lock(g_mutex);
+  return *search(nvcc_timeout);
 }
 
 std::vector<std::string> Toolchain::nvcc_compile_flags(Arch family, int target_cc) const {

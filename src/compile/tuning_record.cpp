@@ -22,9 +22,9 @@ Json read_entries(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return Json::object();
   try {
-    Json record = Json::parse(read_file(path));
+    const Json record = read_json(path);
     if (record.value("format", 0) == kFormat && record.contains("entries") && record["entries"].is_object())
-      return record["entries"];
+      return record.at("entries");
     log(LogLevel::warning, fmt::format("the tuning record {} is of another format: ignored (the next measurement "
                                        "rewrites it)", path.string()));
   } catch (const std::exception& e) {

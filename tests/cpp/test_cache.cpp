@@ -177,6 +177,27 @@ const Corruption kCorruptions[] = {
      "entry.json is unreadable"},
     {"entry.json garbage", [](const fs::path& e) { test::write_file(e / "entry.json", "{not json"); },
      "entry.json is unreadable"},
+    {"entry.json nested 100000 deep",  // otherwise sound: nlohmann's copies recurse per level
+     [](const fs::path& e) {
+       std::string text = test::read_file(e / "entry.json");
+       std::string deep = "\"padding\": ";
+       for (int i = 0; i < 100000; ++i) deep += "[";
+       text.insert(text.find('{') + 1, deep + std::string(100000, ']') + ",");
+       test::write_file(e / "entry.json", text);
+     },
+     "nests deeper than 32 levels"},
+    {"entry.json a FIFO",  // would block its reader
+     [](const fs::path& e) {
+       fs::remove(e / "entry.json");
+       ::mkfifo((e / "entry.json").c_str(), 0600);
+     },
+     "entry.json is not a regular file"},
+    {"library a FIFO",
+     [](const fs::path& e) {
+       fs::remove(e / "kernel.so");
+       ::mkfifo((e / "kernel.so").c_str(), 0600);
+     },
+     "kernel.so is not a regular file"},
     {"entry.json of another key",
      [](const fs::path& e) {
        std::string text = test::read_file(e / "entry.json");
@@ -356,6 +377,54 @@ TEST_F(CacheTest, PruneRemovesLeastRecentlyUsedEntries) {
   EXPECT_EQ(cache.prune(0), 1u);
   EXPECT_EQ(cache.info().entries, 0u);
   EXPECT_TRUE(children(cache.root() / "kernels").empty()) << "no leftovers (trash) after pruning";
+}
+
+// A prune before any build made locks/ still reclaims a dead build's staging (it creates locks/, private).
+TEST_F(CacheTest, PruneReclaimsDeadStagingBeforeAnyLockDirectoryExists) {
+  dead_staging(cache, kKey);
+  ASSERT_FALSE(fs::exists(cache.root() / "locks"));
+  EXPECT_EQ(cache.prune(0), 0u);
+  EXPECT_TRUE(children(cache.root() / "staging").empty()) << "the dead build's staging was kept";
+  EXPECT_EQ(test::mode_of(cache.root() / "locks"), 0700u);
+}
+
+// info() sizes the cache's own files: a link counts as itself, never as what it points at, and a
+// directory that cannot be read is skipped, not an error.
+TEST_F(CacheTest, InfoSizesOnlyTheCachesOwnFiles) {
+  TempDir outside;
+  test::write_file(outside / "big", std::string(1 << 20, 'x'));
+  publish(cache, kKey, kName, fake_library());
+  const uint64_t entry_bytes = cache.info().bytes;
+  fs::create_symlink(outside / "big", entry_dir() / "linked.so");
+  fs::create_directories(cache.root() / "staging");
+  fs::create_symlink(outside.path(), cache.root() / "staging" / (kKey + ".linked"));
+  fs::create_directories(cache.root() / "failed" / kKey / "closed");
+  fs::create_symlink("/", cache.root() / "failed" / "root");
+  test::write_file(cache.root() / "failed" / kKey / "closed" / "nvcc.log", std::string(1 << 20, 'x'));
+  ASSERT_EQ(::chmod((cache.root() / "failed" / kKey / "closed").c_str(), 0), 0);
+  if (::geteuid() == 0) {  // as another user, whom the mode keeps out (root reads anything)
+    for (const auto& e : fs::recursive_directory_iterator(tmp.path()))
+      ASSERT_EQ(::lchown(e.path().c_str(), kOtherUid, kOtherUid), 0) << e.path();
+    ASSERT_EQ(::chown(tmp.path().c_str(), kOtherUid, kOtherUid), 0);
+  }
+  GTEST_FLAG_SET(death_test_style, "fast");
+  EXPECT_EXIT(
+      {
+        if (::geteuid() == 0 && (::setgid(kOtherUid) != 0 || ::setuid(kOtherUid) != 0)) std::_Exit(3);
+        try {
+          auto info = cache.info();
+          std::fprintf(stderr, "entries %zu (%llu bytes), staging %zu (%llu bytes), failed %zu (%llu bytes)\n",
+                       info.entries, (unsigned long long)info.bytes, info.staging,
+                       (unsigned long long)info.staging_bytes, info.failed, (unsigned long long)info.failed_bytes);
+          const bool own = info.entries == 1 && info.bytes < entry_bytes + 4096 && info.staging == 1 &&
+                           info.staging_bytes < 4096 && info.failed == 2 && info.failed_bytes < 4096;
+          std::_Exit(own ? 0 : 1);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "error: %s\n", e.what());
+          std::_Exit(2);
+        }
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(CacheTest, ClearRemovesEverything) {

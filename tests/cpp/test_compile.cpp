@@ -582,6 +582,41 @@ TEST(Toolchain, MissingNvccIsAClearError) {
   EXPECT_TRUE(contains(error, "not an executable file")) << error;
 }
 
+// An nvcc that never answers `--version` (a hung wrapper) is killed, with what it started, after the
+// probe's timeout (a short one here; 60 s in use), and named in a ToolchainError.
+TEST(Toolchain, AHangingNvccIsKilledAfterItsTimeout) {
+  TempDir tmp;
+  const fs::path nvcc = tmp.path() / "cuda/bin/nvcc", pid_file = tmp.path() / "sleep.pid";
+  test::write_file(nvcc, "#!/bin/sh\nsleep 30 &\necho $! > " + pid_file.string() + "\nwait\n");
+  ::chmod(nvcc.c_str(), 0700);
+  const char* before = std::getenv("CUDA_INSTALL_PATH");
+  const std::string saved = before ? before : "";
+  ::setenv("CUDA_INSTALL_PATH", (tmp.path() / "cuda").c_str(), 1);
+  auto start = std::chrono::steady_clock::now();
+  std::string error = test::message_of<ToolchainError>([] { compile::Toolchain::find(std::chrono::milliseconds(500)); });
+  const double ms = test::ms_since(start);
+  if (before) {
+    ::setenv("CUDA_INSTALL_PATH", saved.c_str(), 1);
+  } else {
+    ::unsetenv("CUDA_INSTALL_PATH");
+  }
+  EXPECT_TRUE(contains(error, nvcc.string() + " --version did not finish within 0.5 s")) << error;
+  EXPECT_LT(ms, 3000.0);
+  // The script's own child went with it: gone, or a zombie waiting for its new parent to reap it.
+  std::string pid = test::read_file(pid_file);
+  pid = pid.substr(0, pid.find('\n'));
+  ASSERT_FALSE(pid.empty()) << "the fake nvcc did not start";
+  const std::string stat = "/proc/" + pid + "/stat";
+  std::string state;
+  for (int i = 0; i < 100; ++i) {
+    std::string text = test::read_file(stat);
+    state = text.empty() ? "gone" : text.substr(text.rfind(')') + 2, 1);
+    if (state == "gone" || state == "Z") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(state == "gone" || state == "Z") << "the fake nvcc's sleep is still running (state " << state << ")";
+}
+
 TEST(Toolchain, TargetsNvccCannotBuildAreRefused) {
   EXPECT_NO_THROW(compile::check_target(80, 86));
   EXPECT_NO_THROW(compile::check_target(90, 90));

@@ -6,17 +6,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "cuforge/compile/cache.hpp"
 #include "cuforge/compile/tuning_record.hpp"
 #include "cuforge/core/log.hpp"
+#include "files.hpp"
 #include "test_support.hpp"
 
 namespace cuforge {
 namespace {
 
+namespace fs = std::filesystem;
 using compile::KernelCache;
 using compile::TuningRecord;
 using test::TempDir;
@@ -87,6 +90,64 @@ TEST_F(TuningRecordTest, ACorruptedTuningRecordIsReportedIgnoredAndRewritten) {
   record.store("k2", {"kernel_b", 1, Decomposition::Heuristic, 3.0, {}});
   set_log_sink({});
   EXPECT_TRUE(record.find("k2"));
+}
+
+// A record nested far deeper than any record cuforge writes (nlohmann's copies recurse per level and
+// overflowed the stack) is refused as it is parsed: reported, ignored, cleared and rewritten.
+TEST_F(TuningRecordTest, ADeeplyNestedRecordIsReportedAndIgnored) {
+  TuningRecord record(cache);
+  constexpr int kDepth = 100000;
+  std::string text = R"({"format": 1, "entries": {"k": )";
+  for (int i = 0; i < kDepth; ++i) text += R"({"a": )";
+  test::write_file(record.path(), text + "1" + std::string(kDepth, '}') + "}}");
+  std::vector<std::string> warnings;
+  set_log_sink([&](LogLevel level, const std::string& m) {
+    if (level == LogLevel::warning) warnings.push_back(m);
+  });
+  EXPECT_FALSE(record.find("k"));
+  EXPECT_TRUE(record.entries().empty());
+  EXPECT_EQ(record.clear(), 0u);
+  set_log_sink({});
+  ASSERT_EQ(warnings.size(), 3u);
+  EXPECT_TRUE(test::contains(warnings[0], "nests deeper than 32 levels")) << warnings[0];
+  EXPECT_TRUE(test::contains(warnings[0], "ignored")) << warnings[0];
+  EXPECT_FALSE(fs::exists(record.path()));
+  record.store("k", {"kernel_a", 1, Decomposition::Heuristic, 3.0, {}});
+  EXPECT_TRUE(record.find("k"));
+}
+
+// A record that is not a regular file (a FIFO would block the reader, /dev/zero never end), or one
+// far larger than any record, is reported and ignored, at once.
+TEST_F(TuningRecordTest, ARecordThatIsNotARegularFileIsReportedAndIgnored) {
+  TuningRecord record(cache);
+  record.store("k", {"kernel_a", 1, Decomposition::Heuristic, 3.0, {}});
+  std::vector<std::string> warnings;
+  set_log_sink([&](LogLevel level, const std::string& m) {
+    if (level == LogLevel::warning) warnings.push_back(m);
+  });
+  auto expect_ignored = [&](const std::string& says) {
+    warnings.clear();
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_FALSE(record.find("k")) << says;
+    EXPECT_TRUE(record.entries().empty()) << says;
+    EXPECT_LT(test::ms_since(start), 2000.0) << says;
+    ASSERT_EQ(warnings.size(), 2u) << says;
+    EXPECT_TRUE(test::contains(warnings[0], says)) << warnings[0];
+    EXPECT_TRUE(test::contains(warnings[0], "unreadable")) << warnings[0];
+  };
+  fs::remove(record.path());
+  ASSERT_EQ(::mkfifo(record.path().c_str(), 0600), 0);
+  expect_ignored("a FIFO");
+  EXPECT_EQ(record.clear(), 0u);
+  fs::create_symlink("/dev/zero", record.path());
+  expect_ignored("a device");
+  fs::remove(record.path());
+  test::write_file(record.path(), "");
+  fs::resize_file(record.path(), compile::kMaxFileBytes + 1);  // sparse: nothing is written
+  expect_ignored("more than the 64 MiB");
+  set_log_sink({});
+  record.store("k", {"kernel_a", 1, Decomposition::Heuristic, 3.0, {}});  // rewritten whole, a regular file again
+  EXPECT_TRUE(record.find("k"));
 }
 
 TEST_F(TuningRecordTest, ConcurrentTuningRecordWritersLoseNoEntry) {

@@ -2,6 +2,7 @@
 // first needed (never at import), with errors that say what to install or set.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -17,9 +18,16 @@ struct Toolchain {
   std::filesystem::path cutlass; // holds include/cutlass/version.h and tools/util/include
   std::string cutlass_version;   // "4.2.0"
 
+  // How long `nvcc --version` may run (asked only when the toolkit has no version.json) before the
+  // toolchain is refused: a wrapper that hangs must not hang every compile. Builds have no limit.
+  static constexpr std::chrono::seconds kNvccProbeTimeout{60};
+
   // nvcc from CUDA_INSTALL_PATH, PATH or /usr/local/cuda; CUTLASS from CUTLASS_PATH or the
-  // default set with set_default_cutlass_path (the pinned nvidia-cutlass wheel). Throws ToolchainError.
+  // default set with set_default_cutlass_path (the pinned nvidia-cutlass wheel). Found once per
+  // process. Throws ToolchainError.
   static const Toolchain& get();
+  // The same search, done afresh, with `nvcc_timeout` for nvcc's version (tests use a short one).
+  static Toolchain find(std::chrono::milliseconds nvcc_timeout = kNvccProbeTimeout);
 
   // The nvcc arguments that build one kernel of `family` into a shared library for SASS `target_cc`.
   std::vector<std::string> nvcc_flags(Arch family, int target_cc) const;
