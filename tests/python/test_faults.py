@@ -390,3 +390,19 @@ def test_a_tile_description_compares_unequal_to_other_types():
     td = cuforge.TileDescription()
     assert td != None and td != 5 and not (td == "128x128x64")  # noqa: E711
     assert td in [None, td] and td == cuforge.TileDescription()
+
+
+def test_a_refused_compile_keeps_what_the_plan_compiled(tmp_path):
+    """compile() with arguments the core refuses once put the plan's settings back even with no tile
+    pinned, and new settings drop every kernel compiled: later runs chose (and built) afresh."""
+    r = run_python("""
+        import numpy as np, cuforge
+        plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor, cc=90)
+        small = plan.compile(M=128, N=128, K=128)["name"]
+        print(plan.select(4096, 4096, 4096) == small)  # a compiled kernel that serves the class is chosen
+        try:
+            plan.compile(M=128, N=128, K=128, alignment_A=3)
+        except cuforge.InvalidArgumentError:
+            print(plan.select(4096, 4096, 4096) == small)
+    """, CUFORGE_CACHE_DIR=str(tmp_path / "cache"), CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"))
+    assert r.stdout.split() == ["True", "True"], (r.stdout, r.stderr)

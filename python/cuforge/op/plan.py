@@ -361,14 +361,16 @@ class Plan:
         setter pins it), each kernel's source printed after it with ``print_module`` (the CUTLASS Python
         interface's). Where the core refuses the build's arguments, the tile is unpinned again (the
         kernels compiled before are then the disk cache's to find)."""
-        previous = self._plan.settings
-        if tile_description is not None:
-            self.tile_description = tile_description
-        try:
+        if tile_description is None:
             built = build()
-        except (InvalidArgumentError, DataTypeError):
-            self._plan.settings = previous
-            raise
+        else:
+            previous = self._plan.settings
+            self.tile_description = tile_description
+            try:
+                built = build()
+            except (InvalidArgumentError, DataTypeError):
+                self._plan.settings = previous  # new settings drop what was compiled: only when pinned here
+                raise
         if print_module:
             for r in built:
                 print(kernel_source(r["name"]))
