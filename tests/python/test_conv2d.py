@@ -4,6 +4,8 @@ is dereferenced; a run that passes its checks stops at the device check)."""
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -206,7 +208,7 @@ def test_the_seed_problem_size():
         cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 16, 1, 1, 0, 1, 1, 1)
 
 
-def test_the_seed_swizzling_stride_pins_an_identity_swizzle():
+def test_the_seed_swizzling_stride_pins_an_identity_swizzle(caplog):
     sm80 = cutlass.op.Conv2d(kind="fprop", element=np.float16, element_accumulator=np.float32, kernel_cc=80)
     assert sm80.swizzling_stride is None, "cuforge chooses until one is pinned"
     sm80.swizzling_stride = 4
@@ -218,9 +220,13 @@ def test_the_seed_swizzling_stride_pins_an_identity_swizzle():
         with pytest.raises(cuforge.InvalidArgumentError, match="^swizzling_stride: expected 1, 2, 4 or 8"):
             sm80.swizzling_stride = bad
     assert sm80.swizzling_stride == 8, "a refused stride leaves the plan as it was"
+    # A hint the interface's users give for its SM80 kernels: on SM90 kernels, which take none, logged.
     sm90 = cutlass.op.Conv2d(kind="fprop", element=np.float16, element_accumulator=np.float32, kernel_cc=90)
-    with pytest.raises(cuforge.InvalidArgumentError, match="SM90 convolution kernels run a CTA per tile"):
+    with caplog.at_level(logging.INFO, logger="cuforge"):
         sm90.swizzling_stride = 2
+    assert sm90.swizzling_stride is None and "swizzling_stride 2: this plan's kernels take no IdentitySwizzle2" in caplog.text
+    with pytest.raises(cuforge.InvalidArgumentError, match="SM90 convolution kernels run a CTA per tile"):
+        sm90.swizzling_functor = cutlass.swizzle.IdentitySwizzle2  # cuforge's own setting: refused
 
 
 def test_the_seed_output_size():
@@ -236,7 +242,7 @@ def test_the_seed_output_size():
         cutlass.op.Conv2d.output_size((1, 8, 8, 8), (8, 3, 3, 8), 0, 0, 1)
 
 
-def test_the_seed_iterator_algorithm_pins_the_iterators():
+def test_the_seed_iterator_algorithm_pins_the_iterators(caplog):
     plan = cutlass.op.Conv2d(kind="fprop", element=np.float16, element_accumulator=np.float32)
     stem = dict(stride=2, padding=3)
     assert plan.iterator_algorithm is None
@@ -247,10 +253,15 @@ def test_the_seed_iterator_algorithm_pins_the_iterators():
     plan.iterator_algorithm = cutlass.IteratorAlgorithm.FixedChannels
     with pytest.raises(cuforge.InvalidArgumentError, match="iterator_algorithm is fixed_channels: .* has 64 channels"):
         plan.select(1, 56, 56, 64, 64, 3, 3, padding=1)
-    for name in ("analytic", "few_channels"):
-        with pytest.raises(cuforge.InvalidArgumentError, match=f"^iterator_algorithm: cuforge builds no {name}"):
-            plan.iterator_algorithm = name
+    with pytest.raises(cuforge.InvalidArgumentError, match="^iterator_algorithm: expected a cuforge.IteratorAlgorithm"):
+        plan.iterator_algorithm = "fast"
     assert plan.iterator_algorithm == cutlass.IteratorAlgorithm.FixedChannels, "a refused value changes nothing"
+    # The interface's iterators cuforge does not build (the same results): logged, cuforge chooses.
+    for name in ("analytic", "few_channels"):
+        with caplog.at_level(logging.INFO, logger="cuforge"):
+            plan.iterator_algorithm = name
+        assert plan.iterator_algorithm is None and f"iterator_algorithm {name}: cuforge builds" in caplog.text
+        plan.iterator_algorithm = "fixed_channels"
     plan.iterator_algorithm = None
     dgrad = cutlass.op.Conv2d(kind="dgrad", element=np.float16, element_accumulator=np.float32)
     with pytest.raises(cuforge.InvalidArgumentError, match="^iterator_algorithm fixed_channels: fprop's iterators"):

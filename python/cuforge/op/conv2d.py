@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import partial
 
+import logging
 import numbers
 import sys
 
@@ -13,6 +14,8 @@ from ..emit import Operation
 from .._core import InvalidArgumentError, IteratorAlgorithm, KernelKind, LayoutType
 from ..arrays import current_stream, describe
 from .plan import Plan, alignments, enum_value, fixed_items, flag, integer, jobs_count, problem_list, ranked_top
+
+_logger = logging.getLogger("cuforge")
 
 _KINDS = {"fprop": KernelKind.Conv2dFprop, "dgrad": KernelKind.Conv2dDgrad, "wgrad": KernelKind.Conv2dWgrad}
 
@@ -119,8 +122,11 @@ class Conv2d(Plan):
     @property
     def swizzling_stride(self) -> int | None:
         """The CUTLASS Python interface's swizzle stride (1, 2, 4 or 8): the pinned swizzling_functor's
-        (IdentitySwizzle1 ... IdentitySwizzle8), None while cuforge chooses. SM90 convolution kernels
-        run one CTA per tile in launch order: they take 8 (their default) only."""
+        (IdentitySwizzle1 ... IdentitySwizzle8), None while cuforge chooses. A performance hint there
+        (its results are the same): where this plan's kernels take no such swizzle (SM90 convolution
+        kernels run a CTA per tile in launch order; the interface ran SM80 kernels on Hopper), the
+        stride is logged and the choice left to cuforge. Strided dgrad runs CUTLASS's strided-dgrad
+        swizzle whatever the stride."""
         return {v: k for k, v in _SWIZZLES.items()}.get(self.swizzling_functor)
 
     @swizzling_stride.setter
@@ -128,7 +134,12 @@ class Conv2d(Plan):
         if stride is not None and (isinstance(stride, bool) or not isinstance(stride, numbers.Integral)
                                    or stride not in _SWIZZLES):
             raise InvalidArgumentError(f"swizzling_stride: expected 1, 2, 4 or 8, got {stride!r}")
-        self.swizzling_functor = None if stride is None else _SWIZZLES[stride]
+        functor = None if stride is None else _SWIZZLES[stride]
+        if functor is not None and functor not in self.swizzling_functors():
+            _logger.info("swizzling_stride %s: this plan's kernels take no IdentitySwizzle%s (they run %s); "
+                         "cuforge chooses", stride, stride, ", ".join(f.name for f in self.swizzling_functors()))
+            functor = None
+        self.swizzling_functor = functor
 
     @property
     def iterator_algorithm(self) -> IteratorAlgorithm | None:
@@ -136,17 +147,19 @@ class Conv2d(Plan):
         FixedChannels (fprop of exactly one vector of channels, SM80 kernels), or None while chosen
         per problem (fixed-channel kernels where the channels are one vector, as the CUTLASS Python
         interface proposes). Set as the member or the interface's name ("optimized",
-        "fixed_channels"); a problem the pinned iterators cannot run is refused when it runs."""
+        "fixed_channels"); a problem the pinned iterators cannot run is refused when it runs. The
+        interface's "analytic" and "few_channels", which cuforge does not build (their results are the
+        optimized ones'), are logged and leave the choice to cuforge."""
         return self._plan.settings.iterator_algorithm
 
     @iterator_algorithm.setter
     def iterator_algorithm(self, value):
+        if isinstance(value, str) and value.lower() in ("analytic", "few_channels"):
+            _logger.info("iterator_algorithm %s: cuforge builds optimized and fixed_channels iterators; it chooses "
+                         "between them per problem", value.lower())
+            value = None
         if isinstance(value, str) and value.lower() in _ITERATOR_NAMES:
             value = _ITERATOR_NAMES[value.lower()]
-        if isinstance(value, str) and value.lower() in ("analytic", "few_channels"):
-            raise InvalidArgumentError(
-                f"iterator_algorithm: cuforge builds no {value.lower()} iterators; its optimized ones serve every "
-                f"convolution a run accepts (filters up to 32 x 32), and fixed_channels fprop of one vector of channels")
         value = None if value is None else enum_value(value, IteratorAlgorithm, "iterator_algorithm")
         self._update(lambda s: setattr(s, "iterator_algorithm", value))
 
