@@ -114,12 +114,24 @@ def _describe(x, name: str):
     if hasattr(x, "__array_interface__"):
         return None
     if hasattr(x, "__dlpack__"):  # JAX and other DLPack producers
-        desc = _core.dlpack_descriptor(x.__dlpack__(), name)
+        desc = _core.dlpack_descriptor(_dlpack_capsule(x, name), name)
         return None if desc[4] < 0 else desc  # host memory is staged like NumPy's
     raise InvalidArgumentError(
         f"{name}: expected a PyTorch tensor, a CuPy or JAX array (or any array with __cuda_array_interface__ or "
         f"__dlpack__), or a NumPy array; got {type(x).__name__}"
     )
+
+
+def _dlpack_capsule(x, name: str):
+    """The capsule of ``x.__dlpack__()``: the unversioned one consumers have long read, else the
+    versioned one (NumPy 2 exports read-only memory only so), the producer's refusal named."""
+    try:
+        return x.__dlpack__()
+    except BufferError:
+        try:
+            return x.__dlpack__(max_version=(1, 0))
+        except (BufferError, TypeError, ValueError) as e:
+            raise InvalidArgumentError(f"{name}: its __dlpack__() exports no DLPack capsule: {e}") from e
 
 
 def stage(x, name: str, device: int, stream: int, copy_in: bool):

@@ -40,6 +40,12 @@ def test_host_dlpack_arrays_are_staged_like_numpy():
     assert describe(DLPackOnly(a), "A") is None, "host memory: copied to the GPU"
     _, dtype, shape, strides, device = host_descriptor(DLPackOnly(a), 0, "A")
     assert (dtype, tuple(shape), tuple(strides), device) == (cuforge.DataType.f16, (3, 4), (4, 1), 0)
+    # Read-only memory: NumPy 2 exports it only as a versioned capsule.
+    a.flags.writeable = False
+    assert describe(DLPackOnly(a), "A") is None
+    assert host_descriptor(DLPackOnly(a), 0, "A")[2] == (3, 4)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^D: the NumPy array is read-only"):
+        host_descriptor(DLPackOnly(a), 0, "D", output=True)
 
 
 @no_gpu
