@@ -262,9 +262,21 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
                        "slices)", to_string(s.decomposition), s.splits);
   if (p.conv.sm80_only && k.arch >= 90 && k.fallback.empty())
     return fmt::format("{}, and this plan's tile is pinned to an SM90 one (kernel_cc=80 plans run it)", kSm80Only);
-  if (s.iterator_algorithm == IteratorAlgorithm::FixedChannels)
-    return fmt::format("iterator_algorithm is fixed_channels: its kernels take inputs of exactly one vector of "
-                       "channels (8, 4 or 2 of 16-bit types); this convolution's input has {} channels", p.conv.k_run);
+  if (s.iterator_algorithm == IteratorAlgorithm::FixedChannels) {
+    // Blamed only where no fixed-channel kernel of the plan takes this many channels.
+    std::vector<int> widths;
+    for (const auto* set : {&k.primary, &k.fallback})
+      for (const auto& c : *set)
+        if (c.fixed_channels && std::find(widths.begin(), widths.end(), c.alignment_a) == widths.end())
+          widths.push_back(c.alignment_a);
+    if (std::find(widths.begin(), widths.end(), p.conv.k_run) == widths.end()) {
+      std::sort(widths.rbegin(), widths.rend());
+      std::string list;
+      for (int w : widths) list += (list.empty() ? "" : ", ") + std::to_string(w);
+      return fmt::format("iterator_algorithm is fixed_channels: its kernels take inputs of exactly one vector of "
+                         "channels ({} here); this convolution's input has {}", list, p.conv.k_run);
+    }
+  }
   auto fit = [&](const GemmConfig& c) { return fits(c, p); };
   const bool conv = !k.primary.empty() && is_conv(k.primary.front().kind);
   const bool aligned = std::any_of(k.primary.begin(), k.primary.end(), fit) ||
@@ -346,11 +358,6 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
     if (kind != KernelKind::Conv2dFprop)
       throw InvalidArgumentError(fmt::format("iterator_algorithm fixed_channels: fprop's iterators (they read the "
                                              "activation's few channels); this plan is {}", kind_words(kind)));
-    const auto rows = catalog_rows(t, 80, s, kind);
-    if (std::none_of(rows.begin(), rows.end(), [](const GemmConfig* c) { return c->fixed_channels; }))
-      throw InvalidArgumentError(fmt::format("iterator_algorithm fixed_channels: no fixed-channel kernel computes A {} x "
-                                             "B {} into D {} (see `cuforge list --op fprop --filter '*fixedchannels*'`)",
-                                             to_string(t.element_a), to_string(t.element_b), to_string(t.element_d)));
   }
   GemmKernels k;
   k.arch = arch;
@@ -405,6 +412,14 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
       c.pointwise = true;
       if (!library::why_invalid(c)) k.pointwise.push_back(c);
     }
+  auto fixed = [](const GemmConfig& c) { return c.fixed_channels; };
+  if (s.iterator_algorithm == IteratorAlgorithm::FixedChannels &&
+      std::none_of(k.primary.begin(), k.primary.end(), fixed) && std::none_of(k.fallback.begin(), k.fallback.end(), fixed))
+    throw InvalidArgumentError(fmt::format(
+        "iterator_algorithm fixed_channels: no fixed-channel kernel of this plan computes A {} x B {} into D {}{} (see "
+        "`cuforge list --op fprop --filter '*fixedchannels*'`)",
+        to_string(t.element_a), to_string(t.element_b), to_string(t.element_d),
+        s.tile ? " with its pinned tile (SM80's fixed-channel kernels run no SM90 tile)" : ""));
   return k;
 }
 

@@ -185,7 +185,20 @@ TEST(ConvPlan, IteratorAlgorithmPinsTheIterators) {
   ASSERT_FALSE(fixed.empty());
   EXPECT_TRUE(std::all_of(fixed.begin(), fixed.end(), [](const auto& c) { return c.config.fixed_channels; }));
   EXPECT_REFUSED(fprop.select(fprop.shape(resnet_layer())),
-                 "iterator_algorithm is fixed_channels: its kernels take inputs of exactly one vector of channels");
+                 "iterator_algorithm is fixed_channels: its kernels take inputs of exactly one vector of channels "
+                 "(8, 4, 2 here); this convolution's input has 64");
+  // The stem's 8 channels are one vector: what refuses a split stem is the split, not the channels.
+  auto split = settings;
+  split.set_split_k_slices(2);
+  fprop.set_settings(split);
+  const std::string why = REFUSAL(fprop.select(fprop.shape(stem)));
+  EXPECT_NE(why.find("decomposition split_k"), std::string::npos) << why;
+  // A pinned SM90 tile leaves no SM80 kernel, and so no fixed-channel one: refused when set.
+  Conv2d sm90(kFprop, options(DataType::f16));
+  auto pinned = settings;
+  pinned.tile = sm90.tile_descriptions().front();
+  EXPECT_REFUSED(sm90.set_settings(pinned), "no fixed-channel kernel of this plan computes A f16 x B f16 into D f16 "
+                                            "with its pinned tile");
 
   Conv2d dgrad(kDgrad, options(DataType::f16));
   EXPECT_REFUSED(dgrad.set_settings(settings), "iterator_algorithm fixed_channels: fprop's iterators");
