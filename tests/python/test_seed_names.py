@@ -183,3 +183,19 @@ def test_epilogue_visitors_are_refused_by_name():
     assert plan.epilogue_visitor is None
     with pytest.raises(cuforge.InvalidArgumentError, match="^epilogue_visitor: epilogue visitor trees are not offered"):
         plan.epilogue_visitor = lambda accum: accum
+
+
+def test_a_tile_dict_with_nothing_pinned_changes_the_plans_first_tile():
+    simt = cutlass.op.Gemm(element=np.float32, layout=cutlass.LayoutType.RowMajor, opclass="Simt")
+    first = simt.tile_descriptions()[0]
+    simt.tile_description = {"stages": 4}  # from a default tile (128x128x64) this was too much shared memory
+    assert simt.tile_description.threadblock_shape == first.threadblock_shape and simt.tile_description.stages == 4
+
+
+def test_a_tile_description_of_another_plans_instruction_is_refused():
+    f16 = sm90_plan()
+    bf16 = cutlass.op.Gemm(element=cutlass.DataType.bf16, layout=cutlass.LayoutType.RowMajor)
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^tile_description: its math_instruction is .*f16 x f16"):
+        bf16.tile_description = f16.tile_descriptions()[0]
+    assert bf16.tile_description is None
+    bf16.tile_description = bf16.tile_descriptions()[0]

@@ -152,16 +152,26 @@ def alignments(a, b, c) -> list:
     return out
 
 
-def _tile_from(value, pinned: TileDescription | None, instruction) -> TileDescription:
-    """A tile description as given, or one from a seed-style dict: the pinned tile (else a default
-    one) with the dict's keys changed. ``instruction_shape`` may be given as the plan's own (its
-    kernels compute with that instruction; another one is refused)."""
+def _same_instruction(a, b) -> bool:
+    fields = ("instruction_shape", "element_a", "element_b", "element_accumulator", "opcode_class", "math_operation")
+    return all(list(getattr(a, f)) == list(getattr(b, f)) if f == "instruction_shape" else getattr(a, f) == getattr(b, f)
+               for f in fields)
+
+
+def _tile_from(value, base: TileDescription, instruction) -> TileDescription:
+    """A tile description as given (one naming another plan's math_instruction refused), or one from a
+    seed-style dict: ``base`` with the dict's keys changed. ``instruction_shape`` may be given as the
+    plan's own (its kernels compute with that instruction; another one is refused)."""
     if isinstance(value, TileDescription):
+        given = getattr(value, "math_instruction", None)
+        if given is not None and not _same_instruction(given, instruction):
+            raise InvalidArgumentError(f"tile_description: its math_instruction is {given!r}; this plan's kernels "
+                                       f"compute with {instruction!r} (plan.tile_descriptions() lists its tiles)")
         return value
     if not isinstance(value, dict):
         raise InvalidArgumentError(
             f"tile_description: expected a cuforge.TileDescription or a dict, got {type(value).__name__}")
-    td = copy.copy(pinned) if pinned is not None else TileDescription()
+    td = copy.copy(base)
     for key, v in value.items():
         name = f"tile_description[{key!r}]"
         if key == "instruction_shape":
@@ -349,7 +359,16 @@ class Plan:
         return Operation(core, core.select(*problem), core.settings, self.cc)
 
     def _tile_from(self, value) -> TileDescription:
-        return _tile_from(value, self._plan.settings.tile, self._plan.math_instruction())
+        """A tile description or dict (_tile_from); a dict changes the pinned tile, else (as the CUTLASS
+        Python interface's dicts change its default) the plan's first listed tile, its schedules left
+        automatic."""
+        base = self._plan.settings.tile
+        if base is None and isinstance(value, dict):
+            base = TileDescription()
+            first = self._plan.tile_descriptions()[0]
+            for field in ("threadblock_shape", "warp_count", "stages", "cluster_shape", "swap_ab"):
+                setattr(base, field, getattr(first, field))
+        return _tile_from(value, base, self._plan.math_instruction())
 
     def _set_flag(self, name: str, value):
         """A boolean setting, checked before the core sees it."""
