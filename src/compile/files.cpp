@@ -37,6 +37,8 @@ std::string read_file(const fs::path& path) {
     why = std::strerror(errno);
   else if (!S_ISREG(st.st_mode))
     why = fmt::format("it is {}, not a regular file", kind_of(st.st_mode));
+  else if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)  // a regular file: read it blocking
+    why = std::strerror(errno);  // (network file systems may honour O_NONBLOCK there, with EAGAIN)
   else if (uint64_t(st.st_size) > kMaxFileBytes)
     why = fmt::format("it holds {} bytes, more than the {} MiB a file of the cache may", st.st_size, kMaxFileBytes >> 20);
   std::string text;

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include "cuforge/core/error.hpp"
@@ -52,8 +53,12 @@ fs::path find_nvcc() {
       "toolkit 12.4 or newer and set CUDA_INSTALL_PATH to it");
 }
 
+// The nvccs whose `--version` outlived its timeout in this process, refused at once after that
+// (every compile looks the toolchain up again while none is found). Guarded by g_mutex.
+std::set<std::string> g_hung_nvccs;
+
 // The toolkit's version: its version.json, else what `nvcc --version` says ("V13.0.88") within
-// `timeout` (an nvcc that hangs would hang every compile).
+// `timeout` (an nvcc that hangs would hang every compile). The caller holds g_mutex.
 std::string cuda_version_of(const fs::path& nvcc, std::chrono::milliseconds timeout) {
   fs::path json = nvcc.parent_path().parent_path() / "version.json";
   nlohmann::json doc;
@@ -65,15 +70,21 @@ std::string cuda_version_of(const fs::path& nvcc, std::chrono::milliseconds time
   if (doc.is_object() && doc.contains("cuda") && doc["cuda"].is_object() && doc["cuda"].contains("version") &&
       doc["cuda"]["version"].is_string())
     return doc["cuda"]["version"].get<std::string>();
+  const auto hung = [&] {
+    return ToolchainError(fmt::format("{} --version did not finish within {:.1f} s and was killed: point "
+                                      "CUDA_INSTALL_PATH or PATH at a working CUDA toolkit",
+                                      nvcc.string(), std::chrono::duration<double>(timeout).count()));
+  };
+  if (g_hung_nvccs.count(nvcc.string())) throw hung();
   fs::path log = fs::temp_directory_path() / fmt::format("cuforge-nvcc-version-{}.txt", ::getpid());
   const std::optional<int> status = wait_process(start_process({nvcc.string(), "--version"}, log), timeout);
   std::string text = status == 0 ? read_file_or_empty(log) : "";
   std::error_code ec;
   fs::remove(log, ec);
-  if (!status)
-    throw ToolchainError(fmt::format("{} --version did not finish within {:.1f} s and was killed: point "
-                                     "CUDA_INSTALL_PATH or PATH at a working CUDA toolkit",
-                                     nvcc.string(), std::chrono::duration<double>(timeout).count()));
+  if (!status) {
+    g_hung_nvccs.insert(nvcc.string());
+    throw hung();
+  }
   size_t at = text.rfind(", V");
   if (at == std::string::npos) return "unknown";
   return text.substr(at + 3, text.find_first_of(" \n", at + 3) - at - 3);
