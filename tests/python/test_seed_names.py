@@ -169,8 +169,9 @@ def test_visitor_args_are_refused_by_name():
 
 def test_a_misspelt_setting_is_refused_with_the_likely_one():
     plan = sm90_plan()
-    with pytest.raises(AttributeError, match="^Gemm has no setting 'activaton'; did you mean 'activation'\\?"):
+    with pytest.raises(AttributeError, match="^Gemm has no setting 'activaton'; did you mean 'activation'\\?") as info:
         plan.activaton = cutlass.epilogue.relu
+    assert isinstance(info.value, cuforge.InvalidArgumentError), "a cuforge error too"
     assert plan.activation == cutlass.epilogue.identity
     conv = cutlass.op.Conv2dFprop(element=np.float16)
     with pytest.raises(AttributeError, match="did you mean 'swizzling_stride'"):

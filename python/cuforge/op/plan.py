@@ -202,6 +202,11 @@ def scalar(value, name: str) -> float:
         raise InvalidArgumentError(f"{name}: expected a real number, got {value!r}: {e}") from None
 
 
+class UnknownSettingError(InvalidArgumentError, AttributeError):
+    """A setting a plan does not have: a cuforge error, and the AttributeError Python raises for a name
+    an object does not have."""
+
+
 class Plan:
     """What every GEMM-family plan shares (Gemm, GroupedGemm, Conv2d): element types and layouts
     bound at construction, and the settings, each setter writing one field of the core's settings
@@ -228,8 +233,8 @@ class Plan:
         if not name.startswith("_") and name not in Plan._FIELDS and not hasattr(type(self), name):
             known = [n for n in dir(type(self)) if not n.startswith("_")] + sorted(Plan._FIELDS)
             close = difflib.get_close_matches(name, known, n=1)
-            raise AttributeError(f"{type(self).__name__} has no setting {name!r}"
-                                 + (f"; did you mean {close[0]!r}?" if close else ""))
+            raise UnknownSettingError(f"{type(self).__name__} has no setting {name!r}"
+                                      + (f"; did you mean {close[0]!r}?" if close else ""))
         super().__setattr__(name, value)
 
     def __init__(self, A=None, B=None, C=None, D=None, alpha=1.0, beta=0.0, element_accumulator=None,
