@@ -285,6 +285,10 @@ NB_MODULE(_core, m) {
              for (const auto& [name, value] : given)
                if (!value.is_none()) nb::setattr(self.h, name, value);
              if (!math_instruction.is_none()) {
+               if (!nb::isinstance<library::MathInstruction>(math_instruction))
+                 throw InvalidArgumentError(std::string("TileDescription.math_instruction: expected a "
+                                                        "cuforge.MathInstruction (a plan's tile_descriptions() name "
+                                                        "theirs), got ") + nb::inst_name(math_instruction).c_str());
                nb::setattr(self.h, "math_instruction", math_instruction);
                nb::setattr(self.h, "instruction_shape",
                            nb::list(nb::getattr(math_instruction, "instruction_shape")));
@@ -301,6 +305,8 @@ NB_MODULE(_core, m) {
       .def("__eq__", [](nb::handle, nb::handle) { return nb::borrow(Py_NotImplemented); },  // another type
            nb::arg("other").none())
       .def("__repr__", [](const TileDescription& t) { return "TileDescription(" + t.describe() + ")"; });
+  // Equal by value and changed in place: unhashable, as Python's mutable types with equality are.
+  tile.attr("__hash__") = nb::none();
   {
     using python::def_checked;
     constexpr const char* kThree = "three integers of 32 bits";

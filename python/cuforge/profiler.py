@@ -383,6 +383,8 @@ def _options(top, filter, jobs, csv, plot) -> tuple:
         folder = os.path.dirname(os.fspath(path)) or "."
         if not os.path.isdir(folder):
             raise InvalidArgumentError(f"{name}: {os.fspath(path)!r} is in no directory that exists")
+        if os.path.isdir(path):
+            raise InvalidArgumentError(f"{name}: {os.fspath(path)!r} is a directory; name the file to write")
     if plot:
         _pyplot()
     if filter is not None and not isinstance(filter, str):

@@ -33,7 +33,7 @@ class Conv2DProblemSize:
         if integer(C_filter, "C (the filter's)", 1) != self.C:
             raise InvalidArgumentError(f"C: the filter's channels ({C_filter}) must equal the input's ({C}): grouped "
                                        f"convolutions are not offered")
-        if groups != 1:
+        if integer(groups, "groups", 1) != 1:
             raise InvalidArgumentError(f"groups: grouped convolutions are not offered (groups must be 1, got {groups})")
         if mode != ConvMode.CrossCorrelation:
             raise InvalidArgumentError(f"mode: cuforge's kernels compute cross-correlation, got {mode}")

@@ -315,8 +315,10 @@ std::vector<CacheCheck> KernelCache::verify() const {
   std::vector<CacheCheck> checks;
   std::error_code ec;
   if (!fs::exists(root_ / "kernels", ec)) return checks;
-  if (auto why = unsafe_dir(root_ / "kernels", false); !why.empty())
+  if (auto why = unsafe_dir(root_ / "kernels", false); !why.empty()) {
+    if (!fs::exists(root_ / "kernels", ec)) return checks;  // cleared meanwhile (clear() in another process)
     throw CacheError("the kernel cache is unusable: " + why);
+  }
   for (const auto& e : fs::directory_iterator(root_ / "kernels", ec)) {
     if (!is_entry_name(e.path())) continue;
     std::string key = e.path().filename().string();

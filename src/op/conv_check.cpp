@@ -120,6 +120,8 @@ int64_t output_extent(const char* axis, int64_t input, int64_t filter, int64_t p
   if (input + 2 * pad < dilation * (filter - 1) + 1)
     fail(std::string_view(axis) == "rows" ? "R" : "S", fmt::format("the filter spans {} {} (dilation {} x ({} - 1) + 1), more than the padded input's {} + 2 x {}",
                           dilation * (filter - 1) + 1, axis, dilation, filter, input, pad));
+  if (out > kMaxExtent)  // padding can make the output larger than any input
+    fail("padding", fmt::format("the output's {} number {}, past the 32-bit range the kernels index", axis, out));
   return out;
 }
 

@@ -240,6 +240,8 @@ def test_the_seed_output_size():
         cutlass.op.Conv2d.output_size((1, 8, 8, 8), (8, 3, 3, 4), 0, 1, 1)
     with pytest.raises(cuforge.InvalidArgumentError, match="^stride: expected 1 or more"):
         cutlass.op.Conv2d.output_size((1, 8, 8, 8), (8, 3, 3, 8), 0, 0, 1)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^padding: the output's rows number 6442450939, past"):
+        cutlass.op.Conv2d.output_size((1, 2**31 - 1, 2**31 - 1, 8), (8, 3, 3, 8), 2**31 - 1, 1, 1)
 
 
 def test_the_seed_iterator_algorithm_pins_the_iterators(caplog):

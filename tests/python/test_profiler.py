@@ -137,3 +137,9 @@ def test_profile_without_a_gpu_stops_before_filling_any_operand():
     with pytest.raises(cuforge.DeviceError, match="^profile: no CUDA GPU was found"):
         plan.profile(32768, 32768, 32768)  # 6 GiB of random host data before
     assert time.monotonic() - start < 5
+
+
+def test_a_csv_path_that_is_a_directory_is_refused_first(tmp_path):
+    plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^csv: .* is a directory"):
+        plan.profile(64, 64, 64, csv=str(tmp_path))

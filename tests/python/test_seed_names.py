@@ -200,3 +200,44 @@ def test_a_tile_description_of_another_plans_instruction_is_refused():
         bf16.tile_description = f16.tile_descriptions()[0]
     assert bf16.tile_description is None
     bf16.tile_description = bf16.tile_descriptions()[0]
+
+
+def test_plan_methods_and_fields_are_not_replaced_or_deleted():
+    plan = sm90_plan()
+    with pytest.raises(AttributeError, match="^Gemm has no setting 'run'"):
+        plan.run = 5
+    with pytest.raises(AttributeError, match="^Gemm.A cannot be deleted"):
+        del plan.A
+    assert callable(plan.run) and plan.A is None
+
+
+def test_tile_descriptions_take_only_a_math_instruction_and_are_unhashable():
+    with pytest.raises(cuforge.InvalidArgumentError, match="^TileDescription.math_instruction: expected a cuforge.Math"):
+        cutlass.TileDescription([128, 128, 64], 3, [2, 2, 1], 5)
+    td = cutlass.TileDescription([128, 128, 64], 3)
+    with pytest.raises(TypeError, match="unhashable"):
+        {td}  # equal by value and mutable: as Python's own such types
+
+
+def test_settings_changed_from_two_threads_both_stay():
+    import threading
+
+    plan = sm90_plan()
+    stop = threading.Event()
+
+    def toggle():
+        while not stop.is_set():
+            plan.deterministic = not plan.deterministic
+
+    worker = threading.Thread(target=toggle)
+    worker.start()
+    try:
+        for _ in range(200):
+            plan.activation = "relu"
+            plan.split_k_slices = 4
+            assert plan.activation == cutlass.epilogue.relu and plan.split_k_slices == 4
+            plan.activation = "identity"
+            plan.split_k_slices = 1
+    finally:
+        stop.set()
+        worker.join()

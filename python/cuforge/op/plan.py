@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import difflib
 import numbers
+import threading
 
 from .. import _core, epilogue
 from .._core import (
@@ -229,13 +230,21 @@ class Plan:
     _FIELDS = frozenset({"A", "B", "C", "D", "alpha", "beta"})
 
     def __setattr__(self, name, value):
-        # A misspelt setting (plan.activaton = relu) is refused, not kept unread.
-        if not name.startswith("_") and name not in Plan._FIELDS and not hasattr(type(self), name):
-            known = [n for n in dir(type(self)) if not n.startswith("_")] + sorted(Plan._FIELDS)
-            close = difflib.get_close_matches(name, known, n=1)
-            raise UnknownSettingError(f"{type(self).__name__} has no setting {name!r}"
-                                      + (f"; did you mean {close[0]!r}?" if close else ""))
+        # A misspelt setting (plan.activaton = relu) is refused, not kept unread; so is a method's name.
+        if not name.startswith("_") and name not in Plan._FIELDS:
+            if not isinstance(getattr(type(self), name, None), property):
+                known = [n for n, v in vars(type(self)).items() if isinstance(v, property)]
+                known += [n for c in type(self).__mro__ for n, v in vars(c).items() if isinstance(v, property)]
+                close = difflib.get_close_matches(name, sorted(set(known)) + sorted(Plan._FIELDS), n=1)
+                raise UnknownSettingError(f"{type(self).__name__} has no setting {name!r}"
+                                          + (f"; did you mean {close[0]!r}?" if close else ""))
         super().__setattr__(name, value)
+
+    def __delattr__(self, name):
+        if not name.startswith("_"):
+            raise UnknownSettingError(f"{type(self).__name__}.{name} cannot be deleted: set it instead (None where "
+                                      f"it takes None)")
+        super().__delattr__(name)
 
     def __init__(self, A=None, B=None, C=None, D=None, alpha=1.0, beta=0.0, element_accumulator=None,
                  element=None, layout=None, element_A=None, element_B=None, element_C=None, element_D=None,
@@ -272,6 +281,7 @@ class Plan:
                 return layout_of(telling, name)
             return enum_value(layout, LayoutType, "layout") if layout is not None else LayoutType.RowMajor
 
+        self._settings_lock = threading.RLock()
         settings = _core.GemmSettings()
         if opclass is not None:
             settings.opclass = enum_value(opclass, OpcodeClass, "opclass")
@@ -388,12 +398,13 @@ class Plan:
         if tile_description is None:
             built = build()
         else:
-            previous = self._plan.settings
+            previous = self._plan.settings.tile
             self.tile_description = tile_description
             try:
                 built = build()
             except (InvalidArgumentError, DataTypeError):
-                self._plan.settings = previous  # new settings drop what was compiled: only when pinned here
+                # The tile alone put back: what another thread set meanwhile stays.
+                self._update(lambda s: setattr(s, "tile", previous))
                 raise
         if print_module:
             for r in built:
@@ -402,10 +413,11 @@ class Plan:
 
     def _update(self, change):
         """Applies `change` to a copy of the settings and gives it to the core, which checks it whole:
-        a refused change leaves the plan as it was."""
-        settings = self._plan.settings
-        change(settings)
-        self._plan.settings = settings
+        a refused change leaves the plan as it was. One at a time: two threads' changes both stay."""
+        with self._settings_lock:
+            settings = self._plan.settings
+            change(settings)
+            self._plan.settings = settings
 
     # Properties of the CUTLASS Python interface.
     element_A = property(lambda self: self._types["element_a"])
