@@ -315,15 +315,18 @@ NB_MODULE(_core, m) {
     def_checked<&TileDescription::warp_count>(tile, "warp_count", "TileDescription.warp_count", kThree,
                                               "SM80: warps along M, N, K");
     def_checked<&TileDescription::stages>(tile, "stages", "TileDescription.stages", "an integer of 32 bits",
-                                          "pipeline stages; 0 = as many as fit (SM90)");
+                                          "pipeline stages; 0 (or None) = as many as fit (SM90)", 0);
     def_checked<&TileDescription::cluster_shape>(tile, "cluster_shape", "TileDescription.cluster_shape", kThree,
                                                  "SM90: CTAs per cluster along M, N, K");
     def_checked<&TileDescription::kernel_schedule>(tile, "kernel_schedule", "TileDescription.kernel_schedule",
-                                                   "a cuforge.KernelScheduleType");
+                                                   "a cuforge.KernelScheduleType", "None: automatic",
+                                                   KernelSchedule::Auto);
     def_checked<&TileDescription::epilogue_schedule>(tile, "epilogue_schedule", "TileDescription.epilogue_schedule",
-                                                     "a cuforge.EpilogueScheduleType");
+                                                     "a cuforge.EpilogueScheduleType", "None: automatic",
+                                                     EpilogueSchedule::Auto);
     def_checked<&TileDescription::tile_scheduler>(tile, "tile_scheduler", "TileDescription.tile_scheduler",
-                                                  "a cuforge.TileSchedulerType");
+                                                  "a cuforge.TileSchedulerType", "None: the default",
+                                                  TileScheduler::Default);
     def_checked<&TileDescription::swap_ab>(tile, "swap_ab", "TileDescription.swap_ab", "True or False",
                                            "SM90, small M: the kernel computes D^T = B^T A^T (tile M along N, tile N "
                                            "along M)");

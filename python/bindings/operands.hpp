@@ -52,13 +52,19 @@ std::optional<double> python_real(nb::handle x);
 template <class Class, class Value>
 Value member_type(Value Class::*);
 
+// `if_none`: what None sets (the CUTLASS Python interface's "automatic"), where None is taken.
 template <auto Member, class Bound>
-void def_checked(Bound& cls, const char* name, const char* label, const char* takes, const char* doc = "") {
+void def_checked(Bound& cls, const char* name, const char* label, const char* takes, const char* doc = "",
+                 std::optional<decltype(member_type(Member))> if_none = std::nullopt) {
   using Struct = typename Bound::Type;
   using Value = decltype(member_type(Member));
   cls.def_prop_rw(
       name, [](const Struct& s) -> Value { return s.*Member; },
-      [label, takes](Struct& s, nb::handle value) {
+      [label, takes, if_none](Struct& s, nb::handle value) {
+        if (value.is_none() && if_none) {
+          s.*Member = *if_none;
+          return;
+        }
         Value v{};
         if (!nb::try_cast(value, v))
           throw InvalidArgumentError(std::string(label) + ": expected " + takes + ", got " +

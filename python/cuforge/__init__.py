@@ -41,9 +41,11 @@ from ._core import (
 from .build import build
 from .cutlass_headers import cutlass_path
 from .environment import check_cuda_versions, cuda_install_path, device_cc, device_id, nvcc_version
-from .memory import MemoryPool, get_memory_pool, use_rmm
+from .memory import MemoryPool, create_memory_pool, get_memory_pool, use_rmm
 from .op.plan import capability, enum_value
 from .shape import ConvMode
+from .op import Conv2d, Conv2dDgrad, Conv2dFprop, Conv2dWgrad, Gemm, GroupedGemm  # the interface's top-level names
+from .emit import pytorch
 
 __version__ = "0.1.0"
 
@@ -122,11 +124,12 @@ def cache_dir() -> str:
 
 __all__ = [
     "Activation", "build", "cache_clear", "cache_dir", "cache_info", "cache_verify", "CacheError",
-    "check_cuda_versions", "CompilationError", "compile_statistics", "ConvMode", "cuda_install_path",
-    "CUTLASS_PATH", "cutlass_path", "DataType", "DataTypeError", "Decomposition", "device_cc", "device_count",
-    "device_id", "DeviceError", "emit", "epilogue", "EpilogueScheduleType", "Error", "get_memory_pool",
-    "InvalidArgumentError", "IteratorAlgorithm", "KernelKind", "KernelScheduleType", "LayoutType", "list_gemms",
-    "logger", "MathInstruction", "MathOperation", "MemoryPool", "nvcc_version", "op", "OpcodeClass",
+    "check_cuda_versions", "CompilationError", "compile_statistics", "Conv2d", "Conv2dDgrad", "Conv2dFprop",
+    "Conv2dWgrad", "ConvMode", "create_memory_pool", "cuda_install_path", "CUTLASS_PATH", "cutlass_path",
+    "DataType", "DataTypeError", "Decomposition", "device_cc", "device_count", "device_id", "DeviceError", "emit",
+    "epilogue", "EpilogueScheduleType", "Error", "Gemm", "get_memory_pool", "GroupedGemm", "InvalidArgumentError",
+    "IteratorAlgorithm", "KernelKind", "KernelScheduleType", "LayoutType", "list_gemms", "logger",
+    "MathInstruction", "MathOperation", "MemoryPool", "nvcc_version", "op", "OpcodeClass", "pytorch",
     "set_log_level", "shape", "swizzle", "TileDescription", "TileSchedulerType", "toolchain", "ToolchainError",
     "tuning_record", "tuning_record_clear", "use_rmm",
 ]

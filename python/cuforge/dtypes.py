@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import numbers
 
 from ._core import DataType, DataTypeError
@@ -37,6 +38,10 @@ def to_datatype(element) -> DataType:
     """DataType of a cuforge DataType, a NumPy/CuPy dtype or scalar type, a torch dtype, or a name."""
     if isinstance(element, DataType):
         return element
+    # cutlass_library's members, which the CUTLASS Python interface's DataType is.
+    if isinstance(element, enum.Enum) and not type(element).__module__.startswith("cuforge") and \
+            element.name in DataType.__members__:
+        return DataType.__members__[element.name]
     if isinstance(element, str):
         if element in DataType.__members__:
             return DataType.__members__[element]

@@ -91,6 +91,14 @@ def use_rmm(initial: int | None = None, maximum: int | None = None, *, initial_p
     return get_memory_pool()
 
 
+def create_memory_pool(init_pool_size: int = 0, max_pool_size: int = 2**34) -> MemoryPool | None:
+    """The CUTLASS Python interface's create_memory_pool: RMM pools of these sizes (use_rmm) where RMM
+    is installed, else None (workspaces then come from torch's allocator or cuforge's pool)."""
+    if importlib.util.find_spec("rmm") is None:
+        return None
+    return use_rmm(init_pool_size, max_pool_size)
+
+
 def _either(value, seed_value, name):
     if value is not None and seed_value is not None:
         raise InvalidArgumentError(f"use_rmm: give {name} or {name}_pool_size, not both")

@@ -35,8 +35,12 @@ class Conv2DProblemSize:
                                        f"convolutions are not offered")
         if integer(groups, "groups", 1) != 1:
             raise InvalidArgumentError(f"groups: grouped convolutions are not offered (groups must be 1, got {groups})")
-        if mode != ConvMode.CrossCorrelation:
-            raise InvalidArgumentError(f"mode: cuforge's kernels compute cross-correlation, got {mode}")
+        # The interface's mode is cutlass_library's ConvMode, or a name of it.
+        spelt = mode.name if isinstance(mode, enum.Enum) else mode
+        if mode != ConvMode.CrossCorrelation and spelt not in ("CrossCorrelation", "cross_correlation"):
+            raise InvalidArgumentError(f"mode: cuforge's kernels compute cross-correlation (ConvMode.CrossCorrelation), "
+                                       f"got {mode!r}")
+        mode = ConvMode.CrossCorrelation
         self.mode, self.groups = mode, 1
         self.P, self.Q = _core.conv_output_size(
             (self.N, self.H, self.W, self.C, self.K, self.R, self.S), self.stride, self.padding, self.dilation)

@@ -94,7 +94,7 @@ def test_tile_description_fields():
     ("stages", 2**40, "an integer of 32 bits, got 1099511627776"),
     ("kernel_schedule", "cooperative", "a cuforge.KernelScheduleType, got 'cooperative'"),
     ("epilogue_schedule", "auto", "a cuforge.EpilogueScheduleType"),
-    ("tile_scheduler", None, "a cuforge.TileSchedulerType, got None"),
+    ("tile_scheduler", 3.5, "a cuforge.TileSchedulerType, got 3.5"),
     ("swap_ab", 1, "True or False, got 1"),
 ])
 def test_tile_description_fields_refuse_values_of_the_wrong_kind_by_name(field, value, says):

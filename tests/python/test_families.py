@@ -23,6 +23,8 @@ def test_plans_for_type_pairs_the_catalog_lacks_say_so():
     # int8 kernels read A row-major and B column-major only (K-major 8-bit operands).
     with pytest.raises(cuforge.InvalidArgumentError, match="A s8 x B s8 with s32 accumulation"):
         cuforge.op.Gemm(element=np.int8, layout=RowMajor)
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"in these layouts \(its kernels take A, B, C as rcr\)"):
+        cuforge.op.Gemm(element_A=np.int8, element_B=np.int8, element_C=np.int32, element_D=np.int32, layout=RowMajor)
 
 
 RCR = dict(layout_A=RowMajor, layout_B=ColumnMajor, layout_C=RowMajor)
@@ -141,5 +143,7 @@ def test_setting_an_opclass_without_kernels_leaves_the_plan_as_it_was():
         plan.opclass = cuforge.OpcodeClass.Simt
     assert plan.opclass == cuforge.OpcodeClass.TensorOp
     assert plan.select(1024, 1024, 1024) == before
+    with pytest.raises(cuforge.InvalidArgumentError, match="opcode class simt"):
+        plan.opclass = "simt"  # the CUTLASS Python interface's spelling of Simt
     with pytest.raises(cuforge.InvalidArgumentError, match="OpcodeClass"):
-        plan.opclass = "simt"
+        plan.opclass = "warp"

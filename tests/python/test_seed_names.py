@@ -29,6 +29,8 @@ NAMES = [
     "TileSchedulerType.Default", "TileSchedulerType.Persistent", "TileSchedulerType.StreamK",
     "TileDescription", "CUTLASS_PATH", "cuda_install_path", "nvcc_version", "device_id", "device_cc",
     "check_cuda_versions", "set_log_level", "logger", "__version__",
+    # The interface's top-level names of its operations, export and memory pool.
+    "Gemm", "GroupedGemm", "Conv2d", "Conv2dFprop", "Conv2dDgrad", "Conv2dWgrad", "pytorch", "create_memory_pool",
 ]
 
 
@@ -241,3 +243,33 @@ def test_settings_changed_from_two_threads_both_stay():
     finally:
         stop.set()
         worker.join()
+
+
+def test_the_interfaces_enums_and_spellings_are_taken():
+    """The interface's enums are cutlass_library's, its strings snake_case (its getattr_enum); its tests
+    mix them with cutlass.* names."""
+    L = pytest.importorskip("cutlass_library")
+    assert cutlass.Gemm is cutlass.op.Gemm and cutlass.Conv2dWgrad is cutlass.op.Conv2dWgrad
+    plan = cutlass.op.Gemm(element=L.DataType.f16, layout=L.LayoutType.RowMajor)
+    assert (plan.element_A, plan.layout_B) == (cutlass.DataType.f16, cutlass.LayoutType.RowMajor)
+    plan.opclass = L.OpcodeClass.TensorOp
+    conv = cutlass.op.Conv2d(kind="fprop", element=np.float16)
+    conv.opclass = "tensor_op"
+    assert conv.opclass == cutlass.OpcodeClass.TensorOp
+    for mode in (L.ConvMode.CrossCorrelation, "cross_correlation", "CrossCorrelation"):
+        size = cutlass.shape.Conv2DProblemSize(1, 8, 8, 4, 16, 3, 3, 4, 1, 1, 2, 2, 1, 1, mode, 1, 1)
+        assert size.mode == cutlass.ConvMode.CrossCorrelation and (size.P, size.Q) == (4, 4)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^mode: cuforge's kernels compute cross-correlation"):
+        cutlass.shape.Conv2DProblemSize(1, 8, 8, 4, 16, 3, 3, 4, 1, 1, 2, 2, 1, 1, L.ConvMode.Convolution)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^opclass: expected a cuforge.OpcodeClass"):
+        plan.opclass = cutlass.LayoutType.RowMajor  # cuforge's own enum of another kind is no spelling of one
+
+
+def test_none_is_automatic_on_a_tile_descriptions_fields():
+    td = sm90_plan().tile_descriptions()[0]
+    td.stages = td.kernel_schedule = td.epilogue_schedule = td.tile_scheduler = None
+    assert (td.stages, td.kernel_schedule, td.epilogue_schedule, td.tile_scheduler) == (
+        0, cutlass.KernelScheduleType.ScheduleAuto, cutlass.EpilogueScheduleType.ScheduleAuto,
+        cutlass.TileSchedulerType.Default)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^TileDescription.threadblock_shape: expected three"):
+        td.threadblock_shape = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import enum as pyenum
 import numbers
 import threading
 
@@ -35,9 +36,15 @@ def layout_of(x, name) -> LayoutType | None:
 
 
 def enum_value(value, enum, name: str):
-    """A member of a cuforge enum, given as the member or its name ("Simt", "RowMajor")."""
+    """A member of a cuforge enum, given as the member, its name ("Simt", "RowMajor"), the CUTLASS
+    Python interface's snake_case spelling of it ("tensor_op"), or cutlass_library's member of that
+    name (the interface's enums are cutlass_library's)."""
     if isinstance(value, enum):
         return value
+    if isinstance(value, pyenum.Enum) and not type(value).__module__.startswith("cuforge"):
+        value = value.name
+    if isinstance(value, str) and value not in enum.__members__ and value.islower():
+        value = "".join(part.capitalize() for part in value.split("_")) or value  # the interface's getattr_enum
     if isinstance(value, str) and value in enum.__members__:
         return enum.__members__[value]
     raise InvalidArgumentError(f"{name}: expected a cuforge.{enum.__name__} (one of {', '.join(enum.__members__)}), "
