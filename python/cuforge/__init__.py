@@ -42,7 +42,7 @@ from .build import build
 from .cutlass_headers import cutlass_path
 from .environment import check_cuda_versions, cuda_install_path, device_cc, device_id, nvcc_version
 from .memory import MemoryPool, create_memory_pool, get_memory_pool, use_rmm
-from .op.plan import capability, enum_value
+from .op.arguments import capability, enum_value
 from .shape import ConvMode
 from .op import Conv2d, Conv2dDgrad, Conv2dFprop, Conv2dWgrad, Gemm, GroupedGemm  # the interface's top-level names
 from .emit import pytorch

@@ -30,7 +30,7 @@ def build(names, jobs: int | None = None, progress: bool = True, cc: int | None 
     if names is None or not all(isinstance(n, str) for n in names):
         raise InvalidArgumentError("names: expected a kernel name or a list of them (strings)")
     names = list(dict.fromkeys(names))
-    from .op.plan import capability, jobs_count  # op's plans build through this module: imported on use
+    from .op.arguments import capability, jobs_count  # op's plans build through this module: imported on use
 
     jobs, cc = jobs_count(jobs), 0 if cc is None else capability(cc, "cc")
     start = time.monotonic()

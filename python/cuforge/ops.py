@@ -14,7 +14,7 @@ import torch
 
 from .dtypes import torch_datatype
 from .op.gemm import Gemm
-from .op.plan import layout_of
+from .op.arguments import layout_of
 
 _plans: dict[tuple, Gemm] = {}
 

@@ -280,7 +280,7 @@ def profile(plan, M: int, N: int, K: int, batch: int = 1, *, top: int = 6, filte
     """Build and time the cost model's best ``top`` candidates (those matching the shell glob
     ``filter``) for ``plan`` on an M x N x K problem of random operands; torch.matmul beside them.
     ``csv`` and ``plot``: where to write the rows and draw the PNG (Profile.save)."""
-    from .op.plan import integer
+    from .op.arguments import integer
 
     m, n, k, b = (integer(v, name, 1) for v, name in ((M, "M"), (N, "N"), (K, "K"), (batch, "batch")))
     plan.select(m, n, k, b)  # refuses what no kernel runs before anything is allocated
@@ -305,7 +305,7 @@ def profile_grouped(plan, groups: int, M: int, N: int, K: int, *, offsets: bool 
     ``filter``) for a grouped ``plan`` on ``groups`` groups of M x N x K of random operands: lists of
     one tensor per group, or (``offsets``) the offsets form; torch._grouped_mm (or a loop of
     torch.matmul) beside them. ``csv`` and ``plot`` as for profile()."""
-    from .op.plan import flag, integer
+    from .op.arguments import flag, integer
 
     g, m, n, k = (integer(v, name, 1) for v, name in ((groups, "groups"), (M, "M"), (N, "N"), (K, "K")))
     offsets = flag(offsets, "offsets")
@@ -343,7 +343,7 @@ def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, s
     K x R x S x C); cuDNN beside them (through torch, channels_last). ``csv`` and ``plot`` as for
     profile()."""
     from .op.conv2d import _pair
-    from .op.plan import integer
+    from .op.arguments import integer
 
     n, h, w, c, k, r, s = (integer(v, name, 1) for v, name in zip((N, H, W, C, K, R, S), "NHWCKRS"))
     geometry = (_pair(stride, "stride", 1), _pair(padding, "padding", 0), _pair(dilation, "dilation", 1))
@@ -373,7 +373,7 @@ def _options(top, filter, jobs, csv, plot) -> tuple:
     """The core's (top, filter, jobs). Before anything is built or allocated: a CSV or plot that
     cannot be written refused, and a machine without a GPU (whose host would fill the operands for
     nothing)."""
-    from .op.plan import integer, jobs_count
+    from .op.arguments import integer, jobs_count
 
     for name, path in (("csv", csv), ("plot", plot)):
         if path is None or path == "":

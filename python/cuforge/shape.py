@@ -6,7 +6,7 @@ import enum
 
 from . import _core
 from ._core import InvalidArgumentError
-from .op.plan import integer
+from .op.arguments import integer
 
 
 class ConvMode(enum.Enum):

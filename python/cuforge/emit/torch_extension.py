@@ -223,7 +223,7 @@ def pytorch(op, name: str, cc: int | None = None, jit: bool = False, sourcedir: 
                                    f"{type(op).__name__}")
     if not isinstance(name, str):
         raise InvalidArgumentError(f"name: expected a string, got {type(name).__name__}")
-    from ..op.plan import capability  # the plans import this module: imported on use
+    from ..op.arguments import capability  # the plans import this module: imported on use
 
     cc = op.cc if cc is None else capability(cc, "cc")
     if not isinstance(sourcedir, (str, os.PathLike)):

@@ -13,7 +13,8 @@ from .. import _core, swizzle
 from ..emit import Operation
 from .._core import InvalidArgumentError, IteratorAlgorithm, KernelKind, LayoutType
 from ..arrays import current_stream, describe
-from .plan import Plan, alignments, enum_value, fixed_items, flag, integer, jobs_count, problem_list, ranked_top
+from .arguments import alignments, enum_value, fixed_items, flag, integer, jobs_count, problem_list, ranked_top
+from .plan import Plan
 
 _logger = logging.getLogger("cuforge")
 

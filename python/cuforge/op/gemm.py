@@ -10,7 +10,8 @@ from .. import _core
 from ..emit import Operation
 from .._core import DataType, InvalidArgumentError
 from ..arrays import current_stream, describe
-from .plan import Plan, alignments, flag, integer, jobs_count, problem_list, ranked_top, scalar
+from .arguments import alignments, flag, integer, jobs_count, problem_list, ranked_top, scalar
+from .plan import Plan
 
 
 def fold_batches(desc, name):

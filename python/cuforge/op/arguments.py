@@ -1,0 +1,200 @@
+"""How cuforge.op reads the arguments of its Python API into the core's terms: enums (the CUTLASS
+Python interface's spellings too), integers, flags, scalars, problem lists, alignments, compute
+capabilities, and tile descriptions (objects or seed-style dicts). Each refuses a value with an
+InvalidArgumentError naming the argument."""
+
+from __future__ import annotations
+
+import copy
+import enum as pyenum
+import numbers
+
+from .. import _core
+from .._core import InvalidArgumentError, LayoutType, TileDescription
+from ..arrays import describe, host_descriptor
+from ..dtypes import bool_or_complex, is_bool
+
+
+def layout_of(x, name) -> LayoutType | None:
+    """Column-major when the array's rows, not its columns, are the contiguous dimension."""
+    if x is None:
+        return None
+    _, _, shape, strides, _ = describe(x, name) or host_descriptor(x, -1, name)
+    if len(shape) >= 2 and shape[-2] > 1 and strides[-2] == 1 and strides[-1] != 1:
+        return LayoutType.ColumnMajor
+    return LayoutType.RowMajor
+
+
+def enum_value(value, enum, name: str):
+    """A member of a cuforge enum, given as the member, its name ("Simt", "RowMajor"), the CUTLASS
+    Python interface's snake_case spelling of it ("tensor_op"), or cutlass_library's member of that
+    name (the interface's enums are cutlass_library's)."""
+    if isinstance(value, enum):
+        return value
+    if isinstance(value, pyenum.Enum) and not type(value).__module__.startswith("cuforge"):
+        value = value.name
+    if isinstance(value, str) and value not in enum.__members__ and value.islower():
+        value = "".join(part.capitalize() for part in value.split("_")) or value  # the interface's getattr_enum
+    if isinstance(value, str) and value in enum.__members__:
+        return enum.__members__[value]
+    raise InvalidArgumentError(f"{name}: expected a cuforge.{enum.__name__} (one of {', '.join(enum.__members__)}), "
+                               f"got {value!r}")
+
+
+def integer(value, name: str, low: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidArgumentError(f"{name}: expected an integer, got {value!r} ({type(value).__name__})")
+    if low is not None and value < low:
+        raise InvalidArgumentError(f"{name}: expected {low} or more, got {value}")
+    if not -2**63 <= value < 2**63:
+        raise InvalidArgumentError(f"{name}: {value} is beyond any size cuforge can run")
+    return int(value)
+
+
+def fixed_items(value, lengths) -> tuple | None:
+    """The items of a list, tuple or other sized sequence (a NumPy vector) of one of `lengths` items, else None:
+    not of a string, a mapping, a set or a 0-d array, whose lengths mean no items."""
+    if isinstance(value, (str, bytes, dict, set, frozenset)) or not hasattr(value, "__len__"):
+        return None
+    try:
+        items = tuple(value)
+    except TypeError:  # sized but not iterable over items (a 0-d array)
+        return None
+    return items if len(items) in lengths else None
+
+
+def ranked_top(ranked: list, top) -> list:
+    """The first ``top`` of a plan's ranked candidates (all of them for None)."""
+    if top is None:
+        return ranked
+    top = integer(top, "top")
+    if top < 1:
+        raise InvalidArgumentError(f"top: expected at least 1 candidate, got {top}")
+    return ranked[:top]
+
+
+def jobs_count(jobs) -> int:
+    """How many nvcc processes at once: None or 0 is one per core."""
+    jobs = 0 if jobs is None else integer(jobs, "jobs", 0)
+    if jobs >= 2**31:
+        raise InvalidArgumentError(f"jobs: expected 0 (one per core) to {2**31 - 1} nvcc processes, got {jobs}")
+    return jobs
+
+
+def problem_list(problems, each: str, lengths: tuple) -> list:
+    """compile()'s ``problems``: a list or tuple of ``each``, every entry a sequence of one of
+    ``lengths`` items."""
+    if not isinstance(problems, (list, tuple)):
+        raise InvalidArgumentError(f"problems: expected a list of {each}, got {type(problems).__name__}")
+    checked = []
+    for problem in problems:
+        items = fixed_items(problem, lengths)
+        if items is None:
+            raise InvalidArgumentError(f"problems: expected {each}, got {problem!r}")
+        checked.append(items)
+    return checked
+
+
+def capability(value, name: str) -> int:
+    """A compute capability as given (0: the device's); the core says which it builds for."""
+    value = integer(value, name, 0)
+    if value >= 2**31:
+        raise InvalidArgumentError(f"{name}: {value} is not a compute capability (such as 90)")
+    return value
+
+
+def device_ordinal(value) -> int:
+    """A CUDA device ordinal as given (0 or more); the core says whether that device exists."""
+    value = integer(value, "device", 0)
+    if value >= 2**31:
+        raise InvalidArgumentError(f"device: {value} is not a CUDA device ordinal")
+    return value
+
+
+def flag(value, name: str) -> bool:
+    """A boolean (Python's or NumPy's bool: numpy.bool_, named numpy.bool since NumPy 2)."""
+    if not is_bool(value):
+        raise InvalidArgumentError(f"{name}: expected True or False, got {value!r}")
+    return bool(value)
+
+
+def _triple(value, name: str) -> list[int]:
+    items = fixed_items(value, (3,))
+    if items is None:
+        raise InvalidArgumentError(f"{name}: expected three integers (M, N, K), got {value!r}")
+    return [integer(v, name, 0) for v in items]
+
+
+# The fields of a seed-style tile description dict, and how each is read.
+_TILE_FIELDS = {
+    "threadblock_shape": _triple,
+    "warp_count": _triple,
+    "cluster_shape": _triple,
+    "stages": lambda v, name: integer(v, name, 0),
+    "kernel_schedule": lambda v, name: enum_value(v, _core.KernelScheduleType, name),
+    "epilogue_schedule": lambda v, name: enum_value(v, _core.EpilogueScheduleType, name),
+    "tile_scheduler": lambda v, name: enum_value(v, _core.TileSchedulerType, name),
+    "swap_ab": flag,
+}
+
+
+def alignments(a, b, c) -> list:
+    """alignment_A/B/C as the core takes them: None (as the sizes allow) or a whole number of elements
+    (the core says which powers of two the type allows; anything past 32 bits is none of them)."""
+    out = []
+    for v, name in ((a, "alignment_A"), (b, "alignment_B"), (c, "alignment_C")):
+        value = None if v is None else integer(v, name, 1)
+        if value is not None and value > 2**31 - 1:
+            raise InvalidArgumentError(f"{name}: expected a power of two of at most 16 bytes of elements, got {v}")
+        out.append(value)
+    return out
+
+
+def _same_instruction(a, b) -> bool:
+    fields = ("instruction_shape", "element_a", "element_b", "element_accumulator", "opcode_class", "math_operation")
+    return all(list(getattr(a, f)) == list(getattr(b, f)) if f == "instruction_shape" else getattr(a, f) == getattr(b, f)
+               for f in fields)
+
+
+def tile_from(value, base: TileDescription, instruction) -> TileDescription:
+    """A tile description as given (one naming another plan's math_instruction refused), or one from a
+    seed-style dict: ``base`` with the dict's keys changed. ``instruction_shape`` may be given as the
+    plan's own (its kernels compute with that instruction; another one is refused)."""
+    if isinstance(value, TileDescription):
+        given = getattr(value, "math_instruction", None)
+        if given is not None and not _same_instruction(given, instruction):
+            raise InvalidArgumentError(f"tile_description: its math_instruction is {given!r}; this plan's kernels "
+                                       f"compute with {instruction!r} (plan.tile_descriptions() lists its tiles)")
+        return value
+    if not isinstance(value, dict):
+        raise InvalidArgumentError(
+            f"tile_description: expected a cuforge.TileDescription or a dict, got {type(value).__name__}")
+    td = copy.copy(base)
+    for key, v in value.items():
+        name = f"tile_description[{key!r}]"
+        if key == "instruction_shape":
+            shape = _triple(v, name)
+            if shape != list(instruction.instruction_shape):
+                raise InvalidArgumentError(
+                    f"{name}: this plan's kernels compute with {instruction!r}, not {'x'.join(map(str, shape))}")
+            continue
+        if key not in _TILE_FIELDS:
+            raise InvalidArgumentError(
+                f"tile_description: unknown key {key!r} (known: {', '.join(_TILE_FIELDS)}, instruction_shape)")
+        setattr(td, key, _TILE_FIELDS[key](v, name))
+    return td
+
+
+def scalar(value, name: str) -> float:
+    """alpha or beta as a float: a real number, or an array or tensor of one element (on any device)."""
+    if bool_or_complex(value) or isinstance(value, (str, bytes)) or value is None:
+        raise InvalidArgumentError(f"{name}: expected a real number, got {value!r} ({type(value).__name__})")
+    size = getattr(value, "size", None)
+    count = value.numel() if hasattr(value, "numel") else (size if isinstance(size, int) else 1)
+    if count != 1:
+        raise InvalidArgumentError(f"{name}: expected a real number, got {type(value).__name__} of {count} elements "
+                                   f"(shape {tuple(getattr(value, 'shape', ()))})")
+    try:
+        return float(value.item() if hasattr(value, "item") else value)
+    except (TypeError, ValueError, RuntimeError, OverflowError) as e:
+        raise InvalidArgumentError(f"{name}: expected a real number, got {value!r}: {e}") from None
