@@ -519,12 +519,23 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
     if (warp_m % inst[0] || warp_n % inst[1] || t[2] % inst[2])
       return fmt::format("warp tile {}x{}x{} does not hold whole {}x{}x{} instructions", warp_m, warp_n, t[2],
                          inst[0], inst[1], inst[2]);
-    // A SIMT warp spreads its 32 threads over the warp tile as 8x4 (M > N) or 4x8, as CUTLASS's
-    // DefaultMmaCore does.
-    const int threads_m = warp_m > warp_n ? 8 : 4;
+    // A SIMT warp spreads its 32 threads over the warp tile: 4x8 in SM80's multistage cores
+    // (default_mma_core_sm80.h), 8x4 where M > N else 4x8 in the pipelined ones (default_mma_core_simt.h).
+    const int threads_m = pipelined_simt(c) && warp_m > warp_n ? 8 : 4;
     if (simt && (warp_m % threads_m || warp_n % (32 / threads_m)))
       return fmt::format("SIMT warp tile {}x{} does not spread over {}x{} threads", warp_m, warp_n, threads_m,
                          32 / threads_m);
+    // The multistage cores pad shared memory by K / 32 elements, a multiple of each K-major operand's
+    // lane vector (16 bytes, at most a thread's tile along M or N).
+    if (simt && !pipelined_simt(c)) {
+      const int lane_m = std::min(128 / size_bits(c.element_a), warp_m / threads_m);
+      const int lane_n = std::min(128 / size_bits(c.element_b), warp_n / (32 / threads_m));
+      const int padding = t[2] / 32;
+      if ((c.layout_a == Layout::RowMajor && padding % lane_m) || (c.layout_b == Layout::ColumnMajor && padding % lane_n))
+        return fmt::format("SIMT tile K {} pads shared memory by {} elements, where CUTLASS's multistage core "
+                           "needs a multiple of each K-major operand's lane vector (A {}, B {})",
+                           t[2], padding, lane_m, lane_n);
+    }
     const int acc_registers = warp_m * warp_n / 32 * size_bits(c.element_accumulator) / 32;
     const bool three = c.math == MathOperation::MultiplyAddFastF32;
     const int limit = three ? kMax3xTf32AccumulatorRegisters : kMaxAccumulatorRegisters;

@@ -167,6 +167,7 @@ struct Refusal {
 };
 
 std::vector<Refusal> refusals() {
+  using D = DataType;
   using KS = KernelSchedule;
   using ES = EpilogueSchedule;
   return {
@@ -349,6 +350,20 @@ std::vector<Refusal> refusals() {
        {"131072 stages", "do not fit"}},
       {"sm80 stages whose bytes overflow an int", test::changed(sm80_f16(), [](auto& c) { c.tile.stages = 196608; }),
        {"196608 stages", "exceed"}},
+      // CUTLASS's static asserts in the SM80 multistage SIMT cores (default_mma_core_sm80.h), which nvcc met
+      // first: 32 threads as 4x8 over the warp tile, and shared memory padded by whole lane vectors.
+      {"sm80 SIMT warp tile narrower than 8 threads",
+       test::changed(sm80_simt(D::f32), [](auto& c) {
+         c.tile.threadblock_shape = {8, 8, 8};
+         c.tile.warp_count = {1, 2, 1};
+       }),
+       {"SIMT warp tile 8x4 does not spread over 4x8 threads"}},
+      {"sm80 SIMT tile K of one padding element",
+       test::changed(sm80_simt(D::f32), [](auto& c) {
+         c.tile.threadblock_shape = {128, 128, 32};
+         c.tile.stages = 3;
+       }),
+       {"SIMT tile K 32 pads shared memory by 1 elements", "lane vector (A 4, B 4)"}},
   };
 }
 
