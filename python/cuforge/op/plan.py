@@ -53,9 +53,8 @@ class Plan:
         # A misspelt setting (plan.activaton = relu) is refused, not kept unread; so is a method's name.
         if not name.startswith("_") and name not in Plan._FIELDS:
             if not isinstance(getattr(type(self), name, None), property):
-                known = [n for n, v in vars(type(self)).items() if isinstance(v, property)]
-                known += [n for c in type(self).__mro__ for n, v in vars(c).items() if isinstance(v, property)]
-                close = difflib.get_close_matches(name, sorted(set(known)) + sorted(Plan._FIELDS), n=1)
+                known = {n for c in type(self).__mro__ for n, v in vars(c).items() if isinstance(v, property)}
+                close = difflib.get_close_matches(name, sorted(known | Plan._FIELDS), n=1)
                 raise UnknownSettingError(f"{type(self).__name__} has no setting {name!r}"
                                           + (f"; did you mean {close[0]!r}?" if close else ""))
         super().__setattr__(name, value)
