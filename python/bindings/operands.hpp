@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "cuforge/compile/compiler.hpp"
@@ -52,6 +53,26 @@ std::optional<double> python_real(nb::handle x);
 template <class Class, class Value>
 Value member_type(Value Class::*);
 
+// A member of the bound enum E named as `value` is, where `value` is another library's enum member (the
+// CUTLASS Python interface's enums are cutlass_library's, whose members carry cuforge's names; a cuforge
+// enum of another kind is no spelling of one), or false.
+template <class E>
+bool enum_of_name(nb::handle value, E& out) {
+  nb::object module = nb::getattr(value.type(), "__module__", nb::none());
+  if (!nb::hasattr(value, "name") || !nb::isinstance<nb::str>(module) ||
+      std::string_view(nb::borrow<nb::str>(module).c_str()).substr(0, 7) == "cuforge")
+    return false;
+  nb::object name = value.attr("name");
+  if (!nb::isinstance<nb::str>(name)) return false;
+  nb::object members = nb::type<E>().attr("__members__");  // a mappingproxy
+  PyObject* member = PyObject_GetItem(members.ptr(), name.ptr());
+  if (!member) {
+    PyErr_Clear();
+    return false;
+  }
+  return nb::try_cast(nb::steal(member), out);
+}
+
 // `if_none`: what None sets (the CUTLASS Python interface's "automatic"), where None is taken.
 template <auto Member, class Bound>
 void def_checked(Bound& cls, const char* name, const char* label, const char* takes, const char* doc = "",
@@ -66,7 +87,9 @@ void def_checked(Bound& cls, const char* name, const char* label, const char* ta
           return;
         }
         Value v{};
-        if (!nb::try_cast(value, v))
+        bool cast = nb::try_cast(value, v);
+        if constexpr (std::is_enum_v<Value>) cast = cast || enum_of_name(value, v);
+        if (!cast)
           throw InvalidArgumentError(std::string(label) + ": expected " + takes + ", got " +
                                      nb::repr(value).c_str());
         s.*Member = std::move(v);

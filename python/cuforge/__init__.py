@@ -66,7 +66,9 @@ atexit.register(_core.set_log_sink, None)  # the core lets go of the Python call
 
 def set_log_level(level) -> None:
     """How much of what cuforge decides is logged: a logging level (logging.INFO shows each kernel
-    chosen and built, logging.DEBUG more) or its name ("INFO"). Messages go to the "cuforge" logger."""
+    chosen for a problem class, each nvcc build and its time, the tuning record's and autotuning's
+    choices; logging.WARNING only what went wrong) or its name ("INFO"). Messages go to the "cuforge"
+    logger."""
     if isinstance(level, str) and isinstance(logging.getLevelName(level.upper()), int):
         level = logging.getLevelName(level.upper())  # a name's number (getLevelNamesMapping is 3.11's)
     if isinstance(level, bool) or not isinstance(level, int):
@@ -118,7 +120,8 @@ def list_gemms(arch: int | None = None, glob: str = "", kind: KernelKind | None 
 
 
 def cache_dir() -> str:
-    """The kernel cache in use (CUFORGE_CACHE_DIR, else the user's cache directory)."""
+    """The kernel cache in use: the format's directory (v1) under CUFORGE_CACHE_DIR, else under the user's
+    cache directory ($XDG_CACHE_HOME/cuforge or ~/.cache/cuforge)."""
     return _core.cache_dir()
 
 

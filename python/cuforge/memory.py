@@ -21,7 +21,7 @@ import sys
 import threading
 
 from . import _core
-from ._core import Error, InvalidArgumentError
+from ._core import InvalidArgumentError, ToolchainError
 
 # "cuforge", "torch", "rmm", or "pending": torch is installed but was not imported when a workspace
 # last asked (that one came from cuforge's pool); the first workspace after its import decides.
@@ -70,7 +70,7 @@ def use_rmm(initial: int | None = None, maximum: int | None = None, *, initial_p
     ``maximum`` (default 4 GiB) per device, made at the device's first workspace and set as RMM's
     resource for that device, so that cuforge and the process's other RMM users share it. The
     CUTLASS Python interface's names ``initial_pool_size`` and ``maximum_pool_size`` are taken too.
-    Sizes are whole multiples of 256 bytes. Raises cuforge.Error when RMM is not installed.
+    Sizes are whole multiples of 256 bytes. Raises cuforge.ToolchainError when RMM is not installed.
     Returns get_memory_pool()."""
     global _source, _rmm_pools
     initial_given = _either(initial, initial_pool_size, "initial")
@@ -83,7 +83,7 @@ def use_rmm(initial: int | None = None, maximum: int | None = None, *, initial_p
     try:
         rmm = importlib.import_module("rmm")
     except ImportError as e:
-        raise Error(f"use_rmm: RMM (the Python package 'rmm'; pip install rmm-cu13) is not installed ({e})") from None
+        raise ToolchainError(f"use_rmm: RMM (the Python package 'rmm'; pip install rmm-cu13) is not installed ({e})") from None
     pools = _RmmPools(rmm, initial, maximum)
     pools.stream(0)  # an RMM that cannot take a stream by its handle is refused here, not at a run
     _core.set_workspace_allocator(pools.allocate, pools.free)
@@ -219,7 +219,7 @@ def _rmm_stream(rmm, handle):
             return Stream(importlib.import_module("cupy").cuda.ExternalStream(handle))
     except ImportError as e:
         version = getattr(rmm, "__version__", "of unknown version")
-        raise Error(f"use_rmm: RMM {version} cannot take a CUDA stream by its handle ({e}): it needs RMM 25.12 or "
+        raise ToolchainError(f"use_rmm: RMM {version} cannot take a CUDA stream by its handle ({e}): it needs RMM 25.12 or "
                     "later, or RMM 25.02 or later with CuPy installed") from None
 
 

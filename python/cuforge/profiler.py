@@ -485,8 +485,9 @@ def main(argv=None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--dtype", default="bf16", help="element type of every operand (default bf16)")
-    for name in ("a", "b", "c", "d", "acc"):
+    for name in ("a", "b", "c", "d"):
         common.add_argument(f"--{name}", help=f"element type of {name.upper()} (default --dtype)")
+    common.add_argument("--acc", help="accumulator type (default: the plan's for these types, f32 for 16-bit inputs)")
     common.add_argument("--layouts", help="GEMMs: layouts of A, B, C as three letters r/c (default rrr)")
     common.add_argument("--kernel-cc", type=int, choices=(80, 90), help="kernel family (default: the newest)")
     p = commands.add_parser("profile", parents=[common], help="time the cost model's best candidates for a problem")

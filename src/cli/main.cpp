@@ -183,6 +183,8 @@ int run_cache(const std::string& action, int64_t max_bytes) {
 int main(int argc, char** argv) {
   CLI::App app{"cuforge: enumerate, emit, build and cache CUTLASS kernels"};
   app.require_subcommand(1);
+  app.footer("With the Python package, two commands more time kernels on this machine's GPU: "
+             "`cuforge profile --help`, `cuforge tune --help`.");
 
   FilterFlags list_flags, build_flags;
   bool json = false;

@@ -17,6 +17,7 @@
 
 #include "cuforge/compile/toolchain.hpp"
 #include "cuforge/core/error.hpp"
+#include "cuforge/core/log.hpp"
 #include "file_digest.hpp"
 #include "files.hpp"
 #include "nvcc.hpp"
@@ -171,7 +172,9 @@ CompileResult compile(const KernelSource& k, const KernelCache& cache) {
       ++g_hits;
       return {*hit, true, seconds()};
     }
+    log(LogLevel::info, fmt::format("building {} for sm{} (nvcc)", k.name, k.target_cc));
     CacheEntry entry = build(k, key, cache, *slot);
+    log(LogLevel::info, fmt::format("built {} in {:.1f} s", k.name, seconds()));
     return {entry, false, seconds()};
   } catch (const fs::filesystem_error& e) {
     throw CacheError(fmt::format("the kernel cache at {}: {}", cache.root().string(), e.what()));

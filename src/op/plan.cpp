@@ -478,7 +478,10 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
   // A compiled kernel that serves the problem, the fastest by the model.
   if (!remeasure) {
     for (const auto& [candidate, c] : serving(s.compiled, s.settings, p.shape, sm_count_))
-      if (usable(candidate, Kernel::load(c->library))) return s.chosen[p.shape];
+      if (usable(candidate, Kernel::load(c->library))) {
+        log(LogLevel::info, fmt::format("{}: the compiled {}", shape_key(p.shape), candidate.config.name()));
+        return s.chosen[p.shape];
+      }
     if (!s.compiled.empty())
       log(LogLevel::info, fmt::format("no compiled kernel can run a {}x{}x{} problem (batch {}); choosing one",
                                       p.shape.m, p.shape.n, p.shape.k, p.shape.batch));
@@ -529,7 +532,12 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
     const auto& c = ranking.ranked[i];
     const Tried tried = try_candidate(c);
     if (tried == Tried::plan_changed) return start_over();
-    if (tried == Tried::chosen) return s.chosen[p.shape];
+    if (tried == Tried::chosen) {
+      log(LogLevel::info, fmt::format("{}: {}{} (the model's choice{})", shape_key(p.shape), c.config.name(),
+                                      c.splits > 1 ? fmt::format(" x{}", c.splits) : "",
+                                      i ? fmt::format(", its {} before refused by CUTLASS", i) : ""));
+      return s.chosen[p.shape];
+    }
     refused += " " + c.config.name();
   }
   throw InvalidArgumentError(fmt::format("no kernel can run this {}x{}x{} problem; CUTLASS refused:{}", p.shape.m,

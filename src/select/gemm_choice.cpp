@@ -366,16 +366,21 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
     GemmTypes defaulted = t;
     defaulted.element_accumulator.reset();
     const bool accumulator = t.element_accumulator && !catalog_rows(defaulted, arch, s, kind).empty();
-    // GEMMs: the layouts (A, B, C as r or c) its kernels take where the types have kernels in others.
-    std::string layouts;
-    for (int bits = 0; kind == KernelKind::Gemm && bits < 8; ++bits) {
-      GemmTypes other = t;
-      auto pick = [&](int bit) { return (bits >> bit) & 1 ? Layout::ColumnMajor : Layout::RowMajor; };
-      other.layout_a = pick(2), other.layout_b = pick(1), other.layout_c = pick(0);
-      if (catalog_rows(other, arch, s, kind).empty()) continue;
-      layouts += layouts.empty() ? "" : " ";
-      for (Layout l : {other.layout_a, other.layout_b, other.layout_c}) layouts += l == Layout::RowMajor ? "r" : "c";
-    }
+    // GEMMs: the layouts (A, B, C as r or c) an architecture's kernels take where the types have kernels in
+    // others; sm90's where this plan's sm80 family has none in any layout (8-bit outputs).
+    auto layouts_at = [&](Arch at) {
+      std::string layouts;
+      for (int bits = 0; kind == KernelKind::Gemm && bits < 8; ++bits) {
+        GemmTypes other = t;
+        auto pick = [&](int bit) { return (bits >> bit) & 1 ? Layout::ColumnMajor : Layout::RowMajor; };
+        other.layout_a = pick(2), other.layout_b = pick(1), other.layout_c = pick(0);
+        if (catalog_rows(other, at, s, kind).empty()) continue;
+        layouts += layouts.empty() ? "" : " ";
+        for (Layout l : {other.layout_a, other.layout_b, other.layout_c}) layouts += l == Layout::RowMajor ? "r" : "c";
+      }
+      return layouts;
+    };
+    std::string layouts = layouts_at(arch), layouts_90 = arch < 90 && layouts.empty() ? layouts_at(90) : "";
     throw InvalidArgumentError(fmt::format(
         "no sm{} {} kernel{} computes A {} x B {} with {} accumulation into C {} / D {}{}{}{}: {}see `cuforge list` "
         "for what the catalog offers",
@@ -383,7 +388,9 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
         to_string(t.element_a), to_string(t.element_b), to_string(t.accumulator()), to_string(t.element_c),
         to_string(t.element_d), s.opclass ? fmt::format(", opcode class {}", to_string(*s.opclass)) : "",
         s.math ? fmt::format(", math {}", to_string(*s.math)) : "",
-        layouts.empty() ? "" : fmt::format(" in these layouts (its kernels take A, B, C as {})", layouts),
+        !layouts.empty()    ? fmt::format(" in these layouts (its kernels take A, B, C as {})", layouts)
+        : !layouts_90.empty() ? fmt::format(" in these layouts (sm90 kernels take A, B, C as {})", layouts_90)
+                              : "",
         accumulator ? fmt::format("element_accumulator {} is the one without kernels (the default, {}, has some); ",
                                   to_string(t.accumulator()), to_string(defaulted.accumulator()))
                     : ""));

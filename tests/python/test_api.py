@@ -549,3 +549,23 @@ def test_compile_builds_the_class_of_the_plans_own_tensors(tmp_path):
     """, CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["True", "False"], r.stdout
+
+
+def test_info_logging_shows_each_build_and_its_time(tmp_path):
+    """set_log_level("INFO") shows what nvcc builds (a fake toolkit builds at once); a second compile of
+    the kernel, found in the cache, logs no build."""
+    from test_faults import fake_toolkit
+
+    r = run_python("""
+        import logging, numpy as np, cuforge
+        logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(message)s")
+        cuforge.set_log_level("INFO")
+        plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+        name = plan.compile()["name"]
+        plan.compile()
+        print("KERNEL", name)
+    """, CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
+    assert r.returncode == 0, r.stderr
+    name = r.stdout.split("KERNEL ")[1].strip()
+    assert r.stderr.count(f"INFO building {name} for sm90 (nvcc)") == 1, r.stderr
+    assert re.search(rf"INFO built {name} in \d+\.\d s", r.stderr), r.stderr

@@ -136,7 +136,7 @@ def test_torch_without_cuda_leaves_workspaces_to_cuforge(monkeypatch):
 def test_use_rmm_without_rmm_names_the_package(monkeypatch):
     without_torch(monkeypatch)
     monkeypatch.setitem(sys.modules, "rmm", None)  # what an import of a missing package finds
-    with pytest.raises(cuforge.Error, match=r"use_rmm: RMM \(the Python package 'rmm'.*is not installed"):
+    with pytest.raises(cuforge.ToolchainError, match=r"use_rmm: RMM \(the Python package 'rmm'.*is not installed"):
         cuforge.use_rmm()
     assert cuforge.get_memory_pool().source == "cuforge"
 

@@ -263,6 +263,15 @@ def test_the_interfaces_enums_and_spellings_are_taken():
         cutlass.shape.Conv2DProblemSize(1, 8, 8, 4, 16, 3, 3, 4, 1, 1, 2, 2, 1, 1, L.ConvMode.Convolution)
     with pytest.raises(cuforge.InvalidArgumentError, match="^opclass: expected a cuforge.OpcodeClass"):
         plan.opclass = cutlass.LayoutType.RowMajor  # cuforge's own enum of another kind is no spelling of one
+    # A tile description's fields take them too, in the constructor as set one by one.
+    td = cutlass.TileDescription([128, 128, 64], 0, None, None, [1, 1, 1], L.KernelScheduleType.ScheduleAuto,
+                                 L.EpilogueScheduleType.ScheduleAuto, L.TileSchedulerType.Persistent)
+    assert (td.kernel_schedule, td.tile_scheduler) == (cutlass.KernelScheduleType.ScheduleAuto,
+                                                       cutlass.TileSchedulerType.Default)
+    td.kernel_schedule = L.KernelScheduleType.TmaWarpSpecializedCooperative
+    assert td.kernel_schedule == cutlass.KernelScheduleType.TmaWarpSpecializedCooperative
+    with pytest.raises(cuforge.InvalidArgumentError, match="^TileDescription.kernel_schedule: expected a cuforge"):
+        td.kernel_schedule = cutlass.EpilogueScheduleType.TmaWarpSpecialized  # cuforge's, of another kind
 
 
 def test_none_is_automatic_on_a_tile_descriptions_fields():
