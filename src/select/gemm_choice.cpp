@@ -317,6 +317,14 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
       k.fallback.empty() && least == most ? "" : fmt::format(" (multiples of {} run the fastest kernels)", most));
 }
 
+// The kernel schedule CUTLASS's SM90 builder takes for KernelScheduleAuto: ping-pong for a tile of 64 rows
+// (cooperative splits M between two warpgroups of 64), cooperative otherwise. cuforge's kernels of it
+// end in its TMA epilogue where the builder's automatic epilogue is NoSmem.
+KernelSchedule builders_schedule(const TileDescription& tile) {
+  return tile.threadblock_shape[0] == 64 ? KernelSchedule::TmaWarpSpecializedPingpong
+                                         : KernelSchedule::TmaWarpSpecializedCooperative;
+}
+
 // A pinned tile description on a catalog row: its automatic schedules are the row's kernel schedule
 // and the epilogue schedule that goes with it.
 TileDescription pinned_tile(TileDescription pinned, const TileDescription& row) {
@@ -413,6 +421,14 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
     }
     if (std::find(k.primary.begin(), k.primary.end(), c) == k.primary.end()) k.primary.push_back(c);
   }
+  // Automatic schedules on SM90 are the builder's where the plan has that kernel (so a pinned description
+  // means one kernel, as in the CUTLASS Python interface), else the model's choice among the plan's.
+  if (s.tile && s.tile->kernel_schedule == KernelSchedule::Auto && arch >= 90) {
+    std::vector<GemmConfig> builders;
+    for (const GemmConfig& c : k.primary)
+      if (c.tile.kernel_schedule == builders_schedule(*s.tile)) builders.push_back(c);
+    if (!builders.empty()) k.primary = std::move(builders);
+  }
   if (k.primary.empty())
     throw InvalidArgumentError(fmt::format("tile description ({}) cannot be built for this plan: {}; "
                                            "plan.tile_descriptions() lists the {} that can",
@@ -444,8 +460,15 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
 
 std::vector<TileDescription> tile_descriptions(const GemmKernels& k) {
   std::vector<TileDescription> out;
-  for (const auto* c : k.family)
-    if (std::find(out.begin(), out.end(), c->tile) == out.end()) out.push_back(c->tile);
+  for (const auto* c : k.family) {
+    TileDescription tile = c->tile;
+    // The builder's own schedules on SM90 are listed as automatic, as the CUTLASS Python interface listed
+    // them (one kernel either way: the description's automatic schedules resolve to it).
+    if (k.arch >= 90 && tile.kernel_schedule == builders_schedule(tile) &&
+        tile.epilogue_schedule == library::epilogue_for(tile.kernel_schedule))
+      tile.kernel_schedule = KernelSchedule::Auto, tile.epilogue_schedule = EpilogueSchedule::Auto;
+    if (std::find(out.begin(), out.end(), tile) == out.end()) out.push_back(tile);
+  }
   return out;
 }
 

@@ -208,15 +208,33 @@ TEST(GemmPlan, TileDescriptions) {
     for (size_t j = i + 1; j < tiles.size(); ++j) ASSERT_FALSE(tiles[i] == tiles[j]) << "listed twice";
   EXPECT_EQ(g.settings().tile, std::nullopt);
 
-  // Pinning a listed description: every selection uses it.
+  // Pinning a listed description: every selection uses it. SM90's listed automatic schedules are
+  // CUTLASS's builder's: ping-pong for a tile of 64 rows, cooperative otherwise.
   const TileDescription pinned = tiles.back();
+  ASSERT_EQ(pinned.kernel_schedule, KernelSchedule::Auto) << pinned.describe();
+  TileDescription resolved = pinned;
+  resolved.kernel_schedule = pinned.threadblock_shape[0] == 64 ? KernelSchedule::TmaWarpSpecializedPingpong
+                                                               : KernelSchedule::TmaWarpSpecializedCooperative;
+  resolved.epilogue_schedule = resolved.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong
+                                   ? EpilogueSchedule::TmaWarpSpecialized
+                                   : EpilogueSchedule::TmaWarpSpecializedCooperative;
+  EXPECT_TRUE(std::find(tiles.begin(), tiles.end(), resolved) == tiles.end()) << "listed as automatic and not";
   change(g, [&](auto& s) { s.tile = pinned; });
   ASSERT_TRUE(g.settings().tile.has_value());
   EXPECT_TRUE(*g.settings().tile == pinned);
   for (auto [m, n, k] : {std::tuple{4096, 4096, 4096}, {16, 4096, 4096}})
-    EXPECT_TRUE(pick(g, m, n, k).tile == pinned) << pick(g, m, n, k).name();
+    EXPECT_TRUE(pick(g, m, n, k).tile == resolved) << pick(g, m, n, k).name();
   change(g, [](auto& s) { s.tile.reset(); });
   EXPECT_EQ(g.settings().tile, std::nullopt);
+
+  // The first listed description with a tile of 64 rows (the CUTLASS Python interface's tests change the
+  // first one's shape so): ping-pong, which cooperative kernels cannot run.
+  TileDescription rows64 = tiles.front();
+  ASSERT_EQ(rows64.kernel_schedule, KernelSchedule::Auto) << rows64.describe();
+  rows64.threadblock_shape = {64, 128, 64};
+  change(g, [&](auto& s) { s.tile = rows64; });
+  EXPECT_EQ(pick(g, 4096, 4096, 4096).tile.kernel_schedule, KernelSchedule::TmaWarpSpecializedPingpong);
+  change(g, [](auto& s) { s.tile.reset(); });
 
   // Descriptions no kernel can have: refused, saying why, and the plan is unchanged.
   const auto pingpong = [&](std::array<int, 3> shape, TileScheduler scheduler) {

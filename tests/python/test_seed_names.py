@@ -282,3 +282,47 @@ def test_none_is_automatic_on_a_tile_descriptions_fields():
         cutlass.TileSchedulerType.Default)
     with pytest.raises(cuforge.InvalidArgumentError, match="^TileDescription.threadblock_shape: expected three"):
         td.threadblock_shape = None
+
+
+def test_sm90s_listed_builder_schedules_are_automatic_as_the_interface_listed_them():
+    """The CUTLASS Python interface listed each SM90 tile first with ScheduleAuto (CUTLASS's builder's
+    choice: ping-pong for 64 rows, cooperative otherwise), and its tests change the first one's shape:
+    a 64-row tile then runs ping-pong. Every listed description is still one kernel of its own."""
+    plan = cutlass.op.Gemm(element=cutlass.DataType.f16, layout=cutlass.LayoutType.RowMajor,
+                           element_accumulator=cutlass.DataType.f32)
+    tds = plan.tile_descriptions()
+    auto = cutlass.KernelScheduleType.ScheduleAuto
+    assert (tds[0].kernel_schedule, tds[0].epilogue_schedule) == (auto, cutlass.EpilogueScheduleType.ScheduleAuto)
+    names = [plan.construct(td).name for td in tds]
+    assert len(set(names)) == len(names), "two listed descriptions emit one kernel"
+    assert "_coop_tmacoop_" in names[0]
+    td = plan.tile_descriptions()[0]
+    td.threadblock_shape, td.stages = [64, 64, 64], 5
+    assert "_64x64x64_c1x1x1_s5_pingpong_tma_" in plan.construct(td, alignment_A=8, alignment_B=8, alignment_C=8).name
+    td = plan.tile_descriptions()[0]
+    td.threadblock_shape, td.cluster_shape = [64, 128, 64], [2, 2, 1]
+    assert "_64x128x64_c2x2x1_s0_pingpong_tma_" in plan.construct(td).name
+    td.kernel_schedule = cutlass.KernelScheduleType.TmaWarpSpecializedCooperative  # explicit: the user's word
+    td.epilogue_schedule = cutlass.EpilogueScheduleType.TmaWarpSpecializedCooperative
+    with pytest.raises(cuforge.InvalidArgumentError, match="cooperative"):
+        plan.construct(td)
+
+
+def test_a_conv2d_on_hopper_takes_the_interfaces_sm80_tile_dicts():
+    """The interface's Conv2d ran SM80 kernels on Hopper, and its tests pin SM80 tiles by dict: a plan whose
+    family cuforge chose moves to SM80 kernels for one; with kernel_cc=90 asked for, the dict is refused."""
+    f16, f32 = cutlass.DataType.f16, cutlass.DataType.f32
+    tile = {"threadblock_shape": [128, 128, 64], "warp_count": [2, 2, 1], "stages": 3, "instruction_shape": [16, 8, 16]}
+    plan = cutlass.Conv2d(kind="fprop", element=f16, element_accumulator=f32)
+    assert plan.cc == 90 and plan.select(32, 56, 56, 64, 64, 3, 3, 1, 1, 1).startswith("cuforge_sm90_")
+    plan.tile_description = tile
+    assert plan.select(32, 56, 56, 64, 64, 3, 3, 1, 1, 1).startswith(
+        "cuforge_sm80_fprop_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x128x64_w2x2x1_s3_multistage_")
+    # A description of the SM80 family's for construct() on a plan left as it is.
+    sm80 = cutlass.Conv2d(kind="fprop", element=f16, element_accumulator=f32, kernel_cc=80).tile_descriptions()[0]
+    other = cutlass.Conv2d(kind="dgrad", element=f16, element_accumulator=f32)
+    assert other.construct(sm80).name.startswith("cuforge_sm80_dgrad_")
+    assert other.select(32, 56, 56, 64, 64, 3, 3, 1, 1, 1).startswith("cuforge_sm90_")
+    pinned = cutlass.Conv2d(kind="fprop", element=f16, element_accumulator=f32, kernel_cc=90)
+    with pytest.raises(cuforge.InvalidArgumentError, match="compute with MathInstruction"):
+        pinned.tile_description = tile

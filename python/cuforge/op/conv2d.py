@@ -11,7 +11,7 @@ import sys
 
 from .. import _core, swizzle
 from ..emit import Operation
-from .._core import InvalidArgumentError, IteratorAlgorithm, KernelKind, LayoutType
+from .._core import InvalidArgumentError, IteratorAlgorithm, KernelKind, KernelScheduleType, LayoutType
 from ..arrays import current_stream, describe
 from .arguments import alignments, enum_value, fixed_items, flag, integer, jobs_count, problem_list, ranked_top
 from .plan import Plan
@@ -114,6 +114,27 @@ class Conv2d(Plan):
                          kernel_cc=kernel_cc, kind=_kind(kind))
         self._types.update(layout_a=LayoutType.TensorNHWC, layout_b=LayoutType.TensorNHWC,
                            layout_c=LayoutType.TensorNHWC)
+
+    def _family_for_tile(self, value):
+        """On Hopper, where cuforge chose the family (no kernel_cc), a tile of the SM80 family's (a dict
+        naming its instruction_shape, a description carrying its math_instruction or the Multistage
+        schedule) moves the plan to SM80 kernels, as the CUTLASS Python interface's Conv2d ran SM80
+        kernels on Hopper."""
+        if self._core_args["kernel_cc"] or self._plan.kernel_cc < 90:
+            return None
+        try:
+            sm80 = self._core_class(settings=self._plan.settings, **dict(self._core_args, kernel_cc=80))
+        except InvalidArgumentError:  # no SM80 kernel for these types or settings
+            return None
+        theirs = list(sm80.math_instruction().instruction_shape)
+        if isinstance(value, dict):
+            shape = fixed_items(value.get("instruction_shape"), (3,))
+            asks = shape is not None and list(shape) == theirs
+        else:
+            given = getattr(value, "math_instruction", None)
+            asks = (given is not None and list(given.instruction_shape) == theirs) or (
+                getattr(value, "kernel_schedule", None) == KernelScheduleType.Multistage)
+        return sm80 if asks else None
 
     @property
     def conv_kind(self) -> str:

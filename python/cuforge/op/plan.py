@@ -4,6 +4,7 @@ tensors, and the settings (their arguments read by cuforge.op.arguments)."""
 from __future__ import annotations
 
 import difflib
+import logging
 import threading
 
 from .. import _core, epilogue
@@ -21,6 +22,9 @@ from ..arrays import completion, host_descriptor, stage
 from ..emit import Operation, kernel_source
 from ..dtypes import to_datatype
 from .arguments import capability, device_ordinal, enum_value, flag, integer, layout_of, scalar, tile_from
+
+
+_logger = logging.getLogger("cuforge")
 
 
 class UnknownSettingError(InvalidArgumentError, AttributeError):
@@ -186,23 +190,30 @@ class Plan:
         kernels it compiled."""
         core = self._plan
         if tile_description is not None:
-            core = self._core_class(settings=self._plan.settings, **self._core_args)
+            core = self._family_for_tile(tile_description) or self._core_class(settings=self._plan.settings,
+                                                                               **self._core_args)
             settings = core.settings
-            settings.tile = self._tile_from(tile_description)
+            settings.tile = self._tile_from(tile_description, core)
             core.settings = settings
         return Operation(core, core.select(*problem), core.settings, self.cc)
 
-    def _tile_from(self, value) -> TileDescription:
-        """A tile description or dict (arguments.tile_from); a dict changes the pinned tile, else (as
-        the CUTLASS Python interface's dicts change its default) the plan's first listed tile, its
-        schedules left automatic."""
-        base = self._plan.settings.tile
+    def _family_for_tile(self, value):
+        """A core plan of another kernel family where the tile description or dict asks for one (None:
+        this plan's family). Conv2d's answer; GEMM plans keep the family they were built for."""
+        return None
+
+    def _tile_from(self, value, core=None) -> TileDescription:
+        """A tile description or dict (arguments.tile_from) for `core` (this plan's); a dict changes the
+        pinned tile, else (as the CUTLASS Python interface's dicts change its default) the plan's first
+        listed tile, its schedules left automatic."""
+        core = self._plan if core is None else core
+        base = core.settings.tile
         if base is None and isinstance(value, dict):
             base = TileDescription()
-            first = self._plan.tile_descriptions()[0]
+            first = core.tile_descriptions()[0]
             for field in ("threadblock_shape", "warp_count", "stages", "cluster_shape", "swap_ab"):
                 setattr(base, field, getattr(first, field))
-        return tile_from(value, base, self._plan.math_instruction())
+        return tile_from(value, base, core.math_instruction())
 
     def _set_flag(self, name: str, value):
         """A boolean setting, checked before the core sees it."""
@@ -447,6 +458,12 @@ class Plan:
 
     @tile_description.setter
     def tile_description(self, value):
+        if value is not None and (core := self._family_for_tile(value)) is not None:
+            with self._settings_lock:
+                self._core_args = dict(self._core_args, kernel_cc=core.kernel_cc)
+                self._plan = core
+            _logger.info("tile_description names an sm%d tile: the plan runs sm%d kernels from now on",
+                         core.kernel_cc, core.kernel_cc)
         value = None if value is None else self._tile_from(value)
 
         def change(s):
