@@ -24,6 +24,7 @@ import time
 import torch
 
 import cuforge
+from gemm import schedule_of
 from timing import interleaved_ms
 
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 14336, 4096), (8192, 1024, 8192)]
@@ -98,13 +99,14 @@ def main():
     plans = {"default": fp8_plan(args.fast_accum)}
     if args.sweep:
         only = {tuple(int(v) for v in t.split("x")) for t in args.sweep_tiles.split(",") if t}
-        for td in fp8_plan(args.fast_accum).tile_descriptions():
+        listing = fp8_plan(args.fast_accum)
+        for td in listing.tile_descriptions():
             if td.tile_scheduler == cuforge.TileSchedulerType.StreamK or td.swap_ab:
                 continue
             t = td.threadblock_shape
             if only and tuple(t[:2]) not in only:
                 continue
-            label = "{}x{}x{}_c{}x{}_{}".format(*t, *td.cluster_shape[:2], str(td.kernel_schedule).split(".")[-1])
+            label = "{}x{}x{}_c{}x{}_{}".format(*t, *td.cluster_shape[:2], schedule_of(listing, td))
             plans[label] = fp8_plan(args.fast_accum, td)
     names = sorted({plan.select(M, N, K) for plan in plans.values() for (M, N, K) in args.shapes})
     t0 = time.perf_counter()

@@ -18,6 +18,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -184,6 +185,12 @@ def print_startup(overhead, startup):
 
 
 # --------------------------------------------------------------------------------------------------
+
+
+def schedule_of(plan, td) -> str:
+    """The kernel schedule a tile description runs, as kernel names spell it (coop, pingpong, tmaws,
+    multistage): a listed description's automatic schedules are CUTLASS's builder's."""
+    return re.search(r"_s\d+_([a-z]+)_", plan.construct(td).name).group(1)
 
 
 def parse_shapes(text):

@@ -110,9 +110,9 @@ def main():
            "shapes": []}
     for m, n, k in args.shapes:
         plan = cuforge.op.Gemm(element="bf16", element_accumulator="f32", layout=cuforge.LayoutType.RowMajor)
-        plan.tile_description = next(
-            t for t in plan.tile_descriptions() if list(t.threadblock_shape) == tile and list(t.cluster_shape) == [1, 1, 1]
-            and "Cooperative" in str(t.kernel_schedule) and "StreamK" not in str(t.tile_scheduler))
+        plan.tile_description = {"threadblock_shape": tile, "cluster_shape": [1, 1, 1],
+                                 "kernel_schedule": cuforge.KernelScheduleType.TmaWarpSpecializedCooperative,
+                                 "epilogue_schedule": cuforge.EpilogueScheduleType.TmaWarpSpecializedCooperative}
         a, b = torch.randn(m, k, device="cuda").bfloat16(), torch.randn(k, n, device="cuda").bfloat16()
         a2, b2, d = a.clone(), b.clone(), torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         plan.run(a, b, None, d)

@@ -22,18 +22,15 @@ import sys
 import torch
 
 import cuforge
-from gemm import DTYPES, input_sets, parse_shapes
+from gemm import DTYPES, input_sets, parse_shapes, schedule_of
 from timing import back_to_back_ms, gpu_times_ms
 
 SHAPES = "512x512x512,768x768x768,1024x1024x1024,1024x1024x4096,1536x1536x1536,2048x2048x2048,2048x1024x2048"
-SCHEDULES = {"coop": cuforge.KernelScheduleType.TmaWarpSpecializedCooperative,
-             "pingpong": cuforge.KernelScheduleType.TmaWarpSpecializedPingpong,
-             "tmaws": cuforge.KernelScheduleType.TmaWarpSpecialized}
+SCHEDULES = ("coop", "pingpong", "tmaws")  # as kernel names spell them
 
 
-def label(td) -> str:
-    schedule = next(k for k, v in SCHEDULES.items() if v == td.kernel_schedule)
-    return "{}x{}_{}_c{}x{}{}".format(*td.threadblock_shape[:2], schedule, *td.cluster_shape[:2],
+def label(plan, td) -> str:
+    return "{}x{}_{}_c{}x{}{}".format(*td.threadblock_shape[:2], schedule_of(plan, td), *td.cluster_shape[:2],
                                       "_swapab" if td.swap_ab else "")
 
 
@@ -49,14 +46,15 @@ def tiles(plan, args) -> list:
     """The plan's data-parallel tile descriptions in the sets asked for (persistent ones in 1x1 clusters),
     and those of the kernels named by --also (swapped ones too: named as chosen for the first shape)."""
     wanted_tiles = {tuple(int(v) for v in t.split("x")) for t in args.tiles.split(",")}
-    wanted = {SCHEDULES[s] for s in args.schedules.split(",")}
+    wanted = set(args.schedules.split(","))
     also = set(filter(None, args.also.split(",")))
     out = []
     for td in plan.tile_descriptions():
         if td.tile_scheduler != cuforge.TileSchedulerType.Default:
             continue
-        if (not td.swap_ab and td.kernel_schedule in wanted and tuple(td.threadblock_shape[:2]) in wanted_tiles
-                and (td.kernel_schedule == SCHEDULES["tmaws"] or list(td.cluster_shape) == [1, 1, 1])):
+        schedule = schedule_of(plan, td)
+        if (not td.swap_ab and schedule in wanted and tuple(td.threadblock_shape[:2]) in wanted_tiles
+                and (schedule == "tmaws" or list(td.cluster_shape) == [1, 1, 1])):
             out.append(td)
         elif also and chosen_name(plan, td, *args.shapes[0]) in also:
             out.append(td)
@@ -82,9 +80,10 @@ def main():
     default = make()
     plans = {}
     for td in tiles(default, args):
-        plans[label(td)] = make()
-        plans[label(td)].tile_description = td
-        plans[label(td)].decomposition = cuforge.Decomposition.DataParallel
+        key = label(default, td)
+        plans[key] = make()
+        plans[key].tile_description = td
+        plans[key].decomposition = cuforge.Decomposition.DataParallel
     m0, n0, k0 = args.shapes[0]
     names = {key: plan.construct(M=m0, N=n0, K=k0).name for key, plan in plans.items()}
     picks = sorted({default.select(m, n, k) for m, n, k in args.shapes} - set(names.values()))

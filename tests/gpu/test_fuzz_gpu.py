@@ -51,12 +51,13 @@ class Family:
 
 SM90_STREAM_K = dict(threadblock_shape=[128, 128, 64], cluster_shape=[2, 1, 1],
                      tile_scheduler=cuforge.TileSchedulerType.StreamK)
+# A 64-row tile's ping-pong kernel is CUTLASS's builder's choice: listed with automatic schedules.
 SM90_PINGPONG = dict(threadblock_shape=[64, 128, 64], cluster_shape=[1, 1, 1],
-                     kernel_schedule=cuforge.KernelScheduleType.TmaWarpSpecializedPingpong)
+                     kernel_schedule=cuforge.KernelScheduleType.ScheduleAuto)
 SM80_128 = dict(threadblock_shape=[128, 128, 32])
 # Swapped kernels (D^T = B^T A^T) in 1x2 clusters, two tiles along M sharing each B^T tile; pinned, they run any M.
 SWAPPED_PINGPONG = dict(threadblock_shape=[64, 32, 128], cluster_shape=[1, 2, 1], swap_ab=True,
-                        kernel_schedule=cuforge.KernelScheduleType.TmaWarpSpecializedPingpong)
+                        kernel_schedule=cuforge.KernelScheduleType.ScheduleAuto)
 SWAPPED_STREAM_K = dict(threadblock_shape=[128, 16, 128], cluster_shape=[1, 2, 1], swap_ab=True,
                         tile_scheduler=cuforge.TileSchedulerType.StreamK)
 FAMILIES = {
