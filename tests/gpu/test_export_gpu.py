@@ -127,11 +127,39 @@ def test_conv_modules_match_torch_in_float64(modules):
     assert "_splitk" in wgrad_kernel
     dw = modules["cf_wgrad"].run([64, 64, 3, 3], dy, x, None, (1, 1), (1, 1))
     assert torch.allclose(dw.double(), ref, rtol=1e-3, atol=1.0)
+    # Splits the kernel cannot run go to a cuforge plan (the interface's modules took every split); the
+    # operator alone refuses them.
+    for mode, slices in (("serial", 2), ("parallel", 33)):
+        dw = modules["cf_wgrad"].run([64, 64, 3, 3], dy, x, None, (1, 1), (1, 1), split_k_mode=mode,
+                                     split_k_slices=slices)
+        assert dw.is_contiguous(memory_format=torch.channels_last)
+        assert torch.allclose(dw.double(), ref, rtol=1e-3, atol=1.0), (mode, slices)
     with pytest.raises(RuntimeError, match="split_k_mode: the kernel splits K into f32 slices"):
-        modules["cf_wgrad"].run([64, 64, 3, 3], dy, x, None, (1, 1), (1, 1), split_k_mode="serial", split_k_slices=2)
+        modules["cf_wgrad"].run.operator([64, 64, 3, 3], dy, x, None, (1, 1), (1, 1), split_k_mode="serial",
+                                         split_k_slices=2)
     if "_sm90_" in wgrad_kernel:
         with pytest.raises(RuntimeError, match="splits K between the images, into at most N = 32 slices; got 33"):
-            modules["cf_wgrad"].run([64, 64, 3, 3], dy, x, None, (1, 1), (1, 1), split_k_slices=33)
+            modules["cf_wgrad"].run.operator([64, 64, 3, 3], dy, x, None, (1, 1), (1, 1), split_k_slices=33)
+
+
+def test_conv_modules_take_the_seeds_splits():
+    """The CUTLASS Python interface's own export test (emit/pytorch.py): fprop with relu and wgrad of one image,
+    each run by default, with serial split-K in 3 and parallel split-K in 7, all equal."""
+    problem = dict(stride=(3, 3), padding=(0, 0))
+    x, w = _nchw(1, 16, 4, 4), _nchw(8, 16, 3, 3)
+    plan = cuforge.op.Conv2d(kind="fprop", element=F16, element_accumulator=torch.float32)
+    plan.activation = "relu"
+    fprop = cuforge.emit.pytorch(plan.construct(), name="cf_seed_fprop", cc=plan.cc, jit=True)
+    C = _nchw(1, 8, 1, 1)
+    ref = torch.relu(torch.nn.functional.conv2d(x.double(), w.double(), **problem) + 0.5 * C.double()).to(F16)
+    for split in ({}, {"split_k_mode": "serial", "split_k_slices": 3}, {"split_k_mode": "parallel", "split_k_slices": 7}):
+        assert torch.equal(fprop.run(x, w, C, (3, 3), (0, 0), alpha=1.0, beta=0.5, **split), ref), split
+    plan = cuforge.op.Conv2d(kind="wgrad", element=F16, element_accumulator=torch.float32)
+    wgrad = cuforge.emit.pytorch(plan.construct(), name="cf_seed_wgrad", cc=plan.cc, jit=True)
+    dy, C = _nchw(1, 8, 1, 1), _nchw(8, 16, 3, 3)
+    ref = (torch.nn.grad.conv2d_weight(x.double(), (8, 16, 3, 3), dy.double(), **problem) + 0.5 * C.double()).to(F16)
+    for split in ({}, {"split_k_mode": "serial", "split_k_slices": 3}, {"split_k_mode": "parallel", "split_k_slices": 7}):
+        assert torch.equal(wgrad.run((8, 16, 3, 3), dy, x, C, (3, 3), (0, 0), alpha=1.0, beta=0.5, **split), ref), split
 
 
 def test_a_pointwise_module_takes_1x1_filters(modules):
@@ -214,8 +242,8 @@ def test_conv_bad_arguments(modules):
         modules["cf_fprop"].run(x.contiguous(), w, None, (1, 1), (1, 1))
     with pytest.raises(RuntimeError, match="filters have 32 channels"):
         modules["cf_fprop"].run(x, _nchw(64, 32, 3, 3), None, (1, 1), (1, 1))
-    with pytest.raises(RuntimeError, match="split_k_mode"):
-        modules["cf_fprop"].run(x, w, None, (1, 1), (1, 1), split_k_mode="parallel", split_k_slices=2)
+    with pytest.raises(RuntimeError, match="split_k_mode"):  # the operator alone: its kernel's split only
+        modules["cf_fprop"].run.operator(x, w, None, (1, 1), (1, 1), split_k_mode="parallel", split_k_slices=2)
 
 
 def test_a_new_process_imports_the_built_module_without_building(modules, tmp_path):

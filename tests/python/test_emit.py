@@ -221,3 +221,48 @@ def test_a_grouped_plan_with_a_column_major_d_is_not_exported(tmp_path):
     plan = cuforge.op.GroupedGemm(element=np.float16, layout_A=ROW, layout_B=ROW, layout_C=COL, cc=90)
     with pytest.raises(InvalidArgumentError, match="row-major C"):
         cuforge.emit.pytorch(plan.construct(), "g", sourcedir=str(tmp_path))
+
+
+class _Images:
+    """A tensor argument as the split dispatch reads it: its shape (N first)."""
+
+    def __init__(self, n):
+        self.shape = (n, 16, 4, 4)
+
+
+@pytest.mark.parametrize("kind, kernel_cc, calls, to_plan", [
+    # SM90 fprop: no split of its own; the interface's serial and parallel splits go to a plan.
+    ("fprop", None, [((), {}), ((), {"split_k_mode": "serial", "split_k_slices": 3}),
+                     ((), {"split_k_mode": "parallel", "split_k_slices": 7})], [False, True, True]),
+    # SM80 fprop: serial split-K in the kernel; parallel to a plan.
+    ("fprop", 80, [((), {"split_k_mode": "serial", "split_k_slices": 3}),
+                   ((), {"split_k_mode": "parallel", "split_k_slices": 7})], [False, True]),
+    # SM90 wgrad, parallel between the 4 images (8 slices by default, then 4, one per image): more slices than
+    # images asked for, and serial, to a plan.
+    ("wgrad", None, [((), {}), ((), {"split_k_slices": 1}), ((), {"split_k_mode": "serial", "split_k_slices": 3}),
+                     ((), {"split_k_mode": "parallel", "split_k_slices": 7}),
+                     ((), {"split_k_mode": "parallel", "split_k_slices": 2})], [False, False, True, True, False]),
+    # Arguments the operator refuses itself (a mode of neither kind, slices not an integer) reach it.
+    ("fprop", None, [((), {"split_k_mode": "both", "split_k_slices": 3}),
+                     ((), {"split_k_mode": "serial", "split_k_slices": 3.0})], [False, False]),
+])
+def test_exported_conv_runs_take_every_split_the_interfaces_modules_took(monkeypatch, kind, kernel_cc, calls,
+                                                                          to_plan):
+    """The seed's conv modules took serial and parallel split-K at every call: a split the module's kernel cannot
+    run goes to a cuforge plan (here recorded, not run), the others to the operator."""
+    from cuforge.emit import conv_splits
+
+    op = cuforge.op.Conv2d(kind, element=np.float16, element_accumulator=np.float32, kernel_cc=kernel_cc).construct()
+    assert conv_splits.conv_kind(op.name) == kind
+    ran = []
+    monkeypatch.setattr(conv_splits, "_plan_like", lambda op: "plan")
+    monkeypatch.setattr(conv_splits, "_on_a_plan", lambda plan, *a: ran.append("plan"))
+    run = conv_splits.with_every_split(lambda *a, **k: ran.append(("operator", k.get("split_k_slices"))), op, kind)
+    size = [] if kind == "fprop" else [[8, 16, 3, 3]]
+    for (args, kwargs), planned in zip(calls, to_plan):
+        ran.clear()
+        run(*size, _Images(4), _Images(4), None, (1, 1), (0, 0), **kwargs)
+        assert [r if r == "plan" else r[0] for r in ran] == ["plan" if planned else "operator"], (op.name, kwargs)
+        if not kwargs and kind == "wgrad":
+            assert ran == [("operator", 4)], "the default split is at most one slice per image"
+    assert conv_splits.conv_kind(cuforge.op.Gemm(element=np.float16, layout=LayoutType.RowMajor).construct().name) is None

@@ -25,6 +25,7 @@ from .. import _core
 from .._core import InvalidArgumentError, ToolchainError
 from ..build import compilation_error
 from ..cutlass_headers import cutlass_path
+from .conv_splits import conv_kind, with_every_split
 
 logger = logging.getLogger("cuforge")
 
@@ -196,6 +197,9 @@ def _jit_locked(op, name: str, cc: int, binding: str, kernel: dict):
     else:
         path = final / f"{name}.so"
         module = _import(name, path if path.exists() else final / f"{name}{suffix}")
+    kind = conv_kind(op.name)
+    if kind:  # the interface's modules took every split: those the kernel cannot run go to a plan
+        module.run = with_every_split(module.run, op, kind)
     _loaded[name] = (digest, module)
     return module
 
@@ -208,7 +212,8 @@ def pytorch(op, name: str, cc: int | None = None, jit: bool = False, sourcedir: 
     C=None, stride, padding, dilation, alpha, beta, split_k_mode, split_k_slices)`` on N, C, H, W
     tensors in channels_last memory). They run on torch's current stream, check their arguments,
     allocate only the output (the workspace comes from torch's caching allocator), and trace under
-    torch.compile; the module's ``run`` is the operator.
+    torch.compile; the module's ``run`` is the operator (a Conv2d module's built with ``jit=True`` also
+    runs the splits its kernel cannot, on a cuforge plan: cuforge.emit.conv_splits).
 
     ``cc`` is the GPU to build for (default: the plan's). ``jit=True`` builds and imports the
     module now and returns it (built once: later processes import it from cuforge's cache);
