@@ -82,6 +82,8 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(".ops", __name__)
+    if name == "Tensor":  # the interface's visitor-tree tensors
+        raise epilogue.visitor_trees_not_offered("cuforge.Tensor")
     raise AttributeError(f"module 'cuforge' has no attribute {name!r}")
 
 

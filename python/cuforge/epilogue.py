@@ -11,6 +11,27 @@ from ._core import Activation, InvalidArgumentError, default_activation_argument
 from .dtypes import bool_or_complex
 
 
+class NotOfferedError(InvalidArgumentError, AttributeError):
+    """A name of the CUTLASS Python interface that cuforge does not offer: a cuforge error, and the
+    AttributeError Python raises for a name a module does not have."""
+
+
+# The interface's epilogue visitor trees: Python epilogues traced into CUTLASS's visitor nodes.
+_VISITOR_TREES = frozenset({"trace", "evt_ops", "exp", "max", "maximum", "minimum", "multiply_add", "permute",
+                            "reshape", "sum"})
+
+
+def visitor_trees_not_offered(name: str) -> NotOfferedError:
+    return NotOfferedError(f"{name}: the CUTLASS Python interface's epilogue visitor trees (traced Python epilogues) "
+                           "are not offered; fuse an activation (plan.activation) and a bias row (a C of one row)")
+
+
+def __getattr__(name: str):
+    if name in _VISITOR_TREES:
+        raise visitor_trees_not_offered(f"cuforge.epilogue.{name}")
+    raise AttributeError(f"module 'cuforge.epilogue' has no attribute {name!r}")
+
+
 class ActivationFunction:
     """One fusable activation; ``default_argument`` is its parameter when none is given (decided by
     the C++ core)."""

@@ -61,3 +61,13 @@ class Conv2DProblemSize:
         return (f"Conv2DProblemSize(N={self.N}, H={self.H}, W={self.W}, C={self.C}, K={self.K}, R={self.R}, "
                 f"S={self.S}, P={self.P}, Q={self.Q}, padding={self.padding}, stride={self.stride}, "
                 f"dilation={self.dilation})")
+
+
+def __getattr__(name: str):
+    # The interface's GEMM coordinates: cuforge's plans take M, N, K (and a batch) as integers.
+    if name in ("GemmCoord", "MatrixCoord"):
+        from .epilogue import NotOfferedError
+
+        raise NotOfferedError(f"cuforge.shape.{name} is not offered: plans take M, N and K as integers "
+                              "(plan.construct(M=, N=, K=), plan.select(M, N, K))")
+    raise AttributeError(f"module 'cuforge.shape' has no attribute {name!r}")

@@ -326,3 +326,19 @@ def test_a_conv2d_on_hopper_takes_the_interfaces_sm80_tile_dicts():
     pinned = cutlass.Conv2d(kind="fprop", element=f16, element_accumulator=f32, kernel_cc=90)
     with pytest.raises(cuforge.InvalidArgumentError, match="compute with MathInstruction"):
         pinned.tile_description = tile
+
+
+@pytest.mark.parametrize("name", ["epilogue.trace", "epilogue.reshape", "epilogue.permute", "epilogue.maximum",
+                                  "Tensor", "shape.GemmCoord", "shape.MatrixCoord"])
+def test_the_interfaces_visitor_tree_names_are_refused_by_name(name):
+    """Epilogue visitor trees are not offered: their names raise a cuforge error that is also the AttributeError
+    Python raises for a missing name (hasattr is False), saying what to do instead."""
+    *path, last = name.split(".")
+    module = cutlass
+    for part in path:
+        module = getattr(module, part)
+    with pytest.raises(cuforge.InvalidArgumentError, match=f"cuforge.{name}.*not offered") as info:
+        getattr(module, last)
+    assert isinstance(info.value, AttributeError) and not hasattr(module, last)
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        getattr(module, "no_such_name")
