@@ -7,7 +7,9 @@ model picks the kernel it estimates fastest among those; the case's score is the
 over the pick's measured time (1.00: the model picked the best). A coordinate descent over a few
 constants, each on a fixed grid within sane bounds, maximises worst + mean score on the fitting set.
 Issue 16's measure is printed beside it: the pick against the best measured of the model's own first
-`autotune_candidates` (what autotuning would time), so cases of at most that many kernels score 1.
+`autotune_candidates` (what autotuning would time), those taken among the kernels measured on the case
+(so cases of at most that many kernels score 1, and a case whose sweep left out kernels the model ranks
+first scores higher than autotuning would).
 
     python bench/refit.py [--write constants.txt]
 """

@@ -53,18 +53,20 @@ std::optional<double> python_real(nb::handle x);
 template <class Class, class Value>
 Value member_type(Value Class::*);
 
-// A member of the bound enum E named as `value` is, where `value` is another library's enum member (the
-// CUTLASS Python interface's enums are cutlass_library's, whose members carry cuforge's names; a cuforge
-// enum of another kind is no spelling of one), or false.
+// A member of the bound enum E named as `value` is, where `value` is another library's member of an enum
+// of E's name (the CUTLASS Python interface's enums are cutlass_library's, whose members carry cuforge's
+// names; an enum of another kind, cuforge's or theirs, is no spelling of one), or false.
 template <class E>
 bool enum_of_name(nb::handle value, E& out) {
-  nb::object module = nb::getattr(value.type(), "__module__", nb::none());
+  nb::handle type = value.type(), ours = nb::type<E>();
+  nb::object module = nb::getattr(type, "__module__", nb::none());
   if (!nb::hasattr(value, "name") || !nb::isinstance<nb::str>(module) ||
-      std::string_view(nb::borrow<nb::str>(module).c_str()).substr(0, 7) == "cuforge")
+      std::string_view(nb::borrow<nb::str>(module).c_str()).substr(0, 7) == "cuforge" ||
+      !nb::getattr(type, "__name__", nb::none()).equal(ours.attr("__name__")))
     return false;
   nb::object name = value.attr("name");
   if (!nb::isinstance<nb::str>(name)) return false;
-  nb::object members = nb::type<E>().attr("__members__");  // a mappingproxy
+  nb::object members = ours.attr("__members__");  // a mappingproxy
   PyObject* member = PyObject_GetItem(members.ptr(), name.ptr());
   if (!member) {
     PyErr_Clear();

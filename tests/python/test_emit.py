@@ -224,7 +224,10 @@ def test_a_grouped_plan_with_a_column_major_d_is_not_exported(tmp_path):
 
 
 class _Images:
-    """A tensor argument as the split dispatch reads it: its shape (N first)."""
+    """A tensor argument as the split dispatch reads it: its shape (N first) and device."""
+
+    class device:
+        index = 0
 
     def __init__(self, n):
         self.shape = (n, 16, 4, 4)
@@ -242,9 +245,13 @@ class _Images:
     ("wgrad", None, [((), {}), ((), {"split_k_slices": 1}), ((), {"split_k_mode": "serial", "split_k_slices": 3}),
                      ((), {"split_k_mode": "parallel", "split_k_slices": 7}),
                      ((), {"split_k_mode": "parallel", "split_k_slices": 2})], [False, False, True, True, False]),
-    # Arguments the operator refuses itself (a mode of neither kind, slices not an integer) reach it.
+    # Arguments the operator refuses itself (a mode of neither kind, slices not an integer or below 1) reach it.
     ("fprop", None, [((), {"split_k_mode": "both", "split_k_slices": 3}),
-                     ((), {"split_k_mode": "serial", "split_k_slices": 3.0})], [False, False]),
+                     ((), {"split_k_mode": "serial", "split_k_slices": 3.0}),
+                     ((), {"split_k_mode": "serial", "split_k_slices": 0})], [False, False, False]),
+    # A 1x1 fprop on a GEMM kernel: its own split by default; any split asked for to a plan.
+    ("pointwise", None, [((), {}), ((), {"split_k_mode": "serial", "split_k_slices": 2}),
+                         ((), {"split_k_mode": "parallel", "split_k_slices": 2})], [False, True, True]),
 ])
 def test_exported_conv_runs_take_every_split_the_interfaces_modules_took(monkeypatch, kind, kernel_cc, calls,
                                                                           to_plan):
@@ -252,10 +259,14 @@ def test_exported_conv_runs_take_every_split_the_interfaces_modules_took(monkeyp
     run goes to a cuforge plan (here recorded, not run), the others to the operator."""
     from cuforge.emit import conv_splits
 
-    op = cuforge.op.Conv2d(kind, element=np.float16, element_accumulator=np.float32, kernel_cc=kernel_cc).construct()
-    assert conv_splits.conv_kind(op.name) == kind
+    plan = cuforge.op.Conv2d("fprop" if kind == "pointwise" else kind, element=np.float16,
+                             element_accumulator=np.float32, kernel_cc=kernel_cc)
+    op = plan.construct(problem=(8, 14, 14, 1024, 256, 1, 1)) if kind == "pointwise" else plan.construct()
+    assert ("_pointwise" in op.name) == (kind == "pointwise")
+    kind = conv_splits.conv_kind(op.name)
+    assert kind == plan.conv_kind
     ran = []
-    monkeypatch.setattr(conv_splits, "_plan_like", lambda op: "plan")
+    monkeypatch.setattr(conv_splits, "_plan_like", lambda op, device: "plan")
     monkeypatch.setattr(conv_splits, "_on_a_plan", lambda plan, *a: ran.append("plan"))
     run = conv_splits.with_every_split(lambda *a, **k: ran.append(("operator", k.get("split_k_slices"))), op, kind)
     size = [] if kind == "fprop" else [[8, 16, 3, 3]]

@@ -272,6 +272,8 @@ def test_the_interfaces_enums_and_spellings_are_taken():
     assert td.kernel_schedule == cutlass.KernelScheduleType.TmaWarpSpecializedCooperative
     with pytest.raises(cuforge.InvalidArgumentError, match="^TileDescription.kernel_schedule: expected a cuforge"):
         td.kernel_schedule = cutlass.EpilogueScheduleType.TmaWarpSpecialized  # cuforge's, of another kind
+    with pytest.raises(cuforge.InvalidArgumentError, match="^TileDescription.kernel_schedule: expected a cuforge"):
+        td.kernel_schedule = L.EpilogueScheduleType.TmaWarpSpecialized  # theirs, of another kind
 
 
 def test_none_is_automatic_on_a_tile_descriptions_fields():
@@ -326,6 +328,18 @@ def test_a_conv2d_on_hopper_takes_the_interfaces_sm80_tile_dicts():
     pinned = cutlass.Conv2d(kind="fprop", element=f16, element_accumulator=f32, kernel_cc=90)
     with pytest.raises(cuforge.InvalidArgumentError, match="compute with MathInstruction"):
         pinned.tile_description = tile
+    # After an SM90 tile; a dict with a warp count and no instruction shape; compile() builds the SM80 pick.
+    plan = cutlass.Conv2d(kind="wgrad", element=f16, element_accumulator=f32)
+    plan.tile_description = plan.tile_descriptions()[0]
+    plan.tile_description = {"threadblock_shape": [128, 128, 32], "warp_count": [2, 2, 1], "stages": 3}
+    assert "_sm80_wgrad_" in plan.select(32, 56, 56, 64, 64, 3, 3, 1, 1, 1) and plan._plan.kernel_cc == 80
+    # A refused SM80 tile leaves the plan as it was: its family and its tile.
+    plan = cutlass.Conv2d(kind="fprop", element=f16, element_accumulator=f32)
+    before = plan.tile_descriptions()[0]
+    plan.tile_description = before
+    with pytest.raises(cuforge.InvalidArgumentError):
+        plan.tile_description = dict(tile, warp_count=[3, 2, 1])
+    assert plan._plan.kernel_cc == 90 and plan.tile_description == before
 
 
 @pytest.mark.parametrize("name", ["epilogue.trace", "epilogue.reshape", "epilogue.permute", "epilogue.maximum",

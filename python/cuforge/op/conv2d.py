@@ -3,8 +3,6 @@ compatible with the CUTLASS Python interface."""
 
 from __future__ import annotations
 
-from functools import partial
-
 import logging
 import numbers
 import sys
@@ -107,29 +105,31 @@ class Conv2d(Plan):
 
     def __init__(self, kind="fprop", A=None, B=None, C=None, D=None, alpha=1.0, beta=0.0, element=None,
                  element_A=None, element_B=None, element_C=None, element_D=None, element_accumulator=None, cc=None,
-                 kernel_cc=None):
+                 kernel_cc=None, device=None):
         super().__init__(A=A, B=B, C=C, D=D, alpha=alpha, beta=beta, element=element, element_A=element_A,
                          element_B=element_B, element_C=element_C, element_D=element_D,
                          element_accumulator=element_accumulator, layout=LayoutType.TensorNHWC, cc=cc,
-                         kernel_cc=kernel_cc, kind=_kind(kind))
+                         kernel_cc=kernel_cc, kind=_kind(kind), device=device)
         self._types.update(layout_a=LayoutType.TensorNHWC, layout_b=LayoutType.TensorNHWC,
                            layout_c=LayoutType.TensorNHWC)
 
     def _family_for_tile(self, value):
         """On Hopper, where cuforge chose the family (no kernel_cc), a tile of the SM80 family's (a dict
-        naming its instruction_shape, a description carrying its math_instruction or the Multistage
-        schedule) moves the plan to SM80 kernels, as the CUTLASS Python interface's Conv2d ran SM80
-        kernels on Hopper."""
+        giving a warp count or naming SM80's instruction_shape, a description carrying its math_instruction
+        or the Multistage schedule) moves the plan to SM80 kernels, as the CUTLASS Python interface's
+        Conv2d ran SM80 kernels on Hopper."""
         if self._core_args["kernel_cc"] or self._plan.kernel_cc < 90:
             return None
+        settings = self._plan.settings
+        settings.tile = None  # an SM90 tile pinned before is no SM80 one
         try:
-            sm80 = self._core_class(settings=self._plan.settings, **dict(self._core_args, kernel_cc=80))
+            sm80 = self._core_class(settings=settings, **dict(self._core_args, kernel_cc=80))
         except InvalidArgumentError:  # no SM80 kernel for these types or settings
             return None
         theirs = list(sm80.math_instruction().instruction_shape)
-        if isinstance(value, dict):
+        if isinstance(value, dict):  # the interface's SM80 dicts: a warp count, SM80's instruction shape
             shape = fixed_items(value.get("instruction_shape"), (3,))
-            asks = shape is not None and list(shape) == theirs
+            asks = value.get("warp_count") is not None or (shape is not None and list(shape) == theirs)
         else:
             given = getattr(value, "math_instruction", None)
             asks = (given is not None and list(given.instruction_shape) == theirs) or (
@@ -299,8 +299,8 @@ class Conv2d(Plan):
                 raise InvalidArgumentError(f"problems: expected extents (N, H, W, C, K, R, S), got {extents!r}")
             shapes.append(([integer(v, name, 1) for v, name in zip(checked, "NHWCKRS")], _pair(s, "stride", 1),
                            _pair(p, "padding", 0), _pair(d, "dilation", 1)))
-        built = self._pinned_build(tile_description, partial(self._plan.compile, shapes, jobs_count(jobs),
-                                                             self._bias(bias), caps), print_module)
+        bias, jobs = self._bias(bias), jobs_count(jobs)
+        built = self._pinned_build(tile_description, lambda core: core.compile(shapes, jobs, bias, caps), print_module)
         return built[0] if single else built
 
     def run(self, A=None, B=None, C=None, D=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), alpha=None,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 
 import numbers
 
@@ -167,7 +166,8 @@ class Gemm(Plan):
             A, B, C, D, alpha, beta, _ = self._run_arguments(None, None, None, None, None, None, True)
             descs = [None if x is None else self._on_device(x, describe(x, name), name, name == "D")
                      for x, name in zip((A, B, C, D), "ABCD")]
-            build = partial(self._plan.compile_tensors, *self._folded(descs, C), alpha, beta, jobs_count(jobs))
+            arguments = (*self._folded(descs, C), alpha, beta, jobs_count(jobs))
+            build = lambda core: core.compile_tensors(*arguments)  # noqa: E731
         else:
             if single:
                 problems = [self._problem(M, N, K, batch, "compile")]
@@ -176,8 +176,8 @@ class Gemm(Plan):
             for problem in problem_list(problems, "(M, N, K) or (M, N, K, batch)", (3, 4)):
                 m, n, k, b = (*problem, 1) if len(problem) == 3 else problem
                 shapes.append((integer(m, "M"), integer(n, "N"), integer(k, "K"), integer(b, "batch"), bias))
-            build = partial(self._plan.compile, shapes, alignments(alignment_A, alignment_B, alignment_C),
-                            jobs_count(jobs))
+            arguments = (shapes, alignments(alignment_A, alignment_B, alignment_C), jobs_count(jobs))
+            build = lambda core: core.compile(*arguments)  # noqa: E731
         built = self._pinned_build(tile_description, build, print_module)
         return built[0] if single else built
 

@@ -3,7 +3,6 @@ Python interface's GroupedGemm, plus the mixture-of-experts offsets form of torc
 
 from __future__ import annotations
 
-from functools import partial
 
 from .. import _core
 from ..emit import Operation
@@ -102,16 +101,17 @@ class GroupedGemm(Plan):
             A, B, C, D, alpha, beta, _ = self._run_arguments(None, None, None, None, None, None, True)
             lists, descs = _described_lists(A, B, C, D)
             checked = self._as_on_device(lists, descs)
-            build = partial(self._plan.compile_lists, checked["A"], checked["B"], checked["C"], checked["D"], alpha,
-                            beta, jobs_count(jobs))
+            arguments = (checked["A"], checked["B"], checked["C"], checked["D"], alpha, beta, jobs_count(jobs))
+            build = lambda core: core.compile_lists(*arguments)  # noqa: E731
         else:
             if single:
                 problems = [self._problem(groups, M, N, K, "compile")]
             shapes = []
             for problem in problem_list(problems, "(groups, M, N, K)", (4,)):
                 shapes.append(tuple(integer(v, name) for v, name in zip(problem, ("groups", "M", "N", "K"))))
-            build = partial(self._plan.compile, shapes, alignments(alignment_A, alignment_B, alignment_C),
-                            jobs_count(jobs), flag(ragged, "ragged"), self._bias(bias))
+            arguments = (shapes, alignments(alignment_A, alignment_B, alignment_C), jobs_count(jobs),
+                         flag(ragged, "ragged"), self._bias(bias))
+            build = lambda core: core.compile(*arguments)  # noqa: E731
         built = self._pinned_build(tile_description, build, print_module)
         return built[0] if single else built
 

@@ -221,20 +221,24 @@ class Plan:
         self._update(lambda s: setattr(s, name, value))
 
     def _pinned_build(self, tile_description, build, print_module: bool) -> list:
-        """compile()'s build, its arguments checked, with ``tile_description`` pinned first (for good, as the
-        setter pins it), each kernel's source printed after it with ``print_module`` (the CUTLASS Python
-        interface's). Where the core refuses the build's arguments, the tile is unpinned again (the
-        kernels compiled before are then the disk cache's to find)."""
+        """compile()'s build (a function of the core plan), its arguments checked, with ``tile_description``
+        pinned first (for good, as the setter pins it), each kernel's source printed after it with
+        ``print_module`` (the CUTLASS Python interface's). Where the core refuses the build's arguments,
+        the tile is unpinned again, and a family the tile moved the plan to left (the kernels compiled
+        before are then the disk cache's to find)."""
         if tile_description is None:
-            built = build()
+            built = build(self._plan)
         else:
-            previous = self._plan.settings.tile
+            core, core_args, tile = self._plan, self._core_args, self._plan.settings.tile
             self.tile_description = tile_description
             try:
-                built = build()
+                built = build(self._plan)
             except (InvalidArgumentError, DataTypeError):
-                # The tile alone put back: what another thread set meanwhile stays.
-                self._update(lambda s: setattr(s, "tile", previous))
+                with self._settings_lock:
+                    if self._plan is not core:
+                        self._plan, self._core_args = core, core_args
+                    else:  # the tile alone put back: what another thread set meanwhile stays
+                        self._update(lambda s: setattr(s, "tile", tile))
                 raise
         if print_module:
             for r in built:
@@ -458,18 +462,23 @@ class Plan:
 
     @tile_description.setter
     def tile_description(self, value):
-        if value is not None and (core := self._family_for_tile(value)) is not None:
-            with self._settings_lock:
+        with self._settings_lock:
+            core = None if value is None else self._family_for_tile(value)
+            if core is not None:  # pinned on the new family's plan, which replaces this one once it takes it
+                settings = core.settings
+                settings.tile = self._tile_from(value, core)
+                core.settings = settings
                 self._core_args = dict(self._core_args, kernel_cc=core.kernel_cc)
                 self._plan = core
-            _logger.info("tile_description names an sm%d tile: the plan runs sm%d kernels from now on",
-                         core.kernel_cc, core.kernel_cc)
-        value = None if value is None else self._tile_from(value)
+                _logger.info("tile_description names an sm%d tile: the plan runs sm%d kernels from now on",
+                             core.kernel_cc, core.kernel_cc)
+                return
+            value = None if value is None else self._tile_from(value)
 
-        def change(s):
-            s.tile = value
+            def change(s):
+                s.tile = value
 
-        self._update(change)
+            self._update(change)
 
     @property
     def last_kernel(self) -> str | None:
