@@ -468,10 +468,12 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
       return fmt::format("wgmma reads 8-bit operands only K-major: SM90 {} kernels need a row-major A and a "
                          "column-major B (no kernel reads 8-bit operands MN-major: transpose them first)",
                          to_string(c.element_a));
-    int k_bytes = t[2] * size_bits(c.element_a) / 8;
-    if (k_bytes % 128 != 0)
-      return fmt::format("tile K must span a multiple of 128 bytes of {} ({} elements), got {}",
-                         to_string(c.element_a), 1024 / size_bits(c.element_a), t[2]);
+    // A K-major tile's rows fill whole 128-byte swizzle atoms; 16-bit tiles may also fill 64-byte ones (K of
+    // 32: CUTLASS's builder picks the narrower swizzle, as the CUTLASS Python interface's tiles took it).
+    const int k_bytes = t[2] * size_bits(c.element_a) / 8, k_quantum = size_bits(c.element_a) == 16 ? 64 : 128;
+    if (k_bytes % k_quantum != 0)
+      return fmt::format("tile K must span a multiple of {} bytes of {} ({} elements), got {}", k_quantum,
+                         to_string(c.element_a), k_quantum * 8 / size_bits(c.element_a), t[2]);
     if (t[1] % 16 != 0 || t[1] > 256) return fmt::format("tile N must be a multiple of 16 up to 256, got {}", t[1]);
     const auto& cl = c.tile.cluster_shape;
     if (cl[2] != 1 || cl[0] * cl[1] > 4 || cl[0] < 1 || cl[1] < 1)
