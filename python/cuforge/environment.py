@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 
 from . import _core
 from ._core import ToolchainError
@@ -71,3 +72,17 @@ def check_cuda_versions() -> dict:
                              f"({cuda_install_path()}): kernels it builds would not load. Update the driver, or point "
                              f"CUDA_INSTALL_PATH at a toolkit of CUDA {versions['driver']} or older")
     return versions
+
+
+def _interface_backend() -> None:
+    """The CUTLASS Python interface's notebooks import device_cc from its backend package
+    (``from cutlass.backend.utils.device import device_cc``): cuforge.backend.utils.device holds the same
+    function."""
+    package = __name__.rpartition(".")[0]
+    chain = [sys.modules.setdefault(f"{package}.{path}", types.ModuleType(f"{package}.{path}"))
+             for path in ("backend", "backend.utils", "backend.utils.device")]
+    chain[0].utils, chain[1].device, chain[2].device_cc = chain[1], chain[2], device_cc
+    sys.modules[package].backend = chain[0]
+
+
+_interface_backend()

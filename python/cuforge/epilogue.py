@@ -11,9 +11,10 @@ from ._core import Activation, InvalidArgumentError, default_activation_argument
 from .dtypes import bool_or_complex
 
 
-class NotOfferedError(InvalidArgumentError, AttributeError):
-    """A name of the CUTLASS Python interface that cuforge does not offer: a cuforge error, and the
-    AttributeError Python raises for a name a module does not have."""
+class NotOfferedError(InvalidArgumentError, ImportError):
+    """A name of the CUTLASS Python interface that cuforge does not offer: a cuforge error, and an ImportError,
+    so that ``from cuforge import Tensor`` says why (Python turns an AttributeError there into a bare
+    "cannot import name")."""
 
 
 # The interface's epilogue visitor trees: Python epilogues traced into CUTLASS's visitor nodes.

@@ -345,14 +345,23 @@ def test_a_conv2d_on_hopper_takes_the_interfaces_sm80_tile_dicts():
 @pytest.mark.parametrize("name", ["epilogue.trace", "epilogue.reshape", "epilogue.permute", "epilogue.maximum",
                                   "Tensor", "shape.GemmCoord", "shape.MatrixCoord"])
 def test_the_interfaces_visitor_tree_names_are_refused_by_name(name):
-    """Epilogue visitor trees are not offered: their names raise a cuforge error that is also the AttributeError
-    Python raises for a missing name (hasattr is False), saying what to do instead."""
+    """Epilogue visitor trees are not offered: their names raise a cuforge error that is also an ImportError,
+    so that the interface's `from cutlass import Tensor` says why too, and what to do instead."""
     *path, last = name.split(".")
     module = cutlass
     for part in path:
         module = getattr(module, part)
     with pytest.raises(cuforge.InvalidArgumentError, match=f"cuforge.{name}.*not offered") as info:
         getattr(module, last)
-    assert isinstance(info.value, AttributeError) and not hasattr(module, last)
+    assert isinstance(info.value, ImportError)
+    with pytest.raises(ImportError, match=f"cuforge.{name}.*not offered"):
+        exec(f"from {module.__name__} import {last}", {})
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         getattr(module, "no_such_name")
+
+
+def test_the_interfaces_device_cc_imports_from_its_backend_path():
+    """The interface's notebooks: `from cutlass.backend.utils.device import device_cc`."""
+    from cuforge.backend.utils.device import device_cc
+
+    assert device_cc is cuforge.device_cc and cutlass.backend.utils.device.device_cc is cuforge.device_cc
