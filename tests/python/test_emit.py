@@ -14,6 +14,11 @@ from cuforge import InvalidArgumentError, LayoutType
 ROW, COL = LayoutType.RowMajor, LayoutType.ColumnMajor
 
 
+def test_an_operation_answers_to_the_interfaces_procedural_name():
+    op = cuforge.op.Gemm(element=np.float16, layout=LayoutType.RowMajor).construct()
+    assert op.procedural_name() == op.name and op.name.startswith("cuforge_sm")
+
+
 def test_emit_is_a_module_and_kernel_source_names_the_kernel():
     name = cuforge.list_gemms(90)[0]
     source = cuforge.emit.kernel_source(name)

@@ -37,6 +37,10 @@ class Operation:
         """The kernel's catalog name."""
         return self._chosen.name
 
+    def procedural_name(self) -> str:
+        """The kernel's name (the CUTLASS Python interface's spelling of ``name``)."""
+        return self.name
+
     @property
     def rt_module(self) -> Operation:
         return self
