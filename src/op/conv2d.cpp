@@ -36,8 +36,8 @@ Conv2dSize Conv2d::default_problem() {
 Conv2d::Conv2d(KernelKind kind, const GemmOptions& options)
     : Plan(implicit_gemm_options(kind, options), kind), kind_(kind) {}
 
-GemmShape Conv2d::shape(const Conv2dSize& size, bool bias, op::AlignmentCaps caps) const {
-  return op::conv_shape(kind_, options_, size, bias, caps);
+GemmShape Conv2d::shape(const Conv2dSize& size, bool bias, op::AlignmentCaps caps, ConvSplitK split) const {
+  return op::conv_shape(kind_, options_, size, bias, caps, split);
 }
 
 ConvProblem Conv2d::check(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,

@@ -309,12 +309,13 @@ Conv2dSize conv_size(const std::array<int64_t, 7>& e, const ConvGeometry& g) {
   return z;
 }
 
-GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias, AlignmentCaps caps) {
+GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias, AlignmentCaps caps,
+                     ConvSplitK split) {
   if (bias && kind == KernelKind::Conv2dWgrad)
     fail("bias", "a bias is one value per output channel of fprop or dgrad; wgrad's C has dw's shape (K, R, S, C)");
   check_size({size.n, size.h, size.w, size.c, size.k, size.r, size.s},
              {{size.stride_h, size.stride_w}, {size.pad_h, size.pad_w}, {size.dilation_h, size.dilation_w}});
-  GemmShape s = implicit_gemm_shape(kind, size, bias, {});
+  GemmShape s = implicit_gemm_shape(kind, size, bias, split);
   for (auto [name, v] : {std::pair{"M", s.m}, {"N", s.n}, {"K", s.k}})
     if (v < 1 || v > kMaxExtent)
       fail(name, fmt::format("the implicit GEMM's {} = {} is outside 1 to {}", name, extent_words(v), kMaxExtent));

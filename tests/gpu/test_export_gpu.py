@@ -142,9 +142,10 @@ def test_conv_modules_match_torch_in_float64(modules):
             modules["cf_wgrad"].run.operator([64, 64, 3, 3], dy, x, None, (1, 1), (1, 1), split_k_slices=33)
 
 
-def test_conv_modules_take_the_seeds_splits():
+def test_conv_modules_run_the_seeds_export_test():
     """The CUTLASS Python interface's own export test (emit/pytorch.py): fprop with relu and wgrad of one image,
-    each run by default, with serial split-K in 3 and parallel split-K in 7, all equal."""
+    each run by default, with serial split-K in 3 and parallel split-K in 7, all equal; dgrad of stride 3 (the
+    default plan's kernel is SM90's, of unit stride: the run goes to a plan's SM80 kernel)."""
     problem = dict(stride=(3, 3), padding=(0, 0))
     x, w = _nchw(1, 16, 4, 4), _nchw(8, 16, 3, 3)
     plan = cuforge.op.Conv2d(kind="fprop", element=F16, element_accumulator=torch.float32)
@@ -160,6 +161,11 @@ def test_conv_modules_take_the_seeds_splits():
     ref = (torch.nn.grad.conv2d_weight(x.double(), (8, 16, 3, 3), dy.double(), **problem) + 0.5 * C.double()).to(F16)
     for split in ({}, {"split_k_mode": "serial", "split_k_slices": 3}, {"split_k_mode": "parallel", "split_k_slices": 7}):
         assert torch.equal(wgrad.run((8, 16, 3, 3), dy, x, C, (3, 3), (0, 0), alpha=1.0, beta=0.5, **split), ref), split
+    plan = cuforge.op.Conv2d(kind="dgrad", element=F16, element_accumulator=torch.float32)
+    dgrad = cuforge.emit.pytorch(plan.construct(), name="cf_seed_dgrad", cc=plan.cc, jit=True)
+    C = _nchw(1, 16, 4, 4)
+    ref = (torch.nn.grad.conv2d_input((1, 16, 4, 4), w.double(), dy.double(), **problem) + 0.5 * C.double()).to(F16)
+    assert torch.equal(dgrad.run((1, 16, 4, 4), dy, w, C, (3, 3), (0, 0), alpha=1.0, beta=0.5), ref)
 
 
 def test_a_pointwise_module_takes_1x1_filters(modules):

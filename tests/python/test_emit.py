@@ -228,57 +228,75 @@ def test_a_grouped_plan_with_a_column_major_d_is_not_exported(tmp_path):
         cuforge.emit.pytorch(plan.construct(), "g", sourcedir=str(tmp_path))
 
 
-class _Images:
-    """A tensor argument as the split dispatch reads it: its shape (N first) and device."""
+class _Tensor:
+    """A tensor argument as the routing reads it: its N, C, H, W shape and its device."""
 
     class device:
         index = 0
 
-    def __init__(self, n):
-        self.shape = (n, 16, 4, 4)
+    def __init__(self, *shape):
+        self.shape = shape
 
 
-@pytest.mark.parametrize("kind, kernel_cc, calls, to_plan", [
+# (N, H, W, C, K, R, S) of each case's convolution, 4 images, unit stride, no padding.
+_EXTENTS = {"3x3": (4, 8, 8, 64, 64, 3, 3), "1x1": (4, 14, 14, 1024, 256, 1, 1)}
+
+
+def _conv_arguments(kind, extents):
+    """The operator's leading arguments of a convolution of these extents (sizes as lists, tensors faked)."""
+    n, h, w, c, k, r, s = extents
+    x, filters, y = [n, c, h, w], [k, c, r, s], [n, k, h - r + 1, w - s + 1]
+    if kind == "fprop":
+        return [_Tensor(*x), _Tensor(*filters)]
+    if kind == "dgrad":
+        return [x, _Tensor(*y), _Tensor(*filters)]
+    return [filters, _Tensor(*y), _Tensor(*x)]
+
+
+SERIAL_3 = {"split_k_mode": "serial", "split_k_slices": 3}
+PARALLEL = {"split_k_mode": "parallel"}
+
+
+@pytest.mark.parametrize("kind, kernel_cc, extents, calls", [
     # SM90 fprop: no split of its own; the interface's serial and parallel splits go to a plan.
-    ("fprop", None, [((), {}), ((), {"split_k_mode": "serial", "split_k_slices": 3}),
-                     ((), {"split_k_mode": "parallel", "split_k_slices": 7})], [False, True, True]),
+    ("fprop", None, "3x3", [({}, "operator"), (SERIAL_3, "plan"), (dict(PARALLEL, split_k_slices=7), "plan")]),
     # SM80 fprop: serial split-K in the kernel; parallel to a plan.
-    ("fprop", 80, [((), {"split_k_mode": "serial", "split_k_slices": 3}),
-                   ((), {"split_k_mode": "parallel", "split_k_slices": 7})], [False, True]),
+    ("fprop", 80, "3x3", [(SERIAL_3, "operator"), (dict(PARALLEL, split_k_slices=7), "plan")]),
     # SM90 wgrad, parallel between the 4 images (8 slices by default, then 4, one per image): more slices than
-    # images asked for, and serial, to a plan.
-    ("wgrad", None, [((), {}), ((), {"split_k_slices": 1}), ((), {"split_k_mode": "serial", "split_k_slices": 3}),
-                     ((), {"split_k_mode": "parallel", "split_k_slices": 7}),
-                     ((), {"split_k_mode": "parallel", "split_k_slices": 2})], [False, False, True, True, False]),
+    # images, and serial, to a plan.
+    ("wgrad", None, "3x3", [({}, "operator"), ({"split_k_slices": 1}, "operator"), (SERIAL_3, "plan"),
+                            (dict(PARALLEL, split_k_slices=7), "plan"), (dict(PARALLEL, split_k_slices=2), "operator")]),
+    # SM90 dgrad: unit stride only; strided dgrad to a plan (its SM80 kernels).
+    ("dgrad", None, "3x3", [({}, "operator"), ({"stride": (2, 2)}, "plan")]),
     # Arguments the operator refuses itself (a mode of neither kind, slices not an integer or below 1) reach it.
-    ("fprop", None, [((), {"split_k_mode": "both", "split_k_slices": 3}),
-                     ((), {"split_k_mode": "serial", "split_k_slices": 3.0}),
-                     ((), {"split_k_mode": "serial", "split_k_slices": 0})], [False, False, False]),
-    # A 1x1 fprop on a GEMM kernel: its own split by default; any split asked for to a plan.
-    ("pointwise", None, [((), {}), ((), {"split_k_mode": "serial", "split_k_slices": 2}),
-                         ((), {"split_k_mode": "parallel", "split_k_slices": 2})], [False, True, True]),
+    ("fprop", None, "3x3", [({"split_k_mode": "both", "split_k_slices": 3}, "operator"),
+                            ({"split_k_mode": "serial", "split_k_slices": 3.0}, "operator"),
+                            ({"split_k_mode": "serial", "split_k_slices": 0}, "operator")]),
+    # A 1x1 fprop on a GEMM kernel: 1x1 problems by default; a 3x3 one, and splits, to a plan.
+    ("pointwise", None, "1x1", [({}, "operator"), (SERIAL_3, "plan"), ({"padding": (1, 1)}, "plan")]),
 ])
-def test_exported_conv_runs_take_every_split_the_interfaces_modules_took(monkeypatch, kind, kernel_cc, calls,
-                                                                          to_plan):
-    """The seed's conv modules took serial and parallel split-K at every call: a split the module's kernel cannot
-    run goes to a cuforge plan (here recorded, not run), the others to the operator."""
+def test_exported_conv_runs_take_every_problem_the_interfaces_modules_took(monkeypatch, kind, kernel_cc, extents,
+                                                                           calls):
+    """The seed's conv modules took serial and parallel split-K, and any stride, at every call: a run the module's
+    kernel cannot serve (as the core decides) goes to a cuforge plan (here recorded, not run), the others to the
+    operator."""
     from cuforge.emit import conv_splits
 
     plan = cuforge.op.Conv2d("fprop" if kind == "pointwise" else kind, element=np.float16,
                              element_accumulator=np.float32, kernel_cc=kernel_cc)
-    op = plan.construct(problem=(8, 14, 14, 1024, 256, 1, 1)) if kind == "pointwise" else plan.construct()
+    op = plan.construct(problem=_EXTENTS["1x1"]) if kind == "pointwise" else plan.construct()
     assert ("_pointwise" in op.name) == (kind == "pointwise")
     kind = conv_splits.conv_kind(op.name)
     assert kind == plan.conv_kind
     ran = []
+    monkeypatch.setattr(conv_splits, "_channels_last", lambda given: True)
     monkeypatch.setattr(conv_splits, "_plan_like", lambda op, device: "plan")
-    monkeypatch.setattr(conv_splits, "_on_a_plan", lambda plan, *a: ran.append("plan"))
+    monkeypatch.setattr(conv_splits, "_on_a_plan", lambda plan, kind, given, split: ran.append("plan"))
     run = conv_splits.with_every_split(lambda *a, **k: ran.append(("operator", k.get("split_k_slices"))), op, kind)
-    size = [] if kind == "fprop" else [[8, 16, 3, 3]]
-    for (args, kwargs), planned in zip(calls, to_plan):
+    for kwargs, expected in calls:
         ran.clear()
-        run(*size, _Images(4), _Images(4), None, (1, 1), (0, 0), **kwargs)
-        assert [r if r == "plan" else r[0] for r in ran] == ["plan" if planned else "operator"], (op.name, kwargs)
-        if not kwargs and kind == "wgrad":
+        run(*_conv_arguments(kind, _EXTENTS[extents]), None, **{"stride": (1, 1), "padding": (0, 0), **kwargs})
+        assert [r if r == "plan" else r[0] for r in ran] == [expected], (op.name, kwargs)
+        if not kwargs and "_splitk" in op.name and "_sm90_" in op.name:
             assert ran == [("operator", 4)], "the default split is at most one slice per image"
     assert conv_splits.conv_kind(cuforge.op.Gemm(element=np.float16, layout=LayoutType.RowMajor).construct().name) is None

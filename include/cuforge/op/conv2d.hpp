@@ -33,8 +33,8 @@ class Conv2d : public op::Plan<runtime::ConvKernel, ConvProblem> {
 
   KernelKind kind() const { return kind_; }
   // The problem class of a convolution of this size on dense tensors in 16-byte aligned allocations,
-  // its alignments capped by `caps` (op::conv_shape).
-  GemmShape shape(const Conv2dSize& size, bool bias = false, op::AlignmentCaps caps = {}) const;
+  // its alignments capped by `caps`, split as `split` asks (op::conv_shape).
+  GemmShape shape(const Conv2dSize& size, bool bias = false, op::AlignmentCaps caps = {}, ConvSplitK split = {}) const;
   select::GemmCandidate select(const GemmShape& shape) const { return choice(shape); }
   std::vector<compile::CompileResult> compile(const std::vector<GemmShape>& shapes, int jobs = 0) {
     return compile_shapes(shapes, jobs);

@@ -41,8 +41,8 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
 
 // The problem class of a convolution of this size on dense tensors in 16-byte aligned allocations
 // (its extents and geometry checked as conv_size checks them; the channels set the alignments, capped
-// by `caps` as packed_shape caps a GEMM's).
+// by `caps` as packed_shape caps a GEMM's), with a run's own split-K where `split` has slices.
 GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias = false,
-                     AlignmentCaps caps = {});
+                     AlignmentCaps caps = {}, ConvSplitK split = {});
 
 }  // namespace cuforge::op

@@ -1,26 +1,27 @@
-"""The ``run`` of an exported Conv2d module (``jit=True``): every split-K mode the CUTLASS Python
-interface's modules took.
+"""The ``run`` of an exported Conv2d module (``jit=True``): every convolution the CUTLASS Python
+interface's modules ran.
 
-A module's kernel splits K one way: serially in the kernel (SM80's convolution kernels), into f32
-slices summed after it (``_splitk`` kernels; SM90's between the images, so into at most N slices), or
-not at all (SM90's unsplit and pointwise kernels). By default a run takes its kernel's own split (at
-most one slice per image between the images). The interface's modules took ``split_k_mode="serial"``
-and ``"parallel"`` with any ``split_k_slices`` at every call, so a run asking for a split its kernel
-cannot run goes to a cuforge plan of the same types and epilogue on the tensors' GPU, which chooses the
-kernels that split so (SM80's on Hopper), writing a new output as the operator does, on torch's current
-stream. Runs the kernel does run, the default ones among them, call the operator itself (traceable by
-torch.compile, capturable in CUDA graphs). A module built from the sources (``pip install``) has the
-operator alone.
+A module holds one kernel, chosen for one problem: it splits K one way (serially in the kernel on SM80,
+into f32 slices summed after it for ``_splitk`` kernels, SM90's between the images) or not at all, and
+SM90's kernels run no strided dgrad and only the padding their TMA loads reach. The interface's modules
+ran SM80 kernels that took ``split_k_mode="serial"`` or ``"parallel"`` with any ``split_k_slices``, and
+any stride. So a run the module's kernel cannot serve (as the core's selection decides it, for the run's
+sizes, geometry and split) goes to a cuforge plan of the same types and epilogue on the tensors' GPU,
+which chooses a kernel that can (SM80's on Hopper), writing a new output as the operator does, on
+torch's current stream. Runs the kernel serves, the default ones among them, call the operator itself
+(traceable by torch.compile, capturable in CUDA graphs); by default a run takes the kernel's own split,
+at most one slice per image between the images. A module built from the sources (``pip install``) has
+the operator alone.
 """
 
 from __future__ import annotations
 
 from .. import _core
+from .._core import InvalidArgumentError
 from ..dtypes import _torch_table
 
-# Where the split-K arguments sit among the operator's positional ones (after A, B, C, stride,
-# padding, dilation, alpha, beta), past dgrad's input_size or wgrad's weight_size.
-_MODE_AT, _SLICES_AT = 8, 9
+# The operator's positional arguments, past dgrad's input_size or wgrad's weight_size.
+_ARGUMENTS = ("A", "B", "C", "stride", "padding", "dilation", "alpha", "beta", "split_k_mode", "split_k_slices")
 
 
 def conv_kind(kernel: str) -> str | None:
@@ -30,63 +31,74 @@ def conv_kind(kernel: str) -> str | None:
 
 
 def with_every_split(operator, op, kind: str):
-    """``operator`` (torch.ops.<module>.run.default) as a function that also runs the splits its kernel
-    cannot, on a cuforge plan of ``op``'s types and epilogue."""
-    tokens = op.name.split("_")
-    parallel = "splitk" in tokens
-    sm90_images = parallel and op.name.startswith("cuforge_sm90_") and "pointwise" not in tokens
-    serial = not parallel and op.name.startswith("cuforge_sm80_")
-    pointwise = "pointwise" in tokens  # a GEMM kernel, whose split must cut K evenly: left to a plan
-    defaults = ("parallel" if parallel else "serial", op._chosen.splits)
-    offset = 0 if kind == "fprop" else 1
-    plans = {}  # per GPU, the plan for other splits, made at its first use there
-
-    def given(args, kwargs, name, at):
-        return name in kwargs or len(args) > at
-
-    def argument(args, kwargs, name, at, default):
-        return kwargs[name] if name in kwargs else args[at] if len(args) > at else default
-
-    def runs_it(mode, slices, images) -> bool:
-        if slices == 1:
-            return True
-        if pointwise:
-            return False
-        if mode == "parallel":
-            return parallel and (not sm90_images or slices <= images)
-        return mode == "serial" and serial
+    """``operator`` (torch.ops.<module>.run.default) as a function that also runs what its kernel cannot
+    serve, on a cuforge plan of ``op``'s types and epilogue."""
+    parallel = "splitk" in op.name.split("_")
+    images = parallel and op.name.startswith("cuforge_sm90_") and "pointwise" not in op.name.split("_")
+    own = ("parallel" if parallel else "serial", op._chosen.splits)
+    names = (("input_size",) if kind == "dgrad" else ("weight_size",) if kind == "wgrad" else ()) + _ARGUMENTS
+    plans = {}  # per GPU, the plan for what the kernel cannot serve, made at its first use there
 
     def run(*args, **kwargs):
-        A = argument(args, kwargs, "A", offset, None)
-        shape = getattr(A, "shape", None)
-        if not (given(args, kwargs, "split_k_mode", _MODE_AT + offset)
-                or given(args, kwargs, "split_k_slices", _SLICES_AT + offset)):
-            if sm90_images and shape:  # the kernel's own split: at most one slice per image
-                kwargs["split_k_slices"] = min(defaults[1], max(int(shape[0]), 1))
-            return operator(*args, **kwargs)
-        mode = argument(args, kwargs, "split_k_mode", _MODE_AT + offset, defaults[0])
-        slices = argument(args, kwargs, "split_k_slices", _SLICES_AT + offset, defaults[1])
+        given = dict(zip(names, args), **kwargs)
+        asked = "split_k_mode" in given or "split_k_slices" in given
+        A = given.get("A")
+        if not asked and images and hasattr(A, "shape"):  # the kernel's own split: at most a slice per image
+            kwargs["split_k_slices"] = given["split_k_slices"] = min(own[1], max(int(A.shape[0]), 1))
+        mode, slices = given.get("split_k_mode", own[0]), given.get("split_k_slices", own[1])
         if (mode not in ("serial", "parallel") or isinstance(slices, bool) or not isinstance(slices, int)
-                or slices < 1 or not shape or runs_it(mode, slices, shape[0])):
+                or slices < 1 or _served(op, kind, given, mode, slices) is not False or not _channels_last(given)):
             return operator(*args, **kwargs)  # its own checks name anything wrong
         device = A.device.index
         if device not in plans:
             plans[device] = _plan_like(op, device)
-        return _on_a_plan(plans[device], kind, args, kwargs, offset, mode, slices)
+        return _on_a_plan(plans[device], kind, given, (mode, slices) if asked else None)
 
     run.__doc__ = operator.__doc__
-    run.operator = operator  # the operator alone (its own splits), as torch.ops.<module>.run.default
+    run.operator = operator  # the operator alone (its own kernel), as torch.ops.<module>.run.default
     return run
 
 
-def _on_a_plan(plan, kind: str, args, kwargs, offset: int, mode: str, slices: int):
-    """The operator's run, its arguments as it takes them, on `plan` with split_k=(mode, slices)."""
+def _extents(kind: str, given: dict) -> tuple:
+    """(N, H, W, C, K, R, S) of the run's N, C, H, W tensors and sizes, as the operator reads them."""
+    A, B = given["A"], given["B"]
+    x = A.shape if kind == "fprop" else given["input_size"] if kind == "dgrad" else B.shape
+    w = given["weight_size"] if kind == "wgrad" else B.shape
+    (n, c, h, wd), (k, _, r, s) = tuple(int(v) for v in x), tuple(int(v) for v in w)
+    return n, h, wd, c, k, r, s
+
+
+def _channels_last(given: dict) -> bool:
+    """Whether the run's 4-D tensors are N, C, H, W in channels_last memory, as the operator takes them
+    (a plan would read plain ones as N, H, W, C: those are the operator's to refuse)."""
     import torch
 
-    names = ["A", "B", "C", "stride", "padding", "dilation", "alpha", "beta"]
-    if offset:
-        names.insert(0, "input_size" if kind == "dgrad" else "weight_size")
-    given = dict(zip(names, args), **{k: v for k, v in kwargs.items() if k in names})
+    tensors = [given["A"], given["B"]] + [given["C"]] * (getattr(given.get("C"), "dim", lambda: 0)() == 4)
+    return all(isinstance(t, torch.Tensor) and t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last)
+               for t in tensors)
+
+
+def _pair(value) -> tuple[int, int]:
+    return (int(value), int(value)) if isinstance(value, int) else tuple(int(v) for v in value)
+
+
+def _served(op, kind: str, given: dict, mode: str, slices: int):
+    """Whether the module's kernel serves the run (None where its arguments are not ones to judge: the
+    operator's checks then speak)."""
+    try:
+        geometry = [_pair(given.get(name, default)) for name, default in
+                    (("stride", 1), ("padding", 0), ("dilation", 1))]
+        return op._plan.serves(op.name, _extents(kind, given), *geometry, slices if slices > 1 else 0,
+                               mode == "parallel")
+    except (AttributeError, KeyError, TypeError, ValueError, InvalidArgumentError):  # missing, malformed, refused
+        return None
+
+
+def _on_a_plan(plan, kind: str, given: dict, split_k):
+    """The operator's run, its arguments as it takes them, on `plan` (split as `split_k` asks, else as the
+    plan chooses)."""
+    import torch
+
     A, B, C = given["A"], given["B"], given.get("C")
     stride, padding, dilation = given.get("stride", 1), given.get("padding", 0), given.get("dilation", 1)
     alpha, beta = given.get("alpha", 1.0), given.get("beta", 0.0)
@@ -97,7 +109,7 @@ def _on_a_plan(plan, kind: str, args, kwargs, offset: int, mode: str, slices: in
                                         (B.shape[0], B.shape[2], B.shape[3], B.shape[1]), padding, stride, dilation)
         shape = (n, k, p, q)
     else:
-        shape = tuple(given[names[0]])
+        shape = tuple(given["input_size" if kind == "dgrad" else "weight_size"])
     dtype = next(t for t, d in _torch_table(torch).items() if d == plan.element_D)
     D = torch.empty(shape, dtype=dtype, device=A.device, memory_format=torch.channels_last)
     if beta == 0:
@@ -105,7 +117,7 @@ def _on_a_plan(plan, kind: str, args, kwargs, offset: int, mode: str, slices: in
     elif C is not None and C.numel() == shape[1] and tuple(C.shape) != shape:
         C = C.reshape(-1)  # a bias of one value per channel, in any of the shapes the operator takes
     plan.run(A, B, C, D, stride=stride, padding=padding, dilation=dilation, alpha=alpha, beta=beta,
-             split_k=(mode, slices), sync=False)
+             split_k=split_k, sync=False)
     return D
 
 

@@ -213,7 +213,7 @@ def pytorch(op, name: str, cc: int | None = None, jit: bool = False, sourcedir: 
     tensors in channels_last memory). They run on torch's current stream, check their arguments,
     allocate only the output (the workspace comes from torch's caching allocator), and trace under
     torch.compile; the module's ``run`` is the operator (a Conv2d module's built with ``jit=True`` also
-    runs the splits its kernel cannot, on a cuforge plan: cuforge.emit.conv_splits).
+    runs what its kernel cannot serve, a split or a stride, on a cuforge plan: cuforge.emit.conv_splits).
 
     ``cc`` is the GPU to build for (default: the plan's). ``jit=True`` builds and imports the
     module now and returns it (built once: later processes import it from cuforge's cache);
