@@ -423,16 +423,19 @@ void bind_plans(nb::module_& m) {
            "The kernel a convolution of (N, H, W, C, K, R, S) would run (dense tensors; alignments capped).")
       .def(
           "serves",
-          [](const Conv2d& g, const std::string& kernel, const ConvExtents& extents, const Pair& stride,
-             const Pair& padding, const Pair& dilation, int slices, bool parallel) {
-            const select::GemmCandidate candidate{library::parse_gemm_name(kernel), std::max(slices, 1)};
+          [](const Conv2d& g, const std::string& kernel, int splits, const select::GemmSettings& settings,
+             const ConvExtents& extents, const Pair& stride, const Pair& padding, const Pair& dilation, int slices,
+             bool parallel) {
+            const select::GemmCandidate candidate{library::parse_gemm_name(kernel), std::max(splits, 1)};
             const GemmShape s = g.shape(op::conv_size(extents, {stride, padding, dilation}), candidate.config.bias,
                                         {}, ConvSplitK{slices, parallel});
-            return select::serves(candidate, g.settings(), s);
+            return select::serves(candidate, settings, s);
           },
-          "kernel"_a, "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "slices"_a, "parallel"_a,
-          "Whether the kernel (of this plan's types and settings) runs a convolution of (N, H, W, C, K, R, S) on "
-          "dense tensors, split into `slices` as `parallel` says (an exported module's kernel: its run, or a plan's).")
+          "kernel"_a, "splits"_a, "settings"_a, "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "slices"_a,
+          "parallel"_a,
+          "Whether the kernel (of this plan's types, built under `settings`) run in `splits` slices serves a "
+          "convolution of (N, H, W, C, K, R, S) on dense tensors that asks for `slices` (0: none asked) split as "
+          "`parallel` says: an exported module's kernel, or a plan's.")
       .def("candidates", conv_class_query([](const Conv2d& g, const GemmShape& s) { return g.candidates(s); }),
            "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "bias"_a = false, "alignments"_a = Alignments{},
            "The selection's candidates for that convolution, best estimated first. Compiles nothing.")

@@ -583,6 +583,8 @@ bool serves(const GemmCandidate& candidate, const GemmSettings& s, const GemmSha
   if (c.pointwise && !p.conv.pointwise) return false;  // a 1x1 convolution's GEMM kernel
   if (c.fixed_channels && p.conv.k_run != c.alignment_a) return false;
   if (candidate.splits > 1 && (c.fixed_channels || p.conv.unsplittable)) return false;
+  // Parallel split-K's dgrad kernel is CUTLASS's unit-stride one: strided dgrad, unsplit, takes the strided one.
+  if (c.parallel_split_k && c.kind == KernelKind::Conv2dDgrad && p.conv.unsplittable) return false;
   return fits(c, p) && swap_fits(c, s, p) && !(p.conv.sm80_only && c.arch >= 90) && c.bias == p.bias &&
          c.activation == s.activation && (!c.parallel_split_k || slices_evenly(c, p, candidate.splits)) &&
          (candidate.splits <= 1 || p.batch == 1);

@@ -239,7 +239,8 @@ class _Tensor:
 
 
 # (N, H, W, C, K, R, S) of each case's convolution, 4 images, unit stride, no padding.
-_EXTENTS = {"3x3": (4, 8, 8, 64, 64, 3, 3), "1x1": (4, 14, 14, 1024, 256, 1, 1)}
+_EXTENTS = {"3x3": (4, 8, 8, 64, 64, 3, 3), "1x1": (4, 14, 14, 1024, 256, 1, 1),
+            "split 1x1": (1, 1, 1, 2048, 512, 1, 1)}
 
 
 def _conv_arguments(kind, extents):
@@ -257,46 +258,80 @@ SERIAL_3 = {"split_k_mode": "serial", "split_k_slices": 3}
 PARALLEL = {"split_k_mode": "parallel"}
 
 
-@pytest.mark.parametrize("kind, kernel_cc, extents, calls", [
+def _conv_op(kind, kernel_cc=None, problem=None, **settings):
+    """The construct() of a Conv2d plan of f16 with f32 accumulation, its settings changed first."""
+    plan = cuforge.op.Conv2d(kind, element=np.float16, element_accumulator=np.float32, kernel_cc=kernel_cc)
+    for name, value in settings.items():
+        setattr(plan, name, value)
+    return plan.construct() if problem is None else plan.construct(problem=problem)
+
+
+@pytest.mark.parametrize("make, extents, calls", [
     # SM90 fprop: no split of its own; the interface's serial and parallel splits go to a plan.
-    ("fprop", None, "3x3", [({}, "operator"), (SERIAL_3, "plan"), (dict(PARALLEL, split_k_slices=7), "plan")]),
+    (lambda: _conv_op("fprop"), "3x3",
+     [({}, "operator"), (SERIAL_3, "plan"), (dict(PARALLEL, split_k_slices=7), "plan")]),
     # SM80 fprop: serial split-K in the kernel; parallel to a plan.
-    ("fprop", 80, "3x3", [(SERIAL_3, "operator"), (dict(PARALLEL, split_k_slices=7), "plan")]),
+    (lambda: _conv_op("fprop", 80), "3x3", [(SERIAL_3, "operator"), (dict(PARALLEL, split_k_slices=7), "plan")]),
     # SM90 wgrad, parallel between the 4 images (8 slices by default, then 4, one per image): more slices than
     # images, and serial, to a plan.
-    ("wgrad", None, "3x3", [({}, "operator"), ({"split_k_slices": 1}, "operator"), (SERIAL_3, "plan"),
-                            (dict(PARALLEL, split_k_slices=7), "plan"), (dict(PARALLEL, split_k_slices=2), "operator")]),
+    (lambda: _conv_op("wgrad"), "3x3",
+     [({}, "operator"), ({"split_k_slices": 1}, "operator"), (SERIAL_3, "plan"),
+      (dict(PARALLEL, split_k_slices=7), "plan"), (dict(PARALLEL, split_k_slices=2), "operator")]),
     # SM90 dgrad: unit stride only; strided dgrad to a plan (its SM80 kernels).
-    ("dgrad", None, "3x3", [({}, "operator"), ({"stride": (2, 2)}, "plan")]),
+    (lambda: _conv_op("dgrad"), "3x3", [({}, "operator"), ({"stride": (2, 2), "padding": (1, 1)}, "plan")]),
+    # SM80's parallel dgrad kernel is the unit-stride one: strided dgrad to a plan, even unsplit.
+    (lambda: _conv_op("dgrad", 80, split_k_slices=4, decomposition=cuforge.Decomposition.ParallelSplitK), "3x3",
+     [({"split_k_slices": 1}, "operator"), ({"stride": (2, 2), "padding": (1, 1), "split_k_slices": 1}, "plan")]),
     # Arguments the operator refuses itself (a mode of neither kind, slices not an integer or below 1) reach it.
-    ("fprop", None, "3x3", [({"split_k_mode": "both", "split_k_slices": 3}, "operator"),
-                            ({"split_k_mode": "serial", "split_k_slices": 3.0}, "operator"),
-                            ({"split_k_mode": "serial", "split_k_slices": 0}, "operator")]),
-    # A 1x1 fprop on a GEMM kernel: 1x1 problems by default; a 3x3 one, and splits, to a plan.
-    ("pointwise", None, "1x1", [({}, "operator"), (SERIAL_3, "plan"), ({"padding": (1, 1)}, "plan")]),
+    (lambda: _conv_op("fprop"), "3x3",
+     [({"split_k_mode": "both", "split_k_slices": 3}, "operator"),
+      ({"split_k_mode": "serial", "split_k_slices": 3.0}, "operator"),
+      ({"split_k_mode": "serial", "split_k_slices": 0}, "operator")]),
+    # A 1x1 fprop on a GEMM kernel: 1x1 problems by default; a padded one, and splits asked for, to a plan.
+    (lambda: _conv_op("fprop", problem=_EXTENTS["1x1"]), "1x1",
+     [({}, "operator"), (SERIAL_3, "plan"), ({"padding": (1, 1)}, "plan")]),
+    # A 1x1 layer's GEMM kernel split in parallel by the plan: its own split by default.
+    (lambda: _conv_op("fprop", problem=_EXTENTS["split 1x1"]), "split 1x1", [({}, "operator")]),
 ])
-def test_exported_conv_runs_take_every_problem_the_interfaces_modules_took(monkeypatch, kind, kernel_cc, extents,
-                                                                           calls):
+def test_exported_conv_runs_take_every_problem_the_interfaces_modules_took(monkeypatch, make, extents, calls):
     """The seed's conv modules took serial and parallel split-K, and any stride, at every call: a run the module's
     kernel cannot serve (as the core decides) goes to a cuforge plan (here recorded, not run), the others to the
     operator."""
     from cuforge.emit import conv_splits
 
-    plan = cuforge.op.Conv2d("fprop" if kind == "pointwise" else kind, element=np.float16,
-                             element_accumulator=np.float32, kernel_cc=kernel_cc)
-    op = plan.construct(problem=_EXTENTS["1x1"]) if kind == "pointwise" else plan.construct()
-    assert ("_pointwise" in op.name) == (kind == "pointwise")
+    op = make()
     kind = conv_splits.conv_kind(op.name)
-    assert kind == plan.conv_kind
+    assert ("_pointwise" in op.name) == ("1x1" in extents), op.name
+    assert "split" not in extents or "_splitk" in op.name, op.name
     ran = []
-    monkeypatch.setattr(conv_splits, "_channels_last", lambda given: True)
+    monkeypatch.setattr(conv_splits, "_taken", lambda op, kind, given: True)
     monkeypatch.setattr(conv_splits, "_plan_like", lambda op, device: "plan")
-    monkeypatch.setattr(conv_splits, "_on_a_plan", lambda plan, kind, given, split: ran.append("plan"))
+    monkeypatch.setattr(conv_splits, "_on_a_plan", lambda plan, kind, given, split, bias: ran.append("plan"))
     run = conv_splits.with_every_split(lambda *a, **k: ran.append(("operator", k.get("split_k_slices"))), op, kind)
     for kwargs, expected in calls:
         ran.clear()
         run(*_conv_arguments(kind, _EXTENTS[extents]), None, **{"stride": (1, 1), "padding": (0, 0), **kwargs})
         assert [r if r == "plan" else r[0] for r in ran] == [expected], (op.name, kwargs)
-        if not kwargs and "_splitk" in op.name and "_sm90_" in op.name:
+        if not kwargs and "_splitk" in op.name and "_sm90_" in op.name and "_pointwise" not in op.name:
             assert ran == [("operator", 4)], "the default split is at most one slice per image"
+
+
+def test_an_exported_conv_keeps_its_own_epilogue_when_the_plan_changes(monkeypatch):
+    """The routing judges the exported kernel by the settings it was built with, not the plan's later ones."""
+    from cuforge.emit import conv_splits
+
+    plan = cuforge.op.Conv2d("fprop", element=np.float16, element_accumulator=np.float32)
+    op = plan.construct()
+    plan.activation = "relu"
+    ran = []
+    monkeypatch.setattr(conv_splits, "_taken", lambda op, kind, given: True)
+    run = conv_splits.with_every_split(lambda *a, **k: ran.append("operator"), op, "fprop")
+    run(*_conv_arguments("fprop", _EXTENTS["3x3"]), None, (1, 1), (0, 0))
+    assert ran == ["operator"]
+
+
+def test_only_convolution_exports_are_routed():
+    from cuforge.emit import conv_splits
+
     assert conv_splits.conv_kind(cuforge.op.Gemm(element=np.float16, layout=LayoutType.RowMajor).construct().name) is None
+    assert conv_splits.conv_kind(_conv_op("wgrad").name) == "wgrad"

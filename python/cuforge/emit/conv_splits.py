@@ -33,8 +33,9 @@ def conv_kind(kernel: str) -> str | None:
 def with_every_split(operator, op, kind: str):
     """``operator`` (torch.ops.<module>.run.default) as a function that also runs what its kernel cannot
     serve, on a cuforge plan of ``op``'s types and epilogue."""
-    parallel = "splitk" in op.name.split("_")
-    images = parallel and op.name.startswith("cuforge_sm90_") and "pointwise" not in op.name.split("_")
+    tokens = op.name.split("_")
+    parallel = "splitk" in tokens
+    images = parallel and op.name.startswith("cuforge_sm90_") and "pointwise" not in tokens
     own = ("parallel" if parallel else "serial", op._chosen.splits)
     names = (("input_size",) if kind == "dgrad" else ("weight_size",) if kind == "wgrad" else ()) + _ARGUMENTS
     plans = {}  # per GPU, the plan for what the kernel cannot serve, made at its first use there
@@ -47,12 +48,13 @@ def with_every_split(operator, op, kind: str):
             kwargs["split_k_slices"] = given["split_k_slices"] = min(own[1], max(int(A.shape[0]), 1))
         mode, slices = given.get("split_k_mode", own[0]), given.get("split_k_slices", own[1])
         if (mode not in ("serial", "parallel") or isinstance(slices, bool) or not isinstance(slices, int)
-                or slices < 1 or _served(op, kind, given, mode, slices) is not False or not _channels_last(given)):
+                or slices < 1 or _served(op, kind, given, mode, slices, asked) is not False
+                or not _taken(op, kind, given)):
             return operator(*args, **kwargs)  # its own checks name anything wrong
         device = A.device.index
         if device not in plans:
             plans[device] = _plan_like(op, device)
-        return _on_a_plan(plans[device], kind, given, (mode, slices) if asked else None)
+        return _on_a_plan(plans[device], kind, given, (mode, slices) if asked else None, "bias" in tokens)
 
     run.__doc__ = operator.__doc__
     run.operator = operator  # the operator alone (its own kernel), as torch.ops.<module>.run.default
@@ -68,54 +70,85 @@ def _extents(kind: str, given: dict) -> tuple:
     return n, h, wd, c, k, r, s
 
 
-def _channels_last(given: dict) -> bool:
-    """Whether the run's 4-D tensors are N, C, H, W in channels_last memory, as the operator takes them
-    (a plan would read plain ones as N, H, W, C: those are the operator's to refuse)."""
+def _taken(op, kind: str, given: dict) -> bool:
+    """Whether the operator takes the run's tensors (CUDA tensors of the kernel's types, A and B in N, C, H, W
+    order in channels_last memory, which a plan would read as N, H, W, C were they plain; C as the kernel adds
+    it, where beta reads it), so that a plan's run differs from the operator's in its kernel alone: the rest is
+    the operator's to refuse, in its words."""
     import torch
 
-    tensors = [given["A"], given["B"]] + [given["C"]] * (getattr(given.get("C"), "dim", lambda: 0)() == 4)
-    return all(isinstance(t, torch.Tensor) and t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last)
-               for t in tensors)
+    from ..dtypes import torch_datatype
+
+    core = op._plan
+
+    def tensor(t, element) -> bool:
+        try:
+            return isinstance(t, torch.Tensor) and t.is_cuda and torch_datatype(t.dtype) == element
+        except (TypeError, ValueError):  # a type cuforge has none of
+            return False
+
+    A, B, C = given["A"], given["B"], given.get("C")
+    if not all(tensor(t, e) and t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last)
+               for t, e in ((A, core.element_a), (B, core.element_b))):
+        return False
+    if given.get("beta", 0.0) == 0:
+        return True  # C is never read
+    try:
+        channels = _output_shape(kind, given)
+    except (InvalidArgumentError, TypeError, ValueError):
+        return False
+    if not tensor(C, core.element_c):
+        return False
+    if "bias" in op.name.split("_"):
+        return C.numel() == channels[1] and (C.dim() == 1 or C.shape[1] == channels[1])
+    return tuple(C.shape) == channels and C.is_contiguous(memory_format=torch.channels_last)
+
+
+def _output_shape(kind: str, given: dict) -> tuple:
+    """The output's N, C, H, W shape, as the operator makes it."""
+    if kind != "fprop":
+        return tuple(int(v) for v in given["input_size" if kind == "dgrad" else "weight_size"])
+    from ..op.conv2d import Conv2d
+
+    A, B = given["A"], given["B"]
+    n, p, q, k = Conv2d.output_size((A.shape[0], A.shape[2], A.shape[3], A.shape[1]),
+                                    (B.shape[0], B.shape[2], B.shape[3], B.shape[1]), given.get("padding", 0),
+                                    given.get("stride", 1), given.get("dilation", 1))
+    return n, k, p, q
 
 
 def _pair(value) -> tuple[int, int]:
     return (int(value), int(value)) if isinstance(value, int) else tuple(int(v) for v in value)
 
 
-def _served(op, kind: str, given: dict, mode: str, slices: int):
-    """Whether the module's kernel serves the run (None where its arguments are not ones to judge: the
-    operator's checks then speak)."""
+def _served(op, kind: str, given: dict, mode: str, slices: int, asked: bool):
+    """Whether the module's kernel, in `slices`, serves the run: a split asked for is part of the run's problem,
+    the kernel's own split by default is the kernel's to make (None where the arguments are not ones to judge:
+    the operator's checks then speak)."""
     try:
         geometry = [_pair(given.get(name, default)) for name, default in
                     (("stride", 1), ("padding", 0), ("dilation", 1))]
-        return op._plan.serves(op.name, _extents(kind, given), *geometry, slices if slices > 1 else 0,
-                               mode == "parallel")
+        return op._plan.serves(op.name, slices, op._settings, _extents(kind, given), *geometry,
+                               slices if asked and slices > 1 else 0, mode == "parallel")
     except (AttributeError, KeyError, TypeError, ValueError, InvalidArgumentError):  # missing, malformed, refused
         return None
 
 
-def _on_a_plan(plan, kind: str, given: dict, split_k):
-    """The operator's run, its arguments as it takes them, on `plan` (split as `split_k` asks, else as the
-    plan chooses)."""
+def _on_a_plan(plan, kind: str, given: dict, split_k, bias: bool):
+    """The operator's run, its arguments as it takes them (`_taken`), on `plan` (split as `split_k` asks, else
+    as the plan chooses)."""
     import torch
 
     A, B, C = given["A"], given["B"], given.get("C")
     stride, padding, dilation = given.get("stride", 1), given.get("padding", 0), given.get("dilation", 1)
     alpha, beta = given.get("alpha", 1.0), given.get("beta", 0.0)
-    if kind == "fprop":
-        from ..op.conv2d import Conv2d
-
-        n, p, q, k = Conv2d.output_size((A.shape[0], A.shape[2], A.shape[3], A.shape[1]),
-                                        (B.shape[0], B.shape[2], B.shape[3], B.shape[1]), padding, stride, dilation)
-        shape = (n, k, p, q)
-    else:
-        shape = tuple(given["input_size" if kind == "dgrad" else "weight_size"])
+    shape = _output_shape(kind, given)
     dtype = next(t for t, d in _torch_table(torch).items() if d == plan.element_D)
     D = torch.empty(shape, dtype=dtype, device=A.device, memory_format=torch.channels_last)
     if beta == 0:
         C = None  # never read, as by the operator
-    elif C is not None and C.numel() == shape[1] and tuple(C.shape) != shape:
-        C = C.reshape(-1)  # a bias of one value per channel, in any of the shapes the operator takes
+    elif bias:
+        C = C.reshape(-1)  # the bias kernel's one value per channel, in the shapes the operator takes
     plan.run(A, B, C, D, stride=stride, padding=padding, dilation=dilation, alpha=alpha, beta=beta,
              split_k=split_k, sync=False)
     return D
