@@ -3,7 +3,9 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <deque>
 #include <iterator>
+#include <map>
 #include <mutex>
 
 #include "cuforge/library/math_instruction.hpp"
@@ -348,6 +350,20 @@ const std::vector<GemmConfig>& gemm_catalog(Arch arch) {
     return sm80;
   }
   throw InvalidArgumentError("no kernel catalog for sm" + std::to_string(arch) + " (cuforge has sm80 and sm90)");
+}
+
+const GemmConfig* reading_c_as(const GemmConfig& row, DataType element_c) {
+  GemmConfig c = row;
+  c.element_c = element_c;
+  c.alignment_c = 128 / size_bits(element_c);  // SM90's: 16 bytes of each operand
+  if (why_invalid(c)) return nullptr;
+  static std::mutex mutex;
+  static std::deque<GemmConfig> rows;  // never moved: the pointers handed out stay valid
+  static std::map<std::string, const GemmConfig*> by_name;
+  std::lock_guard lock(mutex);
+  auto [it, added] = by_name.try_emplace(c.name(), nullptr);
+  if (added) it->second = &rows.emplace_back(std::move(c));
+  return it->second;
 }
 
 bool GemmFilter::matches(const GemmConfig& c) const {

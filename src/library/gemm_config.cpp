@@ -405,13 +405,22 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
     return fmt::format("sm{} has no {} {} instruction for {} x {} with {} accumulation", c.arch, to_string(c.opclass),
                        to_string(c.math), to_string(c.element_a), to_string(c.element_b),
                        to_string(c.element_accumulator));
-  if (c.element_c != c.element_d ||
+  // C and D of one type; SM90 GEMMs of 16-bit inputs also read C of their input type beside an f32 D
+  // (the parallel split-K reduction reads C as D: not there).
+  const bool sixteen_bit = c.element_a == DataType::f16 || c.element_a == DataType::bf16;
+  const bool c_of_inputs = sm90 && c.kind == KernelKind::Gemm && !c.parallel_split_k && sixteen_bit &&
+                           c.element_c == c.element_a && c.element_d == DataType::f32;
+  if ((c.element_c != c.element_d && !c_of_inputs) ||
       std::find(mi->outputs.begin(), mi->outputs.end(), c.element_d) == mi->outputs.end()) {
     std::vector<std::string_view> outputs;
     for (DataType t : mi->outputs) outputs.push_back(to_string(t));
-    return fmt::format("{} x {} kernels with {} accumulation write C and D of one type, {}; got C {} and D {}",
+    return fmt::format("{} x {} kernels with {} accumulation write C and D of one type, {}{}; got C {} and D {}",
                        to_string(c.element_a), to_string(c.element_b), to_string(c.element_accumulator),
-                       fmt::join(outputs, " or "), to_string(c.element_c), to_string(c.element_d));
+                       fmt::join(outputs, " or "),
+                       sixteen_bit ? fmt::format(" (SM90 GEMMs also C {} with D f32, unsplit or split in the kernel)",
+                                         to_string(c.element_a))
+                           : "",
+                       to_string(c.element_c), to_string(c.element_d));
   }
   // An integer epilogue (s32 D) computes alpha * acc + beta * C exactly in int32; only the
   // piecewise-linear activations with integer slopes mean anything there.

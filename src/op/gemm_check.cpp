@@ -94,6 +94,12 @@ int alignment_of(const Matrix& m) {
   return operand_alignment(m.t->dtype, address, m.contiguous, m.ld, m.batch > 1 ? m.batch_stride : 0);
 }
 
+// An alignment of D, in elements of the plan's C: the class's C/D alignment counts C's elements (the
+// kernels' alignment_c), and an SM90 GEMM may read C of another type than D.
+int as_c_elements(const GemmTypes& plan, int d_alignment) {
+  return std::max(1, d_alignment * size_bits(plan.element_d) / size_bits(plan.element_c));
+}
+
 void check_extents(int64_t m, int64_t n, int64_t k, int64_t batch) {
   for (auto [name, v] : {std::pair{"M", m}, {"N", n}, {"K", k}, {"batch", batch}}) {
     if (v < 0) fail(name, fmt::format("expected a size of 0 or more, got {}", v));
@@ -190,7 +196,8 @@ GemmProblem check_gemm(const GemmTypes& plan, int device, const TensorRef& a, co
   const Matrix& out_c = mc ? *mc : md;  // with no C (beta == 0) the kernel is given D, never read
   shape.align_a = alignment_of(ma);
   shape.align_b = alignment_of(mb);
-  shape.align_c = std::min(mc ? alignment_of(*mc) : alignment_of(md), alignment_of(md));
+  const int d_alignment = as_c_elements(plan, alignment_of(md));
+  shape.align_c = std::min(mc ? alignment_of(*mc) : d_alignment, d_alignment);
   // A column-major D: compute D^T (N x M, row-major) = B^T A^T.
   const bool transpose = plan.layout_c == Layout::ColumnMajor;
   if (transpose) shape = transposed_shape(shape);
@@ -202,11 +209,13 @@ GemmProblem check_gemm(const GemmTypes& plan, int device, const TensorRef& a, co
   g.d = const_cast<void*>(d.data);
   g.lda = ka.ld;
   g.ldb = kb.ld;
-  g.ldc = out_c.ld;
+  // D given as C (never read) where C is of another type: its strides in C's elements, the same bytes.
+  const int64_t c_per_d = mc ? 1 : std::max(1, size_bits(plan.element_d) / size_bits(plan.element_c));
+  g.ldc = out_c.ld * c_per_d;
   g.ldd = md.ld;
   g.batch_stride_a = ka.batch_stride;
   g.batch_stride_b = kb.batch_stride;
-  g.batch_stride_c = out_c.batch_stride;
+  g.batch_stride_c = out_c.batch_stride * c_per_d;
   g.batch_stride_d = md.batch_stride;
   return g;
 }
@@ -239,7 +248,7 @@ std::pair<const float*, const float*> check_scales(const GemmTypes& plan, int de
 void cap_alignments(GemmShape& s, const GemmTypes& plan, AlignmentCaps caps) {
   const std::tuple<const char*, DataType, int*> operands[] = {{"alignment_A", plan.element_a, &s.align_a},
                                                               {"alignment_B", plan.element_b, &s.align_b},
-                                                              {"alignment_C", plan.element_d, &s.align_c}};
+                                                              {"alignment_C", plan.element_c, &s.align_c}};
   for (int i = 0; i < 3; ++i) {
     auto [name, type, align] = operands[i];
     const int most = 16 / size_bytes(type);
@@ -260,7 +269,8 @@ GemmShape packed_shape(const GemmTypes& plan, int64_t m, int64_t n, int64_t k, i
   GemmShape s{m, n, k, batch};
   s.align_a = align(plan.element_a, ld(plan.layout_a, m, k));
   s.align_b = align(plan.element_b, ld(plan.layout_b, k, n));
-  s.align_c = align(plan.element_d, ld(plan.layout_c, m, n));
+  const int64_t ld_c = ld(plan.layout_c, m, n);
+  s.align_c = std::min(align(plan.element_c, ld_c), as_c_elements(plan, align(plan.element_d, ld_c)));
   cap_alignments(s, plan, caps);
   s.bias = bias && m > 1;
   return plan.layout_c == Layout::ColumnMajor ? transposed_shape(s) : s;

@@ -43,12 +43,22 @@ std::vector<const GemmConfig*> catalog_rows(const GemmTypes& t, Arch arch, const
   f.layout_c = t.layout_c;
   f.opclass = s.opclass;
   f.math = s.math;
-  if (s.opclass) return rows_of_math(f);
-  f.opclass = OpcodeClass::TensorOp;
-  auto tensor_op = rows_of_math(f);
-  if (!tensor_op.empty()) return tensor_op;
-  f.opclass.reset();
-  return rows_of_math(f);
+  auto rows = [&] {
+    if (s.opclass) return rows_of_math(f);
+    f.opclass = OpcodeClass::TensorOp;
+    auto tensor_op = rows_of_math(f);
+    if (!tensor_op.empty()) return tensor_op;
+    f.opclass.reset();
+    return rows_of_math(f);
+  }();
+  // C of another type than D: the kernels of D's type that read C of its own (library::reading_c_as).
+  if (rows.empty() && t.element_c != t.element_d) {
+    GemmTypes same = t;
+    same.element_c = t.element_d;
+    for (const GemmConfig* row : catalog_rows(same, arch, s, kind))
+      if (const GemmConfig* c = library::reading_c_as(*row, t.element_c)) rows.push_back(c);
+  }
+  return rows;
 }
 
 void with_activation(GemmConfig& c, Activation a) { c.activation = a; }
@@ -299,8 +309,8 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
                                         : std::string("wgrad only"),
                           p.align_c)
         : s.decomposition == Decomposition::ParallelSplitK
-            ? fmt::format(" (parallel split-K needs one matrix, not a batch ({} here), f32 accumulation, and K = {} "
-                          "cut into {} equal slices that each start on whole vectors of A and B)",
+            ? fmt::format(" (parallel split-K needs one matrix, not a batch ({} here), f32 accumulation, C and D of "
+                          "one type, and K = {} cut into {} equal slices that each start on whole vectors of A and B)",
                           p.batch, p.k, s.splits)
             : "");
   int least = INT_MAX, most = 1;  // the plan's kernels' alignments of A, in elements
@@ -389,6 +399,9 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
       return layouts;
     };
     std::string layouts = layouts_at(arch), layouts_90 = arch < 90 && layouts.empty() ? layouts_at(90) : "";
+    std::string own;
+    for (Layout l : {t.layout_a, t.layout_b, t.layout_c}) own += l == Layout::RowMajor ? "r" : "c";
+    const bool sm90_has_it = layouts_90.find(own) != std::string::npos;
     throw InvalidArgumentError(fmt::format(
         "no sm{} {} kernel{} computes A {} x B {} with {} accumulation into C {} / D {}{}{}{}: {}see `cuforge list` "
         "for what the catalog offers",
@@ -397,6 +410,7 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
         to_string(t.element_d), s.opclass ? fmt::format(", opcode class {}", to_string(*s.opclass)) : "",
         s.math ? fmt::format(", math {}", to_string(*s.math)) : "",
         !layouts.empty()    ? fmt::format(" in these layouts (its kernels take A, B, C as {})", layouts)
+        : sm90_has_it         ? std::string(" (sm90 kernels do: leave kernel_cc to cuforge, or give 90)")
         : !layouts_90.empty() ? fmt::format(" in these layouts (sm90 kernels take A, B, C as {})", layouts_90)
                               : "",
         accumulator ? fmt::format("element_accumulator {} is the one without kernels (the default, {}, has some); ",

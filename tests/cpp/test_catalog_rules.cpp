@@ -268,7 +268,14 @@ std::vector<Refusal> refusals() {
       {"mixed A and B types", test::changed(sm80_f16(), [](auto& c) { c.element_b = DataType::bf16; }),
        {"no tensorop mma instruction", "f16 x bf16"}},
       {"C and D of different types", test::changed(sm80_f16(), [](auto& c) { c.element_d = DataType::f32; }),
-       {"one type", "f16 or f32", "got C f16 and D f32"}},
+       {"one type", "f16 or f32", "SM90 GEMMs also C f16 with D f32", "got C f16 and D f32"}},
+      {"sm90 C f32 with D f16", test::changed(sm90_coop(), [](auto& c) { c.element_c = DataType::f32; }),
+       {"one type", "got C f32 and D f16"}},
+      {"sm90 C f16 with D f32 in parallel split-K (its reduction reads C as D)", test::changed(sm90_coop(), [](auto& c) {
+         c.element_d = DataType::f32;
+         c.parallel_split_k = true;
+       }),
+       {"one type", "unsplit or split in the kernel", "got C f16 and D f32"}},
       // The new families.
       {"sm90 s8 with a column-major A", test::changed(sm90_s8(), [](auto& c) { c.layout_a = Layout::ColumnMajor; }),
        {"8-bit operands only K-major", "row-major A", "transpose"}},
@@ -382,6 +389,24 @@ TEST(CatalogRules, RefusedConfigurationsSayWhy) {
     ASSERT_TRUE(why.has_value()) << r.config.name() << " was accepted";
     for (const char* word : r.reason_mentions) EXPECT_NE(why->find(word), std::string::npos) << "reason: " << *why;
   }
+}
+
+TEST(CatalogRules, Sm90GemmsReadCOfTheirInputTypeBesideAnF32D) {
+  const GemmConfig c = test::changed(sm90_coop(), [](auto& c) { c.element_d = DataType::f32; });
+  EXPECT_FALSE(library::why_invalid(c).has_value()) << library::why_invalid(c).value_or("");
+  EXPECT_TRUE(library::parse_gemm_name(c.name()) == c) << c.name();  // the name carries both types
+  // The catalog lists C and D of one type; the row of D's type reading C of the inputs' is derived, once.
+  library::GemmFilter f;
+  f.arch = 90, f.kind = KernelKind::Gemm, f.element_a = DataType::f16, f.element_d = DataType::f32;
+  const auto rows = library::find_gemms(f);
+  ASSERT_FALSE(rows.empty());
+  for (const auto* row : rows) EXPECT_EQ(row->element_c, DataType::f32) << row->name();
+  const GemmConfig* derived = library::reading_c_as(*rows.front(), DataType::f16);
+  ASSERT_NE(derived, nullptr);
+  EXPECT_EQ(derived->element_c, DataType::f16);
+  EXPECT_EQ(derived->alignment_c, 8);
+  EXPECT_EQ(derived, library::reading_c_as(*rows.front(), DataType::f16));
+  EXPECT_EQ(library::reading_c_as(*rows.front(), DataType::bf16), nullptr);  // not the inputs' type
 }
 
 TEST(CatalogRules, NoRefusedConfigurationIsInTheCatalog) {

@@ -239,6 +239,27 @@ def test_sm90_tiles_of_k32(case, shape, schedule, gen):
     run_case(case, gen, tile)
 
 
+@pytest.mark.parametrize("dtype, layout_c, beta, shape", [
+    ("f16", ROW, 2.0, (264, 200, 136)), ("bf16", COL, 1.0, (264, 200, 136)), ("f16", ROW, 0.0, (264, 200, 136)),
+    ("bf16", ROW, 1.0, (16, 4096, 4096)),  # a swapped kernel
+    ("f16", ROW, 1.0, (2048, 2048, 2048)),  # a persistent cooperative one
+])
+def test_c_of_the_inputs_type_beside_an_f32_d(dtype, layout_c, beta, shape, gen):
+    """SM90 GEMMs read C of the 16-bit inputs' type beside an f32 D (the CUTLASS Python interface's SM90 tests
+    build such plans): exact, both layouts of D, with and without C."""
+    dt = DTYPES[dtype]
+    M, N, K = shape
+    plan = cuforge.op.Gemm(element_A=dt, element_B=dt, element_C=dt, element_D=torch.float32,
+                           element_accumulator=torch.float32, layout_A=layout(ROW), layout_B=layout(ROW),
+                           layout_C=layout(layout_c))
+    A, B = rand_int(M, K, dt, ROW, gen), rand_int(K, N, dt, ROW, gen)
+    C = rand_int(M, N, dt, layout_c, gen) if beta else None
+    D = poisoned(M, N, torch.float32, layout_c)
+    plan.run(A, B, C, D, alpha=1.0, beta=beta)
+    assert f"_{dtype}_{dtype}_f32_{dtype}_f32_" in plan.last_kernel, plan.last_kernel
+    assert_exact(D, reference(A, B, C, 1.0, beta, torch.float32))
+
+
 @pytest.mark.parametrize("case", SWAPPED_CLUSTER_CASES, ids=lambda c: c.id)
 def test_swapped_clusters_spanning_m(case, gen):
     plan = make_plan(case)

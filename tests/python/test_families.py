@@ -148,3 +148,44 @@ def test_setting_an_opclass_without_kernels_leaves_the_plan_as_it_was():
         plan.opclass = "simt"  # the CUTLASS Python interface's spelling of Simt
     with pytest.raises(cuforge.InvalidArgumentError, match="OpcodeClass"):
         plan.opclass = "warp"
+
+
+def test_sm90_gemms_read_c_of_the_inputs_type_beside_an_f32_d():
+    """The CUTLASS Python interface's SM90 tests build f16 plans with C of f16 and D of f32 (its C defaults to the
+    inputs' type): SM90 GEMM kernels read such a C (CUTLASS 3's epilogue takes C and D apart); SM80 kernels, a C
+    of f32 beside a 16-bit D, and parallel split-K (its reduction reads C as D) do not."""
+    for dt in (np.float16, "bf16"):
+        plan = cuforge.op.Gemm(element_A=dt, element_B=dt, element_C=dt, element_D=np.float32,
+                               element_accumulator=np.float32, layout=RowMajor)
+        name = plan.select(4096, 4096, 4096)
+        types = "f16_f16_f32_f16_f32" if dt is np.float16 else "bf16_bf16_f32_bf16_f32"
+        assert name.startswith(f"cuforge_sm90_gemm_tensorop_mma_{types}_rrr_"), name
+        assert "_swapab" in plan.select(16, 4096, 4096)
+        assert plan.construct().name.startswith(f"cuforge_sm90_gemm_tensorop_mma_{types}_")
+        assert all(plan.construct(td).name.split("_")[5:10] == types.split("_") for td in plan.tile_descriptions()[:6])
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"C f16 / D f32 \(sm90 kernels do: leave kernel_cc"):
+        cuforge.op.Gemm(element_A=np.float16, element_B=np.float16, element_C=np.float16, element_D=np.float32,
+                        element_accumulator=np.float32, layout=RowMajor, kernel_cc=80)
+    with pytest.raises(cuforge.InvalidArgumentError, match="C f32 / D f16"):
+        cuforge.op.Gemm(element_A=np.float16, element_B=np.float16, element_C=np.float32, element_D=np.float16,
+                        element_accumulator=np.float32, layout=RowMajor)
+    plan = cuforge.op.Gemm(element_A=np.float16, element_B=np.float16, element_C=np.float16, element_D=np.float32,
+                           element_accumulator=np.float32, layout=RowMajor)
+    plan.split_k_slices = 8
+    plan.decomposition = cuforge.Decomposition.ParallelSplitK
+    with pytest.raises(cuforge.InvalidArgumentError, match="C and D of one type"):
+        plan.select(128, 128, 65536)
+
+
+@no_gpu
+def test_a_c_of_the_inputs_type_beside_an_f32_d_passes_the_boundary():
+    """Alignments count C's elements: a 16-bit C and an f32 D of 8-element rows are 16-byte aligned both."""
+    plan = cuforge.op.Gemm(element_A=np.float16, element_B=np.float16, element_C=np.float16, element_D=np.float32,
+                           element_accumulator=np.float32, layout=RowMajor)
+    A, B = row_major(64, 48, np.float16, "A"), row_major(48, 40, np.float16, "B")
+    C, D = row_major(64, 40, np.float16, "C"), row_major(64, 40, np.float32, "D")
+    for c in (C, None):
+        with pytest.raises(cuforge.DeviceError):  # checked, then no GPU
+            plan.run(A, B, c, D, beta=1.0 if c is not None else 0.0)
+    with pytest.raises(cuforge.DataTypeError, match="C"):
+        plan.run(A, B, row_major(64, 40, np.float32, "C"), D, beta=1.0)
