@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include "cuforge/core/error.hpp"
@@ -65,6 +66,7 @@ std::string gemm_body(const TorchExport& e, Holes& common) {
   h["row_major_b"] = boolean(user_b == Layout::RowMajor);
   h["transposed"] = boolean(e.transposed);
   h["bias"] = boolean(c.bias);
+  h["c_per_d"] = std::to_string(std::max(1, size_bits(c.element_d) / size_bits(c.element_c)));
   h["splits"] = std::to_string(e.launch.splits);
   h["decomposition"] = std::to_string(int(e.launch.decomposition));
   h["deterministic"] = boolean(e.launch.deterministic);
