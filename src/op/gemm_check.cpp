@@ -246,16 +246,17 @@ std::pair<const float*, const float*> check_scales(const GemmTypes& plan, int de
 }
 
 void cap_alignments(GemmShape& s, const GemmTypes& plan, AlignmentCaps caps) {
+  // alignment_C counts the output's elements, as the CUTLASS Python interface's epilogue alignment did.
   const std::tuple<const char*, DataType, int*> operands[] = {{"alignment_A", plan.element_a, &s.align_a},
                                                               {"alignment_B", plan.element_b, &s.align_b},
-                                                              {"alignment_C", plan.element_c, &s.align_c}};
+                                                              {"alignment_C", plan.element_d, &s.align_c}};
   for (int i = 0; i < 3; ++i) {
     auto [name, type, align] = operands[i];
     const int most = 16 / size_bytes(type);
     if (caps[i] != 0 && (caps[i] < 1 || caps[i] > most || (caps[i] & (caps[i] - 1))))
       fail(name, fmt::format("expected a power of two from 1 to {} elements of {} (16 bytes at most), got {}", most,
                              to_string(type), caps[i]));
-    if (caps[i]) *align = std::min(*align, caps[i]);
+    if (caps[i]) *align = std::min(*align, i == 2 ? as_c_elements(plan, caps[i]) : caps[i]);
   }
 }
 

@@ -171,6 +171,11 @@ def test_sm90_gemms_read_c_of_the_inputs_type_beside_an_f32_d():
                         element_accumulator=np.float32, layout=RowMajor)
     plan = cuforge.op.Gemm(element_A=np.float16, element_B=np.float16, element_C=np.float16, element_D=np.float32,
                            element_accumulator=np.float32, layout=RowMajor)
+    # alignment_C counts the output's elements, as the interface's tests give it ([8, 8, 4] for f16 into f32).
+    assert plan.construct(alignment_A=8, alignment_B=8, alignment_C=4).name.endswith("_a8x8x8")
+    with pytest.raises(cuforge.InvalidArgumentError, match="alignment_C: expected a power of two from 1 to 4 elements "
+                                                           "of f32"):
+        plan.construct(alignment_C=8)
     plan.split_k_slices = 8
     plan.decomposition = cuforge.Decomposition.ParallelSplitK
     with pytest.raises(cuforge.InvalidArgumentError, match="C and D of one type"):
