@@ -41,16 +41,13 @@ std::vector<const GemmConfig*> catalog_rows(const GemmTypes& t, Arch arch, const
   f.layout_a = t.layout_a;
   f.layout_b = t.layout_b;
   f.layout_c = t.layout_c;
-  f.opclass = s.opclass;
+  f.opclass = s.opclass ? s.opclass : OpcodeClass::TensorOp;
   f.math = s.math;
-  auto rows = [&] {
-    if (s.opclass) return rows_of_math(f);
-    f.opclass = OpcodeClass::TensorOp;
-    auto tensor_op = rows_of_math(f);
-    if (!tensor_op.empty()) return tensor_op;
+  auto rows = rows_of_math(f);
+  if (rows.empty() && !s.opclass) {  // no tensor-op kernel: the SIMT ones
     f.opclass.reset();
-    return rows_of_math(f);
-  }();
+    rows = rows_of_math(f);
+  }
   // C of another type than D: the kernels of D's type that read C of its own (library::reading_c_as).
   if (rows.empty() && t.element_c != t.element_d) {
     GemmTypes same = t;
@@ -372,11 +369,9 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
   if (s.iterator_algorithm && !is_conv(kind))
     throw InvalidArgumentError(fmt::format("iterator_algorithm {}: a convolution's setting; {} kernels have no "
                                            "activation iterators", to_string(*s.iterator_algorithm), kind_words(kind)));
-  if (s.iterator_algorithm == IteratorAlgorithm::FixedChannels) {
-    if (kind != KernelKind::Conv2dFprop)
-      throw InvalidArgumentError(fmt::format("iterator_algorithm fixed_channels: fprop's iterators (they read the "
-                                             "activation's few channels); this plan is {}", kind_words(kind)));
-  }
+  if (s.iterator_algorithm == IteratorAlgorithm::FixedChannels && kind != KernelKind::Conv2dFprop)
+    throw InvalidArgumentError(fmt::format("iterator_algorithm fixed_channels: fprop's iterators (they read the "
+                                           "activation's few channels); this plan is {}", kind_words(kind)));
   GemmKernels k;
   k.arch = arch;
   k.family = catalog_rows(t, arch, s, kind);
@@ -399,13 +394,11 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
       return layouts;
     };
     std::string layouts = layouts_at(arch), layouts_90 = arch < 90 && layouts.empty() ? layouts_at(90) : "";
-    std::string own;
-    for (Layout l : {t.layout_a, t.layout_b, t.layout_c}) own += l == Layout::RowMajor ? "r" : "c";
-    const bool sm90_has_it = layouts_90.find(own) != std::string::npos;
+    const bool sm90_has_it = arch < 90 && !catalog_rows(t, 90, s, kind).empty();
     throw InvalidArgumentError(fmt::format(
         "no sm{} {} kernel{} computes A {} x B {} with {} accumulation into C {} / D {}{}{}{}: {}see `cuforge list` "
         "for what the catalog offers",
-        arch, kind_words(kind), arch < 90 && catalog_rows(t, 90, s, kind).empty() ? " (nor any sm90 one)" : "",
+        arch, kind_words(kind), arch < 90 && !sm90_has_it ? " (nor any sm90 one)" : "",
         to_string(t.element_a), to_string(t.element_b), to_string(t.accumulator()), to_string(t.element_c),
         to_string(t.element_d), s.opclass ? fmt::format(", opcode class {}", to_string(*s.opclass)) : "",
         s.math ? fmt::format(", math {}", to_string(*s.math)) : "",
