@@ -39,6 +39,7 @@ def with_every_split(operator, op, kind: str):
     own = ("parallel" if parallel else "serial", op._chosen.splits)
     names = (("input_size",) if kind == "dgrad" else ("weight_size",) if kind == "wgrad" else ()) + _ARGUMENTS
     plans = {}  # per GPU, the plan for what the kernel cannot serve, made at its first use there
+    served = {}  # the core's answers, per problem: repeated runs ask it once
 
     def run(*args, **kwargs):
         given = dict(zip(names, args), **kwargs)
@@ -48,7 +49,7 @@ def with_every_split(operator, op, kind: str):
             kwargs["split_k_slices"] = given["split_k_slices"] = min(own[1], max(int(A.shape[0]), 1))
         mode, slices = given.get("split_k_mode", own[0]), given.get("split_k_slices", own[1])
         if (mode not in ("serial", "parallel") or isinstance(slices, bool) or not isinstance(slices, int)
-                or slices < 1 or _served(op, kind, given, mode, slices, asked) is not False
+                or slices < 1 or _served(op, kind, given, mode, slices, asked, served) is not False
                 or not _taken(op, kind, given)):
             return operator(*args, **kwargs)  # its own checks name anything wrong
         device = A.device.index
@@ -117,19 +118,20 @@ def _output_shape(kind: str, given: dict) -> tuple:
     return n, k, p, q
 
 
-def _pair(value) -> tuple[int, int]:
-    return (int(value), int(value)) if isinstance(value, int) else tuple(int(v) for v in value)
-
-
-def _served(op, kind: str, given: dict, mode: str, slices: int, asked: bool):
+def _served(op, kind: str, given: dict, mode: str, slices: int, asked: bool, answers: dict):
     """Whether the module's kernel, in `slices`, serves the run: a split asked for is part of the run's problem,
     the kernel's own split by default is the kernel's to make (None where the arguments are not ones to judge:
-    the operator's checks then speak)."""
+    the operator's checks then speak). `answers` keeps the core's answer per problem."""
+    from ..op.conv2d import _pair
+
     try:
-        geometry = [_pair(given.get(name, default)) for name, default in
-                    (("stride", 1), ("padding", 0), ("dilation", 1))]
-        return op._plan.serves(op.name, slices, op._settings, _extents(kind, given), *geometry,
-                               slices if asked and slices > 1 else 0, mode == "parallel")
+        geometry = tuple(_pair(given.get(name, default), name, low) for name, default, low in
+                         (("stride", 1, 1), ("padding", 0, 0), ("dilation", 1, 1)))
+        key = (_extents(kind, given), geometry, mode, slices, asked)
+        if key not in answers:
+            answers[key] = op._plan.serves(op.name, slices, op._settings, key[0], *geometry,
+                                           slices if asked and slices > 1 else 0, mode == "parallel")
+        return answers[key]
     except (AttributeError, KeyError, TypeError, ValueError, InvalidArgumentError):  # missing, malformed, refused
         return None
 
