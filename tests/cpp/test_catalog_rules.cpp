@@ -224,8 +224,8 @@ std::vector<Refusal> refusals() {
          c.tile.stages = 8;
        }),
        {"shared memory"}},
-      {"cluster of 8 CTAs", test::changed(sm90_coop(), [](auto& c) { c.tile.cluster_shape = {4, 2, 1}; }),
-       {"cluster 4x2x1", "up to 4 CTAs"}},
+      {"cluster of 16 CTAs", test::changed(sm90_coop(), [](auto& c) { c.tile.cluster_shape = {4, 4, 1}; }),
+       {"cluster 4x4x1", "up to 8 CTAs"}},
       {"cluster along K", test::changed(sm90_coop(), [](auto& c) { c.tile.cluster_shape = {1, 1, 2}; }),
        {"cluster 1x1x2", "K = 1"}},
       {"empty cluster", test::changed(sm90_coop(), [](auto& c) { c.tile.cluster_shape = {0, 1, 1}; }), {"cluster 0x1x1"}},

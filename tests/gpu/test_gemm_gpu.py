@@ -55,6 +55,21 @@ def make_plan(case):
     )
 
 
+def pinned(case, **tile_fields):
+    """The case's plan and its first listed tile description with tile_fields changed (as the CUTLASS Python
+    interface's tests pin tiles)."""
+    plan = make_plan(case)
+    tile = plan.tile_descriptions()[0]
+    for field, value in tile_fields.items():
+        setattr(tile, field, value)
+    return plan, tile
+
+
+def pinned_kernel(case, **tile_fields):
+    plan, tile = pinned(case, **tile_fields)
+    return plan.construct(tile, M=case.M, N=case.N, K=case.K).name
+
+
 # M not a multiple of any tile; N and K multiples of 8 so every operand stays 16-byte aligned
 # in either layout.
 BASE = (264, 200, 136)
@@ -152,7 +167,12 @@ def prebuilt_kernels():
     cuforge's error) rather than failing every test of the module here.
     """
     problems = [(make_plan(c), [(c.M, c.N, c.K)]) for c in ALL_CASES] + seed_plans_and_shapes()
-    return build_selected(lambda p=plan, s=shape: p.select(*s) for plan, shapes in problems for shape in shapes)
+    problems += [(c_beside_f32_d_plan(dtype, layout_c), [shape]) for dtype, layout_c, _, shape in C_BESIDE_F32_D_CASES]
+    selections = [lambda p=plan, s=shape: p.select(*s) for plan, shapes in problems for shape in shapes]
+    selections += [lambda c=case, s=shape: pinned_kernel(c, threadblock_shape=s) for case, shape, _ in K32_CASES]
+    selections += [lambda c=case, cl=cluster: pinned_kernel(c, threadblock_shape=[64, 128, 64], cluster_shape=cl)
+                   for case, cluster in CLUSTER8_CASES]
+    return build_selected(selections)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -231,27 +251,50 @@ K32_CASES = [
 
 @pytest.mark.parametrize("case, shape, schedule", K32_CASES, ids=lambda c: getattr(c, "id", None))
 def test_sm90_tiles_of_k32(case, shape, schedule, gen):
-    plan = make_plan(case)
-    tile = plan.tile_descriptions()[0]
-    tile.threadblock_shape = shape
+    plan, tile = pinned(case, threadblock_shape=shape)
     name = plan.construct(tile, M=case.M, N=case.N, K=case.K).name
     assert "_sm90_" in name and f"_{shape[0]}x{shape[1]}x32_" in name and schedule in name, name
     run_case(case, gen, tile)
 
 
-@pytest.mark.parametrize("dtype, layout_c, beta, shape", [
+# Clusters of 8 CTAs (the portable limit; the catalog lists up to 4), pinned as the interface's SM90 tests pin
+# them on a 64x128 tile: problems whose tiles fill whole clusters and ones that leave clusters partly empty.
+CLUSTER8_CASES = [
+    (Case("f16", ROW, ROW, ROW, None, 512, 1024, 256), [2, 4, 1]),
+    (Case("f16", ROW, COL, COL, None, 264, 1032, 136, alpha=1.0, beta=2.0), [2, 4, 1]),
+    (Case("bf16", ROW, ROW, ROW, None, 520, 392, 200, alpha=1.0, beta=1.0), [4, 2, 1]),
+]
+
+
+@pytest.mark.parametrize("case, cluster", CLUSTER8_CASES, ids=lambda c: getattr(c, "id", None))
+def test_clusters_of_8_ctas(case, cluster, gen):
+    plan, tile = pinned(case, threadblock_shape=[64, 128, 64], cluster_shape=cluster)
+    name = plan.construct(tile, M=case.M, N=case.N, K=case.K).name
+    assert "_sm90_" in name and "_c{}x{}x1_".format(*cluster) in name, name
+    run_case(case, gen, tile)
+
+
+C_BESIDE_F32_D_CASES = [
     ("f16", ROW, 2.0, (264, 200, 136)), ("bf16", COL, 1.0, (264, 200, 136)), ("f16", ROW, 0.0, (264, 200, 136)),
     ("bf16", ROW, 1.0, (16, 4096, 4096)),  # a swapped kernel
     ("f16", ROW, 1.0, (2048, 2048, 2048)),  # a persistent cooperative one
-])
+]
+
+
+def c_beside_f32_d_plan(dtype, layout_c):
+    dt = DTYPES[dtype]
+    return cuforge.op.Gemm(element_A=dt, element_B=dt, element_C=dt, element_D=torch.float32,
+                           element_accumulator=torch.float32, layout_A=layout(ROW), layout_B=layout(ROW),
+                           layout_C=layout(layout_c))
+
+
+@pytest.mark.parametrize("dtype, layout_c, beta, shape", C_BESIDE_F32_D_CASES)
 def test_c_of_the_inputs_type_beside_an_f32_d(dtype, layout_c, beta, shape, gen):
     """SM90 GEMMs read C of the 16-bit inputs' type beside an f32 D (the CUTLASS Python interface's SM90 tests
     build such plans): exact, both layouts of D, with and without C."""
     dt = DTYPES[dtype]
     M, N, K = shape
-    plan = cuforge.op.Gemm(element_A=dt, element_B=dt, element_C=dt, element_D=torch.float32,
-                           element_accumulator=torch.float32, layout_A=layout(ROW), layout_B=layout(ROW),
-                           layout_C=layout(layout_c))
+    plan = c_beside_f32_d_plan(dtype, layout_c)
     A, B = rand_int(M, K, dt, ROW, gen), rand_int(K, N, dt, ROW, gen)
     C = rand_int(M, N, dt, layout_c, gen) if beta else None
     D = poisoned(M, N, torch.float32, layout_c)
