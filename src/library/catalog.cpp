@@ -309,20 +309,23 @@ std::vector<Sm80Tile> sm80_conv_tiles(const MathInstruction& mi, KernelKind kind
 // SM80 implicit-GEMM convolutions (CUTLASS 2.x ImplicitGemmConvolution, optimized iterators): the
 // 16-bit and TF32 tensor-core families over the GEMM tiles (16-bit dgrad also over narrow ones),
 // channels in 16-, 8- or 4-byte vectors; fprop also with fixed-channel iterators, for inputs of
-// exactly one vector of channels.
+// exactly one vector of channels. The SIMT families (f32, f64, f16) over their GEMM tiles, one
+// element at a time, as the CUTLASS Python interface's Conv2d built them with opclass Simt.
 std::vector<GemmConfig> enumerate_sm80_conv() {
   std::vector<GemmConfig> out;
   for (const auto& mi : math_instructions()) {
-    if (mi.arch != 80 || mi.opclass != OpcodeClass::TensorOp || size_bits(mi.a) > 32) continue;
+    if (mi.arch != 80) continue;
+    const bool simt = mi.opclass == OpcodeClass::Simt;
+    if (!simt && size_bits(mi.a) > 32) continue;
     for (KernelKind kind : kConvKinds)
       for (DataType o : mi.outputs)
-        for (const auto& t : sm80_conv_tiles(mi, kind))
-          for (int align_bits : {128, 64, 32}) {
+        for (const auto& t : simt ? sm80_tiles(mi) : sm80_conv_tiles(mi, kind))
+          for (int align_bits : simt ? sm80_alignment_bits(mi) : std::vector<int>{128, 64, 32}) {
             auto [la, lb] = conv_layouts(kind);
             GemmConfig c = sm80_config(mi, o, la, lb, kind, t, align_bits, TileScheduler::Default);
             add_if_valid(out, c);
             c.fixed_channels = true;
-            if (kind == KernelKind::Conv2dFprop) add_if_valid(out, c);
+            if (kind == KernelKind::Conv2dFprop && !simt) add_if_valid(out, c);
           }
   }
   return out;

@@ -88,8 +88,13 @@ bool sixteen_bit(const GemmConfig& c) {
 // tile) over NHWC tensors.
 std::optional<std::string> why_invalid_conv(const GemmConfig& c) {
   const bool sixteen = sixteen_bit(c);
-  if (c.opclass != OpcodeClass::TensorOp || c.element_b != c.element_a || !(sixteen || c.element_a == DataType::f32))
-    return std::string("convolution kernels multiply f16, bf16 or f32 (through TF32) on the tensor cores");
+  if (c.element_b != c.element_a)
+    return std::string("convolution kernels multiply operands of one type");
+  if (c.opclass == OpcodeClass::TensorOp && !(sixteen || c.element_a == DataType::f32))
+    return std::string("convolution kernels multiply f16, bf16 or f32 (through TF32) on the tensor cores, or f16, "
+                       "f32 and f64 on the CUDA cores (SIMT, SM80 kernels)");
+  if (c.opclass == OpcodeClass::Simt && c.arch >= 90)
+    return std::string("SIMT convolution kernels are SM80 kernels (CUTLASS 2.x's implicit GEMM on the CUDA cores)");
   const auto [la, lb] = conv_layouts(c.kind);
   if (c.layout_a != la || c.layout_b != lb)
     return fmt::format("a {} kernel over NHWC tensors is the implicit GEMM {}{}r", to_string(c.kind),
@@ -353,8 +358,9 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
     return fmt::format("alignments {}, {} and {}: each must be 1 element or more", c.alignment_a, c.alignment_b,
                        c.alignment_c);
   if (c.fixed_channels) {
-    if (c.kind != KernelKind::Conv2dFprop || c.arch >= 90 || c.pointwise)
-      return std::string("fixed-channel kernels are SM80 fprop kernels (CUTLASS 2.x's kFixedChannels iterators)");
+    if (c.kind != KernelKind::Conv2dFprop || c.arch >= 90 || c.pointwise || c.opclass != OpcodeClass::TensorOp)
+      return std::string("fixed-channel kernels are SM80 tensor-core fprop kernels (CUTLASS 2.x's kFixedChannels "
+                         "iterators)");
     if (c.alignment_b != c.alignment_a || c.tile.threadblock_shape[2] % c.alignment_a != 0)
       return fmt::format("fixed-channel kernels read x and the filters in vectors of the channels: alignments of A "
                          "and B equal, dividing the tile's K ({}), got {} and {}",

@@ -21,9 +21,11 @@ using library::GemmConfig;
 // numbers on purpose (`cuforge list --arch 90` prints the same count).
 constexpr size_t kSm90Gemm = 4088, kSm90Grouped = 651, kSm90ConvPerKind = 108;
 constexpr size_t kSm80Gemm = 2028, kSm80Grouped = 480, kSm80ConvPerKind = 192, kSm80NarrowDgrad = 30;
+constexpr size_t kSm80SimtConvPerKind = 41;  // f32 11 tiles, f64 6, f16 8 (into f16 and f32, and with f16 accumulation)
 constexpr size_t kSm90Kernels = kSm90Gemm + kSm90Grouped + 3 * kSm90ConvPerKind;
-// SM80 fprop also with fixed-channel iterators: a twin of each row; 16-bit dgrad also on 32-wide tiles.
-constexpr size_t kSm80Kernels = kSm80Gemm + kSm80Grouped + 4 * kSm80ConvPerKind + kSm80NarrowDgrad;
+// SM80 fprop also with fixed-channel iterators: a twin of each tensor-core row; 16-bit dgrad also on 32-wide tiles.
+constexpr size_t kSm80Kernels =
+    kSm80Gemm + kSm80Grouped + 4 * kSm80ConvPerKind + kSm80NarrowDgrad + 3 * kSm80SimtConvPerKind;
 
 size_t count(Arch arch, DataType ab, DataType acc, DataType cd, MathOperation math) {
   library::GemmFilter f;
@@ -119,6 +121,12 @@ TEST(Catalog, CountsPerDataTypeFamily) {
     all.push_back({80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAdd, sm80, kind});
     all.push_back({80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32,
                    sm80 * 2 / 5, kind});  // 4 of the 10 tiles
+    // SIMT (SM80's CUDA-core implicit GEMM, opclass Simt): the GEMM families' SIMT tiles, one element at a time.
+    all.push_back({80, OC::Simt, D::f32, D::f32, D::f32, D::f32, {}, 11, kind});
+    all.push_back({80, OC::Simt, D::f64, D::f64, D::f64, D::f64, {}, 6, kind});
+    all.push_back({80, OC::Simt, D::f16, D::f16, D::f32, D::f16, {}, 8, kind});
+    all.push_back({80, OC::Simt, D::f16, D::f16, D::f32, D::f32, {}, 8, kind});
+    all.push_back({80, OC::Simt, D::f16, D::f16, D::f16, D::f16, {}, 8, kind});
   }
   size_t total = 0;
   for (const auto& r : all) {

@@ -86,12 +86,14 @@ TEST(CommandLine, ListIsFastForEachFamily) {
 }
 
 TEST(CommandLine, ListFiltersByOpcodeClassAndTypes) {
-  Listed simt = list("--arch 80 --opclass simt");
+  Listed simt = list("--arch 80 --opclass simt --op gemm");
   ASSERT_EQ(simt.status, 0);
   EXPECT_EQ(simt.names.size(), 88u + 48u + 3 * 64u);  // f32, f64, f16 (into f16 or f32, and with f16 accumulation)
   for (const auto& n : simt.names) EXPECT_NE(n.find("_simt_mma_"), std::string::npos) << n;
-  EXPECT_EQ(list("--arch 80 --opclass simt --a f64").names.size(), 48u);
-  EXPECT_EQ(list("--arch 80 --opclass simt --a f16 --acc f16").names.size(), 64u);
+  EXPECT_EQ(list("--arch 80 --opclass simt --op gemm --a f64").names.size(), 48u);
+  EXPECT_EQ(list("--arch 80 --opclass simt --op gemm --a f16 --acc f16").names.size(), 64u);
+  // Each convolution pass over the same SIMT tiles, one element at a time: 11 f32, 6 f64, 3 x 8 f16.
+  EXPECT_EQ(list("--arch 80 --opclass simt --op conv2d_dgrad").names.size(), 41u);
   EXPECT_EQ(list("--arch 80 --opclass tensorop --a f64").names.size(), 104u);
   EXPECT_EQ(list("--arch 90 --opclass simt").names.size(), 0u);
   // 18 of each swapped; 9 and 15 non-persistent (fp8's promotion doubles the accumulators: no 64x256 or 128x128).

@@ -202,6 +202,8 @@ TEST(Compile, OneKernelPerDataTypeFamily) {
       // tests/gpu/test_conv2d_gpu.py).
       "cuforge_sm80_dgrad_tensorop_mma_f16_f16_f32_f16_f16_rrr_64x64x32_w2x2x1_s6_multistage_default_default_a8x8x8",
       "cuforge_sm90_fprop_tensorop_mma_f16_f16_f32_f16_f16_rcr_64x64x64_c1x1x1_s0_tmaws_tma_default_a8x8x8_relu_bias",
+      // SM80 SIMT convolution: f16 wgrad on CUTLASS's two-stage pipelined CUDA-core implicit GEMM.
+      "cuforge_sm80_wgrad_simt_mma_f16_f16_f32_f16_f16_crr_64x64x8_w2x1x1_s2_multistage_default_default_a1x1x1",
   };
   std::vector<KernelSource> sources;
   for (const auto& name : names) {

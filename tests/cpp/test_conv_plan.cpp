@@ -154,7 +154,7 @@ TEST(ConvPlan, FixedChannelKernelsPackTheStemsTaps) {
   c = chosen.config;
   c.kind = kDgrad;
   c.layout_b = Layout::RowMajor;
-  EXPECT_NE(library::why_invalid(c).value_or("").find("SM80 fprop kernels"), std::string::npos);
+  EXPECT_NE(library::why_invalid(c).value_or("").find("SM80 tensor-core fprop kernels"), std::string::npos);
 }
 
 // The implicit GEMM's extents are products of three 31-bit extents: one past int64's range is refused as
