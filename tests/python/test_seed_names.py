@@ -342,6 +342,35 @@ def test_a_conv2d_on_hopper_takes_the_interfaces_sm80_tile_dicts():
     assert plan._plan.kernel_cc == 90 and plan.tile_description == before
 
 
+def test_the_interfaces_conv_tiles_of_the_narrower_instruction_and_of_simt_run():
+    """The interface's conv2d_sm80.py pins 16x8x8 f16 tiles (cuforge's 16-bit SM80 kernels issue 16x8x16: the
+    same products, logged) and switches plans to SIMT (SM80's CUDA-core implicit GEMM, f16 and f32)."""
+    f16, f32 = cutlass.DataType.f16, cutlass.DataType.f32
+    for kind, layouts in (("fprop", "rcr"), ("dgrad", "rrr"), ("wgrad", "crr")):
+        plan = cutlass.Conv2d(kind=kind, element=f16, element_accumulator=f32)
+        plan.opclass = "tensor_op"
+        plan.tile_description = {"threadblock_shape": [128, 64, 32], "warp_count": [2, 2, 1], "stages": 3,
+                                 "instruction_shape": [16, 8, 8]}
+        assert plan.construct().name.startswith(
+            f"cuforge_sm80_{kind}_tensorop_mma_f16_f16_f32_f16_f16_{layouts}_128x64x32_w2x2x1_s3_multistage_")
+        for element, stages in ((f16, 2), (f32, 4)):
+            plan = cutlass.Conv2d(kind=kind, element=element, element_accumulator=f32)
+            plan.opclass = "simt"
+            plan.tile_description = {"threadblock_shape": [128, 128, 8], "warp_count": [4, 2, 1], "stages": stages,
+                                     "instruction_shape": [1, 1, 1]}
+            t = element.name
+            assert plan.construct().name.startswith(
+                f"cuforge_sm80_{kind}_simt_mma_{t}_{t}_f32_{t}_{t}_{layouts}_128x128x8_w4x2x1_s{stages}_multistage_")
+    # Not a narrower K of the plan's instruction: refused.
+    plan = cutlass.Conv2d(kind="fprop", element=f16, element_accumulator=f32, kernel_cc=80)
+    for shape in ([16, 8, 32], [8, 8, 8], [16, 8, 3]):
+        with pytest.raises(cuforge.InvalidArgumentError, match="compute with MathInstruction"):
+            plan.tile_description = {"instruction_shape": shape}
+    # f64 convolutions run on SIMT kernels (no tensor-core kernel computes them), any channel count.
+    f64 = cutlass.Conv2d(kind="fprop", element=cutlass.DataType.f64, element_accumulator=cutlass.DataType.f64)
+    assert f64.select(2, 9, 7, 3, 5, 3, 3, padding=(1, 1)).startswith("cuforge_sm80_fprop_simt_mma_f64_")
+
+
 @pytest.mark.parametrize("name", ["epilogue.trace", "epilogue.reshape", "epilogue.permute", "epilogue.maximum",
                                   "Tensor", "shape.GemmCoord", "shape.MatrixCoord"])
 def test_the_interfaces_visitor_tree_names_are_refused_by_name(name):

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import copy
 import enum as pyenum
+import logging
 import numbers
 
 from .. import _core
 from .._core import InvalidArgumentError, LayoutType, TileDescription
 from ..arrays import describe, host_descriptor
 from ..dtypes import bool_or_complex, is_bool
+
+_logger = logging.getLogger("cuforge")
 
 
 def layout_of(x, name) -> LayoutType | None:
@@ -150,21 +153,40 @@ def alignments(a, b, c) -> list:
     return out
 
 
+def runs_as(shape, instruction) -> bool:
+    """Whether a pinned instruction shape runs as the plan's own instruction: the same, or a narrower K
+    of it (the CUTLASS Python interface's conv tests pin SM80's 16x8x8 f16 mma where cuforge's 16-bit
+    SM80 kernels issue 16x8x16: the same products, summed in twos of the narrower one's K); cuforge builds
+    one instruction per family and type."""
+    own, shape = list(instruction.instruction_shape), list(shape)
+    return shape[:2] == own[:2] and shape[2] >= 1 and own[2] % shape[2] == 0
+
+
+def _log_narrower(shape, instruction):
+    own = list(instruction.instruction_shape)
+    if list(shape) != own:
+        _logger.info("instruction_shape %s: cuforge's kernels of these types issue the %s instruction, the same "
+                     "products over a wider K; the tile runs with it", "x".join(map(str, shape)),
+                     "x".join(map(str, own)))
+
+
 def _same_instruction(a, b) -> bool:
-    fields = ("instruction_shape", "element_a", "element_b", "element_accumulator", "opcode_class", "math_operation")
-    return all(list(getattr(a, f)) == list(getattr(b, f)) if f == "instruction_shape" else getattr(a, f) == getattr(b, f)
-               for f in fields)
+    fields = ("element_a", "element_b", "element_accumulator", "opcode_class", "math_operation")
+    return runs_as(a.instruction_shape, b) and all(getattr(a, f) == getattr(b, f) for f in fields)
 
 
 def tile_from(value, base: TileDescription, instruction) -> TileDescription:
     """A tile description as given (one naming another plan's math_instruction refused), or one from a
     seed-style dict: ``base`` with the dict's keys changed. ``instruction_shape`` may be given as the
-    plan's own (its kernels compute with that instruction; another one is refused)."""
+    plan's own (its kernels compute with that instruction), or a narrower K of it (runs_as); another one
+    is refused."""
     if isinstance(value, TileDescription):
         given = getattr(value, "math_instruction", None)
         if given is not None and not _same_instruction(given, instruction):
             raise InvalidArgumentError(f"tile_description: its math_instruction is {given!r}; this plan's kernels "
                                        f"compute with {instruction!r} (plan.tile_descriptions() lists its tiles)")
+        if given is not None:
+            _log_narrower(given.instruction_shape, instruction)
         return value
     if not isinstance(value, dict):
         raise InvalidArgumentError(
@@ -174,9 +196,10 @@ def tile_from(value, base: TileDescription, instruction) -> TileDescription:
         name = f"tile_description[{key!r}]"
         if key == "instruction_shape":
             shape = _triple(v, name)
-            if shape != list(instruction.instruction_shape):
+            if not runs_as(shape, instruction):
                 raise InvalidArgumentError(
                     f"{name}: this plan's kernels compute with {instruction!r}, not {'x'.join(map(str, shape))}")
+            _log_narrower(shape, instruction)
             continue
         if key not in _TILE_FIELDS:
             raise InvalidArgumentError(

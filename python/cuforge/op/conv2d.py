@@ -11,7 +11,8 @@ from .. import _core, swizzle
 from ..emit import Operation
 from .._core import InvalidArgumentError, IteratorAlgorithm, KernelKind, KernelScheduleType, LayoutType
 from ..arrays import current_stream, describe
-from .arguments import alignments, enum_value, fixed_items, flag, integer, jobs_count, problem_list, ranked_top
+from .arguments import (alignments, enum_value, fixed_items, flag, integer, jobs_count, problem_list, ranked_top,
+                        runs_as)
 from .plan import Plan
 
 _logger = logging.getLogger("cuforge")
@@ -126,13 +127,13 @@ class Conv2d(Plan):
             sm80 = self._core_class(settings=settings, **dict(self._core_args, kernel_cc=80))
         except InvalidArgumentError:  # no SM80 kernel for these types or settings
             return None
-        theirs = list(sm80.math_instruction().instruction_shape)
+        theirs = sm80.math_instruction()
         if isinstance(value, dict):  # the interface's SM80 dicts: a warp count, SM80's instruction shape
             shape = fixed_items(value.get("instruction_shape"), (3,))
-            asks = value.get("warp_count") is not None or (shape is not None and list(shape) == theirs)
+            asks = value.get("warp_count") is not None or (shape is not None and runs_as(shape, theirs))
         else:
             given = getattr(value, "math_instruction", None)
-            asks = (given is not None and list(given.instruction_shape) == theirs) or (
+            asks = (given is not None and runs_as(given.instruction_shape, theirs)) or (
                 getattr(value, "kernel_schedule", None) == KernelScheduleType.Multistage)
         return sm80 if asks else None
 
