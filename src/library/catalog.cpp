@@ -153,9 +153,11 @@ const std::vector<Sm80Tile>& sm80_tiles(const MathInstruction& mi) {
 }
 
 // Operand alignments (bits) per family: cp.async copies of 16, 8 or 4 bytes; SIMT and f64 kernels
-// load one element at a time, as CUTLASS's generator builds them.
+// load one element at a time, as CUTLASS's generator builds them, and so do 16-bit tensor-op GEMM
+// kernels of two stages (library::pipelined), for odd leading dimensions.
 std::vector<int> sm80_alignment_bits(const MathInstruction& mi) {
   if (mi.opclass == OpcodeClass::Simt || mi.a == DataType::f64) return {size_bits(mi.a)};
+  if (size_bits(mi.a) == 16) return {128, 64, 32, 16};
   return {128, 64, 32};
 }
 
@@ -193,7 +195,7 @@ GemmConfig sm80_config(const MathInstruction& mi, DataType out, Layout la, Layou
   c.kind = kind;
   c.tile.threadblock_shape = {t.m, t.n, t.k_bytes * 8 / size_bits(mi.a)};
   c.tile.warp_count = t.warps;
-  c.tile.stages = t.stages;
+  c.tile.stages = align_bits < 32 ? 2 : t.stages;  // loads through registers (library::pipelined)
   c.tile.kernel_schedule = KernelSchedule::Multistage;
   c.tile.epilogue_schedule = epilogue_for(KernelSchedule::Multistage);
   c.tile.tile_scheduler = scheduler;

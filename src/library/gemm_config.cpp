@@ -269,6 +269,12 @@ bool pipelined_simt(const GemmConfig& c) {
   return c.arch < 90 && c.opclass == OpcodeClass::Simt && size_bits(c.element_a) == 16;
 }
 
+bool pipelined(const GemmConfig& c) {
+  const int bits = size_bits(c.element_a);
+  return pipelined_simt(c) ||
+         (c.arch < 90 && bits == 16 && std::min(c.alignment_a, c.alignment_b) * bits < 32);
+}
+
 bool promotes_fp8(const GemmConfig& c) {
   return is_fp8(c.element_a) && c.math == MathOperation::MultiplyAdd;
 }
@@ -447,7 +453,7 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
       return fmt::format("SM90 TMA kernels need 16-byte aligned {} ({} elements of {}), got {}; lower "
                          "alignments run on SM80 kernels",
                          what, max_align, to_string(type), align);
-    if (!sm90 && !pipelined_simt(c) && align * size_bits(type) < 32 && std::string_view(what) != "C")
+    if (!sm90 && !pipelined(c) && align * size_bits(type) < 32 && std::string_view(what) != "C")
       return fmt::format("SM80 cp.async loads need at least 4-byte aligned {}, got {} x {} bits", what, align,
                          size_bits(type));
   }
@@ -516,10 +522,13 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
       return std::string("SM80 kernels use the multistage mainloop and the default epilogue");
     if (c.tile.cluster_shape != std::array<int, 3>{1, 1, 1}) return std::string("SM80 kernels have no clusters");
     if (c.tile.stages < 2) return fmt::format("SM80 kernels need at least 2 stages, got {}", c.tile.stages);
-    if (pipelined_simt(c) && c.tile.stages != 2)
-      return fmt::format("{} SIMT kernels run CUTLASS's two-stage pipelined mainloop (cp.async copies at least 4 "
+    if (pipelined(c) && c.tile.stages != 2)
+      return fmt::format("{} {} kernels run CUTLASS's two-stage pipelined mainloop (cp.async copies at least 4 "
                          "bytes): 2 stages, got {}",
-                         to_string(c.element_a), c.tile.stages);
+                         to_string(c.element_a), pipelined_simt(c) ? "SIMT" : "one-element", c.tile.stages);
+    if (pipelined(c) && !pipelined_simt(c) && c.kind != KernelKind::Gemm)
+      return std::string("16-bit operands of one element at a time run on GEMM kernels only (no grouped or "
+                         "convolution kernel reads them)");
     const bool simt = c.opclass == OpcodeClass::Simt;
     if (simt && c.alignment_c != 1)
       return fmt::format("SIMT epilogues store one element of C and D at a time: alignment of C must be 1, got {}",

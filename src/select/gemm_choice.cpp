@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <tuple>
+#include <utility>
 
 #include "cuforge/core/error.hpp"
 #include "cuforge/library/catalog.hpp"
@@ -148,10 +149,10 @@ bool slices_evenly(const GemmConfig& c, const GemmShape& p, int splits) {
   return p.batch == 1 && p.k % (int64_t(splits) * std::max(c.alignment_a, c.alignment_b)) == 0;
 }
 
-// Whether `other` is `c` with wider operand alignments and the same slices: the same tile loading wider
-// vectors, never the slower of the two, so `c` is no candidate beside it (SM80's rows come in every
-// alignment down to 1, and each took a rank that autotuning and profile() then spent timing a copy).
-// Fixed-channel convolution kernels read exactly their alignment's channels: none outranks another.
+// Whether `other` is `c` with wider operand alignments and the same slices: the same tile loading wider vectors
+// (in cp.async's stages where `c` loads elements in two, library::pipelined), never the slower, so `c` is no
+// candidate beside it (SM80's rows come in every alignment down to 1, and each took a rank that autotuning and
+// profile() timed). Fixed-channel convolution kernels read exactly their alignment's channels: none outranks another.
 bool wider_twin(const GemmCandidate& other, const GemmCandidate& c) {
   const GemmConfig &o = other.config, &k = c.config;
   if (k.fixed_channels || other.splits != c.splits || other.decomposition != c.decomposition) return false;
@@ -161,6 +162,7 @@ bool wider_twin(const GemmCandidate& other, const GemmCandidate& c) {
   narrowed.alignment_a = k.alignment_a;
   narrowed.alignment_b = k.alignment_b;
   narrowed.alignment_c = k.alignment_c;
+  if (library::pipelined(k) && !library::pipelined(o)) narrowed.tile.stages = k.tile.stages;
   return narrowed == k;
 }
 
@@ -211,8 +213,7 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
   }
   if (!swap_fits(row, s, p)) {
     why = fmt::format("a swapped kernel runs problems whose M fits its cluster's tiles along N ({}); this one's M "
-                      "is {}",
-                      swapped_rows(row), p.m);
+                      "is {}", swapped_rows(row), p.m);
     return std::nullopt;
   }
   if (!fits(row, p)) {
@@ -559,8 +560,7 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
           long_enough(c, splits))
         add(c, splits);
   }
-  std::vector<GemmCandidate> candidates;
-  candidates.swap(ranking.ranked);
+  const std::vector<GemmCandidate> candidates = std::exchange(ranking.ranked, {});
   for (const auto& c : candidates)
     if (std::none_of(candidates.begin(), candidates.end(), [&](const GemmCandidate& o) { return wider_twin(o, c); }))
       ranking.ranked.push_back(c);

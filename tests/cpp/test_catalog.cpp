@@ -20,7 +20,7 @@ using library::GemmConfig;
 // The catalog's size per family. A change here is a change of what cuforge offers: update the
 // numbers on purpose (`cuforge list --arch 90` prints the same count).
 constexpr size_t kSm90Gemm = 4088, kSm90Grouped = 651, kSm90ConvPerKind = 108;
-constexpr size_t kSm80Gemm = 2028, kSm80Grouped = 480, kSm80ConvPerKind = 192, kSm80NarrowDgrad = 30;
+constexpr size_t kSm80Gemm = 2428, kSm80Grouped = 480, kSm80ConvPerKind = 192, kSm80NarrowDgrad = 30;
 constexpr size_t kSm80SimtConvPerKind = 41;  // f32 11 tiles, f64 6, f16 8 (into f16 and f32, and with f16 accumulation)
 constexpr size_t kSm90Kernels = kSm90Gemm + kSm90Grouped + 3 * kSm90ConvPerKind;
 // SM80 fprop also with fixed-channel iterators: a twin of each tensor-core row; 16-bit dgrad also on 32-wide tiles.
@@ -69,11 +69,12 @@ TEST(Catalog, CountsPerDataTypeFamily) {
       {90, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32, 252},  // pieces along K
       {90, OC::TensorOp, D::s8, D::s8, D::s32, D::s32, {}, 81},
       {90, OC::TensorOp, D::s8, D::s8, D::s32, D::s8, {}, 81},
-      {80, OC::TensorOp, D::f16, D::f16, D::f32, D::f16, {}, 240},
-      {80, OC::TensorOp, D::f16, D::f16, D::f32, D::f32, {}, 240},
-      {80, OC::TensorOp, D::f16, D::f16, D::f16, D::f16, {}, 240},
-      {80, OC::TensorOp, D::bf16, D::bf16, D::f32, D::bf16, {}, 240},
-      {80, OC::TensorOp, D::bf16, D::bf16, D::f32, D::f32, {}, 240},
+      // SM80 16-bit: 10 tiles x 4 alignments (16, 8 and 4 bytes, and one element in two stages) x 2 schedulers.
+      {80, OC::TensorOp, D::f16, D::f16, D::f32, D::f16, {}, 320},
+      {80, OC::TensorOp, D::f16, D::f16, D::f32, D::f32, {}, 320},
+      {80, OC::TensorOp, D::f16, D::f16, D::f16, D::f16, {}, 320},
+      {80, OC::TensorOp, D::bf16, D::bf16, D::f32, D::bf16, {}, 320},
+      {80, OC::TensorOp, D::bf16, D::bf16, D::f32, D::f32, {}, 320},
       {80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAdd, 240},
       // 3xTF32: the tiles whose warp holds at most 64 accumulator registers (its operand fragments spill others).
       {80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32, 96},
@@ -237,8 +238,9 @@ TEST(Catalog, EveryEntryIsValidAndWritesRowMajorD) {
         EXPECT_EQ(c.alignment_c * size_bits(c.element_c), 128) << c.name();
         EXPECT_NE(c.tile.kernel_schedule, KernelSchedule::Multistage) << c.name();
       } else {
-        // cp.async copies at least 4 bytes; the pipelined SIMT mainloop loads through registers.
-        if (!library::pipelined_simt(c)) EXPECT_GE(c.alignment_a * size_bits(c.element_a), 32) << c.name();
+        // cp.async copies at least 4 bytes; the two-stage pipelined mainloop loads through registers.
+        if (!library::pipelined(c)) EXPECT_GE(c.alignment_a * size_bits(c.element_a), 32) << c.name();
+        if (library::pipelined(c)) EXPECT_EQ(c.tile.stages, 2) << c.name();
         EXPECT_EQ(c.tile.kernel_schedule, KernelSchedule::Multistage) << c.name();
       }
     }

@@ -207,8 +207,14 @@ std::vector<Refusal> refusals() {
        {"16-byte aligned A", "got 4", "SM80"}},
       {"sm90 alignment of C not 16 bytes", test::changed(sm90_coop(), [](auto& c) { c.alignment_c = 2; }),
        {"16-byte aligned C"}},
-      {"sm80 alignment of B below 4 bytes", test::changed(sm80_f16(), [](auto& c) { c.alignment_b = 1; }),
-       {"4-byte aligned B", "1 x 16 bits"}},
+      {"sm80 one-element B in cp.async's stages", test::changed(sm80_f16(), [](auto& c) { c.alignment_b = 1; }),
+       {"two-stage pipelined mainloop", "got 4"}},
+      {"sm80 one-element grouped kernel", test::changed(sm80_f16(), [](auto& c) {
+         c.kind = KernelKind::Grouped;
+         c.alignment_b = 1;
+         c.tile.stages = 2;
+       }),
+       {"GEMM kernels only"}},
       {"alignment not a power of two", test::changed(sm80_f16(), [](auto& c) { c.alignment_a = 6; }),
        {"power of two", "got 6"}},
       {"alignment wider than 128 bits", test::changed(sm80_f16(), [](auto& c) { c.alignment_a = 16; }),

@@ -71,6 +71,23 @@ TEST(GemmPlan, NoCandidateHasAWiderTwinInTheRanking) {
   // Where only a narrow twin can run the problem, it stays (ldb = 262 bf16: 4-byte rows).
   Gemm bf16(plan_of(DataType::bf16, R, R, R));
   EXPECT_EQ(pick(bf16, 197, 262, 136).alignment_b, 2);
+  // The two-stage kernels loading one element at a time rank only where no cp.async twin runs the problem.
+  for (auto [m, n, k] : {std::tuple{1024, 1024, 1024}, {197, 262, 136}, {4096, 50258, 768}})
+    for (const auto& c : bf16.rank(bf16.shape(m, n, k)).ranked) EXPECT_FALSE(library::pipelined(c.config)) << c.config.name();
+}
+
+// An odd leading dimension of a 16-bit operand (K = 4095 for a row-major A, N = 50257 for a row-major B and
+// D) runs on SM80's tensor-op kernels of two stages loading that operand one element at a time.
+TEST(GemmPlan, OddLeadingDimensionsOf16BitOperandsRunOnTwoStageKernels) {
+  for (DataType t : {DataType::f16, DataType::bf16}) {
+    Gemm g(plan_of(t, R, R, R));
+    for (auto [m, n, k] : {std::tuple{4096, 4096, 4095}, {4096, 50257, 768}, {129, 257, 135}}) {
+      const GemmConfig c = pick(g, m, n, k);
+      EXPECT_TRUE(in_catalog(c)) << c.name();
+      EXPECT_TRUE(library::pipelined(c) && c.opclass == OpcodeClass::TensorOp && c.tile.stages == 2) << c.name();
+      EXPECT_EQ(std::min(c.alignment_a, c.alignment_b), 1) << c.name();
+    }
+  }
 }
 
 TEST(GemmPlan, AlignedProblemsGetAnSm90Kernel) {
@@ -415,8 +432,10 @@ TEST(GemmPlan, ParallelSplitKIsForcedOnlyWhereKSlicesEvenly) {
   auto c = pick(g, 256, 512, 32768);
   EXPECT_TRUE(c.parallel_split_k) << c.name();
   EXPECT_NE(c.tile.tile_scheduler, TileScheduler::StreamK) << c.name();
-  auto uneven = test::message_of<InvalidArgumentError>([&] { pick(g, 256, 512, 1000); });
-  EXPECT_NE(uneven.find("K = 1000 cut into 8 equal slices"), std::string::npos) << uneven;
+  auto uneven = test::message_of<InvalidArgumentError>([&] { pick(g, 256, 512, 1001); });
+  EXPECT_NE(uneven.find("K = 1001 cut into 8 equal slices"), std::string::npos) << uneven;
+  // 8 slices of 125: whole vectors of one element (two-stage kernels, library::pipelined).
+  EXPECT_TRUE(library::pipelined(pick(g, 256, 512, 1000))) << pick(g, 256, 512, 1000).name();
   auto batched = test::message_of<InvalidArgumentError>([&] { pick(g, 256, 512, 32768, 2); });
   EXPECT_NE(batched.find("not a batch (2 here)"), std::string::npos) << batched;
   EXPECT_THROW(change(g, [](auto& s) { s.splits = 1; }), InvalidArgumentError);

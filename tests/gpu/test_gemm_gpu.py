@@ -82,11 +82,13 @@ LAYOUT_CASES = [
     for cc in (None, 80)
 ]
 
+# Odd leading dimensions (N = 257, K = 135) run on two-stage kernels loading one element at a time.
 AWKWARD_CASES = [
     Case("f16", ROW, ROW, ROW, cc, M, N, K)
-    for (M, N, K) in [(197, 262, 136), (136, 96, 8), (1, 256, 512)]
+    for (M, N, K) in [(197, 262, 136), (136, 96, 8), (1, 256, 512), (129, 257, 135)]
     for cc in (None, 80)
-] + [Case("bf16", ROW, COL, ROW, None, 197, 262, 136)]
+] + [Case("bf16", ROW, COL, ROW, None, 197, 262, 136), Case("bf16", COL, ROW, COL, None, 129, 257, 135, beta=1.0),
+     Case("f16", COL, COL, ROW, None, 4096, 64, 4095)]
 
 EPILOGUE_CASES = [
     Case("f16", ROW, ROW, ROW, None, *BASE, alpha=1.0, beta=2.0),

@@ -119,6 +119,11 @@ bool register_sourced(const GemmConfig& kernel);
 // Python interface's f16 plans switched to SIMT run such kernels).
 bool pipelined_simt(const GemmConfig& config);
 
+// SM80 kernels on CUTLASS's two-stage pipelined mainloop, loading A and B through registers at any
+// alignment: the 16-bit SIMT kernels, and 16-bit tensor-op GEMM kernels that read A or B in vectors of
+// under 4 bytes (one element: an odd leading dimension), which cp.async cannot copy.
+bool pipelined(const GemmConfig& config);
+
 // CUTLASS's fp8 mainloop without fast accumulation promotes: wgmma accumulates a few k-blocks into a
 // second f32 fragment, added into the first every promotion interval, so both live in registers.
 bool promotes_fp8(const GemmConfig& config);
