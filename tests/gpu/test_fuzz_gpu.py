@@ -5,7 +5,8 @@ dimensions, aligned for TMA or not.
 
 An extent along which some operand is contiguous (K of a row-major A, N of a row-major B or D, M
 of a column-major D, ...) must be a multiple of the kernel's alignment: CUTLASS's can_implement
-requires it, and the catalog has no 16-bit kernels of alignment 1. The other extents are free.
+requires it (odd ones take SM80's one-element kernels, which test_gemm_gpu.py runs; not fuzzed here). The
+other extents are free.
 
 Each case takes one of three families, each one kernel per element type and layout pair (a pinned
 tile; a column-major D runs the transposed problem and shares the kernels of a row-major one):
