@@ -3,6 +3,7 @@ tensors in channels_last memory, and plans of a family (test_conv2d_gpu, test_co
 
 import cuforge
 import torch
+from exact import assert_exact
 
 FAMILIES = ["sm90", "sm80"]
 # One tile per family, so that a module builds one kernel per (family, kind, type, epilogue).
@@ -57,3 +58,12 @@ def ran(p, family, kind):
 def select(kind, family, dtype=torch.float16, out=None, bias=False, **settings):
     """The kernel name the family's plan picks (the pinned tile), as a call for prebuild.build_selected."""
     return lambda: plan(kind, family, dtype, out, **settings).select(2, 16, 16, 16, 32, 3, 3, padding=1, bias=bias)
+
+
+def fprop_is_exact(p, case, dtype):
+    """Runs the case's fprop on plan p into a NaN y, bit-exact against float64 torch."""
+    x, w, g = tensors(case, dtype)
+    ref = torch.nn.functional.conv2d(x.double(), w.double(), **g).to(dtype)
+    y = channels_last(torch.full_like(ref, float("nan")))
+    p.run(x, w, None, y, **g)
+    assert_exact(y, ref)

@@ -20,7 +20,8 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 import cuforge  # noqa: E402
-from conv_cases import FAMILIES, FPROP, channels_last, pair, plan, rand, ran, select, tensors  # noqa: E402
+from conv_cases import (FAMILIES, FPROP, channels_last, fprop_is_exact, pair, plan, rand, ran, select,  # noqa: E402
+                        tensors)
 from exact import assert_exact  # noqa: E402
 from prebuild import build_selected  # noqa: E402
 
@@ -162,12 +163,8 @@ def kernels():
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("case", FPROP, ids=case_id)
 def test_fprop_is_exact(case, dtype, family):
-    x, w, g = tensors(case, dtype)
-    ref = F.conv2d(x.double(), w.double(), **g).to(dtype)
-    y = channels_last(torch.full_like(ref, float("nan")))
     p = plan("fprop", family, dtype)
-    p.run(x, w, None, y, **g)
-    assert_exact(y, ref)
+    fprop_is_exact(p, case, dtype)
     ran(p, family, "fprop")
 
 
@@ -376,12 +373,8 @@ def test_fprop_and_dgrad_parallel_split_k_epilogues():
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("case", STEM, ids=case_id)
 def test_fixed_channel_fprop_is_exact(case, dtype):
-    x, w, g = tensors(case, dtype)
-    ref = F.conv2d(x.double(), w.double(), **g).to(dtype)
-    y = channels_last(torch.full_like(ref, float("nan")))
     p = default_plan("fprop", dtype)
-    p.run(x, w, None, y, **g)
-    assert_exact(y, ref)
+    fprop_is_exact(p, case, dtype)
     ran(p, "sm80", "fprop")
     assert p.last_kernel.endswith(f"_a{case[3]}x{case[3]}x{case[3]}_fixedchannels"), p.last_kernel
 

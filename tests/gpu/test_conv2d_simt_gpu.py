@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 import cuforge  # noqa: E402
-from conv_cases import channels_last, pair, rand, tensors  # noqa: E402
+from conv_cases import channels_last, fprop_is_exact, pair, rand, tensors  # noqa: E402
 from exact import assert_exact  # noqa: E402
 from prebuild import build_selected  # noqa: E402
 
@@ -68,12 +68,8 @@ def ran_simt(p, kind):
 @pytest.mark.parametrize("dtype", list(TILES), ids=DTYPE_IDS.get)
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_fprop(case, dtype):
-    x, w, g = tensors(case, dtype)
-    ref = F.conv2d(x.double(), w.double(), **g).to(dtype)
-    y = channels_last(torch.full_like(ref, float("nan")))
     p = simt_plan("fprop", dtype)
-    p.run(x, w, None, y, **g)
-    assert_exact(y, ref)
+    fprop_is_exact(p, case, dtype)
     ran_simt(p, "fprop")
 
 
