@@ -61,6 +61,9 @@ struct GemmConfig {
 // names a kernel that cannot be built (saying why).
 GemmConfig parse_gemm_name(std::string_view name);
 
+// A layout's letter in kernel names: 'r' (row-major) or 'c'.
+char layout_letter(Layout layout);
+
 // The epilogue schedule a kernel schedule runs with (cooperative kernels: the cooperative TMA
 // epilogue; ping-pong: the TMA epilogue; SM80 multistage: the default epilogue).
 EpilogueSchedule epilogue_for(KernelSchedule kernel);
