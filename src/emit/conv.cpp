@@ -43,6 +43,7 @@ std::string emit_sm80(const library::GemmConfig& config) {
                                : std::string(sm80_swizzle(c.tile.tile_scheduler));
   h["split_k_mode"] = config.parallel_split_k ? "kParallel" : "kSerial";
   h["iterator_algorithm"] = c.fixed_channels ? "kFixedChannels" : "kOptimized";
+  h["mainloop_name"] = std::string(sm80_mainloop_name(c));
   h["launch"] = std::string(embedded::sm80_launch);
   return render(embedded::conv_sm80, h);
 }

@@ -135,8 +135,7 @@ std::string emit_sm80(const library::GemmConfig& c, const std::string& name) {
   // CUTLASS's SIMT kernel of two stages for an SM60 target is its pipelined one (library::pipelined_simt);
   // its tensor-op kernels of two stages are pipelined on any target (library::pipelined).
   h["arch_tag"] = library::pipelined_simt(c) ? "cutlass::arch::Sm60" : "cutlass::arch::Sm80";
-  h["mainloop_name"] = library::pipelined(c) ? "two-stage pipelined mainloop (loads through registers)"
-                                             : "multistage cp.async mainloop";
+  h["mainloop_name"] = std::string(sm80_mainloop_name(c));
   h["swizzle"] = std::string(sm80_swizzle(c.tile.tile_scheduler));
   h["scheduler_arguments"] = c.tile.tile_scheduler == TileScheduler::StreamK
                                  ? "  args.avail_sms = p.decomposition == CUFORGE_DECOMPOSITION_DATA_PARALLEL ? 1 : -1;"

@@ -223,6 +223,11 @@ Holes sm90_holes(const library::GemmConfig& c, const std::string& name, const Bi
   return h;
 }
 
+std::string_view sm80_mainloop_name(const library::GemmConfig& c) {
+  return library::pipelined(c) ? "two-stage pipelined mainloop (loads through registers)"
+                               : "multistage cp.async mainloop";
+}
+
 Holes sm80_holes(const library::GemmConfig& c, const std::string& name) {
   Holes h = common_holes(c, name);
   const auto& t = c.tile.threadblock_shape;

@@ -53,4 +53,8 @@ std::string split_k_reduction(const library::GemmConfig& c);
 // activation_arguments, math_operation, instruction_name.
 Holes sm80_holes(const library::GemmConfig& c, const std::string& name);
 
+// An SM80 kernel's mainloop, in words: CUTLASS's multistage cp.async one, or its two-stage pipelined one
+// loading through registers (library::pipelined).
+std::string_view sm80_mainloop_name(const library::GemmConfig& c);
+
 }  // namespace cuforge::emit

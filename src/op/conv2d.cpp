@@ -42,7 +42,8 @@ GemmShape Conv2d::shape(const Conv2dSize& size, bool bias, op::AlignmentCaps cap
 
 ConvProblem Conv2d::check(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
                           const op::ConvGeometry& geometry, double beta, ConvSplitK split) const {
-  return op::check_conv(kind_, options_, device_, a, b, c, d, geometry, beta, split, settings().splits);
+  return op::check_conv(kind_, options_, device_, a, b, c, d, geometry, beta, split, settings().splits,
+                        settings().opclass == OpcodeClass::Simt);
 }
 
 runtime::RunHandle Conv2d::run(const ConvProblem& p, double alpha, double beta, cudaStream_t stream,

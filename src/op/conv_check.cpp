@@ -74,11 +74,11 @@ void expect(const Nhwc& x, const char* extent, int64_t have, int64_t want, const
     fail(x.name, fmt::format("expected {} = {} ({}), got {}: {}", extent, want, from, have, x.t->describe()));
 }
 
-// The channels an operand's kernels load as vectors: at least 4 bytes, and a multiple of 8
-// elements (16 bytes of 16-bit types) for the fastest.
-int channel_alignment(const Nhwc& x) {
+// The channels an operand's kernels load as vectors: at least 4 bytes (SIMT kernels: one element),
+// and a multiple of 8 elements (16 bytes of 16-bit types) for the fastest.
+int channel_alignment(const Nhwc& x, bool element_wise) {
   const int bytes = size_bytes(x.t->dtype);
-  const int least = std::max(1, kMinVectorBytes / bytes), best = 16 / bytes;
+  const int least = element_wise ? 1 : std::max(1, kMinVectorBytes / bytes), best = 16 / bytes;
   const int64_t c = x.c();
   if (c % least != 0) {
     const int64_t padded = (c + best - 1) / best * best;
@@ -179,7 +179,7 @@ GemmShape implicit_gemm_shape(KernelKind kind, const Conv2dSize& z, bool bias, C
 
 ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b,
                        const TensorRef& c, const TensorRef& d, const ConvGeometry& g, double beta, ConvSplitK split,
-                       int plan_splits) {
+                       int plan_splits, bool element_wise) {
   check_geometry(g);
   if (split.slices < 0 || split.slices > select::GemmSettings::kMaxSplits)
     fail("split_k", fmt::format("expected 1 to {} slices, got {}", select::GemmSettings::kMaxSplits, split.slices));
@@ -265,10 +265,10 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
     if (v > kMaxExtent)
       fail("D", fmt::format("the implicit GEMM's {} = {} exceeds the 32-bit range the kernels index", name,
                             extent_words(v)));
-  p.shape.align_a = channel_alignment(xa);
-  p.shape.align_b = channel_alignment(xb);
-  p.shape.align_c = channel_alignment(xd);
-  if (xc) p.shape.align_c = std::min(p.shape.align_c, channel_alignment(*xc));
+  p.shape.align_a = channel_alignment(xa, element_wise);
+  p.shape.align_b = channel_alignment(xb, element_wise);
+  p.shape.align_c = channel_alignment(xd, element_wise);
+  if (xc) p.shape.align_c = std::min(p.shape.align_c, channel_alignment(*xc, element_wise));
   if (bias)
     p.shape.align_c = std::min(p.shape.align_c, operand_alignment(c.dtype, reinterpret_cast<uintptr_t>(c.data),
                                                                   c.shape[0], c.shape[0], 0));

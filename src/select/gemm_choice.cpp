@@ -93,13 +93,14 @@ bool contains(const std::vector<E>& values, E value) {
 // few slices the queue costs more than the parallelism gains.
 constexpr int kMaxSerialSplits = 16;
 
-// The operands' alignments allow the kernel's vectors. An operand the kernel copies K-major first
-// (library::staged_k_major) is read element by element by the copy and along K, in vectors, from
-// the copy (whose rows are padded to 16 bytes): K must hold whole vectors, unless the kernel runs
-// the padded K of 3xTF32's pieces (the padding zeros).
+// The operands' alignments allow the kernel's vectors. An operand the kernel copies K-major first (library::
+// staged_k_major) is read element by element by the copy and along K, in vectors, from the copy (rows padded to
+// 16 bytes): K must hold whole vectors, unless the kernel runs the padded K of 3xTF32's pieces (the padding zeros).
+// Tensor-op kernels loading 16-bit operands an element at a time (library::pipelined) serve what cp.async cannot.
 bool fits(const GemmConfig& c, const GemmShape& p) {
   const library::StagedOperands staged = library::staged_k_major(c);
   const bool any_k = staged.k_pieces > 1;
+  if (library::pipelined(c) && !library::pipelined_simt(c) && std::min(p.align_a, p.align_b) * 16 >= 32) return false;
   // 3xTF32 on SM90 runs its pieces along a K three times as long: within the kernels' 32-bit extents too.
   if (staged.any() && staged.kernel_k(p.k) > INT32_MAX) return false;
   return (staged.a ? any_k || p.k % c.alignment_a == 0 : c.alignment_a <= p.align_a) &&
@@ -149,10 +150,10 @@ bool slices_evenly(const GemmConfig& c, const GemmShape& p, int splits) {
   return p.batch == 1 && p.k % (int64_t(splits) * std::max(c.alignment_a, c.alignment_b)) == 0;
 }
 
-// Whether `other` is `c` with wider operand alignments and the same slices: the same tile loading wider vectors
-// (in cp.async's stages where `c` loads elements in two, library::pipelined), never the slower, so `c` is no
-// candidate beside it (SM80's rows come in every alignment down to 1, and each took a rank that autotuning and
-// profile() timed). Fixed-channel convolution kernels read exactly their alignment's channels: none outranks another.
+// Whether `other` is `c` with wider operand alignments and the same slices: the same tile loading wider
+// vectors, never the slower of the two, so `c` is no candidate beside it (SM80's rows come in every
+// alignment down to 1, and each took a rank that autotuning and profile() then spent timing a copy).
+// Fixed-channel convolution kernels read exactly their alignment's channels: none outranks another.
 bool wider_twin(const GemmCandidate& other, const GemmCandidate& c) {
   const GemmConfig &o = other.config, &k = c.config;
   if (k.fixed_channels || other.splits != c.splits || other.decomposition != c.decomposition) return false;
@@ -162,7 +163,6 @@ bool wider_twin(const GemmCandidate& other, const GemmCandidate& c) {
   narrowed.alignment_a = k.alignment_a;
   narrowed.alignment_b = k.alignment_b;
   narrowed.alignment_c = k.alignment_c;
-  if (library::pipelined(k) && !library::pipelined(o)) narrowed.tile.stages = k.tile.stages;
   return narrowed == k;
 }
 
@@ -552,9 +552,9 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
     if (!heuristic) continue;
     const bool stream_k = c.arch >= 90 && c.tile.tile_scheduler == TileScheduler::StreamK;
     // wgrad, whose K (N·P·Q) is long beside its few output tiles, reduces serial slices in the SM80
-    // kernel into an f32 D (a 16-bit D would round every slice's partial sum; fprop splits only over C,
-    // strided dgrad and SM90's implicit GEMM not at all).
-    const bool serial = c.kind == KernelKind::Conv2dWgrad && c.element_d == DataType::f32 && c.arch < 90;
+    // kernel into an f32 or f64 D (a 16-bit D would round every slice's partial sum; fprop splits only
+    // over C, strided dgrad and SM90's implicit GEMM not at all).
+    const bool serial = c.kind == KernelKind::Conv2dWgrad && size_bits(c.element_d) >= 32 && c.arch < 90;
     for (int splits : kSplitChoices)
       if ((stream_k || (serial && splits <= kMaxSerialSplits) || (c.parallel_split_k && slices_evenly(c, p, splits))) &&
           long_enough(c, splits))

@@ -8,6 +8,7 @@ namespace {
 
 // Hopper-class rates; only their ratios matter for ranking.
 constexpr double kTensorFlopsPerSm16Bit = 990e12 / 132;  // dense wgmma, 16-bit inputs
+constexpr double kCudaCoreFlopsPerSm32Bit = 67e12 / 132;  // FFMA on the CUDA cores (f64 at half; SIMT f16 as f32)
 constexpr double kDramBytesPerSecond = 4.0e12;
 constexpr int kMinItersPerStreamKUnit = 8;  // CUTLASS's minimum share of K per stream-K CTA
 
@@ -59,8 +60,10 @@ double kernel_time_us(const library::GemmConfig& c, const GemmShape& p, int spli
   const double products = c.math == MathOperation::MultiplyAddFastF32 ? 3.0 : 1.0;
   // CTAs sharing an SM (in proportionally more slots, below) each run at their share of its rate.
   const int sharing = library::ctas_per_sm(c);
-  const double rate =
-      kTensorFlopsPerSm16Bit * (16.0 / size_bits(c.element_a)) * tile_efficiency(c, sharing, model) / products;
+  const int bits = size_bits(c.element_a);
+  const double peak = c.opclass == OpcodeClass::Simt ? kCudaCoreFlopsPerSm32Bit * 32.0 / std::max(32, bits)
+                                                     : kTensorFlopsPerSm16Bit * 16.0 / bits;
+  const double rate = peak * tile_efficiency(c, sharing, model) / products;
 
   // Clusters launch whole: pad the tile grid up to a multiple of the cluster shape. Groups of
   // differing M (mean p.m) each end in a tile (of clusters) that is half empty on average.

@@ -232,6 +232,8 @@ std::vector<Refusal> refusals() {
        {"shared memory"}},
       {"cluster of 16 CTAs", test::changed(sm90_coop(), [](auto& c) { c.tile.cluster_shape = {4, 4, 1}; }),
        {"cluster 4x4x1", "up to 8 CTAs"}},
+      {"cluster of 6 CTAs", test::changed(sm90_coop(), [](auto& c) { c.tile.cluster_shape = {3, 2, 1}; }),
+       {"cluster 3x2x1", "powers of two"}},
       {"cluster along K", test::changed(sm90_coop(), [](auto& c) { c.tile.cluster_shape = {1, 1, 2}; }),
        {"cluster 1x1x2", "K = 1"}},
       {"empty cluster", test::changed(sm90_coop(), [](auto& c) { c.tile.cluster_shape = {0, 1, 1}; }), {"cluster 0x1x1"}},

@@ -157,6 +157,27 @@ TEST(ConvPlan, FixedChannelKernelsPackTheStemsTaps) {
   EXPECT_NE(library::why_invalid(c).value_or("").find("SM80 tensor-core fprop kernels"), std::string::npos);
 }
 
+// SIMT plans read channels one element at a time: 3 f16 channels in and 5 out run there (SM80's CUDA-core
+// implicit GEMM), where tensor-op plans ask for the channels padded to whole 4-byte vectors.
+TEST(ConvPlan, SimtPlansTakeAnyChannelCount) {
+  TensorRef x = nhwc(0, 2, 11, 9, 3), w = nhwc(1, 5, 3, 3, 3), y = nhwc(2, 2, 11, 9, 5);
+  const op::ConvGeometry same{{1, 1}, {1, 1}, {1, 1}};
+  const GemmTypes types = options(DataType::f16);
+  const auto refused = test::message_of<InvalidArgumentError>(
+      [&] { op::check_conv(kFprop, types, 0, x, w, {}, y, same, 0.0); });
+  EXPECT_NE(refused.find("3 channels: convolution kernels read channels in vectors of at least 2 f16"),
+            std::string::npos) << refused;
+  Conv2d simt(kFprop, options(DataType::f16));
+  auto settings = simt.settings();
+  settings.opclass = OpcodeClass::Simt;
+  simt.set_settings(settings);
+  const ConvProblem p = simt.check(x, w, {}, y, same, 0.0, {});
+  EXPECT_EQ(p.shape.align_a, 1);
+  EXPECT_EQ(p.shape.align_c, 1);
+  const library::GemmConfig c = simt.select(p.shape).config;
+  EXPECT_TRUE(c.opclass == OpcodeClass::Simt && c.arch == 80) << c.name();
+}
+
 // The implicit GEMM's extents are products of three 31-bit extents: one past int64's range is refused as
 // such, where it once wrapped around into range (M = 2^30 for this one).
 TEST(ConvPlan, ExtentProductsPastInt64AreRefused) {

@@ -71,9 +71,12 @@ TEST(GemmPlan, NoCandidateHasAWiderTwinInTheRanking) {
   // Where only a narrow twin can run the problem, it stays (ldb = 262 bf16: 4-byte rows).
   Gemm bf16(plan_of(DataType::bf16, R, R, R));
   EXPECT_EQ(pick(bf16, 197, 262, 136).alignment_b, 2);
-  // The two-stage kernels loading one element at a time rank only where no cp.async twin runs the problem.
-  for (auto [m, n, k] : {std::tuple{1024, 1024, 1024}, {197, 262, 136}, {4096, 50258, 768}})
-    for (const auto& c : bf16.rank(bf16.shape(m, n, k)).ranked) EXPECT_FALSE(library::pipelined(c.config)) << c.config.name();
+  // The two-stage kernels loading one element at a time rank only where cp.async cannot load an operand
+  // (SM80 plans too, whose parallel split-K could cut 4104 into 8 slices of such kernels' odd 513).
+  Gemm sm80(plan_of(DataType::f16, R, R, R, 80));
+  for (const Gemm* g : {&bf16, &sm80})
+    for (auto [m, n, k] : {std::tuple{1024, 1024, 1024}, {197, 262, 136}, {4096, 50258, 768}, {128, 128, 4104}})
+      for (const auto& c : g->rank(g->shape(m, n, k)).ranked) EXPECT_FALSE(library::pipelined(c.config)) << c.config.name();
 }
 
 // An odd leading dimension of a 16-bit operand (K = 4095 for a row-major A, N = 50257 for a row-major B and
@@ -432,10 +435,10 @@ TEST(GemmPlan, ParallelSplitKIsForcedOnlyWhereKSlicesEvenly) {
   auto c = pick(g, 256, 512, 32768);
   EXPECT_TRUE(c.parallel_split_k) << c.name();
   EXPECT_NE(c.tile.tile_scheduler, TileScheduler::StreamK) << c.name();
-  auto uneven = test::message_of<InvalidArgumentError>([&] { pick(g, 256, 512, 1001); });
-  EXPECT_NE(uneven.find("K = 1001 cut into 8 equal slices"), std::string::npos) << uneven;
-  // 8 slices of 125: whole vectors of one element (two-stage kernels, library::pipelined).
-  EXPECT_TRUE(library::pipelined(pick(g, 256, 512, 1000))) << pick(g, 256, 512, 1000).name();
+  // 8 slices of 125 elements: only the one-element kernels would load them, and those serve only operands
+  // that cp.async cannot copy (library::pipelined).
+  auto uneven = test::message_of<InvalidArgumentError>([&] { pick(g, 256, 512, 1000); });
+  EXPECT_NE(uneven.find("K = 1000 cut into 8 equal slices"), std::string::npos) << uneven;
   auto batched = test::message_of<InvalidArgumentError>([&] { pick(g, 256, 512, 32768, 2); });
   EXPECT_NE(batched.find("not a batch (2 here)"), std::string::npos) << batched;
   EXPECT_THROW(change(g, [](auto& s) { s.splits = 1; }), InvalidArgumentError);

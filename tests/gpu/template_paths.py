@@ -113,8 +113,8 @@ class Path:
 def _modes(kern: Kernel):
     if kern.scheduler == "streamk":
         return ("heuristic", "data_parallel", "split_k4", "stream_k")
-    if kern.arch == 80:
-        return ("heuristic", "split_k4")  # serial split-K
+    if kern.arch == 80:  # serial split-K; SIMT kernels whole (the model splits these small problems in parallel)
+        return ("data_parallel" if kern.opclass == "simt" else "heuristic", "split_k4")
     return ("heuristic",)
 
 

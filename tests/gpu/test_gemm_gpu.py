@@ -259,7 +259,7 @@ def test_sm90_tiles_of_k32(case, shape, schedule, gen):
     run_case(case, gen, tile)
 
 
-# Clusters of 8 CTAs (the portable limit; the catalog lists up to 4), pinned as the interface's SM90 tests pin
+# Clusters of 8 CTAs (the portable limit; the catalog lists 1x1, 2x1 and 1x2), pinned as the interface's SM90 tests pin
 # them on a 64x128 tile: problems whose tiles fill whole clusters and ones that leave clusters partly empty.
 CLUSTER8_CASES = [
     (Case("f16", ROW, ROW, ROW, None, 512, 1024, 256), [2, 4, 1]),

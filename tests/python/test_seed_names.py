@@ -363,7 +363,7 @@ def test_the_interfaces_conv_tiles_of_the_narrower_instruction_and_of_simt_run()
                 f"cuforge_sm80_{kind}_simt_mma_{t}_{t}_f32_{t}_{t}_{layouts}_128x128x8_w4x2x1_s{stages}_multistage_")
     # Not a narrower K of the plan's instruction: refused.
     plan = cutlass.Conv2d(kind="fprop", element=f16, element_accumulator=f32, kernel_cc=80)
-    for shape in ([16, 8, 32], [8, 8, 8], [16, 8, 3]):
+    for shape in ([16, 8, 32], [8, 8, 8], [16, 8, 3], [16, 8, 4]):
         with pytest.raises(cuforge.InvalidArgumentError, match="compute with MathInstruction"):
             plan.tile_description = {"instruction_shape": shape}
     # f64 convolutions run on SIMT kernels (no tensor-core kernel computes them), any channel count.

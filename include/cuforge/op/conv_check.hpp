@@ -34,10 +34,12 @@ Conv2dSize conv_size(const std::array<int64_t, 7>& nhwckrs, const ConvGeometry& 
 // Throws InvalidArgumentError or DataTypeError naming the operand (or stride/padding/dilation),
 // what was expected and what was given. `c` may be empty when beta == 0, a tensor of D's shape, or
 // (fprop, dgrad) a bias: one value per channel of D (rank 1). `split`: the run's own split-K;
-// `plan_splits`: the slices the plan's settings cut K into when the run gives none.
+// `plan_splits`: the slices the plan's settings cut K into when the run gives none; `element_wise`: the
+// plan's kernels read channels one element at a time (SIMT), so any channel count, where tensor-op kernels
+// read vectors of 4 bytes or more.
 ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b,
                        const TensorRef& c, const TensorRef& d, const ConvGeometry& geometry, double beta,
-                       ConvSplitK split = {}, int plan_splits = 1);
+                       ConvSplitK split = {}, int plan_splits = 1, bool element_wise = false);
 
 // The problem class of a convolution of this size on dense tensors in 16-byte aligned allocations
 // (its extents and geometry checked as conv_size checks them; the channels set the alignments, capped

@@ -154,12 +154,12 @@ def alignments(a, b, c) -> list:
 
 
 def runs_as(shape, instruction) -> bool:
-    """Whether a pinned instruction shape runs as the plan's own instruction: the same, or a narrower K
-    of it (the CUTLASS Python interface's conv tests pin SM80's 16x8x8 f16 mma where cuforge's 16-bit
+    """Whether a pinned instruction shape runs as the plan's own instruction: the same, or mma.sync's of
+    half its K (the CUTLASS Python interface's conv tests pin SM80's 16x8x8 f16 mma where cuforge's 16-bit
     SM80 kernels issue 16x8x16: the same products, summed in twos of the narrower one's K); cuforge builds
     one instruction per family and type."""
     own, shape = list(instruction.instruction_shape), list(shape)
-    return shape[:2] == own[:2] and shape[2] >= 1 and own[2] % shape[2] == 0
+    return shape == own or (own[0] == 16 and shape[:2] == own[:2] and 2 * shape[2] == own[2])
 
 
 def _log_narrower(shape, instruction):
