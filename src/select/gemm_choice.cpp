@@ -142,11 +142,12 @@ bool divides_as_asked(const GemmConfig& c, Decomposition d, bool stream_k_pinned
 // Parallel split-K runs K's slices as one batch of equal slices, each starting on whole vectors of
 // A and B: K must be a multiple of `splits` times that vector, and the problem a single matrix.
 // Convolution kernels give each slice its share of K's tiles, whatever K is (SM80, CUTLASS 2.x's),
-// or of wgrad's images (SM90: at least one each), but store the partial output in 16-byte vectors
-// of f32, which the kernels take only when they tile the output's channels: a multiple of 4 (D's
-// alignment, capped at 16 bytes, is 4 or more).
+// or of wgrad's images (SM90: at least one each), but store the partial output in 16-byte vectors of
+// f32 (SIMT kernels: one element), which tensor-op kernels take only when they tile the output's
+// channels: a multiple of 4 (D's alignment, capped at 16 bytes, is 4 or more).
 bool slices_evenly(const GemmConfig& c, const GemmShape& p, int splits) {
-  if (is_conv(c.kind) && !c.pointwise) return p.align_c >= 4 && (c.arch < 90 || splits <= p.conv.images);
+  const bool vectors = p.align_c >= 4 || c.opclass == OpcodeClass::Simt;
+  if (is_conv(c.kind) && !c.pointwise) return vectors && (c.arch < 90 || splits <= p.conv.images);
   return p.batch == 1 && p.k % (int64_t(splits) * std::max(c.alignment_a, c.alignment_b)) == 0;
 }
 
@@ -365,8 +366,7 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
                                            "not split K", to_string(s.decomposition)));
   if (is_conv(kind) && s.decomposition == Decomposition::StreamK)
     throw InvalidArgumentError(fmt::format("decomposition {}: convolution kernels split K serially (SplitK), in "
-                                           "parallel (ParallelSplitK) or not at all",
-                                           to_string(s.decomposition)));
+                                           "parallel (ParallelSplitK) or not at all", to_string(s.decomposition)));
   if (s.iterator_algorithm && !is_conv(kind))
     throw InvalidArgumentError(fmt::format("iterator_algorithm {}: a convolution's setting; {} kernels have no "
                                            "activation iterators", to_string(*s.iterator_algorithm), kind_words(kind)));

@@ -176,6 +176,11 @@ TEST(ConvPlan, SimtPlansTakeAnyChannelCount) {
   EXPECT_EQ(p.shape.align_c, 1);
   const library::GemmConfig c = simt.select(p.shape).config;
   EXPECT_TRUE(c.opclass == OpcodeClass::Simt && c.arch == 80) << c.name();
+  // Their parallel split-K stores its partial products one element at a time too: any channel count splits.
+  Conv2d wgrad(kWgrad, options(DataType::f16));
+  wgrad.set_settings(settings);
+  const library::GemmConfig split = wgrad.select(wgrad.check(y, x, {}, w, same, 0.0, {2, true}).shape).config;
+  EXPECT_TRUE(split.parallel_split_k && split.opclass == OpcodeClass::Simt) << split.name();
 }
 
 // The implicit GEMM's extents are products of three 31-bit extents: one past int64's range is refused as
