@@ -27,8 +27,6 @@ constexpr int kMaxPromotedAccumulatorRegisters = 192;
 // it ran 2048^3 at a third of the model's estimate on the H200), a 64x32 one fits in 252.
 constexpr int kMax3xTf32AccumulatorRegisters = 64;
 
-
-
 // Bytes of shared memory the SM90 TMA epilogue keeps (C loads and D stores, two stages of a
 // subtile of 32 columns by at most 128 rows, cooperative, or 64, one warpgroup's: CUTLASS's
 // EpilogueTileAuto), which the mainloop's automatic stage count leaves free.

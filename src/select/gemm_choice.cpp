@@ -100,7 +100,7 @@ constexpr int kMaxSerialSplits = 16;
 bool fits(const GemmConfig& c, const GemmShape& p) {
   const library::StagedOperands staged = library::staged_k_major(c);
   const bool any_k = staged.k_pieces > 1;
-  if (library::pipelined(c) && !library::pipelined_simt(c) && std::min(p.align_a, p.align_b) * 16 >= 32) return false;
+  if (library::pipelined(c) && !library::pipelined_simt(c) && std::min(p.align_a, p.align_b) > 1) return false;
   // 3xTF32 on SM90 runs its pieces along a K three times as long: within the kernels' 32-bit extents too.
   if (staged.any() && staged.kernel_k(p.k) > INT32_MAX) return false;
   return (staged.a ? any_k || p.k % c.alignment_a == 0 : c.alignment_a <= p.align_a) &&
