@@ -200,8 +200,7 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
     return std::nullopt;
   }
   if (row.fixed_channels && p.conv.k_run != row.alignment_a) {
-    why = fmt::format("a fixed-channel kernel takes inputs of exactly {} channels; this one has {}", row.alignment_a,
-                      p.conv.k_run);
+    why = fmt::format("a fixed-channel kernel takes exactly {} channels; this one has {}", row.alignment_a, p.conv.k_run);
     return std::nullopt;
   }
   if (splits_k(s) && p.conv.unsplittable) {
@@ -462,7 +461,8 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
         "iterator_algorithm fixed_channels: no fixed-channel kernel of this plan computes A {} x B {} into D {}{} (see "
         "`cuforge list --op fprop --filter '*fixedchannels*'`)",
         to_string(t.element_a), to_string(t.element_b), to_string(t.element_d),
-        s.tile ? " with its pinned tile (SM80's fixed-channel kernels run no SM90 tile)" : ""));
+        s.opclass == OpcodeClass::Simt ? " on the CUDA cores (fixed-channel kernels are tensor-op kernels)"
+        : s.tile                       ? " with its pinned tile (SM80's fixed-channel kernels run no SM90 tile)" : ""));
   return k;
 }
 

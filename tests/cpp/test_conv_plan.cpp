@@ -181,6 +181,10 @@ TEST(ConvPlan, SimtPlansTakeAnyChannelCount) {
   wgrad.set_settings(settings);
   const library::GemmConfig split = wgrad.select(wgrad.check(y, x, {}, w, same, 0.0, {2, true}).shape).config;
   EXPECT_TRUE(split.parallel_split_k && split.opclass == OpcodeClass::Simt) << split.name();
+  // Fixed-channel iterators are tensor-op kernels', and the refusal says so.
+  settings.iterator_algorithm = IteratorAlgorithm::FixedChannels;
+  const auto fixed = test::message_of<InvalidArgumentError>([&] { simt.set_settings(settings); });
+  EXPECT_NE(fixed.find("on the CUDA cores (fixed-channel kernels are tensor-op kernels)"), std::string::npos) << fixed;
 }
 
 // The implicit GEMM's extents are products of three 31-bit extents: one past int64's range is refused as
