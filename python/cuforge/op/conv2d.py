@@ -90,7 +90,8 @@ class Conv2d(Plan):
     implicit GEMM by CUTLASS's kernels: on Hopper its SM90 ones (f16 and bf16 with f32 accumulation)
     beside its SM80 ones, which also run what the SM90 kernels cannot (strided dgrad; serial split-K;
     parallel split-K but wgrad's into at most as many slices as it has images); ``kernel_cc=80`` keeps
-    to SM80. The tensors:
+    to SM80. ``opclass = OpcodeClass.Simt`` runs SM80's CUDA-core kernels (f32, f64, f16; any channel
+    count), which f64 convolutions run on whatever the opclass. The tensors:
 
     - ``fprop``: A = x (N, H, W, C), B = filters (K, R, S, C), D = y (N, P, Q, K)
     - ``dgrad``: A = dy (N, P, Q, K), B = filters (K, R, S, C), D = dx (N, H, W, C)
