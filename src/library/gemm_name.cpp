@@ -120,22 +120,15 @@ GemmConfig parse_gemm_name(std::string_view name) {
   // The suffix: "swapab", "pointwise", "fixedchannels", "splitk", an activation (whose name may hold
   // '_') and/or "bias".
   std::vector<std::string_view> rest(p.begin() + 18, p.end());
-  if (!rest.empty() && rest.front() == "swapab") {
-    c.tile.swap_ab = true;
+  const auto take = [&rest](std::string_view flag) {
+    if (rest.empty() || rest.front() != flag) return false;
     rest.erase(rest.begin());
-  }
-  if (!rest.empty() && rest.front() == "pointwise") {
-    c.pointwise = true;
-    rest.erase(rest.begin());
-  }
-  if (!rest.empty() && rest.front() == "fixedchannels") {
-    c.fixed_channels = true;
-    rest.erase(rest.begin());
-  }
-  if (!rest.empty() && rest.front() == "splitk") {
-    c.parallel_split_k = true;
-    rest.erase(rest.begin());
-  }
+    return true;
+  };
+  c.tile.swap_ab = take("swapab");
+  c.pointwise = take("pointwise");
+  c.fixed_channels = take("fixedchannels");
+  c.parallel_split_k = take("splitk");
   if (!rest.empty() && rest.back() == "bias") {
     c.bias = true;
     rest.pop_back();
