@@ -226,10 +226,7 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
   // Forcing stream-K (and SM90 split-K, which its scheduler runs) takes each kernel's stream-K variant.
   const bool stream_k_variant =
       s.decomposition == Decomposition::StreamK || (s.decomposition == Decomposition::SplitK && c.arch >= 90);
-  if (s.tile_scheduler)
-    c.tile.tile_scheduler = *s.tile_scheduler;
-  else if (stream_k_variant)
-    c.tile.tile_scheduler = TileScheduler::StreamK;
+  if (s.tile_scheduler || stream_k_variant) c.tile.tile_scheduler = s.tile_scheduler.value_or(TileScheduler::StreamK);
   if (!divides_as_asked(c, s.decomposition, s.tile_scheduler == TileScheduler::StreamK)) {
     why = fmt::format("its {} tile scheduler cannot run decomposition {}", to_string(c.tile.tile_scheduler),
                       to_string(s.decomposition));
@@ -333,11 +330,14 @@ KernelSchedule builders_schedule(const TileDescription& tile) {
                                          : KernelSchedule::TmaWarpSpecializedCooperative;
 }
 
-// A pinned tile description on a catalog row: its automatic schedules are the row's kernel schedule
-// and the epilogue schedule that goes with it.
+// A pinned tile description on a catalog row: its automatic schedules are the row's kernel schedule and the
+// epilogue schedule that goes with it, which also stands for SM90's epilogue without shared memory (the same
+// results: cuforge's SM90 kernels end in TMA epilogues; the interface's tests pin NoSmem on a ping-pong tile).
 TileDescription pinned_tile(TileDescription pinned, const TileDescription& row) {
   if (pinned.kernel_schedule == KernelSchedule::Auto) pinned.kernel_schedule = row.kernel_schedule;
-  if (pinned.epilogue_schedule == EpilogueSchedule::Auto)
+  const EpilogueSchedule e = pinned.epilogue_schedule;
+  if (e == EpilogueSchedule::Auto ||
+      (e == EpilogueSchedule::NoSmemWarpSpecialized && row.kernel_schedule != KernelSchedule::Multistage))
     pinned.epilogue_schedule = library::epilogue_for(pinned.kernel_schedule);
   return pinned;
 }

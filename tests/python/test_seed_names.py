@@ -81,14 +81,25 @@ def test_a_seed_tile_dict_takes_automatic_schedules_on_sm90():
     ({"threadblock_shape": [128, 128, 64], "kernel_schedule": cutlass.KernelScheduleType.TmaWarpSpecialized,
       "epilogue_schedule": cutlass.EpilogueScheduleType.TmaWarpSpecialized,
       "tile_scheduler": cutlass.TileSchedulerType.StreamK}, "stream-K tile scheduler runs only with the cooperative"),
-    ({"threadblock_shape": [128, 128, 64], "kernel_schedule": cutlass.KernelScheduleType.TmaWarpSpecializedCooperative,
-      "epilogue_schedule": cutlass.EpilogueScheduleType.NoSmemWarpSpecialized}, "needs the tmacoop epilogue"),
 ])
 def test_schedules_cuforge_does_not_build_are_refused(tile, says):
     plan = sm90_plan()
     with pytest.raises(cuforge.InvalidArgumentError, match=says):
         plan.tile_description = tile
     assert plan.tile_description is None
+
+
+@pytest.mark.parametrize("schedule, epilogue", [("TmaWarpSpecializedPingpong", "_pingpong_tma_"),
+                                                ("TmaWarpSpecializedCooperative", "_coop_tmacoop_")])
+def test_sm90s_epilogue_without_shared_memory_runs_as_its_tma_epilogue(schedule, epilogue):
+    """The interface's tests pin NoSmemWarpSpecialized on an SM90 tile and expect it built: cuforge's SM90 kernels
+    end in their schedule's TMA epilogue, the same results."""
+    plan = sm90_plan()
+    td = plan.tile_descriptions()[0]
+    td.threadblock_shape, td.stages = [128, 64, 64], 3
+    td.kernel_schedule = getattr(cutlass.KernelScheduleType, schedule)
+    td.epilogue_schedule = cutlass.EpilogueScheduleType.NoSmemWarpSpecialized
+    assert epilogue in plan.construct(td).name
 
 
 def test_math_operations_without_kernels_are_refused():
