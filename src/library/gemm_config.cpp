@@ -18,6 +18,10 @@ constexpr int kSm90ConvOtherRegisters = 26;
 constexpr int kSm80SharedMemory = 163 * 1024;  // on A100; Hopper runs these kernels too
 constexpr int kMaxTileExtent = 1024;  // beyond any kernel's (256); keeps a stage's bytes well inside an int
 constexpr int kMaxAccumulatorRegisters = 128;   // per thread, leaving room for addressing
+// SIMT warp tiles of up to 64x64 doubles (or 64x128 floats), as the CUTLASS Python interface's f64 tests
+// pin them (128x128x8 in 2x2 warps): they build and run, spilling (ptxas -v, CUDA 13, sm_80: 255
+// registers, 3.5 KB of spill stores). The catalog lists none.
+constexpr int kMaxSimtAccumulatorRegisters = 256;
 // Both fp8 accumulators, per thread: ptxas (CUDA 13) fits 2 x 96 in a consumer warpgroup without
 // spilling (128x192 and 256x96 cooperative), but spills 600-950 bytes with 2 x 128 (256x128 and
 // 128x256 cooperative, 64x256 and 128x128 ping-pong: a third of 128x128's speed on the H200).
@@ -426,7 +430,9 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
     }
     const int acc_registers = warp_m * warp_n / 32 * size_bits(c.element_accumulator) / 32;
     const bool three = c.math == MathOperation::MultiplyAddFastF32;
-    const int limit = three ? kMax3xTf32AccumulatorRegisters : kMaxAccumulatorRegisters;
+    const int limit = three ? kMax3xTf32AccumulatorRegisters
+                      : simt ? kMaxSimtAccumulatorRegisters
+                             : kMaxAccumulatorRegisters;
     if (acc_registers > limit)
       return fmt::format("warp tile {}x{} needs {} accumulator registers per thread (limit {}{}): use more warps or "
                          "a smaller tile",

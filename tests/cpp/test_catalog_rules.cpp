@@ -146,6 +146,12 @@ std::vector<std::pair<const char*, GemmConfig>> accepted() {
        test::changed(sm80_simt(D::f16), [](auto& c) { c.element_accumulator = D::f32; })},
       {"sm80 SIMT f16 into f16", sm80_simt(D::f16)},
       {"sm80 SIMT f64, column-major A", test::changed(sm80_simt(D::f64), [](auto& c) { c.layout_a = Layout::ColumnMajor; })},
+      {"sm80 SIMT f64 warp tile 64x64 (the interface's 128x128x8 in 2x2 warps; spills)",
+       test::changed(sm80_simt(D::f64), [](auto& c) {
+         c.tile.threadblock_shape = {128, 128, 8};
+         c.tile.warp_count = {2, 2, 1};
+         c.tile.stages = 2;
+       })},
       {"sm90 parallel split-K, gelu and a bias row", test::changed(sm90_pingpong(), [](auto& c) {
          c.parallel_split_k = true;
          c.activation = Activation::gelu;
@@ -328,9 +334,12 @@ std::vector<Refusal> refusals() {
          c.tile.warp_count = {2, 2, 1};
        }),
        {"SIMT warp tile 16x20", "4x8 threads"}},
-      {"sm80 SIMT f32 warp tile 64x128",
-       test::changed(sm80_simt(DataType::f32), [](auto& c) { c.tile.threadblock_shape = {256, 256, 8}; }),
-       {"accumulator registers"}},
+      {"sm80 SIMT f64 warp tile 64x128",
+       test::changed(sm80_simt(DataType::f64), [](auto& c) {
+         c.tile.threadblock_shape = {128, 256, 8};
+         c.tile.warp_count = {2, 2, 1};
+       }),
+       {"warp tile 64x128", "512 accumulator registers", "limit 256"}},
       {"sm80 SIMT f32 storing 4-element vectors of C",
        test::changed(sm80_simt(DataType::f32), [](auto& c) { c.alignment_c = 4; }),
        {"SIMT epilogues store one element", "got 4"}},

@@ -178,7 +178,10 @@ CASES = (
        Case("f32", "f32", "f32", "rcr", None, opclass=Simt, tile=sm80_tile((128, 128, 8), (4, 2, 1), 5),
             kernel_has=("_128x128x8_w4x2x1_s5_",)),
        Case("f64", "f64", "f64", "crr", None, opclass=Simt, tile=sm80_tile((128, 128, 8), (4, 2, 1), 3),
-            kernel_has=("_128x128x8_w4x2x1_s3_",))]
+            kernel_has=("_128x128x8_w4x2x1_s3_",)),
+       # The CUTLASS Python interface's f64 SIMT tile: 64x64 doubles a warp, spilling, but exact.
+       Case("f64", "f64", "f64", "ccc", None, opclass=Simt, tile=sm80_tile((128, 128, 8), (2, 2, 1), 2),
+            kernel_has=("_128x128x8_w2x2x1_s2_",))]
 )
 
 
