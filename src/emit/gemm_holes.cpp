@@ -243,7 +243,8 @@ Holes sm80_holes(const library::GemmConfig& c, const std::string& name) {
   h["instruction_k"] = std::to_string(inst[2]);
   h["stages"] = std::to_string(c.tile.stages);
   h["activation"] = std::string(cutlass_activation(c.activation));
-  h["activation_arguments"] = leaky_relu_argument(c, "ElementAccumulator");
+  h["element_compute"] = std::string(cutlass_type(library::epilogue_compute_type(c)));
+  h["activation_arguments"] = leaky_relu_argument(c, "ElementCompute");
   std::string_view math_name = c.element_a == DataType::f32 ? "TF32" : to_string(c.element_a);
   switch (c.math) {
     case MathOperation::MultiplyAddFastF32:

@@ -149,7 +149,7 @@ bool overlaps_fp8_promotion(const GemmConfig& c) {
 
 DataType epilogue_compute_type(const GemmConfig& c) {
   if (c.element_d == DataType::s32) return DataType::s32;
-  return c.arch >= 90 ? DataType::f32 : c.element_accumulator;
+  return c.arch >= 90 || c.element_d == DataType::s8 ? DataType::f32 : c.element_accumulator;
 }
 
 EpilogueSchedule epilogue_for(KernelSchedule kernel) {
@@ -270,6 +270,8 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
       return fmt::format("grouped kernels schedule their own tiles over the groups: the {} tile scheduler does not "
                          "apply", to_string(c.tile.tile_scheduler));
     if (c.parallel_split_k) return std::string("grouped kernels do not split K");
+    if (is_fp8(c.element_d))
+      return fmt::format("grouped kernels write 16-bit or f32 outputs, not {}", to_string(c.element_d));
   }
   if (is_conv(c.kind)) {
     if (auto why = why_invalid_conv(c)) return why;
@@ -351,9 +353,10 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
       return fmt::format("wgmma reads 8-bit operands only K-major: SM90 {} kernels need a row-major A and a "
                          "column-major B (no kernel reads 8-bit operands MN-major: transpose them first)",
                          to_string(c.element_a));
-    // A K-major tile's rows fill whole 128-byte swizzle atoms; 16-bit tiles may also fill 64-byte ones (K of
-    // 32: CUTLASS's builder picks the narrower swizzle, as the CUTLASS Python interface's tiles took it).
-    const int k_bytes = t[2] * size_bits(c.element_a) / 8, k_quantum = size_bits(c.element_a) == 16 ? 64 : 128;
+    // A K-major tile's rows fill whole swizzle atoms of 128 bytes, or of 64 or 32 where K is a multiple of 32
+    // 16- or 8-bit elements (CUTLASS's builder picks the narrower swizzle, as the CUTLASS Python interface's
+    // tiles took it: 128x128x32 f16, 128x64x32 s8).
+    const int k_bytes = t[2] * size_bits(c.element_a) / 8, k_quantum = std::min(128, 4 * size_bits(c.element_a));
     if (k_bytes % k_quantum != 0)
       return fmt::format("tile K must span a multiple of {} bytes of {} ({} elements), got {}", k_quantum,
                          to_string(c.element_a), k_quantum * 8 / size_bits(c.element_a), t[2]);
@@ -397,6 +400,10 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
     const bool simt = c.opclass == OpcodeClass::Simt;
     if (simt && c.alignment_c != 1)
       return fmt::format("SIMT epilogues store one element of C and D at a time: alignment of C must be 1, got {}",
+                         c.alignment_c);
+    if (size_bits(c.element_c) == 8 && c.alignment_c > 8)
+      return fmt::format("SM80 epilogues write 8-bit C and D in vectors of at most 8 elements (CUTLASS's generator's: "
+                         "its thread maps leave 16-element rows without iterations), got {}",
                          c.alignment_c);
     if (!simt && size_bits(c.element_a) == 8 && (c.layout_a != Layout::RowMajor || c.layout_b != Layout::ColumnMajor))
       return fmt::format("mma.sync reads 8-bit operands only K-major (ldmatrix transposes 16-bit elements only): "

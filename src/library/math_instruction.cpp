@@ -8,6 +8,8 @@ constexpr auto kTensorOp = OpcodeClass::TensorOp;
 constexpr auto kSimt = OpcodeClass::Simt;
 constexpr auto kMma = MathOperation::MultiplyAdd;
 constexpr auto kFastAccum = MathOperation::MultiplyAddFastAccum;
+// fp8 GEMMs write 16-bit or f32 D, or fp8 D (rounded to nearest even, saturated to the type's finite range).
+const std::vector<DataType> kFp8Outputs = {D::bf16, D::f16, D::f32, D::e4m3, D::e5m2};
 
 // What CUTLASS's generator builds for SM90 (wgmma) and SM80 (mma.sync, and SIMT on the CUDA
 // cores). f32 operands run as TF32 on the tensor cores.
@@ -20,15 +22,15 @@ const std::vector<MathInstruction> kInstructions = {
     // 3xTF32: the TF32 wgmma over operands split into big and small halves (library::staged_k_major).
     {90, kTensorOp, MathOperation::MultiplyAddFastF32, D::f32, D::f32, D::f32, {64, 8, 8}, {D::f32}},
     {90, kTensorOp, kMma, D::s8, D::s8, D::s32, {64, 8, 32}, {D::s32, D::s8}},
-    {90, kTensorOp, kMma, D::e4m3, D::e4m3, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
-    {90, kTensorOp, kMma, D::e4m3, D::e5m2, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
-    {90, kTensorOp, kMma, D::e5m2, D::e4m3, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
-    {90, kTensorOp, kMma, D::e5m2, D::e5m2, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
+    {90, kTensorOp, kMma, D::e4m3, D::e4m3, D::f32, {64, 8, 32}, kFp8Outputs},
+    {90, kTensorOp, kMma, D::e4m3, D::e5m2, D::f32, {64, 8, 32}, kFp8Outputs},
+    {90, kTensorOp, kMma, D::e5m2, D::e4m3, D::f32, {64, 8, 32}, kFp8Outputs},
+    {90, kTensorOp, kMma, D::e5m2, D::e5m2, D::f32, {64, 8, 32}, kFp8Outputs},
     // fp8 with fast accumulation: faster, fewer accumulator bits over long K (a plan asks for it).
-    {90, kTensorOp, kFastAccum, D::e4m3, D::e4m3, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
-    {90, kTensorOp, kFastAccum, D::e4m3, D::e5m2, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
-    {90, kTensorOp, kFastAccum, D::e5m2, D::e4m3, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
-    {90, kTensorOp, kFastAccum, D::e5m2, D::e5m2, D::f32, {64, 8, 32}, {D::bf16, D::f16, D::f32}},
+    {90, kTensorOp, kFastAccum, D::e4m3, D::e4m3, D::f32, {64, 8, 32}, kFp8Outputs},
+    {90, kTensorOp, kFastAccum, D::e4m3, D::e5m2, D::f32, {64, 8, 32}, kFp8Outputs},
+    {90, kTensorOp, kFastAccum, D::e5m2, D::e4m3, D::f32, {64, 8, 32}, kFp8Outputs},
+    {90, kTensorOp, kFastAccum, D::e5m2, D::e5m2, D::f32, {64, 8, 32}, kFp8Outputs},
     // SM80: 16-bit, TF32 (and 3xTF32, near-f32 accuracy from TF32 tensor cores), f64 DMMA,
     // saturating int8 mma.sync; SIMT f32, f64 and f16 (into f32 or f16) fused multiply-adds.
     {80, kTensorOp, kMma, D::f16, D::f16, D::f32, {16, 8, 16}, {D::f16, D::f32}},
@@ -37,7 +39,7 @@ const std::vector<MathInstruction> kInstructions = {
     {80, kTensorOp, kMma, D::f32, D::f32, D::f32, {16, 8, 8}, {D::f32}},
     {80, kTensorOp, MathOperation::MultiplyAddFastF32, D::f32, D::f32, D::f32, {16, 8, 8}, {D::f32}},
     {80, kTensorOp, kMma, D::f64, D::f64, D::f64, {8, 8, 4}, {D::f64}},
-    {80, kTensorOp, MathOperation::MultiplyAddSaturate, D::s8, D::s8, D::s32, {16, 8, 32}, {D::s32}},
+    {80, kTensorOp, MathOperation::MultiplyAddSaturate, D::s8, D::s8, D::s32, {16, 8, 32}, {D::s32, D::s8}},
     {80, kSimt, kMma, D::f32, D::f32, D::f32, {1, 1, 1}, {D::f32}},
     {80, kSimt, kMma, D::f64, D::f64, D::f64, {1, 1, 1}, {D::f64}},
     {80, kSimt, kMma, D::f16, D::f16, D::f32, {1, 1, 1}, {D::f16, D::f32}},

@@ -19,8 +19,8 @@ using library::GemmConfig;
 
 // The catalog's size per family. A change here is a change of what cuforge offers: update the
 // numbers on purpose (`cuforge list --arch 90` prints the same count).
-constexpr size_t kSm90Gemm = 4088, kSm90Grouped = 651, kSm90ConvPerKind = 108;
-constexpr size_t kSm80Gemm = 2428, kSm80Grouped = 480, kSm80ConvPerKind = 192, kSm80NarrowDgrad = 30;
+constexpr size_t kSm90Gemm = 5288, kSm90Grouped = 651, kSm90ConvPerKind = 108;
+constexpr size_t kSm80Gemm = 2488, kSm80Grouped = 480, kSm80ConvPerKind = 192, kSm80NarrowDgrad = 30;
 constexpr size_t kSm80SimtConvPerKind = 41;  // f32 11 tiles, f64 6, f16 8 (into f16 and f32, and with f16 accumulation)
 constexpr size_t kSm90Kernels = kSm90Gemm + kSm90Grouped + 3 * kSm90ConvPerKind;
 // SM80 fprop also with fixed-channel iterators: a twin of each tensor-core row; 16-bit dgrad also on 32-wide tiles.
@@ -80,6 +80,7 @@ TEST(Catalog, CountsPerDataTypeFamily) {
       {80, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32, 96},
       {80, OC::TensorOp, D::f64, D::f64, D::f64, D::f64, {}, 104},
       {80, OC::TensorOp, D::s8, D::s8, D::s32, D::s32, MathOperation::MultiplyAddSaturate, 60},
+      {80, OC::TensorOp, D::s8, D::s8, D::s32, D::s8, MathOperation::MultiplyAddSaturate, 60},
       {80, OC::Simt, D::f32, D::f32, D::f32, D::f32, {}, 88},
       {80, OC::Simt, D::f64, D::f64, D::f64, D::f64, {}, 48},
       // f16 SIMT (the CUTLASS Python interface's opclass switch of an f16 plan): 8 tiles of two stages.
@@ -88,12 +89,12 @@ TEST(Catalog, CountsPerDataTypeFamily) {
       {80, OC::Simt, D::f16, D::f16, D::f16, D::f16, {}, 64},
   };
   std::vector<Row> all = rows;
-  // fp8 on SM90: every A/B pairing of e4m3 and e5m2, into each of bf16, f16 and f32; promoted
+  // fp8 on SM90: every A/B pairing of e4m3 and e5m2, into each of bf16, f16, f32, e4m3 and e5m2; promoted
   // accumulation on the tiles whose two accumulators fit in registers, fast accumulation on the
   // 16-bit families' tiles (one accumulator).
   for (D a : {D::e4m3, D::e5m2})
     for (D b : {D::e4m3, D::e5m2})
-      for (D out : {D::bf16, D::f16, D::f32}) {
+      for (D out : {D::bf16, D::f16, D::f32, D::e4m3, D::e5m2}) {
         all.push_back({90, OC::TensorOp, a, b, D::f32, out, MathOperation::MultiplyAdd, 69});
         all.push_back({90, OC::TensorOp, a, b, D::f32, out, MathOperation::MultiplyAddFastAccum, 81});
       }
@@ -212,14 +213,15 @@ TEST(Catalog, NewFamiliesUseTheirInstructions) {
       EXPECT_EQ(c->tile.threadblock_shape[2], 128) << "128 bytes of K: " << c->name();
     }
   }
-  // SM80 int8 alignments follow cp.async's 16, 8 and 4 bytes; the s32 output 16, 8, 4 bytes too.
+  // SM80 int8 alignments follow cp.async's 16, 8 and 4 bytes; the outputs (s32 and s8) 16, 8, 4 bytes too.
   std::set<std::array<int, 3>> int8_alignments;
   library::GemmFilter f;
   f.arch = 80;
   f.element_a = DataType::s8;
   for (const auto* c : library::find_gemms(f))
     int8_alignments.insert({c->alignment_a, c->alignment_b, c->alignment_c});
-  EXPECT_EQ(int8_alignments, (std::set<std::array<int, 3>>{{16, 16, 4}, {8, 8, 2}, {4, 4, 1}}));
+  EXPECT_EQ(int8_alignments,
+            (std::set<std::array<int, 3>>{{16, 16, 4}, {8, 8, 2}, {4, 4, 1}, {16, 16, 8}, {8, 8, 8}, {4, 4, 4}}));
 }
 
 TEST(Catalog, EveryEntryIsValidAndWritesRowMajorD) {

@@ -140,7 +140,18 @@ std::vector<std::pair<const char*, GemmConfig>> accepted() {
          c.activation = Activation::leaky_relu;
          c.bias = true;
        })},
+      {"sm90 fp8 into e4m3 (rounded to nearest even, saturated)",
+       test::changed(sm90_fp8(DataType::e4m3, DataType::e5m2, DataType::bf16), [](auto& c) {
+         c.element_c = c.element_d = DataType::e4m3;
+         c.alignment_c = 16;
+       })},
+      {"sm90 s8 tile K of 32 (a 32-byte swizzle, the interface's 128x64x32)",
+       test::changed(sm90_s8(), [](auto& c) { c.tile.threadblock_shape = {128, 64, 32}; })},
       {"sm80 s8 saturating -> s32", sm80_s8()},
+      {"sm80 s8 saturating -> s8 (f32 epilogue, 8-element vectors)", test::changed(sm80_s8(), [](auto& c) {
+         c.element_c = c.element_d = DataType::s8;
+         c.alignment_c = 8;
+       })},
       {"sm80 SIMT f32", sm80_simt(D::f32)},
       {"sm80 SIMT f16 into f32 (the seed's opclass switch of an f16 plan)",
        test::changed(sm80_simt(D::f16), [](auto& c) { c.element_accumulator = D::f32; })},
@@ -296,8 +307,8 @@ std::vector<Refusal> refusals() {
       {"sm90 e4m3 with a row-major B",
        test::changed(sm90_fp8(DataType::e4m3, DataType::e4m3, DataType::bf16), [](auto& c) { c.layout_b = Layout::RowMajor; }),
        {"K-major", "column-major B"}},
-      {"sm90 s8 tile K of 64 (64 bytes)", test::changed(sm90_s8(), [](auto& c) { c.tile.threadblock_shape = {128, 128, 64}; }),
-       {"tile K", "128 bytes of s8 (128 elements)", "got 64"}},
+      {"sm90 s8 tile K of 16 (16 bytes)", test::changed(sm90_s8(), [](auto& c) { c.tile.threadblock_shape = {128, 128, 16}; }),
+       {"tile K", "32 bytes of s8 (32 elements)", "got 16"}},
       {"sm90 s8 with f32 accumulation", test::changed(sm90_s8(), [](auto& c) { c.element_accumulator = DataType::f32; }),
        {"no tensorop mma instruction", "s8 x s8 with f32 accumulation"}},
       {"sm90 s8 saturating (an SM80 instruction)",
@@ -306,11 +317,17 @@ std::vector<Refusal> refusals() {
        {"s32 outputs are computed in s32", "only relu", "got gelu"}},
       {"sm80 s32 output with leaky_relu", test::changed(sm80_s8(), [](auto& c) { c.activation = Activation::leaky_relu; }),
        {"computed in s32", "got leaky_relu"}},
-      {"sm90 fp8 into e4m3", test::changed(sm90_fp8(DataType::e4m3, DataType::e5m2, DataType::bf16), [](auto& c) {
+      {"sm90 fp8 into s8", test::changed(sm90_fp8(DataType::e4m3, DataType::e5m2, DataType::bf16), [](auto& c) {
+         c.element_c = c.element_d = DataType::s8;
+         c.alignment_c = 16;
+       }),
+       {"write C and D", "bf16 or f16 or f32 or e4m3 or e5m2", "got C s8"}},
+      {"grouped fp8 into e4m3", test::changed(sm90_fp8(DataType::e4m3, DataType::e4m3, DataType::bf16), [](auto& c) {
+         c.kind = KernelKind::Grouped;
          c.element_c = c.element_d = DataType::e4m3;
          c.alignment_c = 16;
        }),
-       {"write C and D", "bf16 or f16 or f32", "got C e4m3"}},
+       {"grouped kernels write 16-bit or f32 outputs, not e4m3"}},
       {"sm90 f64", test::changed(sm90_coop(), [](auto& c) {
          c.element_a = c.element_b = c.element_accumulator = c.element_c = c.element_d = DataType::f64;
        }),
@@ -321,6 +338,11 @@ std::vector<Refusal> refusals() {
        {"no tensorop mma instruction for s8 x s8"}},
       {"sm80 s8 with a column-major A", test::changed(sm80_s8(), [](auto& c) { c.layout_a = Layout::ColumnMajor; }),
        {"mma.sync reads 8-bit operands only K-major", "row-major A"}},
+      {"sm80 s8 outputs in 16-element vectors", test::changed(sm80_s8(), [](auto& c) {
+         c.element_c = c.element_d = DataType::s8;
+         c.alignment_c = 16;
+       }),
+       {"8-bit C and D in vectors of at most 8 elements", "got 16"}},
       {"sm80 s8 with 2-byte aligned A", test::changed(sm80_s8(), [](auto& c) { c.alignment_a = 2; }),
        {"4-byte aligned A", "2 x 8 bits"}},
       {"sm80 f64 warp tile of 64x64 doubles", test::changed(sm80_f64(), [](auto& c) { c.tile.warp_count = {2, 2, 1}; }),

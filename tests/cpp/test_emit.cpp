@@ -182,7 +182,7 @@ TEST(EmitGemm, Sm80EpiloguesAndSwizzles) {
   std::string src = emit::gemm_source(library::parse_gemm_name(base + "_leaky_relu_bias"));
   EXPECT_TRUE(contains(src, "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>"));
   EXPECT_TRUE(contains(src, "cutlass::epilogue::thread::LeakyReLU, ElementC, 8"));
-  EXPECT_TRUE(contains(src, "epilogue.leaky_alpha = ElementAccumulator(p.activation_argument);"));
+  EXPECT_TRUE(contains(src, "epilogue.leaky_alpha = ElementCompute(p.activation_argument);"));
   EXPECT_FALSE(contains(src, "avail_sms")) << "only the stream-K swizzle balances across SMs";
   std::string streamk = emit::gemm_source(library::parse_gemm_name(
       "cuforge_sm80_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x128x32_w2x2x1_s4_multistage_default_streamk_a8x8x8"));
@@ -298,6 +298,11 @@ TEST(EmitGemm, Sm90Fp8TakesTheFp8Mainloop) {
                         "constexpr int AlignmentC = 8;",
                     });
   EXPECT_FALSE(contains(src, "sm90_mma_tma_gmma_ss_warpspecialized.hpp")) << "the 16-bit mainloop is not needed";
+  // fp8 outputs (C and D e4m3 or e5m2): the f32 epilogue's result converted, C read in 16-byte vectors.
+  expect_parts(emit::gemm_source(by_name("cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_e4m3_e4m3_rcr_128x128x128_"
+                                         "c2x1x1_s0_coop_tmacoop_default_a16x16x16")),
+               {"using ElementC = cutlass::float_e4m3_t;", "using ElementD = cutlass::float_e4m3_t;",
+                "using ElementCompute = float;", "constexpr int AlignmentC = 16;"});
   // alpha times the per-tensor scales of A and B, read on the device; with a bias row too.
   for (const std::string& kernel : {name, name + "_relu_bias"}) {
     SCOPED_TRACE(kernel);
@@ -385,9 +390,17 @@ TEST(EmitGemm, Sm80Int8Saturates) {
                         "using ElementAccumulator = int32_t;",
                         "cutlass::gemm::GemmShape<16, 8, 32>",
                         ", 4, 16, 16, cutlass::arch::OpMultiplyAddSaturate>",
-                        "cutlass::epilogue::thread::Identity, ElementC, 4, ElementAccumulator, ElementAccumulator>",
+                        "using ElementCompute = int32_t;",
+                        "cutlass::epilogue::thread::Identity, ElementC, 4, ElementAccumulator, ElementCompute>",
                         "mma.sync saturating integer",
                     });
+  // s8 outputs are computed in f32 and converted with saturation (CUTLASS's LinearCombinationClamp's way),
+  // as the SM90 kernels compute them.
+  std::string s8 = emit::gemm_source(by_name(
+      "cuforge_sm80_gemm_tensorop_sat_s8_s8_s32_s8_s8_rcr_128x128x64_w2x2x1_s4_multistage_default_default_a16x16x8"));
+  expect_parts(s8, {"using ElementC = int8_t;", "using ElementCompute = float;",
+                    "cutlass::epilogue::thread::Identity, ElementC, 8, ElementAccumulator, ElementCompute>",
+                    "epilogue(ElementCompute(p.alpha), ElementCompute(p.beta))"});
 }
 
 TEST(EmitGemm, Sm80SimtF32AndF64) {
@@ -409,7 +422,8 @@ TEST(EmitGemm, Sm80SimtF32AndF64) {
   std::string leaky = emit::gemm_source(library::parse_gemm_name(f64 + "_leaky_relu_bias"));
   expect_parts(leaky, {"using ElementA = double;", "cutlass::arch::OpClassSimt", "cutlass::layout::ColumnMajor",
                        "cutlass::gemm::threadblock::ThreadblockSwizzleStreamK",
-                       "epilogue.leaky_alpha = ElementAccumulator(p.activation_argument);"});
+                       "using ElementCompute = double;",
+                       "epilogue.leaky_alpha = ElementCompute(p.activation_argument);"});
 }
 
 TEST(EmitGemm, EveryCatalogEntryEmitsDistinctDeterministicSources) {

@@ -30,6 +30,7 @@ TYPES = {
     "f64": torch.float64, "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2,
 }
 INTEGER = {"s8", "s32"}
+FP8_OUT = {"e4m3", "e5m2"}
 Simt = cuforge.OpcodeClass.Simt
 FAST_F32 = cuforge.MathOperation.multiply_add_fast_f32
 FAST_ACCUM = cuforge.MathOperation.multiply_add_fast_accum
@@ -125,14 +126,25 @@ CASES = (
     + [Case("s8", "s8", "s32", RCR, cc, beta=1.0, activation="relu", bias=True) for cc in (None, 80)]
     + [Case("s8", "s8", "s32", "rcc", None, beta=1.0),  # column-major D: the transposed problem
        Case("s8", "s8", "s32", RCR, None, shape=(197, 262, 144), kernel_has=("cuforge_sm80_", "_a8x8x2"))]
-    # SM90 int8 -> s8: f32 epilogue, rounded half to even and saturated (K long enough to saturate).
-    + [Case("s8", "s8", "s8", RCR, None, kernel_has=("_s8_s8_s32_s8_s8_rcr_",)),
-       Case("s8", "s8", "s8", RCR, None, shape=(264, 208, 1024), alpha=0.5, beta=1.0)]
+    # int8 -> s8 (SM90, and SM80's saturating int8): f32 epilogue, rounded half to even and saturated (K long
+    # enough to saturate).
+    + [Case("s8", "s8", "s8", RCR, cc, kernel_has=(f"cuforge_sm{cc or 90}_", "_s8_s8_s32_s8_s8_rcr_"))
+       for cc in (None, 80)]
+    + [Case("s8", "s8", "s8", RCR, cc, shape=(264, 208, 1024), alpha=0.5, beta=1.0) for cc in (None, 80)]
     # SM90 fp8: every pairing, every output at least once.
     + [Case(a, b, out, RCR, None, kernel_has=(f"_{a}_{b}_f32_{out}_{out}_rcr_",))
        for (a, b), out in zip(FP8, ["bf16", "f16", "f32", "bf16"])]
     + [Case("e4m3", "e4m3", out, RCR, None, alpha=1.0, beta=2.0) for out in ("f16", "f32")]
     + [Case("e5m2", "e4m3", "bf16", "rcc", None, beta=1.0, kernel_has=("_e4m3_e5m2_",))]  # D^T = B^T A^T
+    # fp8 outputs (the CUTLASS interface's e4m3 -> e4m3 and e5m2 -> e5m2): f32 epilogue, rounded to nearest
+    # even and saturated to the type's finite range (alpha = 8 takes many past e4m3's 448).
+    + [Case(a, b, out, RCR, None, kernel_has=(f"_{a}_{b}_f32_{out}_{out}_rcr_",))
+       for (a, b), out in zip(FP8, ["e4m3", "e5m2", "e4m3", "e5m2"])]
+    + [Case("e4m3", "e4m3", "e4m3", RCR, None, alpha=0.5, beta=1.0, activation="relu", bias=True),
+       Case("e4m3", "e4m3", "e4m3", RCR, None, alpha=8.0),
+       Case("e5m2", "e5m2", "e5m2", "rcc", None, beta=1.0),
+       Case("e4m3", "e4m3", "e4m3", RCR, None, beta=1.0, math=FAST_ACCUM, kernel_has=("_fastaccum_",)),
+       Case("e4m3", "e4m3", "e4m3", RCR, None, tile=SM90_COOP, kernel_has=("_128x128x128_c2x1x1_",))]
     # SM90 fp8 with fast accumulation (opt-in: plan.fp8_fast_accum); the sums here stay small enough
     # to be exact in the tensor core's own accumulator.
     + [Case("e4m3", "e4m3", "bf16", RCR, None, math=FAST_ACCUM, kernel_has=("_fastaccum_e4m3_e4m3_f32_bf16_bf16_rcr_",)),
@@ -173,6 +185,11 @@ CASES = (
        Case("e5m2", "e5m2", "f16", RCR, None, tile=SM90_COOP, kernel_has=("_128x128x128_c2x1x1_",)),
        Case("s8", "s8", "s32", RCR, 80, tile=sm80_tile((128, 128, 64), (2, 2, 1), 4),
             kernel_has=("_128x128x64_w2x2x1_s4_",)),
+       # A K of 32 s8 (32-byte swizzle), as the interface's SM90 int8 test pins it.
+       Case("s8", "s8", "s8", RCR, None, tile=(("threadblock_shape", (128, 64, 32)), ("cluster_shape", (1, 1, 1))),
+            kernel_has=("cuforge_sm90_", "_128x64x32_")),
+       Case("s8", "s8", "s8", RCR, 80, tile=sm80_tile((256, 128, 64), (4, 2, 1), 3),
+            kernel_has=("_256x128x64_w4x2x1_s3_", "_a16x16x8")),  # the CUTLASS interface's tile
        Case("f64", "f64", "f64", "ccr", None, beta=1.0, tile=sm80_tile((128, 128, 16), (4, 2, 1), 3),
             kernel_has=("_128x128x16_w4x2x1_s3_",)),
        Case("f32", "f32", "f32", "rcr", None, opclass=Simt, tile=sm80_tile((128, 128, 8), (4, 2, 1), 5),
@@ -207,6 +224,9 @@ def expected(case, A, B, C):
     if case.out in INTEGER:
         info = torch.iinfo(TYPES[case.out])
         ref = torch.round(ref).clamp(info.min, info.max)  # half to even, saturated
+    if case.out in FP8_OUT:
+        top = torch.finfo(TYPES[case.out]).max
+        ref = ref.clamp(-top, top).float()  # saturated, as the kernel's conversion (torch's gives NaN)
     return ref.to(TYPES[case.out])
 
 
@@ -224,9 +244,15 @@ def test_bit_exact(case, gen):
     # element the kernel leaves unwritten cannot match the reference both times.
     poisons = [-77, 55] if case.out in INTEGER else [float("nan")]
     for poison in poisons:
-        D.fill_(poison)
+        if case.out in FP8_OUT:
+            D.view(torch.uint8).fill_(0x7F)  # NaN in e4m3fn and e5m2
+        else:
+            D.fill_(poison)
         plan.run(A, B, C, D, alpha=case.alpha, beta=case.beta)
-        assert_exact(D, ref)
+        if case.out in FP8_OUT:
+            assert_exact(D.float(), ref.float())
+        else:
+            assert_exact(D, ref)
     kernel = plan.last_kernel
     for part in case.kernel_has:
         assert part in kernel, kernel

@@ -21,9 +21,9 @@ def test_plans_for_type_pairs_the_catalog_lacks_say_so():
     with pytest.raises(cuforge.InvalidArgumentError, match="opcode class simt"):
         cuforge.op.Gemm(element="bf16", layout=RowMajor, opclass=cuforge.OpcodeClass.Simt)
     # int8 kernels read A row-major and B column-major only (K-major 8-bit operands).
-    with pytest.raises(cuforge.InvalidArgumentError, match=r"A s8 x B s8 with s32 accumulation.* in these layouts "
-                                                           r"\(sm90 kernels take A, B, C as rcr\)"):
-        cuforge.op.Gemm(element=np.int8, layout=RowMajor)  # s8 outputs: sm90 kernels only, none on sm80
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"A s8 x B s8 with s32 accumulation into C s8 / D s8 in "
+                                                           r"these layouts \(its kernels take A, B, C as rcr\)"):
+        cuforge.op.Gemm(element=np.int8, layout=RowMajor)
     with pytest.raises(cuforge.InvalidArgumentError, match=r"in these layouts \(its kernels take A, B, C as rcr\)"):
         cuforge.op.Gemm(element_A=np.int8, element_B=np.int8, element_C=np.int32, element_D=np.int32, layout=RowMajor)
 
