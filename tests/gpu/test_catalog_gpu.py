@@ -142,7 +142,8 @@ CASES = (
        for (a, b), out in zip(FP8, ["e4m3", "e5m2", "e4m3", "e5m2"])]
     + [Case("e4m3", "e4m3", "e4m3", RCR, None, alpha=0.5, beta=1.0, activation="relu", bias=True),
        Case("e4m3", "e4m3", "e4m3", RCR, None, alpha=8.0),
-       Case("e5m2", "e5m2", "e5m2", "rcc", None, beta=1.0),
+       # A column-major 8-bit D needs M in whole 16-byte vectors (TMA; fp8 has no SM80 kernels): not 264.
+       Case("e5m2", "e5m2", "e5m2", "rcc", None, shape=(256, 208, 272), beta=1.0),
        Case("e4m3", "e4m3", "e4m3", RCR, None, beta=1.0, math=FAST_ACCUM, kernel_has=("_fastaccum_",)),
        Case("e4m3", "e4m3", "e4m3", RCR, None, tile=SM90_COOP, kernel_has=("_128x128x128_c2x1x1_",))]
     # SM90 fp8 with fast accumulation (opt-in: plan.fp8_fast_accum); the sums here stay small enough
