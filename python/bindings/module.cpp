@@ -204,7 +204,8 @@ NB_MODULE(_core, m) {
       .value("multiply_add_saturate", MathOperation::MultiplyAddSaturate)
       .value("multiply_add_fast_bf16", MathOperation::MultiplyAddFastBF16)
       .value("multiply_add_fast_f16", MathOperation::MultiplyAddFastF16)
-      .value("multiply_add_fast_accum", MathOperation::MultiplyAddFastAccum);
+      .value("multiply_add_fast_accum", MathOperation::MultiplyAddFastAccum)
+      .value("multiply_add_mixed_input_upcast", MathOperation::MultiplyAddMixedInputUpcast);
   nb::enum_<KernelSchedule>(m, "KernelScheduleType", "Mainloop schedules.")
       .value("Multistage", KernelSchedule::Multistage)
       .value("TmaWarpSpecializedCooperative", KernelSchedule::TmaWarpSpecializedCooperative)

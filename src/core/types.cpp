@@ -36,7 +36,8 @@ std::string_view cutlass_type(DataType t) {
   return "?";
 }
 
-DataType default_accumulator(DataType element_a) {
+DataType default_accumulator(DataType element_a, DataType element_b) {
+  if (size_bits(element_a) != size_bits(element_b)) return DataType::f32;  // s8 beside f16 or bf16
   switch (element_a) {
     case DataType::s8:
     case DataType::u8: return DataType::s32;

@@ -245,7 +245,7 @@ Holes sm80_holes(const library::GemmConfig& c, const std::string& name) {
   h["activation"] = std::string(cutlass_activation(c.activation));
   h["element_compute"] = std::string(cutlass_type(library::epilogue_compute_type(c)));
   h["activation_arguments"] = leaky_relu_argument(c, "ElementCompute");
-  std::string_view math_name = c.element_a == DataType::f32 ? "TF32" : to_string(c.element_a);
+  std::string math_name(c.element_a == DataType::f32 ? "TF32" : to_string(c.element_a));
   switch (c.math) {
     case MathOperation::MultiplyAddFastF32:
       h["math_operation"] = "cutlass::arch::OpMultiplyAddFastF32";
@@ -254,6 +254,11 @@ Holes sm80_holes(const library::GemmConfig& c, const std::string& name) {
     case MathOperation::MultiplyAddSaturate:
       h["math_operation"] = "cutlass::arch::OpMultiplyAddSaturate";
       math_name = "saturating integer";
+      break;
+    case MathOperation::MultiplyAddMixedInputUpcast:
+      h["math_operation"] = "cutlass::arch::OpMultiplyAddMixedInputUpcast";
+      math_name = size_bits(c.element_a) == 8 ? fmt::format("{} (A's s8 converted in registers)", to_string(c.element_b))
+                                              : fmt::format("{} (B's s8 converted in registers)", math_name);
       break;
     default:
       h["math_operation"] = "cutlass::arch::OpMultiplyAdd";

@@ -157,6 +157,7 @@ const std::vector<Sm80Tile>& sm80_tiles(const MathInstruction& mi) {
 // kernels of two stages (library::pipelined), for odd leading dimensions.
 std::vector<int> sm80_alignment_bits(const MathInstruction& mi) {
   if (mi.opclass == OpcodeClass::Simt || mi.a == DataType::f64) return {size_bits(mi.a)};
+  if (mi.a != mi.b) return {128};  // mixed inputs: 16-byte vectors of each, as CUTLASS's tests build them
   if (size_bits(mi.a) == 16) return {128, 64, 32, 16};
   return {128, 64, 32};
 }
@@ -193,7 +194,8 @@ GemmConfig sm80_config(const MathInstruction& mi, DataType out, Layout la, Layou
                        const Sm80Tile& t, int align_bits, TileScheduler scheduler) {
   GemmConfig c = base_config(mi, out, la, lb);
   c.kind = kind;
-  c.tile.threadblock_shape = {t.m, t.n, t.k_bytes * 8 / size_bits(mi.a)};
+  // K in bytes of the narrower operand (mixed inputs: K = 64 s8 beside f16).
+  c.tile.threadblock_shape = {t.m, t.n, t.k_bytes * 8 / std::min(size_bits(mi.a), size_bits(mi.b))};
   c.tile.warp_count = t.warps;
   c.tile.stages = align_bits < 32 ? 2 : t.stages;  // loads through registers (library::pipelined)
   c.tile.kernel_schedule = KernelSchedule::Multistage;

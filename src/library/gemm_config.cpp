@@ -405,10 +405,15 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
       return fmt::format("SM80 epilogues write 8-bit C and D in vectors of at most 8 elements (CUTLASS's generator's: "
                          "its thread maps leave 16-element rows without iterations), got {}",
                          c.alignment_c);
-    if (!simt && size_bits(c.element_a) == 8 && (c.layout_a != Layout::RowMajor || c.layout_b != Layout::ColumnMajor))
+    const bool eight_bit = std::min(size_bits(c.element_a), size_bits(c.element_b)) == 8;
+    if (!simt && eight_bit && (c.layout_a != Layout::RowMajor || c.layout_b != Layout::ColumnMajor))
       return fmt::format("mma.sync reads 8-bit operands only K-major (ldmatrix transposes 16-bit elements only): "
-                         "SM80 {} kernels need a row-major A and a column-major B",
-                         to_string(c.element_a));
+                         "SM80 {} x {} kernels need a row-major A and a column-major B",
+                         to_string(c.element_a), to_string(c.element_b));
+    if (c.math == MathOperation::MultiplyAddMixedInputUpcast &&
+        (c.alignment_a * size_bits(c.element_a) != 128 || c.alignment_b * size_bits(c.element_b) != 128))
+      return fmt::format("mixed-input kernels read A and B in 16-byte vectors ({} and {} elements), got {} and {}",
+                         128 / size_bits(c.element_a), 128 / size_bits(c.element_b), c.alignment_a, c.alignment_b);
     const auto& w = c.tile.warp_count;
     if (w[0] < 1 || w[1] < 1 || w[2] != 1 || t[0] % w[0] || t[1] % w[1])
       return std::string("the warps must divide the tile's M and N");

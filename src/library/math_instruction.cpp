@@ -8,6 +8,7 @@ constexpr auto kTensorOp = OpcodeClass::TensorOp;
 constexpr auto kSimt = OpcodeClass::Simt;
 constexpr auto kMma = MathOperation::MultiplyAdd;
 constexpr auto kFastAccum = MathOperation::MultiplyAddFastAccum;
+constexpr auto kMixed = MathOperation::MultiplyAddMixedInputUpcast;
 // fp8 GEMMs write 16-bit or f32 D, or fp8 D (rounded to nearest even, saturated to the type's finite range).
 const std::vector<DataType> kFp8Outputs = {D::bf16, D::f16, D::f32, D::e4m3, D::e5m2};
 
@@ -40,6 +41,12 @@ const std::vector<MathInstruction> kInstructions = {
     {80, kTensorOp, MathOperation::MultiplyAddFastF32, D::f32, D::f32, D::f32, {16, 8, 8}, {D::f32}},
     {80, kTensorOp, kMma, D::f64, D::f64, D::f64, {8, 8, 4}, {D::f64}},
     {80, kTensorOp, MathOperation::MultiplyAddSaturate, D::s8, D::s8, D::s32, {16, 8, 32}, {D::s32, D::s8}},
+    // Mixed inputs: s8 with f16 or bf16, either way round, the s8 operand converted in registers (weight-only
+    // int8 GEMMs), into the 16-bit type or f32.
+    {80, kTensorOp, kMixed, D::s8, D::f16, D::f32, {16, 8, 16}, {D::f16, D::f32}},
+    {80, kTensorOp, kMixed, D::f16, D::s8, D::f32, {16, 8, 16}, {D::f16, D::f32}},
+    {80, kTensorOp, kMixed, D::s8, D::bf16, D::f32, {16, 8, 16}, {D::bf16, D::f32}},
+    {80, kTensorOp, kMixed, D::bf16, D::s8, D::f32, {16, 8, 16}, {D::bf16, D::f32}},
     {80, kSimt, kMma, D::f32, D::f32, D::f32, {1, 1, 1}, {D::f32}},
     {80, kSimt, kMma, D::f64, D::f64, D::f64, {1, 1, 1}, {D::f64}},
     {80, kSimt, kMma, D::f16, D::f16, D::f32, {1, 1, 1}, {D::f16, D::f32}},

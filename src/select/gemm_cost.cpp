@@ -60,7 +60,7 @@ double kernel_time_us(const library::GemmConfig& c, const GemmShape& p, int spli
   const double products = c.math == MathOperation::MultiplyAddFastF32 ? 3.0 : 1.0;
   // CTAs sharing an SM (in proportionally more slots, below) each run at their share of its rate.
   const int sharing = library::ctas_per_sm(c);
-  const int bits = size_bits(c.element_a);
+  const int bits = std::max(size_bits(c.element_a), size_bits(c.element_b));  // mixed inputs: the wider's mma.sync
   const double peak = c.opclass == OpcodeClass::Simt ? kCudaCoreFlopsPerSm32Bit * 32.0 / std::max(32, bits)
                                                      : kTensorFlopsPerSm16Bit * 16.0 / bits;
   const double rate = peak * tile_efficiency(c, sharing, model) / products;

@@ -148,6 +148,12 @@ std::vector<std::pair<const char*, GemmConfig>> accepted() {
       {"sm90 s8 tile K of 32 (a 32-byte swizzle, the interface's 128x64x32)",
        test::changed(sm90_s8(), [](auto& c) { c.tile.threadblock_shape = {128, 64, 32}; })},
       {"sm80 s8 saturating -> s32", sm80_s8()},
+      {"sm80 mixed inputs, s8 x f16", test::changed(sm80_f16(), [](auto& c) {
+         c.element_a = DataType::s8;
+         c.math = MathOperation::MultiplyAddMixedInputUpcast;
+         c.tile.threadblock_shape = {128, 128, 64};
+         c.alignment_a = 16;
+       })},
       {"sm80 s8 saturating -> s8 (f32 epilogue, 8-element vectors)", test::changed(sm80_s8(), [](auto& c) {
          c.element_c = c.element_d = DataType::s8;
          c.alignment_c = 8;
@@ -338,6 +344,25 @@ std::vector<Refusal> refusals() {
        {"no tensorop mma instruction for s8 x s8"}},
       {"sm80 s8 with a column-major A", test::changed(sm80_s8(), [](auto& c) { c.layout_a = Layout::ColumnMajor; }),
        {"mma.sync reads 8-bit operands only K-major", "row-major A"}},
+      {"sm80 mixed inputs with a column-major B", test::changed(sm80_f16(), [](auto& c) {
+         c.element_b = DataType::s8;
+         c.math = MathOperation::MultiplyAddMixedInputUpcast;
+         c.layout_b = Layout::RowMajor;
+         c.alignment_b = 16;
+       }),
+       {"8-bit operands only K-major", "f16 x s8 kernels need a row-major A and a column-major B"}},
+      {"sm80 mixed inputs in 8-byte vectors", test::changed(sm80_f16(), [](auto& c) {
+         c.element_b = DataType::s8;
+         c.math = MathOperation::MultiplyAddMixedInputUpcast;
+         c.alignment_a = 4;
+         c.alignment_b = 8;
+       }),
+       {"mixed-input kernels read A and B in 16-byte vectors (8 and 16 elements), got 4 and 8"}},
+      {"sm80 mixed inputs without the mixed-input operation", test::changed(sm80_f16(), [](auto& c) {
+         c.element_b = DataType::s8;
+         c.alignment_b = 16;
+       }),
+       {"no tensorop mma instruction for f16 x s8"}},
       {"sm80 s8 outputs in 16-element vectors", test::changed(sm80_s8(), [](auto& c) {
          c.element_c = c.element_d = DataType::s8;
          c.alignment_c = 16;

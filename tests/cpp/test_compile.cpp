@@ -184,6 +184,8 @@ TEST(Compile, OneKernelPerDataTypeFamily) {
       // SM90 fp8, mixed e4m3 x e5m2: CUTLASS's fp8 mainloop, into fp8 (the epilogue converts with saturation).
       "cuforge_sm90_gemm_tensorop_mma_e4m3_e5m2_f32_e5m2_e5m2_rcr_64x64x128_c1x1x1_s0_pingpong_tma_default_a16x16x16",
       "cuforge_sm80_gemm_tensorop_mma_f64_f64_f64_f64_f64_rcr_32x32x16_w2x2x1_s5_multistage_default_default_a1x1x1",
+      // SM80 mixed inputs: f16 x s8, B converted in registers (weight-only int8).
+      "cuforge_sm80_gemm_tensorop_mixed_f16_s8_f32_f16_f16_rcr_64x64x64_w2x2x1_s6_multistage_default_default_a8x16x8",
       // SM80 int8 into s8: an f32 epilogue converting with saturation.
       "cuforge_sm80_gemm_tensorop_sat_s8_s8_s32_s8_s8_rcr_64x64x64_w2x2x1_s6_multistage_default_default_a16x16x8",
       "cuforge_sm80_gemm_simt_mma_f64_f64_f64_f64_f64_rcr_64x64x8_w2x1x1_s5_multistage_default_default_a1x1x1",

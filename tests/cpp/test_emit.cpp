@@ -272,6 +272,22 @@ TEST(EmitGemm, Sm90Int8IntoS32ComputesInInt32) {
   }
 }
 
+TEST(EmitGemm, Sm80MixedInputsConvertTheS8Operand) {
+  for (const std::string& name :
+       {std::string("cuforge_sm80_gemm_tensorop_mixed_s8_f16_f32_f16_f16_rcr_128x128x64_w2x2x1_s4_multistage_default_"
+                    "default_a16x8x8"),
+        std::string("cuforge_sm80_gemm_tensorop_mixed_bf16_s8_f32_f32_f32_rcr_128x128x64_w2x2x1_s4_multistage_default_"
+                    "default_a8x16x4")}) {
+    SCOPED_TRACE(name);
+    std::string src = emit::gemm_source(by_name(name));
+    expect_parts(src, {"cutlass::arch::OpMultiplyAddMixedInputUpcast>", "cutlass::gemm::GemmShape<16, 8, 16>",
+                       "cutlass::gemm::GemmShape<128, 128, 64>", "converted in registers"});
+  }
+  expect_parts(emit::gemm_source(by_name("cuforge_sm80_gemm_tensorop_mixed_s8_f16_f32_f16_f16_rcr_128x128x64_w2x2x1_s4_"
+                                         "multistage_default_default_a16x8x8")),
+               {"using ElementA = int8_t;", "using ElementB = cutlass::half_t;", ", 4, 16, 8,"});
+}
+
 TEST(EmitGemm, Sm90Int8IntoS8ComputesInFloat) {
   const std::string name =
       "cuforge_sm90_gemm_tensorop_mma_s8_s8_s32_s8_s8_rcr_64x128x128_c1x1x1_s0_pingpong_tma_default_a16x16x16";

@@ -460,6 +460,13 @@ TEST(GemmPlan, DefaultsAreTheCoresOwn) {
   GemmOptions f16 = plan_of(DataType::f16, R, R, R);
   f16.element_accumulator.reset();
   EXPECT_EQ(Gemm(f16).options().accumulator(), DataType::f32);
+  // s8 beside a 16-bit type (weight-only int8): f32, on SM80's mixed-input kernels.
+  GemmOptions mixed = plan_of(DataType::f16, R, C, R);
+  mixed.element_b = DataType::s8;
+  mixed.element_accumulator.reset();
+  Gemm w8(mixed);
+  EXPECT_EQ(w8.options().accumulator(), DataType::f32);
+  EXPECT_EQ(pick(w8, 4096, 4096, 4096).math, MathOperation::MultiplyAddMixedInputUpcast);
   EXPECT_EQ(default_activation_argument(Activation::leaky_relu), 0.01);
 }
 

@@ -32,7 +32,8 @@ SCHEDULERS = {"default": cuforge.TileSchedulerType.Default, "streamk": cuforge.T
               "identity4": cuforge.TileSchedulerType.Identity4}
 OPCLASS = {"tensorop": cuforge.OpcodeClass.TensorOp, "simt": cuforge.OpcodeClass.Simt}
 MATH = {"mma": cuforge.MathOperation.multiply_add, "3xtf32": cuforge.MathOperation.multiply_add_fast_f32,
-        "sat": cuforge.MathOperation.multiply_add_saturate, "fastaccum": cuforge.MathOperation.multiply_add_fast_accum}
+        "sat": cuforge.MathOperation.multiply_add_saturate, "fastaccum": cuforge.MathOperation.multiply_add_fast_accum,
+        "mixed": cuforge.MathOperation.multiply_add_mixed_input_upcast}
 LEAKY_SLOPE = 0.25  # exact in binary: leaky_relu of integers is exact
 
 

@@ -80,6 +80,8 @@ class Case:
 
 
 def acc_of(case):
+    if case.a != case.b:
+        return "f32"  # fp8 pairings, and s8 beside a 16-bit type
     return {"s8": "s32", "f64": "f64"}.get(case.a, "f32")
 
 
@@ -154,6 +156,14 @@ CASES = (
        Case("e4m3", "e5m2", "bf16", "rcc", None, beta=1.0, math=FAST_ACCUM, kernel_has=("_fastaccum_e5m2_e4m3_",)),
        Case("e4m3", "e4m3", "f16", RCR, None, math=FAST_ACCUM, tile=SM90_COOP_256,
             kernel_has=("_fastaccum_", "_256x128x128_c2x1x1_"))]
+    # SM80 mixed inputs (s8 beside f16 or bf16, either way round: the s8 operand converted in registers), as
+    # the CUTLASS interface's gemm_mixed_sm80 tests build them (their 128x128x64 tile; a column-major D too).
+    + [Case(a, b, out, RCR, None, kernel_has=(f"cuforge_sm80_gemm_tensorop_mixed_{a}_{b}_f32_{out}_{out}_rcr_",))
+       for a, b, out in [("s8", "f16", "f16"), ("f16", "s8", "f32"), ("s8", "bf16", "f32"), ("bf16", "s8", "bf16")]]
+    + [Case("s8", "f16", "f16", "rcc", None, beta=1.0, kernel_has=("_mixed_f16_s8_",)),
+       Case("f16", "s8", "f16", RCR, None, shape=(200, 136, 96), alpha=2.0, beta=-1.0, activation="relu", bias=True),
+       Case("s8", "f16", "f16", RCR, 80, tile=sm80_tile((128, 128, 64), (2, 2, 1), 3),
+            kernel_has=("_mixed_s8_f16_", "_128x128x64_w2x2x1_s3_"))]
     # f16 and bf16 into f32 C and D (f32 epilogue, no conversion of the result), every layout.
     + [Case(t, t, "f32", lay, cc, kernel_has=(f"_{t}_{t}_f32_f32_f32_",))
        for t in ("f16", "bf16") for lay in ALL_LAYOUTS for cc in (None, 80)]

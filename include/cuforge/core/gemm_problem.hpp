@@ -21,7 +21,7 @@ struct GemmTypes {
   std::optional<DataType> element_accumulator;
   Layout layout_a = Layout::RowMajor, layout_b = Layout::RowMajor, layout_c = Layout::RowMajor;
 
-  DataType accumulator() const { return element_accumulator.value_or(default_accumulator(element_a)); }
+  DataType accumulator() const { return element_accumulator.value_or(default_accumulator(element_a, element_b)); }
   // The types and layouts the kernel sees (A and B swapped and transposed for a column-major D).
   GemmTypes canonical() const;
 };

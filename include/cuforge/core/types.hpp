@@ -23,13 +23,16 @@ enum class OpcodeClass { TensorOp, Simt };
 // kernels for: plans asking for them are refused.
 // MultiplyAddFastAccum: fp8 wgmma accumulating in the tensor core's own accumulator for all of K
 // (CUTLASS's FP8FastAccum schedules), where MultiplyAdd promotes into f32 registers every few k-blocks.
+// MultiplyAddMixedInputUpcast: A and B of two types (s8 and f16 or bf16), the narrower converted to the
+// wider in registers before each 16-bit mma.sync (CUTLASS 2.x's mixed-input kernels).
 enum class MathOperation {
   MultiplyAdd,
   MultiplyAddFastF32,
   MultiplyAddSaturate,
   MultiplyAddFastBF16,
   MultiplyAddFastF16,
-  MultiplyAddFastAccum
+  MultiplyAddFastAccum,
+  MultiplyAddMixedInputUpcast
 };
 // Multistage is the CUTLASS 2.x (SM80) mainloop; the TMA schedules are CUTLASS 3.x (SM90), of which
 // the catalog builds the cooperative and ping-pong ones. Auto, in a pinned tile description only,
@@ -81,7 +84,8 @@ CUFORGE_ENUM_NAMES(MathOperation, {MathOperation::MultiplyAdd, "mma"},
                    {MathOperation::MultiplyAddFastF32, "3xtf32"},
                    {MathOperation::MultiplyAddSaturate, "sat"}, {MathOperation::MultiplyAddFastBF16, "3xbf16"},
                    {MathOperation::MultiplyAddFastF16, "fastf16"},
-                   {MathOperation::MultiplyAddFastAccum, "fastaccum"});
+                   {MathOperation::MultiplyAddFastAccum, "fastaccum"},
+                   {MathOperation::MultiplyAddMixedInputUpcast, "mixed"});
 CUFORGE_ENUM_NAMES(KernelSchedule, {KernelSchedule::Multistage, "multistage"},
                    {KernelSchedule::TmaWarpSpecializedCooperative, "coop"},
                    {KernelSchedule::TmaWarpSpecializedPingpong, "pingpong"},
@@ -138,9 +142,9 @@ inline bool is_fp8(DataType t) { return t == DataType::e4m3 || t == DataType::e5
 std::string_view cutlass_type(DataType t);
 inline Layout transposed(Layout l) { return l == Layout::RowMajor ? Layout::ColumnMajor : Layout::RowMajor; }
 
-// The accumulator a plan takes unless told, by the type of A: s32 for 8-bit integers, f64 for f64,
-// f32 for everything else (16-bit, f32 as TF32, fp8).
-DataType default_accumulator(DataType element_a);
+// The accumulator a plan takes unless told, by the types of A and B: s32 for 8-bit integers, f64 for f64,
+// f32 for everything else (16-bit, f32 as TF32, fp8, and s8 beside a 16-bit type).
+DataType default_accumulator(DataType element_a, DataType element_b);
 // Whether a decomposition cuts K into a number of slices the user gives (split-K, parallel split-K).
 inline bool takes_slices(Decomposition d) { return d == Decomposition::SplitK || d == Decomposition::ParallelSplitK; }
 // The argument an activation takes unless told: leaky_relu's negative slope is 0.01, as in

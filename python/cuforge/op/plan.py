@@ -42,7 +42,7 @@ class Plan:
     set them one by one, and tensors given as ``A``...``D`` supply theirs in between (an operand's own
     element_X or layout_X first, then its tensor's, then the generic one, as in the CUTLASS Python
     interface). The
-    accumulator defaults to f32 (s32 for int8 inputs, f64 for f64). ``cc`` is the GPU to build for
+    accumulator defaults to f32 (s32 for int8 A and B, f64 for f64). ``cc`` is the GPU to build for
     (default: the device's); ``kernel_cc=80`` asks for CUTLASS 2.x (SM80) kernels, which also run on
     Hopper. ``opclass=OpcodeClass.Simt`` asks for CUDA-core kernels (f32, f64 and f16, SM80 family)
     instead of tensor cores. ``device`` is the CUDA device ordinal the plan builds for and runs on
@@ -284,7 +284,8 @@ class Plan:
     @property
     def math_operation(self) -> MathOperation:
         """multiply_add (default); multiply_add_fast_f32 is 3xTF32, multiply_add_saturate int8 on SM80,
-        multiply_add_fast_accum fp8 with fast accumulation (``fp8_fast_accum``)."""
+        multiply_add_fast_accum fp8 with fast accumulation (``fp8_fast_accum``), multiply_add_mixed_input_upcast
+        s8 beside f16 or bf16 on SM80 (the s8 operand converted in registers)."""
         return self._plan.settings.math or MathOperation.multiply_add
 
     @math_operation.setter
