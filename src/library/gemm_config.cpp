@@ -414,6 +414,11 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
         (c.alignment_a * size_bits(c.element_a) != 128 || c.alignment_b * size_bits(c.element_b) != 128))
       return fmt::format("mixed-input kernels read A and B in 16-byte vectors ({} and {} elements), got {} and {}",
                          128 / size_bits(c.element_a), 128 / size_bits(c.element_b), c.alignment_a, c.alignment_b);
+    // The 16-bit operand's K-major rows in shared memory span at most a 128-byte line (CUTLASS's crosswise
+    // layouts; nvcc refused 128); CUTLASS's mixed-input tests and the interface's take 64.
+    if (c.math == MathOperation::MultiplyAddMixedInputUpcast && t[2] != 64)
+      return fmt::format("mixed-input kernels take a tile K of 64 (the 16-bit operand's rows of 128 bytes), got {}",
+                         t[2]);
     const auto& w = c.tile.warp_count;
     if (w[0] < 1 || w[1] < 1 || w[2] != 1 || t[0] % w[0] || t[1] % w[1])
       return std::string("the warps must divide the tile's M and N");

@@ -358,6 +358,13 @@ std::vector<Refusal> refusals() {
          c.alignment_b = 8;
        }),
        {"mixed-input kernels read A and B in 16-byte vectors (8 and 16 elements), got 4 and 8"}},
+      {"sm80 mixed inputs over a K of 128", test::changed(sm80_f16(), [](auto& c) {
+         c.element_b = DataType::s8;
+         c.math = MathOperation::MultiplyAddMixedInputUpcast;
+         c.tile.threadblock_shape = {64, 64, 128};
+         c.alignment_b = 16;
+       }),
+       {"tile K of 64", "got 128"}},
       {"sm80 mixed inputs without the mixed-input operation", test::changed(sm80_f16(), [](auto& c) {
          c.element_b = DataType::s8;
          c.alignment_b = 16;

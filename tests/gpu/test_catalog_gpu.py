@@ -20,7 +20,7 @@ torch = pytest.importorskip("torch")
 
 import cuforge  # noqa: E402
 from exact import COL, ROW, assert_exact, layout, rand_int  # noqa: E402
-from prebuild import build_selected  # noqa: E402
+from prebuild import build_selected, collected  # noqa: E402
 
 if not hasattr(torch, "float8_e4m3fn"):  # pragma: no cover - torch older than 2.1
     pytest.skip("this torch has no float8 dtypes", allow_module_level=True)
@@ -161,7 +161,8 @@ CASES = (
     + [Case(a, b, out, RCR, None, kernel_has=(f"cuforge_sm80_gemm_tensorop_mixed_{a}_{b}_f32_{out}_{out}_rcr_",))
        for a, b, out in [("s8", "f16", "f16"), ("f16", "s8", "f32"), ("s8", "bf16", "f32"), ("bf16", "s8", "bf16")]]
     + [Case("s8", "f16", "f16", "rcc", None, beta=1.0, kernel_has=("_mixed_f16_s8_",)),
-       Case("f16", "s8", "f16", RCR, None, shape=(200, 136, 96), alpha=2.0, beta=-1.0, activation="relu", bias=True),
+       Case("f16", "s8", "f16", RCR, None, shape=(200, 136, 96), alpha=2.0, beta=-1.0, activation="relu", bias=True,
+            kernel_has=("_mixed_f16_s8_",)),
        Case("s8", "f16", "f16", RCR, 80, tile=sm80_tile((128, 128, 64), (2, 2, 1), 3),
             kernel_has=("_mixed_s8_f16_", "_128x128x64_w2x2x1_s3_"))]
     # f16 and bf16 into f32 C and D (f32 epilogue, no conversion of the result), every layout.
@@ -214,9 +215,11 @@ CASES = (
 
 
 @pytest.fixture(scope="module", autouse=True)
-def prebuilt_kernels():
-    """Every kernel of the module, compiled in one parallel build (about 30 kernels)."""
-    return build_selected(lambda c=case: make_plan(c).select(*c.shape, bias=c.bias) for case in CASES)
+def prebuilt_kernels(request):
+    """The kernel of every case the session runs (-k may pick a few of the module's 100 or so), compiled in one
+    parallel build."""
+    return build_selected(lambda c=case: make_plan(c).select(*c.shape, bias=c.bias)
+                          for case in collected(request, "case", CASES))
 
 
 @pytest.fixture
