@@ -12,6 +12,7 @@ from typing import Optional
 
 import torch
 
+from ._core import DataType
 from .dtypes import torch_datatype
 from .op.gemm import Gemm
 from .op.arguments import layout_of
@@ -30,15 +31,18 @@ def _plan(A: torch.Tensor, B: torch.Tensor, D: torch.Tensor) -> Gemm:
 
 
 def _output(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-    """D of the batch both operands broadcast to (a batch of one broadcasts, as in torch.matmul)."""
+    """D of the batch both operands broadcast to (a batch of one broadcasts, as in torch.matmul), of A's
+    dtype, or of the floating-point operand's beside an int8 one (mixed inputs)."""
     batch = torch.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    return A.new_empty((*batch, A.shape[-2], B.shape[-1]))
+    dtype = B.dtype if torch_datatype(A.dtype) == DataType.s8 != torch_datatype(B.dtype) else A.dtype
+    return A.new_empty((*batch, A.shape[-2], B.shape[-1]), dtype=dtype)
 
 
 @torch.library.custom_op("cuforge::gemm", mutates_args=(), device_types="cuda")
 def gemm(A: torch.Tensor, B: torch.Tensor, C: Optional[torch.Tensor] = None, alpha: float = 1.0,
          beta: float = 0.0) -> torch.Tensor:
-    """D = alpha * A @ B + beta * C (C D-shaped, or a bias row of N), D of A's dtype."""
+    """D = alpha * A @ B + beta * C (C D-shaped, or a bias row of N), D of A's dtype (int8 beside a 16-bit
+    type: the 16-bit type)."""
     D = _output(A, B)
     _plan(A, B, D).run(A, B, C, D, alpha=alpha, beta=beta, sync=False)
     return D

@@ -99,7 +99,7 @@ const std::vector<Sm90Tile> kSm90ConvTiles = {
 };
 constexpr KernelKind kConvKinds[] = {KernelKind::Conv2dFprop, KernelKind::Conv2dDgrad, KernelKind::Conv2dWgrad};
 
-// SM80 tiles per instruction family, as CUTLASS's generator has them; K in bytes of the A/B type.
+// SM80 tiles per instruction family, as CUTLASS's generator has them; K in bytes of the narrower of A and B.
 struct Sm80Tile {
   int m, n, k_bytes;
   std::array<int, 3> warps;
@@ -157,7 +157,7 @@ const std::vector<Sm80Tile>& sm80_tiles(const MathInstruction& mi) {
 // kernels of two stages (library::pipelined), for odd leading dimensions.
 std::vector<int> sm80_alignment_bits(const MathInstruction& mi) {
   if (mi.opclass == OpcodeClass::Simt || mi.a == DataType::f64) return {size_bits(mi.a)};
-  if (mi.a != mi.b) return {128};  // mixed inputs: 16-byte vectors of each, as CUTLASS's tests build them
+  if (mi.math == MathOperation::MultiplyAddMixedInputUpcast) return {128};  // 16-byte vectors, as CUTLASS's tests
   if (size_bits(mi.a) == 16) return {128, 64, 32, 16};
   return {128, 64, 32};
 }

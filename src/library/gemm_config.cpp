@@ -360,6 +360,11 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
     if (k_bytes % k_quantum != 0)
       return fmt::format("tile K must span a multiple of {} bytes of {} ({} elements), got {}", k_quantum,
                          to_string(c.element_a), k_quantum * 8 / size_bits(c.element_a), t[2]);
+    // CUTLASS's promoting fp8 mainloop adds the second accumulator every 4 wgmma K-blocks of 32, whole tiles
+    // of them (its can_implement): a K of 32, 64 or 128.
+    if (promotes_fp8(c) && 128 % t[2] != 0)
+      return fmt::format("promoted fp8 tiles take a K of 32, 64 or 128 (the promotion every 128 elements), got {}",
+                         t[2]);
     if (t[1] % 16 != 0 || t[1] > 256) return fmt::format("tile N must be a multiple of 16 up to 256, got {}", t[1]);
     const auto& cl = c.tile.cluster_shape;
     // Up to 8 CTAs, the portable cluster size, each extent a power of two, as CUTLASS's multicast loads divide

@@ -279,8 +279,8 @@ GemmShape packed_shape(const GemmTypes& plan, int64_t m, int64_t n, int64_t k, i
 
 namespace {
 
-// The zero operands of a K = 0 product: one 16-byte vector of K, A as M x K and B as K x N in the
-// kernel's layouts, leading dimensions padded to whole vectors.
+// The zero operands of a K = 0 product: one 16-byte vector of the narrower operand's K (mixed inputs: 16 s8
+// beside 16 f16), A as M x K and B as K x N in the kernel's layouts, leading dimensions padded to whole vectors.
 struct Zeros {
   int64_t k, lda, ldb;
   size_t bytes;
@@ -288,14 +288,15 @@ struct Zeros {
 };
 
 Zeros zeros_for(const GemmTypes& t, const GemmShape& s) {
-  const int64_t k = 128 / size_bits(t.element_a);
+  const int64_t k = 128 / std::min(size_bits(t.element_a), size_bits(t.element_b));
   auto padded = [&](int64_t extent) { return (extent + k - 1) / k * k; };
   const bool row_a = t.layout_a == Layout::RowMajor, row_b = t.layout_b == Layout::RowMajor;
   Zeros z;
   z.k = k;
   z.lda = row_a ? k : padded(s.m);
   z.ldb = row_b ? padded(s.n) : k;
-  z.bytes = size_t(std::max(z.lda * (row_a ? s.m : k), z.ldb * (row_b ? k : s.n))) * size_bytes(t.element_a);
+  z.bytes = size_t(std::max(z.lda * (row_a ? s.m : k) * size_bytes(t.element_a),
+                            z.ldb * (row_b ? k : s.n) * size_bytes(t.element_b)));
   constexpr uintptr_t kAligned = 256;  // scratch allocations are at least this aligned
   z.align_a = operand_alignment(t.element_a, kAligned, row_a ? k : s.m, z.lda, 0);
   z.align_b = operand_alignment(t.element_b, kAligned, row_b ? s.n : k, z.ldb, 0);

@@ -27,9 +27,8 @@ std::vector<const GemmConfig*> rows_of_math(const library::GemmFilter& f) {
   return rows;
 }
 
-// The catalog's rows for the types on `arch`: of the opcode class asked for, else its tensor-op
-// kernels where there are any (f32, f64 and f16 also have SIMT kernels, far slower: opclass Simt asks
-// for them).
+// The catalog's rows for the types on `arch`: of the opcode class asked for, else its tensor-op kernels
+// where there are any (f32, f64 and f16 also have SIMT kernels, far slower: opclass Simt asks for them).
 std::vector<const GemmConfig*> catalog_rows(const GemmTypes& t, Arch arch, const GemmSettings& s, KernelKind kind) {
   library::GemmFilter f;
   f.kind = kind;
@@ -89,8 +88,8 @@ bool contains(const std::vector<E>& values, E value) {
   return std::find(values.begin(), values.end(), value) != values.end();
 }
 
-// Serial split-K passes each output tile from slice to slice through global memory in turn: past a
-// few slices the queue costs more than the parallelism gains.
+// Serial split-K passes each output tile from slice to slice through memory: past a few slices the queue
+// costs more than the parallelism gains.
 constexpr int kMaxSerialSplits = 16;
 
 // The operands' alignments allow the kernel's vectors. An operand the kernel copies K-major first (library::
@@ -123,16 +122,15 @@ bool swap_fits(const GemmConfig& c, const GemmSettings& s, const GemmShape& p) {
 static_assert(int(Decomposition::DataParallel) == 1 && int(Decomposition::SplitK) == 2 &&
               int(Decomposition::StreamK) == 3, "CUTLASS's DecompositionMode order (runtime/gemm_kernel.cpp)");
 
-// Whether a kernel can divide its work as asked: split-K needs SM90's stream-K scheduler (SM80
-// kernels split K serially); forcing stream-K needs a stream-K kernel; data-parallel excludes them
-// unless the stream-K scheduler was pinned; parallel split-K runs data-parallel kernels over the
-// slices.
+// Whether a kernel can divide its work as asked: split-K needs a stream-K scheduler or an SM80 kernel (serial,
+// through D: not an 8-bit D, which would saturate); forcing stream-K needs a stream-K kernel; data-parallel
+// excludes them unless the stream-K scheduler was pinned; parallel split-K runs data-parallel kernels.
 bool divides_as_asked(const GemmConfig& c, Decomposition d, bool stream_k_pinned) {
   const bool stream_k = c.tile.tile_scheduler == TileScheduler::StreamK;
   switch (d) {
     case Decomposition::Heuristic: return true;
     case Decomposition::DataParallel: return !stream_k || stream_k_pinned;
-    case Decomposition::SplitK: return stream_k || c.arch < 90;
+    case Decomposition::SplitK: return stream_k || (c.arch < 90 && size_bits(c.element_d) > 8);
     case Decomposition::StreamK: return stream_k;
     case Decomposition::ParallelSplitK: return !stream_k;
   }
@@ -292,10 +290,12 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
         to_string(s.decomposition), s.tile_scheduler ? fmt::format(", tile scheduler {}", to_string(*s.tile_scheduler)) : "",
         s.tile ? fmt::format(", tile ({})", s.tile->describe()) : "",
         s.decomposition == Decomposition::SplitK || s.decomposition == Decomposition::StreamK
-            ? fmt::format(" (SM90 split-K and stream-K need a cooperative stream-K kernel{})",
+            ? fmt::format(" (SM90 split-K and stream-K need a cooperative stream-K kernel{}{})",
                           p.batch > 1 && s.splits > 1
                               ? fmt::format("; SM80's split-K kernels run one matrix, not a batch ({} here)", p.batch)
-                              : "")
+                              : "",
+                          !k.primary.empty() && size_bits(k.primary.front().element_d) == 8
+                              ? "; SM80's data-parallel kernels split K through D, which an 8-bit D would saturate" : "")
         : s.decomposition == Decomposition::ParallelSplitK && conv
             ? fmt::format(" (a convolution's parallel split-K runs SM80 kernels, or SM90 wgrad kernels between the "
                           "images ({}), with f32 accumulation, storing the partial products in 16-byte vectors: the "

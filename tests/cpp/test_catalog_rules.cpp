@@ -313,6 +313,10 @@ std::vector<Refusal> refusals() {
       {"sm90 e4m3 with a row-major B",
        test::changed(sm90_fp8(DataType::e4m3, DataType::e4m3, DataType::bf16), [](auto& c) { c.layout_b = Layout::RowMajor; }),
        {"K-major", "column-major B"}},
+      {"sm90 promoted fp8 tile K of 96", test::changed(sm90_fp8(DataType::e4m3, DataType::e4m3, DataType::bf16), [](auto& c) {
+         c.tile.threadblock_shape = {64, 128, 96};
+       }),
+       {"promoted fp8 tiles take a K of 32, 64 or 128", "got 96"}},
       {"sm90 s8 tile K of 16 (16 bytes)", test::changed(sm90_s8(), [](auto& c) { c.tile.threadblock_shape = {128, 128, 16}; }),
        {"tile K", "32 bytes of s8 (32 elements)", "got 16"}},
       {"sm90 s8 with f32 accumulation", test::changed(sm90_s8(), [](auto& c) { c.element_accumulator = DataType::f32; }),

@@ -99,7 +99,10 @@ TEST(CommandLine, ListFiltersByOpcodeClassAndTypes) {
   // 18 of each swapped; 9 and 15 non-persistent (fp8's promotion doubles the accumulators: no 64x256 or 128x128).
   EXPECT_EQ(list("--arch 90 --a e4m3 --b e5m2 --c bf16").names.size(), 69u + 81u);
   EXPECT_EQ(list("--arch 90 --a e4m3 --b e5m2 --c bf16 --math fastaccum").names.size(), 81u);
-  EXPECT_EQ(list("--arch 80 --a s8 --math sat --layouts rcr").names.size(), 60u);
+  EXPECT_EQ(list("--arch 80 --a s8 --math sat --layouts rcr").names.size(), 120u);  // into s32 and s8
+  EXPECT_EQ(list("--arch 80 --a s8 --math sat --layouts rcr --d s8").names.size(), 60u);
+  EXPECT_EQ(list("--arch 80 --b s8 --math mixed").names.size(), 64u);  // f16 and bf16 A, each into itself or f32
+  EXPECT_EQ(list("--arch 90 --a e4m3 --d e5m2 --math fastaccum").names.size(), 2u * 81u);
   EXPECT_EQ(list("--opclass warp").status, 2) << "an unknown opcode class is an error";
 }
 

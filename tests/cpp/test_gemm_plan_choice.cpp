@@ -13,6 +13,7 @@
 
 #include "cuforge/library/catalog.hpp"
 #include "cuforge/op/gemm.hpp"
+#include "cuforge/op/gemm_check.hpp"
 #include "cuforge/runtime/device.hpp"
 #include "cuforge/select/gemm_choice.hpp"
 #include "cuforge/select/gemm_cost.hpp"
@@ -496,6 +497,27 @@ TEST(GemmPlan, OpcodeClassIsASetting) {
   EXPECT_EQ(bf16.kernel_cc(), 90);
 }
 
+// SM80's serial split-K passes each slice's sum through D: an s8 D would saturate them, so its data-parallel
+// kernels are refused there; its stream-K kernels reduce the slices in s32 in their workspace, and an s32 D
+// takes either.
+TEST(GemmPlan, Sm80SerialSplitKNeverRunsThroughAn8BitD) {
+  for (DataType out : {DataType::s8, DataType::s32}) {
+    GemmOptions o = plan_of(DataType::s8, R, C, R, 80);
+    o.element_c = o.element_d = out;
+    o.element_accumulator.reset();
+    Gemm g(o);
+    change(g, [](auto& s) { s.set_split_k_slices(4); });
+    EXPECT_EQ(pick(g, 256, 256, 4096).element_d, out);
+    change(g, [](auto& s) { s.tile_scheduler = TileScheduler::Default; });
+    if (out == DataType::s8) {
+      auto message = test::message_of<InvalidArgumentError>([&] { pick(g, 256, 256, 4096); });
+      EXPECT_NE(message.find("an 8-bit D would saturate"), std::string::npos) << message;
+    } else {
+      EXPECT_EQ(pick(g, 256, 256, 4096).tile.tile_scheduler, TileScheduler::Default);
+    }
+  }
+}
+
 // Sizes a run may not ask for are refused by name, never a crash (a division by a zero tile count
 // once killed the process); K = 0 selects the kernel that writes activation(beta * C).
 TEST(GemmPlan, ExtentsAreCheckedBeforeSelection) {
@@ -519,6 +541,17 @@ TEST(GemmPlan, ExtentsAreCheckedBeforeSelection) {
     EXPECT_NO_THROW(pick(g, 64, 64, 0)) << "K = 0 runs a kernel over zeros when beta != 0";
     EXPECT_NO_THROW(pick(g, int64_t(INT32_MAX), 8, 8));
   }
+  // Mixed inputs: K = 0 runs over one 16-byte vector of s8 (16 elements), the zeros sized for the wider B.
+  GemmOptions mixed = plan_of(DataType::s8, R, C, R, 80);
+  mixed.element_b = DataType::f16;
+  mixed.element_c = mixed.element_d = DataType::f16;
+  mixed.element_accumulator.reset();
+  Gemm w8(mixed);
+  EXPECT_EQ(pick(w8, 64, 96, 0).math, MathOperation::MultiplyAddMixedInputUpcast);
+  GemmTypes t = mixed;
+  size_t bytes = 0;
+  EXPECT_EQ(op::over_zeros(t, GemmShape{64, 96, 0}, bytes).k, 16);
+  EXPECT_EQ(bytes, 16u * 96 * 2) << "B (K x N f16, column-major) is the larger";
 }
 
 }  // namespace

@@ -21,5 +21,6 @@ def collected(request, param, module_values):
     """The values of parameter `param` that the session's collected tests of this module run with (after
     -k and other deselection), in `module_values`' order: what a module's prebuild needs to build."""
     wanted = [item.callspec.params[param] for item in request.session.items
-              if item.module is request.module and param in getattr(getattr(item, "callspec", None), "params", {})]
+              if getattr(item, "module", None) is request.module
+              and param in getattr(getattr(item, "callspec", None), "params", {})]
     return [v for v in module_values if any(v is w for w in wanted)]

@@ -75,7 +75,7 @@ class _Tensor:
 _torch = types.ModuleType("torch")
 _torch.Tensor = _Tensor
 _torch.channels_last = object()
-_torch.float16, _torch.float32 = _Dtype("float16"), _Dtype("float32")
+_torch.float16, _torch.float32, _torch.int8 = _Dtype("float16"), _Dtype("float32"), _Dtype("int8")
 _torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: 0)
 _torch.broadcast_shapes = lambda *shapes: tuple(np.broadcast_shapes(*shapes))
 
@@ -279,7 +279,7 @@ def test_cuforge_ops_makes_its_plan_per_device_and_runs_in_one_call(monkeypatch)
     def matrix(rows, cols, slot):
         t = _Tensor((rows, cols), (cols, 1), _torch.float16, 0x10_0000_0000 + slot * GIB)
         t.device = _Device()
-        t.new_empty = lambda shape: matrix(*shape, slot + 8)
+        t.new_empty = lambda shape, dtype: matrix(*shape, slot + 8)
         return t
 
     with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
@@ -287,11 +287,16 @@ def test_cuforge_ops_makes_its_plan_per_device_and_runs_in_one_call(monkeypatch)
     (plan,) = ops._plans.values()
     assert plan._plan.device == 0
     # D of the batch A and B broadcast to, a batch of one broadcasting either way (as torch.matmul's).
-    made = types.SimpleNamespace(new_empty=lambda shape: shape)
+    made = types.SimpleNamespace(new_empty=lambda shape, dtype: (shape, dtype))
+    f16 = _torch.float16
     for a, b, d in (((4, 64, 32), (1, 32, 48), (4, 64, 48)), ((1, 64, 32), (4, 32, 48), (4, 64, 48)),
                     ((2, 3, 64, 32), (32, 48), (2, 3, 64, 48)), ((64, 32), (5, 32, 48), (5, 64, 48))):
-        A = types.SimpleNamespace(shape=a, new_empty=made.new_empty)
-        assert ops._output(A, types.SimpleNamespace(shape=b)) == d
+        A = types.SimpleNamespace(shape=a, dtype=f16, new_empty=made.new_empty)
+        assert ops._output(A, types.SimpleNamespace(shape=b, dtype=f16)) == (d, f16)
+    # Mixed inputs: D of the 16-bit operand's type beside an int8 one, either way round.
+    for a, b in ((_torch.int8, f16), (f16, _torch.int8)):
+        A = types.SimpleNamespace(shape=(64, 32), dtype=a, new_empty=made.new_empty)
+        assert ops._output(A, types.SimpleNamespace(shape=(32, 48), dtype=b)) == ((64, 48), f16)
 
 
 def matrices(*shapes, **kwargs):

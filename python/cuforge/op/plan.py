@@ -283,9 +283,10 @@ class Plan:
 
     @property
     def math_operation(self) -> MathOperation:
-        """multiply_add (default); multiply_add_fast_f32 is 3xTF32, multiply_add_saturate int8 on SM80,
-        multiply_add_fast_accum fp8 with fast accumulation (``fp8_fast_accum``), multiply_add_mixed_input_upcast
-        s8 beside f16 or bf16 on SM80 (the s8 operand converted in registers)."""
+        """The math operation set on the plan, multiply_add where none was: the kernels then take their types' own
+        (multiply_add_saturate for int8 on SM80, multiply_add_mixed_input_upcast for s8 beside f16 or bf16).
+        multiply_add_fast_f32 asks for 3xTF32, multiply_add_fast_accum for fp8 fast accumulation
+        (``fp8_fast_accum``)."""
         return self._plan.settings.math or MathOperation.multiply_add
 
     @math_operation.setter
