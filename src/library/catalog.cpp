@@ -189,7 +189,8 @@ GemmConfig base_config(const MathInstruction& mi, DataType out, Layout la, Layou
 }
 
 // An SM80 multistage kernel of `kind` over one tile, its operands read in vectors of `align_bits`
-// (C and D in vectors of at most 16 bytes, 8-bit ones of at most 8, and at least one element).
+// (C and D in vectors of at most 16 bytes, 8-bit ones of at most 8, which every tile takes: CUTLASS's generator
+// takes 16 only on tiles 128 wide; and at least one element).
 GemmConfig sm80_config(const MathInstruction& mi, DataType out, Layout la, Layout lb, KernelKind kind,
                        const Sm80Tile& t, int align_bits, TileScheduler scheduler) {
   GemmConfig c = base_config(mi, out, la, lb);

@@ -407,8 +407,8 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
       return fmt::format("SIMT epilogues store one element of C and D at a time: alignment of C must be 1, got {}",
                          c.alignment_c);
     if (size_bits(c.element_c) == 8 && c.alignment_c > 8)
-      return fmt::format("SM80 epilogues write 8-bit C and D in vectors of at most 8 elements (CUTLASS's generator's: "
-                         "its thread maps leave 16-element rows without iterations), got {}",
+      return fmt::format("SM80 kernels write 8-bit C and D in vectors of at most 8 elements (16 leave a 64-wide tile's "
+                         "thread map without iterations; CUTLASS's generator takes 16 only on tiles 128 wide), got {}",
                          c.alignment_c);
     const bool eight_bit = std::min(size_bits(c.element_a), size_bits(c.element_b)) == 8;
     if (!simt && eight_bit && (c.layout_a != Layout::RowMajor || c.layout_b != Layout::ColumnMajor))
