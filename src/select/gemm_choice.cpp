@@ -295,7 +295,7 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
                               ? fmt::format("; SM80's split-K kernels run one matrix, not a batch ({} here)", p.batch)
                               : "",
                           !k.primary.empty() && size_bits(k.primary.front().element_d) == 8
-                              ? "; SM80's data-parallel kernels split K through D, which an 8-bit D would saturate" : "")
+                              ? "; SM80 data-parallel kernels split K through D, which an 8-bit D would saturate" : "")
         : s.decomposition == Decomposition::ParallelSplitK && conv
             ? fmt::format(" (a convolution's parallel split-K runs SM80 kernels, or SM90 wgrad kernels between the "
                           "images ({}), with f32 accumulation, storing the partial products in 16-byte vectors: the "
@@ -308,18 +308,18 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
                           "one type, and K = {} cut into {} equal slices that each start on whole vectors of A and B)",
                           p.batch, p.k, s.splits)
             : "");
-  int least = INT_MAX, most = 1;  // the plan's kernels' alignments of A, in elements
+  int least[3] = {INT_MAX, INT_MAX, INT_MAX}, most = 1;  // the kernels' alignments of A, B, C (most: of A)
   for (const auto* set : {&k.primary, &k.fallback})
     for (const auto& c : *set) {
-      least = std::min(least, c.alignment_a);
+      for (auto [i, a] : {std::pair{0, c.alignment_a}, {1, c.alignment_b}, {2, c.alignment_c}})
+        least[i] = std::min(least[i], a);
       most = std::max(most, c.alignment_a);
     }
   return fmt::format(
       "no kernel of this plan accepts the operands' alignment: A allows {}, B {}, C/D {} elements (pointers, "
-      "contiguous extents, leading dimensions and batch strides must be multiples); this plan's {} kernels need at "
-      "least {}{}",
-      p.align_a, p.align_b, p.align_c, to_string(k.primary.front().element_a), least,
-      k.fallback.empty() && least == most ? "" : fmt::format(" (multiples of {} run the fastest kernels)", most));
+      "contiguous extents, leading dimensions and batch strides must be multiples); this plan's kernels need at "
+      "least A {}, B {}, C/D {}{}", p.align_a, p.align_b, p.align_c, least[0], least[1], least[2],
+      k.fallback.empty() && least[0] == most ? "" : fmt::format(" (A in multiples of {} runs the fastest)", most));
 }
 
 // The kernel schedule CUTLASS's SM90 builder takes for KernelScheduleAuto: ping-pong for a tile of 64 rows

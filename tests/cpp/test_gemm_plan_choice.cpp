@@ -552,6 +552,11 @@ TEST(GemmPlan, ExtentsAreCheckedBeforeSelection) {
   size_t bytes = 0;
   EXPECT_EQ(op::over_zeros(t, GemmShape{64, 96, 0}, bytes).k, 16);
   EXPECT_EQ(bytes, 16u * 96 * 2) << "B (K x N f16, column-major) is the larger";
+  // An operand no kernel takes is named with what each operand needs (B, f16, in 16-byte vectors here).
+  auto message =
+      test::message_of<InvalidArgumentError>([&] { w8.select(w8.shape(64, 96, 64, 1, false, {16, 4, 8})); });
+  EXPECT_NE(message.find("A allows 16, B 4, C/D 8 elements"), std::string::npos) << message;
+  EXPECT_NE(message.find("need at least A 16, B 8, C/D 8"), std::string::npos) << message;
 }
 
 }  // namespace
