@@ -39,6 +39,8 @@ def test_int8_plans():
     sm80 = cuforge.op.Gemm(element_A=np.int8, element_B=np.int8, element_C=np.int32, element_D=np.int32,
                            kernel_cc=80, **RCR)
     assert "cuforge_sm80_gemm_tensorop_sat_s8_s8_s32_s32_s32_rcr_" in sm80.select(4096, 4096, 4096)
+    assert sm80.math_operation == cuforge.MathOperation.multiply_add_saturate, "what its kernels compute with"
+    assert plan.math_operation == cuforge.MathOperation.multiply_add
     # ldd = 262 int32s: 8-byte rows, which SM80 kernels of C alignment 2 (A and B 8) take.
     odd = plan.select(256, 262, 512)
     assert odd.startswith("cuforge_sm80_") and odd.endswith("_a8x8x2"), odd
@@ -194,3 +196,21 @@ def test_a_c_of_the_inputs_type_beside_an_f32_d_passes_the_boundary():
             plan.run(A, B, c, D, beta=1.0 if c is not None else 0.0)
     with pytest.raises(cuforge.DataTypeError, match="C"):
         plan.run(A, B, row_major(64, 40, np.float32, "C"), D, beta=1.0)
+
+
+def test_mixed_input_plans():
+    """s8 beside f16 or bf16, either way round: SM80's mixed-input kernels, f32 accumulation by default, D of the
+    16-bit type or f32; A row-major and B column-major only (the s8 operand K-major)."""
+    for a, b in ((np.int8, np.float16), ("bf16", np.int8)):
+        wide = b if a is np.int8 else a
+        plan = cuforge.op.Gemm(element_A=a, element_B=b, element_C=wide, element_D=wide, **RCR)
+        assert plan.element_accumulator == cuforge.DataType.f32
+        assert plan.math_operation == cuforge.MathOperation.multiply_add_mixed_input_upcast
+        name = plan.select(4096, 4096, 4096)
+        assert name.startswith("cuforge_sm80_gemm_tensorop_mixed_") and "x64_" in name, name
+        column_d = cuforge.op.Gemm(element_A=a, element_B=b, element_C=wide, element_D=wide, layout_A=RowMajor,
+                                   layout_B=ColumnMajor, layout_C=ColumnMajor)
+        assert "_mixed_" in column_d.select(256, 256, 256), "the transposed problem swaps the operands' types"
+    with pytest.raises(cuforge.InvalidArgumentError, match="in these layouts"):
+        cuforge.op.Gemm(element_A=np.int8, element_B=np.float16, element_C=np.float16, element_D=np.float16,
+                        layout=RowMajor)

@@ -283,11 +283,12 @@ class Plan:
 
     @property
     def math_operation(self) -> MathOperation:
-        """The math operation set on the plan, multiply_add where none was: the kernels then take their types' own
-        (multiply_add_saturate for int8 on SM80, multiply_add_mixed_input_upcast for s8 beside f16 or bf16).
+        """The math operation set on the plan, else the one its kernels compute with (multiply_add;
+        multiply_add_saturate for int8 on SM80, multiply_add_mixed_input_upcast for s8 beside f16 or bf16).
         multiply_add_fast_f32 asks for 3xTF32, multiply_add_fast_accum for fp8 fast accumulation
         (``fp8_fast_accum``)."""
-        return self._plan.settings.math or MathOperation.multiply_add
+        math = self._plan.settings.math
+        return math if math is not None else self._plan.math_instruction().math_operation
 
     @math_operation.setter
     def math_operation(self, value):
