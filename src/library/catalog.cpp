@@ -189,8 +189,7 @@ GemmConfig base_config(const MathInstruction& mi, DataType out, Layout la, Layou
 }
 
 // An SM80 multistage kernel of `kind` over one tile, its operands read in vectors of `align_bits`
-// (C and D in vectors of at most 16 bytes, 8-bit ones of at most 8, which every tile takes: CUTLASS's generator
-// takes 16 only on tiles 128 wide; and at least one element).
+// (C and D in vectors of at most library::sm80_output_vector_bits, at least one element).
 GemmConfig sm80_config(const MathInstruction& mi, DataType out, Layout la, Layout lb, KernelKind kind,
                        const Sm80Tile& t, int align_bits, TileScheduler scheduler) {
   GemmConfig c = base_config(mi, out, la, lb);
@@ -205,8 +204,9 @@ GemmConfig sm80_config(const MathInstruction& mi, DataType out, Layout la, Layou
   c.alignment_a = align_bits / size_bits(mi.a);
   c.alignment_b = align_bits / size_bits(mi.b);
   // SIMT epilogues store one element of C and D at a time.
-  c.alignment_c = mi.opclass == OpcodeClass::Simt ? 1
-                  : std::max(1, std::min(align_bits, size_bits(out) == 8 ? 64 : 128) / size_bits(out));
+  c.alignment_c = mi.opclass == OpcodeClass::Simt
+                      ? 1
+                      : std::max(1, std::min(align_bits, sm80_output_vector_bits(out)) / size_bits(out));
   return c;
 }
 

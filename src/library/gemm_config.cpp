@@ -147,6 +147,8 @@ bool overlaps_fp8_promotion(const GemmConfig& c) {
          c.tile.threadblock_shape == std::array<int, 3>{128, 128, 128};
 }
 
+int sm80_output_vector_bits(DataType c) { return size_bits(c) == 8 ? 64 : 128; }
+
 DataType epilogue_compute_type(const GemmConfig& c) {
   if (c.element_d == DataType::s32) return DataType::s32;
   return c.arch >= 90 || c.element_d == DataType::s8 ? DataType::f32 : c.element_accumulator;
@@ -406,7 +408,7 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
     if (simt && c.alignment_c != 1)
       return fmt::format("SIMT epilogues store one element of C and D at a time: alignment of C must be 1, got {}",
                          c.alignment_c);
-    if (size_bits(c.element_c) == 8 && c.alignment_c > 8)
+    if (c.alignment_c * size_bits(c.element_c) > sm80_output_vector_bits(c.element_c))
       return fmt::format("SM80 kernels write 8-bit C and D in vectors of at most 8 elements (16 leave a 64-wide tile's "
                          "thread map without iterations; CUTLASS's generator takes 16 only on tiles 128 wide), got {}",
                          c.alignment_c);
@@ -415,15 +417,16 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
       return fmt::format("mma.sync reads 8-bit operands only K-major (ldmatrix transposes 16-bit elements only): "
                          "SM80 {} x {} kernels need a row-major A and a column-major B",
                          to_string(c.element_a), to_string(c.element_b));
-    if (c.math == MathOperation::MultiplyAddMixedInputUpcast &&
-        (c.alignment_a * size_bits(c.element_a) != 128 || c.alignment_b * size_bits(c.element_b) != 128))
-      return fmt::format("mixed-input kernels read A and B in 16-byte vectors ({} and {} elements), got {} and {}",
-                         128 / size_bits(c.element_a), 128 / size_bits(c.element_b), c.alignment_a, c.alignment_b);
-    // The 16-bit operand's K-major rows in shared memory span at most a 128-byte line (CUTLASS's crosswise
-    // layouts; nvcc refused 128); CUTLASS's mixed-input tests and the interface's take 64.
-    if (c.math == MathOperation::MultiplyAddMixedInputUpcast && t[2] != 64)
-      return fmt::format("mixed-input kernels take a tile K of 64 (the 16-bit operand's rows of 128 bytes), got {}",
-                         t[2]);
+    if (c.math == MathOperation::MultiplyAddMixedInputUpcast) {
+      if (c.alignment_a * size_bits(c.element_a) != 128 || c.alignment_b * size_bits(c.element_b) != 128)
+        return fmt::format("mixed-input kernels read A and B in 16-byte vectors ({} and {} elements), got {} and {}",
+                           128 / size_bits(c.element_a), 128 / size_bits(c.element_b), c.alignment_a, c.alignment_b);
+      // The 16-bit operand's K-major rows in shared memory span at most a 128-byte line (CUTLASS's crosswise
+      // layouts; nvcc refused 128); CUTLASS's mixed-input tests and the interface's take 64.
+      if (t[2] != 64)
+        return fmt::format("mixed-input kernels take a tile K of 64 (the 16-bit operand's rows of 128 bytes), got {}",
+                           t[2]);
+    }
     const auto& w = c.tile.warp_count;
     if (w[0] < 1 || w[1] < 1 || w[2] != 1 || t[0] % w[0] || t[1] % w[1])
       return std::string("the warps must divide the tile's M and N");

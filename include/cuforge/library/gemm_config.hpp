@@ -137,6 +137,11 @@ bool promotes_fp8(const GemmConfig& config);
 // four shapes (src/emit/templates/sm90_fp8_promotion.hpp).
 bool overlaps_fp8_promotion(const GemmConfig& config);
 
+// The widest vector, in bits, an SM80 tensor-op kernel writes C and D of this type in: 16 bytes, 8-bit ones 8
+// (a 16-element vector leaves a 64-wide tile's thread map without iterations; CUTLASS's generator takes 16 only
+// on tiles 128 wide).
+int sm80_output_vector_bits(DataType c);
+
 // The type the epilogue computes activation(alpha * acc + beta * C) in: s32 for s32 outputs (exact
 // for any K, as CUTLASS's own integer kernels do; alpha and beta are then integers), else f32 on
 // SM90 and for s8 outputs (converted with saturation, as CUTLASS's LinearCombinationClamp does), and the
