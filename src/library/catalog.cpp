@@ -127,8 +127,8 @@ const std::vector<Sm80Tile> kSm80F64Tiles = {
     {32, 64, 128, {2, 2, 1}, 4},   {32, 32, 128, {2, 2, 1}, 5},  {16, 32, 128, {1, 2, 1}, 5},
     {32, 16, 128, {2, 1, 1}, 5},
 };
-// SIMT: 8 elements of K (CUTLASS's SIMT cores pad their transposed tiles by that); 16-bit ones in two
-// stages (library::pipelined_simt).
+// SIMT: 8 elements of K (CUTLASS's SIMT cores pad their transposed tiles by that); 16- and 8-bit ones
+// in two stages (library::pipelined_simt), 16 bytes of K (8 f16, 16 s8).
 const std::vector<Sm80Tile> kSm80SimtTiles = {
     {256, 128, 32, {4, 2, 1}, 5}, {128, 256, 32, {2, 4, 1}, 5}, {128, 128, 32, {4, 2, 1}, 5},
     {256, 128, 32, {4, 2, 1}, 4}, {128, 256, 32, {2, 4, 1}, 4}, {128, 128, 32, {4, 2, 1}, 4},
@@ -148,7 +148,7 @@ const std::vector<Sm80Tile> kSm80PipelinedSimtTiles = {
 
 const std::vector<Sm80Tile>& sm80_tiles(const MathInstruction& mi) {
   if (mi.opclass == OpcodeClass::Simt)
-    return mi.a == DataType::f64 ? kSm80SimtF64Tiles : size_bits(mi.a) == 16 ? kSm80PipelinedSimtTiles : kSm80SimtTiles;
+    return mi.a == DataType::f64 ? kSm80SimtF64Tiles : size_bits(mi.a) < 32 ? kSm80PipelinedSimtTiles : kSm80SimtTiles;
   return mi.a == DataType::f64 ? kSm80F64Tiles : kSm80Tiles;
 }
 
@@ -315,14 +315,14 @@ std::vector<Sm80Tile> sm80_conv_tiles(const MathInstruction& mi, KernelKind kind
 // SM80 implicit-GEMM convolutions (CUTLASS 2.x ImplicitGemmConvolution, optimized iterators): the
 // 16-bit and TF32 tensor-core families over the GEMM tiles (16-bit dgrad also over narrow ones),
 // channels in 16-, 8- or 4-byte vectors; fprop also with fixed-channel iterators, for inputs of
-// exactly one vector of channels. The SIMT families (f32, f64, f16) over their GEMM tiles, one
-// element at a time, as the CUTLASS Python interface's Conv2d built them with opclass Simt.
+// exactly one vector of channels. The SIMT families of floating-point types (f32, f64, f16) over their
+// GEMM tiles, one element at a time, as the CUTLASS Python interface's Conv2d built them with opclass Simt.
 std::vector<GemmConfig> enumerate_sm80_conv() {
   std::vector<GemmConfig> out;
   for (const auto& mi : math_instructions()) {
     if (mi.arch != 80) continue;
     const bool simt = mi.opclass == OpcodeClass::Simt;
-    if (!simt && size_bits(mi.a) > 32) continue;
+    if ((!simt && size_bits(mi.a) > 32) || (simt && mi.a == DataType::s8)) continue;
     for (KernelKind kind : kConvKinds)
       for (DataType o : mi.outputs)
         for (const auto& t : simt ? sm80_tiles(mi) : sm80_conv_tiles(mi, kind))

@@ -128,7 +128,7 @@ bool register_sourced(const GemmConfig& kernel) {
 }
 
 bool pipelined_simt(const GemmConfig& c) {
-  return c.arch < 90 && c.opclass == OpcodeClass::Simt && size_bits(c.element_a) == 16;
+  return c.arch < 90 && c.opclass == OpcodeClass::Simt && size_bits(c.element_a) < 32;
 }
 
 bool pipelined(const GemmConfig& c) {

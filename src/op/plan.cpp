@@ -21,6 +21,7 @@
 #include "cuforge/core/log.hpp"
 #include "cuforge/emit/gemm.hpp"
 #include "cuforge/emit/pytorch.hpp"
+#include "cuforge/library/catalog.hpp"
 #include "cuforge/runtime/device.hpp"
 #include "cuforge/runtime/conv_kernel.hpp"
 #include "cuforge/runtime/gemm_kernel.hpp"
@@ -117,6 +118,16 @@ Plan<Kernel, Problem>::Plan(const GemmOptions& options, KernelKind kind)
                                              "GEMM operands are RowMajor or ColumnMajor", name));
   kernel_types_ = options.canonical();
   set_settings(options.settings);
+  // As in the CUTLASS Python interface, layouts the tensor cores do not take run SIMT kernels: far slower, said.
+  const library::GemmConfig& first = *state_->kernels.family.front();
+  const library::GemmFilter tensor_op{kind_, first.arch, first.element_a, first.element_b, first.element_accumulator,
+                                      {}, {}, {}, {}, {}, OpcodeClass::TensorOp, {}, {}};  // any C, D, layouts
+  if (!options.settings.opclass && first.opclass == OpcodeClass::Simt && !library::find_gemms(tensor_op).empty())
+    log(LogLevel::warning, fmt::format("no tensor-op kernel takes {} x {} with A {}- and B {}-major: this plan runs SIMT "
+                                       "kernels on the CUDA cores, far slower (opclass=Simt asks for them; `cuforge "
+                                       "list --opclass tensorop` names the tensor cores' layouts)",
+                                       to_string(first.element_a), to_string(first.element_b),
+                                       to_string(options.layout_a), to_string(options.layout_b)));
 }
 
 template <class Kernel, class Problem>

@@ -28,7 +28,7 @@ std::vector<const GemmConfig*> rows_of_math(const library::GemmFilter& f) {
 }
 
 // The catalog's rows for the types on `arch`: of the opcode class asked for, else its tensor-op kernels
-// where there are any (f32, f64 and f16 also have SIMT kernels, far slower: opclass Simt asks for them).
+// where there are any, else its SIMT ones, far slower, as the CUTLASS Python interface chose (op::Plan says so).
 std::vector<const GemmConfig*> catalog_rows(const GemmTypes& t, Arch arch, const GemmSettings& s, KernelKind kind) {
   library::GemmFilter f;
   f.kind = kind;
@@ -44,7 +44,7 @@ std::vector<const GemmConfig*> catalog_rows(const GemmTypes& t, Arch arch, const
   f.opclass = s.opclass ? s.opclass : OpcodeClass::TensorOp;
   f.math = s.math;
   auto rows = rows_of_math(f);
-  if (rows.empty() && !s.opclass) {  // no tensor-op kernel: the SIMT ones
+  if (rows.empty() && !s.opclass) {
     f.opclass.reset();
     rows = rows_of_math(f);
   }
@@ -157,11 +157,10 @@ bool wider_twin(const GemmCandidate& other, const GemmCandidate& c) {
   const GemmConfig &o = other.config, &k = c.config;
   if (k.fixed_channels || other.splits != c.splits || other.decomposition != c.decomposition) return false;
   if (o.alignment_a < k.alignment_a || o.alignment_b < k.alignment_b || o.alignment_c < k.alignment_c) return false;
-  if (o.alignment_a == k.alignment_a && o.alignment_b == k.alignment_b && o.alignment_c == k.alignment_c) return false;
+  const auto narrow = std::tie(k.alignment_a, k.alignment_b, k.alignment_c);
+  if (std::tie(o.alignment_a, o.alignment_b, o.alignment_c) == narrow) return false;
   GemmConfig narrowed = o;
-  narrowed.alignment_a = k.alignment_a;
-  narrowed.alignment_b = k.alignment_b;
-  narrowed.alignment_c = k.alignment_c;
+  std::tie(narrowed.alignment_a, narrowed.alignment_b, narrowed.alignment_c) = narrow;
   return narrowed == k;
 }
 
@@ -267,15 +266,14 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
     return fmt::format("{}, and this plan's tile is pinned to an SM90 one (kernel_cc=80 plans run it)", kSm80Only);
   if (s.iterator_algorithm == IteratorAlgorithm::FixedChannels) {
     // Blamed only where no fixed-channel kernel of the plan takes this many channels.
-    std::vector<int> widths;
+    std::vector<int64_t> widths;
     for (const auto* set : {&k.primary, &k.fallback})
       for (const auto& c : *set)
-        if (c.fixed_channels && std::find(widths.begin(), widths.end(), c.alignment_a) == widths.end())
-          widths.push_back(c.alignment_a);
-    if (std::find(widths.begin(), widths.end(), p.conv.k_run) == widths.end()) {
+        if (c.fixed_channels && !contains(widths, int64_t(c.alignment_a))) widths.push_back(c.alignment_a);
+    if (!contains(widths, p.conv.k_run)) {
       std::sort(widths.rbegin(), widths.rend());
       std::string list;
-      for (int w : widths) list += (list.empty() ? "" : ", ") + std::to_string(w);
+      for (int64_t w : widths) list += (list.empty() ? "" : ", ") + std::to_string(w);
       return fmt::format("iterator_algorithm is fixed_channels: its kernels take inputs of exactly one vector of "
                          "channels ({} here); this convolution's input has {}", list, p.conv.k_run);
     }
@@ -426,7 +424,7 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
       why = *reason;
       continue;
     }
-    if (std::find(k.primary.begin(), k.primary.end(), c) == k.primary.end()) k.primary.push_back(c);
+    if (!contains(k.primary, c)) k.primary.push_back(c);
   }
   // Automatic schedules on SM90 are the builder's where the plan has that kernel (so a pinned description
   // means one kernel, as in the CUTLASS Python interface), else the model's choice among the plan's.
@@ -475,7 +473,7 @@ std::vector<TileDescription> tile_descriptions(const GemmKernels& k) {
     if (k.arch >= 90 && tile.kernel_schedule == builders_schedule(tile) &&
         tile.epilogue_schedule == library::epilogue_for(tile.kernel_schedule))
       tile.kernel_schedule = KernelSchedule::Auto, tile.epilogue_schedule = EpilogueSchedule::Auto;
-    if (std::find(out.begin(), out.end(), tile) == out.end()) out.push_back(tile);
+    if (!contains(out, tile)) out.push_back(tile);
   }
   return out;
 }
@@ -499,7 +497,7 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
     for (const auto& row : rows) {
       std::string why;
       if (auto c = derive(row, s, p, why)) {
-        if (std::find(configs.begin(), configs.end(), *c) == configs.end()) configs.push_back(*c);
+        if (!contains(configs, *c)) configs.push_back(*c);
       } else {
         ranking.refused.emplace_back(row.name(), std::move(why));
       }

@@ -20,7 +20,7 @@ using library::GemmConfig;
 // The catalog's size per family. A change here is a change of what cuforge offers: update the
 // numbers on purpose (`cuforge list --arch 90` prints the same count).
 constexpr size_t kSm90Gemm = 5288, kSm90Grouped = 651, kSm90ConvPerKind = 108;
-constexpr size_t kSm80Gemm = 2616, kSm80Grouped = 480, kSm80ConvPerKind = 192, kSm80NarrowDgrad = 30;
+constexpr size_t kSm80Gemm = 2744, kSm80Grouped = 480, kSm80ConvPerKind = 192, kSm80NarrowDgrad = 30;
 constexpr size_t kSm80SimtConvPerKind = 41;  // f32 11 tiles, f64 6, f16 8 (into f16 and f32, and with f16 accumulation)
 constexpr size_t kSm90Kernels = kSm90Gemm + kSm90Grouped + 3 * kSm90ConvPerKind;
 // SM80 fprop also with fixed-channel iterators: a twin of each tensor-core row; 16-bit dgrad also on 32-wide tiles.
@@ -87,6 +87,9 @@ TEST(Catalog, CountsPerDataTypeFamily) {
       {80, OC::Simt, D::f16, D::f16, D::f32, D::f16, {}, 64},
       {80, OC::Simt, D::f16, D::f16, D::f32, D::f32, {}, 64},
       {80, OC::Simt, D::f16, D::f16, D::f16, D::f16, {}, 64},
+      // int8 on the CUDA cores (the CUTLASS Python interface's SIMT s8 tests), in every layout.
+      {80, OC::Simt, D::s8, D::s8, D::s32, D::s8, {}, 64},
+      {80, OC::Simt, D::s8, D::s8, D::s32, D::s32, {}, 64},
   };
   std::vector<Row> all = rows;
   // fp8 on SM90: every A/B pairing of e4m3 and e5m2, into each of bf16, f16, f32, e4m3 and e5m2; promoted
@@ -175,7 +178,7 @@ TEST(Catalog, EveryMathInstructionAndLayoutHasKernels) {
   EXPECT_GT(count(90, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32), 0u);
 
   // 16-bit operands come in all four A/B layouts in both families, and so do f64 and the SIMT
-  // kernels; TF32 on SM90 and 8-bit operands everywhere only K-major (row x col).
+  // kernels (int8's too); TF32 on SM90 and 8-bit operands on the tensor cores only K-major (row x col).
   for (Arch arch : {80, 90})
     for (DataType t : {D::f16, D::bf16, D::f32, D::f64, D::s8, D::e4m3, D::e5m2})
       for (Layout la : {Layout::RowMajor, Layout::ColumnMajor})
@@ -189,7 +192,8 @@ TEST(Catalog, EveryMathInstructionAndLayoutHasKernels) {
           bool k_major = la == Layout::RowMajor && lb == Layout::ColumnMajor;
           bool offered = (arch == 90 && t != D::f64) || (arch == 80 && t != D::e4m3 && t != D::e5m2);
           // SM90 copies 32-bit operands K-major first (library::staged_k_major); 8-bit ones have no layout but K-major.
-          bool any_layout = size_bits(t) == 16 || (arch == 80 && size_bits(t) > 16) || (arch == 90 && size_bits(t) == 32);
+          bool any_layout = size_bits(t) == 16 || (arch == 80 && (size_bits(t) > 16 || t == D::s8)) ||
+                            (arch == 90 && size_bits(t) == 32);
           if (offered && (k_major || any_layout))
             EXPECT_GT(n, 0u) << arch << " " << to_string(t) << " " << to_string(la) << to_string(lb);
           else
@@ -205,7 +209,7 @@ TEST(Catalog, NewFamiliesUseTheirInstructions) {
       EXPECT_EQ(c->alignment_a, 1) << c->name();
       EXPECT_EQ(c->alignment_c, 1) << c->name();
       EXPECT_EQ(library::pipelined_simt(*c), c->tile.stages == 2) << c->name();
-      EXPECT_EQ(c->tile.threadblock_shape[2], 8) << c->name();
+      EXPECT_EQ(c->tile.threadblock_shape[2], size_bits(c->element_a) == 8 ? 16 : 8) << c->name();
       EXPECT_GE(c->tile.stages, 2) << c->name();
       EXPECT_LE(c->tile.stages, 5) << c->name();
     }
@@ -223,7 +227,8 @@ TEST(Catalog, NewFamiliesUseTheirInstructions) {
       EXPECT_EQ(c->layout_b, Layout::ColumnMajor) << c->name();
     } else if (c->element_a == D::s8) {
       EXPECT_EQ(c->element_accumulator, D::s32) << c->name();
-      EXPECT_EQ(c->math, c->arch == 80 ? MathOperation::MultiplyAddSaturate : MathOperation::MultiplyAdd) << c->name();
+      const bool saturating = c->arch == 80 && c->opclass == OpcodeClass::TensorOp;  // mma.sync's .satfinite
+      EXPECT_EQ(c->math, saturating ? MathOperation::MultiplyAddSaturate : MathOperation::MultiplyAdd) << c->name();
     }
     if (c->arch == 90 && size_bits(c->element_a) == 8) {
       EXPECT_EQ(c->tile.threadblock_shape[2], 128) << "128 bytes of K: " << c->name();
@@ -234,6 +239,7 @@ TEST(Catalog, NewFamiliesUseTheirInstructions) {
   library::GemmFilter f;
   f.arch = 80;
   f.element_a = f.element_b = DataType::s8;
+  f.opclass = OpcodeClass::TensorOp;
   for (const auto* c : library::find_gemms(f))
     int8_alignments.insert({c->alignment_a, c->alignment_b, c->alignment_c});
   EXPECT_EQ(int8_alignments,

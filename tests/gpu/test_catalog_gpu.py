@@ -1,6 +1,6 @@
 """The data-type families of issue 4 on the GPU: SM90 int8 (into s32 and, saturating, into s8) and
 fp8 (every e4m3/e5m2 pairing into bf16, f16, f32); f16 and bf16 into f32 outputs (SM90 and SM80);
-SM80 int8 (saturating mma.sync into s32), f64 tensor cores, SIMT f32 and f64; 3xTF32 on both — each in the
+SM80 int8 (saturating mma.sync into s32), f64 tensor cores, SIMT f32, f64, f16 and int8; 3xTF32 on both — each in the
 layouts its kernels take, on SM90 kernels and with kernel_cc=80 where both families have it.
 
 Inputs are small integers (exact.py): exact in every input type, e4m3 and e5m2 included, and every
@@ -192,6 +192,19 @@ CASES = (
        for lay in ALL_LAYOUTS]
     + [Case("f16", "f16", "f16", "crr", None, shape=ODD, alpha=1.0, beta=2.0, opclass=Simt, activation="relu",
             bias=True)]
+    # SIMT int8 (the CUTLASS Python interface's opclass = Simt s8 tests): integer multiply-adds into s32, two
+    # stages, every layout; into s8 through an f32 epilogue, saturated; a row-major B without opclass falls back
+    # to them (a warning), as in the interface; the interface's own tiles.
+    + [Case("s8", "s8", "s32", lay, None, opclass=Simt, kernel_has=("cuforge_sm80_gemm_simt_mma_s8_", "_s2_"))
+       for lay in ALL_LAYOUTS]
+    + [Case("s8", "s8", "s32", "rrr", None, shape=ODD, alpha=2.0, beta=-1.0, opclass=Simt, activation="relu",
+            bias=True),
+       Case("s8", "s8", "s8", "crr", None, shape=(264, 208, 1024), alpha=0.5, beta=1.0, opclass=Simt),
+       Case("s8", "s8", "s8", "rrr", None, kernel_has=("cuforge_sm80_gemm_simt_mma_s8_s8_s32_s8_s8_rrr_",)),
+       Case("s8", "s8", "s8", "ccr", 80, opclass=Simt, tile=sm80_tile((128, 128, 8), (2, 2, 1), 2),
+            kernel_has=("_128x128x8_w2x2x1_s2_",)),
+       Case("s8", "s8", "s32", "rrr", 80, opclass=Simt, tile=sm80_tile((64, 64, 8), (1, 1, 1), 2),
+            kernel_has=("_64x64x8_w1x1x1_s2_",))]
     # The larger tiles.
     + [Case("s8", "s8", "s32", RCR, None, beta=1.0, tile=SM90_COOP, kernel_has=("_128x128x128_c2x1x1_",)),
        Case("e5m2", "e5m2", "f16", RCR, None, tile=SM90_COOP, kernel_has=("_128x128x128_c2x1x1_",)),

@@ -19,7 +19,7 @@ RowMajor, ColumnMajor = cuforge.LayoutType.RowMajor, cuforge.LayoutType.ColumnMa
 
 # The catalog's size per family (the C++ suite asserts the same numbers).
 # GEMM, grouped, Conv2d (SM80 fprop twice, and 16-bit dgrad's 30 narrow tiles)
-SM90_KERNELS, SM80_KERNELS = 5288 + 651 + 3 * 108, 2616 + 480 + 4 * 192 + 30 + 3 * 41  # SIMT conv: 41 a kind
+SM90_KERNELS, SM80_KERNELS = 5288 + 651 + 3 * 108, 2744 + 480 + 4 * 192 + 30 + 3 * 41  # SIMT conv: 41 a kind
 
 
 # --- Names ---------------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ def test_unknown_element_type_is_a_data_type_error():
 
 def test_plans_the_catalog_cannot_build_are_refused():
     with pytest.raises(cuforge.InvalidArgumentError, match="cuforge list"):
-        cuforge.op.Gemm(element=np.int8, layout=RowMajor)
+        cuforge.op.Gemm(element="e4m3", element_C=np.float16, layout=RowMajor, kernel_cc=80)
     with pytest.raises(cuforge.InvalidArgumentError, match="element_accumulator"):
         cuforge.op.Gemm(element="bf16", element_accumulator=np.float16, layout=RowMajor)
     with pytest.raises(cuforge.InvalidArgumentError, match="element_A"):
@@ -179,6 +179,26 @@ def test_plans_the_catalog_cannot_build_are_refused():
     with pytest.raises(cuforge.DeviceError, match="8.0 or newer"):
         cuforge.op.Gemm(element=np.float16, layout=RowMajor, cc=75)
 
+
+
+def test_layouts_the_tensor_cores_do_not_take_run_simt_kernels_and_say_so(caplog):
+    # As in the CUTLASS Python interface: int8 with a row-major B has SIMT kernels only (mma.sync reads 8-bit
+    # operands K-major), which the plan runs, warning that they are far slower.
+    with caplog.at_level("WARNING", logger="cuforge"):
+        plan = cuforge.op.Gemm(element=np.int8, layout=RowMajor, cc=80)
+    assert "runs SIMT kernels on the CUDA cores, far slower" in caplog.text
+    assert plan.opclass == cuforge.OpcodeClass.Simt
+    assert "_sm80_gemm_simt_mma_s8_s8_s32_s8_s8_rrr_" in plan.select(64, 64, 64)
+    with pytest.raises(cuforge.InvalidArgumentError, match="take A, B, C as rcr"):
+        plan.opclass = cuforge.OpcodeClass.TensorOp
+    assert plan.opclass == cuforge.OpcodeClass.Simt  # the refused setting changed nothing
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="cuforge"):
+        asked = cuforge.op.Gemm(element=np.int8, layout=RowMajor, cc=80, opclass=cuforge.OpcodeClass.Simt)
+        k_major = cuforge.op.Gemm(element=np.int8, layout_A=RowMajor, layout_B=ColumnMajor, layout_C=RowMajor, cc=80)
+    assert caplog.text == ""
+    assert asked.opclass == cuforge.OpcodeClass.Simt
+    assert k_major.opclass == cuforge.OpcodeClass.TensorOp
 
 
 def test_f16_accumulation_is_offered_for_f16():

@@ -20,12 +20,16 @@ def test_plans_for_type_pairs_the_catalog_lacks_say_so():
         cuforge.op.Gemm(element=np.float64, layout=RowMajor, kernel_cc=90)
     with pytest.raises(cuforge.InvalidArgumentError, match="opcode class simt"):
         cuforge.op.Gemm(element="bf16", layout=RowMajor, opclass=cuforge.OpcodeClass.Simt)
-    # int8 kernels read A row-major and B column-major only (K-major 8-bit operands).
-    with pytest.raises(cuforge.InvalidArgumentError, match=r"A s8 x B s8 with s32 accumulation into C s8 / D s8 in "
-                                                           r"these layouts \(its kernels take A, B, C as rcr\)"):
-        cuforge.op.Gemm(element=np.int8, layout=RowMajor)
+    # int8's tensor-op kernels read A row-major and B column-major only (K-major 8-bit operands); in other
+    # layouts a plan runs SIMT kernels unless it asks for the tensor cores (test_api.py).
+    TensorOp = cuforge.OpcodeClass.TensorOp
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"A s8 x B s8 with s32 accumulation into C s8 / D s8, opcode "
+                                                           r"class tensorop in these layouts \(its kernels take A, B, C "
+                                                           r"as rcr\)"):
+        cuforge.op.Gemm(element=np.int8, layout=RowMajor, opclass=TensorOp)
     with pytest.raises(cuforge.InvalidArgumentError, match=r"in these layouts \(its kernels take A, B, C as rcr\)"):
-        cuforge.op.Gemm(element_A=np.int8, element_B=np.int8, element_C=np.int32, element_D=np.int32, layout=RowMajor)
+        cuforge.op.Gemm(element_A=np.int8, element_B=np.int8, element_C=np.int32, element_D=np.int32, layout=RowMajor,
+                        opclass=TensorOp)
 
 
 RCR = dict(layout_A=RowMajor, layout_B=ColumnMajor, layout_C=RowMajor)

@@ -117,9 +117,9 @@ GemmConfig staged_kernel(const GemmConfig& config);
 // such kernels are the swapped ones of a row-major B (A = B^T, N-major): B read as it is, no copy.
 bool register_sourced(const GemmConfig& kernel);
 
-// SM80 SIMT kernels of 16-bit operands: CUTLASS's two-stage pipelined mainloop (an SM60 kernel), which
-// loads one element at a time through registers, where cp.async copies at least 4 bytes (the CUTLASS
-// Python interface's f16 plans switched to SIMT run such kernels).
+// SM80 SIMT kernels of 16- and 8-bit operands: CUTLASS's two-stage pipelined mainloop (an SM60 kernel),
+// which loads one element at a time through registers, where cp.async copies at least 4 bytes (the
+// CUTLASS Python interface's f16 and int8 plans switched to SIMT run such kernels).
 bool pipelined_simt(const GemmConfig& config);
 
 // SM80 kernels on CUTLASS's two-stage pipelined mainloop, loading A and B through registers at any

@@ -82,7 +82,7 @@ class Gemm(Plan):
     element_X or layout_X first, then its tensor's, then the generic one). The accumulator defaults to
     f32 (s32 for int8 A and B, f64 for f64). ``cc`` is the GPU to build for (default: the device's);
     ``kernel_cc=80`` asks for CUTLASS 2.x (SM80) kernels, which also run on Hopper.
-    ``opclass=OpcodeClass.Simt`` asks for CUDA-core kernels (f32, f64 and f16, SM80 family) instead of
+    ``opclass=OpcodeClass.Simt`` asks for CUDA-core kernels (f32, f64, f16, int8; SM80 family) instead of
     tensor cores.
     """
 

@@ -44,7 +44,7 @@ class Plan:
     interface). The
     accumulator defaults to f32 (s32 for int8 A and B, f64 for f64). ``cc`` is the GPU to build for
     (default: the device's); ``kernel_cc=80`` asks for CUTLASS 2.x (SM80) kernels, which also run on
-    Hopper. ``opclass=OpcodeClass.Simt`` asks for CUDA-core kernels (f32, f64 and f16, SM80 family)
+    Hopper. ``opclass=OpcodeClass.Simt`` asks for CUDA-core kernels (f32, f64, f16, int8; SM80 family)
     instead of tensor cores. ``device`` is the CUDA device ordinal the plan builds for and runs on
     (default: the current device).
     """
@@ -267,10 +267,13 @@ class Plan:
 
     @property
     def opclass(self) -> OpcodeClass:
-        """Tensor cores (TensorOp, the default) or CUDA cores (Simt: f32, f64 and f16 kernels of the SM80
-        family); a member or its name. Setting it chooses among that class's kernels from then on; the
-        other settings carry over (an error says which cannot)."""
-        return self._plan.settings.opclass or OpcodeClass.TensorOp
+        """Tensor cores (TensorOp, the default) or CUDA cores (Simt: f32, f64, f16 and int8 kernels of the
+        SM80 family); a member or its name. Where none was set, the class of the plan's kernels: SIMT for
+        types whose tensor-op kernels take other layouts only (int8 with a row-major B), as in the CUTLASS
+        Python interface (a warning says so). Setting it chooses among that class's kernels from then on;
+        the other settings carry over (an error says which cannot)."""
+        opclass = self._plan.settings.opclass
+        return opclass if opclass is not None else self._plan.math_instruction().opcode_class
 
     @opclass.setter
     def opclass(self, value):
