@@ -151,7 +151,8 @@ int sm80_output_vector_bits(DataType c) { return size_bits(c) == 8 ? 64 : 128; }
 
 DataType epilogue_compute_type(const GemmConfig& c) {
   if (c.element_d == DataType::s32) return DataType::s32;
-  return c.arch >= 90 || c.element_d == DataType::s8 ? DataType::f32 : c.element_accumulator;
+  const bool wider_d = size_bits(c.element_d) > size_bits(c.element_accumulator);  // f16 accumulation into f32
+  return c.arch >= 90 || c.element_d == DataType::s8 || wider_d ? DataType::f32 : c.element_accumulator;
 }
 
 EpilogueSchedule epilogue_for(KernelSchedule kernel) {

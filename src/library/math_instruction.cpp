@@ -36,7 +36,7 @@ const std::vector<MathInstruction> kInstructions = {
     // saturating int8 mma.sync; SIMT f32, f64 and f16 (into f32 or f16) fused multiply-adds, and int8's
     // integer multiply-adds into s32 (wrapping, as CUTLASS's SIMT int8 kernels).
     {80, kTensorOp, kMma, D::f16, D::f16, D::f32, {16, 8, 16}, {D::f16, D::f32}},
-    {80, kTensorOp, kMma, D::f16, D::f16, D::f16, {16, 8, 16}, {D::f16}},
+    {80, kTensorOp, kMma, D::f16, D::f16, D::f16, {16, 8, 16}, {D::f16, D::f32}},
     {80, kTensorOp, kMma, D::bf16, D::bf16, D::f32, {16, 8, 16}, {D::bf16, D::f32}},
     {80, kTensorOp, kMma, D::f32, D::f32, D::f32, {16, 8, 8}, {D::f32}},
     {80, kTensorOp, MathOperation::MultiplyAddFastF32, D::f32, D::f32, D::f32, {16, 8, 8}, {D::f32}},

@@ -57,6 +57,7 @@ class Case:
     bias: bool = False
     tile: tuple = ()  # a pinned tile description, as (field, value) pairs
     kernel_has: tuple = field(default=())  # parts the kernel's name must contain
+    acc: Optional[str] = None  # the accumulator, where not the inputs' default (f16 accumulation)
 
     @property
     def id(self):
@@ -76,10 +77,14 @@ class Case:
             parts.append("bias")
         if self.tile:
             parts.append("tile" + "x".join(map(str, dict(self.tile)["threadblock_shape"])))
+        if self.acc:
+            parts.append(f"acc{self.acc}")
         return "-".join(parts)
 
 
 def acc_of(case):
+    if case.acc:
+        return case.acc
     if case.a != case.b:
         return "f32"  # fp8 pairings, and s8 beside a 16-bit type
     return {"s8": "s32", "f64": "f64"}.get(case.a, "f32")
@@ -170,6 +175,12 @@ CASES = (
        for t in ("f16", "bf16") for lay in ALL_LAYOUTS for cc in (None, 80)]
     + [Case(t, t, "f32", "rcr", cc, shape=(197, 136, 88), alpha=2.0, beta=-1.0, activation="relu", bias=True)
        for t in ("f16", "bf16") for cc in (None, 80)]
+    # f16 accumulation into f32 C and D (SM80 kernels, an f32 epilogue), as the CUTLASS interface's conv tests
+    # build it: SM90 has none, so the default plan takes SM80's.
+    + [Case("f16", "f16", "f32", lay, None, acc="f16", kernel_has=("cuforge_sm80_gemm_tensorop_mma_f16_f16_f16_f32_f32_",))
+       for lay in ("rcr", "crr")]
+    + [Case("f16", "f16", "f32", "rrr", None, shape=(197, 136, 88), alpha=2.0, beta=-1.0, activation="relu", bias=True,
+            acc="f16")]
     # 3xTF32 (f32 split into big and small TF32 halves): SM80's three mma.sync products and SM90's
     # pieces along a tripled K (its staging copies), every layout; odd M and K (the pieces' padding).
     + [Case("f32", "f32", "f32", lay, cc, math=FAST_F32, tile=SM90_TF32 if cc == 90 else (),
@@ -315,3 +326,26 @@ def test_3xtf32_is_near_f32_accuracy(gen, kernel_cc):
     # H200 (2026-12-03), where SM80's three mma.sync products a step keep 3.4e-7.
     assert errors[FAST_F32] < (2e-6 if kernel_cc == 80 else 5e-6)
     assert errors[cuforge.MathOperation.multiply_add] > 50 * errors[FAST_F32]
+
+
+@pytest.mark.parametrize("kind", ["fprop", "dgrad", "wgrad"])
+def test_f16_accumulation_into_f32_convolutions(kind):
+    """f16 accumulation into an f32 output on SM80's convolution kernels (an f32 epilogue), as the CUTLASS
+    interface's Conv2d tests build it; sums of a few hundred small integers, exact in f16."""
+    F = torch.nn.functional
+    g = dict(stride=(1, 1), padding=(1, 1), dilation=(1, 1))
+    x = torch.randint(-2, 3, (1, 16, 9, 7), device="cuda").half().contiguous(memory_format=torch.channels_last)
+    w = torch.randint(-1, 2, (32, 16, 3, 3), device="cuda").half().contiguous(memory_format=torch.channels_last)
+    dy = torch.randint(-2, 3, (1, 32, 9, 7), device="cuda").half().contiguous(memory_format=torch.channels_last)
+    if kind == "fprop":
+        operands, ref = (x, w), F.conv2d(x.double(), w.double(), **g)
+    elif kind == "dgrad":
+        operands, ref = (dy, w), torch.nn.grad.conv2d_input(x.shape, w.double(), dy.double(), **g)
+    else:
+        operands, ref = (dy, x), torch.nn.grad.conv2d_weight(x.double(), w.shape, dy.double(), **g)
+    out = torch.full(ref.shape, float("nan"), device="cuda").contiguous(memory_format=torch.channels_last)
+    plan = cuforge.op.Conv2d(kind=kind, element=torch.float16, element_C=torch.float32, element_D=torch.float32,
+                             element_accumulator=torch.float16)
+    plan.run(*operands, None, out, **g)
+    assert_exact(out, ref.float())
+    assert plan.last_kernel.startswith(f"cuforge_sm80_{kind}_tensorop_mma_f16_f16_f16_f32_f32_"), plan.last_kernel

@@ -144,8 +144,9 @@ int sm80_output_vector_bits(DataType c);
 
 // The type the epilogue computes activation(alpha * acc + beta * C) in: s32 for s32 outputs (exact
 // for any K, as CUTLASS's own integer kernels do; alpha and beta are then integers), else f32 on
-// SM90 and for s8 outputs (converted with saturation, as CUTLASS's LinearCombinationClamp does), and the
-// accumulator's type on SM80 (f64 for f64, f16 for f16 accumulation).
+// SM90, for s8 outputs (converted with saturation, as CUTLASS's LinearCombinationClamp does) and for a D wider
+// than the accumulator (f16 accumulation into f32: C read whole), and the accumulator's type on SM80 otherwise
+// (f64 for f64, f16 for f16 accumulation into f16).
 DataType epilogue_compute_type(const GemmConfig& config);
 
 // The implicit GEMM's A and B layouts of a convolution kind over NHWC tensors (C and D row-major):
