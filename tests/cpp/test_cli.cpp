@@ -88,10 +88,12 @@ TEST(CommandLine, ListIsFastForEachFamily) {
 TEST(CommandLine, ListFiltersByOpcodeClassAndTypes) {
   Listed simt = list("--arch 80 --opclass simt --op gemm");
   ASSERT_EQ(simt.status, 0);
-  EXPECT_EQ(simt.names.size(), 88u + 48u + 3 * 64u);  // f32, f64, f16 (into f16 or f32, and with f16 accumulation)
+  // f32, f64, f16 (into f16 or f32, and with f16 accumulation), int8 (into s8 or s32)
+  EXPECT_EQ(simt.names.size(), 88u + 48u + 3 * 64u + 2 * 64u);
   for (const auto& n : simt.names) EXPECT_NE(n.find("_simt_mma_"), std::string::npos) << n;
   EXPECT_EQ(list("--arch 80 --opclass simt --op gemm --a f64").names.size(), 48u);
   EXPECT_EQ(list("--arch 80 --opclass simt --op gemm --a f16 --acc f16").names.size(), 64u);
+  EXPECT_EQ(list("--arch 80 --opclass simt --op gemm --a s8 --d s8").names.size(), 64u);
   // Each convolution pass over the same SIMT tiles, one element at a time: 11 f32, 6 f64, 3 x 8 f16.
   EXPECT_EQ(list("--arch 80 --opclass simt --op conv2d_dgrad").names.size(), 41u);
   EXPECT_EQ(list("--arch 80 --opclass tensorop --a f64").names.size(), 104u);
