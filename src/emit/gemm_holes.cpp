@@ -263,7 +263,8 @@ Holes sm80_holes(const library::GemmConfig& c, const std::string& name) {
     default:
       h["math_operation"] = "cutlass::arch::OpMultiplyAdd";
   }
-  h["instruction_name"] = simt ? fmt::format("SIMT {} fused multiply-adds (CUDA cores)", to_string(c.element_a))
+  h["instruction_name"] = simt ? fmt::format("SIMT {} {}multiply-adds (CUDA cores)", to_string(c.element_a),
+                                             c.element_a == DataType::s8 ? "integer " : "fused ")
                                : fmt::format("mma.sync {}", math_name);
   return h;
 }

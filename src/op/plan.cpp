@@ -21,7 +21,6 @@
 #include "cuforge/core/log.hpp"
 #include "cuforge/emit/gemm.hpp"
 #include "cuforge/emit/pytorch.hpp"
-#include "cuforge/library/catalog.hpp"
 #include "cuforge/runtime/device.hpp"
 #include "cuforge/runtime/conv_kernel.hpp"
 #include "cuforge/runtime/gemm_kernel.hpp"
@@ -30,6 +29,7 @@
 #include "cuforge/runtime/timing.hpp"
 #include "cuforge/select/gemm_cost.hpp"
 #include "scratch_layout.hpp"
+#include "simt_fallback.hpp"
 #include "tuning_key.hpp"
 
 namespace cuforge::op {
@@ -118,16 +118,6 @@ Plan<Kernel, Problem>::Plan(const GemmOptions& options, KernelKind kind)
                                              "GEMM operands are RowMajor or ColumnMajor", name));
   kernel_types_ = options.canonical();
   set_settings(options.settings);
-  // As in the CUTLASS Python interface, layouts the tensor cores do not take run SIMT kernels: far slower, said.
-  const library::GemmConfig& first = *state_->kernels.family.front();
-  const library::GemmFilter tensor_op{kind_, first.arch, first.element_a, first.element_b, first.element_accumulator,
-                                      {}, {}, {}, {}, {}, OpcodeClass::TensorOp, {}, {}};  // any C, D, layouts
-  if (!options.settings.opclass && first.opclass == OpcodeClass::Simt && !library::find_gemms(tensor_op).empty())
-    log(LogLevel::warning, fmt::format("no tensor-op kernel takes {} x {} with A {}- and B {}-major: this plan runs SIMT "
-                                       "kernels on the CUDA cores, far slower (opclass=Simt asks for them; `cuforge "
-                                       "list --opclass tensorop` names the tensor cores' layouts)",
-                                       to_string(first.element_a), to_string(first.element_b),
-                                       to_string(options.layout_a), to_string(options.layout_b)));
 }
 
 template <class Kernel, class Problem>
@@ -159,6 +149,16 @@ template <class Kernel, class Problem>
 void Plan<Kernel, Problem>::set_settings(const select::GemmSettings& settings) {
   const Arch family = select::gemm_family(kernel_types_, cc_, options_.kernel_cc, settings, kind_);
   select::GemmKernels kernels = select::gemm_kernels(kernel_types_, family, settings, kind_);  // throws, changing nothing
+  // Said once, when the plan's kernels become SIMT ones it did not ask for (at construction or by a setting).
+  if (auto warning = simt_fallback_warning(kernels, settings, kind_, options_.layout_a, options_.layout_b)) {
+    bool said = false;
+    {
+      std::lock_guard lock(state_->mutex);
+      said = !state_->kernels.family.empty() && simt_fallback_warning(state_->kernels, state_->settings, kind_,
+                                                                      options_.layout_a, options_.layout_b);
+    }
+    if (!said) log(LogLevel::warning, *warning);  // outside the lock: the Python sink takes the GIL
+  }
   std::lock_guard lock(state_->mutex);
   state_->settings = settings;
   ++state_->generation;

@@ -438,10 +438,12 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
     throw InvalidArgumentError(fmt::format("tile description ({}) cannot be built for this plan: {}; "
                                            "plan.tile_descriptions() lists the {} that can",
                                            s.tile->describe(), why, tile_descriptions(k).size()));
-  // Operands TMA cannot load (leading dimensions not 16-byte multiples) run on SM80 kernels of
-  // lower alignment; a pinned tile is the user's word and has no fallback (nor pointwise kernels).
+  // Operands TMA cannot load (leading dimensions not 16-byte multiples) run on SM80 tensor-op kernels of lower
+  // alignment, never SIMT ones; a pinned tile is the user's word and has no fallback (nor pointwise kernels).
+  GemmSettings tensor_op = s;
+  tensor_op.opclass = OpcodeClass::TensorOp;
   if (arch >= 90 && !s.tile)
-    for (const GemmConfig* row : catalog_rows(t, 80, s, kind)) k.fallback.push_back(*row);
+    for (const GemmConfig* row : catalog_rows(t, 80, tensor_op, kind)) k.fallback.push_back(*row);
   // 1x1 fprop and dgrad may also run as GEMMs. Not wgrad: its GEMM (dyᵀ x, K = N·P·Q) on the SM90
   // GEMM kernels' parallel split-K measured 0.40x cuDNN where SM80's convolution kernels split in
   // parallel reach 0.70x (H200, 56²×256→64, bench/NOTES.md).

@@ -298,6 +298,21 @@ TEST(EmitGemm, Sm90Int8IntoS8ComputesInFloat) {
   expect_parts(gelu, {"fusion::LinCombEltAct<\n    cutlass::epilogue::thread::GELU, ElementD, ElementCompute"});
 }
 
+// f16 accumulation into an f32 D computes its epilogue in f32 (C read whole); into f16 it stays in f16. SIMT
+// int8 runs the SM60 pipelined kernel, integer multiply-adds, and an f32 epilogue into s8.
+TEST(EmitGemm, Sm80EpiloguesComputeInTheWiderOfAccumulatorAndD) {
+  expect_parts(emit::gemm_source(by_name("cuforge_sm80_gemm_tensorop_mma_f16_f16_f16_f32_f32_rcr_128x128x32_w2x2x1_s4_"
+                                         "multistage_default_default_a8x8x4")),
+               {"using ElementAccumulator = cutlass::half_t;", "using ElementC = float;", "using ElementCompute = float;"});
+  expect_parts(emit::gemm_source(by_name("cuforge_sm80_gemm_tensorop_mma_f16_f16_f16_f16_f16_rcr_128x128x32_w2x2x1_s4_"
+                                         "multistage_default_default_a8x8x8")),
+               {"using ElementAccumulator = cutlass::half_t;", "using ElementCompute = cutlass::half_t;"});
+  expect_parts(emit::gemm_source(by_name("cuforge_sm80_gemm_simt_mma_s8_s8_s32_s8_s8_rrr_256x128x16_w4x2x1_s2_"
+                                         "multistage_default_default_a1x1x1")),
+               {"using ElementAccumulator = int32_t;", "using ElementC = int8_t;", "using ElementCompute = float;",
+                "cutlass::arch::OpClassSimt, cutlass::arch::Sm60", "cutlass::gemm::GemmShape<1, 1, 1>"});
+}
+
 TEST(EmitGemm, Sm90Fp8TakesTheFp8Mainloop) {
   const std::string name =
       "cuforge_sm90_gemm_tensorop_mma_e4m3_e5m2_f32_f16_f16_rcr_64x128x128_c1x1x1_s0_pingpong_tma_default_a16x16x8";

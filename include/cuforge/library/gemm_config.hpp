@@ -123,7 +123,7 @@ bool register_sourced(const GemmConfig& kernel);
 bool pipelined_simt(const GemmConfig& config);
 
 // SM80 kernels on CUTLASS's two-stage pipelined mainloop, loading A and B through registers at any
-// alignment: the 16-bit SIMT kernels, and 16-bit tensor-op GEMM kernels that read A or B in vectors of
+// alignment: the 16- and 8-bit SIMT kernels, and 16-bit tensor-op GEMM kernels that read A or B in vectors of
 // under 4 bytes (one element: an odd leading dimension), which cp.async cannot copy.
 bool pipelined(const GemmConfig& config);
 

@@ -25,6 +25,7 @@ from .arguments import capability, device_ordinal, enum_value, flag, integer, la
 
 
 _logger = logging.getLogger("cuforge")
+EIGHT_BIT = {DataType.s8, DataType.e4m3, DataType.e5m2}
 
 
 class UnknownSettingError(InvalidArgumentError, AttributeError):
@@ -95,14 +96,19 @@ class Plan:
             shape = getattr(x, "shape", ())
             return len(shape) >= 2 and shape[-2] > 1 and shape[-1] > 1
 
-        def layout_for(explicit, tensor, name):
+        def layout_for(explicit, tensor, name, element=None):
             if explicit is not None:
                 return enum_value(explicit, LayoutType, f"layout_{name}")
             tensors = tensor if isinstance(tensor, (list, tuple)) else [tensor]
             telling = next((x for x in tensors if x is not None and says_layout(x)), None)
             if telling is not None:
                 return layout_of(telling, name)
-            return enum_value(layout, LayoutType, "layout") if layout is not None else LayoutType.RowMajor
+            if layout is not None:
+                return enum_value(layout, LayoutType, "layout")
+            # Vectors only: 8-bit A and B take the layouts their tensor-op kernels read (K-major), either fits.
+            if element in EIGHT_BIT and any(x is not None for x in tensors):
+                return LayoutType.RowMajor if name == "A" else LayoutType.ColumnMajor
+            return LayoutType.RowMajor
 
         self._settings_lock = threading.RLock()
         settings = _core.GemmSettings()
@@ -123,8 +129,8 @@ class Plan:
             element_c=element_d if self._no_c else element_c,
             element_d=element_d,
             element_accumulator=None if element_accumulator is None else to_datatype(element_accumulator),
-            layout_a=layout_for(layout_A, A, "A"),
-            layout_b=layout_for(layout_B, B, "B"),
+            layout_a=layout_for(layout_A, A, "A", element_a),
+            layout_b=layout_for(layout_B, B, "B", element_b),
             layout_c=layout_for(layout_C, D if D is not None else C, "C"),
             cc=0 if cc is None else capability(cc, "cc"),
             kernel_cc=0 if kernel_cc is None else capability(kernel_cc, "kernel_cc"),
@@ -268,10 +274,11 @@ class Plan:
     @property
     def opclass(self) -> OpcodeClass:
         """Tensor cores (TensorOp, the default) or CUDA cores (Simt: f32, f64, f16 and int8 kernels of the
-        SM80 family); a member or its name. Where none was set, the class of the plan's kernels: SIMT for
-        types whose tensor-op kernels take other layouts only (int8 with a row-major B), as in the CUTLASS
-        Python interface (a warning says so). Setting it chooses among that class's kernels from then on;
-        the other settings carry over (an error says which cannot)."""
+        SM80 family); a member or its name. Where none was set, the class of the plan's kernels: SIMT where
+        the tensor cores have no kernel for the plan's layouts or math operation (int8 with A column-major or
+        B row-major), as in the CUTLASS Python interface (a warning says so), and for f64 convolutions. Setting
+        it chooses among that class's kernels from then on; the other settings carry over (an error says which
+        cannot)."""
         opclass = self._plan.settings.opclass
         return opclass if opclass is not None else self._plan.math_instruction().opcode_class
 
