@@ -29,7 +29,6 @@
 #include "cuforge/runtime/timing.hpp"
 #include "cuforge/select/gemm_cost.hpp"
 #include "scratch_layout.hpp"
-#include "simt_fallback.hpp"
 #include "tuning_key.hpp"
 
 namespace cuforge::op {
@@ -150,12 +149,12 @@ void Plan<Kernel, Problem>::set_settings(const select::GemmSettings& settings) {
   const Arch family = select::gemm_family(kernel_types_, cc_, options_.kernel_cc, settings, kind_);
   select::GemmKernels kernels = select::gemm_kernels(kernel_types_, family, settings, kind_);  // throws, changing nothing
   // Said once, when the plan's kernels become SIMT ones it did not ask for (at construction or by a setting).
-  if (auto warning = simt_fallback_warning(kernels, settings, kind_, options_.layout_a, options_.layout_b)) {
+  if (auto warning = select::simt_fallback_warning(kernels, settings, kind_, options_.layout_a, options_.layout_b)) {
     bool said = false;
     {
       std::lock_guard lock(state_->mutex);
-      said = !state_->kernels.family.empty() && simt_fallback_warning(state_->kernels, state_->settings, kind_,
-                                                                      options_.layout_a, options_.layout_b);
+      said = !state_->kernels.family.empty() &&
+             select::simt_fallback_warning(state_->kernels, state_->settings, kind_, options_.layout_a, options_.layout_b);
     }
     if (!said) log(LogLevel::warning, *warning);  // outside the lock: the Python sink takes the GIL
   }
