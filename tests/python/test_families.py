@@ -35,6 +35,44 @@ def test_plans_for_type_pairs_the_catalog_lacks_say_so():
 RCR = dict(layout_A=RowMajor, layout_B=ColumnMajor, layout_C=RowMajor)
 
 
+def test_layouts_the_tensor_cores_do_not_take_run_simt_kernels_and_say_so(caplog):
+    # As in the CUTLASS Python interface: int8 with a row-major B has SIMT kernels only (mma.sync reads 8-bit
+    # operands K-major), which the plan runs, warning that they are far slower.
+    with caplog.at_level("WARNING", logger="cuforge"):
+        plan = cuforge.op.Gemm(element=np.int8, layout=RowMajor, cc=80)
+    assert "runs SIMT kernels on the CUDA cores, far slower" in caplog.text
+    assert plan.opclass == cuforge.OpcodeClass.Simt
+    assert "_sm80_gemm_simt_mma_s8_s8_s32_s8_s8_rrr_" in plan.select(64, 64, 64)
+    with pytest.raises(cuforge.InvalidArgumentError, match="take A, B, C as rcr"):
+        plan.opclass = cuforge.OpcodeClass.TensorOp
+    assert plan.opclass == cuforge.OpcodeClass.Simt  # the refused setting changed nothing
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="cuforge"):
+        asked = cuforge.op.Gemm(element=np.int8, layout=RowMajor, cc=80, opclass=cuforge.OpcodeClass.Simt)
+        k_major = cuforge.op.Gemm(element=np.int8, layout_A=RowMajor, layout_B=ColumnMajor, layout_C=RowMajor, cc=80)
+    assert caplog.text == ""
+    assert asked.opclass == cuforge.OpcodeClass.Simt
+    assert k_major.opclass == cuforge.OpcodeClass.TensorOp
+    # A math operation the tensor cores lack for the types (SM80's int8 mma.sync saturates) falls back too, said
+    # once, as its cause; a setting that keeps the plan on SIMT says nothing more.
+    with caplog.at_level("WARNING", logger="cuforge"):
+        k_major.math_operation = cuforge.MathOperation.multiply_add
+        k_major.activation = "relu"
+    assert caplog.text.count("runs SIMT kernels") == 1 and "with math mma" in caplog.text
+    assert k_major.opclass == cuforge.OpcodeClass.Simt
+    # An SM90 plan's operands TMA cannot load fall back to SM80's tensor-op kernels only, never to SIMT ones.
+    sm90 = cuforge.op.Gemm(element=np.int8, layout_A=RowMajor, layout_B=ColumnMajor, layout_C=RowMajor, cc=90,
+                           math_operation=cuforge.MathOperation.multiply_add)
+    with pytest.raises(cuforge.InvalidArgumentError, match="alignment"):
+        sm90.select(64, 64, 72)
+    # Vectors say no layout: an 8-bit plan built from them takes the K-major layouts its tensor cores read.
+    A, B, D = np.ones((64, 32), np.int8), np.ones((32, 1), np.int8), np.ones((64, 1), np.int32)
+    from_tensors = cuforge.op.Gemm(A=A, B=B, C=D, D=D, cc=80)
+    assert (from_tensors.layout_A, from_tensors.layout_B) == (RowMajor, ColumnMajor)
+    assert from_tensors.opclass == cuforge.OpcodeClass.TensorOp
+
+
+
 def test_int8_plans():
     plan = cuforge.op.Gemm(element_A=np.int8, element_B=np.int8, element_C=np.int32, element_D=np.int32, **RCR)
     assert plan.element_accumulator == cuforge.DataType.s32, "int8 inputs accumulate in s32 by default"
