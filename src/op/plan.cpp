@@ -85,6 +85,7 @@ struct Plan<Kernel, Problem>::State {
   // Classes an autotune is measuring (the mutex let go meanwhile): another run of one waits for its choice.
   std::unordered_set<GemmShape, GemmShapeHash> measuring;
   std::condition_variable measured;
+  bool simt_fallback = false;  // the kernels are SIMT ones the settings did not ask for (warned once)
 };
 
 template <class Kernel, class Problem>
@@ -148,23 +149,21 @@ template <class Kernel, class Problem>
 void Plan<Kernel, Problem>::set_settings(const select::GemmSettings& settings) {
   const Arch family = select::gemm_family(kernel_types_, cc_, options_.kernel_cc, settings, kind_);
   select::GemmKernels kernels = select::gemm_kernels(kernel_types_, family, settings, kind_);  // throws, changing nothing
-  // Said once, when the plan's kernels become SIMT ones it did not ask for (at construction or by a setting).
-  if (auto warning = select::simt_fallback_warning(kernels, settings, kind_, options_.layout_a, options_.layout_b)) {
-    bool said = false;
-    {
-      std::lock_guard lock(state_->mutex);
-      said = !state_->kernels.family.empty() &&
-             select::simt_fallback_warning(state_->kernels, state_->settings, kind_, options_.layout_a, options_.layout_b);
-    }
-    if (!said) log(LogLevel::warning, *warning);  // outside the lock: the Python sink takes the GIL
+  const auto warning = select::simt_fallback_warning(kernels, settings, kind_, options_.layout_a, options_.layout_b);
+  bool said = false;
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->settings = settings;
+    ++state_->generation;
+    state_->kernels = std::move(kernels);
+    state_->chosen.clear();
+    state_->compiled.clear();
+    state_->last.reset();
+    said = std::exchange(state_->simt_fallback, warning.has_value());
   }
-  std::lock_guard lock(state_->mutex);
-  state_->settings = settings;
-  ++state_->generation;
-  state_->kernels = std::move(kernels);
-  state_->chosen.clear();
-  state_->compiled.clear();
-  state_->last.reset();
+  // Said once, when the plan's kernels become SIMT ones it did not ask for (at construction or by a setting);
+  // outside the lock: the Python sink takes the GIL.
+  if (warning && !said) log(LogLevel::warning, *warning);
 }
 
 template <class Kernel, class Problem>
