@@ -79,12 +79,18 @@ const std::vector<Sm90Tile> kSm90SwappedTiles = {
 // TF32's swapped kernels of a row-major A and B: Bᵀ, N-major, is the kernel's A, which CUTLASS's
 // register-sourced mainloop reads through registers (library::register_sourced), where the other SM90
 // TF32 kernels copy B K-major first. The tiles CUTLASS's mainloop was timed with on the H200 (cooperative,
-// the tile's M along the problem's N, cluster 1x1, data-parallel; bench/tf32_mainloops.cu: 128x128 ran
-// 128x14336x4096 at 200 TFLOP/s where the catalog's SM80 pick ran 156), for any M.
+// the tile's M along the problem's N; bench/tf32_mainloops.cu: 128x128 ran 128x14336x4096 at 200 TFLOP/s
+// where the catalog's SM80 pick ran 156), for any M, data-parallel or stream-K, alone or in 2x1 clusters
+// (two tiles along the problem's N sharing each Aᵀ tile). On an H100 (cuforge profile, f32): 2x1 ran
+// 0-14% ahead of 1x1 on every shape, 1x2 (sharing the register operand) 3-90% behind, so it is left out.
+// Stream-K on the 128x256 tile only: it ran 512x4096x4096 and 256x8192x8192 (32 and 64 tiles) 1.3x as fast
+// as the data-parallel pick; on 128x128 tiles it never won (1.4x slower at 1024³, 3% at 128x14336x4096).
 const std::vector<Sm90Tile> kSm90RegisterSourcedTiles = {
     {128, 128, KernelSchedule::TmaWarpSpecializedCooperative},
     {128, 256, KernelSchedule::TmaWarpSpecializedCooperative},
 };
+const std::vector<std::array<int, 3>> kSm90RegisterSourcedClusters = {{2, 1, 1}, {1, 1, 1}};
+constexpr int kRegisterSourcedStreamKTileN = 256;
 const std::vector<std::array<int, 3>> kSm90Clusters = {{1, 1, 1}, {2, 1, 1}, {1, 2, 1}};
 // SM90 convolutions run one consumer warpgroup per CTA (CUTLASS has no persistent conv schedule):
 // tiles whose accumulators fit its registers, with as many stages as fit, and the small tiles also
@@ -252,12 +258,14 @@ std::vector<GemmConfig> enumerate_sm90() {
             add_if_valid(out, sm90_config(mi, o, la, lb, KernelKind::Gemm, t, cluster, TileScheduler::Default));
     if (size_bits(mi.a) == 32)
       for (DataType o : mi.outputs)
-        for (const auto& t : kSm90RegisterSourcedTiles) {
-          GemmConfig c = sm90_config(mi, o, Layout::RowMajor, Layout::RowMajor, KernelKind::Gemm, t, {1, 1, 1},
-                                     TileScheduler::Default);
-          c.tile.swap_ab = true;
-          add_if_valid(out, c);
-        }
+        for (const auto& t : kSm90RegisterSourcedTiles)
+          for (const auto& cluster : kSm90RegisterSourcedClusters)
+            for (TileScheduler sched : {TileScheduler::Default, TileScheduler::StreamK}) {
+              if (sched == TileScheduler::StreamK && t.n != kRegisterSourcedStreamKTileN) continue;
+              GemmConfig c = sm90_config(mi, o, Layout::RowMajor, Layout::RowMajor, KernelKind::Gemm, t, cluster, sched);
+              c.tile.swap_ab = true;
+              add_if_valid(out, c);
+            }
     for (DataType o : mi.outputs)
       for (auto [la, lb] : kOperandLayouts)
         for (const auto& t : kSm90SwappedTiles)

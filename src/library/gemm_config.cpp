@@ -493,10 +493,10 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
     if (c.math != MathOperation::MultiplyAdd || c.layout_a != Layout::RowMajor)
       return std::string("swapped TF32 kernels read a row-major A (TF32 math; 3xTF32 copies its pieces K-major)");
     const auto& t = c.tile.threadblock_shape;
-    if (c.tile.kernel_schedule != KernelSchedule::TmaWarpSpecializedCooperative ||
-        c.tile.tile_scheduler != TileScheduler::Default || (t[1] != 128 && t[1] != 256) || t[2] != 32)
-      return std::string("swapped TF32 kernels run the register-sourced tiles measured: cooperative, data-parallel, "
-                         "N of 128 or 256, K of 32 (narrower tiles fail to build at some stage counts)");
+    if (c.tile.kernel_schedule != KernelSchedule::TmaWarpSpecializedCooperative || (t[1] != 128 && t[1] != 256) ||
+        t[2] != 32)
+      return std::string("swapped TF32 kernels run the register-sourced tiles measured: cooperative, N of 128 or "
+                         "256, K of 32 (narrower tiles fail to build at some stage counts)");
   }
   const GemmConfig kernel = swapped_kernel(c);
   if (auto why = why_invalid_kernel(kernel)) return fmt::format("its kernel on the transposed problem: {}", *why);

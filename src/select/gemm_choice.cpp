@@ -40,10 +40,14 @@ int64_t swapped_rows(const GemmConfig& c) {
 
 // A swapped kernel (TileDescription::swap_ab) is offered where the problem's M fits one cluster's
 // tiles along N: the decode-style problems it is for, whose M would fill a small part of an unswapped
-// tile. A pinned tile runs whatever M, and so do TF32's swapped kernels, which swap to read a row-major
-// B through registers (library::register_sourced), not for a small M.
+// tile. A pinned tile runs whatever M. TF32's swapped kernels swap to read a row-major B through
+// registers (library::register_sourced), not for a small M: they are offered where M fills more than
+// half their tile's N (H100, cuforge profile: at 16 to 64 rows SM80's kernels ran 1.2-1.4x as fast as
+// the 128-wide ones, which ran ahead from 96 rows on).
 bool swap_fits(const GemmConfig& c, const GemmSettings& s, const GemmShape& p) {
-  return !c.tile.swap_ab || s.tile || p.m <= swapped_rows(c) || c.element_a == DataType::f32;
+  if (!c.tile.swap_ab || s.tile) return true;
+  if (c.element_a == DataType::f32) return 2 * p.m > c.tile.threadblock_shape[1];
+  return p.m <= swapped_rows(c);
 }
 
 static_assert(int(Decomposition::DataParallel) == 1 && int(Decomposition::SplitK) == 2 &&

@@ -48,7 +48,8 @@ double tile_efficiency(const library::GemmConfig& c, int sharing, const CostMode
   if (t[0] > t[1] && !wide_first) e *= model.tall_tile_edge;
   if (per_tile_gemm(c) && t[1] < 128) e *= model.per_tile_narrow_fraction;
   if (library::overlaps_fp8_promotion(c)) e = std::min(1.0, e * model.overlapped_promotion_edge);
-  if (library::register_sourced(c)) e *= model.register_sourced_fraction;
+  if (library::register_sourced(c))
+    e *= t[1] >= 256 ? model.register_sourced_wide_fraction : model.register_sourced_fraction;
   if (c.arch < 90) e *= model.mma_sync_fraction;
   return e;
 }

@@ -147,13 +147,14 @@ TEST(GemmPlan, Tf32OfEveryLayoutRunsOnSm90ThroughKMajorCopies) {
 
 // TF32 of a row-major A and B also runs swapped (D^T = B^T A^T): B^T, N-major, is the kernel's A, which
 // CUTLASS's register-sourced mainloop reads through registers, so nothing is copied. Two cooperative
-// tiles, data-parallel, for any M; A^T is the kernel's K-major B (a column-major A would have CUTLASS
-// swap back inside, behind its transposed epilogue).
+// tiles, alone or in 2x1 clusters, data-parallel (and the 128x256 stream-K), for an M past half the tile's
+// N; A^T is the kernel's K-major B (a column-major A would have CUTLASS swap back inside, behind its
+// transposed epilogue).
 TEST(GemmPlan, SwappedTf32ReadsARowMajorBThroughRegisters) {
   std::vector<GemmConfig> rows;
   for (const auto& c : library::gemm_catalog(90))
     if (c.tile.swap_ab && c.element_a == DataType::f32) rows.push_back(c);
-  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_EQ(rows.size(), 6u);
   for (const auto& c : rows) {
     EXPECT_TRUE(c.layout_a == R && c.layout_b == R && c.math == MathOperation::MultiplyAdd) << c.name();
     EXPECT_EQ(c.tile.kernel_schedule, KernelSchedule::TmaWarpSpecializedCooperative);
@@ -184,6 +185,28 @@ TEST(GemmPlan, SwappedTf32ReadsARowMajorBThroughRegisters) {
   // Column-major A: no swapped TF32 kernel (the copy of A, or SM80).
   Gemm cr(plan_of(DataType::f32, C, R, R));
   EXPECT_FALSE(pick(cr, 128, 14336, 4096).tile.swap_ab);
+}
+
+// Where the register-sourced kernels run, as an H100 timed them (cuforge profile, f32, rrr): the 128x256
+// tile's math at register_sourced_wide_fraction, ahead of the copying kernel at 2048³ (55.3 µs against
+// 61.0) but not from 4096³ on (402.8 against 394.3); its stream-K over a few tiles of long K (512x4096x4096
+// 68.4 µs, 256x8192x8192 136.9, where the data-parallel swapped picks ran 88.7 and 182.3); nothing swapped
+// up to 64 rows (SM80's kernels 1.2-1.4x as fast there); 2x1 clusters ahead of 1x1 (0-14%) on ties.
+TEST(GemmPlan, RegisterSourcedTf32RunsWhereItWasTimedAhead) {
+  Gemm rr(plan_of(DataType::f32, R, R, R));
+  auto is = [&](int64_t m, int64_t n, int64_t k, int tile_n, TileScheduler scheduler) {
+    const GemmConfig c = pick(rr, m, n, k);
+    return c.tile.swap_ab && c.tile.threadblock_shape[1] == tile_n && c.tile.tile_scheduler == scheduler &&
+           c.tile.cluster_shape == std::array<int, 3>{2, 1, 1};
+  };
+  EXPECT_TRUE(is(2048, 2048, 2048, 256, TileScheduler::Default)) << pick(rr, 2048, 2048, 2048).name();
+  EXPECT_TRUE(is(512, 4096, 4096, 256, TileScheduler::StreamK)) << pick(rr, 512, 4096, 4096).name();
+  EXPECT_TRUE(is(256, 8192, 8192, 256, TileScheduler::StreamK)) << pick(rr, 256, 8192, 8192).name();
+  EXPECT_TRUE(is(128, 14336, 4096, 128, TileScheduler::Default)) << pick(rr, 128, 14336, 4096).name();
+  for (auto [m, n, k] : {std::array<int64_t, 3>{4096, 4096, 4096}, {8192, 8192, 8192}, {1024, 1024, 1024}})
+    EXPECT_FALSE(pick(rr, m, n, k).tile.swap_ab) << m << "x" << n << "x" << k;
+  for (int64_t m : {16, 32, 64}) EXPECT_EQ(pick(rr, m, 14336, 4096).arch, 80) << m;
+  EXPECT_TRUE(pick(rr, 96, 14336, 4096).tile.swap_ab);
 }
 
 TEST(GemmPlan, Sm90ThreeTf32RunsItsPiecesAlongATripledK) {

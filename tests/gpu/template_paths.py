@@ -233,10 +233,10 @@ def paths() -> list[Path]:
              and k.layouts == "rcr" and k.tile[:2] == (256, 128) and k.schedule == "coop" and k.scheduler == "default"
              and k.shape2 == (1, 2, 1))
     out.append(Path(b.name, b, modes=("data_parallel",)))
-    # TF32 swapped for a row-major B (B^T through registers, no copy): each tile at an M of three column tiles,
-    # and relu with the bias column.
+    # TF32 swapped for a row-major B (B^T through registers, no copy): each tile, cluster and tile scheduler
+    # (stream-K in each decomposition it takes) at an M of three column tiles, and relu with the bias column.
     for b in (k for k in swapped if k.a == "f32"):
-        out.append(Path(b.name, b, m=264))
+        out.append(Path(b.name, b, m=264, modes=_modes(b)))
     b = next(k for k in swapped if k.a == "f32" and k.tile[:2] == (128, 128))
     out.append(Path(b.name + "_relu_bias", b, dict(activation=cuforge.epilogue.relu), bias=True, m=264))
     # SM80 swizzles and lower alignments.

@@ -126,8 +126,12 @@ struct CostModel {
   // TF32 kernels that read an N-major operand through registers (library::register_sourced: the swapped
   // kernels of a row-major B), against the shared-memory mainloop on a K-major B: CUTLASS's 128x128
   // cooperative kernel ran 0.60-0.68x as fast where compute binds (H200, bench/tf32_mainloops.cu: 2048³,
-  // 4096³, 8192³, 4096x14336x4096, 8192x1024x8192), 0.85-0.88x at 1024³ and 128x14336x4096.
+  // 4096³, 8192³, 4096x14336x4096, 8192x1024x8192), 0.85-0.88x at 1024³ and 128x14336x4096. Tiles of
+  // N 256 load half the register operand per product: the 128x256 kernel in 2x1 clusters ran 0.80-0.90x as
+  // fast as the shared-memory one (H100, cuforge profile, its copy of B taken out: 2048³ to 8192³,
+  // 4096x14336x4096, 8192x1024x8192), ahead of it copy included at 2048³ (55.3 µs against 61.0).
   double register_sourced_fraction = 0.63;
+  double register_sourced_wide_fraction = 0.85;
 };
 
 // Estimated microseconds of one run of `config` on a problem of `shape`, K cut into `splits`
