@@ -274,12 +274,12 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
   // load), or beside SM90 kernels that must copy an operand K-major first: for a small M the copy
   // of B can cost more than the whole GEMM on mma.sync (the model weighs both, and TF32's swapped
   // kernels, which copy nothing). Convolutions always weigh both: SM90's implicit GEMM splits only
-  // wgrad's K, between its images.
+  // wgrad's K, between its images. A pinned tile runs SM80's kernels of it only where its own cannot.
   const bool copying = std::any_of(configs.begin(), configs.end(), [](const GemmConfig& c) {
     return library::staged_k_major(c).any();
   });
   const bool conv = !k.primary.empty() && is_conv(k.primary.front().kind);
-  if (configs.empty() || copying || conv) add_from(k.fallback);
+  if (configs.empty() || ((copying || conv) && !s.tile)) add_from(k.fallback);
   // A 1x1 convolution of unit stride is a GEMM: the GEMM kernels' persistent, stream-K and
   // parallel split-K schedules serve it too.
   if (p.conv.pointwise) add_from(k.pointwise);

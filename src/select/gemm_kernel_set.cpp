@@ -204,11 +204,18 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
                                            "plan.tile_descriptions() lists the {} that can",
                                            s.tile->describe(), why, tile_descriptions(k).size()));
   // Operands TMA cannot load (leading dimensions not 16-byte multiples) run on SM80 tensor-op kernels of lower
-  // alignment, never SIMT ones; a pinned tile is the user's word and has no fallback (nor pointwise kernels).
+  // alignment, never SIMT ones. A pinned tile is the user's word: its SM80 kernels only (the same threadblock
+  // shape, their own warps and stages), and only where it names nothing SM90's own (a cluster of one CTA,
+  // automatic schedules and stages), where the CUTLASS Python interface builds an SM90 cp.async kernel of it.
   GemmSettings tensor_op = s;
   tensor_op.opclass = OpcodeClass::TensorOp;
-  if (arch >= 90 && !s.tile)
-    for (const GemmConfig* row : catalog_rows(t, 80, tensor_op, kind)) k.fallback.push_back(*row);
+  const bool portable_tile = !s.tile || (s.tile->cluster_shape == std::array<int, 3>{1, 1, 1} && s.tile->stages == 0 &&
+                                         s.tile->kernel_schedule == KernelSchedule::Auto &&
+                                         s.tile->epilogue_schedule == EpilogueSchedule::Auto &&
+                                         s.tile->tile_scheduler == TileScheduler::Default && !s.tile->swap_ab);
+  if (arch >= 90 && portable_tile)
+    for (const GemmConfig* row : catalog_rows(t, 80, tensor_op, kind))
+      if (!s.tile || row->tile.threadblock_shape == s.tile->threadblock_shape) k.fallback.push_back(*row);
   // 1x1 fprop and dgrad may also run as GEMMs. Not wgrad: its GEMM (dyᵀ x, K = N·P·Q) on the SM90
   // GEMM kernels' parallel split-K measured 0.40x cuDNN where SM80's convolution kernels split in
   // parallel reach 0.70x (H200, 56²×256→64, bench/NOTES.md).

@@ -347,6 +347,18 @@ def test_tf32_copies_of_operands_not_16_byte_aligned(gen):
     assert_exact(D, reference(A, B, C, 1.0, 1.0, torch.float32))
 
 
+def test_a_pinned_sm90_tile_runs_sm80s_kernel_of_it_on_operands_tma_cannot_load(gen):
+    """As the CUTLASS Python interface's SM90 tests pin a tile (automatic schedules and stages, a cluster of
+    one): f16 rows of K = 132 (264 bytes, 8-byte aligned) run SM80's kernel of the same threadblock shape."""
+    case = Case("f16", ROW, COL, ROW, 90, 200, 136, 132)
+    plan, tile = pinned(case, threadblock_shape=[128, 128, 32], stages=None, cluster_shape=[1, 1, 1])
+    plan.tile_description = tile
+    A, B, C, D = operands(case, gen)
+    plan.run(A, B, C, D, alpha=1.0, beta=1.0)
+    assert plan.last_kernel.startswith("cuforge_sm80_") and "_128x128x32_" in plan.last_kernel, plan.last_kernel
+    assert_exact(D, reference(A, B, C, 1.0, 1.0, torch.float16))
+
+
 def test_a_batch_over_one_b_runs_as_one_gemm_of_its_rows(gen):
     """64 batches of 16 rows times one B (and a batched C): folded into a 1024-row GEMM, exact."""
     plan = make_plan(PLAIN)

@@ -321,6 +321,32 @@ def test_sm90s_listed_builder_schedules_are_automatic_as_the_interface_listed_th
         plan.construct(td)
 
 
+def test_a_pinned_sm90_tile_of_operands_tma_cannot_load_runs_sm80s_kernel_of_it():
+    """The interface's SM90 tests pin a tile of automatic schedules and stages, one CTA to a cluster, on f16
+    operands of 4 or 2 elements (8 or 4 bytes) and int8 C of 8, for which it built SM90 cp.async kernels:
+    cuforge runs SM80's kernel of that threadblock shape. A description naming something SM90's own (a
+    cluster) keeps to its SM90 kernels and is refused for such operands."""
+    f16, s8, s32 = cutlass.DataType.f16, cutlass.DataType.s8, cutlass.DataType.s32
+    plan = cutlass.op.Gemm(element=f16, layout_A=cutlass.LayoutType.RowMajor, layout_B=cutlass.LayoutType.ColumnMajor,
+                           layout_C=cutlass.LayoutType.RowMajor, element_accumulator=cutlass.DataType.f32, kernel_cc=90)
+    td = plan.tile_descriptions()[0]
+    td.threadblock_shape, td.stages, td.cluster_shape = [128, 128, 32], None, [1, 1, 1]
+    for a, c in ((4, 8), (2, 2)):
+        name = plan.construct(td, alignment_A=a, alignment_B=a, alignment_C=c).name
+        assert name.startswith("cuforge_sm80_") and "_128x128x32_" in name and f"_a{a}x{a}x" in name, name
+    assert plan.construct(td, alignment_A=8, alignment_B=8, alignment_C=8).name.startswith("cuforge_sm90_")
+    td.cluster_shape = [2, 1, 1]
+    with pytest.raises(cuforge.InvalidArgumentError, match="accepts the operands' alignment"):
+        plan.construct(td, alignment_A=4, alignment_B=4, alignment_C=8)
+    plan = cutlass.op.Gemm(element=s8, element_accumulator=s32, layout_A=cutlass.LayoutType.RowMajor,
+                           layout_B=cutlass.LayoutType.ColumnMajor, layout_C=cutlass.LayoutType.RowMajor, kernel_cc=90)
+    td = plan.tile_descriptions()[0]
+    td.threadblock_shape, td.stages, td.cluster_shape = [128, 128, 128], None, [1, 1, 1]
+    for a, c in ((16, 8), (4, 16)):
+        name = plan.construct(td, alignment_A=a, alignment_B=a, alignment_C=c).name
+        assert name.startswith("cuforge_sm80_") and "_128x128x128_" in name, name
+
+
 def test_a_conv2d_on_hopper_takes_the_interfaces_sm80_tile_dicts():
     """The interface's Conv2d ran SM80 kernels on Hopper, and its tests pin SM80 tiles by dict: a plan whose
     family cuforge chose moves to SM80 kernels for one; with kernel_cc=90 asked for, the dict is refused."""
