@@ -262,7 +262,8 @@ std::vector<GemmConfig> enumerate_sm90() {
           for (const auto& cluster : kSm90RegisterSourcedClusters)
             for (TileScheduler sched : {TileScheduler::Default, TileScheduler::StreamK}) {
               if (sched == TileScheduler::StreamK && t.n != kRegisterSourcedStreamKTileN) continue;
-              GemmConfig c = sm90_config(mi, o, Layout::RowMajor, Layout::RowMajor, KernelKind::Gemm, t, cluster, sched);
+              GemmConfig c =
+                  sm90_config(mi, o, Layout::RowMajor, Layout::RowMajor, KernelKind::Gemm, t, cluster, sched);
               c.tile.swap_ab = true;
               add_if_valid(out, c);
             }

@@ -220,7 +220,7 @@ int ctas_per_sm(const GemmConfig& c) {
 namespace {
 
 // The rules of one CUTLASS kernel, D of either layout (why_invalid adds which D a configuration may have).
-std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
+std::optional<std::string> why_invalid_kernel(const GemmConfig& c, int target_cc) {
   // What the rules below divide by or multiply, in range first.
   const auto& t = c.tile.threadblock_shape;
   if (std::any_of(t.begin(), t.end(), [](int e) { return e < 1 || e > kMaxTileExtent; }))
@@ -464,21 +464,23 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c) {
                          "a smaller tile",
                          warp_m, warp_n, acc_registers, limit,
                          three ? ": 3xTF32 also holds big and small operand fragments" : "");
-    if (shared_memory_bytes(c) > kSm80SharedMemory)
-      return fmt::format("{} stages of {} bytes exceed {} bytes of shared memory", c.tile.stages, stage_bytes(c),
-                         kSm80SharedMemory);
+    // Built for a Hopper GPU, an SM80 kernel has Hopper's shared memory.
+    const int shared_memory = target_cc >= 90 ? kSm90SharedMemory : kSm80SharedMemory;
+    if (shared_memory_bytes(c) > shared_memory)
+      return fmt::format("{} stages of {} bytes exceed {} bytes of shared memory{}", c.tile.stages, stage_bytes(c),
+                         shared_memory, target_cc >= 90 ? "" : " (an A100's; Hopper's 232448 where the GPU is one)");
   }
   return std::nullopt;
 }
 
 }  // namespace
 
-std::optional<std::string> why_invalid(const GemmConfig& c) {
+std::optional<std::string> why_invalid(const GemmConfig& c, int target_cc) {
   if (!c.tile.swap_ab) {
     if (c.layout_c != Layout::RowMajor)
       return std::string("kernels write row-major D; a column-major D is computed as the transposed problem (and "
                          "swapped kernels, _swapab, write D^T column-major for it)");
-    return why_invalid_kernel(c);
+    return why_invalid_kernel(c, target_cc);
   }
   if (c.kind != KernelKind::Gemm || c.arch < 90 || c.pointwise || c.fixed_channels)
     return std::string("swapped kernels (D^T = B^T A^T) are SM90 GEMMs");
@@ -499,7 +501,8 @@ std::optional<std::string> why_invalid(const GemmConfig& c) {
                          "256, K of 32 (narrower tiles fail to build at some stage counts)");
   }
   const GemmConfig kernel = swapped_kernel(c);
-  if (auto why = why_invalid_kernel(kernel)) return fmt::format("its kernel on the transposed problem: {}", *why);
+  if (auto why = why_invalid_kernel(kernel, target_cc))
+    return fmt::format("its kernel on the transposed problem: {}", *why);
   return std::nullopt;
 }
 

@@ -148,7 +148,8 @@ Activation Plan<Kernel, Problem>::activation() const {
 template <class Kernel, class Problem>
 void Plan<Kernel, Problem>::set_settings(const select::GemmSettings& settings) {
   const Arch family = select::gemm_family(kernel_types_, cc_, options_.kernel_cc, settings, kind_);
-  select::GemmKernels kernels = select::gemm_kernels(kernel_types_, family, settings, kind_);  // throws, changing nothing
+  // Throws, changing nothing.
+  select::GemmKernels kernels = select::gemm_kernels(kernel_types_, family, settings, kind_, cc_);
   const auto warning = select::simt_fallback_warning(kernels, settings, kind_, options_.layout_a, options_.layout_b);
   bool said = false;
   {
@@ -562,7 +563,7 @@ auto Plan<Kernel, Problem>::stand_in(const GemmShape& shape, const std::vector<s
       if (auto built = compile::cached(kernel_source(ranked[i].config))) return StandIn{ranked[i], *built};
   if (state_->kernels.arch < 90) return std::nullopt;  // the chosen kernel is itself a quick SM80 build
   try {
-    const auto sm80 = select::gemm_kernels(kernel_types_, 80, state_->settings, kind_);
+    const auto sm80 = select::gemm_kernels(kernel_types_, 80, state_->settings, kind_, cc_);
     const auto ranking = select::choose(sm80, state_->settings, shape, sm_count_);
     if (ranking.ranked.empty() || ranking.ranked.front().config == chosen.config) return std::nullopt;
     return StandIn{ranking.ranked.front(), compile::compile(kernel_source(ranking.ranked.front().config)).entry};

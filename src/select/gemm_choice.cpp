@@ -117,7 +117,8 @@ constexpr std::string_view kSm80Only =
 
 // A row of the kernel set with the settings and the problem's epilogue applied, or why it cannot
 // run the problem.
-std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, const GemmShape& p, std::string& why) {
+std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, const GemmShape& p, int target_cc,
+                                 std::string& why) {
   if (p.conv.sm80_only && row.arch >= 90) {
     why = kSm80Only;
     return std::nullopt;
@@ -164,7 +165,7 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
   c.bias = p.bias;
   if (s.decomposition == Decomposition::ParallelSplitK) {
     c.parallel_split_k = true;
-    if (auto invalid = library::why_invalid(c)) {
+    if (auto invalid = library::why_invalid(c, target_cc)) {
       why = *invalid;
       return std::nullopt;
     }
@@ -182,7 +183,7 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
       return std::nullopt;
     }
   }
-  if (auto invalid = library::why_invalid(c)) {
+  if (auto invalid = library::why_invalid(c, target_cc)) {
     why = *invalid;
     return std::nullopt;
   }
@@ -262,7 +263,7 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
   auto add_from = [&](const std::vector<GemmConfig>& rows) {
     for (const auto& row : rows) {
       std::string why;
-      if (auto c = derive(row, s, p, why)) {
+      if (auto c = derive(row, s, p, k.target_cc, why)) {
         if (std::find(configs.begin(), configs.end(), *c) == configs.end()) configs.push_back(*c);
       } else {
         ranking.refused.emplace_back(row.name(), std::move(why));
@@ -299,7 +300,7 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
     if (is_conv(configs[i].kind) && !configs[i].pointwise && configs[i].kind != KernelKind::Conv2dWgrad) continue;
     GemmConfig parallel = configs[i];
     parallel.parallel_split_k = true;
-    if (!library::why_invalid(parallel) && slices_evenly(parallel, p, kSplitChoices[0]) &&
+    if (!library::why_invalid(parallel, k.target_cc) && slices_evenly(parallel, p, kSplitChoices[0]) &&
         long_enough(parallel, kSplitChoices[0]))
       configs.push_back(parallel);
   }

@@ -120,7 +120,7 @@ Arch gemm_family(const GemmTypes& t, int cc, int kernel_cc, const GemmSettings& 
   return cc == 90 && !catalog_rows(t, 90, s, kind).empty() ? 90 : 80;
 }
 
-GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, KernelKind kind) {
+GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, KernelKind kind, int target_cc) {
   s.check();
   if (kind == KernelKind::Grouped && s.decomposition != Decomposition::Heuristic &&
       s.decomposition != Decomposition::DataParallel)
@@ -137,6 +137,7 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
                                            "activation's few channels); this plan is {}", kind_words(kind)));
   GemmKernels k;
   k.arch = arch;
+  k.target_cc = target_cc;
   k.family = catalog_rows(t, arch, s, kind);
   if (k.family.empty()) {
     GemmTypes defaulted = t;
@@ -185,7 +186,7 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
   for (const GemmConfig* row : k.family) {
     GemmConfig c = *row;
     if (s.tile) c.tile = pinned_tile(*s.tile, row->tile);
-    if (auto reason = library::why_invalid(c)) {
+    if (auto reason = library::why_invalid(c, target_cc)) {
       why = *reason;
       continue;
     }

@@ -359,6 +359,21 @@ def test_a_pinned_sm90_tile_runs_sm80s_kernel_of_it_on_operands_tma_cannot_load(
     assert_exact(D, reference(A, B, C, 1.0, 1.0, torch.float16))
 
 
+def test_a_pinned_sm80_tile_has_hoppers_shared_memory(gen):
+    """The interface's SM90 f64 tile: 128x128x32 in 4x2x1 warps of 3 stages, 192 KB of shared memory (more than an
+    A100's 163 KB), on column-major A and B."""
+    plan = cuforge.op.Gemm(element=torch.float64, element_accumulator=torch.float64, layout_A=layout(COL),
+                           layout_B=layout(COL), layout_C=layout(ROW))
+    plan.tile_description = {"threadblock_shape": [128, 128, 32], "warp_count": [4, 2, 1], "stages": 3}
+    A = torch.randint(-3, 4, (136, 200), device="cuda", generator=gen).double().t()
+    B = torch.randint(-3, 4, (96, 136), device="cuda", generator=gen).double().t()
+    C = torch.randint(-3, 4, (200, 96), device="cuda", generator=gen).double()
+    D = torch.full((200, 96), float("nan"), device="cuda", dtype=torch.float64)
+    plan.run(A, B, C, D, beta=1.0)
+    assert "_128x128x32_w4x2x1_s3_" in plan.last_kernel, plan.last_kernel
+    assert_exact(D, reference(A, B, C, 1.0, 1.0, torch.float64))
+
+
 def test_a_batch_over_one_b_runs_as_one_gemm_of_its_rows(gen):
     """64 batches of 16 rows times one B (and a batched C): folded into a 1024-row GEMM, exact."""
     plan = make_plan(PLAIN)

@@ -142,6 +142,17 @@ def test_f64_plans_run_on_sm80_tensor_cores():
     assert plan.select(1023, 1021, 1019).endswith("_a1x1x1")
 
 
+def test_a_pinned_sm80_tile_has_hoppers_shared_memory_on_hopper():
+    """The CUTLASS Python interface's SM90 f64 tests pin 128x128x32 in 4x2x1 warps of 3 stages: 192 KB of
+    shared memory, more than an A100 has, within a Hopper GPU's 227 KB. Built for one, the SM80 kernel runs it."""
+    tile = {"threadblock_shape": [128, 128, 32], "warp_count": [4, 2, 1], "stages": 3}
+    plan = cuforge.op.Gemm(element=np.float64, layout=RowMajor, cc=90)
+    plan.tile_description = tile
+    assert "_128x128x32_w4x2x1_s3_" in plan.construct(alignment_A=1, alignment_B=1, alignment_C=1).name
+    with pytest.raises(cuforge.InvalidArgumentError, match="exceed 166912 bytes of shared memory .an A100's"):
+        cuforge.op.Gemm(element=np.float64, layout=RowMajor, cc=80).tile_description = tile
+
+
 @pytest.mark.parametrize("element", [np.float32, np.float64])
 def test_simt_plans(element):
     name = {np.float32: "f32", np.float64: "f64"}[element]

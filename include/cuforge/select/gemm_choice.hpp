@@ -25,6 +25,7 @@ namespace cuforge::select {
 // when a tile is pinned).
 struct GemmKernels {
   Arch arch = 90;
+  int target_cc = 0;  // the GPU the kernels are built for (library::why_invalid; 0: the family's own)
   std::vector<const library::GemmConfig*> family;
   std::vector<library::GemmConfig> primary, fallback;
   // SM90 fprop and dgrad plans without a pinned tile: the GEMM rows of the plan's types and the
@@ -39,11 +40,12 @@ Arch gemm_family(const GemmTypes& kernel_types, int cc, int kernel_cc, const Gem
                  KernelKind kind = KernelKind::Gemm);
 
 // The kernels of `kind` for `kernel_types` (in the kernel's terms: GemmTypes::canonical) on
-// `arch` under `settings`. Throws InvalidArgumentError naming the setting (activation, tile scheduler, tile
-// description, opcode class, math operation) that no kernel of the plan can honour, or saying
-// that the types have no kernel.
+// `arch` under `settings`, built for a GPU of compute capability `target_cc` (0: the family's own; a
+// pinned tile of SM80's may then use a Hopper GPU's shared memory). Throws InvalidArgumentError naming the
+// setting (activation, tile scheduler, tile description, opcode class, math operation) that no kernel of
+// the plan can honour, or saying that the types have no kernel.
 GemmKernels gemm_kernels(const GemmTypes& kernel_types, Arch arch, const GemmSettings& settings,
-                         KernelKind kind = KernelKind::Gemm);
+                         KernelKind kind = KernelKind::Gemm, int target_cc = 0);
 
 // Why a plan runs SIMT kernels it did not ask for: as in the CUTLASS Python interface, types whose tensor-op
 // kernels do not take the plan's layouts or math operation run on the CUDA cores, far slower, and are told so.
