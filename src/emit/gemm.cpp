@@ -172,6 +172,10 @@ std::string gemm_source(const library::GemmConfig& config) {
 }
 
 KernelSource gemm_kernel(const library::GemmConfig& config, int cc) {
+  // A name parses where some GPU builds it (library::parse_gemm_name); this one must build for `cc`.
+  if (auto why = library::why_invalid(config, cc))
+    throw InvalidArgumentError(
+        fmt::format("kernel '{}' cannot be built for compute capability {}: {}", config.name(), cc, *why));
   KernelSource k{config.name(), gemm_source(config), {{"cuforge/abi.h", std::string(abi_header())}}, config.arch,
                  config.arch >= 90 ? 90 : cc};
   // The kernels' own headers, each carried by the sources that include it.

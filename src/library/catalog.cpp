@@ -80,10 +80,10 @@ const std::vector<Sm90Tile> kSm90SwappedTiles = {
 // register-sourced mainloop reads through registers (library::register_sourced), where the other SM90
 // TF32 kernels copy B K-major first. The tiles CUTLASS's mainloop was timed with on the H200 (cooperative,
 // the tile's M along the problem's N; bench/tf32_mainloops.cu: 128x128 ran 128x14336x4096 at 200 TFLOP/s
-// where the catalog's SM80 pick ran 156), for any M, data-parallel or stream-K, alone or in 2x1 clusters
+// where the catalog's SM80 pick ran 156), for an M past half the tile's N (select::swap_fits), alone or in 2x1 clusters
 // (two tiles along the problem's N sharing each Aᵀ tile). On an H100 (cuforge profile, f32): 2x1 ran
 // 0-14% ahead of 1x1 on every shape, 1x2 (sharing the register operand) 3-90% behind, so it is left out.
-// Stream-K on the 128x256 tile only: it ran 512x4096x4096 and 256x8192x8192 (32 and 64 tiles) 1.3x as fast
+// Stream-K on the 128x256 tile only: it ran 512x4096x4096 and 256x8192x8192 (64 tiles each) 1.3x as fast
 // as the data-parallel pick; on 128x128 tiles it never won (1.4x slower at 1024³, 3% at 128x14336x4096).
 const std::vector<Sm90Tile> kSm90RegisterSourcedTiles = {
     {128, 128, KernelSchedule::TmaWarpSpecializedCooperative},

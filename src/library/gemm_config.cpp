@@ -247,7 +247,7 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c, int target_cc
     const auto [la, lb] = conv_layouts(c.kind);
     if (c.layout_a != la || c.layout_b != lb)
       return fmt::format("a pointwise {} is the GEMM {}{}r", to_string(c.kind), layout_letter(la), layout_letter(lb));
-    return why_invalid(pointwise_gemm(c));
+    return why_invalid(pointwise_gemm(c), target_cc);
   }
   if (c.parallel_split_k) {
     if (c.element_accumulator != DataType::f32)
@@ -255,7 +255,8 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c, int target_cc
                          to_string(c.element_accumulator));
     if (c.tile.tile_scheduler == TileScheduler::StreamK)
       return std::string("parallel split-K runs its slices as a batch: the stream-K scheduler splits K itself");
-    if (auto why = why_invalid(split_k_partials(c))) return fmt::format("its partial products: {}", *why);
+    if (auto why = why_invalid(split_k_partials(c), target_cc))
+      return fmt::format("its partial products: {}", *why);
     if (staged_k_major(c).any())
       return std::string("parallel split-K is not offered for kernels that copy operands K-major first");
   }
@@ -465,10 +466,10 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c, int target_cc
                          warp_m, warp_n, acc_registers, limit,
                          three ? ": 3xTF32 also holds big and small operand fragments" : "");
     // Built for a Hopper GPU, an SM80 kernel has Hopper's shared memory.
-    const int shared_memory = target_cc >= 90 ? kSm90SharedMemory : kSm80SharedMemory;
+    const int shared_memory = target_cc == 90 ? kSm90SharedMemory : kSm80SharedMemory;
     if (shared_memory_bytes(c) > shared_memory)
       return fmt::format("{} stages of {} bytes exceed {} bytes of shared memory{}", c.tile.stages, stage_bytes(c),
-                         shared_memory, target_cc >= 90 ? "" : " (an A100's; Hopper's 232448 where the GPU is one)");
+                         shared_memory, target_cc == 90 ? "" : " (an A100's; Hopper's 232448 where the GPU is one)");
   }
   return std::nullopt;
 }

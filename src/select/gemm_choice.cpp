@@ -141,8 +141,11 @@ std::optional<GemmConfig> derive(const GemmConfig& row, const GemmSettings& s, c
     return std::nullopt;
   }
   if (!swap_fits(row, s, p)) {
-    why = fmt::format("a swapped kernel runs problems whose M fits its cluster's tiles along N ({}); this one's M "
-                      "is {}", swapped_rows(row), p.m);
+    why = row.element_a == DataType::f32
+              ? fmt::format("a swapped TF32 kernel runs problems whose M fills more than half its tile's N ({}); "
+                            "this one's M is {}", row.tile.threadblock_shape[1], p.m)
+              : fmt::format("a swapped kernel runs problems whose M fits its cluster's tiles along N ({}); this "
+                            "one's M is {}", swapped_rows(row), p.m);
     return std::nullopt;
   }
   if (!fits(row, p)) {
@@ -275,12 +278,15 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
   // load), or beside SM90 kernels that must copy an operand K-major first: for a small M the copy
   // of B can cost more than the whole GEMM on mma.sync (the model weighs both, and TF32's swapped
   // kernels, which copy nothing). Convolutions always weigh both: SM90's implicit GEMM splits only
-  // wgrad's K, between its images. A pinned tile runs SM80's kernels of it only where its own cannot.
+  // wgrad's K, between its images. A pinned tile runs SM80's kernels of it only for operands none of its
+  // own can load.
   const bool copying = std::any_of(configs.begin(), configs.end(), [](const GemmConfig& c) {
     return library::staged_k_major(c).any();
   });
   const bool conv = !k.primary.empty() && is_conv(k.primary.front().kind);
-  if (configs.empty() || ((copying || conv) && !s.tile)) add_from(k.fallback);
+  const bool unaligned =
+      std::none_of(k.primary.begin(), k.primary.end(), [&](const GemmConfig& c) { return fits(c, p); });
+  if (s.tile ? configs.empty() && unaligned : configs.empty() || copying || conv) add_from(k.fallback);
   // A 1x1 convolution of unit stride is a GEMM: the GEMM kernels' persistent, stream-K and
   // parallel split-K schedules serve it too.
   if (p.conv.pointwise) add_from(k.pointwise);

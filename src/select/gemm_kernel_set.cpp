@@ -205,15 +205,17 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
                                            "plan.tile_descriptions() lists the {} that can",
                                            s.tile->describe(), why, tile_descriptions(k).size()));
   // Operands TMA cannot load (leading dimensions not 16-byte multiples) run on SM80 tensor-op kernels of lower
-  // alignment, never SIMT ones. A pinned tile is the user's word: its SM80 kernels only (the same threadblock
-  // shape, their own warps and stages), and only where it names nothing SM90's own (a cluster of one CTA,
-  // automatic schedules and stages), where the CUTLASS Python interface builds an SM90 cp.async kernel of it.
+  // alignment, never SIMT ones. A pinned tile is the user's word: a GEMM's SM80 kernels of it only (the same
+  // threadblock shape, their own warps and stages), and only where it names nothing SM90's own (a cluster of one
+  // CTA, automatic schedules and stages), where the CUTLASS Python interface builds an SM90 cp.async kernel of it
+  // (select::choose takes them only for operands none of its SM90 kernels can load).
   GemmSettings tensor_op = s;
   tensor_op.opclass = OpcodeClass::TensorOp;
-  const bool portable_tile = !s.tile || (s.tile->cluster_shape == std::array<int, 3>{1, 1, 1} && s.tile->stages == 0 &&
-                                         s.tile->kernel_schedule == KernelSchedule::Auto &&
-                                         s.tile->epilogue_schedule == EpilogueSchedule::Auto &&
-                                         s.tile->tile_scheduler == TileScheduler::Default && !s.tile->swap_ab);
+  const bool portable_tile =
+      !s.tile || (kind == KernelKind::Gemm && s.tile->cluster_shape == std::array<int, 3>{1, 1, 1} &&
+                  s.tile->stages == 0 && s.tile->kernel_schedule == KernelSchedule::Auto &&
+                  s.tile->epilogue_schedule == EpilogueSchedule::Auto &&
+                  s.tile->tile_scheduler == TileScheduler::Default && !s.tile->swap_ab);
   if (arch >= 90 && portable_tile)
     for (const GemmConfig* row : catalog_rows(t, 80, tensor_op, kind))
       if (!s.tile || row->tile.threadblock_shape == s.tile->threadblock_shape) k.fallback.push_back(*row);

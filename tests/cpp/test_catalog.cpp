@@ -64,7 +64,7 @@ TEST(Catalog, CountsPerDataTypeFamily) {
       {90, OC::TensorOp, D::f16, D::f16, D::f16, D::f16, {}, 324},
       {90, OC::TensorOp, D::bf16, D::bf16, D::f32, D::bf16, {}, 324},
       {90, OC::TensorOp, D::bf16, D::bf16, D::f32, D::f32, {}, 324},
-      // K-major copies first, and two swapped tiles reading a row-major B through registers.
+      // K-major copies first, and six swapped kernels reading a row-major B through registers.
       {90, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAdd, 258},
       {90, OC::TensorOp, D::f32, D::f32, D::f32, D::f32, MathOperation::MultiplyAddFastF32, 252},  // pieces along K
       {90, OC::TensorOp, D::s8, D::s8, D::s32, D::s32, {}, 81},

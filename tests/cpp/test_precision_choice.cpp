@@ -175,7 +175,7 @@ TEST(GemmPlan, SwappedTf32ReadsARowMajorBThroughRegisters) {
   select::CostModel as_shared;
   as_shared.register_sourced_fraction = 1.0;
   EXPECT_GT(estimate(rs, compute_bound), 1.3 * select::estimated_time_us(rs, compute_bound, 1, true, 132, as_shared));
-  // Large problems keep the copy; any M may run swapped (M = 512 on 128-wide tiles); a pinned tile runs it.
+  // Large problems keep the copy; an M past half the tile's N may run swapped (M = 512); a pinned tile runs it.
   Gemm rr(plan_of(DataType::f32, R, R, R));
   EXPECT_FALSE(pick(rr, 4096, 4096, 4096).tile.swap_ab);
   EXPECT_TRUE(pick(rr, 512, 4096, 4096).tile.swap_ab) << pick(rr, 512, 4096, 4096).name();

@@ -148,9 +148,13 @@ def test_a_pinned_sm80_tile_has_hoppers_shared_memory_on_hopper():
     tile = {"threadblock_shape": [128, 128, 32], "warp_count": [4, 2, 1], "stages": 3}
     plan = cuforge.op.Gemm(element=np.float64, layout=RowMajor, cc=90)
     plan.tile_description = tile
-    assert "_128x128x32_w4x2x1_s3_" in plan.construct(alignment_A=1, alignment_B=1, alignment_C=1).name
+    op = plan.construct(alignment_A=1, alignment_B=1, alignment_C=1)
+    assert "_128x128x32_w4x2x1_s3_" in op.name
+    assert "cutlass::gemm::GemmShape<128, 128, 32>" in op.rt_module.emit()
     with pytest.raises(cuforge.InvalidArgumentError, match="exceed 166912 bytes of shared memory .an A100's"):
         cuforge.op.Gemm(element=np.float64, layout=RowMajor, cc=80).tile_description = tile
+    with pytest.raises(cuforge.InvalidArgumentError, match="cannot be built for compute capability 80: .*an A100's"):
+        cuforge.build([op.name], cc=80)
 
 
 @pytest.mark.parametrize("element", [np.float32, np.float64])

@@ -338,6 +338,14 @@ def test_a_pinned_sm90_tile_of_operands_tma_cannot_load_runs_sm80s_kernel_of_it(
     td.cluster_shape = [2, 1, 1]
     with pytest.raises(cuforge.InvalidArgumentError, match="accepts the operands' alignment"):
         plan.construct(td, alignment_A=4, alignment_B=4, alignment_C=8)
+    # Only for operands its SM90 kernels cannot load: a 64-row tile's ping-pong kernel has no stream-K, and
+    # asking for it is refused as before, not run on SM80.
+    td = plan.tile_descriptions()[0]
+    td.threadblock_shape, td.stages, td.cluster_shape = [64, 64, 64], None, [1, 1, 1]
+    plan.tile_description = td
+    with pytest.raises(cuforge.InvalidArgumentError, match="stream-K"):
+        plan.decomposition = cutlass.Decomposition.StreamK
+        plan.select(512, 512, 512)
     plan = cutlass.op.Gemm(element=s8, element_accumulator=s32, layout_A=cutlass.LayoutType.RowMajor,
                            layout_B=cutlass.LayoutType.ColumnMajor, layout_C=cutlass.LayoutType.RowMajor, kernel_cc=90)
     td = plan.tile_descriptions()[0]

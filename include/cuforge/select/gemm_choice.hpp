@@ -21,8 +21,8 @@ namespace cuforge::select {
 
 // The kernels a plan may run. `family`: the catalog rows of the plan's family for its types,
 // opcode class and math operation; `primary`: those with the settings' pinned tile and tile
-// scheduler applied; `fallback`: SM80 rows of lower alignment for operands TMA cannot load (none
-// when a tile is pinned).
+// scheduler applied; `fallback`: SM80 rows of lower alignment for operands TMA cannot load (a pinned
+// GEMM tile's: SM80's rows of its threadblock shape, where it names nothing SM90's own; else none).
 struct GemmKernels {
   Arch arch = 90;
   int target_cc = 0;  // the GPU the kernels are built for (library::why_invalid; 0: the family's own)
