@@ -176,7 +176,7 @@ const std::vector<std::pair<Layout, Layout>> kOperandLayouts = {
 };
 
 void add_if_valid(std::vector<GemmConfig>& out, const GemmConfig& c) {
-  if (!why_invalid(c)) out.push_back(c);
+  if (!why_invalid(c) && !spills_registers(c)) out.push_back(c);
 }
 
 GemmConfig base_config(const MathInstruction& mi, DataType out, Layout la, Layout lb) {

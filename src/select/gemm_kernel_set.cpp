@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "cuforge/core/error.hpp"
+#include "cuforge/core/log.hpp"
 #include "cuforge/library/catalog.hpp"
 #include "cuforge/library/math_instruction.hpp"
 
@@ -204,6 +205,11 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
     throw InvalidArgumentError(fmt::format("tile description ({}) cannot be built for this plan: {}; "
                                            "plan.tile_descriptions() lists the {} that can",
                                            s.tile->describe(), why, tile_descriptions(k).size()));
+  if (s.tile && library::spills_registers(k.primary.front()))
+    log(LogLevel::warning,
+        fmt::format("tile description ({}) spills its two fp8 accumulators to local memory: it runs, at about a "
+                    "third of the speed of 128x128x128 cooperative (or fp8_fast_accum, one accumulator)",
+                    s.tile->describe()));
   // Operands TMA cannot load (leading dimensions not 16-byte multiples) run on SM80 tensor-op kernels of lower
   // alignment, never SIMT ones. A pinned tile is the user's word: a GEMM's SM80 kernels of it only (the same
   // threadblock shape, their own warps and stages), and only where it names nothing SM90's own (a cluster of one

@@ -118,8 +118,12 @@ SM90_COOP = (("threadblock_shape", (128, 128, 128)), ("cluster_shape", (2, 1, 1)
 SM90_TF32 = (("threadblock_shape", (128, 128, 32)), ("cluster_shape", (1, 1, 1)), ("stages", 0),
              ("kernel_schedule", KS.TmaWarpSpecializedCooperative),
              ("epilogue_schedule", ES.TmaWarpSpecializedCooperative))
-# fp8 with fast accumulation holds one accumulator: the 128-register tile promoted fp8 cannot take.
+# fp8 with fast accumulation holds one accumulator: the 128-register tile promoted fp8 spills.
 SM90_COOP_256 = (("threadblock_shape", (256, 128, 128)),) + SM90_COOP[1:]
+# The CUTLASS Python interface's ping-pong fp8 test: promoted, 2 x 128 accumulator registers, spilling.
+SM90_PINGPONG_128 = (("threadblock_shape", (128, 128, 128)), ("cluster_shape", (2, 1, 1)), ("stages", 0),
+                     ("kernel_schedule", KS.TmaWarpSpecializedPingpong),
+                     ("epilogue_schedule", ES.TmaWarpSpecialized))
 
 
 RCR = "rcr"
@@ -152,7 +156,9 @@ CASES = (
        # A column-major 8-bit D needs M in whole 16-byte vectors (TMA; fp8 has no SM80 kernels): not 264.
        Case("e5m2", "e5m2", "e5m2", "rcc", None, shape=(256, 208, 272), beta=1.0),
        Case("e4m3", "e4m3", "e4m3", RCR, None, beta=1.0, math=FAST_ACCUM, kernel_has=("_fastaccum_",)),
-       Case("e4m3", "e4m3", "e4m3", RCR, None, tile=SM90_COOP, kernel_has=("_128x128x128_c2x1x1_",))]
+       Case("e4m3", "e4m3", "e4m3", RCR, None, tile=SM90_COOP, kernel_has=("_128x128x128_c2x1x1_",)),
+       Case("e4m3", "e4m3", "e4m3", RCR, None, beta=1.0, tile=SM90_PINGPONG_128,
+            kernel_has=("_128x128x128_c2x1x1_s0_pingpong_",))]
     # SM90 fp8 with fast accumulation (opt-in: plan.fp8_fast_accum); the sums here stay small enough
     # to be exact in the tensor core's own accumulator.
     + [Case("e4m3", "e4m3", "bf16", RCR, None, math=FAST_ACCUM, kernel_has=("_fastaccum_e4m3_e4m3_f32_bf16_bf16_rcr_",)),

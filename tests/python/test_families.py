@@ -3,6 +3,8 @@ SIMT f32/f64, what the catalog lacks, and plan.opclass."""
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -132,6 +134,25 @@ def test_fp8_plans(a, b, out):
     short = {"float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
     name = plan.select(4096, 4096, 4096)
     assert name.startswith("cuforge_sm90_gemm_tensorop_mma_") and f"_{short[a]}_{short[b]}_f32_{out}_{out}_rcr_" in name
+
+
+def test_a_pinned_fp8_tile_that_spills_builds_with_a_warning(caplog):
+    """The CUTLASS Python interface's fp8 tests pin 128x128x128 ping-pong in 2x1 clusters: promoted, its two
+    accumulators take 256 registers a thread and spill. It builds (as there), with a warning; the catalog, which
+    the selection ranks, lists no such tile."""
+    plan = cuforge.op.Gemm(element=cuforge.DataType.e4m3, element_accumulator=cuforge.DataType.f32, **RCR, cc=90)
+    tile = {"threadblock_shape": [128, 128, 128], "cluster_shape": [2, 1, 1],
+            "kernel_schedule": cuforge.KernelScheduleType.TmaWarpSpecializedPingpong,
+            "epilogue_schedule": cuforge.EpilogueScheduleType.TmaWarpSpecialized}
+    assert not any(t.threadblock_shape == [128, 128, 128] and "Pingpong" in str(t.kernel_schedule)
+                   for t in plan.tile_descriptions())
+    with caplog.at_level(logging.WARNING, logger="cuforge"):
+        plan.tile_description = tile
+        op = plan.construct()
+    assert "_128x128x128_c2x1x1_s0_pingpong_" in op.name and "_fastaccum_" not in op.name
+    assert any("spills its two fp8 accumulators" in r.getMessage() for r in caplog.records)
+    with pytest.raises(cuforge.InvalidArgumentError, match="384 accumulator registers"):
+        plan.tile_description = dict(tile, threadblock_shape=[128, 192, 128])
 
 
 def test_f64_plans_run_on_sm80_tensor_cores():

@@ -131,6 +131,12 @@ bool pipelined(const GemmConfig& config);
 // second f32 fragment, added into the first every promotion interval, so both live in registers.
 bool promotes_fp8(const GemmConfig& config);
 
+// Kernels that build and run but spill accumulators to local memory: promoted fp8 tiles of 2 x 128
+// registers a thread (256x128 or 128x256 cooperative, 128x128 or 64x256 ping-pong), at about a third of
+// the speed of 128x128 cooperative. Valid (a pinned tile builds, as in the CUTLASS Python interface), not
+// catalog rows.
+bool spills_registers(const GemmConfig& config);
+
 // Promoted fp8 GEMM kernels whose consumer loop adds each half of the tile's N while the other half's
 // wgmma run, instead of CUTLASS's, which waits for every wgmma at each promotion (the same sums in the
 // same order): the 128x128x128 cooperative tiles, where the H200 ran it 1.1x CUTLASS's loop on three of
