@@ -395,7 +395,8 @@ NB_MODULE(_core, m) {
       .def_rw("overlapped_promotion_edge", &select::CostModel::overlapped_promotion_edge)
       .def_rw("transpose_bandwidth_fraction", &select::CostModel::transpose_bandwidth_fraction)
       .def_rw("register_sourced_fraction", &select::CostModel::register_sourced_fraction)
-      .def_rw("register_sourced_wide_fraction", &select::CostModel::register_sourced_wide_fraction);
+      .def_rw("register_sourced_wide_fraction", &select::CostModel::register_sourced_wide_fraction)
+      .def_rw("register_sourced_lone_fraction", &select::CostModel::register_sourced_lone_fraction);
   m.def("estimated_time_us",
         [](const std::string& name, int64_t m, int64_t n, int64_t k, int64_t batch, int splits, bool deterministic,
            int sm_count, const select::CostModel& model, bool ragged) {

@@ -138,6 +138,11 @@ double kernel_time_us(const library::GemmConfig& c, const GemmShape& p, int spli
     compute_us = ceil_div(tiles * k_iters, slots) * iter_us * model.stream_k_overhead;
     reduce_us = std::fmod(tiles, slots) == 0 ? 0.0 : turn_us;
   }
+  // The register-sourced 128x128 kernel priced for every SM busy (tile_efficiency) runs faster on fewer.
+  if (library::register_sourced(c) && t[1] < 256) {
+    const double busy = c.tile.tile_scheduler == TileScheduler::StreamK ? slots : std::min(slots, tiles * splits);
+    compute_us /= std::min(model.register_sourced_lone_fraction / model.register_sourced_fraction, slots / busy);
+  }
   // DRAM floor: each operand read once and the output written once (L2 serves the re-reads, a
   // convolution's im2col operand's too); for grouped kernels and convolutions, also the panels every
   // tile loads, re-reads and all (CostModel::panel_bytes_per_second).
