@@ -96,6 +96,15 @@ std::optional<std::string> why_invalid_conv(const GemmConfig& c) {
   return std::nullopt;
 }
 
+// Accumulator registers per thread of an SM90 consumer warpgroup: its share of the tile (a cooperative
+// tile's rows split between two warpgroups), doubled where fp8 promotes from a second accumulator.
+int sm90_accumulator_registers(const GemmConfig& c) {
+  const auto& t = c.tile.threadblock_shape;
+  const bool coop = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
+  const int elements = (coop ? t[0] / 2 : t[0]) * t[1] / 128;
+  return elements * size_bits(c.element_accumulator) / 32 * (promotes_fp8(c) ? 2 : 1);
+}
+
 }  // namespace
 
 std::pair<Layout, Layout> conv_layouts(KernelKind kind) {
@@ -144,16 +153,6 @@ bool promotes_fp8(const GemmConfig& c) {
   return is_fp8(c.element_a) && c.math == MathOperation::MultiplyAdd;
 }
 
-namespace {
-// Accumulator registers per thread of an SM90 consumer warpgroup: its share of the tile (a cooperative
-// tile's rows split between two warpgroups), doubled where fp8 promotes from a second accumulator.
-int sm90_accumulator_registers(const GemmConfig& c) {
-  const auto& t = c.tile.threadblock_shape;
-  const bool coop = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative;
-  const int elements = (coop ? t[0] / 2 : t[0]) * t[1] / 128;
-  return elements * size_bits(c.element_accumulator) / 32 * (promotes_fp8(c) ? 2 : 1);
-}
-}  // namespace
 
 bool spills_registers(const GemmConfig& c) {
   return c.arch >= 90 && promotes_fp8(c) && sm90_accumulator_registers(c) > kUnspilledPromotedAccumulatorRegisters;

@@ -85,7 +85,7 @@ struct Plan<Kernel, Problem>::State {
   // Classes an autotune is measuring (the mutex let go meanwhile): another run of one waits for its choice.
   std::unordered_set<GemmShape, GemmShapeHash> measuring;
   std::condition_variable measured;
-  bool simt_fallback = false;  // the kernels are SIMT ones the settings did not ask for (warned once)
+  std::vector<std::string> warned;  // select::kernel_set_warnings of the kernels, each said once while it holds
 };
 
 template <class Kernel, class Problem>
@@ -150,8 +150,8 @@ void Plan<Kernel, Problem>::set_settings(const select::GemmSettings& settings) {
   const Arch family = select::gemm_family(kernel_types_, cc_, options_.kernel_cc, settings, kind_);
   // Throws, changing nothing.
   select::GemmKernels kernels = select::gemm_kernels(kernel_types_, family, settings, kind_, cc_);
-  const auto warning = select::simt_fallback_warning(kernels, settings, kind_, options_.layout_a, options_.layout_b);
-  bool said = false;
+  auto warnings = select::kernel_set_warnings(kernels, settings, kind_, options_.layout_a, options_.layout_b);
+  std::vector<std::string> said;
   {
     std::lock_guard lock(state_->mutex);
     state_->settings = settings;
@@ -160,11 +160,11 @@ void Plan<Kernel, Problem>::set_settings(const select::GemmSettings& settings) {
     state_->chosen.clear();
     state_->compiled.clear();
     state_->last.reset();
-    said = std::exchange(state_->simt_fallback, warning.has_value());
+    said = std::exchange(state_->warned, warnings);
   }
-  // Said once, when the plan's kernels become SIMT ones it did not ask for (at construction or by a setting);
-  // outside the lock: the Python sink takes the GIL.
-  if (warning && !said) log(LogLevel::warning, *warning);
+  // Each said once while it holds (from construction or a setting on); outside the lock: the Python sink takes the GIL.
+  for (const auto& w : warnings)
+    if (std::find(said.begin(), said.end(), w) == said.end()) log(LogLevel::warning, w);
 }
 
 template <class Kernel, class Problem>

@@ -100,6 +100,7 @@ double kernel_time_us(const library::GemmConfig& c, const GemmShape& p, int spli
   auto reduction_us = [&](double peers) {
     return (peers - 1) * turn_us * (deterministic ? 1.0 : model.arrival_order_turn_fraction);
   };
+  double busy = std::min(slots, tiles * splits);  // CTAs at work at once, at most one (cluster) per slot
   if (c.parallel_split_k) {  // the slices as a batch of whole tiles, then the reduction kernel
     // An SM90 wgrad slice holds whole images: the longest of S slices of N images runs ceil(N/S).
     const int64_t images = sm90_conv ? p.conv.images : 0;
@@ -127,6 +128,7 @@ double kernel_time_us(const library::GemmConfig& c, const GemmShape& p, int spli
   } else if (c.tile.tile_scheduler == TileScheduler::StreamK && tiles < slots) {
     // One wave: the SMs share every tile's K, at least kMinItersPerStreamKUnit iterations each.
     double units = std::max(1.0, std::min(slots, std::floor(tiles * k_iters / kMinItersPerStreamKUnit)));
+    busy = units;
     compute_us = ceil_div(tiles * k_iters, units) * iter_us * model.stream_k_overhead;
     // SM80's stream-K CTAs, no more than the SMs, each run alone on one, as parallel split-K's lone slices
     // (H200, TF32 16x4096x4096: 64x64x16 with stream-K 30.2 µs against the model's 25.3, where parallel
@@ -135,14 +137,14 @@ double kernel_time_us(const library::GemmConfig& c, const GemmShape& p, int spli
     reduce_us = units > tiles ? reduction_us(ceil_div(units, tiles)) : 0.0;
   } else if (c.tile.tile_scheduler == TileScheduler::StreamK) {
     // Whole waves data-parallel, the ragged last one shared by (about) two peers per tile.
+    busy = slots;
     compute_us = ceil_div(tiles * k_iters, slots) * iter_us * model.stream_k_overhead;
     reduce_us = std::fmod(tiles, slots) == 0 ? 0.0 : turn_us;
   }
-  // The register-sourced 128x128 kernel priced for every SM busy (tile_efficiency) runs faster on fewer.
-  if (library::register_sourced(c) && t[1] < 256) {
-    const double busy = c.tile.tile_scheduler == TileScheduler::StreamK ? slots : std::min(slots, tiles * splits);
-    compute_us /= std::min(model.register_sourced_lone_fraction / model.register_sourced_fraction, slots / busy);
-  }
+  // Register-sourced tiles of N under 256 (128x128), priced for every SM busy (tile_efficiency), run faster on fewer.
+  if (library::register_sourced(c) && t[1] < 256)
+    compute_us /= std::max(
+        1.0, std::min(model.register_sourced_lone_fraction / model.register_sourced_fraction, slots / busy));
   // DRAM floor: each operand read once and the output written once (L2 serves the re-reads, a
   // convolution's im2col operand's too); for grouped kernels and convolutions, also the panels every
   // tile loads, re-reads and all (CostModel::panel_bytes_per_second).

@@ -7,7 +7,6 @@
 #include <algorithm>
 
 #include "cuforge/core/error.hpp"
-#include "cuforge/core/log.hpp"
 #include "cuforge/library/catalog.hpp"
 #include "cuforge/library/math_instruction.hpp"
 
@@ -205,11 +204,6 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
     throw InvalidArgumentError(fmt::format("tile description ({}) cannot be built for this plan: {}; "
                                            "plan.tile_descriptions() lists the {} that can",
                                            s.tile->describe(), why, tile_descriptions(k).size()));
-  if (s.tile && library::spills_registers(k.primary.front()))
-    log(LogLevel::warning,
-        fmt::format("tile description ({}) spills its two fp8 accumulators to local memory: it runs, at about a "
-                    "third of the speed of 128x128x128 cooperative (or fp8_fast_accum, one accumulator)",
-                    s.tile->describe()));
   // Operands TMA cannot load (leading dimensions not 16-byte multiples) run on SM80 tensor-op kernels of lower
   // alignment, never SIMT ones. A pinned tile is the user's word: a GEMM's SM80 kernels of it only (the same
   // threadblock shape, their own warps and stages), and only where it names nothing SM90's own (a cluster of one
@@ -271,6 +265,8 @@ std::vector<TileScheduler> tile_schedulers(const GemmKernels& k) {
   return accepted<TileScheduler>(k.family, with_tile_scheduler);
 }
 
+namespace {
+
 std::optional<std::string> simt_fallback_warning(const GemmKernels& kernels, const GemmSettings& settings,
                                                  KernelKind kind, Layout layout_a, Layout layout_b) {
   const library::GemmConfig& first = *kernels.family.front();  // a plan's family is never empty
@@ -293,6 +289,21 @@ std::optional<std::string> simt_fallback_warning(const GemmKernels& kernels, con
                      to_string(first.element_a), to_string(first.element_b),
                      layouts ? fmt::format("with A {}- and B {}-major", to_string(layout_a), to_string(layout_b))
                              : fmt::format("with math {}", settings.math ? to_string(*settings.math) : "default"));
+}
+
+}  // namespace
+
+std::vector<std::string> kernel_set_warnings(const GemmKernels& kernels, const GemmSettings& settings,
+                                             KernelKind kind, Layout layout_a, Layout layout_b) {
+  std::vector<std::string> out;
+  if (auto simt = simt_fallback_warning(kernels, settings, kind, layout_a, layout_b)) out.push_back(*simt);
+  // A pinned tile's kernels share its schedule and shape: the first says whether they spill.
+  if (settings.tile && !kernels.primary.empty() && library::spills_registers(kernels.primary.front()))
+    out.push_back(fmt::format("tile description ({}) spills fp8's two accumulators to local memory (more than 2 x 96 "
+                              "registers a thread; 2 x 128 ran at about a third of the speed of 128x128x128 "
+                              "cooperative): it builds and runs; fp8_fast_accum keeps one accumulator",
+                              settings.tile->describe()));
+  return out;
 }
 
 }  // namespace cuforge::select

@@ -150,7 +150,11 @@ def test_a_pinned_fp8_tile_that_spills_builds_with_a_warning(caplog):
         plan.tile_description = tile
         op = plan.construct()
     assert "_128x128x128_c2x1x1_s0_pingpong_" in op.name and "_fastaccum_" not in op.name
-    assert any("spills its two fp8 accumulators" in r.getMessage() for r in caplog.records)
+    spilled = [r for r in caplog.records if "spills fp8's two accumulators" in r.getMessage()]
+    assert len(spilled) == 1, [r.getMessage() for r in caplog.records]
+    with caplog.at_level(logging.WARNING, logger="cuforge"):
+        plan.activation = "relu"  # the same tile: said once
+    assert len([r for r in caplog.records if "spills fp8's two accumulators" in r.getMessage()]) == 1
     with pytest.raises(cuforge.InvalidArgumentError, match="384 accumulator registers"):
         plan.tile_description = dict(tile, threadblock_shape=[128, 192, 128])
 

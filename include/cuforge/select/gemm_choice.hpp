@@ -47,13 +47,13 @@ Arch gemm_family(const GemmTypes& kernel_types, int cc, int kernel_cc, const Gem
 GemmKernels gemm_kernels(const GemmTypes& kernel_types, Arch arch, const GemmSettings& settings,
                          KernelKind kind = KernelKind::Gemm, int target_cc = 0);
 
-// Why a plan runs SIMT kernels it did not ask for: as in the CUTLASS Python interface, types whose tensor-op
-// kernels do not take the plan's layouts or math operation run on the CUDA cores, far slower, and are told so.
-// The warning for a plan of `kind` whose kernel set `kernels` (under `settings`) fell back to SIMT kernels
-// where the tensor cores have kernels for its types; nullopt where it asked for its opcode class, runs on the
-// tensor cores, or has no tensor-op kernel at all (f64 convolutions). `layout_a`, `layout_b`: the plan's own.
-std::optional<std::string> simt_fallback_warning(const GemmKernels& kernels, const GemmSettings& settings,
-                                                 KernelKind kind, Layout layout_a, Layout layout_b);
+// What a plan of `kind` is told about its kernel set `kernels` (under `settings`), each message said once while
+// it holds: SIMT kernels it did not ask for (as in the CUTLASS Python interface, types whose tensor-op kernels
+// do not take the plan's layouts or math operation run on the CUDA cores, far slower; not where it asked for
+// its opcode class or its types have no tensor-op kernel, as f64 convolutions), and a pinned tile whose kernels
+// spill (library::spills_registers). `layout_a`, `layout_b`: the plan's own.
+std::vector<std::string> kernel_set_warnings(const GemmKernels& kernels, const GemmSettings& settings,
+                                             KernelKind kind, Layout layout_a, Layout layout_b);
 
 // What the family's kernels offer: the distinct tile descriptions, and the activations and tile
 // schedulers at least one of them can be built with.
