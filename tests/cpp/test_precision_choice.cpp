@@ -203,13 +203,38 @@ TEST(GemmPlan, RegisterSourcedTf32RunsWhereItWasTimedAhead) {
   EXPECT_TRUE(is(512, 4096, 4096, 256, TileScheduler::StreamK)) << pick(rr, 512, 4096, 4096).name();
   EXPECT_TRUE(is(256, 8192, 8192, 256, TileScheduler::StreamK)) << pick(rr, 256, 8192, 8192).name();
   EXPECT_TRUE(is(128, 14336, 4096, 128, TileScheduler::Default)) << pick(rr, 128, 14336, 4096).name();
-  for (auto [m, n, k] : {std::array<int64_t, 3>{4096, 4096, 4096}, {8192, 8192, 8192}})
+  for (auto [m, n, k] : {std::array<int64_t, 3>{4096, 4096, 4096}, {8192, 8192, 8192}, {1024, 1024, 1024}})
     EXPECT_FALSE(pick(rr, m, n, k).tile.swap_ab) << m << "x" << n << "x" << k;
-  // 1024³: 64 tiles of 128x128 on 132 SMs, where the register-sourced kernel ran 14.7-15.1 µs, the copying one 16.0.
-  const GemmConfig half = pick(rr, 1024, 1024, 1024);
-  EXPECT_TRUE(half.tile.swap_ab && half.tile.threadblock_shape[1] == 128) << half.name();
   for (int64_t m : {16, 32, 64}) EXPECT_EQ(pick(rr, m, 14336, 4096).arch, 80) << m;
   EXPECT_TRUE(pick(rr, 96, 14336, 4096).tile.swap_ab);
+}
+
+// The 128x128 register-sourced kernel runs faster where its tiles leave SMs idle (1024³: 64 tiles on 132 SMs),
+// up to CostModel::register_sourced_lone_fraction of the shared-memory rate; with every SM busy (2048³) it
+// stays at register_sourced_fraction. The 128x256 one is priced alike everywhere.
+TEST(GemmPlan, RegisterSourcedTf32RunsFasterOnFewerSms) {
+  Gemm rr(plan_of(DataType::f32, R, R, R));
+  const auto swapped = [&](int tile_n) {
+    for (const auto& c : rr.rank(rr.shape(2048, 2048, 2048)).ranked)
+      if (c.config.tile.swap_ab && c.config.tile.threadblock_shape[1] == tile_n &&
+          c.config.tile.tile_scheduler == TileScheduler::Default)
+        return c.config;
+    ADD_FAILURE() << "no data-parallel swapped kernel of tile N " << tile_n;
+    return GemmConfig{};
+  };
+  const select::CostModel model;
+  select::CostModel all_busy;
+  all_busy.register_sourced_lone_fraction = all_busy.register_sourced_fraction;
+  const auto estimate_with = [&](const GemmConfig& c, int64_t size, const select::CostModel& m) {
+    return select::estimated_time_us(c, rr.shape(size, size, size), 1, true, 132, m);
+  };
+  const GemmConfig narrow = swapped(128), wide = swapped(256);
+  EXPECT_LT(estimate_with(narrow, 1024, model), 0.85 * estimate_with(narrow, 1024, all_busy));
+  EXPECT_DOUBLE_EQ(estimate_with(narrow, 2048, model), estimate_with(narrow, 2048, all_busy));
+  EXPECT_DOUBLE_EQ(estimate_with(wide, 1024, model), estimate_with(wide, 1024, all_busy));
+  select::CostModel below;  // a lone fraction under the all-busy one never slows the kernel
+  below.register_sourced_lone_fraction = 0.5 * below.register_sourced_fraction;
+  EXPECT_DOUBLE_EQ(estimate_with(narrow, 1024, below), estimate_with(narrow, 1024, all_busy));
 }
 
 TEST(GemmPlan, Sm90ThreeTf32RunsItsPiecesAlongATripledK) {

@@ -131,10 +131,10 @@ bool pipelined(const GemmConfig& config);
 // second f32 fragment, added into the first every promotion interval, so both live in registers.
 bool promotes_fp8(const GemmConfig& config);
 
-// Kernels that build and run but spill accumulators to local memory: promoted fp8 tiles of 2 x 128
-// registers a thread (256x128 or 128x256 cooperative, 128x128 or 64x256 ping-pong), at about a third of
-// the speed of 128x128 cooperative. Valid (a pinned tile builds, as in the CUTLASS Python interface), not
-// catalog rows.
+// Kernels that build and run but spill accumulators to local memory: promoted fp8 tiles of more than
+// 2 x 96 accumulator registers a thread, up to 2 x 128 (256x128 or 128x256 cooperative, 128x128 or 64x256
+// ping-pong: about a third of the speed of 128x128 cooperative). Valid (a pinned tile builds, as in the
+// CUTLASS Python interface), not catalog rows.
 bool spills_registers(const GemmConfig& config);
 
 // Promoted fp8 GEMM kernels whose consumer loop adds each half of the tile's N while the other half's

@@ -132,12 +132,13 @@ struct CostModel {
   // 4096x14336x4096, 8192x1024x8192), ahead of it copy included at 2048³ (55.3 µs against 61.0).
   double register_sourced_fraction = 0.63;
   double register_sourced_wide_fraction = 0.85;
-  // The 128x128 one's rate follows the SMs its tiles keep busy, as under a bound they share (H100: 2.3
-  // TFLOP/s per SM with 64 of 132 busy at 1024³, 1.45-1.5 with 128 to 132 at 2048³, 512x4096x4096 and
-  // 256x8192x8192: 146 TFLOP/s, then about 192 in all): register_sourced_fraction prices every SM busy;
-  // fewer each run faster, up to 2.3 / 1.45 of it, about the shared-memory kernel's rate (1024³: 14.7-15.1 µs,
-  // ahead of the copying 64x128 kernel's 16.0).
-  double register_sourced_lone_fraction = 1.0;
+  // The 128x128 one's rate follows the SMs its tiles keep busy, as under a bound they share: where they
+  // leave SMs idle each runs faster, up to this fraction of the shared-memory rate. H200: 0.85-0.88 at 1024³
+  // (64 tiles on 132 SMs, bench/tf32_mainloops.cu, above), so the copying kernel keeps 1024³ there (13.5 µs,
+  // cuBLAS 13.6). An H100 ran 2.3 TFLOP/s per SM with 64 busy and 1.45-1.5 with 128 to 132 (2048³,
+  // 512x4096x4096, 256x8192x8192), about 1.0 of the shared-memory rate: 1024³ in 14.7-15.1 µs, ahead of its
+  // copying kernel's 16.0; not the default until an H200 times both in one run.
+  double register_sourced_lone_fraction = 0.87;
 };
 
 // Estimated microseconds of one run of `config` on a problem of `shape`, K cut into `splits`
