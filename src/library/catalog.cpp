@@ -324,7 +324,7 @@ std::vector<Sm80Tile> sm80_conv_tiles(const MathInstruction& mi, KernelKind kind
 // SM80 implicit-GEMM convolutions (CUTLASS 2.x ImplicitGemmConvolution, optimized iterators): the
 // 16-bit and TF32 tensor-core families over the GEMM tiles (16-bit dgrad also over narrow ones),
 // channels in 16-, 8- or 4-byte vectors; fprop also with fixed-channel iterators, for inputs of
-// exactly one vector of channels. The SIMT families of floating-point types (f32, f64, f16) over their
+// exactly one vector of channels (one 16-bit channel too, loaded through registers in two stages). The SIMT families of floating-point types (f32, f64, f16) over their
 // GEMM tiles, one element at a time, as the CUTLASS Python interface's Conv2d built them with opclass Simt.
 std::vector<GemmConfig> enumerate_sm80_conv() {
   std::vector<GemmConfig> out;
@@ -335,7 +335,7 @@ std::vector<GemmConfig> enumerate_sm80_conv() {
     for (KernelKind kind : kConvKinds)
       for (DataType o : mi.outputs)
         for (const auto& t : simt ? sm80_tiles(mi) : sm80_conv_tiles(mi, kind))
-          for (int align_bits : simt ? sm80_alignment_bits(mi) : std::vector<int>{128, 64, 32}) {
+          for (int align_bits : simt ? sm80_alignment_bits(mi) : std::vector<int>{128, 64, 32, 16}) {
             auto [la, lb] = conv_layouts(kind);
             GemmConfig c = sm80_config(mi, o, la, lb, kind, t, align_bits, TileScheduler::Default);
             add_if_valid(out, c);

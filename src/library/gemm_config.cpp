@@ -418,9 +418,9 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c, int target_cc
       return fmt::format("{} {} kernels run CUTLASS's two-stage pipelined mainloop (cp.async copies at least 4 "
                          "bytes): 2 stages, got {}",
                          to_string(c.element_a), pipelined_simt(c) ? "SIMT" : "one-element", c.tile.stages);
-    if (pipelined(c) && !pipelined_simt(c) && c.kind != KernelKind::Gemm)
-      return std::string("16-bit operands of one element at a time run on GEMM kernels only (no grouped or "
-                         "convolution kernel reads them)");
+    if (pipelined(c) && !pipelined_simt(c) && c.kind != KernelKind::Gemm && !c.fixed_channels)
+      return std::string("16-bit operands of one element at a time run on GEMM kernels and fprop's fixed-channel "
+                         "ones only (no grouped or other convolution kernel reads them)");
     const bool simt = c.opclass == OpcodeClass::Simt;
     if (simt && c.alignment_c != 1)
       return fmt::format("SIMT epilogues store one element of C and D at a time: alignment of C must be 1, got {}",

@@ -74,8 +74,9 @@ void expect(const Nhwc& x, const char* extent, int64_t have, int64_t want, const
     fail(x.name, fmt::format("expected {} = {} ({}), got {}: {}", extent, want, from, have, x.t->describe()));
 }
 
-// The channels an operand's kernels load as vectors: at least 4 bytes (SIMT kernels: one element),
-// and a multiple of 8 elements (16 bytes of 16-bit types) for the fastest.
+// The channels an operand's kernels load as vectors: at least 4 bytes (`element_wise`, SIMT kernels and
+// fprop's fixed-channel kernels of one channel: one element), and a multiple of 8 elements (16 bytes of
+// 16-bit types) for the fastest.
 int channel_alignment(const Nhwc& x, bool element_wise) {
   const int bytes = size_bytes(x.t->dtype);
   const int least = element_wise ? 1 : std::max(1, kMinVectorBytes / bytes), best = 16 / bytes;
@@ -265,8 +266,10 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
     if (v > kMaxExtent)
       fail("D", fmt::format("the implicit GEMM's {} = {} exceeds the 32-bit range the kernels index", name,
                             extent_words(v)));
-  p.shape.align_a = channel_alignment(xa, element_wise);
-  p.shape.align_b = channel_alignment(xb, element_wise);
+  // fprop's fixed-channel kernels read one channel of a 16-bit x and filters an element at a time.
+  const bool one_channel = fprop && z.c == 1;
+  p.shape.align_a = channel_alignment(xa, element_wise || one_channel);
+  p.shape.align_b = channel_alignment(xb, element_wise || one_channel);
   p.shape.align_c = channel_alignment(xd, element_wise);
   if (xc) p.shape.align_c = std::min(p.shape.align_c, channel_alignment(*xc, element_wise));
   if (bias)

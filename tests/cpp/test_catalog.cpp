@@ -21,11 +21,13 @@ using library::GemmConfig;
 // numbers on purpose (`cuforge list --arch 90` prints the same count).
 constexpr size_t kSm90Gemm = 5292, kSm90Grouped = 651, kSm90ConvPerKind = 108;
 constexpr size_t kSm80Gemm = 3064, kSm80Grouped = 480, kSm80ConvPerKind = 222, kSm80NarrowDgrad = 36;
+constexpr size_t kSm80OneChannelFprop = 60;  // 16-bit fixed-channel fprop of one channel: 6 families x 10 tiles
 constexpr size_t kSm80SimtConvPerKind = 41;  // f32 11 tiles, f64 6, f16 8 (into f16 and f32, and with f16 accumulation)
 constexpr size_t kSm90Kernels = kSm90Gemm + kSm90Grouped + 3 * kSm90ConvPerKind;
 // SM80 fprop also with fixed-channel iterators: a twin of each tensor-core row; 16-bit dgrad also on 32-wide tiles.
 constexpr size_t kSm80Kernels =
-    kSm80Gemm + kSm80Grouped + 4 * kSm80ConvPerKind + kSm80NarrowDgrad + 3 * kSm80SimtConvPerKind;
+    kSm80Gemm + kSm80Grouped + 4 * kSm80ConvPerKind + kSm80NarrowDgrad + kSm80OneChannelFprop +
+    3 * kSm80SimtConvPerKind;
 
 size_t count(Arch arch, DataType ab, DataType acc, DataType cd, MathOperation math) {
   library::GemmFilter f;
@@ -119,12 +121,13 @@ TEST(Catalog, CountsPerDataTypeFamily) {
                    KernelKind::Grouped});
   }
   // Convolutions. SM80 implicit GEMM: 16-bit into its own type or f32, f16 with f16 accumulation (into f16 or f32),
-  // TF32 and 3xTF32 (4 of the tiles); 10 tiles x 3 channel alignments each (fprop twice: fixed-channel iterators;
-  // 16-bit dgrad also over 2 narrow tiles). SM90 implicit GEMM: 16-bit with f32 accumulation into its own type
+  // TF32 and 3xTF32 (4 of the tiles); 10 tiles x 3 channel alignments each (fprop twice: fixed-channel iterators,
+  // 16-bit ones also of one channel; 16-bit dgrad also over 2 narrow tiles). SM90 implicit GEMM: 16-bit with f32 accumulation into its own type
   // or f32; 9 tiles (6 with as many stages as fit, 3 with few enough to share an SM) x 3 clusters.
   for (KernelKind kind : {KernelKind::Conv2dFprop, KernelKind::Conv2dDgrad, KernelKind::Conv2dWgrad}) {
     const size_t sm80 = kind == KernelKind::Conv2dFprop ? 60 : 30;
-    const size_t sm80_16_bit = kind == KernelKind::Conv2dDgrad ? sm80 + 6 : sm80;
+    const size_t sm80_16_bit = kind == KernelKind::Conv2dDgrad ? sm80 + 6 : kind == KernelKind::Conv2dFprop ? sm80 + 10
+                                                                                                           : sm80;
     for (D ab : {D::f16, D::bf16})
       for (D out : {ab, D::f32}) {
         all.push_back({80, OC::TensorOp, ab, ab, D::f32, out, {}, sm80_16_bit, kind});

@@ -237,7 +237,7 @@ std::vector<Refusal> refusals() {
          c.alignment_b = 1;
          c.tile.stages = 2;
        }),
-       {"GEMM kernels only"}},
+       {"fixed-channel ones only"}},
       {"alignment not a power of two", test::changed(sm80_f16(), [](auto& c) { c.alignment_a = 6; }),
        {"power of two", "got 6"}},
       {"alignment wider than 128 bits", test::changed(sm80_f16(), [](auto& c) { c.alignment_a = 16; }),

@@ -216,7 +216,7 @@ TEST(ConvPlan, IteratorAlgorithmPinsTheIterators) {
   EXPECT_TRUE(std::all_of(fixed.begin(), fixed.end(), [](const auto& c) { return c.config.fixed_channels; }));
   EXPECT_REFUSED(fprop.select(fprop.shape(resnet_layer())),
                  "iterator_algorithm is fixed_channels: its kernels take inputs of exactly one vector of channels "
-                 "(8, 4, 2 here); this convolution's input has 64");
+                 "(8, 4, 2, 1 here); this convolution's input has 64");
   // The stem's 8 channels are one vector: what refuses a split stem is the split, not the channels.
   auto split = settings;
   split.set_split_k_slices(2);
@@ -421,6 +421,24 @@ TEST_F(ConvCheck, AValidProblemOfEachKind) {
   ConvProblem b = fprop(x, w, bias, y, same, 1.0);
   EXPECT_TRUE(b.shape.bias);
   EXPECT_EQ(b.stride_c, (std::array<int64_t, 3>{0, 0, 0}));
+}
+
+// One 16-bit channel (a grayscale stem; the CUTLASS Python interface's few-channel fprop of 1): fprop's
+// fixed-channel kernels read x and the filters an element at a time, in CUTLASS's two-stage pipelined
+// mainloop. dgrad and wgrad have no such kernels: one channel of dx or x is refused, saying to pad.
+TEST_F(ConvCheck, OneChannelFpropRunsTheFixedChannelKernelsOfOneElement) {
+  TensorRef x = nhwc(0, 2, 16, 16, 1), w = nhwc(1, 16, 3, 3, 1), y = nhwc(2, 2, 16, 16, 16);
+  ConvProblem p = fprop(x, w, {}, y, same);
+  EXPECT_EQ(p.shape.align_a, 1);
+  EXPECT_EQ(p.shape.align_b, 1);
+  EXPECT_EQ(p.shape.align_c, 8);
+  Conv2d plan(kFprop, options(DataType::f16));
+  const library::GemmConfig c = plan.select(p.shape).config;
+  EXPECT_TRUE(c.fixed_channels && c.alignment_a == 1 && c.alignment_b == 1 && c.tile.stages == 2) << c.name();
+  EXPECT_TRUE(library::parse_gemm_name(c.name()) == c) << c.name();
+  EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, y, w, {}, x, same, 0.0, {1}), "B: 1 channels");
+  EXPECT_REFUSED(op::check_conv(kWgrad, types, 0, y, x, {}, w, same, 0.0, {1}), "B: 1 channels");
+  EXPECT_REFUSED(fprop(nhwc(0, 2, 16, 16, 3), nhwc(1, 16, 3, 3, 3), {}, y, same), "pad the channels with zeros to 8");
 }
 
 TEST_F(ConvCheck, ExtentsOfOneGetDenseStridesWhateverTheTensorSays) {

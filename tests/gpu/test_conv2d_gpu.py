@@ -94,9 +94,10 @@ def select_sharing(kind, tile, case, splits=None):
 RESNET_WGRAD = (4, 56, 56, 64, 64, 3, 3, 1, 1, 1)
 
 
-# Inputs of exactly one vector of channels (the 3-channel stem padded to 8, or to 4): SM80 kernels
-# with fixed-channel iterators, packing the 7 x 7 taps into each K tile (the model's choice).
-STEM = [(2, 30, 28, 8, 16, 7, 7, 2, 3, 1), (1, 17, 19, 4, 32, 7, 7, 2, 3, 1)]
+# Inputs of exactly one vector of channels (the 3-channel stem padded to 8, or to 4; a grayscale one of 1, read
+# an element at a time in two stages): SM80 kernels with fixed-channel iterators, packing the taps into each K
+# tile (the model's choice).
+STEM = [(2, 30, 28, 8, 16, 7, 7, 2, 3, 1), (1, 17, 19, 4, 32, 7, 7, 2, 3, 1), (2, 16, 16, 1, 16, 3, 3, 1, 1, 1)]
 
 
 def select_stem(case, dtype, relu=False):

@@ -124,7 +124,8 @@ bool pipelined_simt(const GemmConfig& config);
 
 // SM80 kernels on CUTLASS's two-stage pipelined mainloop, loading A and B through registers at any
 // alignment: the 16- and 8-bit SIMT kernels, and 16-bit tensor-op GEMM kernels that read A or B in vectors of
-// under 4 bytes (one element: an odd leading dimension), which cp.async cannot copy.
+// under 4 bytes (one element: an odd leading dimension), which cp.async cannot copy, and fprop's fixed-channel
+// kernels of one 16-bit channel.
 bool pipelined(const GemmConfig& config);
 
 // CUTLASS's fp8 mainloop without fast accumulation promotes: wgmma accumulates a few k-blocks into a
