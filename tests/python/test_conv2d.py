@@ -253,7 +253,7 @@ def test_the_seed_iterator_algorithm_pins_the_iterators(caplog):
     assert plan.iterator_algorithm == cutlass.IteratorAlgorithm.Optimized
     assert not plan.select(1, 224, 224, 8, 64, 7, 7, **stem).endswith("_fixedchannels")
     plan.iterator_algorithm = cutlass.IteratorAlgorithm.FixedChannels
-    with pytest.raises(cuforge.InvalidArgumentError, match=r"iterator_algorithm is fixed_channels: .* \(8, 4, 2 here\); this convolution's input has 64"):
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"iterator_algorithm is fixed_channels: .* \(8, 4, 2, 1 here\); this convolution's input has 64"):
         plan.select(1, 56, 56, 64, 64, 3, 3, padding=1)
     with pytest.raises(cuforge.InvalidArgumentError, match="^iterator_algorithm: expected a cuforge.IteratorAlgorithm"):
         plan.iterator_algorithm = "fast"
