@@ -33,8 +33,8 @@ const std::vector<MathInstruction> kInstructions = {
     {90, kTensorOp, kFastAccum, D::e5m2, D::e4m3, D::f32, {64, 8, 32}, kFp8Outputs},
     {90, kTensorOp, kFastAccum, D::e5m2, D::e5m2, D::f32, {64, 8, 32}, kFp8Outputs},
     // SM80: 16-bit, TF32 (and 3xTF32, near-f32 accuracy from TF32 tensor cores), f64 DMMA,
-    // saturating int8 mma.sync; SIMT f32, f64 and f16 (into f32 or f16) fused multiply-adds, and int8's
-    // integer multiply-adds into s32 (wrapping, as CUTLASS's SIMT int8 kernels).
+    // saturating int8 mma.sync; SIMT f32, f64 and f16 (into f32 or f16) fused multiply-adds, int8's
+    // integer multiply-adds into s32 (wrapping, as CUTLASS's SIMT int8 kernels), and fp8's in f32.
     {80, kTensorOp, kMma, D::f16, D::f16, D::f32, {16, 8, 16}, {D::f16, D::f32}},
     {80, kTensorOp, kMma, D::f16, D::f16, D::f16, {16, 8, 16}, {D::f16, D::f32}},
     {80, kTensorOp, kMma, D::bf16, D::bf16, D::f32, {16, 8, 16}, {D::bf16, D::f32}},
@@ -53,6 +53,10 @@ const std::vector<MathInstruction> kInstructions = {
     {80, kSimt, kMma, D::f16, D::f16, D::f32, {1, 1, 1}, {D::f16, D::f32}},
     {80, kSimt, kMma, D::f16, D::f16, D::f16, {1, 1, 1}, {D::f16}},
     {80, kSimt, kMma, D::s8, D::s8, D::s32, {1, 1, 1}, {D::s32, D::s8}},
+    // fp8 on the CUDA cores, each element converted to f32 before its multiply-add (CUTLASS's generic SIMT
+    // multiply-add; the CUTLASS Python interface's SIMT e4m3 test), of one type.
+    {80, kSimt, kMma, D::e4m3, D::e4m3, D::f32, {1, 1, 1}, kFp8Outputs},
+    {80, kSimt, kMma, D::e5m2, D::e5m2, D::f32, {1, 1, 1}, kFp8Outputs},
 };
 
 }  // namespace

@@ -46,6 +46,10 @@ runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const Tenso
                              const op::Fp8Scales& fp8_scales) {
   GemmProblem p = check(a, b, c, d, alpha, beta);
   const auto scales = op::check_scales(options_, device_, fp8_scales, d);
+  if ((scales.first || scales.second) && math_instruction().opclass == OpcodeClass::Simt)
+    throw InvalidArgumentError("scale_a, scale_b: this plan's SIMT kernels read no scales on the device (SM90's fp8 "
+                               "epilogues do): give Python numbers, folded into alpha, or run the tensor cores (A "
+                               "row-major, B column-major)");
   runtime::use_device(device_);
   const GemmShape& s = p.shape;
   if (!s.empty_output() && !(s.k == 0 && beta == 0.0 && activation() != Activation::sigmoid)) {

@@ -20,7 +20,7 @@ using library::GemmConfig;
 // The catalog's size per family. A change here is a change of what cuforge offers: update the
 // numbers on purpose (`cuforge list --arch 90` prints the same count).
 constexpr size_t kSm90Gemm = 5292, kSm90Grouped = 651, kSm90ConvPerKind = 108;
-constexpr size_t kSm80Gemm = 3064, kSm80Grouped = 480, kSm80ConvPerKind = 222, kSm80NarrowDgrad = 36;
+constexpr size_t kSm80Gemm = 3704, kSm80Grouped = 480, kSm80ConvPerKind = 222, kSm80NarrowDgrad = 36;
 constexpr size_t kSm80OneChannelFprop = 60;  // 16-bit fixed-channel fprop of one channel: 6 families x 10 tiles
 constexpr size_t kSm80SimtConvPerKind = 41;  // f32 11 tiles, f64 6, f16 8 (into f16 and f32, and with f16 accumulation)
 constexpr size_t kSm90Kernels = kSm90Gemm + kSm90Grouped + 3 * kSm90ConvPerKind;
@@ -103,6 +103,9 @@ TEST(Catalog, CountsPerDataTypeFamily) {
       for (D out : {D::bf16, D::f16, D::f32, D::e4m3, D::e5m2}) {
         all.push_back({90, OC::TensorOp, a, b, D::f32, out, MathOperation::MultiplyAdd, 69});
         all.push_back({90, OC::TensorOp, a, b, D::f32, out, MathOperation::MultiplyAddFastAccum, 81});
+        // On the CUDA cores (the CUTLASS Python interface's SIMT e4m3 test): A and B of one type, int8's 8
+        // two-stage tiles in every layout.
+        if (a == b) all.push_back({80, OC::Simt, a, b, D::f32, out, MathOperation::MultiplyAdd, 64});
       }
   // Mixed inputs on SM80 (s8 with f16 or bf16, either way round, into the 16-bit type or f32): the 8 tiles of a
   // K of 64 x 2 schedulers, 16-byte vectors.
@@ -196,10 +199,10 @@ TEST(Catalog, EveryMathInstructionAndLayoutHasKernels) {
           f.layout_b = lb;
           size_t n = library::find_gemms(f).size();
           bool k_major = la == Layout::RowMajor && lb == Layout::ColumnMajor;
-          bool offered = (arch == 90 && t != D::f64) || (arch == 80 && t != D::e4m3 && t != D::e5m2);
-          // SM90 copies 32-bit operands K-major first (library::staged_k_major); 8-bit ones have no layout but K-major.
-          bool any_layout = size_bits(t) == 16 || (arch == 80 && (size_bits(t) > 16 || t == D::s8)) ||
-                            (arch == 90 && size_bits(t) == 32);
+          bool offered = (arch == 90 && t != D::f64) || arch == 80;
+          // SM90 copies 32-bit operands K-major first (library::staged_k_major); 8-bit ones have no layout but
+          // K-major on the tensor cores (SM80's fp8 kernels are SIMT ones).
+          bool any_layout = size_bits(t) == 16 || arch == 80 || (arch == 90 && size_bits(t) == 32);
           if (offered && (k_major || any_layout))
             EXPECT_GT(n, 0u) << arch << " " << to_string(t) << " " << to_string(la) << to_string(lb);
           else

@@ -114,10 +114,10 @@ class Path:
 def _modes(kern: Kernel):
     if kern.scheduler == "streamk":
         return ("heuristic", "data_parallel", "split_k4", "stream_k")
-    if kern.arch == 80 and kern.d == "s8":  # serial split-K would saturate each slice's sum in D
-        return ("heuristic",)
-    if kern.arch == 80:  # serial split-K; SIMT kernels whole (the model splits these small problems in parallel)
-        return ("data_parallel" if kern.opclass == "simt" else "heuristic", "split_k4")
+    if kern.arch == 80:  # serial split-K, not into an 8-bit D (it would round or saturate each slice's sum); SIMT
+        # kernels whole (the model splits these small problems in parallel)
+        first = "data_parallel" if kern.opclass == "simt" else "heuristic"
+        return (first,) if kern.d in ("s8", "e4m3", "e5m2") else (first, "split_k4")
     return ("heuristic",)
 
 
@@ -137,9 +137,10 @@ def paths() -> list[Path]:
     # Each family, kernel schedule and tile scheduler: the smallest tile, cluster 1x1, full alignment,
     # the layouts taking turns so that every layout a family has appears.
     fp8 = {("e4m3", "e4m3", "bf16"), ("e5m2", "e4m3", "f32")}  # two of the twenty fp8 pairings and outputs
+    simt_fp8 = {("e4m3", "e4m3", "e4m3")}  # one of SIMT's ten: the CUTLASS Python interface's
     families = sorted({k.family() for k in kernels})
     for i, fam in enumerate(families):
-        if fam[3] in ("e4m3", "e5m2") and (fam[3], fam[4], fam[6]) not in fp8:
+        if fam[3] in ("e4m3", "e5m2") and (fam[3], fam[4], fam[6]) not in (simt_fp8 if fam[1] == "simt" else fp8):
             continue
         members = [k for k in kernels if k.family() == fam and fully_aligned(k)]
         layouts = [lay for lay in LAYOUTS if any(k.layouts == lay for k in members)]

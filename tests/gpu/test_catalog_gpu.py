@@ -159,6 +159,11 @@ CASES = (
        Case("e4m3", "e4m3", "e4m3", RCR, None, tile=SM90_COOP, kernel_has=("_128x128x128_c2x1x1_",)),
        Case("e4m3", "e4m3", "e4m3", RCR, None, beta=1.0, tile=SM90_PINGPONG_128,
             kernel_has=("_128x128x128_c2x1x1_s0_pingpong_",))]
+    # fp8 on the CUDA cores (the CUTLASS Python interface's SIMT e4m3 test: TNN, 64x32x8 in two stages), and its
+    # layouts the tensor cores do not read.
+    + [Case("e4m3", "e4m3", "e4m3", "rcc", None, shape=ODD, beta=1.0, opclass=Simt,
+            tile=sm80_tile((64, 32, 8), (2, 1, 1), 2), kernel_has=("cuforge_sm80_gemm_simt_mma_e4m3_e4m3_f32_e4m3_",)),
+       Case("e5m2", "e5m2", "f32", "rrr", None, shape=ODD, opclass=Simt, kernel_has=("_simt_mma_e5m2_e5m2_f32_f32_",))]
     # SM90 fp8 with fast accumulation (opt-in: plan.fp8_fast_accum); the sums here stay small enough
     # to be exact in the tensor core's own accumulator.
     + [Case("e4m3", "e4m3", "bf16", RCR, None, math=FAST_ACCUM, kernel_has=("_fastaccum_e4m3_e4m3_f32_bf16_bf16_rcr_",)),

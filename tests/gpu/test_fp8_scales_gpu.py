@@ -114,6 +114,12 @@ def test_bad_scales_are_refused_before_anything_runs():
     for kwargs, error, words in bad:
         with pytest.raises(error, match=words):
             plan.run(A, B, None, D, **kwargs)
+    simt = cuforge.op.Gemm(element_A=E4M3, element_B=E4M3, element_C=torch.bfloat16, element_D=torch.bfloat16,
+                           element_accumulator=torch.float32, layout_A=cuforge.LayoutType.RowMajor,
+                           layout_B=cuforge.LayoutType.ColumnMajor, layout_C=cuforge.LayoutType.RowMajor,
+                           opclass=cuforge.OpcodeClass.Simt)
+    with pytest.raises(cuforge.InvalidArgumentError, match="scale_a, scale_b: this plan's SIMT kernels read no scales"):
+        simt.run(A, B, None, D, scale_a=scalar(1.0))
     assert bool((D == 3.0).all()), "D untouched"
     bf16 = cuforge.op.Gemm(element=torch.bfloat16, layout=cuforge.LayoutType.RowMajor)
     X, Y, Z = (torch.zeros(64, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
