@@ -94,6 +94,29 @@ TEST(GemmPlan, Fp8FastAccumulationOnlyOnRequest) {
   EXPECT_THROW(bf16.set_settings(b), InvalidArgumentError);
 }
 
+// fp8 in layouts the tensor cores do not read runs SIMT kernels (as int8's do), of one type for A and B; those
+// read no device scales (SM90's epilogues do): a run giving some is refused before anything launches.
+TEST(GemmPlan, Fp8OnTheCudaCoresTakesNoDeviceScales) {
+  GemmOptions o = plan_of(DataType::e4m3, R, R, R);
+  o.element_c = o.element_d = DataType::bf16;
+  Gemm simt(o);
+  const GemmConfig c = pick(simt, 197, 131, 61);
+  EXPECT_EQ(c.opclass, OpcodeClass::Simt) << c.name();
+  EXPECT_EQ(c.arch, 80) << c.name();
+  alignas(16) static uint8_t a[197 * 64], b[64 * 136];
+  alignas(16) static uint16_t d[197 * 136];
+  alignas(16) static float scale[1];
+  const TensorRef A = TensorRef::matrix(a, DataType::e4m3, 197, 61, R), B = TensorRef::matrix(b, DataType::e4m3, 61, 131, R);
+  const TensorRef D = TensorRef::matrix(d, DataType::bf16, 197, 131, R);
+  EXPECT_NE(test::message_of<InvalidArgumentError>([&] {
+              simt.run(A, B, {}, D, 1.0, 0.0, nullptr, {}, {TensorRef::vector(scale, DataType::f32, 1), {}});
+            }).find("scale_a, scale_b: this plan's SIMT kernels read no scales"),
+            std::string::npos);
+  GemmOptions mixed = o;
+  mixed.element_b = DataType::e5m2;
+  EXPECT_THROW(Gemm{mixed}, InvalidArgumentError) << "no SIMT kernel of two fp8 types";
+}
+
 TEST(GemmPlan, Tf32OfEveryLayoutRunsOnSm90ThroughKMajorCopies) {
   // wgmma reads 32-bit operands only K-major: a row-major B (or column-major A) is copied K-major
   // into the workspace first, which the model counts, and large problems still take SM90 kernels.
