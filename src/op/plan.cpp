@@ -224,8 +224,7 @@ KernelSource Plan<Kernel, Problem>::kernel_source(const library::GemmConfig& con
 template <class Kernel, class Problem>
 std::string Plan<Kernel, Problem>::pytorch_binding(const select::GemmCandidate& chosen, const std::string& module,
                                                    const select::GemmSettings& settings) const {
-  // A column-major D runs the transposed problem (GemmTypes::canonical): the export does too (GEMM
-  // only; emit::pytorch_binding refuses the others).
+  // A column-major D runs the transposed problem (GemmTypes::canonical), as the export (GEMM only) does.
   emit::TorchExport e{module, chosen.config, options_.layout_c == Layout::ColumnMajor, GemmLaunch{}};
   e.launch.activation_argument = settings.activation_argument;
   e.launch.splits = chosen.splits;
@@ -435,8 +434,7 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
     return launchable(p, measure_on, beta);
   };
 
-  // first_run = fallback and `chosen` not built yet: a kernel already built (or quick to build) runs
-  // now, `chosen` once its background build is done.
+  // first_run = fallback, `chosen` not built yet: a built (or quickly built) kernel runs now, `chosen` once built.
   auto stood_in = [&](const select::GemmCandidate& chosen) {
     if (s.settings.first_run != select::FirstRun::fallback) return false;
     const KernelSource source = kernel_source(chosen.config);
@@ -563,7 +561,9 @@ auto Plan<Kernel, Problem>::stand_in(const GemmShape& shape, const std::vector<s
       if (auto built = compile::cached(kernel_source(ranked[i].config))) return StandIn{ranked[i], *built};
   if (state_->kernels.arch < 90) return std::nullopt;  // the chosen kernel is itself a quick SM80 build
   try {
-    const auto sm80 = select::gemm_kernels(kernel_types_, 80, state_->settings, kind_, cc_);
+    auto tensor_op = state_->settings;  // never SIMT kernels the plan did not ask for (fp8 has only those on SM80)
+    tensor_op.opclass = tensor_op.opclass.value_or(OpcodeClass::TensorOp);
+    const auto sm80 = select::gemm_kernels(kernel_types_, 80, tensor_op, kind_, cc_);
     const auto ranking = select::choose(sm80, state_->settings, shape, sm_count_);
     if (ranking.ranked.empty() || ranking.ranked.front().config == chosen.config) return std::nullopt;
     return StandIn{ranking.ranked.front(), compile::compile(kernel_source(ranking.ranked.front().config)).entry};

@@ -193,8 +193,8 @@ TEST(Compile, OneKernelPerDataTypeFamily) {
       "cuforge_sm80_gemm_simt_mma_f16_f16_f32_f16_f16_rrr_64x64x8_w2x1x1_s2_multistage_default_default_a1x1x1",
       // SIMT int8 into s8: integer multiply-adds, an f32 epilogue that saturates.
       "cuforge_sm80_gemm_simt_mma_s8_s8_s32_s8_s8_ccr_64x64x16_w2x1x1_s2_multistage_default_default_a1x1x1",
-      // SIMT fp8 into e4m3 (the CUTLASS Python interface's tile): each element converted to f32 for its FMA.
-      "cuforge_sm80_gemm_simt_mma_e4m3_e4m3_f32_e4m3_e4m3_rcr_64x32x8_w2x1x1_s2_multistage_default_default_a1x1x1",
+      // SIMT fp8 into e4m3: each element converted to f32 for its multiply-add.
+      "cuforge_sm80_gemm_simt_mma_e4m3_e4m3_f32_e4m3_e4m3_rcr_64x64x16_w2x1x1_s2_multistage_default_default_a1x1x1",
       // Parallel split-K: the slices' GEMM and the reduction kernel with a sigmoid epilogue; SIMT f32
       // (its partials stored one element at a time).
       "cuforge_sm80_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_64x64x32_w2x2x1_s6_multistage_default_default_a8x8x8"
