@@ -114,7 +114,7 @@ constexpr std::string_view kScaledAlphaArguments =
 }  // namespace
 
 bool scales_on_device(const library::GemmConfig& c) {
-  return c.kind == KernelKind::Gemm && is_fp8(c.element_a);
+  return c.kind == KernelKind::Gemm && c.arch >= 90 && is_fp8(c.element_a);
 }
 
 // `name`: the kernel the source is emitted for (a parallel split-K kernel's GEMM is its partials'

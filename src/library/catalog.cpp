@@ -331,7 +331,7 @@ std::vector<GemmConfig> enumerate_sm80_conv() {
   for (const auto& mi : math_instructions()) {
     if (mi.arch != 80) continue;
     const bool simt = mi.opclass == OpcodeClass::Simt;
-    if ((!simt && size_bits(mi.a) > 32) || (simt && size_bits(mi.a) == 8)) continue;
+    if (!simt && size_bits(mi.a) > 32) continue;
     for (KernelKind kind : kConvKinds)
       for (DataType o : mi.outputs)
         for (const auto& t : simt ? sm80_tiles(mi) : sm80_conv_tiles(mi, kind))

@@ -60,10 +60,12 @@ std::optional<std::string> why_invalid_conv(const GemmConfig& c) {
   const bool sixteen = sixteen_bit(c);
   if (c.element_b != c.element_a)
     return std::string("convolution kernels multiply operands of one type");
-  if (c.opclass == OpcodeClass::TensorOp && !(sixteen || c.element_a == DataType::f32))
+  const bool simt = c.opclass == OpcodeClass::Simt;
+  if ((!simt && !(sixteen || c.element_a == DataType::f32)) ||
+      (simt && c.element_a != DataType::f16 && c.element_a != DataType::f32 && c.element_a != DataType::f64))
     return std::string("convolution kernels multiply f16, bf16 or f32 (through TF32) on the tensor cores, or f16, "
                        "f32 and f64 on the CUDA cores (SIMT, SM80 kernels)");
-  if (c.opclass == OpcodeClass::Simt && c.arch >= 90)
+  if (simt && c.arch >= 90)
     return std::string("SIMT convolution kernels are SM80 kernels (CUTLASS 2.x's implicit GEMM on the CUDA cores)");
   const auto [la, lb] = conv_layouts(c.kind);
   if (c.layout_a != la || c.layout_b != lb)
@@ -150,7 +152,7 @@ bool pipelined(const GemmConfig& c) {
 }
 
 bool promotes_fp8(const GemmConfig& c) {
-  return is_fp8(c.element_a) && c.math == MathOperation::MultiplyAdd;
+  return is_fp8(c.element_a) && c.math == MathOperation::MultiplyAdd && c.opclass == OpcodeClass::TensorOp;
 }
 
 

@@ -214,8 +214,18 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
                          "channels ({} here); this convolution's input has {}", list, p.conv.k_run);
     }
   }
+  // Channels in vectors under 4 bytes (one 16-bit channel): only fprop's fixed-channel kernels read them, unsplit.
+  const GemmConfig* first = k.primary.empty() ? nullptr : &k.primary.front();
+  if (first && is_conv(first->kind) && first->opclass == OpcodeClass::TensorOp && p.conv.k_run > 0 &&
+      p.align_a * size_bits(first->element_a) < 32)
+    return fmt::format("{} channel of {}: fprop's fixed-channel kernels read it, an element at a time and unsplit; "
+                       "this plan's settings (iterator_algorithm {}, decomposition {}, {} slices) leave none of them "
+                       "(or pad the channels with zeros to 8)",
+                       p.conv.k_run, to_string(first->element_a),
+                       s.iterator_algorithm ? to_string(*s.iterator_algorithm) : "unset", to_string(s.decomposition),
+                       s.splits);
   auto fit = [&](const GemmConfig& c) { return fits(c, p); };
-  const bool conv = !k.primary.empty() && is_conv(k.primary.front().kind);
+  const bool conv = first && is_conv(first->kind);
   const bool aligned = std::any_of(k.primary.begin(), k.primary.end(), fit) ||
                        std::any_of(k.fallback.begin(), k.fallback.end(), fit);
   if (aligned)

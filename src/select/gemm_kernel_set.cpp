@@ -271,9 +271,8 @@ std::optional<std::string> simt_fallback_warning(const GemmKernels& kernels, con
                                                  KernelKind kind, Layout layout_a, Layout layout_b) {
   const library::GemmConfig& first = *kernels.family.front();  // a plan's family is never empty
   if (settings.opclass || first.opclass != OpcodeClass::Simt) return std::nullopt;
-  library::GemmFilter tensor_op;
+  library::GemmFilter tensor_op;  // of either family: fp8's are SM90's only
   tensor_op.kind = kind;
-  tensor_op.arch = first.arch;
   tensor_op.element_a = first.element_a;
   tensor_op.element_b = first.element_b;
   tensor_op.element_accumulator = first.element_accumulator;
@@ -283,12 +282,16 @@ std::optional<std::string> simt_fallback_warning(const GemmKernels& kernels, con
   tensor_op.layout_a = first.layout_a;
   tensor_op.layout_b = first.layout_b;
   const bool layouts = library::find_gemms(tensor_op).empty();
+  tensor_op.arch = first.arch;
+  const std::string why =
+      layouts ? fmt::format("with A {}- and B {}-major", to_string(layout_a), to_string(layout_b))
+      : library::find_gemms(tensor_op).empty()
+          ? fmt::format("on this GPU (sm{} kernels; SM90's tensor cores take these types)", first.arch)
+          : fmt::format("with math {}", settings.math ? to_string(*settings.math) : "default");
   return fmt::format("no tensor-op kernel computes {} x {} {}: this plan runs SIMT kernels on the CUDA cores, far "
                      "slower (opclass=Simt asks for them; `cuforge list --opclass tensorop` names what the tensor "
                      "cores take)",
-                     to_string(first.element_a), to_string(first.element_b),
-                     layouts ? fmt::format("with A {}- and B {}-major", to_string(layout_a), to_string(layout_b))
-                             : fmt::format("with math {}", settings.math ? to_string(*settings.math) : "default"));
+                     to_string(first.element_a), to_string(first.element_b), why);
 }
 
 }  // namespace

@@ -45,6 +45,18 @@ TEST(ConvCatalog, RowsFollowTheConvolutionRules) {
   c.tile.tile_scheduler = TileScheduler::StreamK;
   EXPECT_TRUE(library::why_invalid(c));
   c.tile.tile_scheduler = TileScheduler::Default;
+  // The CUDA cores' convolutions multiply f16, f32 or f64: not the 8-bit types their GEMMs take.
+  for (DataType t : {DataType::s8, DataType::e4m3}) {
+    library::GemmFilter simt_gemm;
+    simt_gemm.arch = 80, simt_gemm.opclass = OpcodeClass::Simt, simt_gemm.element_a = t;
+    const auto gemms = library::find_gemms(simt_gemm);
+    ASSERT_FALSE(gemms.empty()) << to_string(t);
+    library::GemmConfig simt = *gemms.front();
+    simt.kind = kFprop;
+    simt.layout_c = Layout::RowMajor;
+    EXPECT_NE(library::why_invalid(simt).value_or("").find("f16, f32 and f64 on the CUDA cores"), std::string::npos)
+        << simt.name();
+  }
   // Parallel split-K: every kind on SM80 kernels (CUTLASS 2.x's kParallel); on SM90 wgrad, between
   // its images.
   for (KernelKind kind : {kFprop, kDgrad, kWgrad}) {

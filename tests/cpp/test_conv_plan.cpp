@@ -436,6 +436,12 @@ TEST_F(ConvCheck, OneChannelFpropRunsTheFixedChannelKernelsOfOneElement) {
   const library::GemmConfig c = plan.select(p.shape).config;
   EXPECT_TRUE(c.fixed_channels && c.alignment_a == 1 && c.alignment_b == 1 && c.tile.stages == 2) << c.name();
   EXPECT_TRUE(library::parse_gemm_name(c.name()) == c) << c.name();
+  EXPECT_REFUSED(plan.select(fprop(x, w, {}, y, same, 0.0, {2}).shape),
+                 "1 channel of f16: fprop's fixed-channel kernels read it, an element at a time and unsplit");
+  auto optimized = plan.settings();
+  optimized.iterator_algorithm = IteratorAlgorithm::Optimized;
+  plan.set_settings(optimized);
+  EXPECT_REFUSED(plan.select(p.shape), "settings (iterator_algorithm optimized, decomposition");
   EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, y, w, {}, x, same, 0.0, {1}), "B: 1 channels");
   EXPECT_REFUSED(op::check_conv(kWgrad, types, 0, y, x, {}, w, same, 0.0, {1}), "B: 1 channels");
   EXPECT_REFUSED(fprop(nhwc(0, 2, 16, 16, 3), nhwc(1, 16, 3, 3, 3), {}, y, same), "pad the channels with zeros to 8");

@@ -169,8 +169,9 @@ def test_unknown_element_type_is_a_data_type_error():
 
 
 def test_plans_the_catalog_cannot_build_are_refused():
-    with pytest.raises(cuforge.InvalidArgumentError, match="cuforge list"):
-        cuforge.op.Gemm(element="e4m3", element_C=np.float16, layout=RowMajor, kernel_cc=80)
+    with pytest.raises(cuforge.InvalidArgumentError, match="cuforge list"):  # SM80's fp8 kernels: one type, SIMT
+        cuforge.op.Gemm(element_A="e4m3", element_B="e5m2", element_C=np.float16, element_D=np.float16,
+                        layout=RowMajor, kernel_cc=80)
     with pytest.raises(cuforge.InvalidArgumentError, match="element_accumulator"):
         cuforge.op.Gemm(element="bf16", element_accumulator=np.float16, layout=RowMajor)
     with pytest.raises(cuforge.InvalidArgumentError, match="element_A"):

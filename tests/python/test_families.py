@@ -74,6 +74,29 @@ def test_layouts_the_tensor_cores_do_not_take_run_simt_kernels_and_say_so(caplog
     assert from_tensors.opclass == cuforge.OpcodeClass.TensorOp
 
 
+def test_fp8_layouts_the_tensor_cores_do_not_take_run_simt_kernels_and_say_so(caplog):
+    # fp8's tensor-op kernels are SM90's, A row-major and B column-major: other layouts, or an SM80 GPU, run
+    # SIMT kernels of one fp8 type for A and B, said as int8's are.
+    fp8 = dict(element_A="e4m3", element_B="e4m3", element_C="bf16", element_D="bf16")
+    with caplog.at_level("WARNING", logger="cuforge"):
+        rrr = cuforge.op.Gemm(**fp8, layout=RowMajor, cc=90)
+    assert "no tensor-op kernel computes e4m3 x e4m3 with A row- and B row-major" in caplog.text, caplog.text
+    assert rrr.opclass == cuforge.OpcodeClass.Simt
+    assert "_sm80_gemm_simt_mma_e4m3_e4m3_f32_bf16_bf16_rrr_" in rrr.select(64, 64, 64)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="cuforge"):
+        a100 = cuforge.op.Gemm(**fp8, **RCR, cc=80)
+    assert "no tensor-op kernel computes e4m3 x e4m3 on this GPU (sm80 kernels" in caplog.text, caplog.text
+    assert a100.opclass == cuforge.OpcodeClass.Simt
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="cuforge"):
+        hopper = cuforge.op.Gemm(**fp8, **RCR, cc=90)
+    assert caplog.text == ""
+    assert hopper.opclass == cuforge.OpcodeClass.TensorOp
+    with pytest.raises(cuforge.InvalidArgumentError, match="no sm80 GEMM kernel"):
+        cuforge.op.Gemm(element_A="e4m3", element_B="e5m2", element_C="bf16", element_D="bf16", **RCR, cc=80)
+
+
 
 def test_int8_plans():
     plan = cuforge.op.Gemm(element_A=np.int8, element_B=np.int8, element_C=np.int32, element_D=np.int32, **RCR)
