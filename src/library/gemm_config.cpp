@@ -374,7 +374,7 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c, int target_cc
     // K-major first (library::staged_k_major). 8-bit operands have no such kernel.
     if (size_bits(c.element_a) == 8 && (c.layout_a != Layout::RowMajor || c.layout_b != Layout::ColumnMajor))
       return fmt::format("wgmma reads 8-bit operands only K-major: SM90 {} kernels need a row-major A and a "
-                         "column-major B (no kernel reads 8-bit operands MN-major: transpose them first)",
+                         "column-major B (transpose them first; SIMT kernels read any layout, far slower)",
                          to_string(c.element_a));
     // A K-major tile's rows fill whole swizzle atoms of 128 bytes, or of 64 or 32 where K is a multiple of 32
     // 16- or 8-bit elements (CUTLASS's builder picks the narrower swizzle, as the CUTLASS Python interface's

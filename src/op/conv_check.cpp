@@ -18,7 +18,8 @@ namespace {
 constexpr int64_t kMaxTensorBytes = int64_t(1) << 31;
 // The optimized iterators of fprop and dgrad precompute masks for filters of at most 32 x 32.
 constexpr int64_t kMaxFilter = 32;
-// The narrowest channel vector any convolution kernel loads (cp.async of 4 bytes).
+// The narrowest channel vector a convolution kernel loads with cp.async (4 bytes; kernels loading through
+// registers, SIMT and fprop's fixed-channel kernels of one channel, read one element).
 constexpr int kMinVectorBytes = 4;
 
 // One NHWC operand as the checks see it.

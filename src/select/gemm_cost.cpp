@@ -8,8 +8,8 @@ namespace {
 
 // Hopper-class rates; only their ratios matter for ranking.
 constexpr double kTensorFlopsPerSm16Bit = 990e12 / 132;  // dense wgmma, 16-bit inputs
-// FFMA on the CUDA cores (f64 at half; SIMT f16 as f32, SIMT int8's IMAD too, though it issues at half the rate:
-// it only ranks SIMT int8 kernels among themselves).
+// FFMA on the CUDA cores (f64 at half; SIMT f16 and fp8 as f32, SIMT int8's IMAD too, though it issues at half the
+// rate: it only ranks SIMT int8 kernels among themselves).
 constexpr double kCudaCoreFlopsPerSm32Bit = 67e12 / 132;
 constexpr double kDramBytesPerSecond = 4.0e12;
 constexpr int kMinItersPerStreamKUnit = 8;  // CUTLASS's minimum share of K per stream-K CTA

@@ -36,7 +36,7 @@ Conv2dSize conv_size(const std::array<int64_t, 7>& nhwckrs, const ConvGeometry& 
 // (fprop, dgrad) a bias: one value per channel of D (rank 1). `split`: the run's own split-K;
 // `plan_splits`: the slices the plan's settings cut K into when the run gives none; `element_wise`: the
 // plan's kernels read channels one element at a time (SIMT), so any channel count, where tensor-op kernels
-// read vectors of 4 bytes or more.
+// read vectors of 4 bytes or more (but fprop's fixed-channel kernels of one 16-bit channel).
 ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b,
                        const TensorRef& c, const TensorRef& d, const ConvGeometry& geometry, double beta,
                        ConvSplitK split = {}, int plan_splits = 1, bool element_wise = false);

@@ -82,7 +82,7 @@ class Gemm(Plan):
     element_X or layout_X first, then its tensor's, then the generic one). The accumulator defaults to
     f32 (s32 for int8 A and B, f64 for f64). ``cc`` is the GPU to build for (default: the device's);
     ``kernel_cc=80`` asks for CUTLASS 2.x (SM80) kernels, which also run on Hopper.
-    ``opclass=OpcodeClass.Simt`` asks for CUDA-core kernels (f32, f64, f16, int8; SM80 family) instead of
+    ``opclass=OpcodeClass.Simt`` asks for CUDA-core kernels (f32, f64, f16, int8, fp8; SM80 family) instead of
     tensor cores.
     """
 
@@ -242,8 +242,9 @@ class Gemm(Plan):
         ``print_module`` prints the source of the kernel that ran. ``visitor_args`` (the seed's
         epilogue visitor trees) are not offered: fuse an activation (plan.activation) and a bias C.
         fp8 plans take per-tensor scales, as ``torch._scaled_mm`` does: ``scale_a`` and ``scale_b``,
-        one float32 value each on the GPU, read by the kernel when it runs (so D = activation(alpha *
-        scale_a * scale_b * A @ B + beta * C)); a Python number multiplies alpha instead.
+        one float32 value each on the GPU, read by the SM90 kernel when it runs (so D = activation(alpha *
+        scale_a * scale_b * A @ B + beta * C); SIMT fp8 kernels refuse them); a Python number multiplies alpha
+        instead.
         """
         if scale_a is not None or scale_b is not None:
             scale_a, scale_b, alpha = self._scales(scale_a, scale_b, alpha)

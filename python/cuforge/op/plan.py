@@ -45,7 +45,7 @@ class Plan:
     interface). The
     accumulator defaults to f32 (s32 for int8 A and B, f64 for f64). ``cc`` is the GPU to build for
     (default: the device's); ``kernel_cc=80`` asks for CUTLASS 2.x (SM80) kernels, which also run on
-    Hopper. ``opclass=OpcodeClass.Simt`` asks for CUDA-core kernels (f32, f64, f16, int8; SM80 family)
+    Hopper. ``opclass=OpcodeClass.Simt`` asks for CUDA-core kernels (f32, f64, f16, int8, fp8; SM80 family)
     instead of tensor cores. ``device`` is the CUDA device ordinal the plan builds for and runs on
     (default: the current device).
     """
@@ -273,10 +273,11 @@ class Plan:
 
     @property
     def opclass(self) -> OpcodeClass:
-        """Tensor cores (TensorOp, the default) or CUDA cores (Simt: f32, f64, f16 and int8 kernels of the
+        """Tensor cores (TensorOp, the default) or CUDA cores (Simt: f32, f64, f16, int8 and fp8 kernels of the
         SM80 family); a member or its name. Where none was set, the class of the plan's kernels: SIMT where
-        the tensor cores have no kernel for the plan's layouts or math operation (int8 with A column-major or
-        B row-major), as in the CUTLASS Python interface (a warning says so), and for f64 convolutions. Setting
+        the tensor cores have no kernel for the plan's layouts or math operation (int8 or fp8 with A column-major
+        or B row-major, fp8 before SM90), as in the CUTLASS Python interface (a warning says so), and for f64
+        convolutions. Setting
         it chooses among that class's kernels from then on; the other settings carry over (an error says which
         cannot)."""
         opclass = self._plan.settings.opclass
