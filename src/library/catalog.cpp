@@ -324,8 +324,9 @@ std::vector<Sm80Tile> sm80_conv_tiles(const MathInstruction& mi, KernelKind kind
 // SM80 implicit-GEMM convolutions (CUTLASS 2.x ImplicitGemmConvolution, optimized iterators): the
 // 16-bit and TF32 tensor-core families over the GEMM tiles (16-bit dgrad also over narrow ones),
 // channels in 16-, 8- or 4-byte vectors; fprop also with fixed-channel iterators, for inputs of
-// exactly one vector of channels (one 16-bit channel too, loaded through registers in two stages). The SIMT families of floating-point types (f32, f64, f16) over their
-// GEMM tiles, one element at a time, as the CUTLASS Python interface's Conv2d built them with opclass Simt.
+// exactly one vector of channels (one 16-bit channel too, loaded through registers in two stages). The
+// SIMT families of floating-point types (f32, f64, f16) over their GEMM tiles, one element at a time, as
+// the CUTLASS Python interface's Conv2d built them with opclass Simt.
 std::vector<GemmConfig> enumerate_sm80_conv() {
   std::vector<GemmConfig> out;
   for (const auto& mi : math_instructions()) {

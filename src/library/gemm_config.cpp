@@ -155,7 +155,6 @@ bool promotes_fp8(const GemmConfig& c) {
   return is_fp8(c.element_a) && c.math == MathOperation::MultiplyAdd && c.opclass == OpcodeClass::TensorOp;
 }
 
-
 bool spills_registers(const GemmConfig& c) {
   return c.arch >= 90 && promotes_fp8(c) && sm90_accumulator_registers(c) > kUnspilledPromotedAccumulatorRegisters;
 }

@@ -150,7 +150,7 @@ void Plan<Kernel, Problem>::set_settings(const select::GemmSettings& settings) {
   const Arch family = select::gemm_family(kernel_types_, cc_, options_.kernel_cc, settings, kind_);
   // Throws, changing nothing.
   select::GemmKernels kernels = select::gemm_kernels(kernel_types_, family, settings, kind_, cc_);
-  auto warnings = select::kernel_set_warnings(kernels, settings, kind_, options_.layout_a, options_.layout_b);
+  const auto warnings = select::kernel_set_warnings(kernels, settings, kind_, options_.layout_a, options_.layout_b);
   std::vector<std::string> said;
   {
     std::lock_guard lock(state_->mutex);
