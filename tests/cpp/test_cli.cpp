@@ -88,8 +88,10 @@ TEST(CommandLine, ListIsFastForEachFamily) {
 TEST(CommandLine, ListFiltersByOpcodeClassAndTypes) {
   Listed simt = list("--arch 80 --opclass simt --op gemm");
   ASSERT_EQ(simt.status, 0);
-  // f32, f64, f16 (into f16 or f32, and with f16 accumulation), int8 (into s8 or s32)
-  EXPECT_EQ(simt.names.size(), 88u + 48u + 3 * 64u + 2 * 64u);
+  // f32, f64, f16 (into f16 or f32, and with f16 accumulation), int8 (into s8 or s32), fp8 (e4m3 and e5m2, into
+  // five types each)
+  EXPECT_EQ(simt.names.size(), 88u + 48u + 3 * 64u + 2 * 64u + 2 * 5 * 64u);
+  EXPECT_EQ(list("--arch 80 --opclass simt --op gemm --a e4m3 --d e4m3").names.size(), 64u);
   for (const auto& n : simt.names) EXPECT_NE(n.find("_simt_mma_"), std::string::npos) << n;
   EXPECT_EQ(list("--arch 80 --opclass simt --op gemm --a f64").names.size(), 48u);
   EXPECT_EQ(list("--arch 80 --opclass simt --op gemm --a f16 --acc f16").names.size(), 64u);
