@@ -19,9 +19,9 @@
 #include "cuforge/emit/gemm.hpp"
 #include "cuforge/runtime/scratch.hpp"
 #include "cuforge/runtime/timing.hpp"
-#include "cuforge/select/gemm_cost.hpp"
-#include "operands.hpp"
+#include "cost_model.hpp"
 #include "log_sink.hpp"
+#include "operands.hpp"
 #include "plans.hpp"
 
 namespace nb = nanobind;
@@ -365,79 +365,7 @@ NB_MODULE(_core, m) {
           return names;
         }, "arch"_a = nb::none(), "glob"_a = "", "kind"_a.none() = nb::none(),
         "Names of the catalog's kernels (of one kind, or every kind).");
-  nb::class_<select::CostModel>(m, "CostModel",
-                                 "The selection cost model's fitted constants, each as documented in "
-                                 "include/cuforge/select/gemm_cost.hpp (defaults: the built-in model).")
-      .def(nb::init<>())
-      .def_rw("tile_efficiency_exponent", &select::CostModel::tile_efficiency_exponent)
-      .def_rw("implicit_gemm_tile_exponent", &select::CostModel::implicit_gemm_tile_exponent)
-      .def_rw("pingpong_edge", &select::CostModel::pingpong_edge)
-      .def_rw("tall_tile_edge", &select::CostModel::tall_tile_edge)
-      .def_rw("mma_sync_fraction", &select::CostModel::mma_sync_fraction)
-      .def_rw("sm80_tf32_time_factor", &select::CostModel::sm80_tf32_time_factor)
-      .def_rw("launch_us", &select::CostModel::launch_us)
-      .def_rw("stream_k_overhead", &select::CostModel::stream_k_overhead)
-      .def_rw("fixup_bytes_per_second", &select::CostModel::fixup_bytes_per_second)
-      .def_rw("reduction_turn_us", &select::CostModel::reduction_turn_us)
-      .def_rw("arrival_order_turn_fraction", &select::CostModel::arrival_order_turn_fraction)
-      .def_rw("reduction_launch_us", &select::CostModel::reduction_launch_us)
-      .def_rw("partial_bytes_per_second", &select::CostModel::partial_bytes_per_second)
-      .def_rw("lone_pingpong_fraction", &select::CostModel::lone_pingpong_fraction)
-      .def_rw("lone_mma_sync_fraction", &select::CostModel::lone_mma_sync_fraction)
-      .def_rw("unhidden_fraction", &select::CostModel::unhidden_fraction)
-      .def_rw("wave_latency_us", &select::CostModel::wave_latency_us)
-      .def_rw("panel_bytes_per_second", &select::CostModel::panel_bytes_per_second)
-      .def_rw("cp_async_panel_fraction", &select::CostModel::cp_async_panel_fraction)
-      .def_rw("lone_implicit_gemm_wave_us", &select::CostModel::lone_implicit_gemm_wave_us)
-      .def_rw("per_tile_setup_saving_us", &select::CostModel::per_tile_setup_saving_us)
-      .def_rw("per_tile_wave_us", &select::CostModel::per_tile_wave_us)
-      .def_rw("per_tile_narrow_fraction", &select::CostModel::per_tile_narrow_fraction)
-      .def_rw("overlapped_promotion_edge", &select::CostModel::overlapped_promotion_edge)
-      .def_rw("transpose_bandwidth_fraction", &select::CostModel::transpose_bandwidth_fraction)
-      .def_rw("register_sourced_fraction", &select::CostModel::register_sourced_fraction)
-      .def_rw("register_sourced_wide_fraction", &select::CostModel::register_sourced_wide_fraction)
-      .def_rw("register_sourced_lone_fraction", &select::CostModel::register_sourced_lone_fraction);
-  m.def("estimated_time_us",
-        [](const std::string& name, int64_t m, int64_t n, int64_t k, int64_t batch, int splits, bool deterministic,
-           int sm_count, const select::CostModel& model, bool ragged) {
-          if (m < 1 || n < 1 || k < 0 || batch < 1)
-            throw InvalidArgumentError("estimated_time_us: expected M, N, batch >= 1 and K >= 0, got " +
-                                       std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
-                                       " (batch " + std::to_string(batch) + ")");
-          GemmShape shape;
-          shape.m = m, shape.n = n, shape.k = k, shape.batch = batch, shape.ragged = ragged;
-          return select::estimated_time_us(library::parse_gemm_name(name), shape, splits, deterministic, sm_count,
-                                           model);
-        },
-        "name"_a, "m"_a, "n"_a, "k"_a, "batch"_a = 1, "splits"_a = 1, "deterministic"_a = true, "sm_count"_a = 132,
-        "model"_a = select::CostModel{}, "ragged"_a = false,
-        "The cost model's estimate (µs) of one run of a kernel, by name, on M x N x K (batch), K in `splits` slices, "
-        "with `model`'s constants: what selection ranks candidates by; for a grouped kernel, `batch` groups of mean "
-        "M (differing between groups where `ragged`, as the offsets form's are). Needs no GPU.");
-  m.def("tie_rank",
-        [](const std::string& name, int64_t m, int64_t n, int64_t batch, int splits, int sm_count) {
-          GemmShape shape;
-          shape.m = m, shape.n = n, shape.batch = batch;
-          return select::tie_rank(library::parse_gemm_name(name), splits, shape, sm_count);
-        },
-        "name"_a, "m"_a, "n"_a, "batch"_a = 1, "splits"_a = 1, "sm_count"_a = 132,
-        "Where the selection puts an SM90 kernel, by name, on M x N (batch) among kernels it estimates alike, "
-        "lower first (0: its cluster spans M, cluster_spans_m; 1: the non-persistent kernel in 2x1 clusters where "
-        "M's tiles pair up; 2: the others, in the catalog's order). Needs no GPU.");
-  m.def("estimated_conv_time_us",
-        [](const std::string& name, const python::ConvExtents& extents, const python::Pair& stride,
-           const python::Pair& padding, const python::Pair& dilation, int splits, bool deterministic, int sm_count, const select::CostModel& model) {
-          const library::GemmConfig c = library::parse_gemm_name(name);
-          if (!is_conv(c.kind))
-            throw InvalidArgumentError("estimated_conv_time_us: " + name + " is not a convolution kernel");
-          GemmTypes types{c.element_a, c.element_b, c.element_c, c.element_d, c.element_accumulator};
-          GemmShape shape = op::conv_shape(c.kind, types, op::conv_size(extents, {stride, padding, dilation}));
-          return select::estimated_time_us(c, shape, splits, deterministic, sm_count, model);
-        },
-        "name"_a, "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "splits"_a = 1, "deterministic"_a = true,
-        "sm_count"_a = 132, "model"_a = select::CostModel{},
-        "The cost model's estimate (µs) of one run of a convolution kernel, by name, on dense NHWC tensors of "
-        "(N, H, W, C, K, R, S) with the geometry given. Needs no GPU.");
+  python::bind_cost_model(m);
   m.def("emit", [](const std::string& name) { return emit::gemm_source(library::parse_gemm_name(name)); },
         "name"_a, "The complete CUDA source of a kernel, by name.");
   m.def("kernel_build",
