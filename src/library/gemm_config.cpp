@@ -485,7 +485,9 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c, int target_cc
     const int shared_memory = target_cc == 90 ? kSm90SharedMemory : kSm80SharedMemory;
     if (shared_memory_bytes(c) > shared_memory)
       return fmt::format("{} stages of {} bytes exceed {} bytes of shared memory{}", c.tile.stages, stage_bytes(c),
-                         shared_memory, target_cc == 90 ? "" : " (an A100's; Hopper's 232448 where the GPU is one)");
+                         shared_memory,
+                         target_cc == 90 ? "" : fmt::format(" (an A100's; Hopper's {} where the GPU is one)",
+                                                            kSm90SharedMemory));
   }
   return std::nullopt;
 }
