@@ -271,12 +271,13 @@ void bind_plans(nb::module_& m) {
            "jobs"_a, "stream"_a, "progress"_a.none(),
            "Build and time the model's best candidates on these operands (D untouched), best measured first.")
       .def("check",
-           [](const Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta) {
+           [](const Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta,
+              nb::handle scale_a, nb::handle scale_b) {
              g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"), to_tensor_ref(d, "D"),
-                     alpha, beta);
+                     alpha, beta, {to_tensor_ref(scale_a, "scale_a"), to_tensor_ref(scale_b, "scale_b")});
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a, "beta"_a,
-           "The checks of run(), without running.")
+           "scale_a"_a.none() = nb::none(), "scale_b"_a.none() = nb::none(), "The checks of run(), without running.")
       .def("compile_tensors",
            [](Gemm& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, double alpha, double beta, int jobs) {
              auto problem = g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),

@@ -37,19 +37,26 @@ std::vector<compile::CompileResult> Gemm::compile(const std::vector<GemmShape>& 
 }
 
 GemmProblem Gemm::check(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d, double alpha,
-                        double beta) const {
-  return op::check_gemm(options_, device_, a, b, c, d, alpha, beta);
+                        double beta, const op::Fp8Scales& scales) const {
+  GemmProblem p = op::check_gemm(options_, device_, a, b, c, d, alpha, beta);
+  scale_pointers(scales, d);
+  return p;
 }
 
-runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
-                             double alpha, double beta, cudaStream_t stream, std::function<void()> on_complete,
-                             const op::Fp8Scales& fp8_scales) {
-  GemmProblem p = check(a, b, c, d, alpha, beta);
+std::pair<const float*, const float*> Gemm::scale_pointers(const op::Fp8Scales& fp8_scales, const TensorRef& d) const {
   const auto scales = op::check_scales(options_, device_, fp8_scales, d);
   if ((scales.first || scales.second) && math_instruction().opclass == OpcodeClass::Simt)
     throw InvalidArgumentError("scale_a, scale_b: this plan's SIMT kernels read no scales on the device (SM90's fp8 "
                                "epilogues do): give Python numbers, folded into alpha, or run the tensor cores (A "
                                "row-major, B column-major)");
+  return scales;
+}
+
+runtime::RunHandle Gemm::run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
+                             double alpha, double beta, cudaStream_t stream, std::function<void()> on_complete,
+                             const op::Fp8Scales& fp8_scales) {
+  GemmProblem p = op::check_gemm(options_, device_, a, b, c, d, alpha, beta);
+  const auto scales = scale_pointers(fp8_scales, d);
   runtime::use_device(device_);
   const GemmShape& s = p.shape;
   if (!s.empty_output() && !(s.k == 0 && beta == 0.0 && activation() != Activation::sigmoid)) {

@@ -125,3 +125,26 @@ def test_bad_scales_are_refused_before_anything_runs():
     X, Y, Z = (torch.zeros(64, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     with pytest.raises(cuforge.InvalidArgumentError, match="per-tensor scales apply to fp8"):
         bf16.run(X, Y, None, Z, scale_a=scalar(1.0))
+
+
+def test_a_simt_plan_refuses_device_scales_before_copying_numpy_operands(monkeypatch):
+    np = pytest.importorskip("numpy")
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import cuforge.op.plan
+
+    M, N, K = SHAPE
+    A = np.zeros((M, K), dtype=ml_dtypes.float8_e4m3fn)
+    B = np.zeros((N, K), dtype=ml_dtypes.float8_e4m3fn).T
+    D = np.full((M, N), 3.0, dtype=ml_dtypes.bfloat16)
+    simt = cuforge.op.Gemm(element_A=E4M3, element_B=E4M3, element_C=torch.bfloat16, element_D=torch.bfloat16,
+                           element_accumulator=torch.float32, layout_A=cuforge.LayoutType.RowMajor,
+                           layout_B=cuforge.LayoutType.ColumnMajor, layout_C=cuforge.LayoutType.RowMajor,
+                           opclass=cuforge.OpcodeClass.Simt)
+
+    def copied(*args, **kwargs):
+        raise AssertionError("an operand was copied to the GPU before the refusal")
+
+    monkeypatch.setattr(cuforge.op.plan, "stage", copied)
+    with pytest.raises(cuforge.InvalidArgumentError, match="scale_a, scale_b: this plan's SIMT kernels read no scales"):
+        simt.run(A, B, None, D, scale_b=scalar(1.0))
+    assert bool((D == 3.0).all()), "D untouched"

@@ -46,9 +46,10 @@ class Gemm : public op::Plan<runtime::GemmKernel, GemmProblem> {
   // core), and keeps them: later runs use them for every problem they serve.
   std::vector<compile::CompileResult> compile(const std::vector<GemmShape>& shapes, int jobs = 0);
 
-  // The boundary check of run() alone (for callers that must check before staging operands).
+  // The boundary checks of run() alone, the scales' among them (for callers that must check before
+  // staging operands).
   GemmProblem check(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d, double alpha,
-                    double beta) const;
+                    double beta, const op::Fp8Scales& scales = {}) const;
 
   // D = alpha * A @ B + beta * C on `stream`; C may be empty when beta == 0. Nothing is launched
   // (and D is untouched) when a check fails. `on_complete` runs in the handle's sync(). fp8 plans
@@ -60,6 +61,8 @@ class Gemm : public op::Plan<runtime::GemmKernel, GemmProblem> {
  private:
   // The shape a kernel runs for a problem class: K = 0 as a product over zeros; an empty output refused.
   GemmShape kernel_shape(GemmShape shape) const;
+  // The scales' device pointers (op::check_scales), refused where this plan's kernels are SIMT (they read none).
+  std::pair<const float*, const float*> scale_pointers(const op::Fp8Scales& scales, const TensorRef& d) const;
   void launch(const GemmProblem& problem, double alpha, double beta, std::pair<const float*, const float*> scales,
               cudaStream_t stream);
 };

@@ -269,6 +269,6 @@ class Gemm(Plan):
         if any(d is None and x is not None for d, x in zip(descs, operands)):
             descs, on_complete = self._stage_host_arrays(
                 operands, descs, s, copy_d_in=beta != 0,
-                check=lambda d: self._plan.check(*self._folded(d, C), alpha, beta))
+                check=lambda d: self._plan.check(*self._folded(d, C), alpha, beta, *scales))
         handle = self._plan.run(*self._folded(descs, C), alpha, beta, s, on_complete, *scales)
         return self._finished(handle, print_module, sync)
