@@ -136,10 +136,10 @@ struct CostModel {
   // leave SMs idle each runs faster, up to this fraction of the shared-memory rate. H200: 0.85-0.88 at 1024³
   // (64 tiles on 132 SMs, bench/tf32_mainloops.cu, above), so the copying kernel keeps 1024³ there. An H100 ran
   // 2.3 TFLOP/s per SM with 64 busy and 1.45-1.5 with 128 to 132 (2048³, 512x4096x4096, 256x8192x8192), about
-  // 1.0 of the shared-memory rate: 1024³ in 14.7-15.1 µs, ahead of its copying kernel's 16.0. Timed in one
-  // H200 run (cuforge profile, 2026-12-05): the register-sourced kernel 13.81 µs in 2x1 clusters, the copying
-  // 64x128 13.47 in 1x2 and 14.28 in 2x1 (cuBLAS 13.62): a fraction of 1.0 would pick it ahead of the 2x1 pick,
-  // behind the 1x2 one, which the model, pricing clusters alike, does not tell apart.
+  // 1.0 of the shared-memory rate: 1024³ in 14.7-15.1 µs, ahead of its copying kernel's 16.0. On an H200 (two
+  // cuforge profile calls in one session, 2026-12-05, cuBLAS 13.62 and 13.63 µs in each): the register-sourced
+  // kernel 13.81 µs in 2x1 clusters, the copying 64x128 13.47 in 1x2 and 14.28 in 2x1: a fraction of 1.0 would
+  // pick it ahead of the 2x1 pick, behind the 1x2 one, which the model, pricing clusters alike, does not tell apart.
   double register_sourced_lone_fraction = 0.87;
 };
 
