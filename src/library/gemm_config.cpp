@@ -15,7 +15,17 @@ constexpr int kRegistersPerSm = 64 * 1024;
 // Registers a thread of an SM90 convolution kernel's consumer warpgroup holds beside its f32
 // accumulators (ptxas -v, CUDA 13: 64x64 58 registers, 128x64 90, 256x64 154).
 constexpr int kSm90ConvOtherRegisters = 26;
-constexpr int kSm80SharedMemory = 163 * 1024;  // on A100; Hopper runs these kernels too
+// Opt-in shared memory per CTA of the GPU an SM80 kernel is built for (-gencode arch=compute_80,code=sm_XY):
+// CUTLASS's SharedMemPerCC (cutlass_library/library.py) for 8.0 to 10.0, each less the 1 KB the driver keeps;
+// 10.3 and 11.0 as 10.0; any other (8.6, 8.9, 12.x and the rest) the consumer parts' 99 KB. 0, the family's own
+// (the catalog's rows): an A100's.
+int sm80_kernel_shared_memory(int target_cc) {
+  switch (target_cc) {
+    case 0: case 80: case 87: return 163 * 1024;
+    case 90: case 100: case 103: case 110: return kSm90SharedMemory;
+    default: return 99 * 1024;
+  }
+}
 constexpr int kMaxTileExtent = 1024;  // beyond any kernel's (256); keeps a stage's bytes well inside an int
 constexpr int kMaxAccumulatorRegisters = 128;   // per thread, leaving room for addressing
 // SIMT warp tiles of up to 64x64 doubles (or 64x128 floats), as the CUTLASS Python interface's f64 tests
@@ -481,13 +491,14 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c, int target_cc
                          "a smaller tile",
                          warp_m, warp_n, acc_registers, limit,
                          three ? ": 3xTF32 also holds big and small operand fragments" : "");
-    // Built for a Hopper GPU, an SM80 kernel has Hopper's shared memory.
-    const int shared_memory = target_cc == 90 ? kSm90SharedMemory : kSm80SharedMemory;
+    // Built for the plan's GPU, an SM80 kernel has that GPU's shared memory (a Hopper GPU's 227 KB, an RTX's 99).
+    const int shared_memory = sm80_kernel_shared_memory(target_cc);
     if (shared_memory_bytes(c) > shared_memory)
-      return fmt::format("{} stages of {} bytes exceed {} bytes of shared memory{}", c.tile.stages, stage_bytes(c),
+      return fmt::format("{} stages of {} bytes exceed {} bytes of shared memory ({})", c.tile.stages, stage_bytes(c),
                          shared_memory,
-                         target_cc == 90 ? "" : fmt::format(" (an A100's; Hopper's {} where the GPU is one)",
-                                                            kSm90SharedMemory));
+                         target_cc == 0 || target_cc == 80
+                             ? fmt::format("an A100's; Hopper's {} where the GPU is one", kSm90SharedMemory)
+                             : fmt::format("a compute capability {}.{} GPU's", target_cc / 10, target_cc % 10));
   }
   return std::nullopt;
 }

@@ -515,6 +515,24 @@ TEST(CatalogRules, SpillingFp8TilesBuildButAreNoCatalogRows) {
   EXPECT_FALSE(library::spills_registers(sm90_coop()));
 }
 
+// SM80 kernels are built for the plan's GPU and have its shared memory: a tile within an A100's 163 KB runs
+// on Hopper (227 KB) but not on the 99 KB of an 8.6, 8.9 or 12.x GPU, whose plans leave it out.
+TEST(CatalogRules, Sm80KernelsHaveTheirGpusSharedMemory) {
+  const GemmConfig big = test::changed(sm80_f16(), [](auto& c) {
+    c.tile.threadblock_shape = {128, 256, 64};
+    c.tile.warp_count = {2, 4, 1};
+    c.tile.stages = 3;  // 48 KB a stage
+  });
+  ASSERT_GT(library::shared_memory_bytes(big), 99 * 1024);
+  for (int cc : {0, 80, 87, 90}) EXPECT_EQ(library::why_invalid(big, cc), std::nullopt) << cc;
+  for (int cc : {86, 89, 120}) {
+    const std::string why = library::why_invalid(big, cc).value_or("accepted");
+    EXPECT_TRUE(test::contains(why, "exceed 101376 bytes of shared memory (a compute capability " +
+                                        std::to_string(cc / 10) + "." + std::to_string(cc % 10) + " GPU's)"))
+        << why;
+  }
+}
+
 TEST(CatalogRules, NoRefusedConfigurationIsInTheCatalog) {
   std::set<std::string> names;
   for (const auto* c : library::find_gemms({})) names.insert(c->name());

@@ -219,6 +219,17 @@ TEST(GemmPlan, ImpossiblePlansAreRefused) {
   GemmOptions ada = plan_of(DataType::f16, R, R, R);
   ada.cc = 89;
   EXPECT_EQ(Gemm(ada).kernel_cc(), 80);
+  // Its kernels fit its 99 KB of shared memory: the catalog's f64 256x32x16 and 32x256x16 tiles (108 KB, within
+  // an A100's 163) are left out.
+  GemmOptions f64 = plan_of(DataType::f64, C, C, R);
+  f64.element_accumulator = DataType::f64;
+  f64.cc = 89;
+  Gemm on_ada(f64);
+  for (int64_t size : {256, 4096}) {
+    const auto ranked = on_ada.candidates(on_ada.shape(size, size, size));
+    ASSERT_FALSE(ranked.empty());
+    for (const auto& c : ranked) EXPECT_LE(library::shared_memory_bytes(c.config), 99 * 1024) << c.config.name();
+  }
 }
 
 TEST(GemmPlan, TileDescriptions) {

@@ -203,6 +203,9 @@ def test_a_pinned_sm80_tile_has_hoppers_shared_memory_on_hopper():
         cuforge.op.Gemm(element=np.float64, layout=RowMajor, cc=80).tile_description = tile
     with pytest.raises(cuforge.InvalidArgumentError, match="cannot be built for compute capability 80: .*an A100's"):
         cuforge.build([op.name], cc=80)
+    with pytest.raises(cuforge.InvalidArgumentError,
+                       match=r"exceed 101376 bytes of shared memory \(a compute capability 8.9 GPU's\)"):
+        cuforge.op.Gemm(element=np.float64, layout=RowMajor, cc=89).tile_description = tile
 
 
 @pytest.mark.parametrize("element", [np.float32, np.float64])

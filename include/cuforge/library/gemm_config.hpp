@@ -164,7 +164,8 @@ std::pair<Layout, Layout> conv_layouts(KernelKind kind);
 
 // Why the configuration cannot be built (shared memory, registers, schedule rules, alignment),
 // or nullopt when it can: for a GPU of compute capability `target_cc`, where 0 is the family's own
-// (the catalog's rows: SM80 kernels within an A100's shared memory, which a Hopper GPU, 90, has more of).
+// (the catalog's rows: SM80 kernels within an A100's shared memory, which a Hopper GPU, 90, has more of and
+// an 8.6, 8.9 or 12.x GPU less: its kernel set leaves out the rows that do not fit).
 std::optional<std::string> why_invalid(const GemmConfig& config, int target_cc = 0);
 
 // Shared memory one CTA of the kernel uses, in bytes (stages resolved as the builder would).
