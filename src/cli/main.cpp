@@ -115,7 +115,20 @@ int run_build(const FilterFlags& flags, const std::string& preset, int jobs, int
       fmt::print(stderr, "no kernel matches the filter\n");
       return 1;
     }
-    for (const auto* c : found) sources.push_back(emit::gemm_kernel(*c, target));
+    // Catalog rows the target cannot run (over an 8.6, 8.9 or 12.x GPU's 99 KB of shared memory) are left out.
+    size_t skipped = 0;
+    std::string first;
+    for (const auto* c : found) {
+      if (auto why = library::why_invalid(*c, target)) {
+        if (!skipped++) first = fmt::format("{}: {}", c->name(), *why);
+        continue;
+      }
+      sources.push_back(emit::gemm_kernel(*c, target));
+    }
+    if (skipped)
+      fmt::print(stderr, "skipped {} of {} kernels that compute capability {} cannot run (the first, {})\n", skipped,
+                 found.size(), target, first);
+    if (sources.empty()) return 1;
   }
   for (const auto& s : sources) compile::check_target(s.family, s.target_cc);
   if (dry_run) {
@@ -202,7 +215,8 @@ int main(int argc, char** argv) {
   auto* build = app.add_subcommand("build", "compile the kernels matching a filter into the cache, in parallel");
   build_flags.add_to(build);
   build->add_option("-j,--jobs", jobs, "nvcc processes at once (default: one per core)")->check(CLI::Range(0, 1 << 16));
-  build->add_option("--cc", cc, "GPU to build SM80 kernels for (default: this machine's GPU, else 90)")
+  build->add_option("--cc", cc, "GPU to build SM80 kernels for (default: this machine's GPU, else 90); matching "
+                                 "kernels it cannot run are skipped")
       ->check(CLI::Range(1, std::numeric_limits<int>::max()));
   build->add_flag("--dry-run", dry_run, "print what would be built");
   std::string preset_help = "instead of a filter, the kernels the selection picks for a named set of problems:";

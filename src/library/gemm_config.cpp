@@ -16,7 +16,7 @@ constexpr int kRegistersPerSm = 64 * 1024;
 // accumulators (ptxas -v, CUDA 13: 64x64 58 registers, 128x64 90, 256x64 154).
 constexpr int kSm90ConvOtherRegisters = 26;
 // Opt-in shared memory per CTA of the GPU an SM80 kernel is built for (-gencode arch=compute_80,code=sm_XY):
-// CUTLASS's SharedMemPerCC (cutlass_library/library.py) for 8.0 to 10.0, each less the 1 KB the driver keeps;
+// CUTLASS's SharedMemPerCC (cutlass_library/library.py) for 8.0 to 10.0 (the 1 KB the driver keeps taken off);
 // 10.3 and 11.0 as 10.0; any other (8.6, 8.9, 12.x and the rest) 99 KB, as CUTLASS gives 8.6 and 8.9. 0, the
 // family's own (the catalog's rows): an A100's.
 int sm80_kernel_shared_memory(int target_cc) {
@@ -491,7 +491,7 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c, int target_cc
                          "a smaller tile",
                          warp_m, warp_n, acc_registers, limit,
                          three ? ": 3xTF32 also holds big and small operand fragments" : "");
-    // Built for the plan's GPU, an SM80 kernel has that GPU's shared memory (227 KB on Hopper, 99 on 8.6 or 8.9).
+    // Built for the plan's GPU, an SM80 kernel has that GPU's shared memory (227 KB on Hopper, 99 on 8.6, 8.9 or 12.x).
     const int shared_memory = sm80_kernel_shared_memory(target_cc);
     if (shared_memory_bytes(c) > shared_memory)
       return fmt::format("{} stages of {} bytes exceed {} bytes of shared memory ({})", c.tile.stages, stage_bytes(c),

@@ -200,6 +200,9 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
       if (c.tile.kernel_schedule == builders_schedule(*s.tile)) builders.push_back(c);
     if (!builders.empty()) k.primary = std::move(builders);
   }
+  if (k.primary.empty() && !s.tile)
+    throw InvalidArgumentError(fmt::format("none of this plan's sm{} kernels can be built for compute capability {}: "
+                                           "{}", arch, target_cc, why));
   if (k.primary.empty())
     throw InvalidArgumentError(fmt::format("tile description ({}) cannot be built for this plan: {}; "
                                            "plan.tile_descriptions() lists the {} that can",
@@ -244,6 +247,7 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
 std::vector<TileDescription> tile_descriptions(const GemmKernels& k) {
   std::vector<TileDescription> out;
   for (const auto* c : k.family) {
+    if (library::why_invalid(*c, k.target_cc)) continue;  // over the plan's GPU's shared memory
     TileDescription tile = c->tile;
     // The builder's own schedules on SM90 are listed as automatic, as the CUTLASS Python interface listed
     // them (one kernel either way: the description's automatic schedules resolve to it).

@@ -76,6 +76,21 @@ TEST(CommandLine, BuildPresetsNameTheirKernels) {
     EXPECT_NE(run(std::string("build --preset llm-fp16 --dry-run ") + bad).status, 0) << bad << " is out of range";
 }
 
+// A filter's kernels the target cannot run (over an 8.9 GPU's 99 KB of shared memory) are skipped, with a note.
+TEST(CommandLine, BuildSkipsKernelsTheTargetCannotRun) {
+  const std::string f64 = "build --arch 80 --a f64 --layouts ccr --dry-run ";
+  Listed a100 = run(f64 + "--cc 80"), ada = run(f64 + "--cc 89");
+  ASSERT_EQ(a100.status, 0);
+  ASSERT_EQ(ada.status, 0);
+  EXPECT_EQ(ada.names.size() + 8, a100.names.size()) << "256x32, 32x256, 256x64 and 64x256 of 3 stages, twice";
+  for (const auto& n : ada.names) EXPECT_EQ(n.find("_256x32x16_"), std::string::npos) << n;
+  Listed none = run(f64 + "--cc 89 --filter '*_256x32x16_*'", true);
+  EXPECT_EQ(none.status, 1) << "nothing left to build";
+  ASSERT_EQ(none.names.size(), 1u);
+  EXPECT_NE(none.names[0].find("skipped 2 of 2 kernels that compute capability 89 cannot run"), std::string::npos)
+      << none.names[0];
+}
+
 TEST(CommandLine, ListIsFastForEachFamily) {
   for (Arch arch : {90, 80}) {
     Listed l = list("--arch " + std::to_string(arch));

@@ -16,7 +16,7 @@ std::string gemm_source(const library::GemmConfig& config);
 // The kernel as the compiler takes it, for a GPU of compute capability `cc`: SM90 kernels always
 // target sm_90a; SM80 kernels are built into the SASS of `cc` (they run on 8.0 and later). Throws
 // InvalidArgumentError where `cc` cannot run it (library::why_invalid: an SM80 kernel of more shared
-// memory than an A100's, built for another GPU than a Hopper one).
+// memory than that GPU has).
 KernelSource gemm_kernel(const library::GemmConfig& config, int cc);
 
 // The text of cuforge/abi.h, which every emitted source includes.
