@@ -220,11 +220,12 @@ int tie_rank(const library::GemmConfig& c, int splits, const GemmShape& p, int s
   if (cluster_spans_m(c, splits, p, sm_count)) return 0;
   const bool pairs_m = ceil_div(p.m, int64_t(c.tile.threadblock_shape[0])) % 2 == 0;  // the cluster pads no tile
   if (per_tile_gemm(c)) {
-    // Two CTAs along M halve B's reads (each tile row reads all of B, each tile column all of A): worth it
-    // where those exceed A's.
-    const auto& t = c.tile.threadblock_shape;
-    const bool b_reads_more = double(ceil_div(p.m, int64_t(t[0]))) * p.n > double(ceil_div(p.n, int64_t(t[1]))) * p.m;
-    return c.tile.cluster_shape == std::array<int, 3>{2, 1, 1} && pairs_m && b_reads_more ? 1 : 2;
+    // Two CTAs share the larger operand's tiles by multicast: along M (2x1, each B tile) where B is the
+    // larger, else along N (1x2, each A tile); where the cluster pads no tile.
+    const bool b_larger = double(p.n) * size_bytes(c.element_b) > double(p.m) * size_bytes(c.element_a);
+    const bool pairs_n = ceil_div(p.n, int64_t(c.tile.threadblock_shape[1])) % 2 == 0;
+    const std::array<int, 3> sharing_larger = b_larger ? std::array{2, 1, 1} : std::array{1, 2, 1};
+    return c.tile.cluster_shape == sharing_larger && (b_larger ? pairs_m : pairs_n) ? 1 : 2;
   }
   const bool data_parallel = c.tile.tile_scheduler == TileScheduler::Default && !c.parallel_split_k && splits <= 1;
   const bool fp8_gemm = c.kind == KernelKind::Gemm && c.arch >= 90 && !c.tile.swap_ab && is_fp8(c.element_a);

@@ -174,14 +174,18 @@ TEST(GemmPlan, Sm80TiesGoToTheDeeperKTile) {
 
 // SM90 tiles of every cluster shape tie where none pads; select::tie_rank orders them: a 2x1 cluster
 // spanning all of M's tiles in a grid that fills the SMs first (its B panels leave L2 once: 1.15-1.25x on
-// the H200 at 96-256 rows), then the non-persistent kernel's 2x1 cluster where the tile rows read more of
-// B than the tile columns read of A (256x4096x4096: four 64-row tiles of M, 32 of N), else the catalog's
-// 1x1 first (128x14336x4096 on 128-row tiles: 2x1 would pad; 128x1024x1024 on 64x64 tiles: the reads
-// equal, 2 x 1024 against 16 x 128).
+// the H200 at 96-256 rows), then the non-persistent kernel's cluster sharing the larger operand's tiles:
+// 2x1 where B is the larger (256x4096x4096: four 64-row tiles of M; 128x1024x1024 on 64x64 tiles), 1x2
+// where it is not (1024³, 4096x512x4096), else the catalog's 1x1 first (128x14336x4096 on 128-row tiles:
+// 2x1 would pad).
 TEST(GemmPlan, Sm90TiesGoToAClusterSpanningMWhereTheTilesFillTheSms) {
   Gemm g(plan_of(DataType::bf16, R, R, R));
-  for (auto [m, n, k, rank] : {std::tuple{128, 4096, 4096, 0}, {96, 4096, 4096, 0}, {256, 4096, 4096, 1},
-                               {128, 14336, 4096, 2}, {128, 1024, 1024, 2}}) {
+  using Cluster = std::array<int, 3>;
+  for (auto [m, n, k, rank, expected] :
+       {std::tuple{128, 4096, 4096, 0, Cluster{2, 1, 1}}, {96, 4096, 4096, 0, Cluster{2, 1, 1}},
+        {256, 4096, 4096, 1, Cluster{2, 1, 1}}, {128, 1024, 1024, 1, Cluster{2, 1, 1}},
+        {1024, 1024, 1024, 1, Cluster{1, 2, 1}}, {4096, 512, 4096, 1, Cluster{1, 2, 1}},
+        {128, 14336, 4096, 2, Cluster{1, 1, 1}}}) {
     const auto ranked = g.rank(g.shape(m, n, k)).ranked;
     ASSERT_FALSE(ranked.empty());
     const GemmConfig& front = ranked.front().config;
@@ -191,7 +195,6 @@ TEST(GemmPlan, Sm90TiesGoToAClusterSpanningMWhereTheTilesFillTheSms) {
              c.config.tile.cluster_shape != front.tile.cluster_shape && c.estimated_us == ranked.front().estimated_us;
     });
     ASSERT_NE(twin, ranked.end()) << "the case needs a tie: " << front.name();
-    const std::array<int, 3> expected = rank < 2 ? std::array{2, 1, 1} : std::array{1, 1, 1};
     EXPECT_EQ(front.tile.cluster_shape, expected) << m << "x" << n << "x" << k << ": " << front.name();
     EXPECT_EQ(select::tie_rank(front, 1, g.shape(m, n, k), 132), rank) << front.name();
     EXPECT_EQ(select::cluster_spans_m(front, 1, g.shape(m, n, k), 132), rank == 0) << front.name();

@@ -174,14 +174,14 @@ TEST(GemmPlan, Tf32OfEveryLayoutRunsOnSm90ThroughKMajorCopies) {
 
 // TF32 of a row-major A and B also runs swapped (D^T = B^T A^T): B^T, N-major, is the kernel's A, which
 // CUTLASS's register-sourced mainloop reads through registers, so nothing is copied. Two cooperative
-// tiles, alone or in 2x1 clusters, data-parallel (and the 128x256 stream-K), for an M past half the tile's
+// tiles, alone or in 2x1 clusters (128x128 also in 4x1), data-parallel (and the 128x256 stream-K), for an M past half the tile's
 // N; A^T is the kernel's K-major B (a column-major A would have CUTLASS swap back inside, behind its
 // transposed epilogue).
 TEST(GemmPlan, SwappedTf32ReadsARowMajorBThroughRegisters) {
   std::vector<GemmConfig> rows;
   for (const auto& c : library::gemm_catalog(90))
     if (c.tile.swap_ab && c.element_a == DataType::f32) rows.push_back(c);
-  ASSERT_EQ(rows.size(), 6u);
+  ASSERT_EQ(rows.size(), 7u);
   for (const auto& c : rows) {
     EXPECT_TRUE(c.layout_a == R && c.layout_b == R && c.math == MathOperation::MultiplyAdd) << c.name();
     EXPECT_EQ(c.tile.kernel_schedule, KernelSchedule::TmaWarpSpecializedCooperative);

@@ -75,11 +75,13 @@ def test_the_implicit_gemm_exponent_weighs_sm90_fprop_and_dgrad_tiles_only():
 
 
 @pytest.mark.skipif(_core.device_count() > 0, reason="with a GPU the plan ranks for its SM count and tuning record")
-@pytest.mark.parametrize("m, n, k, expected", [(128, 4096, 4096, "c2x1x1"), (128, 14336, 4096, "c1x1x1")])
+@pytest.mark.parametrize("m, n, k, expected", [(128, 4096, 4096, "c2x1x1"), (128, 14336, 4096, "c1x1x1"),
+                                              (1024, 1024, 1024, "c1x2x1")])
 def test_refit_breaks_ties_as_the_selection_does(monkeypatch, m, n, k, expected):
     """Cluster shapes of one tile are estimated alike where none pads; refit.py picks among them as the
-    selection does (select::tie_rank: the 2x1 cluster spanning 128 rows of 64-row tiles, else the catalog's
-    order: 128-row tiles, which 2x1 would pad), not in the order a results file lists them."""
+    selection does (select::tie_rank: the 2x1 cluster spanning 128 rows of 64-row tiles; at 1024³ the
+    non-persistent kernel's 1x2, sharing A's tiles; else the catalog's order: 128-row tiles, which 2x1 would
+    pad), not in the order a results file lists them."""
     monkeypatch.syspath_prepend(str(pathlib.Path(__file__).parents[2] / "bench"))
     import refit
 
