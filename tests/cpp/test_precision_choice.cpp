@@ -218,13 +218,14 @@ TEST(GemmPlan, SwappedTf32ReadsARowMajorBThroughRegisters) {
 // tile's math at register_sourced_wide_fraction, ahead of the copying kernel at 2048³ (55.3 µs against
 // 61.0) but not from 4096³ on (402.8 against 394.3); its stream-K over a few tiles of long K (512x4096x4096
 // 68.4 µs, 256x8192x8192 136.9, where the data-parallel swapped picks ran 88.7 and 182.3); nothing swapped
-// up to 64 rows (SM80's kernels 1.2-1.4x as fast there); 2x1 clusters ahead of 1x1 (0-14%) on ties.
+// up to 64 rows (SM80's kernels 1.2-1.4x as fast there); on ties 2x1 clusters ahead of 1x1 (0-14%), and
+// the 128x128 tile's 4x1 ahead of 2x1 (128x14336x4096: 91.4 µs against 95.4).
 TEST(GemmPlan, RegisterSourcedTf32RunsWhereItWasTimedAhead) {
   Gemm rr(plan_of(DataType::f32, R, R, R));
   auto is = [&](int64_t m, int64_t n, int64_t k, int tile_n, TileScheduler scheduler) {
     const GemmConfig c = pick(rr, m, n, k);
     return c.tile.swap_ab && c.tile.threadblock_shape[1] == tile_n && c.tile.tile_scheduler == scheduler &&
-           c.tile.cluster_shape == std::array<int, 3>{2, 1, 1};
+           c.tile.cluster_shape == (tile_n == 128 ? std::array<int, 3>{4, 1, 1} : std::array<int, 3>{2, 1, 1});
   };
   EXPECT_TRUE(is(2048, 2048, 2048, 256, TileScheduler::Default)) << pick(rr, 2048, 2048, 2048).name();
   EXPECT_TRUE(is(512, 4096, 4096, 256, TileScheduler::StreamK)) << pick(rr, 512, 4096, 4096).name();

@@ -162,15 +162,17 @@ bool per_tile_gemm(const library::GemmConfig& config);
 
 // Where the selection puts an SM90 kernel among those it estimates alike, lower first (SM80 ones order by
 // their K tile instead): 0 where its cluster spans M (cluster_spans_m); 1 for the non-persistent kernel in
-// 2x1 clusters, whose two CTAs along M share each B tile by multicast (where M's tiles pair up: the
-// cluster pads none; and where the tile rows' reads of B exceed the tile columns' reads of A, M's tiles
-// times N against N's tiles times M), and for a persistent fp8 kernel in 1x2 clusters, whose two CTAs
-// along N share each A tile; 2 otherwise, in the catalog's order.
-// H200, bench/one_wave.py, alone: the non-persistent 64x128 tile in 2x1 clusters 0.87x the 1x1 cluster's
-// time at 1024x1024x4096 and 0.74x at 256x4096x4096 (1x2: 0.89x and 0.95x), 128x64 in 2x1 clusters
-// 0.94x at 1024³ (1x2: 1.0x); 1x2 clusters ahead of 2x1 by 1-5% at 512³ (64x64) and 1024³ (64x128);
-// where the reads are equal 2x1 ran 1.03-1.08x the 1x1 time (128x128 at 4096x512x4096 and 2048x1024x2048,
-// 64x64 at 256³ and 512³; 0.98x at 512x4096x1024).
+// the cluster whose two CTAs share the larger operand's tiles by multicast (2x1, along M, each B tile,
+// where B is the larger: N times its element's bytes against M times A's; 1x2, along N, each A tile,
+// otherwise; where the cluster pads no tile), and for a persistent fp8 kernel in 1x2 clusters, whose two
+// CTAs along N share each A tile; 2 otherwise, in the catalog's order.
+// H200, bench/one_wave.py, back to back (h200-2026-12-04-one-wave-{tiles,picks}.json): the non-persistent
+// 64x128 tile in 2x1 clusters 0.69x the 1x1 cluster's time at 256x4096x4096 and 0.80-0.95x at 512x4096x1024,
+// 256x8192x2048, 128x14336x4096 and 128x4096x4096, but 0.91-1.15x at 768³-2048³, 1024x1024x4096,
+// 2048x1024x2048 and 4096x512x4096, where 1x2 ran 0.87-0.97x (1.02x at 768³); 64x64, 128x64 and 128x128
+// alike (but 128x64 at 768³ and 1024³: 2x1 ahead of 1x2 by 4-5%). Timed alone the clusters of these one-wave kernels lie within
+// 5% of each other at 768³-1024³. TF32's copying 64x128 at 1024³ (cuforge profile, 2026-12-05): 1x2
+// 13.47 µs, 2x1 14.28.
 // bench/fp8.py --sweep (e4m3 -> bf16, promoted, ten shapes from 2048x2048x8192 to 16384x1024x4096): the
 // 128x128 tile in 1x2 clusters 0.83-0.88x the 1x1 cluster's time at 8192x1024x8192 and 2048x2048x8192,
 // 0.92x at 16384x1024x4096, at most 2% slower on the other seven; 256x96 and 128x192 likewise. With fast
