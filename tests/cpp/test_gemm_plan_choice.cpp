@@ -201,6 +201,43 @@ TEST(GemmPlan, Sm90TiesGoToAClusterSpanningMWhereTheTilesFillTheSms) {
   }
 }
 
+// select::tie_rank by kernel name: the non-persistent kernel's cluster that shares the larger operand's tiles
+// ranks 1 only where it pads no tile (640 columns are five 128-wide tiles; 192 rows three 64-row ones); a
+// pointwise convolution's clusters keep the catalog's order; TF32's swapped 128x128 tile ranks its 4x1
+// cluster first where the problem's N (the kernel's M) fills whole clusters of four 128-wide tiles.
+TEST(GemmPlan, TieRankSharesTheLargerOperandsTilesWhereNoTilePads) {
+  const auto rank = [](const std::string& name, int64_t m, int64_t n) {
+    GemmShape shape;
+    shape.m = m, shape.n = n, shape.k = 4096;
+    return select::tie_rank(library::parse_gemm_name(name), 1, shape, 132);
+  };
+  const auto with = [](const std::string& cluster) {
+    return "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_64x128x64_c" + cluster +
+           "_s0_tmaws_tma_default_a8x8x8";
+  };
+  EXPECT_EQ(rank(with("1x2x1"), 1024, 1024), 1);
+  EXPECT_EQ(rank(with("2x1x1"), 1024, 1024), 2);
+  EXPECT_EQ(rank(with("2x1x1"), 256, 4096), 1);
+  EXPECT_EQ(rank(with("1x2x1"), 256, 4096), 2);
+  EXPECT_EQ(rank(with("1x2x1"), 1024, 640), 2) << "five tiles of N";
+  EXPECT_EQ(rank(with("2x1x1"), 192, 4096), 2) << "three tiles of M";
+  EXPECT_EQ(rank(with("1x1x1"), 1024, 640), 2);
+  library::GemmConfig pointwise = library::parse_gemm_name(
+      "cuforge_sm90_fprop_tensorop_mma_f16_f16_f32_f16_f16_rcr_64x128x64_c1x2x1_s0_tmaws_tma_default_a8x8x8");
+  pointwise.pointwise = true;
+  ASSERT_TRUE(select::per_tile_gemm(pointwise));
+  GemmShape layer;
+  layer.m = 100352, layer.n = 256, layer.k = 64;
+  EXPECT_EQ(select::tie_rank(pointwise, 1, layer, 132), 2);
+  const auto rs = [](const std::string& cluster) {
+    return "cuforge_sm90_gemm_tensorop_mma_f32_f32_f32_f32_f32_rrr_128x128x32_c" + cluster +
+           "_s0_coop_tmacoop_default_a4x4x4_swapab";
+  };
+  EXPECT_EQ(rank(rs("4x1x1"), 128, 14336), 1) << "112 tiles of N";
+  EXPECT_EQ(rank(rs("4x1x1"), 128, 11008), 2) << "86 tiles of N";
+  EXPECT_EQ(rank(rs("2x1x1"), 128, 14336), 2);
+}
+
 TEST(GemmPlan, ImpossiblePlansAreRefused) {
   GemmOptions mixed = plan_of(DataType::f16, R, R, R);
   mixed.element_d = DataType::bf16;
