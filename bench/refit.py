@@ -267,8 +267,8 @@ SM90_ORDER = {name: i for i, name in enumerate(_core.list_gemms(90))}
 
 def tie_order(case, name, splits):
     """How the selection orders kernels it estimates alike (src/select/gemm_choice.cpp): SM90 ones first, by
-    select::tie_rank (a GEMM whose cluster spans all of M's tiles, then the non-persistent kernel in 2x1
-    clusters), in the catalog's order; SM80 ones the deeper K tile first."""
+    select::tie_rank (a GEMM whose cluster spans all of M's tiles, then the non-persistent kernel's cluster
+    sharing the larger operand's tiles, ...), in the catalog's order; SM80 ones the deeper K tile first."""
     if "_sm80_" in name:
         return (1, 0, -int(re.search(r"_\d+x\d+x(\d+)_", name).group(1)))
     rank = 2 if case.conv else _core.tie_rank(name, case.shape[0], case.shape[1], splits=splits, sm_count=SM_COUNT)

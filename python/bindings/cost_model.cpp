@@ -75,8 +75,10 @@ void bind_cost_model(nb::module_& m) {
         },
         "name"_a, "m"_a, "n"_a, "batch"_a = 1, "splits"_a = 1, "sm_count"_a = 132,
         "Where the selection puts an SM90 kernel, by name, on M x N (batch) among kernels it estimates alike, "
-        "lower first (0: its cluster spans M, cluster_spans_m; 1: the non-persistent kernel in 2x1 clusters where "
-        "M's tiles pair up; 2: the others, in the catalog's order). Needs no GPU.");
+        "lower first (0: its cluster spans M, cluster_spans_m; 1: the non-persistent GEMM kernel in the cluster "
+        "sharing the larger operand's tiles, 2x1 or 1x2, where it pads no tile, TF32's swapped 128x128 tile in 4x1 "
+        "clusters where they pad none, and a persistent fp8 kernel in 1x2 clusters; 2: the others, in the catalog's "
+        "order). Needs no GPU.");
   m.def("estimated_conv_time_us",
         [](const std::string& name, const python::ConvExtents& extents, const python::Pair& stride,
            const python::Pair& padding, const python::Pair& dilation, int splits, bool deterministic, int sm_count, const select::CostModel& model) {

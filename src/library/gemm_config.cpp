@@ -400,7 +400,8 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c, int target_cc
     if (t[1] % 16 != 0 || t[1] > 256) return fmt::format("tile N must be a multiple of 16 up to 256, got {}", t[1]);
     const auto& cl = c.tile.cluster_shape;
     // Up to 8 CTAs, the portable cluster size, each extent a power of two, as CUTLASS's multicast loads divide
-    // the tiles (the catalog lists 1x1, 2x1 and 1x2; the interface's tests pin 2x2, 4x1, 1x4, 2x4 and 4x2).
+    // the tiles (the catalog lists 1x1, 2x1 and 1x2, and 4x1 for TF32's swapped 128x128 tile; the interface's tests
+    // pin 2x2, 4x1, 1x4, 2x4 and 4x2).
     const auto power_of_two = [](int e) { return e >= 1 && (e & (e - 1)) == 0; };
     if (cl[2] != 1 || cl[0] * cl[1] > 8 || !power_of_two(cl[0]) || !power_of_two(cl[1]))
       return fmt::format("cluster {}x{}x{} is not one CUTLASS builds (M and N powers of two, up to 8 CTAs, K = 1)",

@@ -352,7 +352,7 @@ GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const Gem
   // but a data-parallel GEMM whose cluster spans all of M's tiles comes first (select::cluster_spans_m;
   // H200, bench/clusters.py: 64x64 in 2x1 clusters at 96 and 128 rows, 128x64 at 256, 1.15-1.25x the
   // 1x1 cluster of the same tile in 128 tiles; 0.95x in 32 tiles at 128x1024x1024), then the
-  // non-persistent kernel in 2x1 clusters (select::tie_rank).
+  // clusters select::tie_rank ranks 1 (the non-persistent kernel's sharing the larger operand's tiles, ...).
   const auto tie_order = [&](const GemmCandidate& c) {
     if (c.config.arch < 90) return std::tuple(1, -c.config.tile.threadblock_shape[2]);
     return std::tuple(0, tie_rank(c.config, c.splits, p, sm_count));

@@ -138,8 +138,7 @@ struct CostModel {
   // 2.3 TFLOP/s per SM with 64 busy and 1.45-1.5 with 128 to 132 (2048³, 512x4096x4096, 256x8192x8192), about
   // 1.0 of the shared-memory rate: 1024³ in 14.7-15.1 µs, ahead of its copying kernel's 16.0. On an H200 (two
   // cuforge profile calls in one session, 2026-12-05, cuBLAS 13.62 and 13.63 µs in each): the register-sourced
-  // kernel 13.81 µs in 2x1 clusters, the copying 64x128 13.47 in 1x2 and 14.28 in 2x1: a fraction of 1.0 would
-  // pick it ahead of the 2x1 pick, behind the 1x2 one, which the model, pricing clusters alike, does not tell apart.
+  // kernel 13.81 µs in 2x1 clusters, the copying 64x128 13.47 in 1x2 (now the pick, tie_rank) and 14.28 in 2x1.
   double register_sourced_lone_fraction = 0.87;
 };
 
@@ -164,15 +163,19 @@ bool per_tile_gemm(const library::GemmConfig& config);
 // their K tile instead): 0 where its cluster spans M (cluster_spans_m); 1 for the non-persistent kernel in
 // the cluster whose two CTAs share the larger operand's tiles by multicast (2x1, along M, each B tile,
 // where B is the larger: N times its element's bytes against M times A's; 1x2, along N, each A tile,
-// otherwise; where the cluster pads no tile), and for a persistent fp8 kernel in 1x2 clusters, whose two
-// CTAs along N share each A tile; 2 otherwise, in the catalog's order.
-// H200, bench/one_wave.py, back to back (h200-2026-12-04-one-wave-{tiles,picks}.json): the non-persistent
-// 64x128 tile in 2x1 clusters 0.69x the 1x1 cluster's time at 256x4096x4096 and 0.80-0.95x at 512x4096x1024,
-// 256x8192x2048, 128x14336x4096 and 128x4096x4096, but 0.91-1.15x at 768³-2048³, 1024x1024x4096,
-// 2048x1024x2048 and 4096x512x4096, where 1x2 ran 0.87-0.97x (1.02x at 768³); 64x64, 128x64 and 128x128
-// alike (but 128x64 at 768³ and 1024³: 2x1 ahead of 1x2 by 4-5%). Timed alone the clusters of these one-wave kernels lie within
-// 5% of each other at 768³-1024³. TF32's copying 64x128 at 1024³ (cuforge profile, 2026-12-05): 1x2
-// 13.47 µs, 2x1 14.28.
+// otherwise; where the cluster pads no tile; a GEMM's: a pointwise convolution's clusters are not timed), for
+// TF32's swapped register-sourced 128x128 tile in 4x1 clusters where they pad no tile (catalog.cpp), and for a
+// persistent fp8 kernel in 1x2 clusters, whose two CTAs along N share each A tile; 2 otherwise, in the
+// catalog's order.
+// The non-persistent kernel's rule is the H200's calls back to back (bench/one_wave.py,
+// h200-2026-12-04-one-wave-{tiles,picks}.json, b2b_us): the 64x128 tile in 2x1 clusters 0.69x the 1x1
+// cluster's time at 256x4096x4096 and 0.80-0.95x at 512x4096x1024, 256x8192x2048, 128x14336x4096 and
+// 128x4096x4096, but 0.91-1.15x at 768³-2048³, 1024x1024x4096, 2048x1024x2048 and 4096x512x4096, where 1x2
+// ran 0.87-0.97x (1.02x at 768³); 64x64 and 128x128 alike; 128x64 alike but at 512³-1024³ and 1024x1024x4096,
+// where 2x1 ran ahead of 1x2 by 4-5%. Over those files the rule's picks run 0.990 of the best cluster back to
+// back (0.973 with the rule before it) and 0.986 timed alone (0.987 before), where the clusters lie closer
+// together (up to 10% apart at 1024³). TF32's copying 64x128 at 1024³ (cuforge profile, back to back): on the
+// H200 1x2 13.47 µs, 2x1 14.28 (2026-12-05); on an H100 2x1 15.94-16.17, 1x2 16.59-16.80 (2026-12-05/06).
 // bench/fp8.py --sweep (e4m3 -> bf16, promoted, ten shapes from 2048x2048x8192 to 16384x1024x4096): the
 // 128x128 tile in 1x2 clusters 0.83-0.88x the 1x1 cluster's time at 8192x1024x8192 and 2048x2048x8192,
 // 0.92x at 16384x1024x4096, at most 2% slower on the other seven; 256x96 and 128x192 likewise. With fast
