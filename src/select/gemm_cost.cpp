@@ -220,7 +220,8 @@ int tie_rank(const library::GemmConfig& c, int splits, const GemmShape& p, int s
   if (cluster_spans_m(c, splits, p, sm_count)) return 0;
   const auto& cl = c.tile.cluster_shape;
   if (per_tile_gemm(c)) {
-    if (c.kind != KernelKind::Gemm) return 2;  // a pointwise convolution's clusters: not timed
+    // A pointwise convolution's clusters were not timed, nor a pinned swapped non-persistent kernel's.
+    if (c.kind != KernelKind::Gemm || c.tile.swap_ab) return 2;
     // Two CTAs share the larger operand's tiles by multicast: along M (2x1, each B tile) where B is the
     // larger, else along N (1x2, each A tile); where the cluster pads no tile.
     const bool b_larger = double(p.n) * size_bytes(c.element_b) > double(p.m) * size_bytes(c.element_a);
@@ -228,15 +229,17 @@ int tie_rank(const library::GemmConfig& c, int splits, const GemmShape& p, int s
                                    : ceil_div(p.n, int64_t(c.tile.threadblock_shape[1]));
     return cl == (b_larger ? std::array{2, 1, 1} : std::array{1, 2, 1}) && tiles % 2 == 0 ? 1 : 2;
   }
-  // TF32's swapped register-sourced 128x128 tile in 4x1 clusters (four tiles along the problem's N, the
-  // kernel's M, sharing each A^T tile), where they pad no tile.
+  const bool data_parallel = c.tile.tile_scheduler == TileScheduler::Default && !c.parallel_split_k && splits <= 1;
+  // TF32's swapped register-sourced 128x128 tile, data-parallel, in 4x1 clusters (four tiles along the problem's
+  // N, the kernel's M, sharing each A^T tile), where they pad no tile.
   if (c.tile.swap_ab && cl == std::array{4, 1, 1}) {
     const library::GemmConfig kernel = library::swapped_kernel(c);
-    return library::register_sourced(kernel) && ceil_div(p.n, int64_t(kernel.tile.threadblock_shape[0])) % 4 == 0
+    const auto& t = kernel.tile.threadblock_shape;
+    return library::register_sourced(kernel) && data_parallel && t[0] == 128 && t[1] == 128 &&
+                   ceil_div(p.n, int64_t(t[0])) % 4 == 0
                ? 1
                : 2;
   }
-  const bool data_parallel = c.tile.tile_scheduler == TileScheduler::Default && !c.parallel_split_k && splits <= 1;
   const bool fp8_gemm = c.kind == KernelKind::Gemm && c.arch >= 90 && !c.tile.swap_ab && is_fp8(c.element_a);
   return fp8_gemm && data_parallel && cl == std::array<int, 3>{1, 2, 1} ? 1 : 2;
 }

@@ -259,8 +259,9 @@ def test_sm90_tiles_of_k32(case, shape, schedule, gen):
     run_case(case, gen, tile)
 
 
-# Clusters of 8 CTAs (the portable limit; the catalog lists 1x1, 2x1 and 1x2), pinned as the interface's SM90 tests pin
-# them on a 64x128 tile: problems whose tiles fill whole clusters and ones that leave clusters partly empty.
+# Clusters of 8 CTAs (the portable limit; the catalog lists 1x1, 2x1 and 1x2, and 4x1 for TF32's swapped 128x128
+# tile), pinned as the interface's SM90 tests pin them on a 64x128 tile: problems whose tiles fill whole clusters and
+# ones that leave clusters partly empty.
 CLUSTER8_CASES = [
     (Case("f16", ROW, ROW, ROW, None, 512, 1024, 256), [2, 4, 1]),
     (Case("f16", ROW, COL, COL, None, 264, 1032, 136, alpha=1.0, beta=2.0), [2, 4, 1]),
