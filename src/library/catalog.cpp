@@ -81,8 +81,9 @@ const std::vector<Sm90Tile> kSm90SwappedTiles = {
 // TF32 kernels copy B K-major first. The tiles CUTLASS's mainloop was timed with on the H200 (cooperative,
 // the tile's M along the problem's N; bench/tf32_mainloops.cu: 128x128 ran 128x14336x4096 at 200 TFLOP/s
 // where the catalog's SM80 pick ran 156), for an M past half the tile's N (select::swap_fits), alone or in 2x1 clusters
-// (two tiles along the problem's N sharing each Aᵀ tile; the 128x128 tile also in 4x1, below). On an H100 (cuforge profile, f32): 2x1 ran
-// 0-14% ahead of 1x1 on every shape, 1x2 (sharing the register operand) 3-90% behind, so it is left out.
+// (two tiles along the problem's N sharing each Aᵀ tile; the 128x128 tile also in 4x1, below). On an H100
+// (cuforge profile, f32): 2x1 ran 0-14% ahead of 1x1 on every shape, 1x2 (sharing the register operand)
+// 3-90% behind, so it is left out.
 // The 128x128 tile also in 4x1 clusters, which take the ties where they pad no tile (select::tie_rank; the
 // model prices clusters alike): on an H100 (cuforge profile, bench/results/h100-2026-12-05-tf32-register-
 // sourced-4x1-probe.txt and h100-2026-12-06-tf32-clusters-profile.txt) it ran 128x14336x4096 in 91.3-91.4 µs

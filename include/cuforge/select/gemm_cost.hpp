@@ -167,16 +167,16 @@ bool per_tile_gemm(const library::GemmConfig& config);
 // TF32's swapped register-sourced 128x128 tile in 4x1 clusters where they pad no tile (catalog.cpp), and for a
 // persistent fp8 kernel in 1x2 clusters, whose two CTAs along N share each A tile; 2 otherwise, in the
 // catalog's order.
-// The non-persistent kernel's rule is the H200's calls back to back (bench/one_wave.py,
-// h200-2026-12-04-one-wave-{tiles,picks,small-m}.json, b2b_us, 24 shapes): the 64x128 tile in 2x1 clusters 0.69x the 1x1
-// cluster's time at 256x4096x4096 and 0.80-0.95x at 512x4096x1024, 256x8192x2048, 128x14336x4096 and
-// 128x4096x4096, but 0.91-1.15x at 768³-2048³, 1024x1024x4096, 2048x1024x2048 and 4096x512x4096, where 1x2
-// ran 0.87-0.97x (1.01-1.03x at 768³); 64x64 and 128x128 alike; 128x64 alike but at 512³-1024³ and 1024x1024x4096,
-// where 2x1 ran ahead of 1x2 by 3-6%. Over those files the rule's picks run 0.990 of the best kernel timed back
-// to back (0.973 with the rule before it; shapes the files hold none like, e.g. 128x1024x1024's 64x64 tiles in 2x1,
-// untimed) and 0.986 timed alone (0.987 before), where the clusters lie closer
-// together (up to 10% apart at 1024³). TF32's copying 64x128 at 1024³ (cuforge profile, back to back): on the
-// H200 1x2 13.47 µs, 2x1 14.28 (2026-12-05); on an H100 2x1 15.94-16.17, 1x2 16.59-16.80 (2026-12-05/06).
+// The non-persistent kernel's rule is the H200's calls back to back (bench/one_wave.py, b2b_us of
+// h200-2026-12-04-one-wave-{tiles,picks,small-m}.json, 24 shapes): the 64x128 tile in 2x1 clusters 0.69x
+// the 1x1 cluster's time at 256x4096x4096 and 0.80-0.95x at 512x4096x1024, 256x8192x2048, 128x14336x4096
+// and 128x4096x4096, but 0.91-1.15x at 768³-2048³, 1024x1024x4096, 2048x1024x2048 and 4096x512x4096, where
+// 1x2 ran 0.87-0.97x (1.01-1.03x at 768³); 64x64 and 128x128 alike; 128x64 alike but at 512³-1024³ and
+// 1024x1024x4096, where 2x1 ran ahead of 1x2 by 3-6%. Over those files the rule's picks run 0.990 of the
+// best kernel timed back to back (0.973 with the rule before it) and 0.986 timed alone (0.987 before), where
+// the clusters lie closer together (up to 10% apart at 1024³); shapes unlike the files' are untimed (e.g.
+// 128x1024x1024's 64x64 tiles, now in 2x1). TF32's copying 64x128 at 1024³ (cuforge profile, back to
+// back): on the H200 1x2 13.47 µs, 2x1 14.28 (2026-12-05); on an H100 2x1 15.94-16.17, 1x2 16.59-16.80.
 // bench/fp8.py --sweep (e4m3 -> bf16, promoted, ten shapes from 2048x2048x8192 to 16384x1024x4096): the
 // 128x128 tile in 1x2 clusters 0.83-0.88x the 1x1 cluster's time at 8192x1024x8192 and 2048x2048x8192,
 // 0.92x at 16384x1024x4096, at most 2% slower on the other seven; 256x96 and 128x192 likewise. With fast
