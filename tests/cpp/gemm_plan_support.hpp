@@ -1,6 +1,6 @@
 // What the GEMM plan's CPU tests share (test_select.cpp, test_gemm_plan_choice.cpp, test_tie_order.cpp,
-// test_precision_choice.cpp, test_swap_ab.cpp): a plan's options, its pick for a problem, a change of its settings, whether a
-// configuration is a catalog row, and the cost model's estimate of one.
+// test_precision_choice.cpp, test_swap_ab.cpp): a plan's options, its pick for a problem, a change of its
+// settings, whether a configuration is a catalog row, and the cost model's estimate of one.
 #pragma once
 
 #include <algorithm>
