@@ -200,13 +200,13 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
       if (c.tile.kernel_schedule == builders_schedule(*s.tile)) builders.push_back(c);
     if (!builders.empty()) k.primary = std::move(builders);
   }
-  if (k.primary.empty() && !s.tile)
-    throw InvalidArgumentError(fmt::format("none of this plan's sm{} kernels can be built for compute capability {}: "
-                                           "{}", arch, target_cc, why));
   if (k.primary.empty())
-    throw InvalidArgumentError(fmt::format("tile description ({}) cannot be built for this plan: {}; "
-                                           "plan.tile_descriptions() lists the {} that can",
-                                           s.tile->describe(), why, tile_descriptions(k).size()));
+    throw InvalidArgumentError(
+        s.tile ? fmt::format("tile description ({}) cannot be built for this plan: {}; "
+                             "plan.tile_descriptions() lists the {} that can",
+                             s.tile->describe(), why, tile_descriptions(k).size())
+               : fmt::format("none of this plan's sm{} kernels can be built for compute capability {}: {}", arch,
+                             target_cc, why));
   // Operands TMA cannot load (leading dimensions not 16-byte multiples) run on SM80 tensor-op kernels of lower
   // alignment, never SIMT ones. A pinned tile is the user's word: a GEMM's SM80 kernels of it only (the same
   // threadblock shape, their own warps and stages), and only where it names nothing SM90's own (a cluster of one

@@ -39,10 +39,9 @@ TEST(GemmPlan, Sm80TiesGoToTheDeeperKTile) {
 // SM90 tiles of every cluster shape tie where none pads; select::tie_rank orders them: a 2x1 cluster
 // spanning all of M's tiles in a grid that fills the SMs first (its B panels leave L2 once: 1.15-1.25x on
 // the H200 at 96-256 rows), then the non-persistent kernel's cluster sharing the larger operand's tiles:
-// 2x1 where B is the larger (256x4096x4096: four 64-row tiles of M; 128x1024x1024 on 64x64 tiles, which no run
-// has timed: 128x4096x4096's 64x64 ran 0.81x the 1x1 time so), 1x2
-// where it is not (1024³, 4096x512x4096), else the catalog's 1x1 first (128x14336x4096 on 128-row tiles:
-// 2x1 would pad).
+// 2x1 where B is the larger (256x4096x4096: four 64-row tiles of M; 128x1024x1024 on 64x64 tiles, which no
+// run has timed: 128x4096x4096's 64x64 ran 0.81x the 1x1 time so), 1x2 where it is not (1024³,
+// 4096x512x4096), else the catalog's 1x1 first (128x14336x4096 on 128-row tiles: 2x1 would pad).
 TEST(GemmPlan, Sm90TiesGoToAClusterSpanningMWhereTheTilesFillTheSms) {
   Gemm g(plan_of(DataType::bf16, R, R, R));
   using Cluster = std::array<int, 3>;
