@@ -2,6 +2,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>
+#include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -28,6 +29,7 @@ namespace nb = nanobind;
 using namespace nb::literals;
 using namespace cuforge;
 using cuforge::python::compile_result;
+using cuforge::python::path_text;
 using cuforge::python::text;
 
 namespace {
@@ -165,7 +167,7 @@ NB_MODULE(_core, m) {
       nb::object exc = nb::steal(PyObject_CallOneArg(g_compilation, text(e.what()).ptr()));
       if (!exc.is_valid()) return;  // what the exception's construction raised stands
       if (PyObject_SetAttrString(exc.ptr(), "log", text(e.log()).ptr()) == 0 &&
-          PyObject_SetAttrString(exc.ptr(), "source_path", text(e.source_path().string()).ptr()) == 0)
+          PyObject_SetAttrString(exc.ptr(), "source_path", path_text(e.source_path()).ptr()) == 0)
         PyErr_SetObject(g_compilation, exc.ptr());
     } catch (const InvalidArgumentError& e) {
       raise(g_invalid_argument, e.what());
@@ -412,7 +414,7 @@ NB_MODULE(_core, m) {
                 std::rethrow_exception(o.exception);
               } catch (const CompilationError& e) {
                 d["log"] = text(e.log());
-                d["source_path"] = text(e.source_path().string());
+                d["source_path"] = path_text(e.source_path());
               }
             out.append(d);
           }
@@ -422,7 +424,7 @@ NB_MODULE(_core, m) {
         "Compile kernels by name into the cache, `jobs` nvcc processes at once.");
   m.def("dlpack_descriptor", &dlpack_descriptor, "capsule"_a.none(), "name"_a,
         "(data_ptr, DataType, shape, strides, device) of an array exporting __dlpack__ (device -1: host memory).");
-  m.def("set_default_cutlass_path", [](const std::string& p) { compile::set_default_cutlass_path(p); });
+  m.def("set_default_cutlass_path", [](const std::filesystem::path& p) { compile::set_default_cutlass_path(p); });
   m.def("device_count", &runtime::device_count, "CUDA devices visible to this process.");
   m.def("device_id", &runtime::default_device, "The GPU cuforge runs on: CUTLASS_CUDA_DEVICE_ID, else the current one.");
   m.def("driver_cuda_version", &runtime::driver_cuda_version,
@@ -470,15 +472,15 @@ NB_MODULE(_core, m) {
           d["failures"] = s.failures;
           return d;
         }, "What this process asked of nvcc: requests, cache hits, builds (nvcc runs) and failures.");
-  m.def("cache_dir", [] { return compile::KernelCache::user_cache().root().string(); });
+  m.def("cache_dir", [] { return path_text(compile::KernelCache::user_cache().root()); });
   m.def("cache_clear", [] { compile::KernelCache::user_cache().clear(); }, nb::call_guard<python::WithoutGil>());
   m.def("tuning_record", [] {
     compile::TuningRecord record;
     nb::list entries;
     for (const auto& [key, t] : record.entries()) {
       nb::dict e;
-      e["key"] = key;
-      e["kernel"] = t.kernel;
+      e["key"] = text(key);
+      e["kernel"] = text(t.kernel);
       e["splits"] = t.splits;
       e["decomposition"] = t.decomposition;
       e["us"] = t.microseconds;
@@ -486,14 +488,14 @@ NB_MODULE(_core, m) {
       e["candidates"] = t.candidates;
       entries.append(e);
     }
-    return nb::make_tuple(record.path().string(), entries);
+    return nb::make_tuple(path_text(record.path()), entries);
   }, "The tuning record's path and its entries.");
   m.def("tuning_record_clear", [] { return compile::TuningRecord().clear(); },
         "Remove the tuning record; returns how many entries it held.");
   m.def("cache_info", [] {
     auto i = compile::KernelCache::user_cache().info();
     nb::dict d;
-    d["root"] = i.root.string();
+    d["root"] = path_text(i.root);
     d["entries"] = i.entries;
     d["bytes"] = i.bytes;
     d["staging"] = i.staging;
@@ -506,9 +508,9 @@ NB_MODULE(_core, m) {
     nb::list out;
     for (const auto& c : compile::KernelCache::user_cache().verify()) {
       nb::dict d;
-      d["key"] = c.key;
-      d["name"] = c.name;
-      d["problem"] = c.problem;
+      d["key"] = text(c.key);  // a damaged entry's directory and entry.json may hold any bytes
+      d["name"] = text(c.name);
+      d["problem"] = text(c.problem);
       out.append(d);
     }
     return out;
@@ -516,9 +518,9 @@ NB_MODULE(_core, m) {
   m.def("toolchain", [] {
     const auto& t = compile::Toolchain::get();
     nb::dict d;
-    d["nvcc"] = t.nvcc.string();
+    d["nvcc"] = path_text(t.nvcc);
     d["cuda_version"] = t.cuda_version;
-    d["cutlass"] = t.cutlass.string();
+    d["cutlass"] = path_text(t.cutlass);
     d["cutlass_version"] = t.cutlass_version;
     return d;
   }, "The nvcc and CUTLASS headers cuforge compiles with (found on first use).");

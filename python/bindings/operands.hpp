@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <initializer_list>
 #include <optional>
 #include <string_view>
@@ -102,6 +103,10 @@ void def_checked(Bound& cls, const char* name, const char* label, const char* ta
 // A str of UTF-8 bytes, any invalid sequence replaced (U+FFFD): compiler output in another encoding
 // must not turn an error into a UnicodeDecodeError.
 nb::object text(std::string_view bytes);
+
+// A path as Python's os.fsdecode gives it (bytes that are not UTF-8 as surrogates, which os.fsencode
+// turns back into the same bytes).
+nb::object path_text(const std::filesystem::path& path);
 
 // A compile result as a dict: name, key, library, source, cache_hit, seconds.
 nb::dict compile_result(const compile::CompileResult& r);

@@ -8,6 +8,7 @@ through a staging buffer that the plan keeps and reuses.
 
 from __future__ import annotations
 
+import operator
 import sys
 
 from . import _core
@@ -23,9 +24,36 @@ def _torch_type():
 def describe(x, name: str):
     """The descriptor of a device array, or None for a host (NumPy) array that needs staging."""
     try:
-        return _describe(x, name)
+        desc = _describe(x, name)
     except DataTypeError as e:
         raise DataTypeError(f"{name}: {e}") from None
+    if desc is not None and any(extent < 0 for extent in desc[2]):  # a protocol's own fields: checked before batches fold
+        raise InvalidArgumentError(f"{name}: extents are never negative, got shape {tuple(desc[2])}")
+    return desc
+
+
+def operand_extents(x, name: str) -> tuple:
+    """An operand's extents as a run reads them, without touching its memory: a tensor's or array's
+    shape, its __cuda_array_interface__'s, else NumPy's for the value (a nested list)."""
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        cai = getattr(x, "__cuda_array_interface__", None)
+        shape = cai.get("shape") if isinstance(cai, dict) else None
+    if shape is None:
+        import numpy as np
+
+        try:
+            shape = np.shape(x)
+        except ValueError as e:  # a ragged nested list
+            raise InvalidArgumentError(f"{name}: expected an array or tensor, got {type(x).__name__}: {e}") from None
+    try:
+        dims = tuple(operator.index(e) for e in shape)
+    except TypeError:
+        raise InvalidArgumentError(f"{name}: expected an array or tensor, whose shape is a sequence of integers; got "
+                                   f"{type(x).__name__} of shape {shape!r}") from None
+    if any(e < 0 for e in dims):
+        raise InvalidArgumentError(f"{name}: extents are never negative, got shape {dims}")
+    return dims
 
 
 def host_array(x, name: str):
@@ -88,13 +116,22 @@ def _describe(x, name: str):
         import numpy as np
 
         try:  # the protocol's own fields (an array may have no .dtype)
-            (data, read_only), shape, element = cai["data"], tuple(int(e) for e in cai["shape"]), np.dtype(cai["typestr"])
+            (data, read_only), shape = cai["data"], tuple(operator.index(e) for e in cai["shape"])
+            element = np.dtype(cai["typestr"])
             strides = cai.get("strides")
-            strides = None if strides is None else tuple(int(s) for s in strides)
-            data = int(data)
+            strides = None if strides is None else tuple(operator.index(s) for s in strides)
+            data = operator.index(data)
+            device = operator.index(x.device.id) if hasattr(x, "device") and hasattr(x.device, "id") else 0
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise InvalidArgumentError(f"{name}: its __cuda_array_interface__ is not the protocol's (a dict of data, "
-                                       f"shape, typestr and strides): {type(e).__name__}: {e}") from None
+                                       f"shape, typestr and strides, integers but the typestr; the array's "
+                                       f"device.id an integer): {type(e).__name__}: {e}") from None
+        if cai.get("mask") is not None:
+            raise InvalidArgumentError(f"{name}: its __cuda_array_interface__ has a mask; masked arrays are not "
+                                       "operands")
+        if strides is not None and len(strides) != len(shape):
+            raise InvalidArgumentError(f"{name}: its __cuda_array_interface__ gives {len(strides)} strides for "
+                                       f"{len(shape)} extents")
         if read_only and name.startswith("D"):
             raise InvalidArgumentError(f"{name}: the array is read-only (its __cuda_array_interface__ says so), and "
                                        "the result would be written into it")
@@ -109,7 +146,6 @@ def _describe(x, name: str):
             if any(s % itemsize for s in strides):
                 raise InvalidArgumentError(f"{name}: strides {strides} are not whole elements of {itemsize} bytes")
             strides = [s // itemsize for s in strides]
-        device = x.device.id if hasattr(x, "device") and hasattr(x.device, "id") else 0
         return (data, dt, shape, tuple(strides), device)
     if hasattr(x, "__array_interface__"):
         return None

@@ -456,6 +456,8 @@ def _tune(plan, shapes, candidates):
     device = plan._plan.device
     for m, n, k, batch in shapes:  # every shape checked (what no kernel runs refused) before anything runs
         plan.select(m, n, k, batch)
+    if _core.device_count() == 0:  # before the host fills any operand
+        raise DeviceError("no CUDA GPU was found; tuning times kernels on one")
     for m, n, k, batch in shapes:
         a = _matrix(plan.element_A, m, k, batch, plan.layout_A, device, rng)
         b = _matrix(plan.element_B, k, n, batch, plan.layout_B, device, rng)

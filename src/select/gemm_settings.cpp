@@ -43,7 +43,14 @@ void GemmSettings::set_split_k_slices(int64_t slices) {
 
 bool GemmSettings::autotune_by_default() {
   const char* value = std::getenv("CUFORGE_AUTOTUNE");
-  return value && std::string_view(value) == "1";
+  if (!value || std::string_view(value).empty() || std::string_view(value) == "0") return false;
+  if (std::string_view(value) == "1") return true;
+  static std::once_flag warned;
+  std::call_once(warned, [&] {
+    log(LogLevel::warning, fmt::format("CUFORGE_AUTOTUNE is '{}': expected 1 (autotune) or 0; plans do not autotune",
+                                       value));
+  });
+  return false;
 }
 
 FirstRun GemmSettings::first_run_by_default() {

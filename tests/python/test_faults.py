@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import cuforge
+from fake_arrays import BASE, FakeDeviceArray
 
 RowMajor = cuforge.LayoutType.RowMajor
 CLI = [sys.executable, "-m", "cuforge.cli"]
@@ -143,6 +144,37 @@ def test_cache_dir_that_is_a_file_is_an_error_everywhere(tmp_path):
                 print("CacheError")
     """, CUFORGE_CACHE_DIR=str(bogus))
     assert r.stdout.split() == ["CacheError", "CacheError"], (r.stdout, r.stderr)
+
+
+def test_paths_that_are_not_utf8_come_back_as_os_fsdecode_gives_them(tmp_path):
+    """Found by a fault probe: Linux paths are bytes. A CUTLASS_PATH that is not UTF-8 broke `import
+    cuforge`; such a cache directory broke cache_dir(), cache_info() and a build's result, and a damaged
+    entry's unreadable JSON broke cache_verify() (UnicodeDecodeError each)."""
+    cache = os.fsdecode(os.fsencode(tmp_path) + b"/cache\xfe")
+    damaged = pathlib.Path(cache) / "v1" / "kernels" / "abc"
+    damaged.mkdir(parents=True)
+    (damaged / "entry.json").write_bytes(b"\xff")
+    for file in ("kernel.so", "kernel.cu"):
+        (damaged / file).write_bytes(b"")
+    name, cutlass = cuforge.list_gemms(80)[0], os.fsdecode(b"/opt/cutl\xffass")
+    r = run_python(f"""
+        import cuforge
+        print(cuforge.CUTLASS_PATH == {cutlass!r})
+        try:
+            cuforge.build([{name!r}], progress=False)
+        except cuforge.ToolchainError as e:
+            print("ToolchainError", "/opt/cutl" in str(e))
+    """, CUTLASS_PATH=cutlass, CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"))
+    assert r.returncode == 0 and r.stdout.split() == ["True", "ToolchainError", "True"], (r.stdout, r.stderr)
+    r = run_python(f"""
+        import os, cuforge
+        print(cuforge.cache_dir() == os.path.join({cache!r}, "v1"), cuforge.cache_info()["root"] == cuforge.cache_dir())
+        [bad] = cuforge.cache_verify()
+        print(bad["key"], "unreadable" in bad["problem"])
+        [built] = cuforge.build([{name!r}], progress=False)
+        print(os.path.isfile(built["library"]) and built["library"].startswith({cache!r}))
+    """, CUFORGE_CACHE_DIR=cache, CUDA_INSTALL_PATH=str(tmp_path / "cuda"))
+    assert r.returncode == 0 and r.stdout.split() == ["True", "True", "abc", "True", "True"], (r.stdout, r.stderr)
 
 
 def test_cache_open_to_others_is_refused_not_changed(tmp_path):
@@ -329,6 +361,25 @@ def _conv():
     return cuforge.op.Conv2d(kind="fprop", element=np.float16)
 
 
+def _held_conv(channels):
+    """An fprop plan holding x (1, 8, 8, 8), filters (4, 3, 3, channels) and y (1, 6, 6, 4)."""
+    x, w, y = (np.ones(shape, np.float16) for shape in ((1, 8, 8, 8), (4, 3, 3, channels), (1, 6, 6, 4)))
+    return cuforge.op.Conv2d(kind="fprop", element=np.float16, A=x, B=w, D=y)
+
+
+def _junk_instruction(plan):
+    td = plan.tile_descriptions()[0]
+    td.math_instruction = "abc"
+    return td
+
+
+def _run_on(a, **protocol):
+    """A GEMM run of `a` (its __cuda_array_interface__'s fields changed by `protocol`) on fake device B and D."""
+    a.__cuda_array_interface__.update(protocol)
+    b, d = (FakeDeviceArray(a.shape, ptr=BASE[name]) for name in "BD")
+    return _gemm().run(a, b, None, d)
+
+
 @pytest.mark.parametrize("call, says", [
     (lambda: _gemm().run(*[np.ones((8, 8), np.float16)] * 3, np.ones((8, 8), np.float16), alpha=10**400),
      "^alpha: expected a real number"),
@@ -364,11 +415,35 @@ def _conv():
      "^stride, padding, dilation: each of problems gives its own"),
     (lambda: _gemm().run(type("Cai", (), {"__cuda_array_interface__": {}})(), None, None, None),
      "^A: its __cuda_array_interface__ is not the protocol's .* KeyError"),
+    # Found by a second fault probe: operands a plan held (IndexError, AttributeError, TypeError from inside the
+    # plan), a held convolution's tensors that disagree, flags and fields taken unchecked.
+    (lambda: cuforge.op.Gemm(element=np.float16, A=type("Odd", (), {"shape": "ab"})()),
+     "^A: expected an array or tensor, whose shape is a sequence of integers"),
+    (lambda: cuforge.op.GroupedGemm(element=np.float16, A=[None], B=[None]), r"^A\[0\]: expected a tensor, got None"),
+    (lambda: cuforge.op.GroupedGemm(element=np.float16, A=[np.ones(8, np.float16)],
+                                    B=[np.ones((8, 8), np.float16)]).compile(),
+     "^compile: the plan's A and B lists size the problem only as matrices"),
+    (lambda: _held_conv(channels=4).compile(), r"^C: the filters' channels \(4\) must equal the input's \(8\)"),
+    (lambda: _held_conv(channels=8).compile(padding=1), r"^the plan's tensors: the output is \(1, 6, 6, 4\)"),
+    (lambda: _gemm().run(alpha=np.array(True)), "^alpha: expected a real number.*its element is bool"),
+    (lambda: _gemm().run(*[np.ones((8, 8), np.float16)] * 2, None, np.ones((8, 8), np.float16), print_module="yes"),
+     "^print_module: expected True or False"),
+    (lambda: cuforge.emit.pytorch(_gemm().construct(), "m", jit="yes"), "^jit: expected True or False"),
+    (lambda: _gemm().compile(_junk_instruction(_gemm())), "^tile_description.math_instruction: expected a cuforge"),
+    (lambda: _run_on(FakeDeviceArray((64, 64), device="0")), "^A: its __cuda_array_interface__ is not the protocol"),
+    (lambda: _run_on(FakeDeviceArray((64, 64)), shape=(64.7, 64)), "^A: .*'float' object cannot be interpreted"),
+    (lambda: _run_on(FakeDeviceArray((64, 64)), strides=(128,)), "^A: its __cuda_array_interface__ gives 1 strides"),
+    (lambda: _run_on(FakeDeviceArray((64, 64)), mask=object()), "^A: its __cuda_array_interface__ has a mask"),
+    (lambda: _run_on(FakeDeviceArray((-2, -3, 64, 64), strides=(-12288, 4096, 64, 1))),
+     r"^A: extents are never negative, got shape \(-2, -3, 64, 64\)"),
 ], ids=["alpha-huge", "slope-huge", "scale-huge", "alpha-str-with-scale", "A-int", "stride-set", "padding-0d",
         "split-k-0d", "problem-0d", "tile-0d", "construct-1d", "conv-pad-huge", "alpha-numpy-bool", "beta-complex",
         "slope-complex", "kernel-source-int", "build-jobs-huge", "build-cc-str", "binding-module-int",
         "pytorch-cc-huge", "pytorch-sourcedir-int", "select-bias-str", "conv-compile-stride-0",
-        "conv-compile-geometry-twice", "cai-empty"])
+        "conv-compile-geometry-twice", "cai-empty", "held-shape-str", "held-group-none", "held-groups-1d",
+        "held-conv-channels", "held-conv-geometry", "alpha-0d-bool", "print-module-str", "pytorch-jit-str",
+        "tile-math-instruction-str", "cai-device-str", "cai-shape-float", "cai-strides-short", "cai-mask",
+        "cai-negative-extents"])
 def test_odd_arguments_are_errors_of_cuforge_not_of_python(call, says):
     with pytest.raises(cuforge.Error, match=says):
         call()

@@ -110,15 +110,18 @@ def test_first_run_waits_by_default_and_takes_fallback(monkeypatch):
     assert plan.first_run == "wait"
 
 
-def test_first_run_default_comes_from_the_environment():
-    code = "import cuforge, numpy as np; print(cuforge.op.Gemm(element=np.float16).first_run)"
-    for value, expected in [("fallback", "fallback"), ("wait", "wait"), ("soon", "wait")]:
+@pytest.mark.parametrize("setting, variable, cases", [
+    ("first_run", "CUFORGE_FIRST_RUN", [("fallback", "fallback"), ("wait", "wait"), ("soon", "wait")]),
+    ("autotune", "CUFORGE_AUTOTUNE", [("1", "True"), ("0", "False"), ("", "False"), ("true", "False")]),
+])
+def test_defaults_come_from_the_environment_and_other_values_are_warned_of(setting, variable, cases):
+    code = f"import cuforge, numpy as np; print(cuforge.op.Gemm(element=np.float16).{setting})"
+    for value, expected in cases:
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             env={**os.environ, "CUFORGE_FIRST_RUN": value})
+                             env={**os.environ, variable: value})
         assert out.returncode == 0, out.stderr
         assert out.stdout.strip() == expected
-        if value == "soon":
-            assert "CUFORGE_FIRST_RUN is 'soon'" in out.stderr
+        assert (f"{variable} is '{value}'" in out.stderr) == (value in ("soon", "true")), out.stderr
 
 
 def test_fp8_fast_accum_is_opt_in_and_for_fp8_only():

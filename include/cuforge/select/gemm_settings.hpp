@@ -57,7 +57,7 @@ struct GemmSettings {
 
   static constexpr int kMaxSplits = 1024;
   static constexpr int kDefaultAutotuneCandidates = 6, kMaxAutotuneCandidates = 64;
-  static bool autotune_by_default();  // CUFORGE_AUTOTUNE is 1
+  static bool autotune_by_default();  // CUFORGE_AUTOTUNE is 1; another value but 0 is warned of
   static FirstRun first_run_by_default();  // CUFORGE_FIRST_RUN; another value is warned of and waits
 };
 

@@ -228,9 +228,10 @@ def pytorch(op, name: str, cc: int | None = None, jit: bool = False, sourcedir: 
                                    f"{type(op).__name__}")
     if not isinstance(name, str):
         raise InvalidArgumentError(f"name: expected a string, got {type(name).__name__}")
-    from ..op.arguments import capability  # the plans import this module: imported on use
+    from ..op.arguments import capability, flag  # the plans import this module: imported on use
 
     cc = op.cc if cc is None else capability(cc, "cc")
+    jit = flag(jit, "jit")
     if not isinstance(sourcedir, (str, os.PathLike)):
         raise InvalidArgumentError(f"sourcedir: expected a directory path, got {type(sourcedir).__name__}")
     binding = op.pytorch_binding(name)  # checks the name

@@ -11,7 +11,7 @@ import logging
 import numbers
 
 from .. import _core
-from .._core import InvalidArgumentError, LayoutType, TileDescription
+from .._core import InvalidArgumentError, LayoutType, MathInstruction, TileDescription
 from ..arrays import describe, host_descriptor
 from ..dtypes import bool_or_complex, is_bool
 
@@ -182,6 +182,9 @@ def tile_from(value, base: TileDescription, instruction) -> TileDescription:
     is refused."""
     if isinstance(value, TileDescription):
         given = getattr(value, "math_instruction", None)
+        if given is not None and not isinstance(given, MathInstruction):
+            raise InvalidArgumentError(f"tile_description.math_instruction: expected a cuforge.MathInstruction (one "
+                                       f"of plan.tile_descriptions()'s) or None, got {type(given).__name__}")
         if given is not None and not _same_instruction(given, instruction):
             raise InvalidArgumentError(f"tile_description: its math_instruction is {given!r}; this plan's kernels "
                                        f"compute with {instruction!r} (plan.tile_descriptions() lists its tiles)")
@@ -218,6 +221,9 @@ def scalar(value, name: str) -> float:
         raise InvalidArgumentError(f"{name}: expected a real number, got {type(value).__name__} of {count} elements "
                                    f"(shape {tuple(getattr(value, 'shape', ()))})")
     try:
-        return float(value.item() if hasattr(value, "item") else value)
+        item = value.item() if hasattr(value, "item") else value
+        if bool_or_complex(item):  # an array of one bool or complex element
+            raise TypeError(f"its element is {type(item).__name__}")
+        return float(item)
     except (TypeError, ValueError, RuntimeError, OverflowError) as e:
         raise InvalidArgumentError(f"{name}: expected a real number, got {value!r}: {e}") from None

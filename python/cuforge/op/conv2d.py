@@ -10,7 +10,7 @@ import sys
 from .. import _core, swizzle
 from ..emit import Operation
 from .._core import InvalidArgumentError, IteratorAlgorithm, KernelKind, KernelScheduleType, LayoutType
-from ..arrays import current_stream, describe
+from ..arrays import current_stream, describe, operand_extents
 from .arguments import (alignments, enum_value, fixed_items, flag, integer, jobs_count, problem_list, ranked_top,
                         runs_as)
 from .plan import Plan
@@ -203,21 +203,32 @@ class Conv2d(Plan):
                                       _pair(dilation, "dilation", 1))
         return n, p, q, k
 
-    def _extents(self, A, B, D) -> tuple:
-        """(N, H, W, C, K, R, S) of the tensors the kind gives them in."""
-        a, b, d = (tuple(t.shape) for t in _nhwc_views((A, B, D)))
+    def _extents(self, A, B, D, geometry) -> tuple:
+        """(N, H, W, C, K, R, S) of the tensors the kind gives them in, whose channels must agree, and
+        whose output's extents must be the geometry's (stride, padding, dilation) if one is given."""
+        a, b, d = (operand_extents(t, name) for t, name in zip(_nhwc_views((A, B, D)), "ABD"))
         if not len(a) == len(b) == len(d) == 4:
             raise InvalidArgumentError(f"expected rank-4 tensors, got shapes {a}, {b} and {d}")
         kind = self.conv_kind
         x = a if kind == "fprop" else d if kind == "dgrad" else b
         w = b if kind != "wgrad" else d
+        y = d if kind == "fprop" else a
+        if w[3] != x[3]:
+            raise InvalidArgumentError(f"C: the filters' channels ({w[3]}) must equal the input's ({x[3]})")
+        if geometry is None:
+            return (*x, *w[:3])
+        p, q = _core.conv_output_size((*x, *w[:3]), *geometry)
+        if y != (x[0], p, q, w[0]):
+            raise InvalidArgumentError(
+                f"the plan's tensors: the output is {y}; input {x} and filters {w}, with stride {geometry[0]}, "
+                f"padding {geometry[1]} and dilation {geometry[2]}, make {(x[0], p, q, w[0])}")
         return (*x, *w[:3])
 
     def _bias(self, bias) -> bool:
         """``bias`` as given, else whether the plan's own C is a bias (a vector, one value per channel)."""
         if bias is not None:
             return flag(bias, "bias")
-        return self.C is not None and len(self.C.shape) == 1
+        return self.C is not None and len(operand_extents(self.C, "C")) == 1
 
     def select(self, N: int, H: int, W: int, C: int, K: int, R: int, S: int, stride=(1, 1), padding=(0, 0),
                dilation=(1, 1), bias: bool = False) -> str:
@@ -275,7 +286,8 @@ class Conv2d(Plan):
                 jobs: int | None = None, bias: bool | None = None):
         """Build the plan's kernel now (or find it in the disk cache): for the plan's tensors if it
         holds them, else for a ResNet-50 3 x 3 layer, with ``stride``, ``padding`` and ``dilation``
-        where given (else unit stride and dilation, and no padding, or the layer's). ``problems``, a
+        where given (the held output's extents must then be theirs; else unit stride and dilation, and
+        no padding, or the layer's). ``problems``, a
         list of ((N, H, W, C, K, R, S), stride, padding, dilation), builds each one's kernel in
         parallel; ``bias``: the runs' C is a bias of one value per channel (by default, when the plan's
         own C is); ``alignment_A/B/C`` cap the vectors its kernels load along each operand's channels.
@@ -286,10 +298,15 @@ class Conv2d(Plan):
         given = (stride, padding, dilation)
         if single:
             if self.A is not None and self.B is not None and self.D is not None:
-                extents, geometry = self._extents(self.A, self.B, self.D), ((1, 1), (0, 0), (1, 1))
+                # Without a geometry, unit stride and dilation and no padding, whatever the output (as the CUTLASS
+                # Python interface's compile(), which took none, built for its runs' geometry).
+                geometry = [_pair(g, name, least) if g is not None else default for g, name, least, default
+                            in zip(given, ("stride", "padding", "dilation"), (1, 0, 1), ((1, 1), (0, 0), (1, 1)))]
+                told = any(g is not None for g in given)
+                problems = [(self._extents(self.A, self.B, self.D, geometry if told else None), *geometry)]
             else:
                 extents, *geometry = self._core_class.default_problem
-            problems = [(extents, *(g if g is not None else default for g, default in zip(given, geometry)))]
+                problems = [(extents, *(g if g is not None else default for g, default in zip(given, geometry)))]
         elif any(g is not None for g in given):
             raise InvalidArgumentError("stride, padding, dilation: each of problems gives its own (extents, stride, "
                                        "padding, dilation)")
@@ -325,7 +342,7 @@ class Conv2d(Plan):
                                             self.beta if beta is None else beta, split_k, sync, stream)
             if handle is not None:
                 return handle
-        A, B, C, D, alpha, beta, sync = self._run_arguments(A, B, C, D, alpha, beta, sync)
+        A, B, C, D, alpha, beta, sync = self._run_arguments(A, B, C, D, alpha, beta, sync, print_module)
         geometry = (_pair(stride, "stride", 1), _pair(padding, "padding", 0), _pair(dilation, "dilation", 1))
         splits, parallel = _split_k(split_k)
         operands = tuple(_nhwc_views((A, B, C, D)))

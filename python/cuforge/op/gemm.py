@@ -8,7 +8,7 @@ import numbers
 from .. import _core
 from ..emit import Operation
 from .._core import DataType, InvalidArgumentError
-from ..arrays import current_stream, describe
+from ..arrays import current_stream, describe, operand_extents
 from .arguments import alignments, flag, integer, jobs_count, problem_list, ranked_top, scalar
 from .plan import Plan
 
@@ -197,7 +197,7 @@ class Gemm(Plan):
         """(M, N, K, batch) as given, else of the plan's tensors, else the default class."""
         if M is None and N is None and K is None:
             if self.A is not None and self.B is not None:
-                shapes = [tuple(getattr(x, "shape", ())) for x in (self.A, self.B)]
+                shapes = [operand_extents(x, name) for x, name in ((self.A, "A"), (self.B, "B"))]
                 if min(len(shape) for shape in shapes) < 2:
                     raise InvalidArgumentError(f"{caller}: the plan's A and B size the problem only as matrices (or "
                                                f"batches of them), got shapes {shapes[0]} and {shapes[1]}; give M, "
@@ -213,10 +213,11 @@ class Gemm(Plan):
         a vector, or one row where A has other than one)."""
         if bias is not None:
             return flag(bias, "bias")
-        A, C = self.A, self.C
-        if A is None or C is None:
+        if self.A is None or self.C is None:
             return False
-        return len(C.shape) == 1 or (len(C.shape) == 2 and C.shape[0] == 1 and A.shape[-2] != 1)
+        a, c = operand_extents(self.A, "A"), operand_extents(self.C, "C")
+        rows = a[-2] if len(a) >= 2 else 1  # a vector A: one row
+        return len(c) == 1 or (len(c) == 2 and c[0] == 1 and rows != 1)
 
     def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
                   M: int | None = None, N: int | None = None, K: int | None = None, batch: int = 1,
@@ -259,7 +260,7 @@ class Gemm(Plan):
         if visitor_args is not None:
             raise InvalidArgumentError("visitor_args: epilogue visitor trees are not offered; fuse an activation "
                                        "(plan.activation) and give C as a bias row")
-        A, B, C, D, alpha, beta, sync = self._run_arguments(A, B, C, D, alpha, beta, sync)
+        A, B, C, D, alpha, beta, sync = self._run_arguments(A, B, C, D, alpha, beta, sync, print_module)
         scales = [None if x is None else self._device_scale(x, name) for x, name in ((scale_a, "scale_a"),
                                                                                     (scale_b, "scale_b"))]
         operands = (A, B, C, D)

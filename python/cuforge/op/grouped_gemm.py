@@ -7,7 +7,7 @@ from __future__ import annotations
 from .. import _core
 from ..emit import Operation
 from .._core import DataTypeError, InvalidArgumentError
-from ..arrays import completion, current_stream, describe, stage
+from ..arrays import completion, current_stream, describe, operand_extents, stage
 from .arguments import alignments, flag, integer, jobs_count, problem_list, ranked_top
 from .plan import Plan
 
@@ -120,9 +120,14 @@ class GroupedGemm(Plan):
         if M is None and N is None and K is None and groups is None:
             As, Bs = _listed(self.A, "A"), _listed(self.B, "B")
             if As and Bs:
-                groups = len(As)
-                return (groups, sum(a.shape[-2] for a in As) // groups, sum(b.shape[-1] for b in Bs) // groups,
-                        sum(a.shape[-1] for a in As) // groups)
+                a = [operand_extents(x, f"A[{g}]") for g, x in enumerate(As)]
+                b = [operand_extents(x, f"B[{g}]") for g, x in enumerate(Bs)]
+                if min(len(e) for e in a + b) < 2:
+                    raise InvalidArgumentError(f"{caller}: the plan's A and B lists size the problem only as matrices, "
+                                               f"got shapes {a} and {b}; give groups, M, N and K")
+                groups = len(a)
+                return (groups, sum(e[-2] for e in a) // groups, sum(e[-1] for e in b) // groups,
+                        sum(e[-1] for e in a) // groups)
             return self._core_class.default_problem
         if None in (groups, M, N, K):
             raise InvalidArgumentError(f"{caller}: give all of groups, M, N and K, or none of them")
@@ -136,11 +141,24 @@ class GroupedGemm(Plan):
             return flag(bias, "bias")
         As, Cs = self.A, self.C
         if not isinstance(Cs, (list, tuple)):
-            return Cs is not None and len(Cs.shape) == 1
+            return Cs is not None and len(operand_extents(Cs, "C")) == 1
         if not isinstance(As, (list, tuple)):
             return False
-        return next((len(c.shape) == 1 or c.shape[0] == 1 for a, c in zip(As, Cs)
-                     if c is not None and a.shape[-2] > 1), False)
+        for g, (a, c) in enumerate(zip(As, Cs)):
+            a, c = operand_extents(a, f"A[{g}]"), None if c is None else operand_extents(c, f"C[{g}]")
+            if c is not None and len(c) >= 1 and len(a) >= 2 and a[-2] > 1:
+                return len(c) == 1 or c[0] == 1
+        return False
+
+    def _held(self, value, name: str) -> None:
+        """A list of one tensor per group (C's may hold None), or one tensor (the offsets form), checked as far
+        as its extents."""
+        if not isinstance(value, (list, tuple)):
+            return super()._held(value, name)
+        for g, x in enumerate(value):
+            if x is None and name != "C":
+                raise InvalidArgumentError(f"{name}[{g}]: expected a tensor, got None")
+            super()._held(x, f"{name}[{g}]")
 
     def profile(self, groups: int, M: int, N: int, K: int, *, offsets: bool = False, top: int = 6,
                 filter: str | None = None, jobs: int | None = None, csv: str | None = None, plot: str | None = None,
@@ -181,7 +199,7 @@ class GroupedGemm(Plan):
                                             self.beta if beta is None else beta, sync, stream)
             if handle is not None:
                 return handle
-        A, B, C, D, alpha, beta, sync = self._run_arguments(A, B, C, D, alpha, beta, sync)
+        A, B, C, D, alpha, beta, sync = self._run_arguments(A, B, C, D, alpha, beta, sync, print_module)
         if offsets is not None:
             operands = (A, B, C, D, offsets)
             descs = [None if x is None else describe(x, name) for x, name in zip(operands, "ABCD")]

@@ -18,7 +18,7 @@ from .._core import (
     OpcodeClass,
     TileDescription,
 )
-from ..arrays import completion, host_descriptor, stage
+from ..arrays import completion, host_descriptor, operand_extents, stage
 from ..emit import Operation, kernel_source
 from ..dtypes import to_datatype
 from .arguments import capability, device_ordinal, enum_value, flag, integer, layout_of, scalar, tile_from
@@ -55,6 +55,8 @@ class Plan:
     _FIELDS = frozenset({"A", "B", "C", "D", "alpha", "beta"})
 
     def __setattr__(self, name, value):
+        if name in ("A", "B", "C", "D"):
+            self._held(value, name)
         # A misspelt setting (plan.activaton = relu) is refused, not kept unread; so is a method's name.
         if not name.startswith("_") and name not in Plan._FIELDS:
             if not isinstance(getattr(type(self), name, None), property):
@@ -70,10 +72,19 @@ class Plan:
                                       f"it takes None)")
         super().__delattr__(name)
 
+    def _held(self, value, name: str) -> None:
+        """An operand the plan holds (given at construction, or plan.A = x), checked as far as its extents
+        now: the plan sizes problems and tells a bias by them, and runs read it later."""
+        if value is not None:
+            operand_extents(value, name)
+
     def __init__(self, A=None, B=None, C=None, D=None, alpha=1.0, beta=0.0, element_accumulator=None,
                  element=None, layout=None, element_A=None, element_B=None, element_C=None, element_D=None,
                  layout_A=None, layout_B=None, layout_C=None, cc=None, kernel_cc=None, opclass=None,
                  math_operation=None, kind=None, device=None):
+        for x, name in zip((A, B, C, D), "ABCD"):
+            self._held(x, name)
+
         # Each operand's type and layout: element_X/layout_X, else its tensor's, else the generic
         # element/layout (the CUTLASS Python interface's order: a tensor's own type is never overridden
         # by the generic one).
@@ -92,15 +103,15 @@ class Plan:
                 raise InvalidArgumentError(f"element_{name}: give element=, element_{name}= or a tensor {name}=")
             return to_datatype(chosen)
 
-        def says_layout(x):  # a matrix of more than one row and column (a vector's layout is either)
-            shape = getattr(x, "shape", ())
+        def says_layout(x, name):  # a matrix of more than one row and column (a vector's layout is either)
+            shape = operand_extents(x, name)
             return len(shape) >= 2 and shape[-2] > 1 and shape[-1] > 1
 
         def layout_for(explicit, tensor, name, element=None):
             if explicit is not None:
                 return enum_value(explicit, LayoutType, f"layout_{name}")
             tensors = tensor if isinstance(tensor, (list, tuple)) else [tensor]
-            telling = next((x for x in tensors if x is not None and says_layout(x)), None)
+            telling = next((x for x in tensors if x is not None and says_layout(x, name)), None)
             if telling is not None:
                 return layout_of(telling, name)
             if layout is not None:
@@ -144,10 +155,11 @@ class Plan:
         self.A, self.B, self.C, self.D = A, B, C, D
         self.alpha, self.beta = alpha, beta
 
-    def _run_arguments(self, A, B, C, D, alpha, beta, sync):
+    def _run_arguments(self, A, B, C, D, alpha, beta, sync, print_module=False):
         """A run's operands (those given at construction where it gives none), alpha and beta as
-        floats (the plan's where it gives none) and sync as a bool; a plan whose element_C is void
-        takes no C."""
+        floats (the plan's where it gives none) and sync as a bool, print_module checked; a plan whose
+        element_C is void takes no C."""
+        flag(print_module, "print_module")
         A = self.A if A is None else A
         B = self.B if B is None else B
         C = self.C if C is None else C
@@ -232,6 +244,7 @@ class Plan:
         ``print_module`` (the CUTLASS Python interface's). Where the core refuses the build's arguments,
         the tile is unpinned again, and a family the tile moved the plan to left (the kernels compiled
         before are then the disk cache's to find)."""
+        print_module = flag(print_module, "print_module")
         if tile_description is None:
             built = build(self._plan)
         else:
