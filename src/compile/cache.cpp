@@ -293,6 +293,7 @@ fs::path KernelCache::keep_failed(const std::string& key, Build& build) const {
 CacheInfo KernelCache::info() const {
   check_root();
   CacheInfo info{root_};
+  has_kernels();  // one that is not a safe directory makes the cache unusable, not empty
   // What is in one of the cache's directories; one replaced by a link is not the cache's to size.
   auto tally = [&](const char* name, size_t& count, uint64_t& bytes) {
     struct stat st {};
@@ -310,15 +311,21 @@ CacheInfo KernelCache::info() const {
   return info;
 }
 
+bool KernelCache::has_kernels() const {
+  std::error_code ec;
+  if (!fs::exists(root_ / "kernels", ec)) return false;
+  if (auto why = unsafe_dir(root_ / "kernels", false); !why.empty()) {
+    if (!fs::exists(root_ / "kernels", ec)) return false;  // cleared meanwhile (clear() in another process)
+    throw CacheError("the kernel cache is unusable: " + why);
+  }
+  return true;
+}
+
 std::vector<CacheCheck> KernelCache::verify() const {
   check_root();
   std::vector<CacheCheck> checks;
+  if (!has_kernels()) return checks;
   std::error_code ec;
-  if (!fs::exists(root_ / "kernels", ec)) return checks;
-  if (auto why = unsafe_dir(root_ / "kernels", false); !why.empty()) {
-    if (!fs::exists(root_ / "kernels", ec)) return checks;  // cleared meanwhile (clear() in another process)
-    throw CacheError("the kernel cache is unusable: " + why);
-  }
   for (const auto& e : fs::directory_iterator(root_ / "kernels", ec)) {
     if (!is_entry_name(e.path())) continue;
     std::string key = e.path().filename().string();
@@ -346,6 +353,7 @@ void KernelCache::clear() const {
 size_t KernelCache::prune(uint64_t max_bytes) const {
   check_root();
   reclaim_staging();
+  if (!has_kernels()) return 0;
   struct Item {
     fs::path dir;
     fs::file_time_type used;

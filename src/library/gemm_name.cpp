@@ -136,7 +136,13 @@ GemmConfig parse_gemm_name(std::string_view name) {
   if (!rest.empty()) {
     std::string activation(rest.front());
     for (size_t i = 1; i < rest.size(); ++i) activation += "_" + std::string(rest[i]);
-    c.activation = parse<Activation>(activation);
+    try {
+      c.activation = parse<Activation>(activation);
+    } catch (const InvalidArgumentError& e) {  // named with the kernel, and what else the suffix may be
+      throw InvalidArgumentError(fmt::format("kernel name '{}': its suffix '{}' is none of swapab, pointwise, "
+                                             "fixedchannels, splitk, bias or an activation: {}",
+                                             name, activation, e.what()));
+    }
     if (c.activation == Activation::identity)
       throw InvalidArgumentError(fmt::format("kernel name '{}': the identity epilogue is not spelled out", name));
   }

@@ -319,12 +319,23 @@ def test_entry_json_of_the_wrong_types_is_reported_and_rebuilt(tmp_path):
     (["build", "--filter", "", "--dry-run"], "--filter: an empty value names nothing"),
     (["list", "--op", ""], "--op: an empty value names nothing"),
     (["list", "--arch", "0"], "--arch: Value 0 not in range"),
+    (["emit", cuforge.list_gemms(90)[0] + "_zzz"], "its suffix 'zzz' is none of swapab"),
 ])
 def test_cli_refuses_bad_arguments(tmp_path, args, says):
     r = run(CLI + args, CUFORGE_CACHE_DIR=str(tmp_path / "cache"), CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"))
     assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
     assert says in r.stderr, r.stderr
     assert not (tmp_path / "cache" / "v1" / "kernels").exists() or not any((tmp_path / "cache" / "v1" / "kernels").iterdir())
+
+
+def test_a_kernels_directory_that_is_a_file_makes_the_cache_unusable_not_empty(tmp_path):
+    """cache info and prune said '0 kernels' (exit status 0) where verify and builds call it unusable."""
+    (tmp_path / "cache" / "v1").mkdir(parents=True, mode=0o700)
+    os.chmod(tmp_path / "cache", 0o700)
+    (tmp_path / "cache" / "v1" / "kernels").write_text("not a directory")
+    for action in ("info", "prune", "verify"):
+        r = run(CLI + ["cache", action], CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
+        assert r.returncode == 2 and "kernels is not a directory" in r.stderr, (action, r.stdout, r.stderr)
 
 
 def test_cache_tuning_of_an_unusable_cache_says_so(tmp_path):

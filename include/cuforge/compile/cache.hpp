@@ -101,6 +101,9 @@ class KernelCache {
   std::optional<std::string> problem_with(const std::filesystem::path& entry_dir, const std::string& key) const;
   std::filesystem::path private_dir(const std::filesystem::path& dir) const;
   void reclaim_staging() const;
+  // Whether the cache holds its kernels directory (false: none yet); CacheError when that is not a
+  // directory of this user's alone, which makes the cache unusable.
+  bool has_kernels() const;
   std::filesystem::path root_;
 };
 

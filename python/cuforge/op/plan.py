@@ -88,20 +88,27 @@ class Plan:
         # Each operand's type and layout: element_X/layout_X, else its tensor's, else the generic
         # element/layout (the CUTLASS Python interface's order: a tensor's own type is never overridden
         # by the generic one).
+        def datatype(value, label):  # a DataTypeError naming the argument that gave the type
+            try:
+                return to_datatype(value)
+            except DataTypeError as e:
+                raise DataTypeError(f"{label}: {e}") from None
+
         def element_of(explicit, tensor, name):
             if isinstance(tensor, (list, tuple)):  # a grouped plan's operands: the first group's
                 tensor = tensor[0] if tensor else None
-            chosen = explicit
-            if chosen is None and tensor is not None:
-                chosen = getattr(tensor, "dtype", None)
-                if chosen is None and element is None:
+            if explicit is not None:
+                return datatype(explicit, f"element_{name}")
+            if tensor is not None:
+                dtype = getattr(tensor, "dtype", None)
+                if dtype is not None:
+                    return datatype(dtype, f"{name}'s dtype")
+                if element is None:
                     raise InvalidArgumentError(f"{name}: expected an array or tensor (with a dtype), got "
                                                f"{type(tensor).__name__}; or give element=")
-            if chosen is None:
-                chosen = element
-            if chosen is None:
+            if element is None:
                 raise InvalidArgumentError(f"element_{name}: give element=, element_{name}= or a tensor {name}=")
-            return to_datatype(chosen)
+            return datatype(element, "element")
 
         def says_layout(x, name):  # a matrix of more than one row and column (a vector's layout is either)
             shape = operand_extents(x, name)
@@ -139,7 +146,8 @@ class Plan:
             element_b=element_b,
             element_c=element_d if self._no_c else element_c,
             element_d=element_d,
-            element_accumulator=None if element_accumulator is None else to_datatype(element_accumulator),
+            element_accumulator=None if element_accumulator is None else datatype(element_accumulator,
+                                                                                   "element_accumulator"),
             layout_a=layout_for(layout_A, A, "A", element_a),
             layout_b=layout_for(layout_B, B, "B", element_b),
             layout_c=layout_for(layout_C, D if D is not None else C, "C"),
