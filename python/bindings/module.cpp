@@ -508,7 +508,7 @@ NB_MODULE(_core, m) {
     nb::list out;
     for (const auto& c : compile::KernelCache::user_cache().verify()) {
       nb::dict d;
-      d["key"] = text(c.key);  // a damaged entry's directory and entry.json may hold any bytes
+      d["key"] = path_text(c.key);  // an entry's directory name, any bytes; its entry.json's fields too
       d["name"] = text(c.name);
       d["problem"] = text(c.problem);
       out.append(d);

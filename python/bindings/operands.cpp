@@ -29,30 +29,24 @@ TensorRef to_tensor_ref(nb::handle h, const char* name) {
     throw InvalidArgumentError(std::string(name) + ": its shape and strides must be tuples of integers, got " +
                                Py_TYPE(shape)->tp_name + " and " + Py_TYPE(strides)->tp_name);
   Py_ssize_t rank = PyTuple_GET_SIZE(shape);
-  if (rank > TensorRef::kMaxRank)
+  if (rank > TensorRef::kMaxRank || PyTuple_GET_SIZE(strides) != rank)
     throw InvalidArgumentError(std::string(name) + ": expected at most " + std::to_string(TensorRef::kMaxRank) +
                                " dimensions (a matrix, a batch of matrices, or an NHWC tensor), got " +
                                std::to_string(rank));
-  if (PyTuple_GET_SIZE(strides) != rank)
-    throw InvalidArgumentError(std::string(name) + ": " + std::to_string(PyTuple_GET_SIZE(strides)) +
-                               " strides for " + std::to_string(rank) + " extents");
   t.rank = int(rank);
   for (Py_ssize_t i = 0; i < rank; ++i) {
     t.shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
     t.strides[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i));
   }
   const long device = PyLong_AsLong(PyTuple_GET_ITEM(tuple, 4));
-  if (PyErr_Occurred()) {
-    const bool overflow = PyErr_ExceptionMatches(PyExc_OverflowError);
-    if (!overflow && !PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
-    PyErr_Clear();
-    throw InvalidArgumentError(std::string(name) + (overflow ? ": an extent, stride or address beyond 64 bits"
-                                                             : ": its extents, strides, address and device must be "
-                                                               "integers"));
-  }
-  if (device < -1 || device > INT32_MAX)
+  if (!PyErr_Occurred() && (device < -1 || device > INT32_MAX))
     throw InvalidArgumentError(std::string(name) + ": device " + std::to_string(device) + " is not a device index");
   t.device = int(device);
+  if (PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) throw nb::python_error();
+    PyErr_Clear();
+    throw InvalidArgumentError(std::string(name) + ": an extent, stride or address beyond 64 bits");
+  }
   return t;
 }
 

@@ -24,27 +24,26 @@ def _torch_type():
 def describe(x, name: str):
     """The descriptor of a device array, or None for a host (NumPy) array that needs staging."""
     try:
-        desc = _describe(x, name)
+        return _describe(x, name)
     except DataTypeError as e:
         raise DataTypeError(f"{name}: {e}") from None
-    if desc is not None and any(extent < 0 for extent in desc[2]):  # a protocol's own fields: checked before batches fold
-        raise InvalidArgumentError(f"{name}: extents are never negative, got shape {tuple(desc[2])}")
-    return desc
 
 
 def operand_extents(x, name: str) -> tuple:
-    """An operand's extents as a run reads them, without touching its memory: a tensor's or array's
-    shape, its __cuda_array_interface__'s, else NumPy's for the value (a nested list)."""
+    """An operand's extents as a run reads them: a tensor's or array's shape, else its array protocol's
+    (__cuda_array_interface__, __array_interface__), else NumPy's for the value (a nested list, which
+    NumPy reads whole)."""
     shape = getattr(x, "shape", None)
-    if shape is None:
-        cai = getattr(x, "__cuda_array_interface__", None)
-        shape = cai.get("shape") if isinstance(cai, dict) else None
+    for protocol in ("__cuda_array_interface__", "__array_interface__"):
+        if shape is None:
+            interface = getattr(x, protocol, None)
+            shape = interface.get("shape") if isinstance(interface, dict) else None
     if shape is None:
         import numpy as np
 
         try:
             shape = np.shape(x)
-        except ValueError as e:  # a ragged nested list
+        except Exception as e:  # a ragged nested list, or the object's own __array__ failing: not an operand
             raise InvalidArgumentError(f"{name}: expected an array or tensor, got {type(x).__name__}: {e}") from None
     try:
         dims = tuple(operator.index(e) for e in shape)

@@ -387,8 +387,8 @@ def _options(top, filter, jobs, csv, plot) -> tuple:
             raise InvalidArgumentError(f"{name}: {os.fspath(path)!r} is a directory; name the file to write")
     if plot:
         _pyplot()
-    if filter is not None and (not isinstance(filter, str) or "\0" in filter):
-        raise InvalidArgumentError(f"filter: expected a shell pattern on kernel names, got {filter!r}")
+    if filter is not None and not isinstance(filter, str):
+        raise InvalidArgumentError(f"filter: expected a shell pattern on kernel names, got {type(filter).__name__}")
     top = integer(top, "top", 1)
     options = min(top, 2**31 - 1), filter or "", jobs_count(jobs)
     if _core.device_count() == 0:

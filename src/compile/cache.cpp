@@ -352,8 +352,9 @@ void KernelCache::clear() const {
 
 size_t KernelCache::prune(uint64_t max_bytes) const {
   check_root();
+  const bool kernels = has_kernels();  // an unusable cache is refused before anything is removed
   reclaim_staging();
-  if (!has_kernels()) return 0;
+  if (!kernels) return 0;
   struct Item {
     fs::path dir;
     fs::file_time_type used;

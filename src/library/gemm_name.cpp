@@ -139,8 +139,9 @@ GemmConfig parse_gemm_name(std::string_view name) {
     try {
       c.activation = parse<Activation>(activation);
     } catch (const InvalidArgumentError& e) {  // named with the kernel, and what else the suffix may be
-      throw InvalidArgumentError(fmt::format("kernel name '{}': its suffix '{}' is none of swapab, pointwise, "
-                                             "fixedchannels, splitk, bias or an activation: {}",
+      throw InvalidArgumentError(fmt::format("kernel name '{}': its suffix '{}' is not, in this order, swapab, "
+                                             "pointwise, fixedchannels, splitk, an activation and bias, each "
+                                             "optional: {}",
                                              name, activation, e.what()));
     }
     if (c.activation == Activation::identity)

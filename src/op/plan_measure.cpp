@@ -10,6 +10,7 @@
 #include "cuforge/compile/tuning_record.hpp"
 #include "cuforge/core/error.hpp"
 #include "cuforge/core/log.hpp"
+#include "cuforge/library/catalog.hpp"
 #include "cuforge/runtime/conv_kernel.hpp"
 #include "cuforge/runtime/device.hpp"
 #include "cuforge/runtime/gemm_kernel.hpp"
@@ -105,6 +106,7 @@ template <class Kernel, class Problem>
 std::vector<ProfileRow> Plan<Kernel, Problem>::profile(const Problem& p, const ProfileOptions& options,
                                                        cudaStream_t stream, double beta) {
   if (options.top < 1) throw InvalidArgumentError(fmt::format("top: expected 1 or more candidates, got {}", options.top));
+  library::check_glob(options.filter);
   auto ranking = rank(p.shape);
   if (ranking.ranked.empty()) throw InvalidArgumentError(ranking.why_none);
   std::vector<ProfileRow> rows;

@@ -319,7 +319,7 @@ def test_entry_json_of_the_wrong_types_is_reported_and_rebuilt(tmp_path):
     (["build", "--filter", "", "--dry-run"], "--filter: an empty value names nothing"),
     (["list", "--op", ""], "--op: an empty value names nothing"),
     (["list", "--arch", "0"], "--arch: Value 0 not in range"),
-    (["emit", cuforge.list_gemms(90)[0] + "_zzz"], "its suffix 'zzz' is none of swapab"),
+    (["emit", cuforge.list_gemms(90)[0] + "_zzz"], "its suffix 'zzz' is not, in this order, swapab"),
 ])
 def test_cli_refuses_bad_arguments(tmp_path, args, says):
     r = run(CLI + args, CUFORGE_CACHE_DIR=str(tmp_path / "cache"), CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"))
@@ -378,10 +378,10 @@ def _held_conv(channels):
     return cuforge.op.Conv2d(kind="fprop", element=np.float16, A=x, B=w, D=y)
 
 
-def _junk_instruction(plan):
+def _compile_with_junk_instruction(plan):
     td = plan.tile_descriptions()[0]
     td.math_instruction = "abc"
-    return td
+    return plan.compile(td)
 
 
 def _run_on(a, **protocol):
@@ -434,13 +434,19 @@ def _run_on(a, **protocol):
     (lambda: cuforge.op.GroupedGemm(element=np.float16, A=[np.ones(8, np.float16)],
                                     B=[np.ones((8, 8), np.float16)]).compile(),
      "^compile: the plan's A and B lists size the problem only as matrices"),
-    (lambda: _held_conv(channels=4).compile(), r"^C: the filters' channels \(4\) must equal the input's \(8\)"),
-    (lambda: _held_conv(channels=8).compile(padding=1), r"^the plan's tensors: the output is \(1, 6, 6, 4\)"),
+    (lambda: _held_conv(channels=4).compile(), r"^the plan's tensors: the filters' channels \(4\) must equal the"),
+    (lambda: _held_conv(channels=8).compile(padding=1), r"^the plan's tensors: D \(the output\) is \(1, 6, 6, 4\)"),
     (lambda: _gemm().run(alpha=np.array(True)), "^alpha: expected a real number.*its element is bool"),
     (lambda: _gemm().run(*[np.ones((8, 8), np.float16)] * 2, None, np.ones((8, 8), np.float16), print_module="yes"),
      "^print_module: expected True or False"),
     (lambda: cuforge.emit.pytorch(_gemm().construct(), "m", jit="yes"), "^jit: expected True or False"),
-    (lambda: _gemm().compile(_junk_instruction(_gemm())), "^tile_description.math_instruction: expected a cuforge"),
+    (lambda: _compile_with_junk_instruction(_gemm()), "^tile_description.math_instruction: expected a cuforge"),
+    (lambda: _compile_with_junk_instruction(cuforge.op.Conv2d(kind="fprop", element=np.float16, cc=90)),
+     "^tile_description.math_instruction: expected a cuforge"),
+    (lambda: setattr(_gemm(), "B", type("Odd", (), {"shape": (2, -1)})()), r"^B: extents are never negative"),
+    (lambda: cuforge.op.Gemm(A=np.ones((8, 8), np.float16), B=np.ones((8, 8), np.float16),
+                             D=np.ones((8, 8), np.complex64)), r"^D's dtype \(for element_C\): cuforge has no"),
+    (lambda: _gemm(element_accumulator="x"), "^element_accumulator: cuforge has no element type for 'x'"),
     (lambda: _run_on(FakeDeviceArray((64, 64), device="0")), "^A: its __cuda_array_interface__ is not the protocol"),
     (lambda: _run_on(FakeDeviceArray((64, 64)), shape=(64.7, 64)), "^A: .*'float' object cannot be interpreted"),
     (lambda: _run_on(FakeDeviceArray((64, 64)), strides=(128,)), "^A: its __cuda_array_interface__ gives 1 strides"),
@@ -453,7 +459,8 @@ def _run_on(a, **protocol):
         "pytorch-cc-huge", "pytorch-sourcedir-int", "select-bias-str", "conv-compile-stride-0",
         "conv-compile-geometry-twice", "cai-empty", "held-shape-str", "held-group-none", "held-groups-1d",
         "held-conv-channels", "held-conv-geometry", "alpha-0d-bool", "print-module-str", "pytorch-jit-str",
-        "tile-math-instruction-str", "cai-device-str", "cai-shape-float", "cai-strides-short", "cai-mask",
+        "tile-math-instruction-str", "conv-tile-math-instruction-str", "held-set-negative", "dtype-of-d-for-c",
+        "accumulator-str", "cai-device-str", "cai-shape-float", "cai-strides-short", "cai-mask",
         "cai-negative-extents"])
 def test_odd_arguments_are_errors_of_cuforge_not_of_python(call, says):
     with pytest.raises(cuforge.Error, match=says):

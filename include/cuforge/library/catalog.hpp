@@ -32,6 +32,10 @@ struct GemmFilter {
 
 std::vector<const GemmConfig*> find_gemms(const GemmFilter& filter);
 
+// Refuses a glob on kernel names that fnmatch would misread: a '[' never closed (taken as a literal,
+// so a typo reads as "no kernel matches") or a NUL (the C string stops there: '*\0x' matches all).
+void check_glob(const std::string& glob);
+
 // A catalog row whose epilogue reads C of `element_c` (its D unchanged): the catalog lists C and D of
 // one type, and SM90 GEMMs of 16-bit inputs also read a C of that type beside an f32 D (CUTLASS 3's
 // epilogue takes them apart). Null where the row cannot (why_invalid); the same row each time.

@@ -175,16 +175,22 @@ def _same_instruction(a, b) -> bool:
     return runs_as(a.instruction_shape, b) and all(getattr(a, f) == getattr(b, f) for f in fields)
 
 
+def named_instruction(tile: TileDescription):
+    """The math_instruction a tile description names: None (made by hand) or a plan's, not another value."""
+    given = getattr(tile, "math_instruction", None)
+    if given is not None and not isinstance(given, MathInstruction):
+        raise InvalidArgumentError(f"tile_description.math_instruction: expected a cuforge.MathInstruction (one "
+                                   f"of plan.tile_descriptions()'s) or None, got {type(given).__name__}")
+    return given
+
+
 def tile_from(value, base: TileDescription, instruction) -> TileDescription:
     """A tile description as given (one naming another plan's math_instruction refused), or one from a
     seed-style dict: ``base`` with the dict's keys changed. ``instruction_shape`` may be given as the
     plan's own (its kernels compute with that instruction), or a narrower K of it (runs_as); another one
     is refused."""
     if isinstance(value, TileDescription):
-        given = getattr(value, "math_instruction", None)
-        if given is not None and not isinstance(given, MathInstruction):
-            raise InvalidArgumentError(f"tile_description.math_instruction: expected a cuforge.MathInstruction (one "
-                                       f"of plan.tile_descriptions()'s) or None, got {type(given).__name__}")
+        given = named_instruction(value)
         if given is not None and not _same_instruction(given, instruction):
             raise InvalidArgumentError(f"tile_description: its math_instruction is {given!r}; this plan's kernels "
                                        f"compute with {instruction!r} (plan.tile_descriptions() lists its tiles)")

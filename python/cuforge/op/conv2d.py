@@ -11,8 +11,8 @@ from .. import _core, swizzle
 from ..emit import Operation
 from .._core import InvalidArgumentError, IteratorAlgorithm, KernelKind, KernelScheduleType, LayoutType
 from ..arrays import current_stream, describe, operand_extents
-from .arguments import (alignments, enum_value, fixed_items, flag, integer, jobs_count, problem_list, ranked_top,
-                        runs_as)
+from .arguments import (alignments, enum_value, fixed_items, flag, integer, jobs_count, named_instruction,
+                        problem_list, ranked_top, runs_as)
 from .plan import Plan
 
 _logger = logging.getLogger("cuforge")
@@ -133,7 +133,7 @@ class Conv2d(Plan):
             shape = fixed_items(value.get("instruction_shape"), (3,))
             asks = value.get("warp_count") is not None or (shape is not None and runs_as(shape, theirs))
         else:
-            given = getattr(value, "math_instruction", None)
+            given = named_instruction(value)
             asks = (given is not None and runs_as(given.instruction_shape, theirs)) or (
                 getattr(value, "kernel_schedule", None) == KernelScheduleType.Multistage)
         return sm80 if asks else None
@@ -212,16 +212,17 @@ class Conv2d(Plan):
         kind = self.conv_kind
         x = a if kind == "fprop" else d if kind == "dgrad" else b
         w = b if kind != "wgrad" else d
-        y = d if kind == "fprop" else a
+        y, output = (d, "D (the output)") if kind == "fprop" else (a, "A (the output's gradient)")
         if w[3] != x[3]:
-            raise InvalidArgumentError(f"C: the filters' channels ({w[3]}) must equal the input's ({x[3]})")
+            raise InvalidArgumentError(f"the plan's tensors: the filters' channels ({w[3]}) must equal the input's "
+                                       f"({x[3]})")
         if geometry is None:
             return (*x, *w[:3])
         p, q = _core.conv_output_size((*x, *w[:3]), *geometry)
         if y != (x[0], p, q, w[0]):
             raise InvalidArgumentError(
-                f"the plan's tensors: the output is {y}; input {x} and filters {w}, with stride {geometry[0]}, "
-                f"padding {geometry[1]} and dilation {geometry[2]}, make {(x[0], p, q, w[0])}")
+                f"the plan's tensors: {output} is {y}; input {x} and filters {w}, with stride "
+                f"{geometry[0]}, padding {geometry[1]} and dilation {geometry[2]}, make {(x[0], p, q, w[0])}")
         return (*x, *w[:3])
 
     def _bias(self, bias) -> bool:
@@ -287,10 +288,10 @@ class Conv2d(Plan):
         """Build the plan's kernel now (or find it in the disk cache): for the plan's tensors if it
         holds them, else for a ResNet-50 3 x 3 layer, with ``stride``, ``padding`` and ``dilation``
         where given (the held output's extents must then be theirs; else unit stride and dilation, and
-        no padding, or the layer's). ``problems``, a
-        list of ((N, H, W, C, K, R, S), stride, padding, dilation), builds each one's kernel in
-        parallel; ``bias``: the runs' C is a bias of one value per channel (by default, when the plan's
-        own C is); ``alignment_A/B/C`` cap the vectors its kernels load along each operand's channels.
+        no padding, or the layer's). ``problems``, a list of ((N, H, W, C, K, R, S), stride, padding,
+        dilation), builds each one's kernel in parallel; ``bias``: the runs' C is a bias of one value per
+        channel (by default, when the plan's own C is); ``alignment_A/B/C`` cap the vectors its kernels
+        load along each operand's channels.
         Later runs use the kernels for every problem they can run. Returns the kernel's name, library
         path and whether the cache had it (a list for ``problems``)."""
         caps = alignments(alignment_A, alignment_B, alignment_C)
@@ -333,7 +334,7 @@ class Conv2d(Plan):
         kernel, ``split_k=('parallel', n)`` into n slices of f32 partial products summed by a
         reduction kernel; by default the plan's settings (and its choice) apply.
         """
-        if not print_module and not self._no_c:
+        if print_module is False and not self._no_c:
             # 4-D CUDA torch tensors, int geometry, real scalars, torch's stream or one given (but
             # CuPy's): one call into the core, which returns None (having done nothing) for
             # anything else.

@@ -20,6 +20,8 @@ def fold_batches(desc, name):
     if desc is None or len(desc[2]) <= 3:
         return desc
     ptr, dtype, shape, strides, device = desc
+    if any(extent < 0 for extent in shape):  # a protocol's own fields (the core checks those it is given)
+        raise InvalidArgumentError(f"{name}: extents are never negative, got shape {tuple(shape)}")
     batch = 1
     for extent in shape[:-2]:
         batch *= extent
@@ -249,7 +251,7 @@ class Gemm(Plan):
         """
         if scale_a is not None or scale_b is not None:
             scale_a, scale_b, alpha = self._scales(scale_a, scale_b, alpha)
-        if visitor_args is None and not print_module and not self._no_c and scale_a is None and scale_b is None:
+        if visitor_args is None and print_module is False and not self._no_c and scale_a is None and scale_b is None:
             # 2-D CUDA torch tensors, real scalars, torch's stream or one given (but CuPy's): one
             # call into the core, which returns None (having done nothing) for anything else.
             handle = self._plan.run_tensors(A, B, self.C if C is None else C, D,

@@ -191,7 +191,7 @@ class GroupedGemm(Plan):
         """Every group's D = activation(alpha * A @ B + beta * C). Returns a handle whose sync() waits for
         this run only. Operands default to those given at construction; every one is checked, and the
         group it belongs to named, before anything runs."""
-        if offsets is None and not print_module and not self._no_c:
+        if offsets is None and print_module is False and not self._no_c:
             # Lists of CUDA torch tensors, real scalars, torch's stream or one given (but CuPy's):
             # one call into the core, which returns None (having done nothing) for anything else.
             handle = self._plan.run_tensors(A, B, self.C if C is None else C, D,

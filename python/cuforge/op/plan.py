@@ -82,8 +82,7 @@ class Plan:
                  element=None, layout=None, element_A=None, element_B=None, element_C=None, element_D=None,
                  layout_A=None, layout_B=None, layout_C=None, cc=None, kernel_cc=None, opclass=None,
                  math_operation=None, kind=None, device=None):
-        for x, name in zip((A, B, C, D), "ABCD"):
-            self._held(x, name)
+        self.A, self.B, self.C, self.D = A, B, C, D  # each checked as far as its extents (_held)
 
         # Each operand's type and layout: element_X/layout_X, else its tensor's, else the generic
         # element/layout (the CUTLASS Python interface's order: a tensor's own type is never overridden
@@ -94,7 +93,8 @@ class Plan:
             except DataTypeError as e:
                 raise DataTypeError(f"{label}: {e}") from None
 
-        def element_of(explicit, tensor, name):
+        def element_of(explicit, name, tensor_name):  # element_X, else the tensor's (D's for C, C's for D)
+            tensor = {"A": A, "B": B, "C": C, "D": D}[tensor_name]
             if isinstance(tensor, (list, tuple)):  # a grouped plan's operands: the first group's
                 tensor = tensor[0] if tensor else None
             if explicit is not None:
@@ -102,9 +102,10 @@ class Plan:
             if tensor is not None:
                 dtype = getattr(tensor, "dtype", None)
                 if dtype is not None:
-                    return datatype(dtype, f"{name}'s dtype")
+                    given = "" if tensor_name == name else f" (for element_{name})"
+                    return datatype(dtype, f"{tensor_name}'s dtype{given}")
                 if element is None:
-                    raise InvalidArgumentError(f"{name}: expected an array or tensor (with a dtype), got "
+                    raise InvalidArgumentError(f"{tensor_name}: expected an array or tensor (with a dtype), got "
                                                f"{type(tensor).__name__}; or give element=")
             if element is None:
                 raise InvalidArgumentError(f"element_{name}: give element=, element_{name}= or a tensor {name}=")
@@ -134,10 +135,10 @@ class Plan:
             settings.opclass = enum_value(opclass, OpcodeClass, "opclass")
         if math_operation is not None:
             settings.math = enum_value(math_operation, MathOperation, "math_operation")
-        element_a = element_of(element_A, A, "A")
-        element_b = element_of(element_B, B, "B")
-        element_c = element_of(element_C, C if C is not None else D, "C")
-        element_d = element_of(element_D, D if D is not None else C, "D")
+        element_a = element_of(element_A, "A", "A")
+        element_b = element_of(element_B, "B", "B")
+        element_c = element_of(element_C, "C", "C" if C is not None else "D")
+        element_d = element_of(element_D, "D", "D" if D is not None else "C")
         # element_C = void (the seed's spelling of "no C"): the kernels take C of D's type, never read.
         self._no_c = element_c == _core.DataType.void
         # What the core plan is made of, kept to make another like it (construct() with a tile).
@@ -160,7 +161,6 @@ class Plan:
         o = self._plan
         self._types = dict(element_a=o.element_a, element_b=o.element_b, element_c=element_c,
                            element_d=o.element_d, layout_a=o.layout_a, layout_b=o.layout_b, layout_c=o.layout_c)
-        self.A, self.B, self.C, self.D = A, B, C, D
         self.alpha, self.beta = alpha, beta
 
     def _run_arguments(self, A, B, C, D, alpha, beta, sync, print_module=False):
