@@ -275,9 +275,10 @@ class Conv2d(Plan):
             problem, *geometry = self._core_class.default_problem
         stride, padding, dilation = (given if given is not None else default
                                      for given, default in zip((stride, padding, dilation), geometry))
-        if isinstance(problem, (str, bytes)) or not hasattr(problem, "__len__") or len(problem) != 7:
+        items = fixed_items(problem, (7,))
+        if items is None:
             raise InvalidArgumentError(f"problem: expected (N, H, W, C, K, R, S), got {problem!r}")
-        extents = [integer(v, name, 1) for v, name in zip(problem, "NHWCKRS")]
+        extents = [integer(v, name, 1) for v, name in zip(items, "NHWCKRS")]
         return self._construct(tile_description, extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
                                _pair(dilation, "dilation", 1), self._bias(bias),
                                alignments(alignment_A, alignment_B, alignment_C))
