@@ -145,9 +145,23 @@ CacheEntry build(const KernelSource& k, const std::string& key, const KernelCach
   return cache.publish(key, k.name, slot);
 }
 
+// The kernel's own headers are written under its build's include directory: each path relative and
+// within it (every entry point computes the key first).
+void check_header_paths(const KernelSource& k) {
+  for (const auto& [path, text] : k.headers) {
+    const fs::path p(path);
+    const bool inside = !path.empty() && p.is_relative() && path.find('\0') == std::string::npos &&
+                        std::none_of(p.begin(), p.end(), [](const fs::path& part) { return part == ".."; });
+    if (!inside)
+      throw InvalidArgumentError(fmt::format("kernel '{}': a header's path is relative and stays within the "
+                                             "kernel's include directory (no '..'), got '{}'", k.name, path));
+  }
+}
+
 }  // namespace
 
 std::string cache_key(const KernelSource& k, const KernelCache& cache) {
+  check_header_paths(k);
   const Toolchain& tc = Toolchain::get();
   std::string headers;
   for (const auto& [path, text] : k.headers) headers += path + "\n" + text + "\n";

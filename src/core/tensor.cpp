@@ -10,6 +10,7 @@
 namespace cuforge {
 
 int64_t TensorRef::numel() const {
+  if (!valid_rank()) return INT64_MAX;
   int64_t n = 1;
   for (int i = 0; i < rank; ++i)
     if (__builtin_mul_overflow(n, shape[i], &n)) return INT64_MAX;
@@ -18,6 +19,7 @@ int64_t TensorRef::numel() const {
 
 std::pair<uintptr_t, uintptr_t> TensorRef::byte_span() const {
   const auto begin = reinterpret_cast<uintptr_t>(data);
+  if (!valid_rank()) return {begin, UINTPTR_MAX};
   uint64_t last = 0;  // the last element's offset, in elements
   for (int i = 0; i < rank; ++i) {
     if (shape[i] <= 0) return {begin, begin};
@@ -41,8 +43,10 @@ bool overlaps(const TensorRef& x, const TensorRef& y) {
 }
 
 std::string TensorRef::describe() const {
-  std::vector<int64_t> s(shape.begin(), shape.begin() + rank), st(strides.begin(), strides.begin() + rank);
   std::string where = device == kHost ? "host memory" : fmt::format("cuda:{}", device);
+  if (!valid_rank())
+    return fmt::format("a tensor of rank {} (ranks go to {}), {} in {}", rank, kMaxRank, to_string(dtype), where);
+  std::vector<int64_t> s(shape.begin(), shape.begin() + rank), st(strides.begin(), strides.begin() + rank);
   return fmt::format("({}) {} with strides ({}) in {}", fmt::join(s, ", "), to_string(dtype),
                      fmt::join(st, ", "), where);
 }

@@ -158,6 +158,9 @@ std::string emit_split_k(const library::GemmConfig& c, const std::string& name) 
 }  // namespace
 
 std::string gemm_source(const library::GemmConfig& config) {
+  // A C++ caller's configuration may be anything: only one the catalog's rules accept for some GPU is emitted.
+  if (auto why = library::why_invalid(config, 90))
+    throw InvalidArgumentError(fmt::format("kernel '{}' cannot be emitted: {}", config.name(), *why));
   if (config.kind == KernelKind::Grouped) return grouped_gemm_source(config);
   if (is_conv(config.kind) && !config.pointwise) return conv_source(config);
   // A pointwise convolution kernel is its GEMM kernel, named for the convolution, with the

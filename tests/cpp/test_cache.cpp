@@ -60,6 +60,25 @@ TEST_F(CacheTest, MissThenHit) {
   EXPECT_EQ(checks[0].problem, "");
 }
 
+TEST_F(CacheTest, KeysAndDirectoryNamesArePathComponentsNeverPaths) {
+  // A C++ caller's key reached the file system as a path: find("/home/me/project") removed the directory as an
+  // unsound entry, find("../tuning") the tuning record.
+  const fs::path outside = tmp.path() / "outside";
+  fs::create_directories(outside / "kept");
+  for (const std::string& key : {outside.string(), std::string("../tuning"), std::string(".."), std::string(""),
+                                 std::string("a/b"), std::string(".hidden"), std::string("a\0b", 3)}) {
+    SCOPED_TRACE(key);
+    EXPECT_THROW(cache.find(key), InvalidArgumentError);
+    EXPECT_THROW(cache.begin_build(key), InvalidArgumentError);
+    EXPECT_THROW(cache.directory(key), InvalidArgumentError);
+  }
+  auto build = cache.begin_build(kKey);
+  EXPECT_THROW(cache.publish("../escaped", kName, *build), InvalidArgumentError);
+  EXPECT_THROW(cache.keep_failed("/tmp", *build), InvalidArgumentError);
+  EXPECT_TRUE(fs::exists(outside / "kept"));
+  EXPECT_FALSE(fs::exists(cache.root().parent_path() / "escaped"));
+}
+
 TEST_F(CacheTest, SecondPublishOfAKeyKeepsOneGoodEntry) {
   const std::string first = fake_library(4096, 'a'), second = fake_library(5000, 'b');
   fs::path staged1, staged2;

@@ -289,6 +289,18 @@ TEST(Compile, CacheKeyCoversSourceFamilyAndTarget) {
   EXPECT_EQ(compile::cache_key(emit::gemm_kernel(a, 90)), compile::cache_key(emit::gemm_kernel(a, 100)));
 }
 
+TEST(Compile, AHeadersPathStaysWithinTheKernelsIncludeDirectory) {
+  // A C++ caller's header path was written where it pointed: "/tmp/x.h", "../../x.h".
+  for (const std::string& path : {std::string("/tmp/cuforge-escaped.h"), std::string("../../escaped.h"),
+                                  std::string("cuforge/../../escaped.h"), std::string("")}) {
+    KernelSource k = tiny_source();
+    k.headers.push_back({path, "// escaped"});
+    EXPECT_THROW(compile::cache_key(k), InvalidArgumentError) << path;
+    EXPECT_THROW(compile::compile(k), InvalidArgumentError) << path;
+  }
+  EXPECT_FALSE(fs::exists("/tmp/cuforge-escaped.h"));
+}
+
 TEST(Compile, EightProcessesCompilingOneKernelEndWithOneEntry) {
   test::toolchain();
   TempDir tmp;

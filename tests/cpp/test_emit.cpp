@@ -493,6 +493,23 @@ TEST(EmitGemm, AnInvalidNameIsRefusedWhereItEnters) {
   }
 }
 
+TEST(EmitGemm, AnInvalidConfigurationIsRefusedNotEmitted) {
+  // A C++ caller's configuration: a zero tile divided by (SIGFPE), a void accumulator's split-K partials.
+  GemmConfig zero = library::gemm_catalog(80).front();
+  zero.tile.threadblock_shape = {0, 0, 0};
+  GemmConfig unknown = library::gemm_catalog(90).front();
+  unknown.element_a = DataType(99);
+  for (const GemmConfig& c : {zero, unknown}) {
+    SCOPED_TRACE(c.name());
+    try {
+      emit::gemm_source(c);
+      ADD_FAILURE() << "emitted an invalid configuration";
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_TRUE(contains(e.what(), "cannot be emitted")) << e.what();
+    }
+  }
+}
+
 TEST(EmitGemm, TheKernelSourceCarriesItsAbiHeaderAndTarget) {
   const GemmConfig& sm90 = library::gemm_catalog(90).front();
   KernelSource k = emit::gemm_kernel(sm90, 90);

@@ -118,6 +118,13 @@ std::vector<BadInput> bad_inputs() {
        {"no tensor"}},
       {"A is a vector", test::changed(base, [](GemmRun& r) { r.a = tensor(kA, {48}, {1}); }), K::InvalidArgument, "A",
        {"expected a matrix (rank 2) or a batch of matrices (rank 3)", "got rank 1"}},
+      // A C++ caller's rank beyond the shape's entries: no extent is read (it crashed, or threw length_error).
+      {"A of rank INT_MAX", test::changed(base, [](GemmRun& r) { r.a.rank = INT_MAX; }), K::InvalidArgument, "A",
+       {"got rank 2147483647", "(ranks go to 4)"}},
+      {"B of rank -1", test::changed(base, [](GemmRun& r) { r.b.rank = -1; }), K::InvalidArgument, "B",
+       {"got rank -1"}},
+      {"D of rank 1000", test::changed(base, [](GemmRun& r) { r.d.rank = 1000; }), K::InvalidArgument, "D",
+       {"got rank 1000"}},
       {"B is a vector", test::changed(base, [](GemmRun& r) { r.b = tensor(kB, {48}, {1}); }), K::InvalidArgument, "B",
        {"expected a matrix", "got rank 1"}},
       {"D is a scalar", test::changed(base, [](GemmRun& r) { r.d = tensor(kD, {}, {}); }), K::InvalidArgument, "D",
@@ -580,6 +587,10 @@ TEST(Validation, Fp8ScalesAreOneF32ValueOnThePlansDevice) {
   refused(fp8, {TensorRef::vector(reinterpret_cast<const char*>(&values[0]) + 2, DataType::f32, 1), {}},
           "scale_a: expected a 4-byte aligned f32 value");
   refused(fp8, {{}, TensorRef::vector(&output[8], DataType::f32, 1)}, "scale_b: the scale lies in D");
+  TensorRef unranked = one;
+  unranked.rank = -1;
+  refused(fp8, {unranked, {}}, "scale_a: expected one f32 value on the device (per-tensor scaling), got a tensor of "
+                               "rank -1");
 }
 
 }  // namespace

@@ -24,6 +24,9 @@ struct TensorRef {
   int device = kHost;
 
   bool empty() const { return data == nullptr && rank == 0; }
+  // A rank within 0..kMaxRank. The functions below read no extent of a tensor of another rank (a C++
+  // caller's): numel() and byte_span() then say "beyond any size", which every check refuses.
+  bool valid_rank() const { return rank >= 0 && rank <= kMaxRank; }
   int64_t numel() const;  // INT64_MAX where the product of the extents would pass it
   // The bytes its elements span, [begin, end), its strides as they are (the checks refuse negative ones);
   // begin == end without elements. An end past the address space is the address space's end, so that a span
