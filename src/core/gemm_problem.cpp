@@ -1,5 +1,7 @@
 #include "cuforge/core/gemm_problem.hpp"
 
+#include <fmt/format.h>
+
 #include <functional>
 #include <utility>
 
@@ -20,6 +22,15 @@ GemmShape transposed_shape(GemmShape s) {
   std::swap(s.m, s.n);
   std::swap(s.align_a, s.align_b);
   return s;
+}
+
+std::optional<std::string> why_invalid(const GemmShape& s) {
+  for (auto [name, v] : {std::pair{"M", s.m}, {"N", s.n}, {"K", s.k}, {"batch", s.batch}})
+    if (v < 0 || v > kMaxExtent) return fmt::format("{} is {}: expected 0 to {}", name, v, kMaxExtent);
+  for (auto [name, v] : {std::pair{"A", s.align_a}, {"B", s.align_b}, {"C", s.align_c}})
+    if (v < 1 || v > 16 || (v & (v - 1)))
+      return fmt::format("{}'s alignment is {}: expected a power of two from 1 to 16 elements", name, v);
+  return std::nullopt;
 }
 
 size_t GemmShapeHash::operator()(const GemmShape& s) const {

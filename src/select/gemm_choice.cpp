@@ -270,6 +270,7 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
 
 GemmRanking choose(const GemmKernels& k, const GemmSettings& settings, const GemmShape& p, int sm_count,
                    const CostModel& model) {
+  if (auto why = why_invalid(p)) throw InvalidArgumentError("problem class: " + *why);
   const GemmSettings s = class_settings(settings, p);
   GemmRanking ranking;
   std::vector<GemmConfig> configs;

@@ -175,5 +175,24 @@ TEST(Select, TheCostModelPassedInIsTheOneUsed) {
   EXPECT_FALSE(tall(other)) << other.name();
 }
 
+TEST(Select, AClassOutsideTheKernelsRangeIsRefused) {
+  // A C++ caller's class: INT64_MAX rows were ranked (an estimate of -2.6e16 us), negative extents compiled.
+  GemmTypes t;
+  const select::GemmSettings s;
+  const auto kernels = select::gemm_kernels(t.canonical(), 90, s);
+  for (const auto& [p, says] : {std::pair{GemmShape{INT64_MAX, 64, 64, 1, 8, 8, 8}, "M is 9223372036854775807"},
+                                {GemmShape{64, 64, -5, 1, 8, 8, 8}, "K is -5"},
+                                {GemmShape{64, 64, 64, -1, 8, 8, 8}, "batch is -1"},
+                                {GemmShape{64, 64, 64, 1, 8, 1000, 8}, "B's alignment is 1000"},
+                                {GemmShape{64, 64, 64, 1, 8, 8, 3}, "C's alignment is 3"}}) {
+    try {
+      select::choose(kernels, s, p, 132);
+      ADD_FAILURE() << "ranked: " << says;
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cuforge

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "cuforge/core/types.hpp"
 
@@ -83,6 +84,13 @@ struct GemmShape {
            align_c == o.align_c && bias == o.bias && ragged == o.ragged && conv == o.conv;
   }
 };
+
+// CUTLASS problem extents are 32-bit.
+inline constexpr int64_t kMaxExtent = INT32_MAX;
+
+// Why a problem class cannot be a kernel's (extents outside 0..kMaxExtent, alignments that are not a
+// power of two from 1 to 16 elements), or nullopt: selection's check of a class a C++ caller built.
+std::optional<std::string> why_invalid(const GemmShape& shape);
 
 struct GemmShapeHash {
   size_t operator()(const GemmShape& s) const;

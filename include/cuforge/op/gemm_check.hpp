@@ -16,9 +16,6 @@
 
 namespace cuforge::op {
 
-// CUTLASS problem extents are 32-bit.
-inline constexpr int64_t kMaxExtent = INT32_MAX;
-
 // The largest power-of-two alignment, in elements and at most 16 bytes, that an operand's address,
 // contiguous extent (kernels load whole vectors along it), leading dimension and batch stride all allow.
 int operand_alignment(DataType dtype, uintptr_t address, int64_t contiguous_extent, int64_t ld, int64_t batch_stride);
