@@ -22,11 +22,13 @@ constexpr int kMaxSerialSplits = 16;
 // The operands' alignments allow the kernel's vectors. An operand the kernel copies K-major first (library::
 // staged_k_major) is read element by element by the copy and along K, in vectors, from the copy (rows padded to
 // 16 bytes): K must hold whole vectors, unless the kernel runs the padded K of 3xTF32's pieces (the padding zeros).
-// Tensor-op kernels loading 16-bit operands an element at a time (library::pipelined) serve what cp.async cannot.
+// Tensor-op kernels loading 16-bit operands an element at a time (library::pipelined) serve what no other kernel
+// can: an A or B that cp.async cannot copy, or a C/D of one element (the other kernels' epilogues store two).
 bool fits(const GemmConfig& c, const GemmShape& p) {
   const library::StagedOperands staged = library::staged_k_major(c);
   const bool any_k = staged.k_pieces > 1;
-  if (library::pipelined(c) && !library::pipelined_simt(c) && std::min(p.align_a, p.align_b) > 1) return false;
+  if (library::pipelined(c) && !library::pipelined_simt(c) && std::min({p.align_a, p.align_b, p.align_c}) > 1)
+    return false;
   // 3xTF32 on SM90 runs its pieces along a K three times as long: within the kernels' 32-bit extents too.
   if (staged.any() && staged.kernel_k(p.k) > INT32_MAX) return false;
   return (staged.a ? any_k || p.k % c.alignment_a == 0 : c.alignment_a <= p.align_a) &&
