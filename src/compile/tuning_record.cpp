@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "cuforge/core/error.hpp"
@@ -72,6 +73,16 @@ std::optional<TunedKernel> TuningRecord::find(const std::string& key) const {
 }
 
 void TuningRecord::store(const std::string& key, const TunedKernel& tuned) const {
+  // What a C++ caller stores is checked before the record is touched: an entry that would not read back
+  // (a time that is not a finite number) or not write (text that is not UTF-8, nlohmann's type_error).
+  if (!std::isfinite(tuned.microseconds) || tuned.microseconds < 0)
+    throw InvalidArgumentError(fmt::format("tuning record: '{}' measured {} us; expected a time", key,
+                                           tuned.microseconds));
+  try {
+    (void)Json{{key, to_json(tuned)}}.dump();
+  } catch (const Json::exception& e) {
+    throw InvalidArgumentError(fmt::format("tuning record: the entry for '{}' cannot be written: {}", key, e.what()));
+  }
   const fs::path dir = cache_.directory("tuning");
   const int lock = lock_file(cache_.directory("locks") / "tuning.lock", LockMode::exclusive);
   try {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,19 @@ TEST_F(TuningRecordTest, AnEntryKeepsHowManyCandidatesItsMeasurementTried) {
   auto k2 = record.find("k2");
   ASSERT_TRUE(k2);
   EXPECT_EQ(k2->candidates, 2);
+}
+
+// A C++ caller's entry that would not write (text that is not UTF-8: nlohmann's type_error escaped) or not read
+// back (a time that is not a number) is refused, and the record keeps what it held.
+TEST_F(TuningRecordTest, AnEntryThatCannotBeWrittenOrReadBackIsRefused) {
+  TuningRecord record(cache);
+  record.store("k1", {"kernel_a", 1, Decomposition::Heuristic, 12.5, {{"kernel_a x1", 12.5}}});
+  EXPECT_THROW(record.store("bad\xff", {"kernel_a", 1, Decomposition::Heuristic, 1.0, {}}), InvalidArgumentError);
+  EXPECT_THROW(record.store("k2", {"kernel_\xc3", 1, Decomposition::Heuristic, 1.0, {}}), InvalidArgumentError);
+  EXPECT_THROW(record.store("k3", {"kernel_a", 1, Decomposition::Heuristic, std::nan(""), {}}), InvalidArgumentError);
+  EXPECT_THROW(record.store("k4", {"kernel_a", 1, Decomposition::Heuristic, -1.0, {}}), InvalidArgumentError);
+  ASSERT_EQ(record.entries().size(), 1u);
+  EXPECT_EQ(record.find("k1")->kernel, "kernel_a");
 }
 
 TEST_F(TuningRecordTest, ACorruptedTuningRecordIsReportedIgnoredAndRewritten) {
