@@ -177,14 +177,18 @@ GemmShape implicit_gemm_shape(KernelKind kind, const Conv2dSize& z, bool bias, C
   return s;
 }
 
+void check_slices(ConvSplitK split) {
+  if (split.slices < 0 || split.slices > select::GemmSettings::kMaxSplits)
+    fail("split_k", fmt::format("expected 1 to {} slices, got {}", select::GemmSettings::kMaxSplits, split.slices));
+}
+
 }  // namespace
 
 ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b,
                        const TensorRef& c, const TensorRef& d, const ConvGeometry& g, double beta, ConvSplitK split,
                        int plan_splits, bool element_wise) {
   check_geometry(g);
-  if (split.slices < 0 || split.slices > select::GemmSettings::kMaxSplits)
-    fail("split_k", fmt::format("expected 1 to {} slices, got {}", select::GemmSettings::kMaxSplits, split.slices));
+  check_slices(split);
   const int splits = split.slices > 0 ? split.slices : plan_splits;
   const bool fprop = kind == KernelKind::Conv2dFprop, dgrad = kind == KernelKind::Conv2dDgrad;
   // What each operand is, per kind.
@@ -317,8 +321,13 @@ GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& s
                      ConvSplitK split) {
   if (bias && kind == KernelKind::Conv2dWgrad)
     fail("bias", "a bias is one value per output channel of fprop or dgrad; wgrad's C has dw's shape (K, R, S, C)");
-  check_size({size.n, size.h, size.w, size.c, size.k, size.r, size.s},
-             {{size.stride_h, size.stride_w}, {size.pad_h, size.pad_w}, {size.dilation_h, size.dilation_w}});
+  // A C++ caller's size: checked as conv_size checks one, its output's extents the geometry's.
+  const ConvGeometry g{{size.stride_h, size.stride_w}, {size.pad_h, size.pad_w}, {size.dilation_h, size.dilation_w}};
+  const Conv2dSize z = conv_size({size.n, size.h, size.w, size.c, size.k, size.r, size.s}, g);
+  if (z.p != size.p || z.q != size.q)
+    fail("P, Q",
+         fmt::format("the output's extents are the geometry's, ({}, {}); got ({}, {})", z.p, z.q, size.p, size.q));
+  check_slices(split);
   GemmShape s = implicit_gemm_shape(kind, size, bias, split);
   for (auto [name, v] : {std::pair{"M", s.m}, {"N", s.n}, {"K", s.k}})
     if (v < 1 || v > kMaxExtent)

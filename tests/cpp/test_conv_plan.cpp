@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,22 @@ TEST(ConvPlan, ExtentProductsPastInt64AreRefused) {
   Conv2d dgrad(kDgrad, options(DataType::f16));
   EXPECT_REFUSED(dgrad.shape(op::conv_size({8, 8, 8, 16, 2147483647, 2147483647, 2147483647}, {{1, 1}, {1073741824, 1073741824}, {1, 1}})),
                  "the implicit GEMM's");
+}
+
+// A C++ caller's Conv2dSize and split are checked as a run's: the output's extents the geometry's, the filter
+// within the padded input, the slices in range (each was accepted, p = q = 1000 as an implicit GEMM of 32 M rows).
+TEST(ConvPlan, AHandBuiltSizeOrSplitIsCheckedAsARunsWouldBe) {
+  Conv2d fprop(kFprop, options(DataType::f16));
+  Conv2dSize wide = Conv2d::default_problem();
+  wide.p = wide.q = 1000;
+  EXPECT_REFUSED(fprop.shape(wide), "P, Q: the output's extents are the geometry's");
+  Conv2dSize small = Conv2d::default_problem();
+  small.h = small.w = 2;
+  small.r = small.s = 9;
+  small.p = small.q = 1;
+  EXPECT_REFUSED(fprop.shape(small), "R: the filter spans 9 rows");
+  for (int slices : {-3, 2000, INT_MAX})
+    EXPECT_REFUSED(fprop.shape(Conv2d::default_problem(), false, {}, ConvSplitK{slices, false}), "split_k: expected 1 to");
 }
 
 // iterator_algorithm pins the iterators: the stem's fixed-channel kernel or an optimized one, a
