@@ -81,9 +81,12 @@ void check_layout(Matrix& m, Layout layout, const char* layout_role) {
   m.contiguous = contiguous_extent;
   // With a single row (column), the leading dimension is never used to address: keep it tidy.
   m.ld = outer_extent <= 1 ? std::max<int64_t>(contiguous_extent, 1) : outer_stride;
-  if (m.batch > 1 && m.batch_stride < m.ld * outer_extent && m.batch_stride != 0)
+  int64_t matrix = 0;  // elements one matrix spans; past int64 (strides near 2^62) no batch stride steps over it
+  const bool beyond = __builtin_mul_overflow(m.ld, outer_extent, &matrix);
+  if (m.batch > 1 && m.batch_stride != 0 && (beyond || m.batch_stride < matrix))
     fail(m.name, fmt::format("batches overlap: a batch stride of {} is less than one matrix ({} elements) in {}",
-                             m.batch_stride, m.ld * outer_extent, m.t->describe()));
+                             m.batch_stride, beyond ? std::string("past 2^63") : std::to_string(matrix),
+                             m.t->describe()));
 }
 
 int alignment_of(const Matrix& m) {

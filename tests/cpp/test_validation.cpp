@@ -125,6 +125,11 @@ std::vector<BadInput> bad_inputs() {
        {"got rank -1"}},
       {"D of rank 1000", test::changed(base, [](GemmRun& r) { r.d.rank = 1000; }), K::InvalidArgument, "D",
        {"got rank 1000"}},
+      // One matrix's span past int64 (a leading dimension near 2^62): the batches overlapped unseen.
+      {"D's batches overlap past int64", test::changed(base, [](GemmRun& r) {
+         r.a = batch_of(kA, 2, 2, 48);
+         r.d = tensor(kD, {2, 2, 32}, {16, int64_t(1) << 62, 1});
+       }), K::InvalidArgument, "D", {"batches overlap", "past 2^63"}},
       {"B is a vector", test::changed(base, [](GemmRun& r) { r.b = tensor(kB, {48}, {1}); }), K::InvalidArgument, "B",
        {"expected a matrix", "got rank 1"}},
       {"D is a scalar", test::changed(base, [](GemmRun& r) { r.d = tensor(kD, {}, {}); }), K::InvalidArgument, "D",
