@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import cuforge
-from fake_arrays import BASE, FakeDeviceArray
+from fake_arrays import BASE, FakeDeviceArray, no_gpu
 
 RowMajor = cuforge.LayoutType.RowMajor
 CLI = [sys.executable, "-m", "cuforge.cli"]
@@ -234,6 +234,7 @@ def test_compiler_output_in_another_encoding_reaches_the_compilation_error(tmp_p
     assert r.stdout.split("\n")[:2] == ["CompilationError True True"] * 2, (r.stdout, r.stderr)
 
 
+@no_gpu  # the run reaches the GPU check: on a GPU it would run
 def test_torch_blocked_in_sys_modules_leaves_runs_to_the_python_layer(tmp_path):
     """sys.modules["torch"] = None (how torch is blocked): the core reads no torch, and a NumPy run goes on
     (to the GPU check here), where it once failed on None's missing Tensor."""
@@ -486,6 +487,7 @@ def test_a_tile_description_compares_unequal_to_other_types():
     assert td in [None, td] and td == cuforge.TileDescription()
 
 
+@no_gpu  # a fake toolkit's empty library: on a GPU, compile() would load it
 def test_a_refused_compile_keeps_what_the_plan_compiled(tmp_path):
     """compile() with arguments the core refuses once put the plan's settings back even with no tile
     pinned, and new settings drop every kernel compiled: later runs chose (and built) afresh."""
