@@ -4,9 +4,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <iterator>
+#include <string_view>
 
 #include "cuforge/core/error.hpp"
 #include "cuforge/emit/template.hpp"
+#include "cuforge/select/gemm_settings.hpp"
 #include "embedded.hpp"
 
 namespace cuforge::emit {
@@ -35,7 +39,13 @@ bool is_identifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   for (char ch : s)
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') return false;
-  return true;
+  // Python's keywords (keyword.kwlist) name no module that `import` can take.
+  static constexpr std::string_view kKeywords[] = {
+      "False", "None",   "True",     "and",   "as",     "assert", "async", "await",  "break",
+      "class", "continue", "def",    "del",   "elif",   "else",   "except", "finally", "for",
+      "from",  "global", "if",       "import", "in",    "is",     "lambda", "nonlocal", "not",
+      "or",    "pass",   "raise",    "return", "try",   "while",  "with",  "yield"};
+  return std::find(std::begin(kKeywords), std::end(kKeywords), s) == std::end(kKeywords);
 }
 
 // The operand types, layouts and alignments in the operator's terms (A M x K, B K x N), which are
@@ -139,9 +149,20 @@ std::string conv_body(const TorchExport& e, Holes& common) {
 std::string pytorch_binding(const TorchExport& e) {
   if (!is_identifier(e.module))
     throw InvalidArgumentError(fmt::format("name: '{}' is not a Python identifier (letters, digits and _, not starting "
-                                           "with a digit); it names the module and its torch.ops namespace",
+                                           "with a digit, not a keyword); it names the module and its torch.ops "
+                                           "namespace",
                                            e.module));
   const library::GemmConfig& c = e.config;
+  // A C++ caller's kernel and launch: what the binding embeds must build and run (a NaN slope failed only when
+  // the binding compiled; slices were taken as given).
+  if (auto why = library::why_invalid(c, 90))
+    throw InvalidArgumentError(fmt::format("export: kernel '{}' cannot be built: {}", c.name(), *why));
+  if (!std::isfinite(e.launch.activation_argument))
+    throw InvalidArgumentError(fmt::format("export: leaky_relu's slope must be finite, got {}",
+                                           e.launch.activation_argument));
+  if (e.launch.splits < 1 || e.launch.splits > select::GemmSettings::kMaxSplits)
+    throw InvalidArgumentError(fmt::format("export: expected 1 to {} slices of K, got {}",
+                                           select::GemmSettings::kMaxSplits, e.launch.splits));
   if (e.transposed && (c.kind != KernelKind::Gemm || c.bias))
     throw InvalidArgumentError("export: a plan with a column-major C exports only as a GEMM without a bias; give the "
                                "plan a row-major C");

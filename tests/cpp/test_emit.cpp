@@ -2,12 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <set>
 #include <stdexcept>
 #include <string>
 
 #include "cuforge/emit/gemm.hpp"
+#include "cuforge/emit/pytorch.hpp"
 #include "cuforge/emit/template.hpp"
 #include "cuforge/library/catalog.hpp"
 #include "test_support.hpp"
@@ -508,6 +510,18 @@ TEST(EmitGemm, AnInvalidConfigurationIsRefusedNotEmitted) {
       EXPECT_TRUE(contains(e.what(), "cannot be emitted")) << e.what();
     }
   }
+}
+
+TEST(EmitGemm, AnExportsLaunchIsCheckedBeforeItIsEmbedded) {
+  // A C++ caller's launch: a NaN slope was written into the binding (failing only when it compiled), -7 slices too.
+  emit::TorchExport e{"m", library::gemm_catalog(90).front(), false, GemmLaunch{}};
+  EXPECT_NO_THROW(emit::pytorch_binding(e));
+  emit::TorchExport nan_slope = e;
+  nan_slope.launch.activation_argument = std::nan("");
+  EXPECT_THROW(emit::pytorch_binding(nan_slope), InvalidArgumentError);
+  emit::TorchExport slices = e;
+  slices.launch.splits = -7;
+  EXPECT_THROW(emit::pytorch_binding(slices), InvalidArgumentError);
 }
 
 TEST(EmitGemm, TheKernelSourceCarriesItsAbiHeaderAndTarget) {

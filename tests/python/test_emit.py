@@ -149,7 +149,7 @@ def test_grouped_and_conv_exports_have_their_operators(tmp_path):
 
 def test_export_refuses_bad_names_and_operations(tmp_path):
     op = cuforge.op.Gemm(element=np.float16, layout=ROW, cc=90).construct()
-    for name in ("1gemm", "my-gemm", "", "a b"):
+    for name in ("1gemm", "my-gemm", "", "a b", "class", "None"):
         with pytest.raises(InvalidArgumentError, match="identifier"):
             cuforge.emit.pytorch(op, name, sourcedir=str(tmp_path))
     with pytest.raises(InvalidArgumentError, match="construct"):
