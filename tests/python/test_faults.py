@@ -5,9 +5,11 @@ empty library at once), so that nothing here compiles a real kernel."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import pathlib
+import pickle
 import stat
 import subprocess
 import sys
@@ -449,6 +451,8 @@ def _run_on(a, **protocol):
                              D=np.ones((8, 8), np.complex64)), r"^D's dtype \(for element_C\): cuforge has no"),
     (lambda: _gemm(element_accumulator="x"), "^element_accumulator: cuforge has no element type for 'x'"),
     (lambda: _conv().construct(problem={1, 2, 3, 4, 5, 6, 7}), r"^problem: expected \(N, H, W, C, K, R, S\)"),
+    (lambda: copy.deepcopy(_gemm()), "^a Gemm plan is not copied or pickled"),
+    (lambda: pickle.dumps(_conv()), "^a Conv2d plan is not copied or pickled"),
     (lambda: _run_on(FakeDeviceArray((64, 64), device="0")), "^A: its __cuda_array_interface__ is not the protocol"),
     (lambda: _run_on(FakeDeviceArray((64, 64)), shape=(64.7, 64)), "^A: .*'float' object cannot be interpreted"),
     (lambda: _run_on(FakeDeviceArray((64, 64)), strides=(128,)), "^A: its __cuda_array_interface__ gives 1 strides"),
@@ -462,7 +466,7 @@ def _run_on(a, **protocol):
         "conv-compile-geometry-twice", "cai-empty", "held-shape-str", "held-group-none", "held-groups-1d",
         "held-conv-channels", "held-conv-geometry", "alpha-0d-bool", "print-module-str", "pytorch-jit-str",
         "tile-math-instruction-str", "conv-tile-math-instruction-str", "held-set-negative", "dtype-of-d-for-c",
-        "accumulator-str", "conv-problem-set", "cai-device-str", "cai-shape-float", "cai-strides-short", "cai-mask",
+        "accumulator-str", "conv-problem-set", "plan-deepcopy", "plan-pickle", "cai-device-str", "cai-shape-float", "cai-strides-short", "cai-mask",
         "cai-negative-extents"])
 def test_odd_arguments_are_errors_of_cuforge_not_of_python(call, says):
     with pytest.raises(cuforge.Error, match=says):

@@ -33,6 +33,11 @@ class UnknownSettingError(InvalidArgumentError, AttributeError):
     an object does not have."""
 
 
+class PlanCopyError(InvalidArgumentError, TypeError):
+    """A plan copied or pickled: a cuforge error, and the TypeError copy and pickle raise for an object
+    they cannot take."""
+
+
 class Plan:
     """What every GEMM-family plan shares (Gemm, GroupedGemm, Conv2d): element types and layouts
     bound at construction, and the settings, each setter writing one field of the core's settings
@@ -65,6 +70,11 @@ class Plan:
                 raise UnknownSettingError(f"{type(self).__name__} has no setting {name!r}"
                                           + (f"; did you mean {close[0]!r}?" if close else ""))
         super().__setattr__(name, value)
+
+    def __reduce_ex__(self, protocol):
+        # copy.copy, copy.deepcopy and pickle all ask this: a plan holds a core plan, its kernels and a lock.
+        raise PlanCopyError(f"a {type(self).__name__} plan is not copied or pickled (it holds the core's plan, its "
+                            f"compiled kernels and a lock): construct another with the same arguments")
 
     def __delattr__(self, name):
         if not name.startswith("_"):
