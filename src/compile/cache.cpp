@@ -36,15 +36,15 @@ std::string random_suffix() {
   return fmt::format("{:08x}{:08x}", rd(), rd());
 }
 
-// Names inside kernels/ that are not entries: directories being removed (see remove_atomically).
-// A key or directory name is one component of a path under the root, never a path of its own ("/..",
-// "../tuning"): the cache removes what it finds unsound there.
-void check_component(const std::string& name, const char* what) {
-  if (name.empty() || name[0] == '.' || name.find_first_of(std::string("/\0", 2)) != std::string::npos)
-    throw InvalidArgumentError(fmt::format("kernel cache: a {} is one file name under the cache's root (not empty, "
-                                           "without '/', not starting with '.'), got '{}'", what, name));
+// A key is compile::cache_key's digest, 32 lowercase hex digits: never a path ("/home/me", "../tuning", whose
+// entry the cache would remove as unsound), a lock's name ("cache") or a name with the staging's '.'.
+void check_key(const std::string& key) {
+  if (key.size() != 32 || key.find_first_not_of("0123456789abcdef") != std::string::npos)
+    throw InvalidArgumentError(fmt::format("kernel cache: a key is 32 lowercase hex digits (compile::cache_key's), "
+                                           "got '{}'", key));
 }
 
+// Names inside kernels/ that are not entries: directories being removed (see remove_atomically).
 bool is_entry_name(const fs::path& p) { return !p.filename().string().empty() && p.filename().string()[0] != '.'; }
 
 // Why a directory of the cache cannot be trusted, or "" when it can (stat follows a symbolic link
@@ -155,7 +155,9 @@ fs::path KernelCache::private_dir(const fs::path& dir) const {
 }
 
 fs::path KernelCache::directory(const std::string& name) const {
-  check_component(name, "directory name");
+  if (name != "headers" && name != "locks" && name != "tuning")
+    throw InvalidArgumentError(fmt::format("kernel cache: its own directories are headers, locks and tuning; got '{}'",
+                                           name));
   check_root();
   return private_dir(root_ / name);
 }
@@ -192,7 +194,7 @@ std::optional<std::string> KernelCache::problem_with(const fs::path& dir, const 
 }
 
 std::optional<CacheEntry> KernelCache::find(const std::string& key) const {
-  check_component(key, "key");
+  check_key(key);
   fs::path dir = root_ / "kernels" / key;
   std::error_code ec;
   if (!fs::exists(dir, ec)) return std::nullopt;
@@ -218,7 +220,7 @@ KernelCache::Build::~Build() {
 }
 
 std::unique_ptr<KernelCache::Build> KernelCache::begin_build(const std::string& key) const {
-  check_component(key, "key");
+  check_key(key);
   check_root();
   const fs::path locks = private_dir(root_ / "locks");
   // Dead builds' staging goes first, this key's included: once this build holds the key's lock,
@@ -257,7 +259,7 @@ void KernelCache::reclaim_staging() const {
 }
 
 CacheEntry KernelCache::publish(const std::string& key, const std::string& name, Build& build) const {
-  check_component(key, "key");
+  check_key(key);
   const fs::path& staged = build.staging();
   auto library = file_digest(staged / "kernel.so");
   auto source = file_digest(staged / "kernel.cu");
@@ -290,7 +292,7 @@ CacheEntry KernelCache::publish(const std::string& key, const std::string& name,
 }
 
 fs::path KernelCache::keep_failed(const std::string& key, Build& build) const {
-  check_component(key, "key");
+  check_key(key);
   fs::path kept = private_dir(root_ / "failed") / key;
   std::error_code ec;
   fs::remove_all(kept, ec);

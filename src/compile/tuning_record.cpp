@@ -75,9 +75,13 @@ std::optional<TunedKernel> TuningRecord::find(const std::string& key) const {
 void TuningRecord::store(const std::string& key, const TunedKernel& tuned) const {
   // What a C++ caller stores is checked before the record is touched: an entry that would not read back
   // (a time that is not a finite number) or not write (text that is not UTF-8, nlohmann's type_error).
-  if (!std::isfinite(tuned.microseconds) || tuned.microseconds < 0)
-    throw InvalidArgumentError(fmt::format("tuning record: '{}' measured {} us; expected a time", key,
-                                           tuned.microseconds));
+  auto check_time = [&](const std::string& what, double us) {
+    if (!std::isfinite(us) || us < 0)
+      throw InvalidArgumentError(
+          fmt::format("tuning record: '{}' measured {} us for {}; expected a time", key, us, what));
+  };
+  check_time(tuned.kernel, tuned.microseconds);
+  for (const auto& [candidate, us] : tuned.measured) check_time(candidate, us);
   try {
     (void)Json{{key, to_json(tuned)}}.dump();
   } catch (const Json::exception& e) {

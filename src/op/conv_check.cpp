@@ -177,6 +177,19 @@ GemmShape implicit_gemm_shape(KernelKind kind, const Conv2dSize& z, bool bias, C
   return s;
 }
 
+// What CUTLASS's implicit-GEMM kernels support, of a size whose output extents are known.
+void check_kernels_take(KernelKind kind, const Conv2dSize& z, int splits) {
+  if (kind != KernelKind::Conv2dWgrad && (z.r > kMaxFilter || z.s > kMaxFilter))
+    fail("B", fmt::format("{} x {} filters: the {} kernels' optimized iterators take filters of at most {} x {}", z.r,
+                          z.s, to_string(kind), kMaxFilter, kMaxFilter));
+  if (kind == KernelKind::Conv2dDgrad && (z.dilation_h > 1 || z.dilation_w > 1))
+    fail("dilation", fmt::format("dgrad runs on CUTLASS's strided-dgrad kernels, which take no dilation; got ({}, {})",
+                                 z.dilation_h, z.dilation_w));
+  if (strided_dgrad(kind, z) && splits > 1)
+    fail("split_k_slices", fmt::format("strided dgrad (stride ({}, {})) does not split K in CUTLASS's kernels; "
+                                       "got {} slices", z.stride_h, z.stride_w, splits));
+}
+
 void check_slices(ConvSplitK split) {
   if (split.slices < 0 || split.slices > select::GemmSettings::kMaxSplits)
     fail("split_k", fmt::format("expected 1 to {} slices, got {}", select::GemmSettings::kMaxSplits, split.slices));
@@ -221,16 +234,7 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
          fmt::format("(W + 2 pad - dilation (S - 1) - 1) / stride + 1 of W = {}, S = {}", z.w, z.s));
   expect(y, "K (channels)", y.c(), z.k, fmt::format("the filters of {}", w.name));
 
-  // What CUTLASS's implicit-GEMM kernels support.
-  if (kind != KernelKind::Conv2dWgrad && (z.r > kMaxFilter || z.s > kMaxFilter))
-    fail("B", fmt::format("{} x {} filters: the {} kernels' optimized iterators take filters of at most {} x {}", z.r,
-                          z.s, to_string(kind), kMaxFilter, kMaxFilter));
-  if (dgrad && (z.dilation_h > 1 || z.dilation_w > 1))
-    fail("dilation", fmt::format("dgrad runs on CUTLASS's strided-dgrad kernels, which take no dilation; got ({}, {})",
-                                 z.dilation_h, z.dilation_w));
-  if (strided_dgrad(kind, z) && splits > 1)
-    fail("split_k_slices", fmt::format("strided dgrad (stride ({}, {})) does not split K in CUTLASS's kernels; "
-                                       "got {} slices", z.stride_h, z.stride_w, splits));
+  check_kernels_take(kind, z, splits);
 
   // C: D's shape, or a bias of one value per channel of D.
   std::optional<Nhwc> xc;
@@ -332,6 +336,7 @@ GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& s
   for (auto [name, v] : {std::pair{"M", s.m}, {"N", s.n}, {"K", s.k}})
     if (v < 1 || v > kMaxExtent)
       fail(name, fmt::format("the implicit GEMM's {} = {} is outside 1 to {}", name, extent_words(v), kMaxExtent));
+  check_kernels_take(kind, z, split.slices);
   // Channels of each operand: fprop reads x (c) and w (c), writes y (k); dgrad reads dy (k) and w
   // (c), writes dx (c); wgrad reads dy (k) and x (c), writes dw (c).
   const bool fprop = kind == KernelKind::Conv2dFprop;

@@ -14,12 +14,13 @@
 namespace cuforge::op {
 namespace {
 
-// Groups of similar sizes share a class: mean extents rounded up to a power of two (at least 16),
-// so that the kernel chosen for one call serves the next calls of the same kind of mix.
+// Groups of similar sizes share a class: mean extents rounded up to a power of two (at least 16,
+// at most the kernels' 32-bit range), so that the kernel chosen for one call serves the next calls
+// of the same kind of mix.
 int64_t bucket(int64_t extent) {
   int64_t b = 16;
   while (b < extent && b < (int64_t(1) << 31)) b *= 2;
-  return b;
+  return std::min(b, kMaxExtent);
 }
 
 // The class of `groups` groups of mean extents m, n, k (M differing between groups where

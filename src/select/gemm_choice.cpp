@@ -23,11 +23,14 @@ constexpr int kMaxSerialSplits = 16;
 // staged_k_major) is read element by element by the copy and along K, in vectors, from the copy (rows padded to
 // 16 bytes): K must hold whole vectors, unless the kernel runs the padded K of 3xTF32's pieces (the padding zeros).
 // Tensor-op kernels loading 16-bit operands an element at a time (library::pipelined) serve what no other kernel
-// can: an A or B that cp.async cannot copy, or a C/D of one element (the other kernels' epilogues store two).
+// can: an operand of rows narrower than 4 bytes (cp.async copies 4 at least, and the other 16-bit kernels' epilogues
+// store as much), where their cp.async twins of one element in C/D (an f32 D) serve a wider one as fast.
 bool fits(const GemmConfig& c, const GemmShape& p) {
   const library::StagedOperands staged = library::staged_k_major(c);
   const bool any_k = staged.k_pieces > 1;
-  if (library::pipelined(c) && !library::pipelined_simt(c) && std::min({p.align_a, p.align_b, p.align_c}) > 1)
+  const auto narrow = [](int alignment, DataType t) { return alignment * size_bits(t) < 32; };
+  if (library::pipelined(c) && !library::pipelined_simt(c) && !narrow(p.align_a, c.element_a) &&
+      !narrow(p.align_b, c.element_b) && !narrow(p.align_c, c.element_c))
     return false;
   // 3xTF32 on SM90 runs its pieces along a K three times as long: within the kernels' 32-bit extents too.
   if (staged.any() && staged.kernel_k(p.k) > INT32_MAX) return false;

@@ -60,13 +60,15 @@ TEST_F(CacheTest, MissThenHit) {
   EXPECT_EQ(checks[0].problem, "");
 }
 
-TEST_F(CacheTest, KeysAndDirectoryNamesArePathComponentsNeverPaths) {
+TEST_F(CacheTest, KeysAreDigestsAndDirectoriesTheCachesOwnNeverPaths) {
   // A C++ caller's key reached the file system as a path: find("/home/me/project") removed the directory as an
   // unsound entry, find("../tuning") the tuning record.
   const fs::path outside = tmp.path() / "outside";
   fs::create_directories(outside / "kept");
+  // A lock's name ("cache": begin_build deadlocked on cache.lock) and a name with the staging's '.' too.
   for (const std::string& key : {outside.string(), std::string("../tuning"), std::string(".."), std::string(""),
-                                 std::string("a/b"), std::string(".hidden"), std::string("a\0b", 3)}) {
+                                 std::string("a/b"), std::string(".hidden"), std::string("a\0b", 3),
+                                 std::string("cache"), std::string("a.b"), kKey + "0", std::string(32, 'F')}) {
     SCOPED_TRACE(key);
     EXPECT_THROW(cache.find(key), InvalidArgumentError);
     EXPECT_THROW(cache.begin_build(key), InvalidArgumentError);

@@ -213,6 +213,11 @@ TEST(ConvPlan, AHandBuiltSizeOrSplitIsCheckedAsARunsWouldBe) {
   EXPECT_REFUSED(fprop.shape(small), "R: the filter spans 9 rows");
   for (int slices : {-3, 2000, INT_MAX})
     EXPECT_REFUSED(fprop.shape(Conv2d::default_problem(), false, {}, ConvSplitK{slices, false}), "split_k: expected 1 to");
+  // What the kernels take, as check_conv says it: filters up to 32 x 32, dgrad without dilation.
+  EXPECT_REFUSED(fprop.shape(op::conv_size({1, 64, 64, 16, 16, 33, 33}, {})), "33 x 33 filters");
+  Conv2d dgrad(kDgrad, options(DataType::f16));
+  EXPECT_REFUSED(dgrad.shape(op::conv_size({1, 16, 16, 16, 16, 3, 3}, {{1, 1}, {2, 2}, {2, 2}})),
+                 "dilation: dgrad runs on CUTLASS's strided-dgrad kernels");
 }
 
 // iterator_algorithm pins the iterators: the stem's fixed-channel kernel or an optimized one, a

@@ -496,7 +496,7 @@ TEST(EmitGemm, AnInvalidNameIsRefusedWhereItEnters) {
 }
 
 TEST(EmitGemm, AnInvalidConfigurationIsRefusedNotEmitted) {
-  // A C++ caller's configuration: a zero tile divided by (SIGFPE), a void accumulator's split-K partials.
+  // A C++ caller's configuration: a zero tile divided by (SIGFPE), an element type cuforge has no name for (SIGSEGV).
   GemmConfig zero = library::gemm_catalog(80).front();
   zero.tile.threadblock_shape = {0, 0, 0};
   GemmConfig unknown = library::gemm_catalog(90).front();

@@ -73,12 +73,21 @@ TEST(GemmPlan, NoCandidateHasAWiderTwinInTheRanking) {
   // Where only a narrow twin can run the problem, it stays (ldb = 262 bf16: 4-byte rows).
   Gemm bf16(plan_of(DataType::bf16, R, R, R));
   EXPECT_EQ(pick(bf16, 197, 262, 136).alignment_b, 2);
-  // The two-stage kernels loading one element at a time rank only where cp.async cannot load an operand
-  // (SM80 plans too, whose parallel split-K could cut 4104 into 8 slices of such kernels' odd 513).
+  // The two-stage kernels loading one element at a time rank only where no other kernel can copy or store an
+  // operand's rows (SM80 plans too, whose parallel split-K could cut 4104 into 8 slices of such kernels' odd 513):
+  // not beside their cp.async twins of one f32 element in C/D (an odd N of an f16 x f16 -> f32 plan).
   Gemm sm80(plan_of(DataType::f16, R, R, R, 80));
-  for (const Gemm* g : {&bf16, &sm80})
-    for (auto [m, n, k] : {std::tuple{1024, 1024, 1024}, {197, 262, 136}, {4096, 50258, 768}, {128, 128, 4104}})
-      for (const auto& c : g->rank(g->shape(m, n, k)).ranked) EXPECT_FALSE(library::pipelined(c.config)) << c.config.name();
+  GemmOptions to_f32 = plan_of(DataType::f16, R, C, R);
+  to_f32.element_c = to_f32.element_d = DataType::f32;
+  Gemm f16_f32(to_f32);
+  for (const Gemm* g : {&bf16, &sm80, &f16_f32})
+    for (auto [m, n, k] : {std::tuple{1024, 1024, 1024}, {197, 262, 136}, {4096, 50258, 768}, {128, 128, 4104},
+                           {4096, 4095, 4096}, {4096, 50257, 768}}) {
+      if (g != &f16_f32 && n % 2) continue;  // a 16-bit D of odd N is one element: theirs (OddLeadingDimensions...)
+      const auto ranked = g->rank(g->shape(m, n, k)).ranked;
+      EXPECT_FALSE(ranked.empty()) << m << "x" << n << "x" << k;
+      for (const auto& c : ranked) EXPECT_FALSE(library::pipelined(c.config)) << c.config.name();
+    }
 }
 
 // An odd leading dimension of a 16-bit operand (K = 4095 for a row-major A, N = 50257 for a row-major B and

@@ -57,6 +57,9 @@ TEST(GroupedPlan, ChoosesGroupedKernelsOfEachFamily) {
   sm80.set_settings(s);
   EXPECT_EQ(sm80.select(sm80.shape(4, 256, 256, 256)).config.activation, Activation::relu);
   EXPECT_FALSE(sm80.tile_descriptions().empty());
+  // A mean extent past 2^30 rounds up to the kernels' largest, not to 2^31 (refused as a class beyond them).
+  EXPECT_EQ(sm90.shape(2, 1, 1, (int64_t(1) << 30) + 8).k, kMaxExtent);
+  EXPECT_NO_THROW(sm90.select(sm90.shape(2, 1, 1, (int64_t(1) << 30) + 8)));
 }
 
 // Groups of differing M each end in a partly empty tile: for a mixture-of-experts split (64 groups

@@ -80,6 +80,8 @@ TEST_F(TuningRecordTest, AnEntryThatCannotBeWrittenOrReadBackIsRefused) {
   EXPECT_THROW(record.store("k2", {"kernel_\xc3", 1, Decomposition::Heuristic, 1.0, {}}), InvalidArgumentError);
   EXPECT_THROW(record.store("k3", {"kernel_a", 1, Decomposition::Heuristic, std::nan(""), {}}), InvalidArgumentError);
   EXPECT_THROW(record.store("k4", {"kernel_a", 1, Decomposition::Heuristic, -1.0, {}}), InvalidArgumentError);
+  EXPECT_THROW(record.store("k5", {"kernel_a", 1, Decomposition::Heuristic, 1.0, {{"kernel_a x1", std::nan("")}}}),
+               InvalidArgumentError);
   ASSERT_EQ(record.entries().size(), 1u);
   EXPECT_EQ(record.find("k1")->kernel, "kernel_a");
 }

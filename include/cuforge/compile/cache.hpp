@@ -82,7 +82,7 @@ class KernelCache {
   // Keeps a failed build's staging directory under failed/<key> for the user; returns where it is.
   std::filesystem::path keep_failed(const std::string& key, Build& build) const;
 
-  // A private directory for `name` under the root (e.g. "headers"), created if needed.
+  // A private directory of the cache's own under the root (headers, locks or tuning), created if needed.
   std::filesystem::path directory(const std::string& name) const;
 
   CacheInfo info() const;
