@@ -192,7 +192,8 @@ void check_kernels_take(KernelKind kind, const Conv2dSize& z, int splits) {
 
 void check_slices(ConvSplitK split) {
   if (split.slices < 0 || split.slices > select::GemmSettings::kMaxSplits)
-    fail("split_k", fmt::format("expected 1 to {} slices, got {}", select::GemmSettings::kMaxSplits, split.slices));
+    fail("split_k", fmt::format("expected 1 to {} slices (0: the plan's own), got {}", select::GemmSettings::kMaxSplits,
+                                split.slices));
 }
 
 }  // namespace
