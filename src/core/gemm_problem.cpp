@@ -24,9 +24,15 @@ GemmShape transposed_shape(GemmShape s) {
   return s;
 }
 
+std::optional<std::string> why_invalid_extent(int64_t v) {
+  if (v < 0) return fmt::format("expected a size of 0 or more, got {}", v);
+  if (v > kMaxExtent) return fmt::format("{} exceeds the 32-bit range the kernels index ({} at most)", v, kMaxExtent);
+  return std::nullopt;
+}
+
 std::optional<std::string> why_invalid(const GemmShape& s) {
   for (auto [name, v] : {std::pair{"M", s.m}, {"N", s.n}, {"K", s.k}, {"batch", s.batch}})
-    if (v < 0 || v > kMaxExtent) return fmt::format("{} is {}: expected 0 to {}", name, v, kMaxExtent);
+    if (auto why = why_invalid_extent(v)) return fmt::format("{}: {}", name, *why);
   for (auto [name, v] : {std::pair{"A", s.align_a}, {"B", s.align_b}, {"C", s.align_c}})
     if (v < 1 || v > 16 || (v & (v - 1)))
       return fmt::format("{}'s alignment is {}: expected a power of two from 1 to 16 elements", name, v);

@@ -104,11 +104,8 @@ int as_c_elements(const GemmTypes& plan, int d_alignment) {
 }
 
 void check_extents(int64_t m, int64_t n, int64_t k, int64_t batch) {
-  for (auto [name, v] : {std::pair{"M", m}, {"N", n}, {"K", k}, {"batch", batch}}) {
-    if (v < 0) fail(name, fmt::format("expected a size of 0 or more, got {}", v));
-    if (v > kMaxExtent)
-      fail(name, fmt::format("{} exceeds the 32-bit range the kernels index ({} at most)", v, kMaxExtent));
-  }
+  for (auto [name, v] : {std::pair{"M", m}, {"N", n}, {"K", k}, {"batch", batch}})
+    if (auto why = why_invalid_extent(v)) fail(name, *why);
 }
 
 // An int32 epilogue (s32 D, exact at any K) takes whole alpha and beta, or would truncate them;

@@ -180,9 +180,9 @@ TEST(Select, AClassOutsideTheKernelsRangeIsRefused) {
   GemmTypes t;
   const select::GemmSettings s;
   const auto kernels = select::gemm_kernels(t.canonical(), 90, s);
-  for (const auto& [p, says] : {std::pair{GemmShape{INT64_MAX, 64, 64, 1, 8, 8, 8}, "M is 9223372036854775807"},
-                                {GemmShape{64, 64, -5, 1, 8, 8, 8}, "K is -5"},
-                                {GemmShape{64, 64, 64, -1, 8, 8, 8}, "batch is -1"},
+  for (const auto& [p, says] : {std::pair{GemmShape{INT64_MAX, 64, 64, 1, 8, 8, 8}, "M: 9223372036854775807 exceeds the 32-bit range"},
+                                {GemmShape{64, 64, -5, 1, 8, 8, 8}, "K: expected a size of 0 or more, got -5"},
+                                {GemmShape{64, 64, 64, -1, 8, 8, 8}, "batch: expected a size of 0 or more, got -1"},
                                 {GemmShape{64, 64, 64, 1, 8, 1000, 8}, "B's alignment is 1000"},
                                 {GemmShape{64, 64, 64, 1, 8, 8, 3}, "C's alignment is 3"}}) {
     try {

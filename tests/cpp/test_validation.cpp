@@ -7,6 +7,7 @@
 
 #include <climits>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -240,7 +241,7 @@ std::vector<BadInput> bad_inputs() {
        {"partly overlaps C"}},
       {"D's second batch past the end of the address space",  // its address would wrap onto A (f16: 2^63 elements)
        test::changed(batched(2), [](GemmRun& r) {
-         r.d = tensor(kD, {2, 64, 32}, {(int64_t(1) << 63) - int64_t((kD - kA) / 2), 32, 1});
+         r.d = tensor(kD, {2, 64, 32}, {std::numeric_limits<int64_t>::max() - int64_t((kD - kA) / 2) + 1, 32, 1});
        }),
        K::InvalidArgument, "D", {"reach past the end of the address space"}},
       {"a bias row that is D's first row",  // every row of D would read it after row 0 is written

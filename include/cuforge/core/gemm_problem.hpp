@@ -88,6 +88,10 @@ struct GemmShape {
 // CUTLASS problem extents are 32-bit.
 inline constexpr int64_t kMaxExtent = INT32_MAX;
 
+// Why a GEMM extent (M, N, K or a batch count) is one no kernel takes (negative, or past kMaxExtent), or
+// nullopt: the one check behind a run's arguments and a class a C++ caller built.
+std::optional<std::string> why_invalid_extent(int64_t extent);
+
 // Why a problem class cannot be a kernel's (extents outside 0..kMaxExtent, alignments that are not a
 // power of two from 1 to 16 elements), or nullopt: selection's check of a class a C++ caller built.
 std::optional<std::string> why_invalid(const GemmShape& shape);
