@@ -65,17 +65,23 @@ Plan<Kernel, Problem>::Plan(const GemmOptions& options, KernelKind kind)
     throw InvalidArgumentError(fmt::format("kernel_cc={} kernels cannot run on a compute capability {} target{}",
                                            options.kernel_cc, cc_,
                                            options.kernel_cc == 90 ? " (sm_90a kernels need exactly 9.0)" : ""));
+  for (auto [name, layout] : {std::pair{"layout_A", options.layout_a}, {"layout_B", options.layout_b},
+                              {"layout_C", options.layout_c}}) {
+    check_enumerator(layout, name);
+    if (layout == Layout::TensorNHWC)
+      throw InvalidArgumentError(fmt::format("{}: TensorNHWC is the layout of convolution tensors (cuforge.op.Conv2d); "
+                                             "GEMM operands are RowMajor or ColumnMajor", name));
+  }
+  for (auto [name, type] : {std::pair{"element_A", options.element_a}, {"element_B", options.element_b},
+                            {"element_C", options.element_c}, {"element_D", options.element_d}})
+    check_enumerator(type, name);
+  if (options.element_accumulator) check_enumerator(*options.element_accumulator, "element_accumulator");
   for (auto [name, type] : {std::pair{"element_A", options.element_a}, {"element_B", options.element_b},
                             {"element_C", options.element_c}, {"element_D", options.element_d},
                             {"element_accumulator", options.accumulator()}})
     if (type == DataType::void_)
       throw InvalidArgumentError(fmt::format("{}: void means no tensor; a plan without C takes element_C = element_D "
                                              "and runs with no C (beta = 0)", name));
-  for (auto [name, layout] : {std::pair{"layout_A", options.layout_a}, {"layout_B", options.layout_b},
-                              {"layout_C", options.layout_c}})
-    if (layout == Layout::TensorNHWC)
-      throw InvalidArgumentError(fmt::format("{}: TensorNHWC is the layout of convolution tensors (cuforge.op.Conv2d); "
-                                             "GEMM operands are RowMajor or ColumnMajor", name));
   kernel_types_ = options.canonical();
   set_settings(options.settings);
 }

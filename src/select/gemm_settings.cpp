@@ -65,6 +65,19 @@ FirstRun GemmSettings::first_run_by_default() {
 }
 
 void GemmSettings::check() const {
+  check_enumerator(activation, "activation");
+  check_enumerator(decomposition, "decomposition");
+  if (tile_scheduler) check_enumerator(*tile_scheduler, "tile_scheduler");
+  if (opclass) check_enumerator(*opclass, "opclass");
+  if (math) check_enumerator(*math, "math_operation");
+  if (iterator_algorithm) check_enumerator(*iterator_algorithm, "iterator_algorithm");
+  if (tile) {
+    check_enumerator(tile->kernel_schedule, "tile description: kernel_schedule");
+    check_enumerator(tile->epilogue_schedule, "tile description: epilogue_schedule");
+    check_enumerator(tile->tile_scheduler, "tile description: tile_scheduler");
+  }
+  if (first_run != FirstRun::wait && first_run != FirstRun::fallback)
+    throw InvalidArgumentError(fmt::format("first_run: {} is not wait or fallback", static_cast<int>(first_run)));
   const bool sliced = takes_slices(decomposition);
   if (splits < 1 || splits > kMaxSplits || (sliced ? splits < 2 : splits != 1))
     throw InvalidArgumentError(fmt::format("split-K takes 2 to {} slices, and only split-K takes slices: got {} "

@@ -170,6 +170,37 @@ TEST(GemmPlan, Sm80FamilyOnRequest) {
   EXPECT_EQ(pick(g, 4096, 4096, 4096).alignment_b, 8);
 }
 
+// A C++ caller may cast any integer to an enum: each setting outside its enumerators is named.
+TEST(GemmPlan, ValuesOutsideAnEnumAreRefused) {
+  auto refusal = [](auto&& make) -> std::string {
+    try {
+      make();
+    } catch (const InvalidArgumentError& e) {
+      return e.what();
+    }
+    return "not refused";
+  };
+  GemmOptions layout = plan_of(DataType::f16, R, R, R);
+  layout.layout_b = static_cast<Layout>(9);
+  EXPECT_NE(refusal([&] { Gemm{layout}; }).find("layout_B: 9 is not a value of enum Layout"), std::string::npos);
+  GemmOptions type = plan_of(DataType::f16, R, R, R);
+  type.element_accumulator = static_cast<DataType>(-1);
+  EXPECT_NE(refusal([&] { Gemm{type}; }).find("element_accumulator: -1 is not a value of enum DataType"), std::string::npos);
+  Gemm plan(plan_of(DataType::f16, R, R, R));
+  select::GemmSettings activation = plan.settings();
+  activation.activation = static_cast<Activation>(42);
+  EXPECT_NE(refusal([&] { plan.set_settings(activation); }).find("activation: 42 is not a value of enum Activation"),
+            std::string::npos);
+  select::GemmSettings tile = plan.settings();
+  tile.tile = TileDescription{};
+  tile.tile->epilogue_schedule = static_cast<EpilogueSchedule>(7);
+  EXPECT_NE(refusal([&] { plan.set_settings(tile); }).find("epilogue_schedule: 7"), std::string::npos);
+  select::GemmSettings first_run = plan.settings();
+  first_run.first_run = static_cast<select::FirstRun>(2);
+  EXPECT_NE(refusal([&] { plan.set_settings(first_run); }).find("first_run: 2"), std::string::npos);
+  EXPECT_EQ(plan.settings().activation, Activation::identity) << "a refused setting changes nothing";
+}
+
 TEST(GemmPlan, ImpossiblePlansAreRefused) {
   GemmOptions mixed = plan_of(DataType::f16, R, R, R);
   mixed.element_d = DataType::bf16;

@@ -126,6 +126,17 @@ std::optional<E> try_parse(std::string_view name) {
   return std::nullopt;
 }
 
+// Throws InvalidArgumentError naming `argument` unless `value` is one of E's enumerators: a C++ caller
+// may cast any integer to an enum.
+template <class E>
+void check_enumerator(E value, std::string_view argument) {
+  if (to_string(value) != "?") return;
+  std::string known;
+  for (const auto& [v, n] : EnumNames<E>::table) known += (known.empty() ? "" : ", ") + std::string(n);
+  throw InvalidArgumentError(std::string(argument) + ": " + std::to_string(static_cast<long long>(value)) +
+                             " is not a value of enum " + std::string(EnumNames<E>::what) + " (expected one of: " + known + ")");
+}
+
 template <class E>
 E parse(std::string_view name) {
   if (auto v = try_parse<E>(name)) return *v;
