@@ -139,5 +139,17 @@ TEST(CommandLine, AWrongValueNamesItsOption) {
   }
 }
 
+TEST(CommandLine, AnUnknownCommandIsNamed) {
+  Listed unknown = run("lsit", true);
+  EXPECT_EQ(unknown.status, 2);
+  ASSERT_FALSE(unknown.names.empty());
+  EXPECT_EQ(unknown.names.front().rfind("cuforge: unknown command 'lsit' (commands: list, emit, build, cache", 0), 0u)
+      << unknown.names.front();
+  Listed none = run("", true);
+  EXPECT_EQ(none.status, 2);
+  ASSERT_FALSE(none.names.empty());
+  EXPECT_EQ(none.names.front(), "A subcommand is required");
+}
+
 }  // namespace
 }  // namespace cuforge
