@@ -53,6 +53,11 @@ GRIDS = {
     "per_tile_narrow_fraction": [0.8, 0.85, 0.9, 0.95, 1.0],
     "sm80_tf32_time_factor": [1.0, 1.1, 1.2, 1.25, 1.3, 1.4],
     "overlapped_promotion_edge": [1.0, 1.04, 1.06, 1.08, 1.1, 1.13],
+    "register_sourced_fraction": [0.5, 0.55, 0.6, 0.63, 0.66, 0.7, 0.75],
+    "register_sourced_wide_fraction": [0.7, 0.75, 0.8, 0.85, 0.9, 0.95],
+    "register_sourced_lone_fraction": [0.8, 0.87, 0.9, 0.95, 1.0, 1.05, 1.1],
+    "register_sourced_stream_k_overhead": [1.0, 1.1, 1.15, 1.2, 1.25, 1.3, 1.4],
+    "cluster_of_four_sm_fraction": [0.85, 0.88, 0.91, 0.94, 0.97, 1.0],
 }
 ROUNDS = 4
 
@@ -237,7 +242,13 @@ def cases_by_source():
         "tf32 profile": profile_csv_cases("tf32 profile", [f"h200-2026-12-04-tf32-profile-{shape}.csv" for shape in (
             "1024x1024x1024", "128x14336x4096", "16x4096x4096")] + [f"h200-2026-12-05-tf32-profile-{shape}.csv" for shape in (
             "4096x4096x4096", "rcr-4096x4096x4096", "8192x8192x8192", "4096x14336x4096", "8192x1024x8192",
-            "1024x1024x1024")]),
+            "1024x1024x1024")] + [f"h200-2026-12-06-tf32-profile-{shape}.csv" for shape in (
+            "1024x1024x1024", "768x768x768", "512x2048x2048")]),
+        # An H100 (132 SMs as the H200; less DRAM bandwidth, which these compute-bound runs barely meet): the
+        # register-sourced 128x128 in 4x1 clusters on 128 tiles ran a second wave (bench/NOTES.md).
+        "tf32 profile (H100)": profile_csv_cases("tf32 profile (H100)", [
+            f"h100-2026-12-06-tf32-profile-{shape}.csv" for shape in (
+                "512x4096x4096", "256x4096x4096", "1024x4096x4096", "384x4096x4096")]),
         "grouped": grouped_sweep_cases("grouped", load("h200-2026-12-02-grouped-g64-sweep.json")),
         "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")) +
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")) +

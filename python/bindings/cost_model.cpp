@@ -49,7 +49,9 @@ void bind_cost_model(nb::module_& m) {
       .def_rw("transpose_bandwidth_fraction", &select::CostModel::transpose_bandwidth_fraction)
       .def_rw("register_sourced_fraction", &select::CostModel::register_sourced_fraction)
       .def_rw("register_sourced_wide_fraction", &select::CostModel::register_sourced_wide_fraction)
-      .def_rw("register_sourced_lone_fraction", &select::CostModel::register_sourced_lone_fraction);
+      .def_rw("register_sourced_lone_fraction", &select::CostModel::register_sourced_lone_fraction)
+      .def_rw("register_sourced_stream_k_overhead", &select::CostModel::register_sourced_stream_k_overhead)
+      .def_rw("cluster_of_four_sm_fraction", &select::CostModel::cluster_of_four_sm_fraction);
   m.def("estimated_time_us",
         [](const std::string& name, int64_t m, int64_t n, int64_t k, int64_t batch, int splits, bool deterministic,
            int sm_count, const select::CostModel& model, bool ragged) {

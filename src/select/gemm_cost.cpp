@@ -85,8 +85,9 @@ double kernel_time_us(const library::GemmConfig& c, const GemmShape& p, int spli
       std::max<int64_t>(1, runs ? p.k / p.conv.k_run * ceil_div(p.conv.k_run, t[2]) : ceil_div(p.k, t[2]));
   const double iter_us = 2.0 * t[0] * t[1] * t[2] / rate * 1e6 * sharing;
 
-  int cluster_size = cl[0] * cl[1];
-  double slots = double(std::max(1, sm_count / cluster_size) * cluster_size) * sharing;
+  const int cluster_size = cl[0] * cl[1];
+  const int usable_sms = cluster_size >= 4 ? int(sm_count * model.cluster_of_four_sm_fraction) : sm_count;
+  double slots = double(std::max(1, usable_sms / cluster_size) * cluster_size) * sharing;
   // Data-parallel: whole waves of tiles. Stream-K: every SM gets an equal share of
   // tile-iterations, plus the exchange of partial tiles where several CTAs share one.
   double compute_us = ceil_div(tiles, slots) * k_iters * iter_us;
@@ -101,6 +102,8 @@ double kernel_time_us(const library::GemmConfig& c, const GemmShape& p, int spli
     return (peers - 1) * turn_us * (deterministic ? 1.0 : model.arrival_order_turn_fraction);
   };
   double busy = std::min(slots, tiles * splits);  // CTAs at work at once, at most one (cluster) per slot
+  const double stream_k_overhead =
+      library::register_sourced(c) ? model.register_sourced_stream_k_overhead : model.stream_k_overhead;
   if (c.parallel_split_k) {  // the slices as a batch of whole tiles, then the reduction kernel
     // An SM90 wgrad slice holds whole images: the longest of S slices of N images runs ceil(N/S).
     const int64_t images = sm90_conv ? p.conv.images : 0;
@@ -123,13 +126,13 @@ double kernel_time_us(const library::GemmConfig& c, const GemmShape& p, int spli
                 2.0 * partial_bytes / model.partial_bytes_per_second * 1e6;
   } else if (splits > 1) {  // every tile cut into `splits` slices of K, then reduced
     int64_t slice_iters = ceil_div(k_iters, splits);
-    compute_us = ceil_div(tiles * splits, slots) * slice_iters * iter_us * model.stream_k_overhead;
+    compute_us = ceil_div(tiles * splits, slots) * slice_iters * iter_us * stream_k_overhead;
     reduce_us = reduction_us(splits);
   } else if (c.tile.tile_scheduler == TileScheduler::StreamK && tiles < slots) {
     // One wave: the SMs share every tile's K, at least kMinItersPerStreamKUnit iterations each.
     double units = std::max(1.0, std::min(slots, std::floor(tiles * k_iters / kMinItersPerStreamKUnit)));
     busy = units;
-    compute_us = ceil_div(tiles * k_iters, units) * iter_us * model.stream_k_overhead;
+    compute_us = ceil_div(tiles * k_iters, units) * iter_us * stream_k_overhead;
     // SM80's stream-K CTAs, no more than the SMs, each run alone on one, as parallel split-K's lone slices
     // (H200, TF32 16x4096x4096: 64x64x16 with stream-K 30.2 µs against the model's 25.3, where parallel
     // split-K's 4 slices of 64x64x32 took 24.1 against 26.3).
@@ -138,13 +141,13 @@ double kernel_time_us(const library::GemmConfig& c, const GemmShape& p, int spli
   } else if (c.tile.tile_scheduler == TileScheduler::StreamK) {
     // Whole waves data-parallel, the ragged last one shared by (about) two peers per tile.
     busy = slots;
-    compute_us = ceil_div(tiles * k_iters, slots) * iter_us * model.stream_k_overhead;
+    compute_us = ceil_div(tiles * k_iters, slots) * iter_us * stream_k_overhead;
     reduce_us = std::fmod(tiles, slots) == 0 ? 0.0 : turn_us;
   }
   // Register-sourced tiles of N under 256 (128x128), priced for every SM busy (tile_efficiency), run faster on fewer.
   if (library::register_sourced(c) && t[1] < 256)
-    compute_us /= std::max(
-        1.0, std::min(model.register_sourced_lone_fraction / model.register_sourced_fraction, slots / busy));
+    compute_us /= std::max(1.0, std::min(model.register_sourced_lone_fraction / model.register_sourced_fraction,
+                                         double(sm_count) * sharing / busy));
   // DRAM floor: each operand read once and the output written once (L2 serves the re-reads, a
   // convolution's im2col operand's too); for grouped kernels and convolutions, also the panels every
   // tile loads, re-reads and all (CostModel::panel_bytes_per_second).

@@ -219,7 +219,9 @@ TEST(GemmPlan, SwappedTf32ReadsARowMajorBThroughRegisters) {
 // 61.0) but not from 4096³ on (402.8 against 394.3); its stream-K over a few tiles of long K (512x4096x4096
 // 68.4 µs, 256x8192x8192 136.9, where the data-parallel swapped picks ran 88.7 and 182.3); nothing swapped
 // up to 64 rows (SM80's kernels 1.2-1.4x as fast there); on ties 2x1 clusters ahead of 1x1 (0-14%), and
-// the 128x128 tile's 4x1 ahead of 2x1 (128x14336x4096: 91.4 µs against 95.4).
+// the 128x128 tile's 4x1 ahead of 2x1 (128x14336x4096: 91.4 µs against 95.4). An H200 ran 512x2048x2048 on
+// the 128x128 in 4x1 in 23.8 µs, where the 128x256's split-K x4 (the pick before
+// register_sourced_stream_k_overhead) took 31.0-31.4.
 TEST(GemmPlan, RegisterSourcedTf32RunsWhereItWasTimedAhead) {
   Gemm rr(plan_of(DataType::f32, R, R, R));
   auto is = [&](int64_t m, int64_t n, int64_t k, int tile_n, TileScheduler scheduler) {
@@ -231,6 +233,7 @@ TEST(GemmPlan, RegisterSourcedTf32RunsWhereItWasTimedAhead) {
   EXPECT_TRUE(is(512, 4096, 4096, 256, TileScheduler::StreamK)) << pick(rr, 512, 4096, 4096).name();
   EXPECT_TRUE(is(256, 8192, 8192, 256, TileScheduler::StreamK)) << pick(rr, 256, 8192, 8192).name();
   EXPECT_TRUE(is(128, 14336, 4096, 128, TileScheduler::Default)) << pick(rr, 128, 14336, 4096).name();
+  EXPECT_TRUE(is(512, 2048, 2048, 128, TileScheduler::Default)) << pick(rr, 512, 2048, 2048).name();
   for (auto [m, n, k] : {std::array<int64_t, 3>{4096, 4096, 4096}, {8192, 8192, 8192}, {1024, 1024, 1024}})
     EXPECT_FALSE(pick(rr, m, n, k).tile.swap_ab) << m << "x" << n << "x" << k;
   for (int64_t m : {16, 32, 64}) EXPECT_EQ(pick(rr, m, 14336, 4096).arch, 80) << m;
@@ -263,6 +266,22 @@ TEST(GemmPlan, RegisterSourcedTf32RunsFasterOnFewerSms) {
   select::CostModel below;  // a lone fraction under the all-busy one never slows the kernel
   below.register_sourced_lone_fraction = 0.5 * below.register_sourced_fraction;
   EXPECT_DOUBLE_EQ(estimate_with(narrow, 1024, below), estimate_with(narrow, 1024, all_busy));
+}
+
+// Clusters of four take a GPC's SMs in fours (CostModel::cluster_of_four_sm_fraction): 128 tiles of the 128x128
+// in 4x1 are two waves (an H100: 121 µs against 85 in 2x1 at 512x4096x4096), 112 one (128x14336x4096).
+TEST(GemmPlan, ClustersOfFourHoldFewerSmsThanTheGpuHas) {
+  Gemm rr(plan_of(DataType::f32, R, R, R));
+  const auto cluster_time = [&](int64_t m, int64_t n, int64_t k, int cluster_m) {
+    for (const auto& c : rr.rank(rr.shape(m, n, k)).ranked)
+      if (c.config.tile.swap_ab && c.config.tile.threadblock_shape[1] == 128 && c.splits == 1 &&
+          c.config.tile.tile_scheduler == TileScheduler::Default && c.config.tile.cluster_shape[0] == cluster_m)
+        return c.estimated_us;
+    ADD_FAILURE() << "no swapped 128x128 kernel in " << cluster_m << "x1 clusters";
+    return 0.0;
+  };
+  EXPECT_GT(cluster_time(512, 4096, 4096, 4), 1.5 * cluster_time(512, 4096, 4096, 2));
+  EXPECT_DOUBLE_EQ(cluster_time(128, 14336, 4096, 4), cluster_time(128, 14336, 4096, 2));
 }
 
 TEST(GemmPlan, Sm90ThreeTf32RunsItsPiecesAlongATripledK) {
