@@ -88,8 +88,9 @@ const std::vector<Sm90Tile> kSm90SwappedTiles = {
 // model prices clusters alike): on an H100 (cuforge profile, bench/results/h100-2026-12-05-tf32-register-
 // sourced-4x1-probe.txt and h100-2026-12-06-tf32-clusters-profile.txt) it ran 128x14336x4096 in 91.3-91.4 µs
 // against 95.4-95.6 in 2x1 and 1024³ in 14.6-14.7 against 14.8-15.1, 512x2048x2048 in 24.93 against 24.85;
-// 128x256 ran 2048³ 1.7x slower in 4x1 than in 2x1. The model counts 4x1 clusters on every SM; a cluster stays
-// within one GPC, so fewer may run at once (not timed where 4x1 wins ties at 129-132 tiles, e.g. 128x16896x4096).
+// 128x256 ran 2048³ 1.7x slower in 4x1 than in 2x1. A cluster stays within one GPC, so fewer clusters of four run
+// at once than the SMs would hold (select::CostModel::cluster_of_four_sm_fraction: an H100 ran 128 tiles in 4x1 as
+// two waves).
 // Stream-K on the 128x256 tile only: it ran 512x4096x4096 and 256x8192x8192 (64 tiles each) 1.3x as fast
 // as the data-parallel pick; on 128x128 tiles it never won (1.4x slower at 1024³, 3% at 128x14336x4096).
 const std::vector<Sm90Tile> kSm90RegisterSourcedTiles = {

@@ -86,7 +86,10 @@ double kernel_time_us(const library::GemmConfig& c, const GemmShape& p, int spli
   const double iter_us = 2.0 * t[0] * t[1] * t[2] / rate * 1e6 * sharing;
 
   const int cluster_size = cl[0] * cl[1];
-  const int usable_sms = cluster_size >= 4 ? int(sm_count * model.cluster_of_four_sm_fraction) : sm_count;
+  const double four_fraction = model.cluster_of_four_sm_fraction > 0.0 && model.cluster_of_four_sm_fraction <= 1.0
+                                   ? model.cluster_of_four_sm_fraction
+                                   : 1.0;
+  const int usable_sms = cluster_size == 4 ? int(sm_count * four_fraction) : sm_count;
   double slots = double(std::max(1, usable_sms / cluster_size) * cluster_size) * sharing;
   // Data-parallel: whole waves of tiles. Stream-K: every SM gets an equal share of
   // tile-iterations, plus the exchange of partial tiles where several CTAs share one.
@@ -144,8 +147,9 @@ double kernel_time_us(const library::GemmConfig& c, const GemmShape& p, int spli
     compute_us = ceil_div(tiles * k_iters, slots) * iter_us * stream_k_overhead;
     reduce_us = std::fmod(tiles, slots) == 0 ? 0.0 : turn_us;
   }
-  // Register-sourced tiles of N under 256 (128x128), priced for every SM busy (tile_efficiency), run faster on fewer.
-  if (library::register_sourced(c) && t[1] < 256)
+  // Register-sourced tiles of N under 256 (128x128), priced for every SM busy (tile_efficiency), run faster in one
+  // wave that leaves SMs idle (counted on the GPU's SMs: clusters of four leave some idle in every wave).
+  if (library::register_sourced(c) && t[1] < 256 && tiles * splits <= slots)
     compute_us /= std::max(1.0, std::min(model.register_sourced_lone_fraction / model.register_sourced_fraction,
                                          double(sm_count) * sharing / busy));
   // DRAM floor: each operand read once and the output written once (L2 serves the re-reads, a

@@ -131,6 +131,8 @@ struct CostModel {
   // fast as the shared-memory one (H100, cuforge profile, its copy of B taken out: 2048³ to 8192³,
   // 4096x14336x4096, 8192x1024x8192), ahead of it copy included at 2048³ (55.3 µs against 61.0).
   double register_sourced_fraction = 0.63;
+  // 0.85 before the H100's profiles of 2026-12-06, where the 128x256's data-parallel run at 1024x4096x4096
+  // took 1.085x the model's time (102.9 µs against 94.9): 0.8.
   double register_sourced_wide_fraction = 0.8;
   // The 128x128 one's rate follows the SMs its tiles keep busy, as under a bound they share: where they
   // leave SMs idle each runs faster, up to this fraction of the shared-memory rate. H200: 0.85-0.88 at 1024³
@@ -140,14 +142,15 @@ struct CostModel {
   // cuforge profile calls in one session, 2026-12-05, cuBLAS 13.62 and 13.63 µs in each): the register-sourced
   // kernel 13.81 µs in 2x1 clusters, the copying 64x128 13.47 in 1x2 (now the pick, tie_rank) and 14.28 in 2x1.
   double register_sourced_lone_fraction = 0.87;
-  // Their stream-K and split-K runs, which share tiles among CTAs, in place of stream_k_overhead: the
-  // 128x256 kernel's ran 1.11-1.26x the model's time with 1.10 (split-K x4 at 512x2048x2048 31.0 µs against
-  // 26.2 on an H200; x1 to x4 at 256, 384 and 512 x4096x4096 on an H100), its data-parallel runs 1.085x.
+  // Their stream-K and split-K runs, which share tiles among CTAs, in place of stream_k_overhead: with 1.10 and a
+  // wide fraction of 0.85, the 128x256 kernel's ran 1.11-1.40x the model's time (split-K x4 at 512x2048x2048 31.0
+  // µs against 26.2 on an H200; stream-K and split-K x2 to x8 at 256 to 1024 x4096x4096 on an H100).
   double register_sourced_stream_k_overhead = 1.2;
-  // Clusters of four CTAs take a GPC's SMs in fours only: GH100's 132 SMs, eight GPCs of 14 to 18, hold 29
-  // to 32 such clusters by the chip's layout of GPCs (cudaOccupancyMaxActiveClusters), not 33. An H100 ran
-  // 128 tiles of the register-sourced 128x128 (512x4096x4096 TF32) in 4x1 clusters in 121 µs, 85 in 2x1: a
-  // second wave, it held fewer than 32; 112 tiles in 4x1 (128x14336x4096) ran in one. 116 of 132 SMs: 29.
+  // Clusters of four CTAs take a GPC's SMs in fours only: GH100's 132 SMs, eight GPCs of 14 to 18, hold 29 to 32
+  // such clusters by the chip's layout of GPCs (cudaOccupancyMaxActiveClusters), not 33. An H100 ran 128 tiles of
+  // the register-sourced 128x128 (512x4096x4096 TF32) in 4x1 clusters in 121 µs, 85 in 2x1: a second wave, it held
+  // fewer than 32; 112 tiles in 4x1 (128x14336x4096) ran in one. 116 of 132 SMs: 29. Clusters of four only (larger
+  // ones, which only a pinned tile asks for, were not timed); a value outside (0, 1] counts every SM.
   double cluster_of_four_sm_fraction = 0.88;
 };
 
