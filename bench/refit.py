@@ -248,7 +248,8 @@ def cases_by_source():
         # register-sourced 128x128 in 4x1 clusters on 128 tiles ran a second wave (bench/NOTES.md).
         "tf32 profile (H100)": profile_csv_cases("tf32 profile (H100)", [
             f"h100-2026-12-06-tf32-profile-{shape}.csv" for shape in (
-                "512x4096x4096", "256x4096x4096", "1024x4096x4096", "384x4096x4096")]),
+                "512x4096x4096", "256x4096x4096", "1024x4096x4096", "384x4096x4096", "2048x1024x2048",
+                "256x14336x8192")]),
         "grouped": grouped_sweep_cases("grouped", load("h200-2026-12-02-grouped-g64-sweep.json")),
         "conv": conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile.json")) +
         conv_profile_cases("conv", load("h200-2026-12-02-conv-fp16-profile-dgrad.json")) +
