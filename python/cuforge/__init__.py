@@ -42,7 +42,7 @@ from .build import build
 from .cutlass_headers import cutlass_path
 from .environment import check_cuda_versions, cuda_install_path, device_cc, device_id, nvcc_version
 from .memory import MemoryPool, create_memory_pool, get_memory_pool, use_rmm
-from .op.arguments import capability, enum_value
+from .op.arguments import capability, enum_value, text
 from .shape import ConvMode
 from .op import Conv2d, Conv2dDgrad, Conv2dFprop, Conv2dWgrad, Gemm, GroupedGemm  # the interface's top-level names
 from .emit import pytorch
@@ -116,8 +116,7 @@ def list_gemms(arch: int | None = None, glob: str = "", kind: KernelKind | None 
     kind (KernelKind.Gemm, Grouped, Conv2dFprop, Conv2dDgrad or Conv2dWgrad; default: every kind)."""
     if arch is not None and capability(arch, "arch") == 0:
         raise InvalidArgumentError("arch: expected a kernel family such as 90, got 0")
-    if not isinstance(glob, str):
-        raise InvalidArgumentError(f"glob: expected a shell pattern on kernel names, got {type(glob).__name__}")
+    glob = text(glob, "glob", "a shell pattern on kernel names")
     return _core.list_gemms(arch, glob, None if kind is None else enum_value(kind, KernelKind, "kind"))
 
 

@@ -373,7 +373,7 @@ def _options(top, filter, jobs, csv, plot) -> tuple:
     """The core's (top, filter, jobs). Before anything is built or allocated: a CSV or plot that
     cannot be written refused, and a machine without a GPU (whose host would fill the operands for
     nothing)."""
-    from .op.arguments import integer, jobs_count
+    from .op.arguments import integer, jobs_count, text
 
     for name, path in (("csv", csv), ("plot", plot)):
         if path is None or path == "":
@@ -387,10 +387,9 @@ def _options(top, filter, jobs, csv, plot) -> tuple:
             raise InvalidArgumentError(f"{name}: {os.fspath(path)!r} is a directory; name the file to write")
     if plot:
         _pyplot()
-    if filter is not None and not isinstance(filter, str):
-        raise InvalidArgumentError(f"filter: expected a shell pattern on kernel names, got {type(filter).__name__}")
+    filter = "" if filter is None else text(filter, "filter", "a shell pattern on kernel names")
     top = integer(top, "top", 1)
-    options = min(top, 2**31 - 1), filter or "", jobs_count(jobs)
+    options = min(top, 2**31 - 1), filter, jobs_count(jobs)
     if _core.device_count() == 0:
         raise DeviceError("profile: no CUDA GPU was found; profiling times kernels on one")
     return options

@@ -418,6 +418,12 @@ def _run_on(a, **protocol):
     # Found by a fault probe: nanobind's own TypeErrors (naming no argument), a value taken through bool(),
     # a geometry ignored (and a build started), a protocol's malformed fields as KeyError or TypeError.
     (lambda: cuforge.emit.kernel_source(5), "^name: expected a kernel's name"),
+    # Strings UTF-8 cannot hold (os.fsdecode's lone surrogates) met nanobind's "incompatible function arguments".
+    (lambda: cuforge.emit.kernel_source("cuforge_\udc80"), r"^name: 'cuforge_\\udc80' is not Unicode text .a lone surrogate at position 8"),
+    (lambda: cuforge.list_gemms(glob="*\ud800"), "^glob: .* is not Unicode text"),
+    (lambda: cuforge.build(["x", "\udc80"], progress=False), "^names: .* is not Unicode text"),
+    (lambda: cuforge.emit.pytorch(_gemm().construct(), "m\udc80"), "^name: .* is not Unicode text"),
+    (lambda: _gemm().profile(64, 64, 64, filter="\udc80"), "^filter: .* is not Unicode text"),
     (lambda: cuforge.build(["x"], jobs=2**40, progress=False), "^jobs: expected 0 .one per core. to"),
     (lambda: cuforge.build(["x"], cc="x", progress=False), "^cc: expected an integer"),
     (lambda: _gemm().construct().pytorch_binding(5), "^module: expected a module name"),
@@ -461,7 +467,8 @@ def _run_on(a, **protocol):
      r"^A: extents are never negative, got shape \(-2, -3, 64, 64\)"),
 ], ids=["alpha-huge", "slope-huge", "scale-huge", "alpha-str-with-scale", "A-int", "stride-set", "padding-0d",
         "split-k-0d", "problem-0d", "tile-0d", "construct-1d", "conv-pad-huge", "alpha-numpy-bool", "beta-complex",
-        "slope-complex", "kernel-source-int", "build-jobs-huge", "build-cc-str", "binding-module-int",
+        "slope-complex", "kernel-source-int", "kernel-source-surrogate", "glob-surrogate", "build-surrogate",
+        "pytorch-name-surrogate", "profile-filter-surrogate", "build-jobs-huge", "build-cc-str", "binding-module-int",
         "pytorch-cc-huge", "pytorch-sourcedir-int", "select-bias-str", "conv-compile-stride-0",
         "conv-compile-geometry-twice", "cai-empty", "held-shape-str", "held-group-none", "held-groups-1d",
         "held-conv-channels", "held-conv-geometry", "alpha-0d-bool", "print-module-str", "pytorch-jit-str",

@@ -15,9 +15,9 @@ from .torch_extension import pytorch
 
 def kernel_source(name: str) -> str:
     """The complete CUDA source of a catalog kernel, by name (``cuforge list`` names them)."""
-    if not isinstance(name, str):
-        raise InvalidArgumentError(f"name: expected a kernel's name (a string), got {type(name).__name__}")
-    return _core.emit(name)
+    from ..op.arguments import text  # the plans import this package: imported on use
+
+    return _core.emit(text(name, "name", "a kernel's name (a string)"))
 
 
 class Operation:

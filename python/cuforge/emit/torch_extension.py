@@ -226,10 +226,9 @@ def pytorch(op, name: str, cc: int | None = None, jit: bool = False, sourcedir: 
     if not isinstance(op, Operation):
         raise InvalidArgumentError(f"op: expected a plan's construct() (a cuforge.emit.Operation), got "
                                    f"{type(op).__name__}")
-    if not isinstance(name, str):
-        raise InvalidArgumentError(f"name: expected a string, got {type(name).__name__}")
-    from ..op.arguments import capability, flag  # the plans import this module: imported on use
+    from ..op.arguments import capability, flag, text  # the plans import this module: imported on use
 
+    name = text(name, "name", "a string")
     cc = op.cc if cc is None else capability(cc, "cc")
     jit = flag(jit, "jit")
     if not isinstance(sourcedir, (str, os.PathLike)):

@@ -44,6 +44,20 @@ def enum_value(value, enum, name: str):
                                f"got {value!r}")
 
 
+def text(value, name: str, what: str) -> str:
+    """A str as the core takes it, in UTF-8: `what` names what was expected of another type. A str that UTF-8
+    cannot hold (a lone surrogate, as os.fsdecode makes of bytes that are not UTF-8) is refused here, where
+    the core's bindings would say only "incompatible function arguments"."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError(f"{name}: expected {what}, got {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InvalidArgumentError(f"{name}: {value!r} is not Unicode text (a lone surrogate at position {e.start})") \
+            from None
+    return value
+
+
 def integer(value, name: str, low: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise InvalidArgumentError(f"{name}: expected an integer, got {value!r} ({type(value).__name__})")
