@@ -13,7 +13,8 @@ namespace {
 // The options in the implicit GEMM's terms: the kind's operand layouts, D row-major.
 GemmOptions implicit_gemm_options(KernelKind kind, GemmOptions options) {
   if (!is_conv(kind))
-    throw InvalidArgumentError(fmt::format("Conv2d: kind must be fprop, dgrad or wgrad, got {}", to_string(kind)));
+    throw InvalidArgumentError(fmt::format("Conv2d: kind must be fprop, dgrad or wgrad, got {}",
+                                           to_string(kind) == "?" ? std::to_string(int(kind)) : to_string(kind)));
   std::tie(options.layout_a, options.layout_b) = library::conv_layouts(kind);
   options.layout_c = Layout::RowMajor;
   return options;

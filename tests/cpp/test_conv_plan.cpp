@@ -53,6 +53,7 @@ TEST(ConvPlan, ChoosesSm80ImplicitGemmsOfItsKind) {
   settings.set_decomposition(Decomposition::StreamK);
   EXPECT_THROW(plan.set_settings(settings), InvalidArgumentError);
   EXPECT_THROW(Conv2d(KernelKind::Gemm, options(DataType::f16)), InvalidArgumentError);
+  EXPECT_REFUSED(Conv2d c(static_cast<KernelKind>(9), options(DataType::f16)), "must be fprop, dgrad or wgrad, got 9");
   EXPECT_THROW(Conv2d(kFprop, options(DataType::s8)), InvalidArgumentError) << "no int8 convolutions";
   GemmOptions gemm = options(DataType::f16);
   EXPECT_REFUSED(Gemm g(gemm), "TensorNHWC is the layout of convolution tensors");

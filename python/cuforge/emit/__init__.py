@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 from .. import _core
-from .._core import InvalidArgumentError
 from .torch_extension import pytorch
 
 
@@ -51,8 +50,9 @@ class Operation:
 
     def pytorch_binding(self, module: str) -> str:
         """The C++ source that registers the kernel as the operators torch.ops.<module>.*."""
-        if not isinstance(module, str):
-            raise InvalidArgumentError(f"module: expected a module name (a string), got {type(module).__name__}")
+        from ..op.arguments import text  # the plans import this package: imported on use
+
+        module = text(module, "module", "a module name (a string)")
         return self._plan.pytorch_binding(self._chosen, module, self._settings)
 
     def __repr__(self) -> str:
