@@ -234,16 +234,15 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t(0), std::numeric_limits<int64_t>::max()));
 
   // CLI11 says "A subcommand is required" of a word that is no command: name it and the commands.
-  if (argc > 1 && argv[1][0] != '-') {
+  if (argc > 1 && argv[1][0] != '-' &&
+      app.get_subcommands([&](const CLI::App* c) { return c->get_name() == argv[1]; }).empty()) {
     std::string commands;
     for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; }))
       commands += (commands.empty() ? "" : ", ") + c->get_name();
-    if (app.get_subcommands([&](const CLI::App* c) { return c->get_name() == argv[1]; }).empty()) {
-      std::cerr << fmt::format("cuforge: unknown command '{}' (commands: {}; with the Python package, also profile "
-                               "and tune)\nRun with --help for more information.\n",
-                               argv[1], commands);
-      return 2;
-    }
+    std::cerr << fmt::format("cuforge: unknown command '{}' (commands: {}; with the Python package, also profile "
+                             "and tune)\nRun with --help for more information.\n",
+                             argv[1], commands);
+    return 2;
   }
   try {
     app.parse(argc, argv);
