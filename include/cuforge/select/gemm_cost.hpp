@@ -147,11 +147,13 @@ struct CostModel {
   // µs against 26.2 on an H200; stream-K and split-K x2 to x8 at 256 to 1024 x4096x4096 on an H100).
   double register_sourced_stream_k_overhead = 1.2;
   // Clusters of four CTAs take a GPC's SMs in fours only: GH100's 132 SMs, eight GPCs of 14 to 18, hold 29 to 32
-  // such clusters by the chip's layout of GPCs (cudaOccupancyMaxActiveClusters), not 33. An H100 ran 128 tiles of
-  // the register-sourced 128x128 (512x4096x4096 TF32) in 4x1 clusters in 121 µs, 85 in 2x1: a second wave, it held
-  // fewer than 32; 112 tiles in 4x1 (128x14336x4096) ran in one. 116 of 132 SMs: 29. Clusters of four only (larger
-  // ones, which only a pinned tile asks for, were not timed); a value outside (0, 1] counts every SM.
-  double cluster_of_four_sm_fraction = 0.88;
+  // such clusters by the chip's layout of GPCs, not 33. cudaOccupancyMaxActiveClusters on an H100 (132 SMs,
+  // bench/cluster_occupancy.cu, bench/results/h100-2026-12-06-cluster-occupancy.txt): 30 clusters of four
+  // (120 SMs), and a wave of 31 took twice as long as one of 30. That H100 also ran 128 tiles of the
+  // register-sourced 128x128 (512x4096x4096 TF32) in 4x1 clusters in 121 µs against 85 in 2x1, a second wave;
+  // 112 tiles (128x14336x4096) ran in one. Clusters of four only (larger ones, which only a pinned tile asks
+  // for, count every SM); a value outside (0, 1] counts every SM.
+  double cluster_of_four_sm_fraction = 0.91;  // 120 of 132 SMs: 30
 };
 
 // Estimated microseconds of one run of `config` on a problem of `shape`, K cut into `splits`
