@@ -94,7 +94,7 @@ const std::vector<Sm90Tile> kSm90SwappedTiles = {
 // Stream-K on the 128x256 tile only: it ran 512x4096x4096 and 256x8192x8192 (64 tiles each) 1.3x as fast
 // as the data-parallel pick; on 128x128 tiles it never won (1.4x slower at 1024³, 3% at 128x14336x4096; on an
 // H100 again, bench/results/h100-2026-12-06-tf32-rs-streamk-profile.txt, in µs against the data-parallel
-// 128x128's best cluster: 128x14336x4096 92.2 against 91.5, 512x2048x2048 30.3 against 24.9, 768³ 16.0
+// 128x128's best cluster: 128x14336x4096 92.2 against 91.5, 512x2048x2048 30.3 against 24.9, 768³ 15.8
 // against 10.7, 2048³ 87.2 against 83.0; the model, which knows no such loss, picked it at four of 27 shapes).
 const std::vector<Sm90Tile> kSm90RegisterSourcedTiles = {
     {128, 128, KernelSchedule::TmaWarpSpecializedCooperative},
