@@ -360,7 +360,7 @@ TEST(EmitGemm, Sm90Fp8128x128CooperativeOverlapsThePromotion) {
                             "sm90_mma_tma_gmma_ss_warpspecialized_fp8.hpp"});
     ASSERT_GE(k.headers.size(), 3u);
     EXPECT_EQ(k.headers.back().first, "cuforge/sm90_fp8_promotion.hpp");
-    EXPECT_TRUE(contains(k.headers.back().second, "CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn>"));
+    EXPECT_TRUE(contains(k.headers.back().second, "CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn, FencePromotions>"));
   }
   // CUTLASS's own loop elsewhere: other tiles, ping-pong, fast accumulation, grouped, 16-bit.
   for (const std::string& name :

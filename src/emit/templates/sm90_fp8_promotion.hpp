@@ -14,12 +14,20 @@
 
 namespace cuforge_fp8 {
 
-template <class BuiltPolicy, int KTilesPerTurn>
+template <class BuiltPolicy, int KTilesPerTurn, bool FencePromotions>
 struct OverlappedPromotionPolicy : BuiltPolicy {};
 
 // OverlappedPromotion<CUTLASS's fp8 CollectiveMma>::type: the same collective with this consumer loop,
 // which waits for every wgmma in flight once per turn of KTilesPerTurn k-tiles.
-template <class Collective, int KTilesPerTurn = 4>
+//
+// FencePromotions: each promotion's adds finish where the loop has them (warpgroup_fence_operand on the
+// half and on the accumulator after them). Unfenced, nvcc 13.0 moves a half's adds in among the next
+// wgmma's issue and gives that wgmma fresh registers: the 128x128 tile's consumer takes 201 registers
+// (cuobjdump -sass; 143 fenced, CUTLASS's loop 145), spills in 2x1 clusters, and 128x144 and 128x192
+// spill and serialize their wgmma (ptxas C7512); fenced, 2x1 fits and so do 128x144 (158) and 128x192
+// (208, under setmaxnreg's 232). The emitted kernels keep the unfenced loop, the one timed on the H200,
+// until the fenced one is timed beside it (bench/fp8_promotion.cu, "pipelined_fenced").
+template <class Collective, int KTilesPerTurn = 4, bool FencePromotions = false>
 struct OverlappedPromotion;
 
 template <class TiledMma>
@@ -30,12 +38,13 @@ struct AtomLayoutOf<cute::TiledMMA<Atom, Layout, Permutation>> {
 };
 
 template <class Policy, class Tile, class EA, class SA, class EB, class SB, class Mma, class GA, class LA, class CA,
-          class TA, class GB, class LB, class CB, class TB, int KTilesPerTurn>
+          class TA, class GB, class LB, class CB, class TB, int KTilesPerTurn, bool FencePromotions>
 struct OverlappedPromotion<
     cutlass::gemm::collective::CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>,
-    KTilesPerTurn> {
-  using type = cutlass::gemm::collective::CollectiveMma<OverlappedPromotionPolicy<Policy, KTilesPerTurn>, Tile, EA,
-                                                        SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>;
+    KTilesPerTurn, FencePromotions> {
+  using type =
+      cutlass::gemm::collective::CollectiveMma<OverlappedPromotionPolicy<Policy, KTilesPerTurn, FencePromotions>,
+                                               Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>;
 };
 
 }  // namespace cuforge_fp8
@@ -44,9 +53,9 @@ namespace cutlass::gemm::collective {
 
 // CUTLASS's fp8 collective (loads, shared storage, parameters, mma_tail) with its own consumer loop.
 template <class Policy, class Tile, class EA, class SA, class EB, class SB, class Mma, class GA, class LA, class CA,
-          class TA, class GB, class LB, class CB, class TB, int KTilesPerTurn>
-struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn>, Tile, EA, SA, EB, SB, Mma, GA, LA,
-                     CA, TA, GB, LB, CB, TB>
+          class TA, class GB, class LB, class CB, class TB, int KTilesPerTurn, bool FencePromotions>
+struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn, FencePromotions>, Tile, EA, SA, EB,
+                     SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>
     : CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB> {
   using Base = CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>;
   using typename Base::MainloopPipeline;
@@ -107,6 +116,10 @@ struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTur
       warpgroup_fence_operand(d);
       CUTLASS_PRAGMA_UNROLL
       for (int i = 0; i < kHalf; ++i) accum(h * kHalf + i) += partial(h * kHalf + i);
+      if constexpr (FencePromotions) {
+        warpgroup_fence_operand(d);
+        warpgroup_fence_operand(accum);
+      }
     };
     auto acquire = [&] {
       auto barrier_token = pipeline.consumer_try_wait(smem_pipe_read);
