@@ -13,9 +13,9 @@
 //     -I$CUTLASS_PATH/tools/util/include -DNAME='"128x128_c1"' -D_TM=_128 -D_TN=_128 -D_CM=_1 -D_CN=_1 \
 //     bench/fp8_promotion.cu -lcublasLt -o p && ./p [shape index]
 //
-// (_TM, _TN: the CTA tile, K 128; _CM, _CN: the cluster along M and N. A _TN that is not a power of two,
-// such as _144, needs -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED: without it CUTLASS's builder tiles N with
-// 64x16 wgmma.)
+// (_TM, _TN: the CTA tile, K 128; _CM, _CN: the cluster along M and N. A _TN whose halves are not among
+// wgmma's standard N (8, 16, 32, 64, 96, 128, 192, 256), such as _144, needs
+// -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED: without it CUTLASS's builder tiles N with 64x16 wgmma.)
 // -DNDEBUG as cuforge builds its kernels: without it CUTLASS's device asserts are function calls, and
 // ptxas serializes the wgmma pipeline around them (warning C7510).
 #include <cublasLt.h>

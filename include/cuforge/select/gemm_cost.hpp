@@ -151,8 +151,9 @@ struct CostModel {
   // bench/cluster_occupancy.cu, bench/results/h100-2026-12-06-cluster-occupancy.txt): 30 clusters of four
   // (120 SMs), and a wave of 31 took twice as long as one of 30. That H100 also ran 128 tiles of the
   // register-sourced 128x128 (512x4096x4096 TF32) in 4x1 clusters in 121 µs against 85 in 2x1, a second wave;
-  // 112 tiles (128x14336x4096) ran in one. Clusters of four only (larger ones, which only a pinned tile asks
-  // for, count every SM); a value outside (0, 1] counts every SM.
+  // 112 tiles (128x14336x4096) ran in one. Clusters of four only: larger ones, which only a pinned tile asks
+  // for, count every SM (that H100 held 15 clusters of eight, 120 SMs, and 7 of sixteen, 112: not modelled); a
+  // value outside (0, 1] counts every SM.
   double cluster_of_four_sm_fraction = 0.91;  // 120 of 132 SMs: 30
 };
 

@@ -22,10 +22,10 @@ struct OverlappedPromotionPolicy : BuiltPolicy {};
 //
 // FencePromotions: each promotion's adds finish where the loop has them (warpgroup_fence_operand on the
 // half and on the accumulator after them). Unfenced, nvcc 13.0 moves a half's adds in among the next
-// wgmma's issue and gives that wgmma fresh registers: the 128x128 tile's consumer takes 201 registers
-// (cuobjdump -sass; 143 fenced, CUTLASS's loop 145), spills in 2x1 clusters, and 128x144 and 128x192
-// spill and serialize their wgmma (ptxas C7512); fenced, 2x1 fits and so do 128x144 (158) and 128x192
-// (208, under setmaxnreg's 232). The emitted kernels keep the unfenced loop, the one timed on the H200,
+// wgmma's issue and gives that wgmma fresh registers: the 128x128 tile's consumer reaches R201
+// (cuobjdump -sass; R143 fenced, CUTLASS's loop R145), spills in 1x2 and 2x1 clusters, and 128x144 and
+// 128x192 spill and serialize their wgmma (ptxas C7512); fenced, the clusters fit and so do 128x144
+// (R158) and 128x192 (R208, under setmaxnreg's 232). The emitted kernels keep the unfenced loop, the one timed on the H200,
 // until the fenced one is timed beside it (bench/fp8_promotion.cu, "pipelined_fenced").
 template <class Collective, int KTilesPerTurn = 4, bool FencePromotions = false>
 struct OverlappedPromotion;
