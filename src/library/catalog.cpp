@@ -92,12 +92,14 @@ const std::vector<Sm90Tile> kSm90SwappedTiles = {
 // at once than the SMs would hold (select::CostModel::cluster_of_four_sm_fraction: an H100 ran 128 tiles in 4x1 as
 // two waves).
 // Stream-K on the 128x256 tile only: it ran 512x4096x4096 and 256x8192x8192 (64 tiles each) 1.3x as fast
-// as the data-parallel pick. On the 128x128 tile it lost: 1.4x slower at 1024³ and 3% at 128x14336x4096 before;
-// on an H100 (bench/results/h100-2026-12-06-tf32-rs-streamk-profile.txt, µs) 92.2 at 128x14336x4096 against
-// 91.5, and where the model, which knows no such loss, picked it: 30.3 at 512x2048x2048 against the
-// data-parallel 128x128's 24.9, 16.0 at 768³ against 10.7, 80.9 at 384x2048x8192 against the pick's 79.5 (the
-// 128x256's stream-K x4 in 2x1; 71.0 in 1x1). At 512x1024x4096, the fourth, it was the fastest
-// register-sourced kernel (33.1; cuBLAS 29.3), beside a pick (the copying 128x64's stream-K) not timed there.
+// as the data-parallel pick. On the 128x128 tile it lost wherever its rival was timed: 1.4x slower at 1024³ and
+// 3% at 128x14336x4096 (H100, 2026-12-05); on an H100 again, in µs
+// (bench/results/h100-2026-12-06-tf32-rs-streamk-profile.txt), 92.2 at 128x14336x4096 against 91.5, and where
+// the model, which knows no such loss, picked it: 30.3 at 512x2048x2048 against the data-parallel 128x128's
+// 24.9, 16.0 at 768³ against 10.7, 80.9 at 384x2048x8192 against the shipped pick's 79.5 (the 128x256's
+// stream-K x4 in 2x1; 71.0 in 1x1). At 512x1024x4096, the fourth, it was the fastest register-sourced kernel
+// (33.1 in 4x1; the model's 2x1 split-K x4 34.8; cuBLAS 29.3), beside a shipped pick (the copying 128x64's
+// stream-K) not timed there.
 const std::vector<Sm90Tile> kSm90RegisterSourcedTiles = {
     {128, 128, KernelSchedule::TmaWarpSpecializedCooperative},
     {128, 256, KernelSchedule::TmaWarpSpecializedCooperative},

@@ -25,8 +25,8 @@ struct OverlappedPromotionPolicy : BuiltPolicy {};
 // wgmma's issue and gives that wgmma fresh registers: the 128x128 tile's consumer reaches R201
 // (cuobjdump -sass; R143 fenced, CUTLASS's loop R145), spills in 1x2 and 2x1 clusters, and 128x144 and
 // 128x192 spill and serialize their wgmma (ptxas C7512); fenced, the clusters fit and so do 128x144
-// (R158) and 128x192 (R208, under setmaxnreg's 232). The emitted kernels keep the unfenced loop, the one timed on the H200,
-// until the fenced one is timed beside it (bench/fp8_promotion.cu, "pipelined_fenced").
+// (R158) and 128x192 (R208, under setmaxnreg's 232). The emitted kernels keep the unfenced loop, the one
+// timed on the H200, until the fenced one is timed beside it (bench/fp8_promotion.cu, "pipelined_fenced").
 template <class Collective, int KTilesPerTurn = 4, bool FencePromotions = false>
 struct OverlappedPromotion;
 
