@@ -72,16 +72,15 @@ Plan<Kernel, Problem>::Plan(const GemmOptions& options, KernelKind kind)
       throw InvalidArgumentError(fmt::format("{}: TensorNHWC is the layout of convolution tensors (cuforge.op.Conv2d); "
                                              "GEMM operands are RowMajor or ColumnMajor", name));
   }
-  for (auto [name, type] : {std::pair{"element_A", options.element_a}, {"element_B", options.element_b},
-                            {"element_C", options.element_c}, {"element_D", options.element_d}})
-    check_enumerator(type, name);
-  if (options.element_accumulator) check_enumerator(*options.element_accumulator, "element_accumulator");
+  // The accumulator last: absent, it is derived from the others.
   for (auto [name, type] : {std::pair{"element_A", options.element_a}, {"element_B", options.element_b},
                             {"element_C", options.element_c}, {"element_D", options.element_d},
-                            {"element_accumulator", options.accumulator()}})
+                            {"element_accumulator", options.accumulator()}}) {
+    check_enumerator(type, name);
     if (type == DataType::void_)
       throw InvalidArgumentError(fmt::format("{}: void means no tensor; a plan without C takes element_C = element_D "
                                              "and runs with no C (beta = 0)", name));
+  }
   kernel_types_ = options.canonical();
   set_settings(options.settings);
 }
