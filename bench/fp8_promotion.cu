@@ -5,8 +5,7 @@
 // without fast accumulation (what torch._scaled_mm runs) on the same random operands (CUDA events, the
 // best of five interleaved rounds) on bench/fp8.py's shapes, and cuforge's consumer loop that overlaps
 // the promotion (src/emit/templates/sm90_fp8_promotion.hpp) on the same tile, also in other tile orders
-// (swizzle, raster), with turns of 8 k-tiles, and with each promotion fenced (FencePromotions: fewer
-// registers, the header says why). The relative error of each against a double-precision
+// (swizzle, raster) and with turns of 8 k-tiles. The relative error of each against a double-precision
 // product over K = 16384 shows what each keeps. One configuration:
 //
 //   nvcc -std=c++17 -O3 -DNDEBUG -arch=sm_90a --expt-relaxed-constexpr -I$CUTLASS_PATH/include \
@@ -65,10 +64,6 @@ using GemmPipelined = cutlass::gemm::device::GemmUniversalAdapter<KernelPipeline
 using KernelPipelined8 = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>,
                                                               cuforge_fp8::OverlappedPromotion<Main, 8>::type, Epi>;
 using GemmPipelined8 = cutlass::gemm::device::GemmUniversalAdapter<KernelPipelined8>;
-// The same loop with each promotion fenced.
-using KernelFenced = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>,
-                                                          cuforge_fp8::OverlappedPromotion<Main, 4, true>::type, Epi>;
-using GemmFenced = cutlass::gemm::device::GemmUniversalAdapter<KernelFenced>;
 
 #define CHECK(x)                                                         \
   do {                                                                   \
@@ -202,11 +197,6 @@ int main(int argc, char** argv) {
       calls.push_back({"pipelined8", [&] { pipelined8.run(); }});
     else
       printf("%dx%dx%d pipelined8: cannot implement\n", M, N, K);
-    GemmFenced fenced;
-    if (arguments(fenced, 4))
-      calls.push_back({"pipelined_fenced", [&] { fenced.run(); }});
-    else
-      printf("%dx%dx%d pipelined_fenced: cannot implement\n", M, N, K);
     // Accuracy over the long-K shape: each call's D against a double-precision product of 64 rows.
     if (K == 16384) {
       std::vector<Fp8> ha(size_t(64) * K), hb(size_t(N) * K);

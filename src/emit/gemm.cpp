@@ -103,8 +103,8 @@ std::string emit_sm90(const library::GemmConfig& config, const std::string& name
   h["tile_scheduler"] = stream_k ? "cutlass::gemm::StreamKScheduler" : "void";
   h["scheduler_arguments"] = stream_k ? std::string(kSm90StreamKArguments) : "";
   h["supports_split_k"] = stream_k ? "true" : "false";
-  // 128x128 promoted fp8 tiles run their own consumer loop over CUTLASS's collective, which overlaps
-  // the promotion with the wgmma.
+  // Promoted fp8's 128x128 and 128x192 tiles run their own consumer loop over CUTLASS's collective,
+  // which overlaps the promotion with the wgmma.
   const bool overlapped = library::overlaps_fp8_promotion(c);
   h["mainloop_include"] = overlapped ? fmt::format("#include \"{}\"\n", kFp8PromotionHeader) : "";
   h["mainloop"] = overlapped ? "// CUTLASS's fp8 collective, its consumer loop adding each half of N while the other half's "

@@ -172,7 +172,8 @@ bool spills_registers(const GemmConfig& c) {
 bool overlaps_fp8_promotion(const GemmConfig& c) {
   return promotes_fp8(c) && c.arch >= 90 && c.kind == KernelKind::Gemm && !c.tile.swap_ab &&
          c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative &&
-         c.tile.threadblock_shape == std::array<int, 3>{128, 128, 128};
+         c.tile.threadblock_shape[0] == 128 && (c.tile.threadblock_shape[1] == 128 || c.tile.threadblock_shape[1] == 192) &&
+         c.tile.threadblock_shape[2] == 128;
 }
 
 int sm80_output_vector_bits(DataType c) { return size_bits(c) == 8 ? 64 : 128; }

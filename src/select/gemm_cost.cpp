@@ -248,7 +248,10 @@ int tie_rank(const library::GemmConfig& c, int splits, const GemmShape& p, int s
                : 2;
   }
   const bool fp8_gemm = c.kind == KernelKind::Gemm && c.arch >= 90 && !c.tile.swap_ab && is_fp8(c.element_a);
-  return fp8_gemm && data_parallel && cl == std::array<int, 3>{1, 2, 1} ? 1 : 2;
+  if (fp8_gemm && data_parallel && cl == std::array<int, 3>{1, 2, 1}) return 1;
+  // The overlapped promotion's tiles: a cluster of two along M ahead of none.
+  if (library::overlaps_fp8_promotion(c) && data_parallel) return cl == std::array<int, 3>{1, 1, 1} ? 3 : 2;
+  return 2;
 }
 
 }  // namespace cuforge::select

@@ -349,22 +349,23 @@ TEST(EmitGemm, Sm90Fp8TakesTheFp8Mainloop) {
       << "16-bit kernels take no scales";
 }
 
-TEST(EmitGemm, Sm90Fp8128x128CooperativeOverlapsThePromotion) {
+TEST(EmitGemm, Sm90Fp8CooperativeTilesOverlapThePromotion) {
   const std::string coop = "cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_128x128x128_c2x1x1_s0_coop_tmacoop_";
+  const std::string wide = "cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_128x192x128_c1x2x1_s0_coop_tmacoop_";
   const char* loop = "using CollectiveMainloop = typename cuforge_fp8::OverlappedPromotion<BuiltMainloop>::type;";
   for (const std::string& name : {coop + "streamk_a16x16x8", coop + "streamk_a16x16x8_relu_bias",
-                                  coop + "default_a16x16x8_splitk"}) {
+                                  coop + "default_a16x16x8_splitk", wide + "default_a16x16x8"}) {
     SCOPED_TRACE(name);
     const KernelSource k = emit::gemm_kernel(library::parse_gemm_name(name), 90);
     expect_parts(k.source, {"#include \"cuforge/sm90_fp8_promotion.hpp\"", loop,
                             "sm90_mma_tma_gmma_ss_warpspecialized_fp8.hpp"});
     ASSERT_GE(k.headers.size(), 3u);
     EXPECT_EQ(k.headers.back().first, "cuforge/sm90_fp8_promotion.hpp");
-    EXPECT_TRUE(contains(k.headers.back().second, "CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn, FencePromotions>"));
+    EXPECT_TRUE(contains(k.headers.back().second, "CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn>"));
   }
   // CUTLASS's own loop elsewhere: other tiles, ping-pong, fast accumulation, grouped, 16-bit.
   for (const std::string& name :
-       {std::string("cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_128x192x128_c1x1x1_s0_coop_tmacoop_default_"
+       {std::string("cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_256x96x128_c1x1x1_s0_coop_tmacoop_default_"
                     "a16x16x8"),
         std::string("cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_64x128x128_c1x1x1_s0_pingpong_tma_default_"
                     "a16x16x8"),

@@ -110,26 +110,35 @@ TEST(Select, TheNonPersistentKernelSavesItsSetupInOneWaveAndPaysEachFurtherWave)
   EXPECT_TRUE(select::per_tile_gemm(conv));
 }
 
-// Promoted fp8 kernels on cuforge's overlapped consumer loop run at overlapped_promotion_edge of the rate the
-// tile's intensity gives; those on CUTLASS's loop, and fast accumulation, do not.
+// Promoted fp8 kernels on cuforge's overlapped consumer loop (the 128x128 and 128x192 cooperative tiles) run at
+// overlapped_promotion_edge of the rate the tile's intensity gives; those on CUTLASS's loop, and fast accumulation,
+// do not.
 TEST(Select, TheOverlappedFp8PromotionRunsAtItsEdge) {
   const std::string fp8 = "cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_";
-  const GemmConfig overlapped = library::parse_gemm_name(fp8 + "128x128x128_c1x2x1_s0_coop_tmacoop_default_a16x16x8");
-  const GemmConfig cutlass_loop = library::parse_gemm_name(fp8 + "128x192x128_c1x1x1_s0_coop_tmacoop_default_a16x16x8");
-  ASSERT_TRUE(in_catalog(overlapped) && in_catalog(cutlass_loop));
-  ASSERT_TRUE(library::overlaps_fp8_promotion(overlapped));
-  ASSERT_FALSE(library::overlaps_fp8_promotion(cutlass_loop));
+  const GemmConfig square = library::parse_gemm_name(fp8 + "128x128x128_c1x2x1_s0_coop_tmacoop_default_a16x16x8");
+  const GemmConfig wide = library::parse_gemm_name(fp8 + "128x192x128_c1x2x1_s0_coop_tmacoop_default_a16x16x8");
+  const GemmConfig cutlass_loop = library::parse_gemm_name(fp8 + "256x96x128_c1x2x1_s0_coop_tmacoop_default_a16x16x8");
+  const GemmConfig fast = library::parse_gemm_name(
+      "cuforge_sm90_gemm_tensorop_fastaccum_e4m3_e4m3_f32_bf16_bf16_rcr_128x128x128_c1x2x1_s0_coop_tmacoop_default_"
+      "a16x16x8");
+  for (const GemmConfig* c : {&square, &wide, &cutlass_loop, &fast}) ASSERT_TRUE(in_catalog(*c)) << c->name();
   select::CostModel none;
   none.overlapped_promotion_edge = 1.0;
   const GemmShape p{4096, 14336, 4096, 1};
   auto with = [&](const GemmConfig& c, const select::CostModel& m) {
     return select::estimated_time_us(c, p, 1, true, 132, m);
   };
-  EXPECT_LT(with(overlapped, select::CostModel{}), with(overlapped, none));
-  EXPECT_EQ(with(cutlass_loop, select::CostModel{}), with(cutlass_loop, none));
-  // Without the edge the intensity term ranks the 128x192 tile first; with it, the overlapped 128x128.
-  EXPECT_LT(with(cutlass_loop, none), with(overlapped, none));
-  EXPECT_LT(with(overlapped, select::CostModel{}), with(cutlass_loop, select::CostModel{}));
+  for (const GemmConfig* c : {&square, &wide}) {
+    EXPECT_TRUE(library::overlaps_fp8_promotion(*c)) << c->name();
+    EXPECT_LT(with(*c, select::CostModel{}), with(*c, none)) << c->name();
+  }
+  for (const GemmConfig* c : {&cutlass_loop, &fast}) {
+    EXPECT_FALSE(library::overlaps_fp8_promotion(*c)) << c->name();
+    EXPECT_EQ(with(*c, select::CostModel{}), with(*c, none)) << c->name();
+  }
+  // CUTLASS's 256x96 loop ranks behind both.
+  EXPECT_LT(with(wide, select::CostModel{}), with(cutlass_loop, select::CostModel{}));
+  EXPECT_LT(with(square, select::CostModel{}), with(cutlass_loop, select::CostModel{}));
 }
 
 // SM90's TF32 GEMMs put a wide tile first where 16-bit ones put the tall one (H200, cuforge profile of f32

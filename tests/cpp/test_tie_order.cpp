@@ -68,7 +68,8 @@ TEST(GemmPlan, Sm90TiesGoToAClusterSpanningMWhereTheTilesFillTheSms) {
 // select::tie_rank by kernel name: the non-persistent kernel's cluster that shares the larger operand's tiles
 // ranks 1 only where it pads no tile (640 columns are five 128-wide tiles; 192 rows three 64-row ones); a
 // pointwise convolution's clusters keep the catalog's order; TF32's swapped 128x128 tile ranks its 4x1
-// cluster first where the problem's N (the kernel's M) fills whole clusters of four 128-wide tiles.
+// cluster first where the problem's N (the kernel's M) fills whole clusters of four 128-wide tiles; fp8's
+// persistent kernels their 1x2 cluster, and those of the overlapped promotion 2x1 ahead of 1x1.
 TEST(GemmPlan, TieRankSharesTheLargerOperandsTilesWhereNoTilePads) {
   const auto rank = [](const std::string& name, int64_t m, int64_t n) {
     GemmShape shape;
@@ -101,6 +102,18 @@ TEST(GemmPlan, TieRankSharesTheLargerOperandsTilesWhereNoTilePads) {
   EXPECT_EQ(rank(rs("4x1x1"), 128, 11008), 2) << "86 tiles of N";
   EXPECT_EQ(rank(rs("2x1x1"), 128, 14336), 2);
   EXPECT_EQ(rank(rs("4x1x1", "streamk"), 128, 14336), 2) << "stream-K: not timed in 4x1 clusters";
+  // fp8's overlapped promotion, data-parallel: 1x2, then 2x1, then a cluster of one.
+  const auto fp8 = [](const std::string& tile, const std::string& cluster, const std::string& scheduler = "default") {
+    return "cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_" + tile + "x128_c" + cluster +
+           "_s0_coop_tmacoop_" + scheduler + "_a16x16x8";
+  };
+  for (const char* tile : {"128x128", "128x192"}) {
+    EXPECT_EQ(rank(fp8(tile, "1x2x1"), 8192, 8192), 1) << tile;
+    EXPECT_EQ(rank(fp8(tile, "2x1x1"), 8192, 8192), 2) << tile;
+    EXPECT_EQ(rank(fp8(tile, "1x1x1"), 8192, 8192), 3) << tile;
+    EXPECT_EQ(rank(fp8(tile, "1x1x1", "streamk"), 8192, 8192), 2) << tile << " stream-K: the catalog's order";
+  }
+  EXPECT_EQ(rank(fp8("256x96", "1x1x1"), 8192, 8192), 2) << "CUTLASS's promotion loop: the catalog's order";
 }
 
 }  // namespace

@@ -4,7 +4,7 @@ A template path is what changes the emitted C++ beyond tile sizes: the kernel fa
 types and accumulator (each math instruction and output), the layouts, the kernel and epilogue
 schedules, the tile scheduler (SM80: the swizzle), the cluster, the operand alignment (SM80), the
 epilogue (identity, an activation, a leaky_relu slope, a bias row), parallel split-K, fp8's
-overlapped promotion (the 128x128 cooperative tiles' consumer loop), the swapped
+overlapped promotion (the 128x128 and 128x192 cooperative tiles' consumer loop), the swapped
 kernels of small M (D^T = B^T A^T written column-major, the bias a column of it) and TF32's of a
 row-major B (B^T read through registers), and, run on
 the same kernel, the decompositions its scheduler is told at run time (data-parallel, split-K,
@@ -217,18 +217,23 @@ def paths() -> list[Path]:
     for b, m in ((swapped_of("e4m3", "bf16", "rcr", (64, 32), cluster=(1, 2, 1)), 48),
                  (swapped_of("s8", "s32", "rcr", (64, 32), cluster=(1, 2, 1)), 40)):
         out.append(Path(b.name, b, k=512, m=m))
-    # fp8's overlapped promotion (the 128x128 cooperative tiles' own consumer loop): a K of one turn of
-    # four k-tiles and two single ones (704, the last partial), in each decomposition the stream-K
-    # scheduler takes, and in parallel split-K's slices, with relu and a bias row; and in the 1x2
-    # clusters the selection prefers for it (two column tiles, the last partial, sharing each A tile).
-    overlapped = [k for k in kernels if k.a == "e4m3" and k.b == "e4m3" and k.d == "bf16" and k.math == "mma"
-                  and k.layouts == "rcr" and k.tile == (128, 128, 128) and k.schedule == "coop"]
-    b = next(k for k in overlapped if k.scheduler == "streamk" and k.shape2 == (1, 1, 1))
-    out.append(Path(b.name, b, k=704, modes=_modes(b)))
-    b = next(k for k in overlapped if k.scheduler == "default" and k.shape2 == (1, 1, 1))
+    # fp8's overlapped promotion (the 128x128 and 128x192 cooperative tiles' own consumer loop): a K of
+    # one turn of four k-tiles and two single ones (704, the last partial), in each decomposition the
+    # stream-K scheduler takes, and in parallel split-K's slices, with relu and a bias row; and in the
+    # clusters the selection takes for it: 1x2 (two column tiles, the last partial, sharing each A tile)
+    # and 2x1 (three row tiles and an empty fourth; two column tiles of 192, the second mostly empty).
+    def overlapped(tile, scheduler, cluster):
+        return next(k for k in kernels if k.a == "e4m3" and k.b == "e4m3" and k.d == "bf16" and k.math == "mma"
+                    and k.layouts == "rcr" and k.tile == tile and k.schedule == "coop" and k.scheduler == scheduler
+                    and k.shape2 == cluster)
+    for tile in ((128, 128, 128), (128, 192, 128)):
+        b = overlapped(tile, "streamk", (1, 1, 1))
+        out.append(Path(b.name, b, k=704, modes=_modes(b)))
+    b = overlapped((128, 128, 128), "default", (1, 1, 1))
     out.append(Path(b.name + "_splitk_relu_bias", b, dict(split, activation=cuforge.epilogue.relu), bias=True, k=704))
-    b = next(k for k in overlapped if k.scheduler == "default" and k.shape2 == (1, 2, 1))
-    out.append(Path(b.name, b, k=704))
+    for tile, cluster in (((128, 128, 128), (1, 2, 1)), ((128, 192, 128), (2, 1, 1))):
+        b = overlapped(tile, "default", cluster)
+        out.append(Path(b.name, b, k=704))
     # fp8 with fast accumulation in the 1x2 clusters the selection prefers for it too (the 256x128 tile).
     b = next(k for k in kernels if k.a == "e4m3" and k.b == "e4m3" and k.d == "bf16" and k.math == "fastaccum"
              and k.layouts == "rcr" and k.tile[:2] == (256, 128) and k.schedule == "coop" and k.scheduler == "default"

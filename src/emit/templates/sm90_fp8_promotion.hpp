@@ -6,28 +6,25 @@
 // waiting for every wgmma in flight, so the tensor cores idle while it adds. Here each k-tile's wgmma
 // run as two halves of the tile's N, and each half is added while the other half's wgmma run: the same
 // sums in the same order (the same error as cuBLASLt's default to four digits), in the same two
-// accumulator fragments. H200 (bench/fp8_promotion.cu, bench/NOTES.md): the 128x128 cooperative tile
-// ran 0.75, 0.93, 0.90, 0.94x cuBLASLt on bench/fp8.py's shapes where CUTLASS's loop ran it 0.77, 0.84,
-// 0.81, 0.85x; 128x192 (96-wide halves) fell to 0.36-0.47x, and 256x96 split by its 64-row atoms
-// spills (2 x 96 accumulator registers and the loop's own do not fit), so only 128x128 tiles take it.
+// accumulator fragments. Each promotion's adds are fenced (warpgroup_fence_operand on the half and on
+// the accumulator after them): unfenced, nvcc 13.0 moved a half's adds in among the next wgmma's issue
+// and gave that wgmma fresh registers, so the 128x128 tile's consumer reached R201 (R143 fenced, CUTLASS's
+// loop R145) and spilled in clusters of two, and 128x192 spilled and serialized its wgmma (ptxas C7512).
+// H100 (bench/fp8_promotion.cu, bench/results/h100-2026-12-06-fp8-fenced-probe.txt, bench/fp8.py's four
+// shapes): 128x128 in 1x2 clusters 0.79, 0.90, 0.87, 0.95x cuBLASLt where CUTLASS's loop ran it 0.75,
+// 0.81, 0.80, 0.75x; 128x192 (96-wide halves, R208) in 2x1 0.90, 0.91, 0.97, 0.80x where CUTLASS's ran
+// 0.82, 0.77, 0.82, 0.82x. 256x96 split by its 64-row atoms spills (2 x 96 accumulator registers and the
+// loop's own do not fit), so the 128x128 and 128x192 tiles take it.
 #pragma once
 
 namespace cuforge_fp8 {
 
-template <class BuiltPolicy, int KTilesPerTurn, bool FencePromotions>
+template <class BuiltPolicy, int KTilesPerTurn>
 struct OverlappedPromotionPolicy : BuiltPolicy {};
 
 // OverlappedPromotion<CUTLASS's fp8 CollectiveMma>::type: the same collective with this consumer loop,
 // which waits for every wgmma in flight once per turn of KTilesPerTurn k-tiles.
-//
-// FencePromotions: each promotion's adds finish where the loop has them (warpgroup_fence_operand on the
-// half and on the accumulator after them). Unfenced, nvcc 13.0 moves a half's adds in among the next
-// wgmma's issue and gives that wgmma fresh registers: the 128x128 tile's consumer reaches R201
-// (cuobjdump -sass; R143 fenced, CUTLASS's loop R145), spills in 1x2 and 2x1 clusters, and 128x144 and
-// 128x192 spill and serialize their wgmma (ptxas C7512); fenced, the clusters fit and so do 128x144
-// (R158) and 128x192 (R208, under setmaxnreg's 232). The emitted kernels keep the unfenced loop, the one
-// timed on the H200, until the fenced one is timed beside it (bench/fp8_promotion.cu, "pipelined_fenced").
-template <class Collective, int KTilesPerTurn = 4, bool FencePromotions = false>
+template <class Collective, int KTilesPerTurn = 4>
 struct OverlappedPromotion;
 
 template <class TiledMma>
@@ -38,12 +35,12 @@ struct AtomLayoutOf<cute::TiledMMA<Atom, Layout, Permutation>> {
 };
 
 template <class Policy, class Tile, class EA, class SA, class EB, class SB, class Mma, class GA, class LA, class CA,
-          class TA, class GB, class LB, class CB, class TB, int KTilesPerTurn, bool FencePromotions>
+          class TA, class GB, class LB, class CB, class TB, int KTilesPerTurn>
 struct OverlappedPromotion<
     cutlass::gemm::collective::CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>,
-    KTilesPerTurn, FencePromotions> {
+    KTilesPerTurn> {
   using type =
-      cutlass::gemm::collective::CollectiveMma<OverlappedPromotionPolicy<Policy, KTilesPerTurn, FencePromotions>,
+      cutlass::gemm::collective::CollectiveMma<OverlappedPromotionPolicy<Policy, KTilesPerTurn>,
                                                Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>;
 };
 
@@ -53,8 +50,8 @@ namespace cutlass::gemm::collective {
 
 // CUTLASS's fp8 collective (loads, shared storage, parameters, mma_tail) with its own consumer loop.
 template <class Policy, class Tile, class EA, class SA, class EB, class SB, class Mma, class GA, class LA, class CA,
-          class TA, class GB, class LB, class CB, class TB, int KTilesPerTurn, bool FencePromotions>
-struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn, FencePromotions>, Tile, EA, SA, EB,
+          class TA, class GB, class LB, class CB, class TB, int KTilesPerTurn>
+struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTurn>, Tile, EA, SA, EB,
                      SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>
     : CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB> {
   using Base = CollectiveMma<Policy, Tile, EA, SA, EB, SB, Mma, GA, LA, CA, TA, GB, LB, CB, TB>;
@@ -116,10 +113,8 @@ struct CollectiveMma<cuforge_fp8::OverlappedPromotionPolicy<Policy, KTilesPerTur
       warpgroup_fence_operand(d);
       CUTLASS_PRAGMA_UNROLL
       for (int i = 0; i < kHalf; ++i) accum(h * kHalf + i) += partial(h * kHalf + i);
-      if constexpr (FencePromotions) {
-        warpgroup_fence_operand(d);
-        warpgroup_fence_operand(accum);
-      }
+      warpgroup_fence_operand(d);  // the adds stay here, not among the next wgmma's issue
+      warpgroup_fence_operand(accum);
     };
     auto acquire = [&] {
       auto barrier_token = pipeline.consumer_try_wait(smem_pipe_read);
