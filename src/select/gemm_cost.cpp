@@ -247,11 +247,17 @@ int tie_rank(const library::GemmConfig& c, int splits, const GemmShape& p, int s
                ? 1
                : 2;
   }
+  // The overlapped promotion's tiles in a cluster of two that pads no tile: 1x2 (each A tile shared along N) where A
+  // is the larger operand, else 2x1 (each B tile shared along M), then the other; then the rest.
+  if (library::overlaps_fp8_promotion(c) && data_parallel) {
+    const auto& t = c.tile.threadblock_shape;
+    const bool pads = ceil_div(p.m, int64_t(t[0])) % cl[0] != 0 || ceil_div(p.n, int64_t(t[1])) % cl[1] != 0;
+    if (cl == std::array{1, 1, 1} || pads) return 3;
+    const bool a_larger = double(p.m) * size_bytes(c.element_a) > double(p.n) * size_bytes(c.element_b);
+    return cl == (a_larger ? std::array{1, 2, 1} : std::array{2, 1, 1}) ? 1 : 2;
+  }
   const bool fp8_gemm = c.kind == KernelKind::Gemm && c.arch >= 90 && !c.tile.swap_ab && is_fp8(c.element_a);
-  if (fp8_gemm && data_parallel && cl == std::array<int, 3>{1, 2, 1}) return 1;
-  // The overlapped promotion's tiles: a cluster of two along M ahead of none.
-  if (library::overlaps_fp8_promotion(c) && data_parallel) return cl == std::array<int, 3>{1, 1, 1} ? 3 : 2;
-  return 2;
+  return fp8_gemm && data_parallel && cl == std::array<int, 3>{1, 2, 1} ? 1 : 2;
 }
 
 }  // namespace cuforge::select

@@ -26,17 +26,16 @@ using namespace test;
 // fp8 (e4m3 -> bf16, promoted accumulation): the large problems of issue 18 take tiles whose two
 // accumulators fit in registers. The 256x128 cooperative kernel the plan picked before spilled and
 // ran at a third of the 128x128 cooperative one on the H200. The 128x128 and 128x192 tiles run cuforge's
-// overlapped promotion (CostModel::overlapped_promotion_edge) in 1x2 clusters, or 2x1 where 1x2 pads a
-// tile (select::tie_rank): each pick the fastest of the six tile and cluster pairs an H100 timed at its
-// shape (bench/results/h100-2026-12-06-fp8-profile.txt).
+// overlapped promotion (CostModel::overlapped_promotion_edge) in the cluster of two that shares the larger
+// operand's tiles (select::tie_rank): 1x2 where A is the larger, else 2x1 (bench/results/h100-2026-12-06-fp8-*).
 TEST(GemmPlan, Fp8LargeProblemsTakeTilesThatDoNotSpill) {
   GemmOptions o = plan_of(DataType::e4m3, R, C, R);
   o.element_c = o.element_d = DataType::bf16;
   Gemm g(o);
   const std::vector<std::tuple<std::array<int64_t, 3>, std::array<int, 3>, std::array<int, 3>>> expected = {
       {{8192, 8192, 8192}, {128, 192, 128}, {2, 1, 1}},
-      {{4096, 4096, 4096}, {128, 128, 128}, {1, 2, 1}},
-      {{4096, 14336, 4096}, {128, 192, 128}, {1, 2, 1}},
+      {{4096, 4096, 4096}, {128, 128, 128}, {2, 1, 1}},
+      {{4096, 14336, 4096}, {128, 192, 128}, {2, 1, 1}},
       {{8192, 1024, 8192}, {128, 128, 128}, {1, 2, 1}},
   };
   for (const auto& [mnk, tile, cluster] : expected) {

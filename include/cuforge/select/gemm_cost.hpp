@@ -180,9 +180,11 @@ bool per_tile_gemm(const library::GemmConfig& config);
 // where B is the larger: N times its element's bytes against M times A's; 1x2, along N, each A tile,
 // otherwise; where the cluster pads no tile; a GEMM's: a pointwise convolution's clusters are not timed), for
 // TF32's swapped register-sourced 128x128 tile in 4x1 clusters where they pad no tile (catalog.cpp), and for a
-// persistent fp8 kernel in 1x2 clusters, whose two CTAs along N share each A tile; 3 for a data-parallel kernel
-// of fp8's overlapped promotion (library::overlaps_fp8_promotion) in a cluster of one, behind its 2x1 cluster;
-// 2 otherwise, in the catalog's order.
+// persistent fp8 kernel in 1x2 clusters, whose two CTAs along N share each A tile, but for a data-parallel
+// kernel of fp8's overlapped promotion (library::overlaps_fp8_promotion) in the cluster of two sharing the
+// larger operand's tiles (1x2 where A is the larger, 2x1 otherwise: equal operands share B's), 2 for it in the
+// other cluster of two, 3 for it in a cluster of one or one that pads a tile; 2 otherwise, in the catalog's
+// order.
 // The non-persistent kernel's rule is the H200's calls back to back (bench/one_wave.py, b2b_us of
 // h200-2026-12-04-one-wave-{tiles,picks,small-m}.json, 24 shapes): the 64x128 tile in 2x1 clusters 0.69x
 // the 1x1 cluster's time at 256x4096x4096 and 0.80-0.95x at 512x4096x1024, 256x8192x2048, 128x14336x4096
@@ -197,10 +199,13 @@ bool per_tile_gemm(const library::GemmConfig& config);
 // 128x128 tile in 1x2 clusters 0.83-0.88x the 1x1 cluster's time at 8192x1024x8192 and 2048x2048x8192,
 // 0.92x at 16384x1024x4096, at most 2% slower on the other seven; 256x96 and 128x192 likewise. With fast
 // accumulation (--fast-accum, issue 18's four shapes) 256x128 in 1x2 clusters 0.96-0.995x the 1x1 time.
-// The overlapped promotion's tiles with each promotion fenced, on an H100 (cuforge profile --top 6 at those
-// four shapes, bench/results/h100-2026-12-06-fp8-profile.txt): 128x128 in 2x1 clusters 0.88-0.90x the 1x1
-// time and in 1x2 0.83-0.91x; 128x192 in 2x1 0.75-0.99x and in 1x2 0.68-0.99x. Where 1x2 pads a tile
-// (8192 columns are 42.7 tiles of 192), 2x1 takes the tie: 128x192 at 8192³ 835 µs against 908 in 1x1.
+// The overlapped promotion's tiles with each promotion fenced, on an H100 (bench/fp8.py --sweep --sweep-tiles
+// 128x128,128x192, h100-2026-12-06-fp8-sweep{,-2}.json, eleven shapes run): the faster cluster of two ran
+// 0.67-1.09x the 1x1 time (median 0.89 over the 22 tile and shape runs; above 1 only at 384x4096x4096's
+// 128x128, 96 CTAs in one wave). 2x1 against 1x2: 0.90-0.94x the time at 4096³ (both runs), 1024x4096x4096 and 3072³'s
+// 128x128, 0.89x at 8192³'s 128x192 (whose 1x2 pads: 42.7 tiles of 192 columns), but 1.12-1.14x at
+// 8192x1024x8192 (A the larger); 0.96-1.05x at 4096x14336x4096; at 384x4096x4096 the 2x1 cluster padding a
+// fourth tile of M 1.30x the 1x1 time, 1x2 1.09x.
 int tie_rank(const library::GemmConfig& config, int splits, const GemmShape& shape, int sm_count);
 
 }  // namespace cuforge::select
