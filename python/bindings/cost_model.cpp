@@ -79,8 +79,10 @@ void bind_cost_model(nb::module_& m) {
         "Where the selection puts an SM90 kernel, by name, on M x N (batch) among kernels it estimates alike, "
         "lower first (0: its cluster spans M, cluster_spans_m; 1: the non-persistent GEMM kernel in the cluster "
         "sharing the larger operand's tiles, 2x1 or 1x2, where it pads no tile, TF32's swapped 128x128 tile in 4x1 "
-        "clusters where they pad none, and a persistent fp8 kernel in 1x2 clusters; 2: the others, in the catalog's "
-        "order). Needs no GPU.");
+        "clusters where they pad none, and a persistent fp8 kernel in 1x2 clusters, but a data-parallel kernel of fp8's "
+        "overlapped promotion in the cluster of two sharing the larger operand's tiles where it pads none; 2: the "
+        "others, that kernel in its other cluster of two where neither pads; 3: that kernel otherwise; each rank in "
+        "the catalog's order). Needs no GPU.");
   m.def("estimated_conv_time_us",
         [](const std::string& name, const python::ConvExtents& extents, const python::Pair& stride,
            const python::Pair& padding, const python::Pair& dilation, int splits, bool deterministic, int sm_count, const select::CostModel& model) {

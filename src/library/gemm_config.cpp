@@ -170,10 +170,10 @@ bool spills_registers(const GemmConfig& c) {
 }
 
 bool overlaps_fp8_promotion(const GemmConfig& c) {
+  const auto& t = c.tile.threadblock_shape;
   return promotes_fp8(c) && c.arch >= 90 && c.kind == KernelKind::Gemm && !c.tile.swap_ab &&
-         c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative &&
-         c.tile.threadblock_shape[0] == 128 && (c.tile.threadblock_shape[1] == 128 || c.tile.threadblock_shape[1] == 192) &&
-         c.tile.threadblock_shape[2] == 128;
+         c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative && t[0] == 128 &&
+         (t[1] == 128 || t[1] == 192) && t[2] == 128;
 }
 
 int sm80_output_vector_bits(DataType c) { return size_bits(c) == 8 ? 64 : 128; }

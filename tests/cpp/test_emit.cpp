@@ -369,6 +369,10 @@ TEST(EmitGemm, Sm90Fp8CooperativeTilesOverlapThePromotion) {
                     "a16x16x8"),
         std::string("cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_64x128x128_c1x1x1_s0_pingpong_tma_default_"
                     "a16x16x8"),
+        std::string("cuforge_sm90_grouped_tensorop_mma_e4m3_e4m3_f32_f32_f32_rcr_128x192x128_c1x2x1_s0_coop_tmacoop_default_"
+                    "a16x16x4"),
+        std::string("cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rcr_128x192x64_c1x2x1_s0_coop_tmacoop_default_"
+                    "a8x8x8"),
         std::string("cuforge_sm90_gemm_tensorop_fastaccum_e4m3_e4m3_f32_bf16_bf16_rcr_128x128x128_c1x1x1_s0_coop_tmacoop_"
                     "default_a16x16x8"),
         std::string("cuforge_sm90_grouped_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_128x128x128_c1x1x1_s0_coop_tmacoop_"

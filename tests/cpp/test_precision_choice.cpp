@@ -85,7 +85,8 @@ TEST(GemmPlan, Fp8FastAccumulationOnlyOnRequest) {
   const auto& t = big.tile.threadblock_shape;
   EXPECT_EQ(t[0] * t[1] / (big.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative ? 256 : 128), 128)
       << "a 128-register tile: " << big.name();
-  // fp8 kernels of either accumulation take 1x2 clusters among ties (select::tie_rank).
+  // Fast accumulation's persistent kernels take 1x2 clusters among ties (select::tie_rank), as CUTLASS's
+  // promotion loop does; the overlapped promotion's tiles take the cluster sharing the larger operand's tiles.
   EXPECT_EQ(big.tile.cluster_shape, (std::array<int, 3>{1, 2, 1})) << big.name();
   // A 16-bit plan has no fast-accumulation kernels: a clear error.
   Gemm bf16(plan_of(DataType::bf16, R, R, R));

@@ -70,7 +70,8 @@ TEST(GemmPlan, Sm90TiesGoToAClusterSpanningMWhereTheTilesFillTheSms) {
 // pointwise convolution's clusters keep the catalog's order; TF32's swapped 128x128 tile ranks its 4x1
 // cluster first where the problem's N (the kernel's M) fills whole clusters of four 128-wide tiles; fp8's
 // persistent kernels their 1x2 cluster, but those of the overlapped promotion the cluster of two that shares
-// the larger operand's tiles where it pads no tile.
+// the larger operand's tiles where it pads no tile, then the other cluster of two, and where the sharing one
+// pads, the catalog's order (1x1 first).
 TEST(GemmPlan, TieRankSharesTheLargerOperandsTilesWhereNoTilePads) {
   const auto rank = [](const std::string& name, int64_t m, int64_t n) {
     GemmShape shape;
@@ -104,7 +105,7 @@ TEST(GemmPlan, TieRankSharesTheLargerOperandsTilesWhereNoTilePads) {
   EXPECT_EQ(rank(rs("2x1x1"), 128, 14336), 2);
   EXPECT_EQ(rank(rs("4x1x1", "streamk"), 128, 14336), 2) << "stream-K: not timed in 4x1 clusters";
   // fp8's overlapped promotion, data-parallel: the cluster of two sharing the larger operand's tiles (2x1 where
-  // A is not the larger), then the other, where they pad no tile; then the rest.
+  // A is not the larger), then the other, where the sharing one pads no tile; otherwise the catalog's order.
   const auto fp8 = [](const std::string& tile, const std::string& cluster, const std::string& scheduler = "default") {
     return "cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_" + tile + "x128_c" + cluster +
            "_s0_coop_tmacoop_" + scheduler + "_a16x16x8";
@@ -116,10 +117,11 @@ TEST(GemmPlan, TieRankSharesTheLargerOperandsTilesWhereNoTilePads) {
     EXPECT_EQ(rank(fp8(tile, "1x2x1"), 8192, 1536), 1) << tile << ": A the larger";
     EXPECT_EQ(rank(fp8(tile, "2x1x1"), 8192, 1536), 2) << tile << ": A the larger";
     EXPECT_EQ(rank(fp8(tile, "2x1x1"), 384, 3072), 3) << tile << ": three tiles of M";
-    EXPECT_EQ(rank(fp8(tile, "1x2x1"), 384, 3072), 2) << tile << ": ahead of the padded 2x1 and of 1x1";
+    EXPECT_EQ(rank(fp8(tile, "1x2x1"), 384, 3072), 3) << tile << ": behind 1x1 too where 2x1 pads";
     EXPECT_EQ(rank(fp8(tile, "1x1x1", "streamk"), 3072, 3072), 2) << tile << " stream-K: the catalog's order";
   }
   EXPECT_EQ(rank(fp8("128x192", "1x2x1"), 8192, 8192), 3) << "42.7 tiles of N";
+  EXPECT_EQ(rank(fp8("128x192", "2x1x1"), 8192, 8192), 1) << "64 tiles of M";
   EXPECT_EQ(rank(fp8("256x96", "1x2x1"), 8192, 8192), 1) << "CUTLASS's promotion loop: fp8's 1x2 rule";
   EXPECT_EQ(rank(fp8("256x96", "2x1x1"), 8192, 8192), 2) << "CUTLASS's promotion loop: fp8's 1x2 rule";
 }

@@ -140,7 +140,7 @@ bool spills_registers(const GemmConfig& config);
 
 // Promoted fp8 GEMM kernels whose consumer loop adds each half of the tile's N while the other half's
 // wgmma run, instead of CUTLASS's, which waits for every wgmma at each promotion (the same sums in the
-// same order): the 128x128x128 and 128x192x128 cooperative tiles, where an H100 ran it 0.94-1.27x
+// same order): the 128x128x128 and 128x192x128 cooperative tiles, where an H100 ran it 0.94-1.26x
 // (128x128 in 1x1, 1x2 and 2x1 clusters) and 0.98-1.18x (128x192 in 1x1 and 2x1) CUTLASS's loop on
 // bench/fp8.py's four shapes (src/emit/templates/sm90_fp8_promotion.hpp).
 bool overlaps_fp8_promotion(const GemmConfig& config);

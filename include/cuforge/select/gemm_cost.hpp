@@ -116,8 +116,11 @@ struct CostModel {
   // Promoted fp8 kernels that run cuforge's consumer loop (library::overlaps_fp8_promotion: each half of
   // the tile's N promoted while the other half's wgmma run) against those on CUTLASS's, which waits for
   // every wgmma at each promotion: the same 128x128 tile ran 1.08-1.13x as fast at three of four shapes
-  // (H200, bench/fp8_promotion.cu). The tile-intensity term alone ranked CUTLASS's 128x192 ahead of it,
-  // where it ran 3% faster (bench/fp8.py --sweep, 4096x14336x4096, 4096x8192x1024, 2048x14336x4096).
+  // (H200, bench/fp8_promotion.cu, the loop before each promotion was fenced). The tile-intensity term
+  // alone ranked CUTLASS's 128x192 ahead of it, where it ran 3% faster (bench/fp8.py --sweep,
+  // 4096x14336x4096, 4096x8192x1024, 2048x14336x4096). Fenced, on an H100 (2026-12-06,
+  // bench/results/h100-2026-12-06-fp8-fenced-probe.txt): 0.94-1.26x CUTLASS's loop on 128x128 and 0.98-1.18x
+  // on 128x192, which now takes the loop and the edge too; the edge is not refitted to those.
   double overlapped_promotion_edge = 1.08;
   // The K-major copy of a 32-bit operand an SM90 kernel makes first (library::staged_k_major): a
   // kernel reading every element and writing it (3xTF32: its three pieces), at this fraction of
@@ -182,9 +185,9 @@ bool per_tile_gemm(const library::GemmConfig& config);
 // TF32's swapped register-sourced 128x128 tile in 4x1 clusters where they pad no tile (catalog.cpp), and for a
 // persistent fp8 kernel in 1x2 clusters, whose two CTAs along N share each A tile, but for a data-parallel
 // kernel of fp8's overlapped promotion (library::overlaps_fp8_promotion) in the cluster of two sharing the
-// larger operand's tiles (1x2 where A is the larger, 2x1 otherwise: equal operands share B's), 2 for it in the
-// other cluster of two, 3 for it in a cluster of one or one that pads a tile; 2 otherwise, in the catalog's
-// order.
+// larger operand's tiles (1x2 where A is the larger, 2x1 otherwise: equal operands share B's) where that
+// cluster pads no tile, 2 for it then in the other cluster of two where that one pads none either, and 3 for
+// it otherwise (its clusters in the catalog's order, 1x1 first); 2 otherwise, in the catalog's order.
 // The non-persistent kernel's rule is the H200's calls back to back (bench/one_wave.py, b2b_us of
 // h200-2026-12-04-one-wave-{tiles,picks,small-m}.json, 24 shapes): the 64x128 tile in 2x1 clusters 0.69x
 // the 1x1 cluster's time at 256x4096x4096 and 0.80-0.95x at 512x4096x1024, 256x8192x2048, 128x14336x4096
@@ -202,10 +205,10 @@ bool per_tile_gemm(const library::GemmConfig& config);
 // The overlapped promotion's tiles with each promotion fenced, on an H100 (bench/fp8.py --sweep --sweep-tiles
 // 128x128,128x192, h100-2026-12-06-fp8-sweep{,-2}.json, eleven shapes run): the faster cluster of two ran
 // 0.67-1.09x the 1x1 time (median 0.89 over the 22 tile and shape runs; above 1 only at 384x4096x4096's
-// 128x128, 96 CTAs in one wave). 2x1 against 1x2: 0.90-0.94x the time at 4096³ (both runs), 1024x4096x4096 and 3072³'s
-// 128x128, 0.89x at 8192³'s 128x192 (whose 1x2 pads: 42.7 tiles of 192 columns), but 1.12-1.14x at
-// 8192x1024x8192 (A the larger); 0.96-1.05x at 4096x14336x4096; at 384x4096x4096 the 2x1 cluster padding a
-// fourth tile of M 1.30x the 1x1 time, 1x2 1.09x.
+// 128x128, 96 CTAs in one wave). 2x1 against 1x2: 0.90-0.94x the time at 4096³ (both runs),
+// 1024x4096x4096 and 3072³'s 128x128, 0.89x at 8192³'s 128x192 (whose 1x2 pads: 42.7 tiles of 192
+// columns), but 1.12-1.14x at 8192x1024x8192 (A the larger); 0.96-1.05x at 4096x14336x4096; at
+// 384x4096x4096 the 2x1 cluster padding a fourth tile of M 1.30x the 1x1 time, 1x2 1.09x (so there 1x1 comes first).
 int tie_rank(const library::GemmConfig& config, int splits, const GemmShape& shape, int sm_count);
 
 }  // namespace cuforge::select
