@@ -247,17 +247,20 @@ int tie_rank(const library::GemmConfig& c, int splits, const GemmShape& p, int s
                ? 1
                : 2;
   }
-  // The overlapped promotion's tiles: where the cluster of two sharing the larger operand's tiles (1x2, each A tile
-  // along N, where A is the larger, else 2x1, each B tile along M) pads no tile, it first and the other cluster of
-  // two, unpadded, second; otherwise the catalog's order, 1x1 first.
+  // The overlapped promotion's tiles: the cluster of two sharing the larger operand's tiles (1x2, each A tile along
+  // N, where A is the larger, else 2x1, each B tile along M), then the other, then 1x1, then a cluster that pads a
+  // tile; but where the sharing cluster pads and the tiles fit one wave, 1x1 ahead of the other cluster of two.
   if (library::overlaps_fp8_promotion(c) && data_parallel) {
     const auto& t = c.tile.threadblock_shape;
     const int64_t tiles_m = ceil_div(p.m, int64_t(t[0])), tiles_n = ceil_div(p.n, int64_t(t[1]));
     const auto pads = [&](const std::array<int, 3>& k) { return tiles_m % k[0] != 0 || tiles_n % k[1] != 0; };
     const bool a_larger = double(p.m) * size_bytes(c.element_a) > double(p.n) * size_bytes(c.element_b);
     const std::array<int, 3> sharing = a_larger ? std::array{1, 2, 1} : std::array{2, 1, 1};
-    if (pads(sharing) || cl == std::array{1, 1, 1} || pads(cl)) return 3;
-    return cl == sharing ? 1 : 2;
+    if (pads(cl)) return 4;
+    if (cl == std::array{1, 1, 1}) return 3;
+    if (cl == sharing) return 1;
+    const bool one_wave = double(tiles_m) * double(tiles_n) * double(p.batch) <= sm_count;
+    return pads(sharing) && one_wave ? 4 : 2;
   }
   const bool fp8_gemm = c.kind == KernelKind::Gemm && c.arch >= 90 && !c.tile.swap_ab && is_fp8(c.element_a);
   return fp8_gemm && data_parallel && cl == std::array<int, 3>{1, 2, 1} ? 1 : 2;

@@ -116,7 +116,7 @@ struct CostModel {
   // Promoted fp8 kernels that run cuforge's consumer loop (library::overlaps_fp8_promotion: each half of
   // the tile's N promoted while the other half's wgmma run) against those on CUTLASS's, which waits for
   // every wgmma at each promotion: the same 128x128 tile ran 1.08-1.13x as fast at three of four shapes
-  // (H200, bench/fp8_promotion.cu, the loop before each promotion was fenced). The tile-intensity term
+  // (H200, bench/fp8_promotion.cu, the loop then unfenced). The tile-intensity term
   // alone ranked CUTLASS's 128x192 ahead of it, where it ran 3% faster (bench/fp8.py --sweep,
   // 4096x14336x4096, 4096x8192x1024, 2048x14336x4096). Fenced, on an H100 (2026-12-06,
   // bench/results/h100-2026-12-06-fp8-fenced-probe.txt): 0.94-1.26x CUTLASS's loop on 128x128 and 0.98-1.18x
@@ -183,11 +183,12 @@ bool per_tile_gemm(const library::GemmConfig& config);
 // where B is the larger: N times its element's bytes against M times A's; 1x2, along N, each A tile,
 // otherwise; where the cluster pads no tile; a GEMM's: a pointwise convolution's clusters are not timed), for
 // TF32's swapped register-sourced 128x128 tile in 4x1 clusters where they pad no tile (catalog.cpp), and for a
-// persistent fp8 kernel in 1x2 clusters, whose two CTAs along N share each A tile, but for a data-parallel
-// kernel of fp8's overlapped promotion (library::overlaps_fp8_promotion) in the cluster of two sharing the
-// larger operand's tiles (1x2 where A is the larger, 2x1 otherwise: equal operands share B's) where that
-// cluster pads no tile, 2 for it then in the other cluster of two where that one pads none either, and 3 for
-// it otherwise (its clusters in the catalog's order, 1x1 first); 2 otherwise, in the catalog's order.
+// persistent fp8 kernel in 1x2 clusters, whose two CTAs along N share each A tile; but a data-parallel kernel
+// of fp8's overlapped promotion (library::overlaps_fp8_promotion) ranks 1 in the cluster of two sharing the
+// larger operand's tiles (1x2 where A is the larger, 2x1 otherwise: equal operands share B's), 2 in the other
+// cluster of two, 3 in a cluster of one and 4 in a cluster that pads a tile, the other cluster of two too
+// where the sharing one pads and the tiles fit one wave (`sm_count` or fewer); 2 otherwise, in the catalog's
+// order.
 // The non-persistent kernel's rule is the H200's calls back to back (bench/one_wave.py, b2b_us of
 // h200-2026-12-04-one-wave-{tiles,picks,small-m}.json, 24 shapes): the 64x128 tile in 2x1 clusters 0.69x
 // the 1x1 cluster's time at 256x4096x4096 and 0.80-0.95x at 512x4096x1024, 256x8192x2048, 128x14336x4096
@@ -208,7 +209,7 @@ bool per_tile_gemm(const library::GemmConfig& config);
 // 128x128, 96 CTAs in one wave). 2x1 against 1x2: 0.90-0.94x the time at 4096³ (both runs),
 // 1024x4096x4096 and 3072³'s 128x128, 0.89x at 8192³'s 128x192 (whose 1x2 pads: 42.7 tiles of 192
 // columns), but 1.12-1.14x at 8192x1024x8192 (A the larger); 0.96-1.05x at 4096x14336x4096; at
-// 384x4096x4096 the 2x1 cluster padding a fourth tile of M 1.30x the 1x1 time, 1x2 1.09x (so there 1x1 comes first).
+// 384x4096x4096 the 2x1 cluster padding a fourth tile of M 1.30x the 1x1 time, 1x2 1.09x (96 tiles, one wave: 1x1 comes first there).
 int tie_rank(const library::GemmConfig& config, int splits, const GemmShape& shape, int sm_count);
 
 }  // namespace cuforge::select
