@@ -249,7 +249,8 @@ int tie_rank(const library::GemmConfig& c, int splits, const GemmShape& p, int s
   }
   // The overlapped promotion's tiles: the cluster of two sharing the larger operand's tiles (1x2, each A tile along
   // N, where A is the larger, else 2x1, each B tile along M), then the other, then 1x1, then a cluster that pads a
-  // tile; but where the sharing cluster pads and the tiles fit one wave, 1x1 ahead of the other cluster of two.
+  // tile, and with it (in the catalog's order) the other cluster of two where the sharing one pads and the tiles
+  // fit one wave.
   if (library::overlaps_fp8_promotion(c) && data_parallel) {
     const auto& t = c.tile.threadblock_shape;
     const int64_t tiles_m = ceil_div(p.m, int64_t(t[0])), tiles_n = ceil_div(p.n, int64_t(t[1]));

@@ -27,8 +27,8 @@ using namespace test;
 // accumulators fit in registers. The 256x128 cooperative kernel the plan picked before spilled and
 // ran at a third of the 128x128 cooperative one on the H200. The 128x128 and 128x192 tiles run cuforge's
 // overlapped promotion (CostModel::overlapped_promotion_edge) in the cluster of two that shares the larger
-// operand's tiles where no cluster pads a tile (select::tie_rank): 1x2 where A is the larger, else 2x1
-// (bench/results/h100-2026-12-06-fp8-*).
+// operand's tiles where that cluster pads no tile, among kernels estimated alike (select::tie_rank): 1x2 where A
+// is the larger, else 2x1 (bench/results/h100-2026-12-06-fp8-*).
 TEST(GemmPlan, Fp8LargeProblemsTakeTilesThatDoNotSpill) {
   GemmOptions o = plan_of(DataType::e4m3, R, C, R);
   o.element_c = o.element_d = DataType::bf16;

@@ -105,7 +105,8 @@ TEST(GemmPlan, TieRankSharesTheLargerOperandsTilesWhereNoTilePads) {
   EXPECT_EQ(rank(rs("2x1x1"), 128, 14336), 2);
   EXPECT_EQ(rank(rs("4x1x1", "streamk"), 128, 14336), 2) << "stream-K: not timed in 4x1 clusters";
   // fp8's overlapped promotion, data-parallel: the cluster of two sharing the larger operand's tiles (2x1 where
-  // A is not the larger), the other, 1x1, then padding clusters.
+  // A is not the larger), the other, 1x1, then padding clusters (the other cluster of two with them where the
+  // sharing one pads in one wave).
   const auto fp8 = [](const std::string& tile, const std::string& cluster, const std::string& scheduler = "default") {
     return "cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_" + tile + "x128_c" + cluster +
            "_s0_coop_tmacoop_" + scheduler + "_a16x16x8";
