@@ -184,6 +184,12 @@ double kernel_time_us(const library::GemmConfig& c, const GemmShape& p, int spli
          (sm80_tf32 ? model.sm80_tf32_time_factor : 1.0);
 }
 
+// Whether clusters of shape `cluster` would pad the tile grid of `c` on `p` (along M or N).
+bool cluster_pads(const library::GemmConfig& c, const GemmShape& p, const std::array<int, 3>& cluster) {
+  const auto& t = c.tile.threadblock_shape;
+  return ceil_div(p.m, int64_t(t[0])) % cluster[0] != 0 || ceil_div(p.n, int64_t(t[1])) % cluster[1] != 0;
+}
+
 }  // namespace
 
 double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int splits, bool deterministic,
@@ -232,9 +238,7 @@ int tie_rank(const library::GemmConfig& c, int splits, const GemmShape& p, int s
     // Two CTAs share the larger operand's tiles by multicast: along M (2x1, each B tile) where B is the
     // larger, else along N (1x2, each A tile); where the cluster pads no tile.
     const bool b_larger = double(p.n) * size_bytes(c.element_b) > double(p.m) * size_bytes(c.element_a);
-    const int64_t tiles = b_larger ? ceil_div(p.m, int64_t(c.tile.threadblock_shape[0]))
-                                   : ceil_div(p.n, int64_t(c.tile.threadblock_shape[1]));
-    return cl == (b_larger ? std::array{2, 1, 1} : std::array{1, 2, 1}) && tiles % 2 == 0 ? 1 : 2;
+    return cl == (b_larger ? std::array{2, 1, 1} : std::array{1, 2, 1}) && !cluster_pads(c, p, cl) ? 1 : 2;
   }
   const bool data_parallel = c.tile.tile_scheduler == TileScheduler::Default && !c.parallel_split_k && splits <= 1;
   // TF32's swapped register-sourced 128x128 tile, data-parallel, in 4x1 clusters (four tiles along the problem's
@@ -252,16 +256,14 @@ int tie_rank(const library::GemmConfig& c, int splits, const GemmShape& p, int s
   // tile, and with it (in the catalog's order) the other cluster of two where the sharing one pads and the tiles
   // fit one wave.
   if (library::overlaps_fp8_promotion(c) && data_parallel) {
-    const auto& t = c.tile.threadblock_shape;
-    const int64_t tiles_m = ceil_div(p.m, int64_t(t[0])), tiles_n = ceil_div(p.n, int64_t(t[1]));
-    const auto pads = [&](const std::array<int, 3>& k) { return tiles_m % k[0] != 0 || tiles_n % k[1] != 0; };
     const bool a_larger = double(p.m) * size_bytes(c.element_a) > double(p.n) * size_bytes(c.element_b);
     const std::array<int, 3> sharing = a_larger ? std::array{1, 2, 1} : std::array{2, 1, 1};
-    if (pads(cl)) return 4;
+    if (cluster_pads(c, p, cl)) return 4;
     if (cl == std::array{1, 1, 1}) return 3;
     if (cl == sharing) return 1;
-    const bool one_wave = double(tiles_m) * double(tiles_n) * double(p.batch) <= sm_count;
-    return pads(sharing) && one_wave ? 4 : 2;
+    const auto& t = c.tile.threadblock_shape;
+    const bool one_wave = ceil_div(double(p.m), t[0]) * ceil_div(double(p.n), t[1]) * double(p.batch) <= sm_count;
+    return cluster_pads(c, p, sharing) && one_wave ? 4 : 2;
   }
   const bool fp8_gemm = c.kind == KernelKind::Gemm && c.arch >= 90 && !c.tile.swap_ab && is_fp8(c.element_a);
   return fp8_gemm && data_parallel && cl == std::array<int, 3>{1, 2, 1} ? 1 : 2;
