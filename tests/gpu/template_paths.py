@@ -219,9 +219,10 @@ def paths() -> list[Path]:
         out.append(Path(b.name, b, k=512, m=m))
     # fp8's overlapped promotion (the 128x128 and 128x192 cooperative tiles' own consumer loop): a K of
     # one turn of four k-tiles and two single ones (704, the last partial), in each decomposition the
-    # stream-K scheduler takes, and in parallel split-K's slices, with relu and a bias row; and in the
-    # clusters the selection takes for it: 1x2 (two column tiles, the last partial, sharing each A tile)
-    # and 2x1 (three row tiles and an empty fourth; two column tiles of 192, the second mostly empty).
+    # stream-K scheduler takes, and in parallel split-K's slices, with relu and a bias row; and pinned in
+    # the clusters of two the selection takes for it: 1x2 (two column tiles, the last partial, sharing each
+    # A tile) and 2x1 (here padded: three row tiles and an empty fourth; two column tiles of 192, the second
+    # mostly empty).
     def overlapped(tile, scheduler, cluster):
         return next(k for k in kernels if k.a == "e4m3" and k.b == "e4m3" and k.d == "bf16" and k.math == "mma"
                     and k.layouts == "rcr" and k.tile == tile and k.schedule == "coop" and k.scheduler == scheduler
