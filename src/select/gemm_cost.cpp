@@ -38,8 +38,9 @@ double tile_efficiency(const library::GemmConfig& c, int sharing, const CostMode
   // Taller tiles than wide run ahead of their transposes in 16-bit GEMMs; fp8 GEMMs with fast
   // accumulation and SM90's TF32 GEMMs measured the other way (H200, bench/fp8.py --fast-accum --sweep:
   // 128x256 ahead of 256x128 at each of four shapes, by 0.2-4.4% in the same clusters; TF32, cuforge profile
-  // of f32 GEMMs (bench/results/h200-2026-12-05-tf32-profile-*.csv): 128x256 ahead by 4-10% at 4096³ with
-  // either layout of B, 8192³, 4096x14336x4096 and 8192x1024x8192; tiles of N 128 or more, the ones timed).
+  // of f32 GEMMs (bench/results/h200-2026-12-05-tf32-profile-*.csv): 128x256 ahead of 256x128 by 7-10% in 1x1
+  // clusters at 4096³ with either layout of B, 8192³, 4096x14336x4096 and 8192x1024x8192; tiles of N 128 or more,
+  // the ones timed).
   // SM90's 3xTF32 runs that TF32 kernel over its pieces' K (library::staged_kernel): the same rule, not timed.
   const bool wide_first =
       c.kind == KernelKind::Gemm && t[1] >= 128 &&
