@@ -58,7 +58,10 @@ fs::path find_nvcc() {
 std::set<std::string> g_hung_nvccs;
 
 // The toolkit's version: its version.json, else what `nvcc --version` says ("V13.0.88") within
-// `timeout` (an nvcc that hangs would hang every compile). The caller holds g_mutex.
+// `timeout` (an nvcc that hangs would hang every compile). An nvcc whose `--version` fails is refused:
+// it would not compile either, and a version read as anything else would key every kernel anew (under
+// compute-sanitizer following child processes, nvcc died of SIGSEGV and every cached kernel missed).
+// The caller holds g_mutex.
 std::string cuda_version_of(const fs::path& nvcc, std::chrono::milliseconds timeout) {
   fs::path json = nvcc.parent_path().parent_path() / "version.json";
   nlohmann::json doc;
@@ -85,6 +88,9 @@ std::string cuda_version_of(const fs::path& nvcc, std::chrono::milliseconds time
     g_hung_nvccs.insert(nvcc.string());
     throw hung();
   }
+  if (*status != 0)
+    throw ToolchainError(fmt::format("{} --version failed (exit status {}): point CUDA_INSTALL_PATH or PATH at a "
+                                     "working CUDA toolkit", nvcc.string(), *status));
   size_t at = text.rfind(", V");
   if (at == std::string::npos) return "unknown";
   return text.substr(at + 3, text.find_first_of(" \n", at + 3) - at - 3);

@@ -177,6 +177,32 @@ TEST(Toolchain, AHangingNvccIsKilledAfterItsTimeout) {
   EXPECT_TRUE(state == "gone" || state == "Z") << "the fake nvcc's sleep is still running (state " << state << ")";
 }
 
+// An nvcc whose `--version` fails (exits non-zero, or dies of a signal: under compute-sanitizer following
+// child processes nvcc died of SIGSEGV) is refused by name, not read as version "unknown", which would key
+// every kernel anew and rebuild the whole cache with it.
+TEST(Toolchain, AFailingNvccVersionIsAClearError) {
+  TempDir tmp;
+  const char* before = std::getenv("CUDA_INSTALL_PATH");
+  const std::string saved = before ? before : "";
+  std::vector<std::string> errors;
+  for (const std::string body : {"exit 3", "kill -SEGV $$"}) {
+    const fs::path cuda = tmp.path() / (body == "exit 3" ? "exits" : "crashes");
+    test::write_file(cuda / "bin/nvcc", "#!/bin/sh\n" + body + "\n");
+    ::chmod((cuda / "bin/nvcc").c_str(), 0700);
+    ::setenv("CUDA_INSTALL_PATH", cuda.c_str(), 1);
+    errors.push_back(test::message_of<ToolchainError>([] { compile::Toolchain::find(std::chrono::seconds(10)); }));
+  }
+  if (before) {
+    ::setenv("CUDA_INSTALL_PATH", saved.c_str(), 1);
+  } else {
+    ::unsetenv("CUDA_INSTALL_PATH");
+  }
+  EXPECT_TRUE(contains(errors[0], (tmp.path() / "exits/bin/nvcc").string() + " --version failed (exit status 3)"))
+      << errors[0];
+  EXPECT_TRUE(contains(errors[1], "--version failed (exit status 139)")) << errors[1];  // 128 + SIGSEGV
+  EXPECT_TRUE(contains(errors[1], "CUDA_INSTALL_PATH")) << errors[1];
+}
+
 TEST(Toolchain, TargetsNvccCannotBuildAreRefused) {
   EXPECT_NO_THROW(compile::check_target(80, 86));
   EXPECT_NO_THROW(compile::check_target(90, 90));
