@@ -64,15 +64,48 @@ PyObject* new_exception(nb::module_& m, const char* name, PyObject* bases, const
 constexpr uint8_t kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLFloat8E4M3FN = 10, kDLFloat8E5M2 = 12;
 constexpr int kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3;
 
+// DLPack's managed tensors (dlpack.h), as the capsules named "dltensor" and "dltensor_versioned" hold them
+// (version 1 of the latter: a later major version may lay it out otherwise, and nanobind refuses it).
+struct DLManagedTensor {
+  nb::dlpack::dltensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor*);
+};
+struct DLManagedTensorVersioned {
+  uint32_t major, minor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensorVersioned*);
+  uint64_t flags;
+  nb::dlpack::dltensor dl_tensor;
+};
+constexpr uint64_t kDLFlagReadOnly = 1;
+
 // The descriptor of an array that speaks DLPack (JAX, and any other producer of __dlpack__), from
 // the capsule its __dlpack__() returned. Only an unused capsule is read (nanobind renames it used):
 // a producer handing out one capsule twice would otherwise have its tensor freed under the second.
+// What nanobind takes on trust is checked first: a shape for every dimension, and D's memory writable
+// (a versioned capsule's read-only flag, as the __cuda_array_interface__ path checks its own).
 nb::tuple dlpack_descriptor(nb::handle capsule, const char* name) {
-  if (!PyCapsule_IsValid(capsule.ptr(), "dltensor") && !PyCapsule_IsValid(capsule.ptr(), "dltensor_versioned"))
+  const bool versioned = PyCapsule_IsValid(capsule.ptr(), "dltensor_versioned");
+  if (!versioned && !PyCapsule_IsValid(capsule.ptr(), "dltensor"))
     throw InvalidArgumentError(std::string(name) + ": its __dlpack__() returned " +
                                (PyCapsule_CheckExact(capsule.ptr()) ? std::string("a DLPack capsule already used")
                                                                     : "a " + std::string(nb::inst_name(capsule).c_str())) +
                                ", not a fresh DLPack capsule");
+  const nb::dlpack::dltensor* raw = nullptr;
+  bool read_only = false;
+  if (versioned) {
+    auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor_versioned"));
+    if (m && m->major == 1) raw = &m->dl_tensor, read_only = (m->flags & kDLFlagReadOnly) != 0;
+  } else if (auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"))) {
+    raw = &m->dl_tensor;
+  }
+  if (raw && raw->ndim > 0 && !raw->shape)
+    throw InvalidArgumentError(std::string(name) + ": its DLPack tensor has " + std::to_string(raw->ndim) +
+                               " dimensions but no shape (a null shape pointer)");
+  if (read_only && name[0] == 'D')
+    throw InvalidArgumentError(std::string(name) + ": the array is read-only (its DLPack capsule says so), and the "
+                               "result would be written into it");
   nb::ndarray<nb::ro> a;
   if (!nb::try_cast(capsule, a))
     throw InvalidArgumentError(std::string(name) + ": its DLPack capsule holds no tensor nanobind can read");

@@ -82,3 +82,51 @@ def test_a_capsule_handed_out_twice_is_refused_not_read_again():
     plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
     with pytest.raises(cuforge.InvalidArgumentError, match="already used"):
         plan.run(OneCapsule(np.zeros((16, 16), np.float16).__dlpack__()), reused, None, reused)
+
+
+class RawDLPack:
+    """A DLPack producer written by hand (ctypes): a 2-D f16 tensor on CUDA device 0 at a made-up address,
+    in a versioned capsule with `flags` or an unversioned one, its shape pointer null where asked."""
+
+    def __init__(self, versioned=False, flags=0, null_shape=False):
+        import ctypes
+
+        class Tensor(ctypes.Structure):
+            _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                        ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                        ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                        ("strides", ctypes.c_void_p), ("byte_offset", ctypes.c_uint64)]
+
+        class Managed(ctypes.Structure):
+            _fields_ = [("tensor", Tensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+        class Versioned(ctypes.Structure):
+            _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("manager_ctx", ctypes.c_void_p),
+                        ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("tensor", Tensor)]
+
+        self._shape = (ctypes.c_int64 * 2)(64, 32)
+        tensor = Tensor(0x10000000, 2, 0, 2, 2, 16, 1, None if null_shape else self._shape, None, 0)
+        self._managed = Versioned(1, 0, None, None, flags, tensor) if versioned else Managed(tensor, None, None)
+        self._name = b"dltensor_versioned" if versioned else b"dltensor"
+        self._new = ctypes.pythonapi.PyCapsule_New
+        self._new.restype, self._new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        self._address = ctypes.addressof(self._managed)
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._new(self._address, self._name, None)
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+
+def test_what_a_dlpack_producer_may_get_wrong_is_refused_by_name():
+    assert describe(RawDLPack(), "A")[2] == (64, 32)
+    # A null shape pointer for two dimensions (the interpreter died of SIGSEGV on it).
+    for versioned in (False, True):
+        with pytest.raises(cuforge.InvalidArgumentError, match="^A: its DLPack tensor has 2 dimensions but no shape"):
+            describe(RawDLPack(versioned=versioned, null_shape=True), "A")
+    # Read-only memory: an operand read may be, the output may not.
+    assert describe(RawDLPack(versioned=True, flags=1), "A")[2] == (64, 32)
+    assert describe(RawDLPack(versioned=True, flags=0), "D")[2] == (64, 32)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^D: the array is read-only \\(its DLPack capsule says so\\)"):
+        describe(RawDLPack(versioned=True, flags=1), "D")
