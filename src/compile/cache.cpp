@@ -243,7 +243,7 @@ std::unique_ptr<KernelCache::Build> KernelCache::begin_build(const std::string& 
 
 void KernelCache::reclaim_staging() const {
   std::error_code ec;
-  if (!fs::exists(root_ / "staging", ec)) return;
+  if (!holds("staging")) return;  // and never through a symbolic link: its target's files are not builds
   // A prune may come before any build made the lock directory.
   const fs::path locks = private_dir(root_ / "locks");
   for (const auto& e : fs::directory_iterator(root_ / "staging", ec)) {
@@ -308,7 +308,7 @@ fs::path KernelCache::keep_failed(const std::string& key, Build& build) const {
 CacheInfo KernelCache::info() const {
   check_root();
   CacheInfo info{root_};
-  has_kernels();  // one that is not a safe directory makes the cache unusable, not empty
+  holds("kernels");  // one that is not a safe directory makes the cache unusable, not empty
   // What is in one of the cache's directories; one replaced by a link is not the cache's to size.
   auto tally = [&](const char* name, size_t& count, uint64_t& bytes) {
     struct stat st {};
@@ -326,11 +326,12 @@ CacheInfo KernelCache::info() const {
   return info;
 }
 
-bool KernelCache::has_kernels() const {
+bool KernelCache::holds(const std::string& name) const {
+  const fs::path dir = root_ / name;
   std::error_code ec;
-  if (!fs::exists(root_ / "kernels", ec)) return false;
-  if (auto why = unsafe_dir(root_ / "kernels", false); !why.empty()) {
-    if (!fs::exists(root_ / "kernels", ec)) return false;  // cleared meanwhile (clear() in another process)
+  if (!fs::exists(dir, ec)) return false;
+  if (auto why = unsafe_dir(dir, false); !why.empty()) {
+    if (!fs::exists(dir, ec)) return false;  // cleared meanwhile (clear() in another process)
     throw CacheError("the kernel cache is unusable: " + why);
   }
   return true;
@@ -339,7 +340,7 @@ bool KernelCache::has_kernels() const {
 std::vector<CacheCheck> KernelCache::verify() const {
   check_root();
   std::vector<CacheCheck> checks;
-  if (!has_kernels()) return checks;
+  if (!holds("kernels")) return checks;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(root_ / "kernels", ec)) {
     if (!is_entry_name(e.path())) continue;
@@ -367,7 +368,7 @@ void KernelCache::clear() const {
 
 size_t KernelCache::prune(uint64_t max_bytes) const {
   check_root();
-  const bool kernels = has_kernels();  // an unusable cache is refused before anything is removed
+  const bool kernels = holds("kernels");  // an unusable cache is refused before anything is removed
   reclaim_staging();
   if (!kernels) return 0;
   struct Item {

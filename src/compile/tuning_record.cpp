@@ -64,6 +64,7 @@ TuningRecord::TuningRecord(const KernelCache& cache) : cache_(cache) {}
 fs::path TuningRecord::path() const { return cache_.root() / "tuning" / "record.json"; }
 
 std::optional<TunedKernel> TuningRecord::find(const std::string& key) const {
+  if (!cache_.holds("tuning")) return std::nullopt;  // none yet; a tuning/ that is not the cache's own is refused
   const Json entries = read_entries(path());
   auto it = entries.find(key);
   if (it == entries.end()) return std::nullopt;
@@ -116,6 +117,7 @@ void TuningRecord::store(const std::string& key, const TunedKernel& tuned) const
 std::vector<std::pair<std::string, TunedKernel>> TuningRecord::entries() const {
   cache_.check_root();  // as the cache's own listings: an unusable cache is an error, not an empty record
   std::vector<std::pair<std::string, TunedKernel>> out;
+  if (!cache_.holds("tuning")) return out;
   const Json entries = read_entries(path());
   for (const auto& [key, value] : entries.items())
     if (auto tuned = from_json(value)) out.emplace_back(key, *tuned);
@@ -123,6 +125,7 @@ std::vector<std::pair<std::string, TunedKernel>> TuningRecord::entries() const {
 }
 
 size_t TuningRecord::clear() const {
+  if (!cache_.holds("tuning")) return 0;  // never a record.json through a symbolic link
   const int lock = lock_file(cache_.directory("locks") / "tuning.lock", LockMode::exclusive);
   const size_t held = read_entries(path()).size();
   std::error_code ec;

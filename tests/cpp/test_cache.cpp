@@ -409,6 +409,22 @@ TEST_F(CacheTest, PruneReclaimsDeadStagingBeforeAnyLockDirectoryExists) {
   EXPECT_EQ(test::mode_of(cache.root() / "locks"), 0700u);
 }
 
+// A staging/ that is a symbolic link (planted, or left by a tool) is refused, and what it points at is left alone:
+// reclaiming dead builds removed every entry there whose lock was free, a user's own files among them.
+TEST_F(CacheTest, AStagingDirectoryThatIsALinkIsRefusedAndItsTargetKept) {
+  TempDir outside;
+  test::write_file(outside / "notes.txt", "precious");
+  fs::create_directories(outside / "project");
+  cache.check_root();
+  fs::create_directory_symlink(outside.path(), cache.root() / "staging");
+  const std::string prune = test::message_of<CacheError>([&] { cache.prune(0); });
+  EXPECT_TRUE(test::contains(prune, "staging is not a directory")) << prune;
+  const std::string build = test::message_of<CacheError>([&] { cache.begin_build(kKey); });
+  EXPECT_TRUE(test::contains(build, "staging is not a directory")) << build;
+  EXPECT_EQ(test::read_file(outside / "notes.txt"), "precious");
+  EXPECT_TRUE(fs::is_directory(outside / "project"));
+}
+
 // info() sizes the cache's own files: a link counts as itself, never as what it points at, and a
 // directory that cannot be read is skipped, not an error.
 TEST_F(CacheTest, InfoSizesOnlyTheCachesOwnFiles) {

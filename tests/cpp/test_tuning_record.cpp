@@ -166,6 +166,21 @@ TEST_F(TuningRecordTest, ARecordThatIsNotARegularFileIsReportedAndIgnored) {
   EXPECT_TRUE(record.find("k"));
 }
 
+// A tuning/ that is a symbolic link is refused: clearing the record removed a record.json wherever it pointed,
+// and listing showed that file as the cache's record.
+TEST_F(TuningRecordTest, ATuningDirectoryThatIsALinkIsRefusedAndItsTargetKept) {
+  TempDir outside;
+  test::write_file(outside / "record.json", "{\"format\": 1, \"entries\": {}}");
+  cache.check_root();
+  fs::create_directory_symlink(outside.path(), cache.root() / "tuning");
+  TuningRecord record(cache);
+  for (const std::string& error : {test::message_of<CacheError>([&] { record.clear(); }),
+                                   test::message_of<CacheError>([&] { record.entries(); }),
+                                   test::message_of<CacheError>([&] { record.find("k"); })})
+    EXPECT_TRUE(test::contains(error, "tuning is not a directory")) << error;
+  EXPECT_TRUE(fs::exists(outside / "record.json"));
+}
+
 TEST_F(TuningRecordTest, ConcurrentTuningRecordWritersLoseNoEntry) {
   constexpr int kWriters = 6, kEach = 20;
   std::vector<pid_t> pids;

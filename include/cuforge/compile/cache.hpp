@@ -96,14 +96,15 @@ class KernelCache {
   // Throws CacheError when the root cannot be used (missing and uncreatable, not a directory, not this user's
   // alone).
   void check_root() const;
+  // Whether the cache holds its directory `name` (kernels, staging, tuning, ...; false: none yet); CacheError
+  // when that is not a directory of this user's alone (a symbolic link, say), which makes the cache unusable:
+  // what is read or removed in it would be elsewhere.
+  bool holds(const std::string& name) const;
 
  private:
   std::optional<std::string> problem_with(const std::filesystem::path& entry_dir, const std::string& key) const;
   std::filesystem::path private_dir(const std::filesystem::path& dir) const;
   void reclaim_staging() const;
-  // Whether the cache holds its kernels directory (false: none yet); CacheError when that is not a
-  // directory of this user's alone, which makes the cache unusable.
-  bool has_kernels() const;
   std::filesystem::path root_;
 };
 
