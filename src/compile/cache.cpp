@@ -359,6 +359,12 @@ void KernelCache::clear() const {
     std::error_code ec;
     for (const char* sub : {"kernels", "staging", "failed", "headers"})
       if (fs::exists(root_ / sub, ec)) remove_atomically(root_ / sub);
+    // What a clear killed midway left renamed aside (remove_atomically): under this lock, no clear is alive.
+    std::vector<fs::path> trash;
+    for (const auto& e : fs::directory_iterator(root_, ec))
+      if (e.path().filename().string().rfind(".trash-", 0) == 0) trash.push_back(e.path());
+    for (const fs::path& dir : trash)
+      if (fs::remove_all(dir, ec); ec) throw CacheError(fmt::format("cannot remove {}: {}", dir.string(), ec.message()));
   } catch (...) {
     unlock_file(lock);
     throw;

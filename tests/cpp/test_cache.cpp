@@ -473,6 +473,10 @@ TEST_F(CacheTest, ClearRemovesEverything) {
   EXPECT_FALSE(fs::exists(cache.root() / "staging"));
   publish(cache, kKey, kName, fake_library());  // usable again
   EXPECT_TRUE(cache.find(kKey).has_value());
+  // A clear killed midway leaves its directories renamed aside (remove_atomically): the next clear takes them.
+  test::write_file(cache.root() / ".trash-kernels-0a1b2c3d" / kKey / "kernel.so", fake_library());
+  cache.clear();
+  EXPECT_FALSE(fs::exists(cache.root() / ".trash-kernels-0a1b2c3d"));
 }
 
 // With CUFORGE_CACHE_DIR unset, the cache is under XDG_CACHE_HOME, else ~/.cache; never the
