@@ -47,6 +47,19 @@ void check_key(const std::string& key) {
 // Names inside kernels/ that are not entries: directories being removed (see remove_atomically).
 bool is_entry_name(const fs::path& p) { return !p.filename().string().empty() && p.filename().string()[0] != '.'; }
 
+// The entries of one of the cache's directories. One that cannot be listed (its mode, say) is a CacheError:
+// an unreadable cache is not an empty one. One removed meanwhile (a clear elsewhere) holds none.
+std::vector<fs::path> list_entries(const fs::path& dir) {
+  std::vector<fs::path> entries;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  for (const fs::directory_iterator end; !ec && it != end; it.increment(ec))
+    if (is_entry_name(it->path())) entries.push_back(it->path());
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw CacheError(fmt::format("the kernel cache is unusable: cannot list {}: {}", dir.string(), ec.message()));
+  return entries;
+}
+
 // Why a directory of the cache cannot be trusted, or "" when it can (stat follows a symbolic link
 // only for the root the user named).
 std::string unsafe_dir(const fs::path& dir, bool follow) {
@@ -242,18 +255,17 @@ std::unique_ptr<KernelCache::Build> KernelCache::begin_build(const std::string& 
 }
 
 void KernelCache::reclaim_staging() const {
-  std::error_code ec;
   if (!holds("staging")) return;  // and never through a symbolic link: its target's files are not builds
   // A prune may come before any build made the lock directory.
   const fs::path locks = private_dir(root_ / "locks");
-  for (const auto& e : fs::directory_iterator(root_ / "staging", ec)) {
-    const std::string name = e.path().filename().string();
+  for (const fs::path& staged : list_entries(root_ / "staging")) {
+    const std::string name = staged.filename().string();
     const std::string key = name.substr(0, name.find('.'));
     // A builder of the key holds its lock; a free lock means the build died (or its process did).
     int fd = lock_file(locks / (key + ".lock"), LockMode::exclusive, /*wait=*/false);
     if (fd < 0) continue;
     std::error_code removed;
-    fs::remove_all(e.path(), removed);
+    fs::remove_all(staged, removed);
     unlock_file(fd);
   }
 }
@@ -313,11 +325,9 @@ CacheInfo KernelCache::info() const {
   auto tally = [&](const char* name, size_t& count, uint64_t& bytes) {
     struct stat st {};
     if (::lstat((root_ / name).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(root_ / name, ec)) {
-      if (!is_entry_name(e.path())) continue;
+    for (const fs::path& entry : list_entries(root_ / name)) {
       ++count;
-      bytes += directory_bytes(e.path());
+      bytes += directory_bytes(entry);
     }
   };
   tally("kernels", info.entries, info.bytes);
@@ -341,13 +351,11 @@ std::vector<CacheCheck> KernelCache::verify() const {
   check_root();
   std::vector<CacheCheck> checks;
   if (!holds("kernels")) return checks;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(root_ / "kernels", ec)) {
-    if (!is_entry_name(e.path())) continue;
-    std::string key = e.path().filename().string();
-    const auto entry = entry_json(e.path());
+  for (const fs::path& dir : list_entries(root_ / "kernels")) {
+    std::string key = dir.filename().string();
+    const auto entry = entry_json(dir);
     const bool named = entry && entry->is_object() && entry->contains("name") && entry->at("name").is_string();
-    checks.push_back({key, named ? entry->at("name").get<std::string>() : "", problem_with(e.path(), key).value_or("")});
+    checks.push_back({key, named ? entry->at("name").get<std::string>() : "", problem_with(dir, key).value_or("")});
   }
   return checks;
 }
@@ -385,9 +393,8 @@ size_t KernelCache::prune(uint64_t max_bytes) const {
   std::vector<Item> items;
   uint64_t total = 0;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(root_ / "kernels", ec)) {
-    if (!is_entry_name(e.path())) continue;
-    items.push_back({e.path(), fs::last_write_time(e.path(), ec), directory_bytes(e.path())});
+  for (const fs::path& dir : list_entries(root_ / "kernels")) {
+    items.push_back({dir, fs::last_write_time(dir, ec), directory_bytes(dir)});
     total += items.back().bytes;
   }
   std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.used < b.used; });

@@ -366,6 +366,22 @@ TEST_F(CacheTest, ClearOfAReadOnlyCacheIsAnError) {
   ::chmod(cache.root().c_str(), 0700);
 }
 
+// A kernels/ its user cannot list is an unusable cache, not an empty one: verify() said "0 entries checked, 0 bad"
+// and info() "0 kernels".
+TEST_F(CacheTest, AnUnlistableCacheIsAnErrorNotAnEmptyCache) {
+  publish(cache, kKey, kName, fake_library());
+  if (::geteuid() == 0) {  // the cache belongs to the user who runs it (root lists anything)
+    for (const auto& e : fs::recursive_directory_iterator(tmp.path()))
+      ASSERT_EQ(::lchown(e.path().c_str(), test::kOtherUid, test::kOtherUid), 0) << e.path();
+    ASSERT_EQ(::chown(tmp.path().c_str(), test::kOtherUid, test::kOtherUid), 0);
+  }
+  ASSERT_EQ(::chmod((cache.root() / "kernels").c_str(), 0), 0);
+  expect_cache_error_as_user(tmp.path(), [&] { cache.verify(); }, "cannot list .*kernels");
+  expect_cache_error_as_user(tmp.path(), [&] { cache.info(); }, "cannot list .*kernels");
+  expect_cache_error_as_user(tmp.path(), [&] { cache.prune(0); }, "cannot list .*kernels");
+  ::chmod((cache.root() / "kernels").c_str(), 0700);
+}
+
 void set_mtime(const fs::path& p, time_t seconds_ago) {
   struct timeval now {};
   ::gettimeofday(&now, nullptr);
