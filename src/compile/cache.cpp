@@ -355,7 +355,10 @@ std::vector<CacheCheck> KernelCache::verify() const {
     std::string key = dir.filename().string();
     const auto entry = entry_json(dir);
     const bool named = entry && entry->is_object() && entry->contains("name") && entry->at("name").is_string();
-    checks.push_back({key, named ? entry->at("name").get<std::string>() : "", problem_with(dir, key).value_or("")});
+    auto problem = problem_with(dir, key);
+    std::error_code ec;
+    if (problem && !fs::exists(dir, ec)) continue;  // removed meanwhile (a prune, a clear): gone, not damaged
+    checks.push_back({key, named ? entry->at("name").get<std::string>() : "", problem.value_or("")});
   }
   return checks;
 }

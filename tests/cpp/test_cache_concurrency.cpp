@@ -108,7 +108,8 @@ std::string concurrent_publishers(const KernelCache& cache) {
 
 // In a fresh process (a death test re-runs this binary), so that no generator state is shared.
 // Threads of one process (or processes) finding a damaged entry at once, and a prune removing entries others
-// are finding: an entry gone meanwhile was removed by a peer, not an error (it once failed the lookups).
+// are finding or verifying: an entry gone meanwhile was removed by a peer, not an error (it once failed the
+// lookups, and verify() called it damaged: "kernel.so is missing").
 TEST_F(CacheTest, EntriesRemovedByPeersMeanwhileAreNotErrors) {
   const std::string library = fake_library(1 << 20);  // hashing it keeps the window open
   std::atomic<int> errors{0};
@@ -124,10 +125,14 @@ TEST_F(CacheTest, EntriesRemovedByPeersMeanwhileAreNotErrors) {
       threads.emplace_back([&, t] {
         while (!go) std::this_thread::yield();
         try {
-          if (!damaged && t == 0)
+          if (!damaged && t == 0) {
             cache.prune(0);
-          else
+          } else if (!damaged && t == 1) {
+            for (const auto& check : cache.verify())
+              if (!check.problem.empty()) throw std::runtime_error("verify: " + check.key + ": " + check.problem);
+          } else {
             cache.find(kKey);
+          }
         } catch (const std::exception& e) {
           std::lock_guard lock(first_mutex);
           if (errors++ == 0) first = e.what();
