@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <iostream>
 #include <limits>
@@ -26,6 +28,18 @@ using namespace cuforge;
 // building the whole catalog).
 const CLI::Validator kNonEmpty([](std::string& value) { return value.empty() ? std::string("an empty value names nothing") : std::string(); },
                                "NONEMPTY", "non-empty");
+// Numbers are decimal and fit: CLI11 2.1 reads "010" as octal 8 and "0x50" as 80 (`--max-bytes 01100000` pruned to
+// 294912 bytes), and a number past int64 as the largest (`--max-bytes 18446744073709551616`: no limit).
+const CLI::Validator kDecimal(
+    [](std::string& value) {
+      int64_t n = 0;
+      const bool digits = !value.empty() && std::all_of(value.begin(), value.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+      if (!digits || (value.size() > 1 && value[0] == '0')) return "expected a decimal number, got '" + value + "'";
+      if (std::from_chars(value.data(), value.data() + value.size(), n).ec != std::errc())
+        return "'" + value + "' is too large";
+      return std::string();
+    },
+    "DECIMAL", "decimal");
 
 // An option's enum value, a wrong one refused naming the option (`--b: unknown DataType 'fp16' ...`).
 template <class E>
@@ -74,7 +88,7 @@ struct FilterFlags {
 
   void add_to(CLI::App* app) {
     app->add_option("--op", op, "operation: gemm, grouped (grouped_gemm), fprop, dgrad or wgrad (conv2d_fprop, ...); default: every one")->check(kNonEmpty);
-    app->add_option("--arch", arch, "architecture family: 80 or 90")->check(CLI::Range(1, 1000));  // 0 once read as "any"
+    app->add_option("--arch", arch, "architecture family: 80 or 90")->check(kDecimal)->check(CLI::Range(1, 1000));  // 0 once read as "any"
     app->add_option("--a", a, "element type of A (f16, bf16, f32, f64, s8, e4m3, e5m2)")->check(kNonEmpty);
     app->add_option("--b", b, "element type of B")->check(kNonEmpty);
     app->add_option("--acc", acc, "accumulator type")->check(kNonEmpty);
@@ -214,9 +228,12 @@ int main(int argc, char** argv) {
   std::string preset;
   auto* build = app.add_subcommand("build", "compile the kernels matching a filter into the cache, in parallel");
   build_flags.add_to(build);
-  build->add_option("-j,--jobs", jobs, "nvcc processes at once (default: one per core)")->check(CLI::Range(0, 1 << 16));
+  build->add_option("-j,--jobs", jobs, "nvcc processes at once (default: one per core)")
+      ->check(kDecimal)
+      ->check(CLI::Range(0, 1 << 16));
   build->add_option("--cc", cc, "GPU to build SM80 kernels for (default: this machine's GPU, else 90); matching "
                                  "kernels it cannot run are skipped")
+      ->check(kDecimal)
       ->check(CLI::Range(1, std::numeric_limits<int>::max()));
   build->add_flag("--dry-run", dry_run, "print what would be built");
   std::string preset_help = "instead of a filter, the kernels the selection picks for a named set of problems:";
@@ -231,7 +248,7 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::IsMember({"info", "clear", "verify", "prune", "tuning", "clear-tuning"}));
   cache->add_option("--max-bytes", max_bytes, "prune: keep at most this many bytes (default 10 GiB)")
-      ->check(CLI::Range(int64_t(0), std::numeric_limits<int64_t>::max()));
+      ->check(kDecimal);
 
   // CLI11 says "A subcommand is required" of a word that is no command: name it and the commands.
   if (argc > 1 && argv[1][0] != '-' &&

@@ -139,6 +139,23 @@ TEST(CommandLine, AWrongValueNamesItsOption) {
   }
 }
 
+// Numbers are read in decimal and must fit: CLI11 read "0120" as octal 80, "0x50" as 80, and a number past int64
+// as the largest (a prune with no limit).
+TEST(CommandLine, NumbersAreDecimalAndFit) {
+  for (const std::string args : {"list --arch 0x5a", "list --arch 090", "build --dry-run --cc 0120 --filter x",
+                                 "build --dry-run -j 010 --filter x", "cache prune --max-bytes 01100000",
+                                 "cache prune --max-bytes 18446744073709551616", "cache prune --max-bytes -1",
+                                 "cache prune --max-bytes 1e3"}) {
+    Listed l = run(args, true);
+    EXPECT_EQ(l.status, 2) << args;
+    ASSERT_FALSE(l.names.empty()) << args;
+    EXPECT_TRUE(l.names.front().find("decimal") != std::string::npos ||
+                l.names.front().find("too large") != std::string::npos)
+        << args << ": " << l.names.front();
+  }
+  EXPECT_EQ(run("list --arch 90", true).status, 0);
+}
+
 TEST(CommandLine, AnUnknownCommandIsNamed) {
   Listed unknown = run("lsit", true);
   EXPECT_EQ(unknown.status, 2);
