@@ -129,11 +129,16 @@ int run_build(const FilterFlags& flags, const std::string& preset, int jobs, int
       fmt::print(stderr, "no kernel matches the filter\n");
       return 1;
     }
-    // Catalog rows the target cannot run (over an 8.6, 8.9 or 12.x GPU's 99 KB of shared memory) are left out.
+    // Catalog rows the target cannot run (SM90's on another GPU than 9.0; SM80's over an 8.6, 8.9 or 12.x GPU's
+    // 99 KB of shared memory) are left out.
     size_t skipped = 0;
     std::string first;
     for (const auto* c : found) {
-      if (auto why = library::why_invalid(*c, target)) {
+      const std::optional<std::string> why =
+          c->arch >= 90 && target != 90
+              ? std::optional<std::string>("SM90 kernels (sm_90a) run on compute capability 9.0 only")
+              : library::why_invalid(*c, target);
+      if (why) {
         if (!skipped++) first = fmt::format("{}: {}", c->name(), *why);
         continue;
       }

@@ -89,6 +89,15 @@ TEST(CommandLine, BuildSkipsKernelsTheTargetCannotRun) {
   ASSERT_EQ(none.names.size(), 1u);
   EXPECT_NE(none.names[0].find("skipped 2 of 2 kernels that compute capability 89 cannot run"), std::string::npos)
       << none.names[0];
+  // SM90's kernels are sm_90a code: no other GPU runs them (they were listed, to be built for 9.0 whatever --cc).
+  const std::string sm90 = "build --arch 90 --a bf16 --layouts rcr --filter '*_128x256x64_c1x1x1_*' --dry-run ";
+  EXPECT_FALSE(run(sm90 + "--cc 90").names.empty());
+  for (const std::string cc : {"80", "89", "100"}) {
+    Listed other = run(sm90 + "--cc " + cc, true);
+    EXPECT_EQ(other.status, 1) << cc;
+    ASSERT_FALSE(other.names.empty()) << cc;
+    EXPECT_NE(other.names[0].find("run on compute capability 9.0 only"), std::string::npos) << other.names[0];
+  }
 }
 
 TEST(CommandLine, ListIsFastForEachFamily) {
