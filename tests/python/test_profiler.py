@@ -2,6 +2,7 @@
 
 import csv
 import math
+import os
 import sys
 import time
 
@@ -105,13 +106,21 @@ def test_tune_refuses_a_file_it_cannot_use(tmp_path, capsys):
     (tmp_path / "huge.txt").write_text("64 64 64\n2147483648 16 2147483647\n")  # refused before the first runs
     (tmp_path / "superscript.txt").write_text("\u00b2\u00b2\u00b2 128 128\n")  # str.isdigit() but not int()
     (tmp_path / "large.txt").write_text("64 64 64\n" * (2 << 20))  # 18 MiB: /dev/zero would be read for ever
+    os.mkfifo(tmp_path / "fifo")  # its open() waited for a writer for ever
     for name, says in (("missing.txt", "cannot read"), ("binary.txt", "cannot read"), ("empty.txt", "no 'M N K"),
+                       ("fifo", "not a regular file"),
                        ("bad.txt", "bad.txt:2: expected 'M N K [batch]'"), ("huge.txt", "exceeds the 32-bit range"),
                        ("superscript.txt", "superscript.txt:1: expected 'M N K [batch]'"),
                        ("large.txt", "more than 16 MiB")):
         assert profiler.main(["tune", str(tmp_path / name)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("cuforge tune: ") and says in err and len(err.splitlines()) == 1, err
+
+
+def test_tune_takes_each_shape_once(tmp_path):
+    """A file repeating its shapes (a model's layers, say) tunes each once, in the file's order."""
+    (tmp_path / "shapes.txt").write_text("64 64 64\n128 64 64 2\n64 64 64  # again\n64 64 64 1\n")
+    assert profiler._shapes(str(tmp_path / "shapes.txt")) == [(64, 64, 64, 1), (128, 64, 64, 2)]
 
 
 def test_profile_and_compile_refuse_their_options_before_anything_is_allocated_or_built():
