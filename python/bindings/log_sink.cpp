@@ -64,8 +64,15 @@ struct PythonLog {
       to = sink;
     }
     if (!to) return;
+    // A message quoting bytes that are not UTF-8 (an environment variable's value, say) reaches Python with
+    // those bytes escaped, not as a UnicodeDecodeError in place of the message.
+    std::string text = message;
+    if (PyObject* decoded = PyUnicode_DecodeUTF8(message.data(), Py_ssize_t(message.size()), "backslashreplace"))
+      text = nb::steal<nb::str>(decoded).c_str();
+    else
+      PyErr_Clear();
     try {
-      to(int(level), message);
+      to(int(level), text);
     } catch (nb::python_error& e) {  // a failing logger must not break a build, nor fail unseen
       e.discard_as_unraisable("cuforge's log sink");
     }

@@ -124,6 +124,17 @@ def test_defaults_come_from_the_environment_and_other_values_are_warned_of(setti
         assert (f"{variable} is '{value}'" in out.stderr) == (value in ("soon", "true")), out.stderr
 
 
+def test_a_warning_quoting_bytes_that_are_not_utf8_arrives_escaped():
+    """An environment value that is not UTF-8 is warned of, its bytes escaped (the warning was lost to a
+    UnicodeDecodeError in the log sink)."""
+    code = "import cuforge, numpy as np; print(cuforge.op.Gemm(element=np.float16).autotune)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         env={**{k: v for k, v in os.environb.items()}, b"CUFORGE_AUTOTUNE": b"\xff1"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == b"False"
+    assert b"CUFORGE_AUTOTUNE is '\\xff1'" in out.stderr and b"UnicodeDecodeError" not in out.stderr, out.stderr
+
+
 def test_fp8_fast_accum_is_opt_in_and_for_fp8_only():
     D = cuforge.DataType
     plan = cuforge.op.Gemm(element_A=D.e4m3, element_B=D.e4m3, element_C=D.bf16, element_D=D.bf16,
