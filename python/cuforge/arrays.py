@@ -66,7 +66,10 @@ def host_array(x, name: str):
             return np.from_dlpack(x)
         except (BufferError, TypeError, ValueError, RuntimeError) as e:  # a producer breaking the protocol
             raise InvalidArgumentError(f"{name}: NumPy cannot read its host memory through __dlpack__: {e}") from e
-    return np.asarray(x)
+    try:
+        return np.asarray(x)
+    except Exception as e:  # an __array_interface__ that is not the protocol's, the object's own __array__ failing
+        raise InvalidArgumentError(f"{name}: NumPy cannot read it as an array: {type(e).__name__}: {e}") from e
 
 
 def _element_strides(x) -> tuple:
@@ -161,12 +164,12 @@ def _dlpack_capsule(x, name: str):
     """The capsule of ``x.__dlpack__()``: the unversioned one consumers have long read, else the
     versioned one (NumPy 2 exports read-only memory only so), the producer's refusal named."""
     try:
-        return x.__dlpack__()
-    except BufferError:
         try:
+            return x.__dlpack__()
+        except BufferError:
             return x.__dlpack__(max_version=(1, 0))
-        except (BufferError, TypeError, ValueError) as e:
-            raise InvalidArgumentError(f"{name}: its __dlpack__() exports no DLPack capsule: {e}") from e
+    except Exception as e:  # the producer's refusal, or a __dlpack__ that is not the protocol's (not callable so)
+        raise InvalidArgumentError(f"{name}: its __dlpack__() exports no DLPack capsule: {type(e).__name__}: {e}") from e
 
 
 def stage(x, name: str, device: int, stream: int, copy_in: bool):

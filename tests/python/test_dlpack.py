@@ -130,3 +130,29 @@ def test_what_a_dlpack_producer_may_get_wrong_is_refused_by_name():
     assert describe(RawDLPack(versioned=True, flags=0), "D")[2] == (64, 32)
     with pytest.raises(cuforge.InvalidArgumentError, match="^D: the array is read-only \\(its DLPack capsule says so\\)"):
         describe(RawDLPack(versioned=True, flags=1), "D")
+
+
+def test_a_producer_breaking_its_protocol_is_named():
+    """A __dlpack__ that raises, is not callable so, or an __array_interface__ NumPy cannot read: an error naming
+    the operand, not the producer's own exception from inside cuforge."""
+
+    class Raises:
+        def __dlpack__(self, *args, **kwargs):
+            raise RuntimeError("device lost")
+
+    class NeedsAStream:
+        def __dlpack__(self, stream):
+            return None
+
+    class NotCallable:
+        __dlpack__ = 5
+
+    for producer in (Raises(), NeedsAStream(), NotCallable()):
+        with pytest.raises(cuforge.InvalidArgumentError, match="^A: its __dlpack__\\(\\) exports no DLPack capsule"):
+            describe(producer, "A")
+
+    class BadInterface:
+        __array_interface__ = {"shape": (2, 2), "typestr": "zz", "data": (0, False), "version": 3}
+
+    with pytest.raises(cuforge.InvalidArgumentError, match="^B: NumPy cannot read it as an array"):
+        host_descriptor(BadInterface(), 0, "B")
