@@ -338,6 +338,20 @@ GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& s
     if (v < 1 || v > kMaxExtent)
       fail(name, fmt::format("the implicit GEMM's {} = {} is outside 1 to {}", name, extent_words(v), kMaxExtent));
   check_kernels_take(kind, z, split.slices);
+  // Each tensor below 2 GiB, as a run finds its operands (describe_nhwc): a size no run takes selects nothing.
+  const bool wgrad = kind == KernelKind::Conv2dWgrad, dgrad = kind == KernelKind::Conv2dDgrad;
+  const double x = double(z.n) * z.h * z.w * z.c, w = double(z.k) * z.r * z.s * z.c, y = double(z.n) * z.p * z.q * z.k;
+  const struct {
+    const char* name;
+    double elements;
+    DataType dtype;
+  } tensors[] = {{"A", dgrad || wgrad ? y : x, plan.element_a},
+                 {"B", wgrad ? x : w, plan.element_b},
+                 {"D", wgrad ? w : dgrad ? x : y, plan.element_d}};  // C, which a run may omit, when given
+  for (const auto& t : tensors)
+    if (t.elements * size_bytes(t.dtype) >= double(kMaxTensorBytes))
+      fail(t.name, fmt::format("{:.0f} elements of {} bytes: CUTLASS's convolution kernels address tensors below 2 GiB "
+                               "({} bytes)", t.elements, size_bytes(t.dtype), kMaxTensorBytes));
   // Channels of each operand: fprop reads x (c) and w (c), writes y (k); dgrad reads dy (k) and w
   // (c), writes dx (c); wgrad reads dy (k) and x (c), writes dw (c).
   const bool fprop = kind == KernelKind::Conv2dFprop;

@@ -221,6 +221,18 @@ TEST(ConvPlan, AHandBuiltSizeOrSplitIsCheckedAsARunsWouldBe) {
                  "dilation: dgrad runs on CUTLASS's strided-dgrad kernels");
 }
 
+// A size whose tensors a run refuses (2 GiB or more: CUTLASS's convolution kernels address 32-bit offsets) has no
+// kernel to select either (the selection, and a compile(), once took 65536 images of 64 x 64 x 8 halves).
+TEST(ConvPlan, TensorsOf2GiBOrMoreAreRefusedBeforeAnyKernelIsChosen) {
+  Conv2d fprop(kFprop, options(DataType::f16));
+  EXPECT_REFUSED(fprop.shape(op::conv_size({32768, 64, 64, 8, 8, 1, 1}, {})),
+                 "A: 1073741824 elements of 2 bytes: CUTLASS's convolution kernels address tensors below 2 GiB");
+  EXPECT_NO_THROW(fprop.shape(op::conv_size({32767, 64, 64, 8, 8, 1, 1}, {})));
+  Conv2d wgrad(kWgrad, options(DataType::f16));  // stride 2: dy (A) a quarter of x (B), the one refused
+  EXPECT_REFUSED(wgrad.shape(op::conv_size({32768, 64, 64, 8, 8, 1, 1}, {{2, 2}, {0, 0}, {1, 1}})),
+                 "B: 1073741824 elements");
+}
+
 // iterator_algorithm pins the iterators: the stem's fixed-channel kernel or an optimized one, a
 // problem the pinned ones cannot run refused with why, and only where such kernels exist.
 TEST(ConvPlan, IteratorAlgorithmPinsTheIterators) {
