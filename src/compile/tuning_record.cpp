@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "cuforge/core/error.hpp"
 #include "cuforge/core/log.hpp"
@@ -35,15 +36,33 @@ Json read_entries(const fs::path& path) {
   return Json::object();
 }
 
+// An entry as store() writes one, else nullopt: every field of its type and in range (a count read from
+// 1e300 would be undefined behaviour, a time of -1e308 no time), `measured` an object of times.
 std::optional<TunedKernel> from_json(const Json& j) {
+  const auto count = [&](const char* field, int64_t low) -> std::optional<int> {
+    const Json& v = j.at(field);
+    if (!v.is_number_integer() || v.get<int64_t>() < low || v.get<int64_t>() > std::numeric_limits<int>::max())
+      return std::nullopt;
+    return int(v.get<int64_t>());
+  };
+  const auto time = [](const Json& v) { return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0; };
   try {
+    if (!j.is_object() || !j.at("kernel").is_string() || !j.at("measured").is_object() || !time(j.at("us")))
+      return std::nullopt;
     TunedKernel t;
     t.kernel = j.at("kernel").get<std::string>();
-    t.splits = j.at("splits").get<int>();
+    const auto splits = count("splits", 1);
+    if (!splits) return std::nullopt;
+    t.splits = *splits;
     t.decomposition = parse<Decomposition>(j.at("decomposition").get<std::string>());
     t.microseconds = j.at("us").get<double>();
-    for (const auto& [name, us] : j.at("measured").items()) t.measured.emplace_back(name, us.get<double>());
-    t.candidates = j.contains("candidates") ? j.at("candidates").get<int>() : int(t.measured.size());
+    for (const auto& [name, us] : j.at("measured").items()) {
+      if (!time(us)) return std::nullopt;
+      t.measured.emplace_back(name, us.get<double>());
+    }
+    const auto candidates = j.contains("candidates") ? count("candidates", 0) : std::optional<int>(int(t.measured.size()));
+    if (!candidates) return std::nullopt;
+    t.candidates = *candidates;
     return t;
   } catch (const std::exception&) {
     return std::nullopt;
@@ -119,8 +138,12 @@ std::vector<std::pair<std::string, TunedKernel>> TuningRecord::entries() const {
   std::vector<std::pair<std::string, TunedKernel>> out;
   if (!cache_.holds("tuning")) return out;
   const Json entries = read_entries(path());
-  for (const auto& [key, value] : entries.items())
-    if (auto tuned = from_json(value)) out.emplace_back(key, *tuned);
+  for (const auto& [key, value] : entries.items()) {
+    if (auto tuned = from_json(value))
+      out.emplace_back(key, *tuned);
+    else
+      log(LogLevel::warning, fmt::format("the tuning record's entry for {} is malformed: ignored", key));
+  }
   return out;
 }
 

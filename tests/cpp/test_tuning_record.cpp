@@ -166,6 +166,42 @@ TEST_F(TuningRecordTest, ARecordThatIsNotARegularFileIsReportedAndIgnored) {
   EXPECT_TRUE(record.find("k"));
 }
 
+// Entries of the wrong types or out of range are ignored, each with a warning, in a listing as in a lookup: a
+// count of 1e300 was converted to int (undefined behaviour; `cuforge cache tuning` showed x-2147483648), a time
+// of -1e308 or an array of measurements shown as they were, and other malformed entries dropped unsaid.
+TEST_F(TuningRecordTest, AMalformedEntryIsIgnoredWithAWarning) {
+  TuningRecord record(cache);
+  record.store("good", {"kernel_a", 1, Decomposition::Heuristic, 3.0, {{"kernel_a x1", 3.0}}});
+  const std::string good = R"("kernel": "k", "splits": 1, "decomposition": "heuristic", "us": 2.0, "measured": {"k x1": 2.0})";
+  std::string entries = "\"good\": {" + good + "}";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"huge_splits", R"("kernel": "k", "splits": 1e300, "decomposition": "heuristic", "us": 2.0, "measured": {})"},
+      {"zero_splits", R"("kernel": "k", "splits": 0, "decomposition": "heuristic", "us": 2.0, "measured": {})"},
+      {"negative_time", R"("kernel": "k", "splits": 1, "decomposition": "heuristic", "us": -1e308, "measured": {})"},
+      {"text_time", R"("kernel": "k", "splits": 1, "decomposition": "heuristic", "us": "nan", "measured": {})"},
+      {"listed_times", R"("kernel": "k", "splits": 1, "decomposition": "heuristic", "us": 2.0, "measured": [1, 2])"},
+      {"bad_measure", R"("kernel": "k", "splits": 1, "decomposition": "heuristic", "us": 2.0, "measured": {"k": -3})"},
+      {"negative_count", R"("kernel": "k", "splits": 1, "decomposition": "heuristic", "us": 2.0, "measured": {}, "candidates": -9)"},
+      {"unknown_split", R"("kernel": "k", "splits": 1, "decomposition": "sideways", "us": 2.0, "measured": {})"}};
+  for (const auto& [key, body] : bad) entries += ", \"" + key + "\": {" + body + "}";
+  test::write_file(record.path(), "{\"format\": 1, \"entries\": {" + entries + "}}");
+  std::vector<std::string> warnings;
+  set_log_sink([&](LogLevel level, const std::string& m) {
+    if (level == LogLevel::warning) warnings.push_back(m);
+  });
+  const auto listed = record.entries();
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].first, "good");
+  EXPECT_EQ(warnings.size(), bad.size());
+  for (const auto& [key, body] : bad) {
+    warnings.clear();
+    EXPECT_FALSE(record.find(key)) << key;
+    ASSERT_EQ(warnings.size(), 1u) << key;
+    EXPECT_TRUE(test::contains(warnings[0], "entry for " + key + " is malformed")) << warnings[0];
+  }
+  set_log_sink({});
+}
+
 // A tuning/ that is a symbolic link is refused: clearing the record removed a record.json wherever it pointed,
 // and listing showed that file as the cache's record.
 TEST_F(TuningRecordTest, ATuningDirectoryThatIsALinkIsRefusedAndItsTargetKept) {
