@@ -390,6 +390,8 @@ NB_MODULE(_core, m) {
 
   python::bind_plans(m);
 
+  m.def("check_glob", &library::check_glob, "glob"_a,
+        "Raises InvalidArgumentError unless `glob` is a shell pattern cuforge matches kernel names with.");
   m.def("list_gemms", [](std::optional<int> arch, const std::string& glob, std::optional<KernelKind> kind) {
           library::GemmFilter f;
           f.kind = kind;

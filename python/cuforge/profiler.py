@@ -389,6 +389,7 @@ def _options(top, filter, jobs, csv, plot) -> tuple:
     if plot:
         _pyplot()
     filter = "" if filter is None else text(filter, "filter", "a shell pattern on kernel names")
+    _core.check_glob(filter)
     top = integer(top, "top", 1)
     options = min(top, 2**31 - 1), filter, jobs_count(jobs)
     if _core.device_count() == 0:
@@ -413,7 +414,7 @@ def _plan_from(args):
         return Conv2d(kind=args.op, element=args.dtype, element_A=args.a, element_B=args.b, element_C=args.c,
                       element_D=args.d, element_accumulator=args.acc, kernel_cc=args.kernel_cc)
     layouts = {"r": LayoutType.RowMajor, "c": LayoutType.ColumnMajor}
-    given = args.layouts or "rrr"
+    given = "rrr" if args.layouts is None else args.layouts
     if len(given) != 3 or any(ch not in layouts for ch in given):
         raise InvalidArgumentError(f"--layouts takes three letters r/c (A, B, C), got {given!r}")
     plan_class = GroupedGemm if getattr(args, "op", "gemm") == "grouped" else Gemm
@@ -548,5 +549,6 @@ def main(argv=None) -> int:
         print(result.table())
         return 0
     except (_core.Error, OSError) as e:  # OSError: --csv or --plot could not be written
-        print(f"cuforge {args.command}: {e}", file=sys.stderr)
+        message = str(e).removeprefix(f"{args.command}: ")  # plan.profile's own errors name it already
+        print(f"cuforge {args.command}: {message}", file=sys.stderr)
         return 2

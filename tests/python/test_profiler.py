@@ -117,6 +117,16 @@ def test_tune_refuses_a_file_it_cannot_use(tmp_path, capsys):
         assert err.startswith("cuforge tune: ") and says in err and len(err.splitlines()) == 1, err
 
 
+def test_the_command_line_names_each_error_once(tmp_path, capsys):
+    """An empty --layouts is refused (it meant rrr), and an error of plan.profile's is prefixed once."""
+    (tmp_path / "shapes.txt").write_text("64 64 64\n")
+    assert profiler.main(["tune", str(tmp_path / "shapes.txt"), "--layouts", ""]) == 2
+    assert capsys.readouterr().err == "cuforge tune: --layouts takes three letters r/c (A, B, C), got ''\n"
+    if cuforge._core.device_count() == 0:
+        assert profiler.main(["profile", "--m", "64", "--n", "64", "--k", "64"]) == 2
+        assert capsys.readouterr().err.startswith("cuforge profile: no CUDA GPU was found")
+
+
 def test_tune_takes_each_shape_once(tmp_path):
     """A file repeating its shapes (a model's layers, say) tunes each once, in the file's order."""
     (tmp_path / "shapes.txt").write_text("64 64 64\n128 64 64 2\n64 64 64  # again\n64 64 64 1\n")
@@ -129,6 +139,7 @@ def test_profile_and_compile_refuse_their_options_before_anything_is_allocated_o
     for call, says in ((lambda: plan.profile(2**40, 64, 64), "exceeds the 32-bit range"),  # not 32 TiB of NumPy data
                        (lambda: grouped.profile(8, 64, 64, 2**40), "exceeds the 32-bit range"),
                        (lambda: plan.profile(64, 64, 64, filter=5), "^filter: expected a shell pattern"),
+                       (lambda: plan.profile(64, 64, 64, filter="["), "^filter '\\[': '\\[' at position 0 opens"),
                        (lambda: plan.profile(64, 64, 64, csv=5), "^csv: expected a file path, got int"),
                        (lambda: plan.profile(64, 64, 64, csv="/nonexistent/p.csv"), "^csv: '/nonexistent/p.csv' is in no"),
                        (lambda: grouped.profile(8, 64, 64, 64, plot="/nonexistent/p.png"), "^plot: '/nonexistent/p.png'"),
