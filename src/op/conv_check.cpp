@@ -38,7 +38,8 @@ struct Nhwc {
 Nhwc describe_nhwc(const char* name, const char* what, const TensorRef& t, DataType dtype, const char* role,
                    int device) {
   const std::string label = fmt::format("{} ({})", name, what);
-  if (t.empty() || t.data == nullptr) fail(name, fmt::format("no {} tensor was given", what));
+  if (t.empty()) fail(name, fmt::format("no {} tensor was given", what));
+  if (t.data == nullptr) fail(name, fmt::format("its data pointer is null ({}): {}", what, t.describe()));
   if (t.dtype != dtype)
     throw DataTypeError(fmt::format("{}: expected element type {} (the plan's {}), got {}", label, to_string(dtype),
                                     role, to_string(t.dtype)));

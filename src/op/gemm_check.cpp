@@ -34,7 +34,8 @@ std::string layout_words(Layout l) { return l == Layout::RowMajor ? "row-major" 
 // `vector_ok`: a rank-1 operand is read as one row (C as a bias vector).
 Matrix describe_matrix(const char* name, const TensorRef& t, DataType dtype, const char* dtype_role, int device,
                        bool vector_ok = false) {
-  if (t.data == nullptr && t.numel() != 0) fail(name, "no tensor was given");
+  if (t.data == nullptr && t.numel() != 0)
+    fail(name, t.empty() ? std::string("no tensor was given") : "its data pointer is null: " + t.describe());
   if (t.dtype != dtype)
     throw DataTypeError(fmt::format("{}: expected element type {} (the plan's {}), got {}", name, to_string(dtype),
                                     dtype_role, to_string(t.dtype)));

@@ -546,7 +546,8 @@ TEST_F(ConvCheck, EveryBadInputIsRefusedByName) {
   // A null pointer, and a bias not on whole elements (the kernels load it in vectors of them).
   TensorRef null_x = x;
   null_x.data = nullptr;
-  EXPECT_REFUSED(fprop(null_x, w, {}, y, same), "A: no x, the activation tensor was given");
+  EXPECT_REFUSED(fprop(null_x, w, {}, y, same), "A: its data pointer is null (x, the activation)");
+  EXPECT_REFUSED(fprop(TensorRef{}, w, {}, y, same), "A: no x, the activation tensor was given");
   TensorRef odd_bias = TensorRef::vector(reinterpret_cast<const void*>(kBase + (3u << 28) + 1), DataType::f16, 32);
   EXPECT_REFUSED(fprop(x, w, odd_bias, y, same, 1.0), "the bias's data pointer");
 }

@@ -116,7 +116,7 @@ std::vector<BadInput> bad_inputs() {
       {"no B", test::changed(base, [](GemmRun& r) { r.b = TensorRef{}; }), K::InvalidArgument, "B", {"no tensor was given"}},
       {"no D", test::changed(base, [](GemmRun& r) { r.d = TensorRef{}; }), K::InvalidArgument, "D", {"no output tensor"}},
       {"A has a null pointer", test::changed(base, [](GemmRun& r) { r.a.data = nullptr; }), K::InvalidArgument, "A",
-       {"no tensor"}},
+       {"its data pointer is null"}},
       {"A is a vector", test::changed(base, [](GemmRun& r) { r.a = tensor(kA, {48}, {1}); }), K::InvalidArgument, "A",
        {"expected a matrix (rank 2) or a batch of matrices (rank 3)", "got rank 1"}},
       // A C++ caller's rank beyond the shape's entries: no extent is read (it crashed, or threw length_error).
