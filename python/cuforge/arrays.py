@@ -225,7 +225,7 @@ def current_stream(operands, stream) -> int:
                 raise InvalidArgumentError(f"stream.__cuda_stream__: expected a method returning (0, handle), got "
                                            f"{stream.__cuda_stream__!r}")
             protocol = stream.__cuda_stream__()
-            if not isinstance(protocol, tuple) or len(protocol) != 2 or protocol[0] != 0:
+            if not isinstance(protocol, tuple) or len(protocol) != 2 or type(protocol[0]) is not int or protocol[0] != 0:
                 raise InvalidArgumentError(f"stream.__cuda_stream__(): expected (0, handle), got {protocol!r}")
             return _stream_handle(protocol[1], "stream.__cuda_stream__()")
         for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream

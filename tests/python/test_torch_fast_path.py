@@ -194,6 +194,8 @@ def test_the_core_takes_a_stream_given(stream):
 @pytest.mark.parametrize("stream", [
     -1, 2**64, True, 1.0, np.int64(0), "0", PYTHON_PATH, _Stream(-1), _Stream(None),
     _foreign("Stream", "cuda.core", __cuda_stream__=lambda self: (1, 5)),
+    _foreign("Stream", "cuda.core", __cuda_stream__=lambda self: (False, 5)),  # a bool or float version was taken
+    _foreign("Stream", "cuda.core", __cuda_stream__=lambda self: (0.0, 5)),
     _foreign("Stream", "cuda.core", __cuda_stream__=lambda self: (0, -5)),
     _foreign("Stream", "cuda.core", __cuda_stream__=(0, 5)),
     _foreign("CUstream", "mylib", __int__=lambda self: 5),
