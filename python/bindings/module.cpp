@@ -65,7 +65,7 @@ constexpr uint8_t kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLFloat
 constexpr int kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3;
 
 // DLPack's managed tensors (dlpack.h), as the capsules named "dltensor" and "dltensor_versioned" hold them
-// (version 1 of the latter: a later major version may lay it out otherwise, and nanobind refuses it).
+// (version 1 of the latter: a later major version may lay it out otherwise; only its version comes first).
 struct DLManagedTensor {
   nb::dlpack::dltensor dl_tensor;
   void* manager_ctx;
@@ -96,7 +96,10 @@ nb::tuple dlpack_descriptor(nb::handle capsule, const char* name) {
   bool read_only = false;
   if (versioned) {
     auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor_versioned"));
-    if (m && m->major == 1) raw = &m->dl_tensor, read_only = (m->flags & kDLFlagReadOnly) != 0;
+    if (m && m->major != 1)  // nanobind would read it as version 1
+      throw InvalidArgumentError(std::string(name) + ": its DLPack capsule is of version " + std::to_string(m->major) +
+                                 "." + std::to_string(m->minor) + "; cuforge reads 1.x");
+    if (m) raw = &m->dl_tensor, read_only = (m->flags & kDLFlagReadOnly) != 0;
   } else if (auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"))) {
     raw = &m->dl_tensor;
   }

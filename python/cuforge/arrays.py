@@ -68,7 +68,7 @@ def host_array(x, name: str):
             raise InvalidArgumentError(f"{name}: NumPy cannot read its host memory through __dlpack__: {e}") from e
     try:
         return np.asarray(x)
-    except Exception as e:  # an __array_interface__ that is not the protocol's, the object's own __array__ failing
+    except (TypeError, ValueError, AttributeError) as e:  # an __array_interface__ that is not the protocol's
         raise InvalidArgumentError(f"{name}: NumPy cannot read it as an array: {type(e).__name__}: {e}") from e
 
 
@@ -161,14 +161,14 @@ def _describe(x, name: str):
 
 
 def _dlpack_capsule(x, name: str):
-    """The capsule of ``x.__dlpack__()``: the unversioned one consumers have long read, else the
-    versioned one (NumPy 2 exports read-only memory only so), the producer's refusal named."""
+    """The capsule of ``x.__dlpack__()``: the versioned one (DLPack 1.0, whose flags say whether the memory is
+    read-only), else the unversioned one of older producers; the producer's refusal named."""
     try:
-        try:
-            return x.__dlpack__()
-        except BufferError:
+        try:  # the versioned capsule first: only it says whether the memory is read-only
             return x.__dlpack__(max_version=(1, 0))
-    except Exception as e:  # the producer's refusal, or a __dlpack__ that is not the protocol's (not callable so)
+        except (TypeError, BufferError):  # a producer of the unversioned protocol only
+            return x.__dlpack__()
+    except (TypeError, AttributeError, BufferError, ValueError) as e:  # its refusal, or no protocol's __dlpack__
         raise InvalidArgumentError(f"{name}: its __dlpack__() exports no DLPack capsule: {type(e).__name__}: {e}") from e
 
 

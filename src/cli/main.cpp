@@ -129,13 +129,14 @@ int run_build(const FilterFlags& flags, const std::string& preset, int jobs, int
       fmt::print(stderr, "no kernel matches the filter\n");
       return 1;
     }
-    // Catalog rows the target cannot run (SM90's on another GPU than 9.0; SM80's over an 8.6, 8.9 or 12.x GPU's
-    // 99 KB of shared memory) are left out.
+    // Catalog rows the target cannot run are left out: SM90's where --cc names another GPU than 9.0 (without --cc
+    // they are built for 9.0 whatever this machine's GPU), SM80's over an 8.6, 8.9 or 12.x GPU's 99 KB of shared
+    // memory.
     size_t skipped = 0;
     std::string first;
     for (const auto* c : found) {
       const std::optional<std::string> why =
-          c->arch >= 90 && target != 90
+          c->arch >= 90 && cc != 0 && cc != 90
               ? std::optional<std::string>("SM90 kernels (sm_90a) run on compute capability 9.0 only")
               : library::why_invalid(*c, target);
       if (why) {
@@ -236,8 +237,8 @@ int main(int argc, char** argv) {
   build->add_option("-j,--jobs", jobs, "nvcc processes at once (default: one per core)")
       ->check(kDecimal)
       ->check(CLI::Range(0, 1 << 16));
-  build->add_option("--cc", cc, "GPU to build SM80 kernels for (default: this machine's GPU, else 90); matching "
-                                 "kernels it cannot run are skipped")
+  build->add_option("--cc", cc, "GPU to build for (default: SM80 kernels for this machine's GPU, else 90; SM90 "
+                                 "kernels for 9.0); matching kernels it cannot run are skipped")
       ->check(kDecimal)
       ->check(CLI::Range(1, std::numeric_limits<int>::max()));
   build->add_flag("--dry-run", dry_run, "print what would be built");

@@ -320,7 +320,8 @@ fs::path KernelCache::keep_failed(const std::string& key, Build& build) const {
 CacheInfo KernelCache::info() const {
   check_root();
   CacheInfo info{root_};
-  holds("kernels");  // one that is not a safe directory makes the cache unusable, not empty
+  for (const char* name : {"kernels", "staging", "failed"})
+    holds(name);  // one that is not a safe directory makes the cache unusable, not empty
   // What is in one of the cache's directories; one replaced by a link is not the cache's to size.
   auto tally = [&](const char* name, size_t& count, uint64_t& bytes) {
     struct stat st {};

@@ -58,9 +58,10 @@ fs::path find_nvcc() {
 std::set<std::string> g_hung_nvccs;
 
 // The toolkit's version: its version.json, else what `nvcc --version` says ("V13.0.88") within
-// `timeout` (an nvcc that hangs would hang every compile). An nvcc whose `--version` fails is refused:
-// it would not compile either, and a version read as anything else would key every kernel anew (under
-// compute-sanitizer following child processes, nvcc died of SIGSEGV and every cached kernel missed).
+// `timeout` (an nvcc that hangs would hang every compile). An nvcc whose `--version` fails and says no
+// version is refused: it would not compile either, and a version read as "unknown" would key every kernel
+// anew (under compute-sanitizer following child processes, nvcc died of SIGSEGV and every cached kernel
+// missed). One that exits 0 saying no version in nvcc's words (a wrapper) is "unknown", a stable key.
 // The caller holds g_mutex.
 std::string cuda_version_of(const fs::path& nvcc, std::chrono::milliseconds timeout) {
   fs::path json = nvcc.parent_path().parent_path() / "version.json";
@@ -81,19 +82,21 @@ std::string cuda_version_of(const fs::path& nvcc, std::chrono::milliseconds time
   if (g_hung_nvccs.count(nvcc.string())) throw hung();
   fs::path log = fs::temp_directory_path() / fmt::format("cuforge-nvcc-version-{}.txt", ::getpid());
   const std::optional<int> status = wait_process(start_process({nvcc.string(), "--version"}, log), timeout);
-  std::string text = status == 0 ? read_file_or_empty(log) : "";
+  std::string text = status ? read_file_or_empty(log) : "";
   std::error_code ec;
   fs::remove(log, ec);
   if (!status) {
     g_hung_nvccs.insert(nvcc.string());
     throw hung();
   }
-  if (*status != 0)
-    throw ToolchainError(fmt::format("{} --version failed (exit status {}): point CUDA_INSTALL_PATH or PATH at a "
-                                     "working CUDA toolkit", nvcc.string(), *status));
   size_t at = text.rfind(", V");
-  if (at == std::string::npos) return "unknown";
-  return text.substr(at + 3, text.find_first_of(" \n", at + 3) - at - 3);
+  if (at != std::string::npos) return text.substr(at + 3, text.find_first_of(" \n", at + 3) - at - 3);
+  if (*status != 0)  // start_process's supervisor exits 128 + N for a command killed by signal N, as shells do
+    throw ToolchainError(fmt::format("{} --version failed ({}) and said no version: point CUDA_INSTALL_PATH or PATH "
+                                     "at a working CUDA toolkit", nvcc.string(),
+                                     *status > 128 ? fmt::format("exit status {}: signal {}?", *status, *status - 128)
+                                                   : fmt::format("exit status {}", *status)));
+  return "unknown";
 }
 
 fs::path find_cutlass() {

@@ -83,7 +83,12 @@ TuningRecord::TuningRecord(const KernelCache& cache) : cache_(cache) {}
 fs::path TuningRecord::path() const { return cache_.root() / "tuning" / "record.json"; }
 
 std::optional<TunedKernel> TuningRecord::find(const std::string& key) const {
-  if (!cache_.holds("tuning")) return std::nullopt;  // none yet; a tuning/ that is not the cache's own is refused
+  try {
+    if (!cache_.holds("tuning")) return std::nullopt;  // none yet
+  } catch (const CacheError& e) {  // a tuning/ that is not the cache's own: ignored, as an unreadable record is
+    log(LogLevel::warning, fmt::format("the tuning record is not used: {}", e.what()));
+    return std::nullopt;
+  }
   const Json entries = read_entries(path());
   auto it = entries.find(key);
   if (it == entries.end()) return std::nullopt;

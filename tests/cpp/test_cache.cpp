@@ -437,6 +437,8 @@ TEST_F(CacheTest, AStagingDirectoryThatIsALinkIsRefusedAndItsTargetKept) {
   EXPECT_TRUE(test::contains(prune, "staging is not a directory")) << prune;
   const std::string build = test::message_of<CacheError>([&] { cache.begin_build(kKey); });
   EXPECT_TRUE(test::contains(build, "staging is not a directory")) << build;
+  const std::string info = test::message_of<CacheError>([&] { cache.info(); });  // not left uncounted, unsaid
+  EXPECT_TRUE(test::contains(info, "staging is not a directory")) << info;
   EXPECT_EQ(test::read_file(outside / "notes.txt"), "precious");
   EXPECT_TRUE(fs::is_directory(outside / "project"));
 }

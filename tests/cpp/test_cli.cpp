@@ -25,11 +25,13 @@ struct Listed {
   double ms = 0;
 };
 
-// `cuforge <command> <args>`, its stdout (and its stderr, with `with_stderr`) as lines.
+// `cuforge <command> <args>`, its stdout (and its stderr, with `with_stderr`) as lines, on a cache of its own (a
+// `cache prune` under test never touches the user's).
 Listed run(const std::string& command_and_args, bool with_stderr = false) {
+  static const test::TempDir cache;
   auto start = std::chrono::steady_clock::now();
-  std::string command =
-      std::string(CUFORGE_TEST_CLI) + " " + command_and_args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  std::string command = "CUFORGE_CACHE_DIR='" + cache.path().string() + "' " + std::string(CUFORGE_TEST_CLI) + " " +
+                        command_and_args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
   std::string out;
   char buf[65536];
@@ -89,7 +91,7 @@ TEST(CommandLine, BuildSkipsKernelsTheTargetCannotRun) {
   ASSERT_EQ(none.names.size(), 1u);
   EXPECT_NE(none.names[0].find("skipped 2 of 2 kernels that compute capability 89 cannot run"), std::string::npos)
       << none.names[0];
-  // SM90's kernels are sm_90a code: no other GPU runs them (they were listed, to be built for 9.0 whatever --cc).
+  // SM90's kernels are sm_90a code: no other GPU that --cc names runs them (they were listed, to be built for 9.0).
   const std::string sm90 = "build --arch 90 --a bf16 --layouts rcr --filter '*_128x256x64_c1x1x1_*' --dry-run ";
   EXPECT_FALSE(run(sm90 + "--cc 90").names.empty());
   for (const std::string cc : {"80", "89", "100"}) {

@@ -178,29 +178,39 @@ TEST(Toolchain, AHangingNvccIsKilledAfterItsTimeout) {
 }
 
 // An nvcc whose `--version` fails (exits non-zero, or dies of a signal: under compute-sanitizer following
-// child processes nvcc died of SIGSEGV) is refused by name, not read as version "unknown", which would key
-// every kernel anew and rebuild the whole cache with it.
+// child processes nvcc died of SIGSEGV) and says no version is refused by name, not read as version "unknown",
+// which would key every kernel anew and rebuild the whole cache with it; a failing one that says its version
+// is taken at its word.
 TEST(Toolchain, AFailingNvccVersionIsAClearError) {
   TempDir tmp;
   const char* before = std::getenv("CUDA_INSTALL_PATH");
   const std::string saved = before ? before : "";
-  std::vector<std::string> errors;
-  for (const std::string body : {"exit 3", "kill -SEGV $$"}) {
-    const fs::path cuda = tmp.path() / (body == "exit 3" ? "exits" : "crashes");
+  std::vector<std::string> outcomes;
+  for (const auto& [dir, body] : std::vector<std::pair<std::string, std::string>>{
+           {"exits", "exit 3"},
+           {"crashes", "kill -SEGV $$"},
+           {"says", "echo 'Cuda compilation tools, release 13.0, V13.0.88'; exit 1"}}) {
+    const fs::path cuda = tmp.path() / dir;
     test::write_file(cuda / "bin/nvcc", "#!/bin/sh\n" + body + "\n");
     ::chmod((cuda / "bin/nvcc").c_str(), 0700);
     ::setenv("CUDA_INSTALL_PATH", cuda.c_str(), 1);
-    errors.push_back(test::message_of<ToolchainError>([] { compile::Toolchain::find(std::chrono::seconds(10)); }));
+    try {
+      outcomes.push_back("version " + compile::Toolchain::find(std::chrono::seconds(10)).cuda_version);
+    } catch (const ToolchainError& e) {
+      outcomes.push_back(e.what());
+    }
   }
   if (before) {
     ::setenv("CUDA_INSTALL_PATH", saved.c_str(), 1);
   } else {
     ::unsetenv("CUDA_INSTALL_PATH");
   }
-  EXPECT_TRUE(contains(errors[0], (tmp.path() / "exits/bin/nvcc").string() + " --version failed (exit status 3)"))
-      << errors[0];
-  EXPECT_TRUE(contains(errors[1], "--version failed (exit status 139)")) << errors[1];  // 128 + SIGSEGV
-  EXPECT_TRUE(contains(errors[1], "CUDA_INSTALL_PATH")) << errors[1];
+  EXPECT_TRUE(contains(outcomes[0], (tmp.path() / "exits/bin/nvcc").string() +
+                                        " --version failed (exit status 3) and said no version"))
+      << outcomes[0];
+  EXPECT_TRUE(contains(outcomes[1], "--version failed (exit status 139: signal 11?)")) << outcomes[1];
+  EXPECT_TRUE(contains(outcomes[1], "CUDA_INSTALL_PATH")) << outcomes[1];
+  EXPECT_EQ(outcomes[2], "version 13.0.88");
 }
 
 TEST(Toolchain, TargetsNvccCannotBuildAreRefused) {

@@ -131,14 +131,30 @@ def test_what_a_dlpack_producer_may_get_wrong_is_refused_by_name():
     with pytest.raises(cuforge.InvalidArgumentError, match="^D: the array is read-only \\(its DLPack capsule says so\\)"):
         describe(RawDLPack(versioned=True, flags=1), "D")
 
+    class Both(RawDLPack):  # a producer of both capsules: the versioned one is asked for, and its flag read
+        def __init__(self):
+            self.versioned, self.unversioned = RawDLPack(versioned=True, flags=1), RawDLPack()
+
+        def __dlpack__(self, *args, max_version=None, **kwargs):
+            return (self.versioned if max_version else self.unversioned).__dlpack__()
+
+    with pytest.raises(cuforge.InvalidArgumentError, match="^D: the array is read-only"):
+        describe(Both(), "D")
+    # A capsule of another major version than 1 may lay its tensor out otherwise: refused, not read as version 1.
+    later = RawDLPack(versioned=True, null_shape=True)
+    later._managed.major = 2
+    with pytest.raises(cuforge.InvalidArgumentError, match="^A: its DLPack capsule is of version 2.0; cuforge reads 1"):
+        describe(later, "A")
+
 
 def test_a_producer_breaking_its_protocol_is_named():
-    """A __dlpack__ that raises, is not callable so, or an __array_interface__ NumPy cannot read: an error naming
-    the operand, not the producer's own exception from inside cuforge."""
+    """A __dlpack__ that refuses, is not callable so, or an __array_interface__ NumPy cannot read: an error naming
+    the operand, not the producer's own exception from inside cuforge (a failure of its own, a RuntimeError, say,
+    is left as it is)."""
 
     class Raises:
         def __dlpack__(self, *args, **kwargs):
-            raise RuntimeError("device lost")
+            raise ValueError("cannot export a strided view")
 
     class NeedsAStream:
         def __dlpack__(self, stream):
@@ -156,3 +172,10 @@ def test_a_producer_breaking_its_protocol_is_named():
 
     with pytest.raises(cuforge.InvalidArgumentError, match="^B: NumPy cannot read it as an array"):
         host_descriptor(BadInterface(), 0, "B")
+
+    class Fails:
+        def __dlpack__(self, *args, **kwargs):
+            raise RuntimeError("device lost")
+
+    with pytest.raises(RuntimeError, match="device lost"):
+        describe(Fails(), "A")
