@@ -175,6 +175,14 @@ int run_build(const FilterFlags& flags, const std::string& preset, int jobs, int
   return failed ? 1 : 0;
 }
 
+// Text from a file as a terminal may show it: control characters (an ESC that would clear the screen) escaped.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (unsigned char ch : text)
+    out += ch < 0x20 || ch == 0x7f ? fmt::format("\\x{:02x}", ch) : std::string(1, char(ch));
+  return out;
+}
+
 int run_cache(const std::string& action, int64_t max_bytes) {
   const auto& cache = compile::KernelCache::user_cache();
   if (action == "info") {
@@ -187,8 +195,8 @@ int run_cache(const std::string& action, int64_t max_bytes) {
     fmt::print("tuning record {}: {} measured choices\n", record.path().string(), record.entries().size());
   } else if (action == "tuning") {
     for (const auto& [key, t] : compile::TuningRecord(cache).entries())
-      fmt::print("{}\n  -> {} x{} {} {:.2f} us ({} of the model's best {} timed)\n", key, t.kernel, t.splits,
-                 to_string(t.decomposition), t.microseconds, t.measured.size(), t.candidates);
+      fmt::print("{}\n  -> {} x{} {} {:.2f} us ({} of the model's best {} timed)\n", printable(key), printable(t.kernel),
+                 t.splits, to_string(t.decomposition), t.microseconds, t.measured.size(), t.candidates);
   } else if (action == "clear-tuning") {
     fmt::print("removed {} measured choices from the tuning record\n", compile::TuningRecord(cache).clear());
   } else if (action == "clear") {

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <random>
 
 #include "cuforge/core/error.hpp"
@@ -46,6 +47,21 @@ void check_key(const std::string& key) {
 
 // Names inside kernels/ that are not entries: directories being removed (see remove_atomically).
 bool is_entry_name(const fs::path& p) { return !p.filename().string().empty() && p.filename().string()[0] != '.'; }
+
+// What a removal killed midway left renamed aside in `dir` (remove_atomically's .trash-*) at least `age` seconds
+// ago (the rename set its ctime; prune waits ten minutes, by when no live removal is still at it; clear, which
+// holds the cache's lock, none). Best effort, as dead staging's.
+void reclaim_trash(const fs::path& dir, time_t age) {
+  std::error_code ec;
+  std::vector<fs::path> trash;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().rfind(".trash-", 0) == 0) trash.push_back(it->path());
+  for (const fs::path& t : trash) {
+    struct stat st {};
+    if (::lstat(t.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && ::time(nullptr) - st.st_ctime >= age)
+      fs::remove_all(t, ec);
+  }
+}
 
 // The entries of one of the cache's directories. One that cannot be listed (its mode, say) is a CacheError:
 // an unreadable cache is not an empty one. One removed meanwhile (a clear elsewhere) holds none.
@@ -371,12 +387,7 @@ void KernelCache::clear() const {
     std::error_code ec;
     for (const char* sub : {"kernels", "staging", "failed", "headers"})
       if (fs::exists(root_ / sub, ec)) remove_atomically(root_ / sub);
-    // What a clear killed midway left renamed aside (remove_atomically): under this lock, no clear is alive.
-    std::vector<fs::path> trash;
-    for (const auto& e : fs::directory_iterator(root_, ec))
-      if (e.path().filename().string().rfind(".trash-", 0) == 0) trash.push_back(e.path());
-    for (const fs::path& dir : trash)
-      if (fs::remove_all(dir, ec); ec) throw CacheError(fmt::format("cannot remove {}: {}", dir.string(), ec.message()));
+    reclaim_trash(root_, 0);  // what a clear killed midway left: under this lock, no clear is alive
   } catch (...) {
     unlock_file(lock);
     throw;
@@ -388,6 +399,8 @@ size_t KernelCache::prune(uint64_t max_bytes) const {
   check_root();
   const bool kernels = holds("kernels");  // an unusable cache is refused before anything is removed
   reclaim_staging();
+  reclaim_trash(root_, 600);
+  if (kernels) reclaim_trash(root_ / "kernels", 600);
   if (!kernels) return 0;
   struct Item {
     fs::path dir;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <memory>
@@ -46,7 +47,8 @@ int default_device() {
     char* end = nullptr;
     errno = 0;
     const long v = std::strtol(id, &end, 10);
-    if (*end != '\0' || v < 0 || v >= kMaxDevices || errno == ERANGE)
+    // Digits alone: strtol also takes leading blanks and a sign (' 1' was device 1, where '1 ' was refused).
+    if (!std::isdigit(static_cast<unsigned char>(id[0])) || *end != '\0' || v >= kMaxDevices || errno == ERANGE)
       throw DeviceError(
           fmt::format("CUTLASS_CUDA_DEVICE_ID is '{}', expected a device ordinal (0 to {})", id, kMaxDevices - 1));
     return int(v);

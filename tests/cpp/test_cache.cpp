@@ -491,8 +491,13 @@ TEST_F(CacheTest, ClearRemovesEverything) {
   EXPECT_FALSE(fs::exists(cache.root() / "staging"));
   publish(cache, kKey, kName, fake_library());  // usable again
   EXPECT_TRUE(cache.find(kKey).has_value());
-  // A clear killed midway leaves its directories renamed aside (remove_atomically): the next clear takes them.
+  // A clear killed midway leaves its directories renamed aside (remove_atomically), a prune or lookup its entry:
+  // the next clear takes them; a prune, only those ten minutes old (a live removal may be at a younger one).
   test::write_file(cache.root() / ".trash-kernels-0a1b2c3d" / kKey / "kernel.so", fake_library());
+  test::write_file(cache.root() / "kernels" / (".trash-" + kKey + "-0a1b2c3d") / "kernel.so", fake_library());
+  cache.prune(0);
+  EXPECT_TRUE(fs::exists(cache.root() / ".trash-kernels-0a1b2c3d")) << "a removal just now: left to it";
+  EXPECT_TRUE(fs::exists(cache.root() / "kernels" / (".trash-" + kKey + "-0a1b2c3d")));
   cache.clear();
   EXPECT_FALSE(fs::exists(cache.root() / ".trash-kernels-0a1b2c3d"));
 }

@@ -25,13 +25,17 @@ struct Listed {
   double ms = 0;
 };
 
-// `cuforge <command> <args>`, its stdout (and its stderr, with `with_stderr`) as lines, on a cache of its own (a
-// `cache prune` under test never touches the user's).
-Listed run(const std::string& command_and_args, bool with_stderr = false) {
+// The cache the commands below run on (a `cache prune` under test never touches the user's).
+const test::TempDir& cli_cache() {
   static const test::TempDir cache;
+  return cache;
+}
+
+// `cuforge <command> <args>`, its stdout (and its stderr, with `with_stderr`) as lines, on cli_cache().
+Listed run(const std::string& command_and_args, bool with_stderr = false) {
   auto start = std::chrono::steady_clock::now();
-  std::string command = "CUFORGE_CACHE_DIR='" + cache.path().string() + "' " + std::string(CUFORGE_TEST_CLI) + " " +
-                        command_and_args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  std::string command = "CUFORGE_CACHE_DIR='" + cli_cache().path().string() + "' " + std::string(CUFORGE_TEST_CLI) +
+                        " " + command_and_args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
   std::string out;
   char buf[65536];
@@ -165,6 +169,22 @@ TEST(CommandLine, NumbersAreDecimalAndFit) {
         << args << ": " << l.names.front();
   }
   EXPECT_EQ(run("list --arch 90", true).status, 0);
+}
+
+// The tuning record's keys and names are shown with control characters escaped: an ESC from the file cleared the
+// terminal's screen.
+TEST(CommandLine, TheTuningListingEscapesControlCharacters) {
+  ASSERT_EQ(run("cache info").status, 0);  // makes the cache
+  const auto record = cli_cache().path() / "v1" / "tuning" / "record.json";
+  std::filesystem::create_directories(record.parent_path());
+  ::chmod(record.parent_path().c_str(), 0700);
+  test::write_file(record, "{\"format\": 1, \"entries\": {\"key\\u001b[2J\": {\"kernel\": \"k\\u0007\", "
+                           "\"splits\": 1, \"decomposition\": \"heuristic\", \"us\": 2.0, \"measured\": {}}}}");
+  Listed l = run("cache tuning");
+  ASSERT_EQ(l.status, 0);
+  ASSERT_EQ(l.names.size(), 2u);
+  EXPECT_EQ(l.names[0], "key\\x1b[2J");
+  EXPECT_EQ(l.names[1].rfind("  -> k\\x07 x1 heuristic 2.00 us", 0), 0u) << l.names[1];
 }
 
 TEST(CommandLine, AnUnknownCommandIsNamed) {

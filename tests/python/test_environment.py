@@ -63,7 +63,7 @@ def test_a_failing_log_sink_is_reported_and_breaks_nothing():
     assert out.stdout.strip() == "wait ['RuntimeError: logger is broken']"
 
 
-@pytest.mark.parametrize("value", ["abc", "-1", "3x", "64", "2147483648", "99999999999999999999"])
+@pytest.mark.parametrize("value", ["abc", "-1", "3x", "64", "2147483648", "99999999999999999999", " 1", "1 ", "+1"])
 def test_a_device_id_that_is_no_ordinal_is_refused(value):
     """CUTLASS_CUDA_DEVICE_ID is read when a plan is made: beyond 32 bits it wrapped to a negative ordinal."""
     from test_faults import run_python
