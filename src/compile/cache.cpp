@@ -336,12 +336,10 @@ fs::path KernelCache::keep_failed(const std::string& key, Build& build) const {
 CacheInfo KernelCache::info() const {
   check_root();
   CacheInfo info{root_};
-  for (const char* name : {"kernels", "staging", "failed"})
-    holds(name);  // one that is not a safe directory makes the cache unusable, not empty
-  // What is in one of the cache's directories; one replaced by a link is not the cache's to size.
+  // What is in one of the cache's directories; one that is not a safe directory (a link, say) makes the cache
+  // unusable, not empty.
   auto tally = [&](const char* name, size_t& count, uint64_t& bytes) {
-    struct stat st {};
-    if (::lstat((root_ / name).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    if (!holds(name)) return;
     for (const fs::path& entry : list_entries(root_ / name)) {
       ++count;
       bytes += directory_bytes(entry);
