@@ -14,6 +14,7 @@
 #include "cuforge/compile/compiler.hpp"
 #include "cuforge/compile/toolchain.hpp"
 #include "cuforge/compile/tuning_record.hpp"
+#include "cuforge/core/log.hpp"
 #include "cuforge/emit/gemm.hpp"
 #include "cuforge/library/catalog.hpp"
 #include "cuforge/op/presets.hpp"
@@ -173,14 +174,6 @@ int run_build(const FilterFlags& flags, const std::string& preset, int jobs, int
              seconds, outcomes.size() - hits - failed, hits, failed,
              compile::KernelCache::user_cache().root().string());
   return failed ? 1 : 0;
-}
-
-// Text from a file as a terminal may show it: control characters (an ESC that would clear the screen) escaped.
-std::string printable(const std::string& text) {
-  std::string out;
-  for (unsigned char ch : text)
-    out += ch < 0x20 || ch == 0x7f ? fmt::format("\\x{:02x}", ch) : std::string(1, char(ch));
-  return out;
 }
 
 int run_cache(const std::string& action, int64_t max_bytes) {

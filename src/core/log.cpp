@@ -4,6 +4,8 @@
 #include <memory>
 #include <mutex>
 
+#include <fmt/format.h>
+
 namespace cuforge {
 namespace {
 
@@ -17,7 +19,15 @@ void set_log_sink(LogSink sink) {
   g_sink = sink ? std::make_shared<const LogSink>(std::move(sink)) : nullptr;
 }
 
-void log(LogLevel level, const std::string& message) {
+std::string printable(const std::string& text) {
+  std::string out;
+  for (unsigned char ch : text)
+    out += ch < 0x20 || ch == 0x7f ? fmt::format("\\x{:02x}", ch) : std::string(1, char(ch));
+  return out;
+}
+
+void log(LogLevel level, const std::string& text) {
+  const std::string message = printable(text);
   std::shared_ptr<const LogSink> sink;
   {
     std::lock_guard lock(g_mutex);
