@@ -16,6 +16,29 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace cuforge::python {
+namespace {
+
+// The estimates' arguments as selection gives them: the model clamps splits and SM counts below 1, which from a
+// caller are mistakes, refused.
+void check_counts(const char* function, int splits, int sm_count) {
+  if (splits < 1 || sm_count < 1)
+    throw InvalidArgumentError(std::string(function) + ": expected splits and sm_count >= 1, got " +
+                               std::to_string(splits) + " and " + std::to_string(sm_count));
+}
+
+GemmShape checked_shape(const char* function, int64_t m, int64_t n, int64_t k, int64_t batch, int splits,
+                        int sm_count) {
+  if (m < 1 || n < 1 || k < 0 || batch < 1)
+    throw InvalidArgumentError(std::string(function) + ": expected M, N, batch >= 1 and K >= 0, got " +
+                               std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " (batch " +
+                               std::to_string(batch) + ")");
+  check_counts(function, splits, sm_count);
+  GemmShape shape;
+  shape.m = m, shape.n = n, shape.k = k, shape.batch = batch;
+  return shape;
+}
+
+}  // namespace
 
 void bind_cost_model(nb::module_& m) {
   nb::class_<select::CostModel>(m, "CostModel",
@@ -55,12 +78,8 @@ void bind_cost_model(nb::module_& m) {
   m.def("estimated_time_us",
         [](const std::string& name, int64_t m, int64_t n, int64_t k, int64_t batch, int splits, bool deterministic,
            int sm_count, const select::CostModel& model, bool ragged) {
-          if (m < 1 || n < 1 || k < 0 || batch < 1)
-            throw InvalidArgumentError("estimated_time_us: expected M, N, batch >= 1 and K >= 0, got " +
-                                       std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
-                                       " (batch " + std::to_string(batch) + ")");
-          GemmShape shape;
-          shape.m = m, shape.n = n, shape.k = k, shape.batch = batch, shape.ragged = ragged;
+          GemmShape shape = checked_shape("estimated_time_us", m, n, k, batch, splits, sm_count);
+          shape.ragged = ragged;
           return select::estimated_time_us(library::parse_gemm_name(name), shape, splits, deterministic, sm_count,
                                            model);
         },
@@ -71,8 +90,7 @@ void bind_cost_model(nb::module_& m) {
         "M (differing between groups where `ragged`, as the offsets form's are). Needs no GPU.");
   m.def("tie_rank",
         [](const std::string& name, int64_t m, int64_t n, int64_t batch, int splits, int sm_count) {
-          GemmShape shape;
-          shape.m = m, shape.n = n, shape.batch = batch;
+          const GemmShape shape = checked_shape("tie_rank", m, n, 0, batch, splits, sm_count);
           return select::tie_rank(library::parse_gemm_name(name), splits, shape, sm_count);
         },
         "name"_a, "m"_a, "n"_a, "batch"_a = 1, "splits"_a = 1, "sm_count"_a = 132,
@@ -92,6 +110,7 @@ void bind_cost_model(nb::module_& m) {
             throw InvalidArgumentError("estimated_conv_time_us: " + name + " is not a convolution kernel");
           GemmTypes types{c.element_a, c.element_b, c.element_c, c.element_d, c.element_accumulator};
           GemmShape shape = op::conv_shape(c.kind, types, op::conv_size(extents, {stride, padding, dilation}));
+          check_counts("estimated_conv_time_us", splits, sm_count);
           return select::estimated_time_us(c, shape, splits, deterministic, sm_count, model);
         },
         "name"_a, "extents"_a, "stride"_a, "padding"_a, "dilation"_a, "splits"_a = 1, "deterministic"_a = true,

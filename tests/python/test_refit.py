@@ -43,6 +43,20 @@ def test_an_empty_shape_is_refused():
     name = _core.list_gemms(90, "*bf16_bf16_f32_bf16_bf16_rrr_128x64x64_c1x1x1*")[0]
     with pytest.raises(cuforge.InvalidArgumentError, match="expected M, N, batch >= 1"):
         _core.estimated_time_us(name, 0, 128, 128)
+    with pytest.raises(cuforge.InvalidArgumentError, match="expected M, N, batch >= 1"):
+        _core.tie_rank(name, 128, -5)
+
+
+@pytest.mark.parametrize("splits, sm_count", [(0, 132), (-3, 132), (1, 0), (1, -1)])
+def test_splits_and_sm_counts_below_one_are_refused(splits, sm_count):
+    """The model clamps them (a slice, an SM); from a caller they are mistakes."""
+    name = _core.list_gemms(90, "*bf16_bf16_f32_bf16_bf16_rrr_128x64x64_c1x1x1*")[0]
+    conv = _core.list_gemms(90, "*fprop*")[0]
+    for estimate in (lambda: _core.estimated_time_us(name, 128, 128, 128, 1, splits, True, sm_count),
+                     lambda: _core.tie_rank(name, 128, 128, 1, splits, sm_count),
+                     lambda: _core.estimated_conv_time_us(conv, *CONV_LAYER, splits, True, sm_count)):
+        with pytest.raises(cuforge.InvalidArgumentError, match="expected splits and sm_count >= 1"):
+            estimate()
 
 
 CONV_LAYER = ([32, 14, 14, 256, 256, 3, 3], [1, 1], [1, 1], [1, 1])  # (N, H, W, C, K, R, S), stride, padding, dilation
