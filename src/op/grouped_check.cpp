@@ -31,8 +31,8 @@ GemmShape summary(int64_t groups, double m, double n, double k, int align_a, int
   s.ragged = ragged;
   s.bias = bias;
   s.batch = groups;
-  s.m = bucket(int64_t(m + 0.999));
-  s.n = bucket(int64_t(n + 0.999));
+  s.m = m > 0 ? bucket(int64_t(m + 0.999)) : 0;  // no group has rows (or columns): no kernel runs them
+  s.n = n > 0 ? bucket(int64_t(n + 0.999)) : 0;
   s.k = bucket(int64_t(k + 0.999));
   s.align_a = align_a;
   s.align_b = align_b;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "cuforge/op/gemm_check.hpp"
 #include "cuforge/op/grouped_check.hpp"
 #include "cuforge/runtime/device.hpp"
@@ -15,6 +17,18 @@ GroupedGemm::GroupedGemm(const GemmOptions& options) : Plan(options, KernelKind:
 GemmShape GroupedGemm::shape(int64_t groups, int64_t m, int64_t n, int64_t k, std::array<int, 3> alignment_caps,
                              bool ragged, bool bias) const {
   return op::grouped_shape(options_, groups, m, n, k, alignment_caps, ragged, bias);
+}
+
+const GemmShape& GroupedGemm::kernel_shape(const GemmShape& shape) {
+  if (shape.empty_output())
+    throw InvalidArgumentError(fmt::format("{} groups of {}x{}x{} have empty outputs: a run of them launches nothing, "
+                                           "so they need no kernel", shape.batch, shape.m, shape.n, shape.k));
+  return shape;
+}
+
+std::vector<compile::CompileResult> GroupedGemm::compile(const std::vector<GemmShape>& shapes, int jobs) {
+  for (const GemmShape& s : shapes) kernel_shape(s);
+  return compile_shapes(shapes, jobs);
 }
 
 GroupedProblem GroupedGemm::check(const std::vector<TensorRef>& a, const std::vector<TensorRef>& b,
@@ -32,6 +46,10 @@ GroupedProblem GroupedGemm::check_offsets(const TensorRef& a, const TensorRef& b
 runtime::RunHandle GroupedGemm::run(const GroupedProblem& checked, double alpha, double beta, cudaStream_t stream,
                                     std::function<void()> on_complete) {
   runtime::use_device(device_);
+  if (checked.empty_output()) {
+    ran(nullptr);
+    return runtime::RunHandle::record(device_, stream, std::move(on_complete));
+  }
   // Groups with K = 0 take their product over one zero-filled vector of K, so that the epilogue
   // writes activation(beta * C): A and B of those groups read a scratch buffer of zeros.
   GroupedProblem p = checked;

@@ -113,6 +113,30 @@ TEST(GroupedPlan, WhatTheCatalogDoesNotGroupIsRefusedByName) {
   EXPECT_THROW(g.shape(4, -1, 64, 64), InvalidArgumentError);
 }
 
+// Groups without outputs need no kernel: selecting, listing candidates or building for such a class is refused
+// (as for a GEMM of an empty output), and a run of them launches nothing (GroupedProblem::empty_output), in the
+// list form also where some groups have no rows and the others no columns.
+TEST(GroupedCheck, GroupsWithoutOutputsNeedNoKernel) {
+  GroupedGemm g(options(DataType::bf16));
+  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{0, 256}, {64, 0}}) {
+    const GemmShape empty = g.shape(4, m, n, 64);
+    EXPECT_NE(test::message_of<InvalidArgumentError>([&] { g.select(empty); }).find("need no kernel"),
+              std::string::npos);
+    EXPECT_THROW(g.candidates(empty), InvalidArgumentError);
+    EXPECT_THROW(g.compile({g.shape(4, 64, 64, 64), empty}), InvalidArgumentError);
+  }
+  EXPECT_NO_THROW(g.select(g.shape(4, 1, 256, 64)));
+  const GemmOptions o = options(DataType::bf16);
+  Lists none;
+  none.add(0, 256, 64);
+  none.add(64, 0, 64);
+  EXPECT_TRUE(none.check(o).empty_output());
+  Lists one;
+  one.add(0, 256, 64);
+  one.add(1, 8, 0);  // K = 0: D = beta * C, a kernel's epilogue
+  EXPECT_FALSE(one.check(o).empty_output());
+}
+
 TEST(GroupedCheck, ListsAreCheckedGroupByGroup) {
   const GemmOptions o = options(DataType::bf16);
   Lists l;

@@ -200,6 +200,23 @@ def test_offsets_form_exact(family, lb):
     assert_exact(D2, moe_reference(A, B, C, sizes, 0.0))
 
 
+@pytest.mark.parametrize("form", ["lists", "offsets"])
+def test_groups_without_outputs_choose_build_and_launch_nothing(form):
+    """Every group empty (no rows, or no columns): the run returns having chosen no kernel (the class of such
+    groups is refused by construct(): a kernel for it would never run)."""
+    p = plan("sm90")
+    f16 = dict(dtype=torch.float16, device="cuda")
+    if form == "lists":
+        p.run([torch.ones(0, 64, **f16), torch.ones(16, 64, **f16)], [torch.ones(64, 32, **f16),
+              torch.ones(64, 0, **f16)], None, [torch.empty(0, 32, **f16), torch.empty(16, 0, **f16)])
+    else:
+        p.run(torch.ones(0, 64, **f16), torch.ones(4, 64, 32, **f16), None, torch.empty(0, 32, **f16),
+              offsets=torch.zeros(4, dtype=torch.int32, device="cuda"))
+    assert p.last_kernel is None
+    with pytest.raises(cuforge.InvalidArgumentError, match="need no kernel"):
+        p.construct(groups=4, M=0, N=32, K=64)
+
+
 def test_two_streams_and_a_cuda_graph():
     gen = torch.Generator(device="cuda").manual_seed(9)
     p = plan("sm90", torch.bfloat16)

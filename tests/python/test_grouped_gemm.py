@@ -45,6 +45,16 @@ def test_the_seed_constructor_and_names():
         plan.split_k_slices = 4
 
 
+@pytest.mark.parametrize("m, n", [(0, 32), (32, 0)])
+def test_groups_without_outputs_need_no_kernel(m, n):
+    """Such groups' runs launch nothing, so choosing a kernel for them is refused, as for a GEMM."""
+    plan = cuforge.op.GroupedGemm(element=np.float16, layout=RowMajor, element_accumulator=np.float32)
+    for ask in (lambda: plan.select(4, m, n, 64), lambda: plan.construct(groups=4, M=m, N=n, K=64)):
+        with pytest.raises(cuforge.InvalidArgumentError, match=f"4 groups of {m}x{n}x64 have empty outputs"):
+            ask()
+    assert plan.select(4, 1, 1, 64)
+
+
 def test_types_come_from_the_first_group_when_not_given():
     As, Bs, Cs, Ds = lists([(64, 32, 16), (8, 32, 24)])
     plan = cuforge.op.GroupedGemm(A=As, B=Bs, C=Cs, D=Ds)

@@ -4,6 +4,7 @@
 // into groups by row offsets on the device, B a batch of G matrices.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -25,6 +26,12 @@ struct GroupedProblem {
   GemmShape shape;
   std::vector<GemmProblem> list;       // the list form: one problem per group
   std::optional<GroupOffsets> offsets;  // or the offsets form
+
+  // Whether no group has an output (the offsets form: no rows or columns at all): a run launches nothing.
+  bool empty_output() const {
+    if (offsets) return offsets->whole.shape.empty_output();
+    return std::all_of(list.begin(), list.end(), [](const GemmProblem& g) { return g.shape.empty_output(); });
+  }
 };
 
 }  // namespace cuforge

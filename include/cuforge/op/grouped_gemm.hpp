@@ -30,10 +30,13 @@ class GroupedGemm : public op::Plan<runtime::GroupedGemmKernel, GroupedProblem> 
   // groups where `ragged`, as in the offsets form; C a bias row per group where `bias`).
   GemmShape shape(int64_t groups, int64_t m, int64_t n, int64_t k, std::array<int, 3> alignment_caps = {},
                   bool ragged = false, bool bias = false) const;
-  select::GemmCandidate select(const GemmShape& shape) const { return choice(shape); }
-  std::vector<compile::CompileResult> compile(const std::vector<GemmShape>& shapes, int jobs = 0) {
-    return compile_shapes(shapes, jobs);
+  // The choice, the candidates and the builds for classes whose groups have outputs (a class without any is
+  // refused: its runs launch nothing).
+  select::GemmCandidate select(const GemmShape& shape) const { return choice(kernel_shape(shape)); }
+  std::vector<select::GemmCandidate> candidates(const GemmShape& shape) const {
+    return Plan::candidates(kernel_shape(shape));
   }
+  std::vector<compile::CompileResult> compile(const std::vector<GemmShape>& shapes, int jobs = 0);
 
   // The boundary checks of the two forms (op/grouped_check.hpp).
   GroupedProblem check(const std::vector<TensorRef>& a, const std::vector<TensorRef>& b,
@@ -43,9 +46,14 @@ class GroupedGemm : public op::Plan<runtime::GroupedGemmKernel, GroupedProblem> 
                                const TensorRef& offsets, double alpha, double beta) const;
 
   // Runs a checked problem on `stream`; nothing is launched when a check fails. A group with K = 0
-  // writes activation(beta * C) (its product taken over zeros); empty groups write nothing.
+  // writes activation(beta * C) (its product taken over zeros); empty groups write nothing (where every
+  // group is empty, nothing is chosen, built or launched).
   runtime::RunHandle run(const GroupedProblem& problem, double alpha = 1.0, double beta = 0.0,
                          cudaStream_t stream = nullptr, std::function<void()> on_complete = {});
+
+ private:
+  // `shape`, refused where its groups have no outputs.
+  static const GemmShape& kernel_shape(const GemmShape& shape);
 };
 
 }  // namespace cuforge
