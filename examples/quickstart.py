@@ -17,8 +17,8 @@ kernel = plan.select(M, N, K)
 print(f"kernel for {M}x{N}x{K} bf16: {kernel}")
 start = time.perf_counter()
 built = plan.compile(M=M, N=N, K=K)
-print(f"{'found in the cache' if built['cache_hit'] else 'compiled'} in {time.perf_counter() - start:.1f} s: "
-      f"{built['library']}")
+print(f"{'found in the cache' if built.cache_hit else 'compiled'} in {time.perf_counter() - start:.1f} s: "
+      f"{built.library}")
 
 if cuforge.device_count() == 0:
     print("no CUDA GPU was found on this machine: the kernel was selected, emitted and compiled, but not run")

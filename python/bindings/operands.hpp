@@ -111,16 +111,21 @@ nb::object path_text(const std::filesystem::path& path);
 // A compile result as a dict: name, key, library, source, cache_hit, seconds.
 nb::dict compile_result(const compile::CompileResult& r);
 
-// Builds with the GIL released; the results as dicts.
+// Builds a plan's kernels (op::BuiltKernel) with the GIL released; each as compile_result's dict, with the
+// candidate chosen for its class as "chosen".
 template <class Build>
 nb::list compile_results(Build&& build) {
-  std::vector<compile::CompileResult> built;
+  decltype(build()) built;
   {
     WithoutGil released;
     built = build();
   }
   nb::list out;
-  for (const auto& r : built) out.append(compile_result(r));
+  for (const auto& r : built) {
+    nb::dict d = compile_result(r);
+    d["chosen"] = nb::cast(r.candidate);
+    out.append(d);
+  }
   return out;
 }
 

@@ -30,7 +30,7 @@ GemmShape Gemm::kernel_shape(GemmShape shape) const {
 
 select::GemmCandidate Gemm::select(const GemmShape& shape) const { return choice(kernel_shape(shape)); }
 
-std::vector<compile::CompileResult> Gemm::compile(const std::vector<GemmShape>& shapes, int jobs) {
+std::vector<op::BuiltKernel> Gemm::compile(const std::vector<GemmShape>& shapes, int jobs) {
   std::vector<GemmShape> kernel_shapes;
   for (const auto& s : shapes) kernel_shapes.push_back(kernel_shape(s));
   return compile_shapes(kernel_shapes, jobs);

@@ -26,7 +26,7 @@ const GemmShape& GroupedGemm::kernel_shape(const GemmShape& shape) {
   return shape;
 }
 
-std::vector<compile::CompileResult> GroupedGemm::compile(const std::vector<GemmShape>& shapes, int jobs) {
+std::vector<op::BuiltKernel> GroupedGemm::compile(const std::vector<GemmShape>& shapes, int jobs) {
   for (const GemmShape& s : shapes) kernel_shape(s);
   return compile_shapes(shapes, jobs);
 }

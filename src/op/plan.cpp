@@ -199,8 +199,7 @@ std::string Plan<Kernel, Problem>::pytorch_binding(const select::GemmCandidate& 
 }
 
 template <class Kernel, class Problem>
-std::vector<compile::CompileResult> Plan<Kernel, Problem>::compile_shapes(const std::vector<GemmShape>& shapes,
-                                                                          int jobs) {
+std::vector<BuiltKernel> Plan<Kernel, Problem>::compile_shapes(const std::vector<GemmShape>& shapes, int jobs) {
   std::vector<select::GemmCandidate> chosen;
   std::vector<KernelSource> sources;
   const bool have_gpu = runtime::device_count() > 0;
@@ -222,10 +221,10 @@ std::vector<compile::CompileResult> Plan<Kernel, Problem>::compile_shapes(const 
   auto outcomes = compile::compile_many(sources, jobs);
   for (const auto& o : outcomes)
     if (o.exception) std::rethrow_exception(o.exception);
-  std::vector<compile::CompileResult> built;
+  std::vector<BuiltKernel> built;
   std::lock_guard lock(state_->mutex);
   for (size_t i = 0; i < outcomes.size(); ++i) {
-    built.push_back(*outcomes[i].result);
+    built.push_back({*outcomes[i].result, chosen[i]});
     if (have_gpu) Kernel::load(built.back().entry.library());  // the first run only launches
     // Chosen under settings changed since (by another thread): built, and in the cache, but not the plan's.
     if (state_->generation == generation) state_->compiled.push_back({chosen[i], built.back().entry.library()});

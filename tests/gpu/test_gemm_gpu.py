@@ -537,17 +537,17 @@ def test_seed_compile_then_run():
     before = cuforge.compile_statistics()
     built = plan.compile()
     compiled = cuforge.compile_statistics()
-    assert compiled["builds"] - before["builds"] == (0 if built["cache_hit"] else 1)
+    assert compiled["builds"] - before["builds"] == (0 if built.cache_hit else 1)
     # ... other work ...
     start = time.perf_counter()
     plan.run(A0, B0, C0, D0)
     first_run_ms = (time.perf_counter() - start) * 1e3
-    assert plan.last_kernel == built["name"]
+    assert plan.last_kernel == built.name
     plan.run(A1, B1, C1, D1)
-    assert plan.last_kernel == built["name"], "compile once, run later: the compiled kernel runs every problem"
+    assert plan.last_kernel == built.name, "compile once, run later: the compiled kernel runs every problem"
     after = cuforge.compile_statistics()
     assert after["requests"] == compiled["requests"], "no compile was even asked for at run()"
-    print(f"\ncompile(): {'cache hit' if built['cache_hit'] else 'built'}; first run() {first_run_ms:.1f} ms")
+    print(f"\ncompile(): {'cache hit' if built.cache_hit else 'built'}; first run() {first_run_ms:.1f} ms")
     assert first_run_ms < 50
 
     assert_close_tf32(D0, A0, B0)

@@ -158,7 +158,7 @@ def test_compile(i, m, n, k, batch):
     counted["compile"] += 1
     try:
         built = one_of_plans(i).compile(M=m, N=n, K=k, batch=batch)
-        assert pathlib.Path(built["library"]).exists()
+        assert pathlib.Path(built.library).exists()
     except cuforge.InvalidArgumentError:
         pass
 
@@ -179,7 +179,7 @@ def test_entry_json(changes, removed, whole):
     counted["entry.json"] += 1
     plan = PLANS[1]
     built = plan.compile(M=128, N=128, K=128)
-    entry = pathlib.Path(built["library"]).parent / "entry.json"
+    entry = pathlib.Path(built.library).parent / "entry.json"
     doc = json.loads(entry.read_text())
     if whole:
         doc = changes.get("other", changes)
@@ -190,7 +190,7 @@ def test_entry_json(changes, removed, whole):
     entry.write_text(json.dumps(doc))
     for check in cuforge.cache_verify():
         assert isinstance(check["problem"], str)
-    assert pathlib.Path(plan.compile(M=128, N=128, K=128)["library"]).exists()
+    assert pathlib.Path(plan.compile(M=128, N=128, K=128).library).exists()
     assert all(c["problem"] == "" for c in cuforge.cache_verify())
 
 

@@ -531,7 +531,7 @@ def test_compile_builds_the_bias_kernel_a_plan_holding_a_bias_c_runs(tmp_path):
         sys.path.insert(0, {os.path.dirname(__file__)!r})
         from test_api import _bias_holding_plans
         for plan in _bias_holding_plans():
-            print(plan.compile()["name"].endswith("_bias"), plan.compile(bias=False)["name"].endswith("_bias"))
+            print(plan.compile().name.endswith("_bias"), plan.compile(bias=False).name.endswith("_bias"))
     """, CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
     assert r.returncode == 0, r.stderr
     assert r.stdout.split("\n")[:3] == ["True False"] * 3, r.stdout
@@ -550,10 +550,35 @@ def test_compile_builds_the_class_of_the_plans_own_tensors(tmp_path):
                                D=np.zeros((8, 16, 4096), f16), element_accumulator=np.float32)
         # Both chosen before compile(): after it, select() answers with the kernel compile() built.
         run_class, rows_of_one = plan.select(128, 4096, 4096), plan.select(16, 4096, 4096)
-        print(plan.compile()["name"] == run_class, rows_of_one == run_class)
+        print(plan.compile().name == run_class, rows_of_one == run_class)
     """, CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["True", "False"], r.stdout
+
+
+@no_gpu  # a fake toolkit's empty library: on a GPU, compile() would load it
+def test_compile_returns_the_operation_it_built(tmp_path):
+    """As the CUTLASS Python interface's compile() returns its operation (and keeps it as plan.operation), so
+    that emit.pytorch(plan.compile(), ...) exports what was built; it says where the build is. Each plan
+    kind, and a list of them for problems=. A fake toolkit builds at once."""
+    from test_faults import fake_toolkit
+
+    r = run_python("""
+        import os, numpy as np, cuforge
+        f16 = dict(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+        for plan in (cuforge.op.Gemm(**f16), cuforge.op.GroupedGemm(**f16), cuforge.op.Conv2dFprop(element=np.float16)):
+            assert plan.operation is None
+            op = plan.compile()
+            assert isinstance(op, cuforge.emit.Operation) and plan.operation is op, op
+            assert op.rt_module.emit() == cuforge.emit.kernel_source(op.name)
+            assert os.path.isfile(op.library) and os.path.isfile(op.source_path), op.library
+            print(op.cache_hit, plan.compile().cache_hit, op.build_seconds >= 0, len(op.cache_key) > 8)
+        gemm = cuforge.op.Gemm(**f16)
+        ops = gemm.compile(problems=[(16, 4096, 4096), (4096, 4096, 4096)])
+        print(len(ops), ops[0].name != ops[1].name, gemm.operation is ops[-1], ops[0].name == gemm.select(16, 4096, 4096))
+    """, CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:4] == ["False True True True"] * 3 + ["2 True True True"], r.stdout
 
 
 @no_gpu  # a fake toolkit's empty library: on a GPU, compile() would load it
@@ -567,7 +592,7 @@ def test_info_logging_shows_each_build_and_its_time(tmp_path):
         logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(message)s")
         cuforge.set_log_level("INFO")
         plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
-        name = plan.compile()["name"]
+        name = plan.compile().name
         plan.compile()
         print("KERNEL", name)
     """, CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))

@@ -158,7 +158,7 @@ def test_compile_builds_the_class_of_the_plans_own_lists(tmp_path):
             # Both chosen before compile(): after it, select() answers with the kernel compile() built.
             run_class = plan.select(len(ms), -(-sum(ms) // len(ms)), 1024, 512, ragged=True)
             floor_class = plan.select(len(ms), sum(ms) // len(ms), 1024, 512)
-            print(plan.compile()["name"] == run_class, floor_class == run_class)
+            print(plan.compile().name == run_class, floor_class == run_class)
     """, CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["True", "False", "True", "False"], r.stdout

@@ -36,7 +36,7 @@ class Conv2d : public op::Plan<runtime::ConvKernel, ConvProblem> {
   // its alignments capped by `caps`, split as `split` asks (op::conv_shape).
   GemmShape shape(const Conv2dSize& size, bool bias = false, op::AlignmentCaps caps = {}, ConvSplitK split = {}) const;
   select::GemmCandidate select(const GemmShape& shape) const { return choice(shape); }
-  std::vector<compile::CompileResult> compile(const std::vector<GemmShape>& shapes, int jobs = 0) {
+  std::vector<op::BuiltKernel> compile(const std::vector<GemmShape>& shapes, int jobs = 0) {
     return compile_shapes(shapes, jobs);
   }
 

@@ -44,7 +44,7 @@ class Gemm : public op::Plan<runtime::GemmKernel, GemmProblem> {
   }
   // Builds the kernels the selection picks for these classes, in parallel (jobs: 0 = one per
   // core), and keeps them: later runs use them for every problem they serve.
-  std::vector<compile::CompileResult> compile(const std::vector<GemmShape>& shapes, int jobs = 0);
+  std::vector<op::BuiltKernel> compile(const std::vector<GemmShape>& shapes, int jobs = 0);
 
   // The boundary checks of run() alone, the scales' among them (for callers that must check before
   // staging operands).

@@ -36,7 +36,7 @@ class GroupedGemm : public op::Plan<runtime::GroupedGemmKernel, GroupedProblem> 
   std::vector<select::GemmCandidate> candidates(const GemmShape& shape) const {
     return Plan::candidates(kernel_shape(shape));
   }
-  std::vector<compile::CompileResult> compile(const std::vector<GemmShape>& shapes, int jobs = 0);
+  std::vector<op::BuiltKernel> compile(const std::vector<GemmShape>& shapes, int jobs = 0);
 
   // The boundary checks of the two forms (op/grouped_check.hpp).
   GroupedProblem check(const std::vector<TensorRef>& a, const std::vector<TensorRef>& b,

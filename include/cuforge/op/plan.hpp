@@ -34,6 +34,11 @@ struct GemmOptions : GemmTypes {
 
 namespace op {
 
+// A kernel compile() built: its build (the library in the cache) and the candidate chosen for its class.
+struct BuiltKernel : compile::CompileResult {
+  select::GemmCandidate candidate;
+};
+
 // What profile() times: the cost model's best `top` candidates, those whose names match `filter`
 // (a shell glob; empty: all), built with up to `jobs` nvcc processes (0: one per core).
 struct ProfileOptions {
@@ -98,7 +103,7 @@ class Plan {
   // Builds the kernels the selection picks for these problem classes, in parallel with up to `jobs`
   // nvcc processes (0: one per core), and keeps them for later runs. Throws the first failure
   // (CompilationError with nvcc's log) after every build has been tried.
-  std::vector<compile::CompileResult> compile_shapes(const std::vector<GemmShape>& shapes, int jobs);
+  std::vector<BuiltKernel> compile_shapes(const std::vector<GemmShape>& shapes, int jobs);
 
   // Builds (in parallel) and times candidates for the problem on `stream`, best measured first.
   // The runs read the problem's inputs (C where `beta` is not 0) and write to scratch memory,

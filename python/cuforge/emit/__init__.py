@@ -20,16 +20,27 @@ def kernel_source(name: str) -> str:
 
 
 class Operation:
-    """A plan's kernel, chosen for one problem by ``plan.construct()``, with what each of its runs
-    passes (the activation's argument, split-K slices, decomposition) as the plan had them then.
-    ``emit()`` (also as ``rt_module.emit()``, the CUTLASS Python interface's spelling) returns its
-    CUDA source; ``emit.pytorch`` exports it."""
+    """A plan's kernel, chosen for one problem by ``plan.construct()`` (or built by ``plan.compile()``),
+    with what each of its runs passes (the activation's argument, split-K slices, decomposition) as the
+    plan had them then. ``emit()`` (also as ``rt_module.emit()``, the CUTLASS Python interface's
+    spelling) returns its CUDA source; ``emit.pytorch`` exports it. An operation compile() returns also
+    says where its build is: ``library``, ``cache_hit``, ``build_seconds``, ``cache_key`` and
+    ``source_path`` (None for construct()'s, which builds nothing)."""
 
-    def __init__(self, core_plan, chosen, settings, cc: int):
+    def __init__(self, core_plan, chosen, settings, cc: int, built: dict | None = None):
         self._plan = core_plan
         self._chosen = chosen
         self._settings = settings
         self.cc = cc
+        self._built = built or {}
+
+    library = property(lambda self: self._built.get("library"), doc="The built kernel's shared library.")
+    cache_hit = property(lambda self: self._built.get("cache_hit"),
+                         doc="Whether compile() found the kernel in the disk cache (False: nvcc built it).")
+    build_seconds = property(lambda self: self._built.get("seconds"),
+                             doc="Wall time of compile()'s request for the kernel, cache lookup included.")
+    cache_key = property(lambda self: self._built.get("key"), doc="The kernel's content address in the cache.")
+    source_path = property(lambda self: self._built.get("source"), doc="The CUDA source the cache keeps for it.")
 
     @property
     def name(self) -> str:

@@ -293,8 +293,9 @@ class Conv2d(Plan):
         dilation), builds each one's kernel in parallel; ``bias``: the runs' C is a bias of one value per
         channel (by default, when the plan's own C is); ``alignment_A/B/C`` cap the vectors its kernels
         load along each operand's channels.
-        Later runs use the kernels for every problem they can run. Returns the kernel's name, library
-        path and whether the cache had it (a list for ``problems``)."""
+        Later runs use the kernels for every problem they can run. Returns the kernel as an
+        :class:`~cuforge.emit.Operation` (a list of them for ``problems``), also the plan's ``operation``,
+        which says where its build is (``library``, ``cache_hit``)."""
         caps = alignments(alignment_A, alignment_B, alignment_C)
         single = problems is None
         given = (stride, padding, dilation)

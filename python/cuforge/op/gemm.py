@@ -157,8 +157,9 @@ class Gemm(Plan):
         4096^3; ``tile_description`` pins a tile first (as setting plan.tile_description does).
         ``problems``, a list of (M, N, K) or (M, N, K, batch), builds each one's kernel in parallel
         (``jobs`` nvcc processes; default one per core). ``bias``: the runs' C is a bias row (by default,
-        when the plan's own C is one). Returns the kernel's name, library path and whether the cache had
-        it (a list of those for ``problems``)."""
+        when the plan's own C is one). Returns the kernel as an :class:`~cuforge.emit.Operation` (a list of
+        them for ``problems``), also the plan's ``operation``, which says where its build is (``library``,
+        ``cache_hit``), as the CUTLASS Python interface's compile() returns its operation."""
         single = problems is None
         given = (M, N, K, alignment_A, alignment_B, alignment_C, bias)
         held = all(x is not None for x in (self.A, self.B, self.D))

@@ -91,7 +91,9 @@ class GroupedGemm(Plan):
         them is: ragged or not, their alignments, a bias), else for ``groups`` groups of M x N x K, else
         8 of 1024 x 4096 x 4096; ``problems``, a list of
         (groups, M, N, K), builds several in parallel; ``ragged`` as in select() (for the offsets
-        form); ``bias``: the runs' C is a bias row per group (by default, when the plan's own C is)."""
+        form); ``bias``: the runs' C is a bias row per group (by default, when the plan's own C is).
+        Returns the kernel as an :class:`~cuforge.emit.Operation` (a list of them for ``problems``), also
+        the plan's ``operation``."""
         single = problems is None
         given = (groups, M, N, K, alignment_A, alignment_B, alignment_C, bias)
         if single and all(v is None for v in given) and not ragged and isinstance(self.A, (list, tuple)) \

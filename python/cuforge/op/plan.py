@@ -140,6 +140,7 @@ class Plan:
             return LayoutType.RowMajor
 
         self._settings_lock = threading.RLock()
+        self._operation = None  # what compile() built last
         settings = _core.GemmSettings()
         if opclass is not None:
             settings.opclass = enum_value(opclass, OpcodeClass, "opclass")
@@ -256,15 +257,17 @@ class Plan:
         value = flag(value, name)
         self._update(lambda s: setattr(s, name, value))
 
-    def _pinned_build(self, tile_description, build, print_module: bool) -> list:
+    def _pinned_build(self, tile_description, build, print_module: bool) -> list[Operation]:
         """compile()'s build (a function of the core plan), its arguments checked, with ``tile_description``
         pinned first (for good, as the setter pins it), each kernel's source printed after it with
-        ``print_module`` (the CUTLASS Python interface's). Where the core refuses the build's arguments,
-        the tile is unpinned again, and a family the tile moved the plan to left (the kernels compiled
-        before are then the disk cache's to find)."""
+        ``print_module`` (the CUTLASS Python interface's): the kernels built, as operations (the last
+        one also the plan's ``operation``, as the interface's compile() leaves it). Where the core refuses
+        the build's arguments, the tile is unpinned again, and a family the tile moved the plan to left
+        (the kernels compiled before are then the disk cache's to find)."""
         print_module = flag(print_module, "print_module")
         if tile_description is None:
-            built = build(self._plan)
+            core = self._plan
+            built = build(core)
         else:
             core, core_args, tile = self._plan, self._core_args, self._plan.settings.tile
             self.tile_description = tile_description
@@ -277,10 +280,13 @@ class Plan:
                     else:  # the tile alone put back: what another thread set meanwhile stays
                         self._update(lambda s: setattr(s, "tile", tile))
                 raise
+            core = self._plan
+        operations = [Operation(core, r["chosen"], core.settings, self.cc, r) for r in built]
         if print_module:
-            for r in built:
-                print(kernel_source(r["name"]))
-        return built
+            for op in operations:
+                print(op.emit())
+        self._operation = operations[-1]
+        return operations
 
     def _update(self, change):
         """Applies `change` to a copy of the settings and gives it to the core, which checks it whole:
@@ -322,6 +328,11 @@ class Plan:
             s.opclass = value
 
         self._update(change)
+
+    @property
+    def operation(self) -> Operation | None:
+        """The kernel compile() built last, as the operation it returned (None before a compile())."""
+        return self._operation
 
     @property
     def math_operation(self) -> MathOperation:
