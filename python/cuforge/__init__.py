@@ -42,7 +42,7 @@ from .build import build
 from .cutlass_headers import cutlass_path
 from .environment import check_cuda_versions, cuda_install_path, device_cc, device_id, nvcc_version
 from .memory import MemoryPool, create_memory_pool, get_memory_pool, use_rmm
-from .op.arguments import capability, enum_value, text
+from .op.arguments import capability, enum_value, text, write_through_triples
 from .shape import ConvMode
 from .op import Conv2d, Conv2dDgrad, Conv2dFprop, Conv2dWgrad, Gemm, GroupedGemm  # the interface's top-level names
 from .emit import pytorch
@@ -52,6 +52,7 @@ __version__ = "0.1.0"
 # A tile description made by hand names no instruction; a plan's tile_descriptions() fill these in.
 TileDescription.math_instruction = None
 TileDescription.instruction_shape = None
+write_through_triples(TileDescription)  # td.cluster_shape[0] = 2 changes td, as the interface's lists do
 
 #: The CUTLASS tree cuforge compiles against (CUTLASS_PATH, else the nvidia-cutlass wheel's headers).
 CUTLASS_PATH = cutlass_path()

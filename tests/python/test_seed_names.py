@@ -161,6 +161,28 @@ def test_tile_descriptions_are_made_and_copied_as_the_interface_does():
     assert copy.deepcopy(td).instruction_shape is not td.instruction_shape
 
 
+def test_a_tile_descriptions_lists_change_it_in_place():
+    """The interface's fields are plain lists: td.cluster_shape[0] = 2 changes td (cuforge's getters gave a
+    new list each time, so the change was lost and construct(td) built the 1x1 cluster), through the same
+    checks as assigning the whole list."""
+    plan = sm90_plan()
+    td = plan.tile_descriptions()[0]
+    td.cluster_shape[0] = 2
+    td.threadblock_shape[2] = 128
+    assert td.cluster_shape == [2, 1, 1] and td.threadblock_shape[2] == 128
+    assert "_c2x1x1_" in plan.construct(td).name and "x128_c2x1x1" in plan.construct(td).name
+    shape = td.cluster_shape
+    shape[1:] = [2, 1]
+    assert td.cluster_shape == [2, 2, 1] == shape
+    warps = list(td.warp_count)
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^TileDescription.warp_count: expected three integers"):
+        td.warp_count[0] = "two"
+    assert td.warp_count == warps, "a refused value leaves the description as it was"
+    twin = copy.deepcopy(td)
+    twin.cluster_shape[0] = 1
+    assert td.cluster_shape == [2, 2, 1], "a copy's list changes the copy"
+
+
 def test_a_tile_dict_changes_the_pinned_tile_and_may_name_the_instruction():
     plan = sm90_plan()
     plan.tile_description = {"threadblock_shape": [128, 256, 64], "cluster_shape": [2, 1, 1],

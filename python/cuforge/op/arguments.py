@@ -155,6 +155,35 @@ _TILE_FIELDS = {
 }
 
 
+class TileTriple(list):
+    """A tile description's threadblock_shape, warp_count or cluster_shape as the CUTLASS Python interface's
+    plain list, changed in place (``td.cluster_shape[0] = 2``) into the description it came from (through the
+    property's checks: a value it refuses leaves both as they were)."""
+
+    __slots__ = ("_tile", "_field")
+
+    def __init__(self, values, tile, field: str):
+        super().__init__(values)
+        self._tile, self._field = tile, field
+
+    def __setitem__(self, index, value):
+        changed = list(self)
+        changed[index] = value
+        setattr(self._tile, self._field, changed)
+        super().__setitem__(index, value)
+
+    def __delitem__(self, index):
+        raise InvalidArgumentError(f"TileDescription.{self._field}: three integers; set one, or the whole list")
+
+
+def write_through_triples(cls) -> None:
+    """``cls``'s three-integer properties return TileTriple, which changes the description in place."""
+    for field in ("threadblock_shape", "warp_count", "cluster_shape"):
+        given = getattr(cls, field)
+        setattr(cls, field, property(lambda tile, get=given.fget, field=field: TileTriple(get(tile), tile, field),
+                                     given.fset, doc=given.__doc__))
+
+
 def alignments(a, b, c) -> list:
     """alignment_A/B/C as the core takes them: None (as the sizes allow) or a whole number of elements
     (the core says which powers of two the type allows; anything past 32 bits is none of them)."""
