@@ -225,8 +225,10 @@ def test_the_seed_swizzling_stride_pins_an_identity_swizzle(caplog):
     with caplog.at_level(logging.INFO, logger="cuforge"):
         sm90.swizzling_stride = 2
     assert sm90.swizzling_stride is None and "swizzling_stride 2: this plan's kernels take no IdentitySwizzle2" in caplog.text
+    sm90.swizzling_functor = cutlass.swizzle.IdentitySwizzle2  # as the interface's SM90 kernels, left alone
+    assert sm90.swizzling_functor is None
     with pytest.raises(cuforge.InvalidArgumentError, match="SM90 convolution kernels run a CTA per tile"):
-        sm90.swizzling_functor = cutlass.swizzle.IdentitySwizzle2  # cuforge's own setting: refused
+        sm90.swizzling_functor = cutlass.swizzle.ThreadblockSwizzleStreamK
 
 
 def test_the_seed_output_size():

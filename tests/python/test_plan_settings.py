@@ -4,6 +4,7 @@ kernel is not built."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -42,7 +43,7 @@ def test_bias_rows_select_a_bias_kernel():
     assert plan.select(4096, 4096, 4096, bias=True).endswith("_bias")
 
 
-def test_swizzling_functors():
+def test_swizzling_functors(caplog):
     sm80 = cutlass.op.Gemm(element=np.float16, layout=cutlass.LayoutType.RowMajor, kernel_cc=80)
     assert sm80.swizzling_functor is None
     assert set(sm80.swizzling_functors()) == {
@@ -55,8 +56,15 @@ def test_swizzling_functors():
     assert "_streamk_" in sm80.select(4096, 4096, 4096)
     sm90 = cutlass.op.Gemm(element=np.float16, layout=cutlass.LayoutType.RowMajor)
     assert sm90.swizzling_functors() == [cutlass.swizzle.IdentitySwizzle8, cutlass.swizzle.ThreadblockSwizzleStreamK]
-    with pytest.raises(cuforge.InvalidArgumentError, match="CUTLASS 2.x"):
-        sm90.swizzling_functor = cutlass.swizzle.HorizontalSwizzle
+    # The interface's 2.x swizzles (IdentitySwizzle1, its default, among them) leave its SM90 kernels as they
+    # are: logged, the scheduler left to cuforge; a pinned one is unpinned.
+    sm90.swizzling_functor = cutlass.swizzle.ThreadblockSwizzleStreamK
+    for swizzle in (cutlass.swizzle.IdentitySwizzle1, cutlass.swizzle.IdentitySwizzle4,
+                    cutlass.swizzle.HorizontalSwizzle):
+        with caplog.at_level(logging.INFO, logger="cuforge"):
+            sm90.swizzling_functor = swizzle
+        assert sm90.swizzling_functor is None
+        assert f"swizzling_functor {swizzle.name}: this plan's SM90 kernels take no" in caplog.text
 
 
 def test_split_k_and_decompositions():

@@ -407,6 +407,14 @@ class Plan:
     @swizzling_functor.setter
     def swizzling_functor(self, value):
         value = None if value is None else enum_value(value, _core.TileSchedulerType, "swizzling_functor")
+        threadblock_swizzles = (_core.TileSchedulerType.Identity1, _core.TileSchedulerType.Identity2,
+                                _core.TileSchedulerType.Identity4, _core.TileSchedulerType.Horizontal)
+        if value in threadblock_swizzles and self.kernel_cc >= 90:
+            # The interface's default (IdentitySwizzle1) and its other 2.x swizzles leave its SM90 kernels as
+            # they are: logged, and the scheduler left to cuforge (as swizzling_stride is).
+            _logger.info("swizzling_functor %s: this plan's SM90 kernels take no CUTLASS 2.x threadblock swizzle; "
+                         "cuforge chooses their tile scheduler", value.name)
+            value = None
 
         def change(s):
             s.tile_scheduler = value
