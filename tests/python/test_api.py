@@ -576,9 +576,12 @@ def test_compile_returns_the_operation_it_built(tmp_path):
         gemm = cuforge.op.Gemm(**f16)
         ops = gemm.compile(problems=[(16, 4096, 4096), (4096, 4096, 4096)])
         print(len(ops), ops[0].name != ops[1].name, gemm.operation is ops[-1], ops[0].name == gemm.select(16, 4096, 4096))
+        conv = cuforge.op.Conv2dFprop(element=np.float16)  # the interface's order: epilogue_functor eighth
+        print(conv.compile(None, None, None, None, None, None, None, cuforge.epilogue.relu).name.endswith("_relu"),
+              conv.activation == cuforge.epilogue.relu)
     """, CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split("\n")[:4] == ["False True True True"] * 3 + ["2 True True True"], r.stdout
+    assert r.stdout.split("\n")[:5] == ["False True True True"] * 3 + ["2 True True True", "True True"], r.stdout
 
 
 @no_gpu  # a fake toolkit's empty library: on a GPU, compile() would load it

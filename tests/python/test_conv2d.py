@@ -4,6 +4,7 @@ is dereferenced; a run that passes its checks stops at the device check)."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 
 import numpy as np
@@ -271,3 +272,31 @@ def test_the_seed_iterator_algorithm_pins_the_iterators(caplog):
     with pytest.raises(cuforge.InvalidArgumentError, match="^iterator_algorithm fixed_channels: fprop's iterators"):
         dgrad.iterator_algorithm = "fixed_channels"
     assert dgrad.iterator_algorithm is None
+
+
+def test_construct_and_compile_take_the_seeds_arguments_in_its_order(caplog):
+    """The interface's Conv2d.construct(tile_description, alignment_A/B/C, iterator_algorithm, stride_support,
+    swizzling_functor, epilogue_functor) and compile(..., print_module): construct's for that choice only,
+    compile's set on the plan as their properties set them; stride_support logged (cuforge chooses)."""
+    plan = cutlass.op.Conv2d(kind="fprop", element=np.float16, element_accumulator=np.float32)
+    stem = dict(problem=(1, 224, 224, 8, 64, 7, 7), stride=2, padding=3)
+    assert plan.construct(**stem).name.endswith("_fixedchannels")
+    with caplog.at_level(logging.INFO, logger="cuforge"):
+        op = plan.construct(None, None, None, None, "optimized", "Strided", cutlass.swizzle.IdentitySwizzle1,
+                            cutlass.epilogue.relu, **stem)
+    assert op.name.endswith("_relu") and "_fixedchannels" not in op.name
+    assert "stride_support Strided: cuforge chooses" in caplog.text
+    assert "swizzling_functor Identity1: this plan's SM90 kernels take no" in caplog.text
+    assert plan.iterator_algorithm is None and plan.activation == cutlass.epilogue.identity, "the plan kept its own"
+    assert plan.construct(**stem).name.endswith("_fixedchannels")
+    for bad, says in ((dict(epilogue_functor=3), "^epilogue_functor \\(an activation"),
+                      (dict(stride_support="sideways"), "^stride_support: expected StrideSupport"),
+                      (dict(iterator_algorithm="fast"), "^iterator_algorithm: expected")):
+        with pytest.raises(cuforge.InvalidArgumentError, match=says):
+            plan.construct(**bad)
+        with pytest.raises(cuforge.InvalidArgumentError, match=says):
+            plan.compile(**bad)
+    assert plan.activation == cutlass.epilogue.identity and plan.iterator_algorithm is None
+    assert list(inspect.signature(plan.compile).parameters)[:9] == [
+        "tile_description", "alignment_A", "alignment_B", "alignment_C", "iterator_algorithm", "stride_support",
+        "swizzling_functor", "epilogue_functor", "print_module"]

@@ -7,7 +7,7 @@ import logging
 import numbers
 import sys
 
-from .. import _core, swizzle
+from .. import _core, epilogue, swizzle
 from ..emit import Operation
 from .._core import InvalidArgumentError, IteratorAlgorithm, KernelKind, KernelScheduleType, LayoutType
 from ..arrays import current_stream, describe, operand_extents
@@ -22,6 +22,18 @@ _KINDS = {"fprop": KernelKind.Conv2dFprop, "dgrad": KernelKind.Conv2dDgrad, "wgr
 
 # The CUTLASS Python interface's names of the iterators cuforge builds.
 _ITERATOR_NAMES = {"optimized": IteratorAlgorithm.Optimized, "fixed_channels": IteratorAlgorithm.FixedChannels}
+
+
+def _iterators(value) -> IteratorAlgorithm | None:
+    """An iterator_algorithm as the settings take it: the member or the interface's name; the interface's
+    "analytic" and "few_channels", which cuforge does not build, logged and left to cuforge (None)."""
+    if isinstance(value, str) and value.lower() in ("analytic", "few_channels"):
+        _logger.info("iterator_algorithm %s: cuforge builds optimized and fixed_channels iterators; it chooses "
+                     "between them per problem", value.lower())
+        return None
+    if isinstance(value, str) and value.lower() in _ITERATOR_NAMES:
+        value = _ITERATOR_NAMES[value.lower()]
+    return None if value is None else enum_value(value, IteratorAlgorithm, "iterator_algorithm")
 
 # The CUTLASS Python interface's swizzling_stride: IdentitySwizzle<stride>.
 _SWIZZLES = {1: swizzle.IdentitySwizzle1, 2: swizzle.IdentitySwizzle2, 4: swizzle.IdentitySwizzle4,
@@ -178,14 +190,36 @@ class Conv2d(Plan):
 
     @iterator_algorithm.setter
     def iterator_algorithm(self, value):
-        if isinstance(value, str) and value.lower() in ("analytic", "few_channels"):
-            _logger.info("iterator_algorithm %s: cuforge builds optimized and fixed_channels iterators; it chooses "
-                         "between them per problem", value.lower())
-            value = None
-        if isinstance(value, str) and value.lower() in _ITERATOR_NAMES:
-            value = _ITERATOR_NAMES[value.lower()]
-        value = None if value is None else enum_value(value, IteratorAlgorithm, "iterator_algorithm")
+        value = _iterators(value)
         self._update(lambda s: setattr(s, "iterator_algorithm", value))
+
+    def _seed_change(self, iterator_algorithm, stride_support, swizzling_functor, epilogue_functor):
+        """The CUTLASS Python interface's construct() and compile() arguments beside the tile, as a change of
+        the settings (None where none is given): iterator_algorithm, swizzling_functor and epilogue_functor
+        (an activation) as their properties take them; stride_support (dgrad's) logged, cuforge choosing
+        unit-stride or strided kernels per problem."""
+        if stride_support is not None:
+            name = getattr(stride_support, "name", stride_support)
+            if not isinstance(name, str) or name.lower() not in ("strided", "unity"):
+                raise InvalidArgumentError(f"stride_support: expected StrideSupport.Strided or Unity, got "
+                                           f"{stride_support!r}")
+            _logger.info("stride_support %s: cuforge chooses unit-stride or strided dgrad kernels per problem", name)
+        changes = []
+        if iterator_algorithm is not None:
+            iterators = _iterators(iterator_algorithm)
+            changes.append(lambda s: setattr(s, "iterator_algorithm", iterators))
+        if swizzling_functor is not None:
+            scheduler = self._tile_scheduler(swizzling_functor)
+            changes.append(lambda s: setattr(s, "tile_scheduler", scheduler))
+        if epilogue_functor is not None:
+            try:
+                function, argument = epilogue.resolve(epilogue_functor)
+            except InvalidArgumentError as e:
+                raise InvalidArgumentError(f"epilogue_functor (an activation, as plan.activation takes it): {e}") from None
+            changes.append(lambda s: s.set_activation(function.kind, argument))
+        if not changes:
+            return None
+        return lambda s: [change(s) for change in changes]
 
     @staticmethod
     def output_size(input_size, weight_size, padding, stride, dilation) -> tuple[int, int, int, int]:
@@ -260,7 +294,8 @@ class Conv2d(Plan):
         return profile_conv(self, N, H, W, C, K, R, S, stride, padding, dilation, top=top, filter=filter, jobs=jobs,
                             baseline=baseline, progress=progress, csv=csv, plot=plot)
 
-    def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
+    def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
+                  iterator_algorithm=None, stride_support=None, swizzling_functor=None, epilogue_functor=None, *,
                   problem=None, stride=None, padding=None, dilation=None,
                   bias: bool | None = None) -> Operation:
         """The plan's kernel as an operation emit.pytorch exports (``op.rt_module.emit()`` is its
@@ -268,8 +303,10 @@ class Conv2d(Plan):
         plan's tensors' extents, so that plans built from tensors or from types construct the same kernel,
         as the CUTLASS Python interface's did; ``stride``, ``padding`` and ``dilation`` as given, else 1, 0
         and 1 (the ResNet-50 layer's own without ``problem``); ``bias`` as in compile(). ``alignment_A/B/C``
-        cap the vectors the kernel loads along each operand's channels; ``tile_description`` is pinned for
-        this choice only. Compiles nothing."""
+        cap the vectors the kernel loads along each operand's channels; ``tile_description`` is pinned, and
+        ``iterator_algorithm``, ``swizzling_functor`` and ``epilogue_functor`` (an activation) set as their
+        properties set them, for this choice only (``stride_support``, the interface's, is logged: cuforge
+        chooses per problem). Compiles nothing."""
         geometry = ((1, 1), (0, 0), (1, 1))
         if problem is None:
             problem, *geometry = self._core_class.default_problem
@@ -281,9 +318,12 @@ class Conv2d(Plan):
         extents = [integer(v, name, 1) for v, name in zip(items, "NHWCKRS")]
         return self._construct(tile_description, extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
                                _pair(dilation, "dilation", 1), self._bias(bias),
-                               alignments(alignment_A, alignment_B, alignment_C))
+                               alignments(alignment_A, alignment_B, alignment_C),
+                               change=self._seed_change(iterator_algorithm, stride_support, swizzling_functor,
+                                                        epilogue_functor))
 
     def compile(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None,
+                iterator_algorithm=None, stride_support=None, swizzling_functor=None, epilogue_functor=None,
                 print_module: bool = False, *, problems=None, stride=None, padding=None, dilation=None,
                 jobs: int | None = None, bias: bool | None = None):
         """Build the plan's kernel now (or find it in the disk cache): for the plan's tensors if it
@@ -292,11 +332,15 @@ class Conv2d(Plan):
         no padding, or the layer's). ``problems``, a list of ((N, H, W, C, K, R, S), stride, padding,
         dilation), builds each one's kernel in parallel; ``bias``: the runs' C is a bias of one value per
         channel (by default, when the plan's own C is); ``alignment_A/B/C`` cap the vectors its kernels
-        load along each operand's channels.
-        Later runs use the kernels for every problem they can run. Returns the kernel as an
+        load along each operand's channels; ``iterator_algorithm``, ``swizzling_functor`` and
+        ``epilogue_functor`` (an activation) are set first, as their properties set them (the interface's
+        signature, ``stride_support`` logged). Later runs use the kernels for every problem they can run. Returns the kernel as an
         :class:`~cuforge.emit.Operation` (a list of them for ``problems``), also the plan's ``operation``,
         which says where its build is (``library``, ``cache_hit``)."""
         caps = alignments(alignment_A, alignment_B, alignment_C)
+        change = self._seed_change(iterator_algorithm, stride_support, swizzling_functor, epilogue_functor)
+        if change is not None:
+            self._update(change)
         single = problems is None
         given = (stride, padding, dilation)
         if single:

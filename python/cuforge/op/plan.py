@@ -220,17 +220,20 @@ class Plan:
             handle.sync()
         return handle
 
-    def _construct(self, tile_description, *problem) -> Operation:
+    def _construct(self, tile_description, *problem, change=None) -> Operation:
         """construct(): the kernel the core plan selects for `problem`, as an Operation. With a tile
-        description the choice is made by a new core plan of the same types and settings with that
-        tile pinned (checked as the setter checks it), so that the plan keeps its settings and the
-        kernels it compiled."""
+        description (or a `change` of the settings) the choice is made by a new core plan of the same types
+        and settings with that tile pinned (checked as the setter checks it) and the change made, so that
+        the plan keeps its settings and the kernels it compiled."""
         core = self._plan
-        if tile_description is not None:
-            core = self._family_for_tile(tile_description) or self._core_class(settings=self._plan.settings,
-                                                                               **self._core_args)
+        if tile_description is not None or change is not None:
+            core = (tile_description is not None and self._family_for_tile(tile_description)) or \
+                self._core_class(settings=self._plan.settings, **self._core_args)
             settings = core.settings
-            settings.tile = self._tile_from(tile_description, core)
+            if tile_description is not None:
+                settings.tile = self._tile_from(tile_description, core)
+            if change is not None:
+                change(settings)
             core.settings = settings
         return Operation(core, core.select(*problem), core.settings, self.cc)
 
@@ -406,6 +409,11 @@ class Plan:
 
     @swizzling_functor.setter
     def swizzling_functor(self, value):
+        value = self._tile_scheduler(value)
+        self._update(lambda s: setattr(s, "tile_scheduler", value))
+
+    def _tile_scheduler(self, value):
+        """A swizzling_functor as the settings' tile scheduler (None: cuforge's choice)."""
         value = None if value is None else enum_value(value, _core.TileSchedulerType, "swizzling_functor")
         threadblock_swizzles = (_core.TileSchedulerType.Identity1, _core.TileSchedulerType.Identity2,
                                 _core.TileSchedulerType.Identity4, _core.TileSchedulerType.Horizontal)
@@ -414,12 +422,8 @@ class Plan:
             # they are: logged, and the scheduler left to cuforge (as swizzling_stride is).
             _logger.info("swizzling_functor %s: this plan's SM90 kernels take no CUTLASS 2.x threadblock swizzle; "
                          "cuforge chooses their tile scheduler", value.name)
-            value = None
-
-        def change(s):
-            s.tile_scheduler = value
-
-        self._update(change)
+            return None
+        return value
 
     def swizzling_functors(self) -> list:
         """The swizzles (SM80) or tile schedulers (SM90) this plan's kernels can use."""
