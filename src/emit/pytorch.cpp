@@ -133,8 +133,9 @@ std::string conv_body(const TorchExport& e, Holes& common) {
   h["split_k_words"] = c.parallel_split_k ? "into f32 slices summed after the kernel" : "serially, in the kernel";
   h["conv_entry"] = render(kConvEntry, {{"size_parameter", *size ? fmt::format("at::IntArrayRef {}, ", size) : ""},
                                         {"size_argument", *size ? size : "at::IntArrayRef{}"}});
+  // The CUTLASS Python interface's modules padded by one where a run gave no padding.
   common["schemas"] = fmt::format(
-      "  m.def(\"run({}Tensor A, Tensor B, Tensor? C=None, int[2] stride=[1, 1], int[2] padding=[0, 0], "
+      "  m.def(\"run({}Tensor A, Tensor B, Tensor? C=None, int[2] stride=[1, 1], int[2] padding=[1, 1], "
       "int[2] dilation=[1, 1], float alpha=1.0, float beta=0.0, str split_k_mode=\\\"{}\\\", "
       "int split_k_slices={}) -> Tensor\");\n",
       *size ? fmt::format("int[] {}, ", size) : "", mode, e.launch.splits);

@@ -145,6 +145,7 @@ def test_grouped_and_conv_exports_have_their_operators(tmp_path):
         _, files = _export(plan, f"conv_{kind}", tmp_path)
         binding = files[f"conv_{kind}.cpp"].read_text()
         assert first in binding and f"Kind::{kind}" in binding and "ChannelsLast" in binding
+        assert "int[2] stride=[1, 1], int[2] padding=[1, 1]" in binding, "the interface's modules padded by one"
 
 
 def test_export_refuses_bad_names_and_operations(tmp_path):
@@ -314,6 +315,22 @@ def test_exported_conv_runs_take_every_problem_the_interfaces_modules_took(monke
         assert [r if r == "plan" else r[0] for r in ran] == [expected], (op.name, kwargs)
         if not kwargs and "_splitk" in op.name and "_sm90_" in op.name and "_pointwise" not in op.name:
             assert ran == [("operator", 4)], "the default split is at most one slice per image"
+
+
+def test_an_exported_conv_run_without_padding_pads_by_one_as_the_interfaces_modules(monkeypatch):
+    """The interface's modules bound padding=(1, 1) by default: a 1x1 layer's GEMM kernel serves the unpadded
+    run, and a run that gives no padding goes to a plan (a padded 1x1 convolution)."""
+    from cuforge.emit import conv_splits
+
+    op = _conv_op("fprop", problem=_EXTENTS["1x1"])
+    ran = []
+    monkeypatch.setattr(conv_splits, "_taken", lambda op, kind, given: True)
+    monkeypatch.setattr(conv_splits, "_plan_like", lambda op, device: "plan")
+    monkeypatch.setattr(conv_splits, "_on_a_plan", lambda plan, kind, given, split, bias: ran.append("plan"))
+    run = conv_splits.with_every_split(lambda *a, **k: ran.append("operator"), op, "fprop")
+    run(*_conv_arguments("fprop", _EXTENTS["1x1"]), None, padding=(0, 0))
+    run(*_conv_arguments("fprop", _EXTENTS["1x1"]), None)
+    assert ran == ["operator", "plan"]
 
 
 def test_an_exported_conv_keeps_its_own_epilogue_when_the_plan_changes(monkeypatch):

@@ -22,6 +22,9 @@ from ..dtypes import _torch_table
 
 # The operator's positional arguments, past dgrad's input_size or wgrad's weight_size.
 _ARGUMENTS = ("A", "B", "C", "stride", "padding", "dilation", "alpha", "beta", "split_k_mode", "split_k_slices")
+# The operator's geometry where a run gives none (its schema's, src/emit/pytorch.cpp: the interface's modules
+# padded by one), and the least each takes.
+_GEOMETRY = (("stride", 1, 1), ("padding", 1, 0), ("dilation", 1, 1))
 
 
 def conv_kind(kernel: str) -> str | None:
@@ -112,9 +115,9 @@ def _output_shape(kind: str, given: dict) -> tuple:
     from ..op.conv2d import Conv2d
 
     A, B = given["A"], given["B"]
+    stride, padding, dilation = (given.get(name, default) for name, default, _ in _GEOMETRY)
     n, p, q, k = Conv2d.output_size((A.shape[0], A.shape[2], A.shape[3], A.shape[1]),
-                                    (B.shape[0], B.shape[2], B.shape[3], B.shape[1]), given.get("padding", 0),
-                                    given.get("stride", 1), given.get("dilation", 1))
+                                    (B.shape[0], B.shape[2], B.shape[3], B.shape[1]), padding, stride, dilation)
     return n, k, p, q
 
 
@@ -125,8 +128,7 @@ def _served(op, kind: str, given: dict, mode: str, slices: int, asked: bool, ans
     from ..op.conv2d import _pair
 
     try:
-        geometry = tuple(_pair(given.get(name, default), name, low) for name, default, low in
-                         (("stride", 1, 1), ("padding", 0, 0), ("dilation", 1, 1)))
+        geometry = tuple(_pair(given.get(name, default), name, low) for name, default, low in _GEOMETRY)
         key = (_extents(kind, given), geometry, mode, slices, asked)
         if key not in answers:
             answers[key] = op._plan.serves(op.name, slices, op._settings, key[0], *geometry,
@@ -142,7 +144,7 @@ def _on_a_plan(plan, kind: str, given: dict, split_k, bias: bool):
     import torch
 
     A, B, C = given["A"], given["B"], given.get("C")
-    stride, padding, dilation = given.get("stride", 1), given.get("padding", 0), given.get("dilation", 1)
+    stride, padding, dilation = (given.get(name, default) for name, default, _ in _GEOMETRY)
     alpha, beta = given.get("alpha", 1.0), given.get("beta", 0.0)
     shape = _output_shape(kind, given)
     dtype = next(t for t, d in _torch_table(torch).items() if d == plan.element_D)
