@@ -314,12 +314,15 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c, int target_cc
     return fmt::format("sm{} has no {} {} instruction for {} x {} with {} accumulation", c.arch, to_string(c.opclass),
                        to_string(c.math), to_string(c.element_a), to_string(c.element_b),
                        to_string(c.element_accumulator));
-  // C and D of one type; SM90 GEMMs of 16-bit inputs also read C of their input type beside an f32 D
-  // (the parallel split-K reduction reads C as D: not there).
+  // C and D of one type; SM90 GEMMs of 16-bit inputs also read C of their input type beside an f32 D, and
+  // those of fp8 inputs C of any of their outputs' types beside any D (CUTLASS's fp8 GEMMs, as the CUTLASS
+  // Python interface's fp8 catalog has them); the parallel split-K reduction reads C as D: not there.
   const bool sixteen_bit = c.element_a == DataType::f16 || c.element_a == DataType::bf16;
-  const bool c_of_inputs = sm90 && c.kind == KernelKind::Gemm && !c.parallel_split_k && sixteen_bit &&
-                           c.element_c == c.element_a && c.element_d == DataType::f32;
-  if ((c.element_c != c.element_d && !c_of_inputs) ||
+  const bool sm90_gemm = sm90 && c.kind == KernelKind::Gemm && !c.parallel_split_k;
+  const bool c_of_inputs = sm90_gemm && sixteen_bit && c.element_c == c.element_a && c.element_d == DataType::f32;
+  const bool c_of_outputs = sm90_gemm && is_fp8(c.element_a) &&
+                            std::find(mi->outputs.begin(), mi->outputs.end(), c.element_c) != mi->outputs.end();
+  if ((c.element_c != c.element_d && !c_of_inputs && !c_of_outputs) ||
       std::find(mi->outputs.begin(), mi->outputs.end(), c.element_d) == mi->outputs.end()) {
     std::vector<std::string_view> outputs;
     for (DataType t : mi->outputs) outputs.push_back(to_string(t));
@@ -327,8 +330,10 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c, int target_cc
                        to_string(c.element_a), to_string(c.element_b), to_string(c.element_accumulator),
                        fmt::join(outputs, " or "),
                        sixteen_bit ? fmt::format(" (SM90 GEMMs also C {} with D f32, unsplit or split in the kernel)",
-                                         to_string(c.element_a))
-                           : "",
+                                                 to_string(c.element_a))
+                       : is_fp8(c.element_a) ? std::string(" (SM90 GEMMs C and D of any two of them, unsplit or split "
+                                                           "in the kernel)")
+                                             : "",
                        to_string(c.element_c), to_string(c.element_d));
   }
   // An integer epilogue (s32 D) computes alpha * acc + beta * C exactly in int32; only the

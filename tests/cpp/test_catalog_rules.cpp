@@ -484,6 +484,26 @@ TEST(CatalogRules, Sm90GemmsReadCOfTheirInputTypeBesideAnF32D) {
   EXPECT_EQ(library::reading_c_as(*rows.front(), DataType::bf16), nullptr);  // not the inputs' type
 }
 
+// SM90 fp8 GEMMs read C of any of their outputs' types beside any D, as the CUTLASS Python interface's fp8
+// catalog builds them (its fp8 notebook: C f32 beside D e4m3); not parallel split-K (its reduction reads C as
+// D), nor a C type no fp8 kernel writes.
+TEST(CatalogRules, Sm90Fp8GemmsReadCOfAnyOutputTypeBesideAnyD) {
+  for (DataType c_type : {DataType::f32, DataType::bf16, DataType::f16, DataType::e4m3, DataType::e5m2})
+    for (DataType d_type : {DataType::f32, DataType::bf16, DataType::e4m3}) {
+      GemmConfig c = sm90_fp8(DataType::e4m3, DataType::e4m3, d_type);
+      c.element_c = c_type;
+      c.alignment_c = 128 / size_bits(c_type);
+      EXPECT_FALSE(library::why_invalid(c).has_value()) << c.name() << ": " << library::why_invalid(c).value_or("");
+      EXPECT_TRUE(library::parse_gemm_name(c.name()) == c) << c.name();
+      c.parallel_split_k = true;
+      EXPECT_TRUE(c_type == d_type || library::why_invalid(c).has_value()) << c.name();
+    }
+  GemmConfig s8 = sm90_fp8(DataType::e4m3, DataType::e4m3, DataType::bf16);
+  s8.element_c = DataType::s8;
+  s8.alignment_c = 16;
+  EXPECT_TRUE(library::why_invalid(s8).has_value());
+}
+
 // Promoted fp8 tiles of 2 x 128 accumulator registers a thread spill (ptxas) and run at a third of the speed:
 // a pinned one builds, as the CUTLASS Python interface's fp8 tests pin 128x128 ping-pong, but the catalog
 // (what the selection ranks) lists none. 2 x 64 (128x128 cooperative) and fast accumulation do not spill.

@@ -4,7 +4,8 @@ torch._scaled_mm takes them. Exact on integer data against a float64 reference (
 scales), on the promoted and the fast-accumulation kernels, with a bias row and an activation, a
 column-major D (the transposed problem), parallel split-K (the scales applied to the partial
 products) and stream-K; a changed scale between runs is read (not cached); bad scales are refused
-before anything runs."""
+before anything runs. And fp8 GEMMs whose C and D are of two types (the CUTLASS Python interface's fp8
+catalog), exact where D's type holds the result and rounded as torch rounds it where it does not."""
 
 import pytest
 
@@ -46,10 +47,22 @@ CASES = {
 }
 
 
+# (C, D): the interface's fp8 notebook's C f32 beside D e4m3, and others of its catalog.
+MIXED = [(torch.float32, E4M3), (torch.bfloat16, E4M3), (E4M3, torch.float32), (torch.float8_e5m2, torch.bfloat16)]
+MIXED_SHAPE = (264, 208, 64)
+
+
+def mixed_plan(c_type, d_type):
+    return cuforge.op.Gemm(element_A=E4M3, element_B=E4M3, element_C=c_type, element_D=d_type,
+                           element_accumulator=torch.float32, layout_A=cuforge.LayoutType.RowMajor,
+                           layout_B=cuforge.LayoutType.ColumnMajor, layout_C=cuforge.LayoutType.RowMajor)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def prebuilt_kernels():
-    return build_selected(lambda k=kw: plan_of(**k).select(*SHAPE, bias=k.get("activation") == "relu")
-                          for kw in CASES.values())
+    selections = [lambda k=kw: plan_of(**k).select(*SHAPE, bias=k.get("activation") == "relu")
+                  for kw in CASES.values()]
+    return build_selected(selections + [lambda t=types: mixed_plan(*t).select(*MIXED_SHAPE) for types in MIXED])
 
 
 def scalar(value):
@@ -148,3 +161,20 @@ def test_a_simt_plan_refuses_device_scales_before_copying_numpy_operands(monkeyp
     with pytest.raises(cuforge.InvalidArgumentError, match="scale_a, scale_b: this plan's SIMT kernels read no scales"):
         simt.run(A, B, None, D, scale_b=scalar(1.0))
     assert bool((D == 3.0).all()), "D untouched"
+
+
+@pytest.mark.parametrize("c_type, d_type", MIXED, ids=lambda t: str(t).split(".")[-1])
+def test_c_and_d_of_two_types(c_type, d_type):
+    """D = A @ B / 16 + C with integers: every value is exact in f32 (the epilogue's), so D is the reference
+    rounded to D's type once, as torch rounds it (an e4m3 D holds integers to 16, then even ones to 32...)."""
+    M, N, K = MIXED_SHAPE
+    g = torch.Generator(device="cuda").manual_seed(9)
+    A, B = rand_int(M, K, E4M3, ROW, g), rand_int(K, N, E4M3, COL, g)
+    C = rand_int(M, N, c_type, ROW, g)
+    D = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float32).to(d_type)
+    plan = mixed_plan(c_type, d_type)
+    plan.run(A, B, C, D, alpha=1 / 16, beta=1.0)
+    ref = (A.double() @ B.double() / 16 + C.double()).to(d_type)
+    assert_exact(D.float(), ref.float())
+    names = {torch.float32: "f32", torch.bfloat16: "bf16", E4M3: "e4m3", torch.float8_e5m2: "e5m2"}
+    assert f"_f32_{names[c_type]}_{names[d_type]}_" in plan.last_kernel, plan.last_kernel
