@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
-#include <mutex>
 #include <string_view>
 
 #include "cuforge/core/error.hpp"
@@ -45,11 +45,12 @@ bool GemmSettings::autotune_by_default() {
   const char* value = std::getenv("CUFORGE_AUTOTUNE");
   if (!value || std::string_view(value).empty() || std::string_view(value) == "0") return false;
   if (std::string_view(value) == "1") return true;
-  static std::once_flag warned;
-  std::call_once(warned, [&] {
+  // Said once, with no lock held while it is said (the Python sink may let the GIL go, and another thread take it
+  // and wait here: std::call_once's lock deadlocked them).
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true))
     log(LogLevel::warning, fmt::format("CUFORGE_AUTOTUNE is '{}': expected 1 (autotune) or 0; plans do not autotune",
                                        value));
-  });
   return false;
 }
 
@@ -57,10 +58,9 @@ FirstRun GemmSettings::first_run_by_default() {
   const char* value = std::getenv("CUFORGE_FIRST_RUN");
   if (!value || std::string_view(value).empty() || std::string_view(value) == "wait") return FirstRun::wait;
   if (std::string_view(value) == "fallback") return FirstRun::fallback;
-  static std::once_flag warned;
-  std::call_once(warned, [&] {
+  static std::atomic<bool> warned{false};  // as CUFORGE_AUTOTUNE's: no lock held while it is said
+  if (!warned.exchange(true))
     log(LogLevel::warning, fmt::format("CUFORGE_FIRST_RUN is '{}': expected wait or fallback; plans wait", value));
-  });
   return FirstRun::wait;
 }
 

@@ -63,6 +63,27 @@ def test_a_failing_log_sink_is_reported_and_breaks_nothing():
     assert out.stdout.strip() == "wait ['RuntimeError: logger is broken']"
 
 
+@pytest.mark.parametrize("variable", ["CUFORGE_FIRST_RUN", "CUFORGE_AUTOTUNE"])
+def test_a_log_handler_that_builds_a_plan_on_the_variables_warning_does_not_hang(variable):
+    """The warning about a bad CUFORGE_FIRST_RUN or CUFORGE_AUTOTUNE was said inside std::call_once: a handler
+    that made a plan on hearing it (or another thread making one while the handler let the GIL go) waited on
+    that call_once forever."""
+    code = ("import logging, threading, numpy as np, cuforge\n"
+            "class Handler(logging.Handler):\n"
+            "    def emit(self, record):\n"
+            "        cuforge.op.Gemm(element=np.float16)\n"
+            "cuforge.logger.addHandler(Handler())\n"
+            "threads = [threading.Thread(target=cuforge.op.GroupedGemm, kwargs=dict(element=np.float16))\n"
+            "           for _ in range(8)]\n"
+            "[t.start() for t in threads]\n"
+            "cuforge.op.Gemm(element=np.float16)\n"
+            "[t.join() for t in threads]\n"
+            "print('made')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, variable: "zz"})
+    assert out.returncode == 0 and out.stdout.strip() == "made", out.stderr
+
+
 @pytest.mark.parametrize("value", ["abc", "-1", "3x", "64", "2147483648", "99999999999999999999", " 1", "1 ", "+1"])
 def test_a_device_id_that_is_no_ordinal_is_refused(value):
     """CUTLASS_CUDA_DEVICE_ID is read when a plan is made: beyond 32 bits it wrapped to a negative ordinal."""
