@@ -173,6 +173,10 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
   if (!c.empty() && c.rank != 2 && c.rank != 1)
     fail("C", fmt::format("expected the groups' rows as one matrix like D (total_M, N), or one bias row (N) for every "
                      "group, got {}", c.describe()));
+  // B whole: check_gemm sees its first matrix only (a batch stride past the address space wrapped onto D).
+  if (b.strides[0] < 0) fail("B", fmt::format("negative strides are not supported: {}", b.describe()));
+  if (b.beyond_address_space())
+    fail("B", fmt::format("its extents and strides reach past the end of the address space: {}", b.describe()));
   // B's first matrix stands for all: the same shape, layout and alignment, a batch stride apart.
   TensorRef b0 = b;
   b0.rank = 2;
@@ -185,7 +189,8 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
   o.whole = check_gemm(plan, device, a, b0, c, d, alpha, beta);
   o.batch_stride_b = b.strides[0];
   const GemmShape& w = o.whole.shape;
-  const int64_t span = b.strides[1] * (b.shape[1] - 1) + b.strides[2] * (b.shape[2] - 1) + 1;
+  const auto [b0_begin, b0_end] = b0.byte_span();  // within the address space (B's is)
+  const int64_t span = int64_t((b0_end - b0_begin) / size_bytes(b.dtype));
   if (groups > 1 && o.batch_stride_b < span && w.k > 0 && w.n > 0)
     fail("B", fmt::format("the groups' matrices overlap: a stride of {} between them is less than one matrix ({} "
                      "elements) in {}", o.batch_stride_b, span, b.describe()));

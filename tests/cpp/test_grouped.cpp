@@ -298,6 +298,12 @@ TEST(GroupedCheck, TheOffsetsForm) {
   Offsets on_b;  // D on the second group's B: the first's (which the whole problem's check sees) is clear of it
   on_b.d = matrix(kBase + (1 << 24) + 256 * 512 * 2, 1000, 512);
   says(on_b, "D: the output overlaps input B (a group's matrix)", o);
+  Offsets wrapping;  // the second group's B a batch stride past the end of the address space: onto D
+  wrapping.b.strides[0] = int64_t((UINT64_MAX - (kBase + (1 << 24))) / 2 + 1 + (((2 << 24) - (1 << 24)) / 2));
+  says(wrapping, "B: its extents and strides reach past the end of the address space", o);
+  Offsets backwards;
+  backwards.b.strides[0] = -256 * 512;
+  says(backwards, "B: negative strides are not supported", o);
   Offsets odd;
   odd.b.strides[0] = 256 * 512 + 2;  // every group's B 4 bytes further: alignment 2
   EXPECT_EQ(odd.check(o).shape.align_b, 2);
