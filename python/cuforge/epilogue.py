@@ -37,9 +37,21 @@ class ActivationFunction:
     """One fusable activation; ``default_argument`` is its parameter when none is given (decided by
     the C++ core)."""
 
+    __slots__ = ("_kind",)
+
     def __init__(self, kind: Activation):
-        self.kind = kind
-        self.name = kind.name
+        if not isinstance(kind, Activation):
+            raise InvalidArgumentError(f"ActivationFunction: expected a cuforge.Activation, got {kind!r}")
+        self._kind = kind
+
+    kind = property(lambda self: self._kind, doc="The core's Activation (read-only).")
+    name = property(lambda self: self._kind.name)
+
+    def __eq__(self, other):
+        return isinstance(other, ActivationFunction) and other.kind == self.kind
+
+    def __hash__(self):
+        return hash(self.kind)
 
     @property
     def default_argument(self) -> float:

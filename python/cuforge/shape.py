@@ -37,7 +37,8 @@ class Conv2DProblemSize:
             raise InvalidArgumentError(f"groups: grouped convolutions are not offered (groups must be 1, got {groups})")
         # The interface's mode is cutlass_library's ConvMode, or a name of it.
         spelt = mode.name if isinstance(mode, enum.Enum) else mode
-        if mode != ConvMode.CrossCorrelation and spelt not in ("CrossCorrelation", "cross_correlation"):
+        if mode is not ConvMode.CrossCorrelation and not (isinstance(spelt, str) and
+                                                          spelt in ("CrossCorrelation", "cross_correlation")):
             raise InvalidArgumentError(f"mode: cuforge's kernels compute cross-correlation (ConvMode.CrossCorrelation), "
                                        f"got {mode!r}")
         mode = ConvMode.CrossCorrelation

@@ -125,6 +125,7 @@ def test_valid_runs_stop_at_the_device():
     (dict(split_k=("serial", 0)), "^split_k slices: expected 1 or more"),
     (dict(split_k=("serial", 5000)), "^split_k: expected 1 to 1024 slices"),
     (dict(split_k=("stream", 2)), "^split_k: the mode is 'serial' or 'parallel'"),
+    (dict(split_k=(np.array(["serial", "x"]), 2)), "^split_k: the mode is 'serial' or 'parallel'"),
     (dict(split_k=("serial", 2**40)), "^split_k: 1099511627776 slices is more than any"),
     (dict(x=FakeDeviceArray((2**64, 9, 7, 16), np.float16, ptr=0x10_0000_0000)), "^A: an extent, stride or address beyond 64"),
     (dict(y=FakeDeviceArray((2, 9, 7, 32), np.float16, ptr=0x10_0000_0000)), "^D: the output overlaps input A"),
@@ -201,6 +202,8 @@ def test_the_seed_problem_size():
         cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 8, 1, 1, 1, 1, 1, 1)
     with pytest.raises(cuforge.InvalidArgumentError, match="^mode: cuforge's kernels compute cross-correlation"):
         cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, mode=cutlass.ConvMode.Convolution)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^mode: cuforge's kernels compute cross-correlation"):
+        cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, mode=np.array([1, 2]))
     with pytest.raises(cuforge.InvalidArgumentError, match=r"^R: the filter spans 7 rows .* the padded input's 4 \+ 2 x 0"):
         cutlass.shape.Conv2DProblemSize(1, 4, 4, 16, 16, 7, 7, 16, 0, 0, 1, 1, 1, 1)
     with pytest.raises(cuforge.InvalidArgumentError, match="^R: the filter spans 4 rows"):  # P = (-1) / 2 + 1 = 1

@@ -461,3 +461,17 @@ def test_the_interfaces_device_cc_imports_from_its_backend_path():
     from cuforge.backend.utils.device import device_cc
 
     assert device_cc is cuforge.device_cc and cutlass.backend.utils.device.device_cc is cuforge.device_cc
+
+
+def test_activation_functions_are_checked_and_fixed():
+    """An ActivationFunction is made of a core Activation (5 or 'relu' raised AttributeError) and its kind
+    cannot be changed after (a plan given one of kind 99 raised nanobind's TypeError); equal by kind."""
+    from cuforge.epilogue import ActivationFunction
+
+    for bad in (5, "relu", None):
+        with pytest.raises(cuforge.InvalidArgumentError, match="^ActivationFunction: expected a cuforge.Activation"):
+            ActivationFunction(bad)
+    with pytest.raises(AttributeError):
+        cutlass.epilogue.relu.kind = 99
+    assert copy.deepcopy(cutlass.epilogue.relu) == cutlass.epilogue.relu != cutlass.epilogue.gelu
+    assert ActivationFunction(cuforge.Activation.relu) == cutlass.epilogue.relu

@@ -69,7 +69,7 @@ def _split_k(value) -> tuple[int, bool]:
     if items is None:
         raise InvalidArgumentError(f"split_k: expected (mode, slices), e.g. ('serial', 1), got {value!r}")
     mode, slices = items
-    if mode not in ("serial", "parallel"):
+    if not isinstance(mode, str) or mode not in ("serial", "parallel"):
         raise InvalidArgumentError(f"split_k: the mode is 'serial' or 'parallel', got {mode!r}")
     slices = integer(slices, "split_k slices", 1)
     if slices > 2**31 - 1:  # the core names the slices it takes; these do not fit its integers
