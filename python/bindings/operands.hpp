@@ -76,7 +76,22 @@ bool enum_of_name(nb::handle value, E& out) {
   return nb::try_cast(nb::steal(member), out);
 }
 
-// `if_none`: what None sets (the CUTLASS Python interface's "automatic"), where None is taken.
+// Whether a value given for integers is, or holds, a bool (which nanobind casts to 0 or 1).
+inline bool holds_bool(nb::handle value) {
+  if (PyBool_Check(value.ptr())) return true;
+  if (!PyList_Check(value.ptr()) && !PyTuple_Check(value.ptr())) return false;
+  for (nb::handle item : value)
+    if (PyBool_Check(item.ptr())) return true;
+  return false;
+}
+
+template <class T>
+constexpr bool kIntegers = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <class T, size_t N>
+constexpr bool kIntegers<std::array<T, N>> = kIntegers<T>;
+
+// `if_none`: what None sets (the CUTLASS Python interface's "automatic"), where None is taken. Integers are
+// not bools (True is no stage count).
 template <auto Member, class Bound>
 void def_checked(Bound& cls, const char* name, const char* label, const char* takes, const char* doc = "",
                  std::optional<decltype(member_type(Member))> if_none = std::nullopt) {
@@ -90,7 +105,7 @@ void def_checked(Bound& cls, const char* name, const char* label, const char* ta
           return;
         }
         Value v{};
-        bool cast = nb::try_cast(value, v);
+        bool cast = !(kIntegers<Value> && holds_bool(value)) && nb::try_cast(value, v);
         if constexpr (std::is_enum_v<Value>) cast = cast || enum_of_name(value, v);
         if (!cast)
           throw InvalidArgumentError(std::string(label) + ": expected " + takes + ", got " +

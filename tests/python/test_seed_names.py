@@ -475,3 +475,14 @@ def test_activation_functions_are_checked_and_fixed():
         cutlass.epilogue.relu.kind = 99
     assert copy.deepcopy(cutlass.epilogue.relu) == cutlass.epilogue.relu != cutlass.epilogue.gelu
     assert ActivationFunction(cuforge.Activation.relu) == cutlass.epilogue.relu
+
+
+@pytest.mark.parametrize("field, value", [("threadblock_shape", [True, False, True]), ("stages", False),
+                                          ("warp_count", (2, True, 1)), ("cluster_shape", [True, True, True])])
+def test_tile_description_integers_are_not_bools(field, value):
+    """nanobind casts True to 1: a 1x0x1 tile and 'False' stages (automatic) were taken, as integers() refuses."""
+    td = cutlass.TileDescription([64, 64, 64], 3, [2, 2, 1])
+    with pytest.raises(cuforge.InvalidArgumentError, match=f"^TileDescription.{field}: expected"):
+        setattr(td, field, value)
+    with pytest.raises(cuforge.InvalidArgumentError, match=f"^TileDescription.{field}: expected"):
+        cutlass.TileDescription(**{"threadblock_shape": [64, 64, 64], field: value})
