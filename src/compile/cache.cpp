@@ -26,7 +26,8 @@ constexpr const char* kLayoutVersion = "v1";
 
 fs::path default_root() {
   if (const char* dir = std::getenv("CUFORGE_CACHE_DIR"); dir && *dir) return fs::path(dir);
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "cuforge";
+  // A relative XDG_CACHE_HOME is ignored, as the XDG base directory specification says.
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && fs::path(xdg).is_absolute()) return fs::path(xdg) / "cuforge";
   if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "cuforge";
   throw CacheError("no cache directory: set CUFORGE_CACHE_DIR (HOME and XDG_CACHE_HOME are unset)");
 }
@@ -148,7 +149,9 @@ std::optional<T> field(const nlohmann::json& entry, const char* name, std::strin
 
 }  // namespace
 
-KernelCache::KernelCache(fs::path root) : root_(std::move(root) / kLayoutVersion) {}
+// A relative root is made absolute once, against the working directory of then: the cache stays where it was
+// when the process changes directory (builds staged under one directory and published under another).
+KernelCache::KernelCache(fs::path root) : root_(fs::absolute(root) / kLayoutVersion) {}
 
 KernelCache& KernelCache::user_cache() {
   static KernelCache cache(default_root());

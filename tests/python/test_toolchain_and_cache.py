@@ -3,7 +3,10 @@ cuforge uses, clearing it, and a missing CUTLASS or nvcc reported when compiling
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 
 from fresh_process import run_python
 
@@ -12,6 +15,27 @@ def test_cache_dir_follows_cuforge_cache_dir(tmp_path):
     result = run_python("import cuforge; print('CACHE=' + cuforge.cache_dir())", CUFORGE_CACHE_DIR=str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert f"CACHE={tmp_path}/v1" in result.stdout
+
+
+def test_a_relative_cache_directory_stays_where_it_was_and_a_relative_xdg_is_ignored(tmp_path):
+    """A relative CUFORGE_CACHE_DIR is taken against the working directory of the first use, once: after a
+    chdir the cache and its tuning record were elsewhere. A relative XDG_CACHE_HOME is ignored (the XDG
+    specification), the cache then under HOME."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    code = ("import os, cuforge\n"
+            "first = cuforge.cache_dir(); cuforge.cache_info()\n"
+            "os.chdir('../b')\n"
+            "print(first == cuforge.cache_dir() == cuforge.cache_info()['root'], first)\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("CUFORGE_CACHE_DIR", "XDG_CACHE_HOME")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path / "a",
+                         env=dict(env, CUFORGE_CACHE_DIR="rel"), timeout=120)
+    assert out.returncode == 0 and out.stdout.split() == ["True", str(tmp_path / "a" / "rel" / "v1")], out
+    assert not (tmp_path / "b" / "rel").exists()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path / "a",
+                         env=dict(env, XDG_CACHE_HOME="relcache", HOME=str(tmp_path / "home")), timeout=120)
+    assert out.returncode == 0 and out.stdout.split() == ["True", str(tmp_path / "home" / ".cache" / "cuforge" / "v1")], out
+    assert not (tmp_path / "a" / "relcache").exists()
 
 
 def test_cache_clear_removes_the_kernels_and_keeps_the_tuning_record(tmp_path):
