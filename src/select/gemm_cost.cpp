@@ -252,11 +252,12 @@ int tie_rank(const library::GemmConfig& c, int splits, const GemmShape& p, int s
                ? 1
                : 2;
   }
-  // The overlapped promotion's tiles: the cluster of two sharing the larger operand's tiles (1x2, each A tile along
-  // N, where A is the larger, else 2x1, each B tile along M), then the other, then 1x1, then a cluster that pads a
-  // tile, and with it (in the catalog's order) the other cluster of two where the sharing one pads and the tiles
-  // fit one wave.
-  if (library::overlaps_fp8_promotion(c) && data_parallel) {
+  // The overlapped promotion's tiles, data-parallel or stream-K (the two: each split of K serially, not parallel
+  // split-K's): the cluster of two sharing the larger operand's tiles (1x2, each A tile along N, where A is the
+  // larger, else 2x1, each B tile along M), then the other, then 1x1, then a cluster that pads a tile, and with it
+  // (in the catalog's order) the other cluster of two where the sharing one pads and the tiles fit one wave.
+  if (library::overlaps_fp8_promotion(c) && !c.parallel_split_k &&
+      (data_parallel || c.tile.tile_scheduler == TileScheduler::StreamK)) {
     const bool a_larger = double(p.m) * size_bytes(c.element_a) > double(p.n) * size_bytes(c.element_b);
     const std::array<int, 3> sharing = a_larger ? std::array{1, 2, 1} : std::array{2, 1, 1};
     if (cluster_pads(c, p, cl)) return 4;

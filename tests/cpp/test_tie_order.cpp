@@ -73,10 +73,10 @@ TEST(GemmPlan, Sm90TiesGoToAClusterSpanningMWhereTheTilesFillTheSms) {
 // the larger operand's tiles, then the other cluster of two, 1x1, and a cluster that pads a tile, the other
 // cluster of two too where the sharing one pads and the tiles fit one wave.
 TEST(GemmPlan, TieRankSharesTheLargerOperandsTilesWhereNoTilePads) {
-  const auto rank = [](const std::string& name, int64_t m, int64_t n) {
+  const auto rank = [](const std::string& name, int64_t m, int64_t n, int splits = 1) {
     GemmShape shape;
     shape.m = m, shape.n = n, shape.k = 4096;
-    return select::tie_rank(library::parse_gemm_name(name), 1, shape, 132);
+    return select::tie_rank(library::parse_gemm_name(name), splits, shape, 132);
   };
   const auto with = [](const std::string& cluster) {
     return "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_64x128x64_c" + cluster +
@@ -119,7 +119,12 @@ TEST(GemmPlan, TieRankSharesTheLargerOperandsTilesWhereNoTilePads) {
     EXPECT_EQ(rank(fp8(tile, "2x1x1"), 8192, 1536), 2) << tile << ": A the larger";
     EXPECT_EQ(rank(fp8(tile, "2x1x1"), 384, 3072), 4) << tile << ": three tiles of M";
     EXPECT_EQ(rank(fp8(tile, "1x2x1"), 384, 3072), 4) << tile << ": the sharing 2x1 pads, and 72 or 48 tiles fit one wave";
-    EXPECT_EQ(rank(fp8(tile, "1x1x1", "streamk"), 3072, 3072), 2) << tile << " stream-K: the catalog's order";
+    // Their stream-K kernels alike (serial split-K runs them too): 2x1 first where B is the larger.
+    EXPECT_EQ(rank(fp8(tile, "2x1x1", "streamk"), 512, 7168), 1) << tile << " stream-K";
+    EXPECT_EQ(rank(fp8(tile, "1x2x1", "streamk"), 512, 7168), 2) << tile << " stream-K";
+    EXPECT_EQ(rank(fp8(tile, "1x1x1", "streamk"), 512, 7168), 3) << tile << " stream-K";
+    EXPECT_EQ(rank(fp8(tile, "1x2x1", "streamk"), 3072, 768), 1) << tile << " stream-K: A the larger";
+    EXPECT_EQ(rank(fp8(tile, "2x1x1", "streamk"), 3072, 768, 2), 2) << tile << " stream-K in two serial slices";
   }
   EXPECT_EQ(rank(fp8("128x192", "1x2x1"), 8192, 8192), 4) << "42.7 tiles of N";
   EXPECT_EQ(rank(fp8("128x192", "2x1x1"), 8192, 8192), 1) << "64 tiles of M";

@@ -183,8 +183,8 @@ bool per_tile_gemm(const library::GemmConfig& config);
 // where B is the larger: N times its element's bytes against M times A's; 1x2, along N, each A tile,
 // otherwise; where the cluster pads no tile; a GEMM's: a pointwise convolution's clusters are not timed), for
 // TF32's swapped register-sourced 128x128 tile in 4x1 clusters where they pad no tile (catalog.cpp), and for a
-// persistent fp8 kernel in 1x2 clusters, whose two CTAs along N share each A tile; but a data-parallel kernel
-// of fp8's overlapped promotion (library::overlaps_fp8_promotion) ranks 1 in the cluster of two sharing the
+// persistent fp8 kernel in 1x2 clusters, whose two CTAs along N share each A tile; but a data-parallel or
+// stream-K kernel of fp8's overlapped promotion (library::overlaps_fp8_promotion) ranks 1 in the cluster of two sharing the
 // larger operand's tiles (1x2 where A is the larger, 2x1 otherwise: equal operands share B's), 2 in the other
 // cluster of two, 3 in a cluster of one and 4 in a cluster that pads a tile, the other cluster of two too
 // where the sharing one pads and the tiles fit one wave (`sm_count` or fewer); 2 otherwise, in the catalog's
@@ -210,6 +210,10 @@ bool per_tile_gemm(const library::GemmConfig& config);
 // 1024x4096x4096 and 3072³'s 128x128, 0.89x at 8192³'s 128x192 (whose 1x2 pads: 42.7 tiles of 192
 // columns), but 1.12-1.14x at 8192x1024x8192 (A the larger); 0.96-1.05x at 4096x14336x4096; at
 // 384x4096x4096 the 2x1 cluster padding a fourth tile of M 1.30x the 1x1 time, 1x2 1.09x (96 tiles, one wave: 1x1 comes first there).
+// Their stream-K kernels (cuforge profile, eight shapes the model gave a stream-K kernel in a 1x1 cluster, from
+// 256x14336x8192 to 3072x768x8192, h100-2026-12-06-fp8-streamk-clusters.txt): the sharing cluster of two ran
+// 0.81-0.99x the 1x1 time in ten of eleven tile and shape runs (128x128 0.81-0.95x, 128x192 0.87-0.99x), 1.02x
+// at 1536³'s 128x192; the serial split-K runs of the same kernels alike (0.84-0.99x, 1.00x at 768x768x8192).
 int tie_rank(const library::GemmConfig& config, int splits, const GemmShape& shape, int sm_count);
 
 }  // namespace cuforge::select
