@@ -42,7 +42,8 @@ from .build import build
 from .cutlass_headers import cutlass_path
 from .environment import check_cuda_versions, cuda_install_path, device_cc, device_id, nvcc_version
 from .memory import MemoryPool, create_memory_pool, get_memory_pool, use_rmm
-from .op.arguments import capability, enum_value, text, write_through_triples
+from .op import arguments as _arguments
+from .op.arguments import capability, enum_value, text
 from .shape import ConvMode
 from .op import Conv2d, Conv2dDgrad, Conv2dFprop, Conv2dWgrad, Gemm, GroupedGemm  # the interface's top-level names
 from .emit import pytorch
@@ -52,7 +53,7 @@ __version__ = "0.1.0"
 # A tile description made by hand names no instruction; a plan's tile_descriptions() fill these in.
 TileDescription.math_instruction = None
 TileDescription.instruction_shape = None
-write_through_triples(TileDescription)  # td.cluster_shape[0] = 2 changes td, as the interface's lists do
+_arguments.write_through_triples(TileDescription)  # td.cluster_shape[0] = 2 changes td, as the interface's lists do
 
 #: The CUTLASS tree cuforge compiles against (CUTLASS_PATH, else the nvidia-cutlass wheel's headers).
 CUTLASS_PATH = cutlass_path()
@@ -122,8 +123,9 @@ def list_gemms(arch: int | None = None, glob: str = "", kind: KernelKind | None 
 
 
 def cache_dir() -> str:
-    """The kernel cache in use: the format's directory (v1) under CUFORGE_CACHE_DIR, else under the user's
-    cache directory ($XDG_CACHE_HOME/cuforge or ~/.cache/cuforge)."""
+    """The kernel cache in use: the format's directory (v1) under CUFORGE_CACHE_DIR (a relative one taken
+    against the working directory once), else under the user's cache directory ($XDG_CACHE_HOME/cuforge
+    where that is absolute, or ~/.cache/cuforge)."""
     return _core.cache_dir()
 
 

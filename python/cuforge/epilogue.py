@@ -45,7 +45,7 @@ class ActivationFunction:
         self._kind = kind
 
     kind = property(lambda self: self._kind, doc="The core's Activation (read-only).")
-    name = property(lambda self: self._kind.name)
+    name = property(lambda self: self._kind.name, doc="The activation's name (relu, gelu, ...).")
 
     def __eq__(self, other):
         return isinstance(other, ActivationFunction) and other.kind == self.kind

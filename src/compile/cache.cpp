@@ -27,9 +27,10 @@ constexpr const char* kLayoutVersion = "v1";
 fs::path default_root() {
   if (const char* dir = std::getenv("CUFORGE_CACHE_DIR"); dir && *dir) return fs::path(dir);
   // A relative XDG_CACHE_HOME is ignored, as the XDG base directory specification says.
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && fs::path(xdg).is_absolute()) return fs::path(xdg) / "cuforge";
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && fs::path(xdg).is_absolute())
+    return fs::path(xdg) / "cuforge";
   if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "cuforge";
-  throw CacheError("no cache directory: set CUFORGE_CACHE_DIR (HOME and XDG_CACHE_HOME are unset)");
+  throw CacheError("no cache directory: set CUFORGE_CACHE_DIR (HOME is unset, XDG_CACHE_HOME unset or relative)");
 }
 
 // Fresh entropy on every call: a generator seeded once would repeat itself in forked children.

@@ -19,15 +19,17 @@ void set_log_sink(LogSink sink) {
   g_sink = sink ? std::make_shared<const LogSink>(std::move(sink)) : nullptr;
 }
 
-std::string printable(const std::string& text) {
+std::string printable(const std::string& text, bool keep_lines) {
   std::string out;
-  for (unsigned char ch : text)
-    out += ch < 0x20 || ch == 0x7f ? fmt::format("\\x{:02x}", ch) : std::string(1, char(ch));
+  for (unsigned char ch : text) {
+    const bool kept = keep_lines && (ch == '\n' || ch == '\t');
+    out += (ch < 0x20 && !kept) || ch == 0x7f ? fmt::format("\\x{:02x}", ch) : std::string(1, char(ch));
+  }
   return out;
 }
 
 void log(LogLevel level, const std::string& text) {
-  const std::string message = printable(text);
+  const std::string message = printable(text, true);
   std::shared_ptr<const LogSink> sink;
   {
     std::lock_guard lock(g_mutex);

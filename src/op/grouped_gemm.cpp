@@ -19,16 +19,29 @@ GemmShape GroupedGemm::shape(int64_t groups, int64_t m, int64_t n, int64_t k, st
   return op::grouped_shape(options_, groups, m, n, k, alignment_caps, ragged, bias);
 }
 
+namespace {
+
+[[noreturn]] void refuse_empty(int64_t groups) {
+  throw InvalidArgumentError(fmt::format("{} groups without rows or columns (M or N of 0) have empty outputs: a run of "
+                                         "them launches nothing, so they need no kernel", groups));
+}
+
+}  // namespace
+
 const GemmShape& GroupedGemm::kernel_shape(const GemmShape& shape) {
-  if (shape.empty_output())
-    throw InvalidArgumentError(fmt::format("{} groups of {}x{}x{} have empty outputs: a run of them launches nothing, "
-                                           "so they need no kernel", shape.batch, shape.m, shape.n, shape.k));
+  if (shape.empty_output()) refuse_empty(shape.batch);
   return shape;
 }
 
 std::vector<op::BuiltKernel> GroupedGemm::compile(const std::vector<GemmShape>& shapes, int jobs) {
   for (const GemmShape& s : shapes) kernel_shape(s);
   return compile_shapes(shapes, jobs);
+}
+
+std::vector<op::ProfileRow> GroupedGemm::profile(const GroupedProblem& problem, const op::ProfileOptions& options,
+                                                 cudaStream_t stream, double beta) {
+  if (problem.empty_output()) refuse_empty(problem.groups);
+  return Plan::profile(problem, options, stream, beta);
 }
 
 GroupedProblem GroupedGemm::check(const std::vector<TensorRef>& a, const std::vector<TensorRef>& b,

@@ -298,8 +298,9 @@ TEST(GroupedCheck, TheOffsetsForm) {
   Offsets on_b;  // D on the second group's B: the first's (which the whole problem's check sees) is clear of it
   on_b.d = matrix(kBase + (1 << 24) + 256 * 512 * 2, 1000, 512);
   says(on_b, "D: the output overlaps input B (a group's matrix)", o);
-  Offsets wrapping;  // the second group's B a batch stride past the end of the address space: onto D
-  wrapping.b.strides[0] = int64_t((UINT64_MAX - (kBase + (1 << 24))) / 2 + 1 + (((2 << 24) - (1 << 24)) / 2));
+  Offsets wrapping;  // D below B, and the second group's B a batch stride past the end of the address space: on D
+  wrapping.d = matrix(kBase + (1 << 23), 1000, 512);
+  wrapping.b.strides[0] = int64_t((uint64_t(1) << 63) - ((1 << 24) - (1 << 23)) / 2);  // 2^64 - 8 MiB, in bytes
   says(wrapping, "B: its extents and strides reach past the end of the address space", o);
   Offsets backwards;
   backwards.b.strides[0] = -256 * 512;

@@ -203,7 +203,7 @@ TEST_F(TuningRecordTest, AMalformedEntryIsIgnoredWithAWarning) {
 }
 
 // A warning quotes a malformed entry's key with its control characters escaped (an ESC from the file cleared
-// the terminal of a process that printed it): core's log() makes every message printable.
+// the terminal of a process that printed it): core's log() makes every message printable, its lines kept.
 TEST_F(TuningRecordTest, AWarningEscapesTheControlCharactersOfTheKeyItQuotes) {
   TuningRecord record(cache);
   test::write_file(record.path(), R"({"format": 1, "entries": {"esc\u001b[2J\n": {"kernel": 7}}})");
@@ -214,7 +214,7 @@ TEST_F(TuningRecordTest, AWarningEscapesTheControlCharactersOfTheKeyItQuotes) {
   EXPECT_FALSE(record.find("esc\x1b[2J\n"));
   set_log_sink({});
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_TRUE(test::contains(warnings[0], "entry for esc\\x1b[2J\\x0a is malformed")) << warnings[0];
+  EXPECT_TRUE(test::contains(warnings[0], "entry for esc\\x1b[2J\n is malformed")) << warnings[0];
 }
 
 // A tuning/ that is a symbolic link is refused: clearing the record removed a record.json wherever it pointed,

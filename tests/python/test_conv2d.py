@@ -303,3 +303,15 @@ def test_construct_and_compile_take_the_seeds_arguments_in_its_order(caplog):
     assert list(inspect.signature(plan.compile).parameters)[:9] == [
         "tile_description", "alignment_A", "alignment_B", "alignment_C", "iterator_algorithm", "stride_support",
         "swizzling_functor", "epilogue_functor", "print_module"]
+
+
+def test_a_refused_compile_leaves_the_seeds_settings_as_they_were():
+    """compile()'s iterator_algorithm, swizzling_functor and epilogue_functor are set for good only by a build
+    that is not refused: by its own arguments (stride 0) or by the core (an alignment the type cannot have)."""
+    plan = cutlass.op.Conv2d(kind="fprop", element=np.float16, element_accumulator=np.float32)
+    seed = dict(iterator_algorithm="fixed_channels", epilogue_functor=cutlass.epilogue.relu)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^stride: expected 1 or more"):
+        plan.compile(stride=0, **seed)
+    with pytest.raises(cuforge.InvalidArgumentError, match="alignment_A"):
+        plan.compile(alignment_A=3, **seed)
+    assert plan.iterator_algorithm is None and plan.activation == cutlass.epilogue.identity

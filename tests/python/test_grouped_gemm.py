@@ -50,7 +50,7 @@ def test_groups_without_outputs_need_no_kernel(m, n):
     """Such groups' runs launch nothing, so choosing a kernel for them is refused, as for a GEMM."""
     plan = cuforge.op.GroupedGemm(element=np.float16, layout=RowMajor, element_accumulator=np.float32)
     for ask in (lambda: plan.select(4, m, n, 64), lambda: plan.construct(groups=4, M=m, N=n, K=64)):
-        with pytest.raises(cuforge.InvalidArgumentError, match=f"4 groups of {m}x{n}x64 have empty outputs"):
+        with pytest.raises(cuforge.InvalidArgumentError, match=r"^4 groups without rows or columns \(M or N of 0\)"):
             ask()
     assert plan.select(4, 1, 1, 64)
 

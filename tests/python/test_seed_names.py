@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import pickle
 
 import numpy as np
 import pytest
@@ -181,6 +182,19 @@ def test_a_tile_descriptions_lists_change_it_in_place():
     twin = copy.deepcopy(td)
     twin.cluster_shape[0] = 1
     assert td.cluster_shape == [2, 2, 1], "a copy's list changes the copy"
+    # A list taken earlier changes the field as it is now; copies and pickles of one are plain lists.
+    stale = td.cluster_shape
+    td.cluster_shape = [1, 2, 1]
+    stale[0] = 2
+    assert td.cluster_shape == [2, 2, 1] == stale
+    for plain in (copy.copy(td.cluster_shape), copy.deepcopy(td.cluster_shape),
+                  pickle.loads(pickle.dumps(td.cluster_shape))):
+        assert type(plain) is list and plain == [2, 2, 1]
+        plain[0] = 1
+    assert td.cluster_shape == [2, 2, 1]
+    for change in (lambda s: s.append(1), lambda s: s.sort(), lambda s: s.pop(), lambda s: s.__iadd__([1])):
+        with pytest.raises(cuforge.InvalidArgumentError, match="^TileDescription.cluster_shape: three integers"):
+            change(td.cluster_shape)
 
 
 def test_a_tile_dict_changes_the_pinned_tile_and_may_name_the_instruction():

@@ -34,7 +34,8 @@ def test_a_relative_cache_directory_stays_where_it_was_and_a_relative_xdg_is_ign
     assert not (tmp_path / "b" / "rel").exists()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path / "a",
                          env=dict(env, XDG_CACHE_HOME="relcache", HOME=str(tmp_path / "home")), timeout=120)
-    assert out.returncode == 0 and out.stdout.split() == ["True", str(tmp_path / "home" / ".cache" / "cuforge" / "v1")], out
+    home_cache = tmp_path / "home" / ".cache" / "cuforge" / "v1"
+    assert out.returncode == 0 and out.stdout.split() == ["True", str(home_cache)], out
     assert not (tmp_path / "a" / "relcache").exists()
 
 

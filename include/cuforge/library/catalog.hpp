@@ -37,8 +37,9 @@ std::vector<const GemmConfig*> find_gemms(const GemmFilter& filter);
 void check_glob(const std::string& glob);
 
 // A catalog row whose epilogue reads C of `element_c` (its D unchanged): the catalog lists C and D of
-// one type, and SM90 GEMMs of 16-bit inputs also read a C of that type beside an f32 D (CUTLASS 3's
-// epilogue takes them apart). Null where the row cannot (why_invalid); the same row each time.
+// one type, and SM90 GEMMs of 16-bit inputs also read a C of that type beside an f32 D, those of fp8 inputs
+// a C of any of their output types beside any D (CUTLASS 3's epilogue takes them apart). Null where the
+// row cannot (why_invalid); the same row each time.
 const GemmConfig* reading_c_as(const GemmConfig& row, DataType element_c);
 
 }  // namespace cuforge::library

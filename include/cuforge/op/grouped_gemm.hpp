@@ -30,13 +30,15 @@ class GroupedGemm : public op::Plan<runtime::GroupedGemmKernel, GroupedProblem> 
   // groups where `ragged`, as in the offsets form; C a bias row per group where `bias`).
   GemmShape shape(int64_t groups, int64_t m, int64_t n, int64_t k, std::array<int, 3> alignment_caps = {},
                   bool ragged = false, bool bias = false) const;
-  // The choice, the candidates and the builds for classes whose groups have outputs (a class without any is
-  // refused: its runs launch nothing).
+  // The choice, the candidates, the builds and the timings for groups that have outputs (groups without any are
+  // refused: their runs launch nothing).
   select::GemmCandidate select(const GemmShape& shape) const { return choice(kernel_shape(shape)); }
   std::vector<select::GemmCandidate> candidates(const GemmShape& shape) const {
     return Plan::candidates(kernel_shape(shape));
   }
   std::vector<op::BuiltKernel> compile(const std::vector<GemmShape>& shapes, int jobs = 0);
+  std::vector<op::ProfileRow> profile(const GroupedProblem& problem, const op::ProfileOptions& options,
+                                      cudaStream_t stream, double beta = 0.0);
 
   // The boundary checks of the two forms (op/grouped_check.hpp).
   GroupedProblem check(const std::vector<TensorRef>& a, const std::vector<TensorRef>& b,

@@ -184,10 +184,10 @@ bool per_tile_gemm(const library::GemmConfig& config);
 // otherwise; where the cluster pads no tile; a GEMM's: a pointwise convolution's clusters are not timed), for
 // TF32's swapped register-sourced 128x128 tile in 4x1 clusters where they pad no tile (catalog.cpp), and for a
 // persistent fp8 kernel in 1x2 clusters, whose two CTAs along N share each A tile; but a data-parallel or
-// stream-K kernel of fp8's overlapped promotion (library::overlaps_fp8_promotion) ranks 1 in the cluster of two sharing the
-// larger operand's tiles (1x2 where A is the larger, 2x1 otherwise: equal operands share B's), 2 in the other
-// cluster of two, 3 in a cluster of one and 4 in a cluster that pads a tile, the other cluster of two too
-// where the sharing one pads and the tiles fit one wave (`sm_count` or fewer); 2 otherwise, in the catalog's
+// stream-K kernel of fp8's overlapped promotion (library::overlaps_fp8_promotion) ranks 1 in the cluster of two
+// sharing the larger operand's tiles (1x2 where A is the larger, 2x1 otherwise: equal operands share B's), 2 in
+// the other cluster of two, 3 in a cluster of one and 4 in a cluster that pads a tile, the other cluster of two
+// too where the sharing one pads and the tiles fit one wave (`sm_count` or fewer); 2 otherwise, in the catalog's
 // order.
 // The non-persistent kernel's rule is the H200's calls back to back (bench/one_wave.py, b2b_us of
 // h200-2026-12-04-one-wave-{tiles,picks,small-m}.json, 24 shapes): the 64x128 tile in 2x1 clusters 0.69x

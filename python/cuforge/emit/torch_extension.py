@@ -205,7 +205,7 @@ def _jit_locked(op, name: str, cc: int, binding: str, kernel: dict):
 
 
 def pytorch(op, name: str, cc: int | None = None, jit: bool = False, sourcedir: str = ""):
-    """Export ``op`` (a plan's ``construct()``) as a PyTorch extension module called ``name`` whose
+    """Export ``op`` (a plan's ``construct()`` or ``compile()``) as a PyTorch extension module called ``name`` whose
     operators are ``torch.ops.<name>.run`` (GEMM: ``run(A, B, C=None, alpha=1.0, beta=0.0)`` returns
     D; grouped GEMM: ``run(As, Bs, Cs=None, alpha, beta)`` returns the Ds and ``run_offsets(A, B,
     offsets, C=None, alpha, beta)`` the offsets form; Conv2d: ``run([input_size or weight_size,] A, B,
@@ -224,8 +224,8 @@ def pytorch(op, name: str, cc: int | None = None, jit: bool = False, sourcedir: 
     from . import Operation
 
     if not isinstance(op, Operation):
-        raise InvalidArgumentError(f"op: expected a plan's construct() (a cuforge.emit.Operation), got "
-                                   f"{type(op).__name__}")
+        raise InvalidArgumentError(f"op: expected a plan's construct() or compile() (a cuforge.emit.Operation), "
+                                   f"got {type(op).__name__}")
     from ..op.arguments import capability, flag, text  # the plans import this module: imported on use
 
     name = text(name, "name", "a string")

@@ -158,7 +158,8 @@ _TILE_FIELDS = {
 class TileTriple(list):
     """A tile description's threadblock_shape, warp_count or cluster_shape as the CUTLASS Python interface's
     plain list, changed in place (``td.cluster_shape[0] = 2``) into the description it came from (through the
-    property's checks: a value it refuses leaves both as they were)."""
+    property's checks: a value it refuses leaves both as they were; the description's other values as they
+    are now). Its length is three: what would change it is refused. Copies and pickles are plain lists."""
 
     __slots__ = ("_tile", "_field")
 
@@ -167,13 +168,25 @@ class TileTriple(list):
         self._tile, self._field = tile, field
 
     def __setitem__(self, index, value):
-        changed = list(self)
+        changed = list(getattr(self._tile, self._field))
         changed[index] = value
         setattr(self._tile, self._field, changed)
-        super().__setitem__(index, value)
+        super().__setitem__(slice(None), getattr(self._tile, self._field))
 
-    def __delitem__(self, index):
-        raise InvalidArgumentError(f"TileDescription.{self._field}: three integers; set one, or the whole list")
+    def _fixed(self, *args, **kwargs):
+        raise InvalidArgumentError(f"TileDescription.{self._field}: three integers; set one (td.{self._field}[0] = "
+                                   f"2), or the whole list")
+
+    __delitem__ = append = extend = insert = pop = remove = clear = sort = reverse = __iadd__ = __imul__ = _fixed
+
+    def __copy__(self):
+        return list(self)
+
+    def __deepcopy__(self, memo):
+        return list(self)
+
+    def __reduce__(self):
+        return list, (list(self),)
 
 
 def write_through_triples(cls) -> None:

@@ -35,6 +35,7 @@ def _iterators(value) -> IteratorAlgorithm | None:
         value = _ITERATOR_NAMES[value.lower()]
     return None if value is None else enum_value(value, IteratorAlgorithm, "iterator_algorithm")
 
+
 # The CUTLASS Python interface's swizzling_stride: IdentitySwizzle<stride>.
 _SWIZZLES = {1: swizzle.IdentitySwizzle1, 2: swizzle.IdentitySwizzle2, 4: swizzle.IdentitySwizzle4,
              8: swizzle.IdentitySwizzle8}
@@ -215,11 +216,17 @@ class Conv2d(Plan):
             try:
                 function, argument = epilogue.resolve(epilogue_functor)
             except InvalidArgumentError as e:
-                raise InvalidArgumentError(f"epilogue_functor (an activation, as plan.activation takes it): {e}") from None
+                raise InvalidArgumentError(f"epilogue_functor (an activation, as plan.activation takes it): {e}") \
+                    from None
             changes.append(lambda s: s.set_activation(function.kind, argument))
         if not changes:
             return None
-        return lambda s: [change(s) for change in changes]
+
+        def change_all(settings):
+            for change in changes:
+                change(settings)
+
+        return change_all
 
     @staticmethod
     def output_size(input_size, weight_size, padding, stride, dilation) -> tuple[int, int, int, int]:
@@ -333,14 +340,13 @@ class Conv2d(Plan):
         dilation), builds each one's kernel in parallel; ``bias``: the runs' C is a bias of one value per
         channel (by default, when the plan's own C is); ``alignment_A/B/C`` cap the vectors its kernels
         load along each operand's channels; ``iterator_algorithm``, ``swizzling_functor`` and
-        ``epilogue_functor`` (an activation) are set first, as their properties set them (the interface's
-        signature, ``stride_support`` logged). Later runs use the kernels for every problem they can run. Returns the kernel as an
-        :class:`~cuforge.emit.Operation` (a list of them for ``problems``), also the plan's ``operation``,
-        which says where its build is (``library``, ``cache_hit``)."""
+        ``epilogue_functor`` (an activation) are set first, as their properties set them, and put back if
+        the build is refused (the interface's signature; ``stride_support`` logged). Later runs use the
+        kernels for every problem they can run. Returns the kernel as an :class:`~cuforge.emit.Operation`
+        (a list of them for ``problems``), also the plan's ``operation``, which says where its build is
+        (``library``, ``cache_hit``)."""
         caps = alignments(alignment_A, alignment_B, alignment_C)
         change = self._seed_change(iterator_algorithm, stride_support, swizzling_functor, epilogue_functor)
-        if change is not None:
-            self._update(change)
         single = problems is None
         given = (stride, padding, dilation)
         if single:
@@ -366,7 +372,8 @@ class Conv2d(Plan):
             shapes.append(([integer(v, name, 1) for v, name in zip(checked, "NHWCKRS")], _pair(s, "stride", 1),
                            _pair(p, "padding", 0), _pair(d, "dilation", 1)))
         bias, jobs = self._bias(bias), jobs_count(jobs)
-        built = self._pinned_build(tile_description, lambda core: core.compile(shapes, jobs, bias, caps), print_module)
+        built = self._pinned_build(tile_description, lambda core: core.compile(shapes, jobs, bias, caps), print_module,
+                                   change)
         return built[0] if single else built
 
     def run(self, A=None, B=None, C=None, D=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), alpha=None,

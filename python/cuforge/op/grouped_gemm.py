@@ -127,9 +127,9 @@ class GroupedGemm(Plan):
                 if min(len(e) for e in a + b) < 2:
                     raise InvalidArgumentError(f"{caller}: the plan's A and B lists size the problem only as matrices, "
                                                f"got shapes {a} and {b}; give groups, M, N and K")
-                groups = len(a)
-                return (groups, sum(e[-2] for e in a) // groups, sum(e[-1] for e in b) // groups,
-                        sum(e[-1] for e in a) // groups)
+                groups = len(a)  # the mean extents rounded up, as the core summarises groups
+                return (groups, -(-sum(e[-2] for e in a) // groups), -(-sum(e[-1] for e in b) // groups),
+                        -(-sum(e[-1] for e in a) // groups))
             return self._core_class.default_problem
         if None in (groups, M, N, K):
             raise InvalidArgumentError(f"{caller}: give all of groups, M, N and K, or none of them")

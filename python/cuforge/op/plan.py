@@ -260,35 +260,56 @@ class Plan:
         value = flag(value, name)
         self._update(lambda s: setattr(s, name, value))
 
-    def _pinned_build(self, tile_description, build, print_module: bool) -> list[Operation]:
+    # What compile()'s `change` may set (Conv2d's: the CUTLASS Python interface's compile() arguments).
+    _CHANGED_FIELDS = ("iterator_algorithm", "tile_scheduler", "activation", "activation_argument")
+
+    def _pinned_build(self, tile_description, build, print_module: bool, change=None) -> list[Operation]:
         """compile()'s build (a function of the core plan), its arguments checked, with ``tile_description``
-        pinned first (for good, as the setter pins it), each kernel's source printed after it with
-        ``print_module`` (the CUTLASS Python interface's): the kernels built, as operations (the last
-        one also the plan's ``operation``, as the interface's compile() leaves it). Where the core refuses
-        the build's arguments, the tile is unpinned again, and a family the tile moved the plan to left
-        (the kernels compiled before are then the disk cache's to find)."""
+        pinned and ``change`` made to the settings first (for good, as the setters make them; a change that
+        changes nothing is not made, so that the kernels compiled before stay the plan's), each kernel's
+        source printed after it with ``print_module`` (the CUTLASS Python interface's): the kernels built,
+        as operations (the last one also the plan's ``operation``, as the interface's compile() leaves
+        it). Where the core refuses the build's arguments, the tile and the change are undone, and a
+        family the tile moved the plan to left (the kernels compiled before are then the disk cache's to
+        find)."""
         print_module = flag(print_module, "print_module")
-        if tile_description is None:
+        before = self._plan.settings
+        if change is not None:
+            after = self._plan.settings
+            change(after)
+            if all(getattr(after, f) == getattr(before, f) for f in self._CHANGED_FIELDS):
+                change = None
+        if tile_description is None and change is None:
             core = self._plan
             built = build(core)
         else:
-            core, core_args, tile = self._plan, self._core_args, self._plan.settings.tile
-            self.tile_description = tile_description
+            core, core_args = self._plan, self._core_args
+            if tile_description is not None:
+                self.tile_description = tile_description
             try:
+                if change is not None:
+                    self._update(change)
                 built = build(self._plan)
             except (InvalidArgumentError, DataTypeError):
                 with self._settings_lock:
                     if self._plan is not core:
                         self._plan, self._core_args = core, core_args
-                    else:  # the tile alone put back: what another thread set meanwhile stays
-                        self._update(lambda s: setattr(s, "tile", tile))
+                    # The tile and the changed fields put back: what another thread set meanwhile stays.
+                    fields = ("tile",) + (self._CHANGED_FIELDS if change is not None else ())
+
+                    def put_back(settings):
+                        for field in fields:
+                            setattr(settings, field, getattr(before, field))
+
+                    self._update(put_back)
                 raise
             core = self._plan
         operations = [Operation(core, r["chosen"], core.settings, self.cc, r) for r in built]
         if print_module:
             for op in operations:
                 print(op.emit())
-        self._operation = operations[-1]
+        if operations:
+            self._operation = operations[-1]
         return operations
 
     def _update(self, change):
@@ -523,9 +544,9 @@ class Plan:
 
     @property
     def tile_description(self) -> TileDescription | None:
-        """The pinned tile description, or None when cuforge chooses per problem. Set a
-        TileDescription, a dict of its fields (they change the pinned one, as the CUTLASS Python
-        interface's dicts do), or None to let cuforge choose again."""
+        """The pinned tile description, or None when cuforge chooses per problem: a copy (a change to it
+        pins nothing until it is set again). Set a TileDescription, a dict of its fields (they change the
+        pinned one, as the CUTLASS Python interface's dicts do), or None to let cuforge choose again."""
         return self._plan.settings.tile
 
     @tile_description.setter
