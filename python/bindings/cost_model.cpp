@@ -94,14 +94,14 @@ void bind_cost_model(nb::module_& m) {
           return select::tie_rank(library::parse_gemm_name(name), splits, shape, sm_count);
         },
         "name"_a, "m"_a, "n"_a, "batch"_a = 1, "splits"_a = 1, "sm_count"_a = 132,
-        "Where the selection puts an SM90 kernel, by name, on M x N (batch) among kernels it estimates alike, "
-        "lower first (0: its cluster spans M, cluster_spans_m; 1: the non-persistent GEMM kernel in the cluster "
-        "sharing the larger operand's tiles, 2x1 or 1x2, where it pads no tile, TF32's swapped 128x128 tile in 4x1 "
-        "clusters where they pad none, and a persistent fp8 kernel in 1x2 clusters, but a data-parallel or stream-K "
-        "kernel of fp8's overlapped promotion in the cluster of two sharing the larger operand's tiles; 2: the "
-        "others, that kernel in its other cluster of two; 3: that kernel in a cluster of one; 4: that kernel in a cluster that pads a "
-        "tile, and in the other cluster of two where the sharing one pads and the tiles fit one wave; each rank in "
-        "the catalog's order). Needs no GPU.");
+        "Where the selection puts an SM90 kernel, by name, on M x N (batch) among kernels it estimates alike, lower "
+        "first (0: its cluster spans M, cluster_spans_m; 1: the non-persistent GEMM kernel in the cluster sharing the "
+        "larger operand's tiles, 2x1 or 1x2, where it pads no tile, TF32's swapped 128x128 tile in 4x1 clusters where "
+        "they pad none, and a persistent fp8 kernel in 1x2 clusters, but a data-parallel or stream-K kernel of fp8's "
+        "overlapped promotion in the cluster of two sharing the larger operand's tiles; 2: the others, that kernel in "
+        "its other cluster of two; 3: that kernel in a cluster of one; 4: that kernel in a cluster that pads a tile, "
+        "and in the other cluster of two where the sharing one pads and the tiles fit one wave; each rank in the "
+        "catalog's order). Needs no GPU.");
   m.def("estimated_conv_time_us",
         [](const std::string& name, const python::ConvExtents& extents, const python::Pair& stride,
            const python::Pair& padding, const python::Pair& dilation, int splits, bool deterministic, int sm_count, const select::CostModel& model) {

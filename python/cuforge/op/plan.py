@@ -291,17 +291,17 @@ class Plan:
                     self._update(change)
                 built = build(self._plan)
             except (InvalidArgumentError, DataTypeError):
+                fields = ("tile",) + (self._CHANGED_FIELDS if change is not None else ())
+
+                def put_back(settings):
+                    for field in fields:
+                        setattr(settings, field, getattr(before, field))
+
                 with self._settings_lock:
-                    if self._plan is not core:
+                    if self._plan is not core:  # the family the tile moved to left: the plan as it was
                         self._plan, self._core_args = core, core_args
-                    # The tile and the changed fields put back: what another thread set meanwhile stays.
-                    fields = ("tile",) + (self._CHANGED_FIELDS if change is not None else ())
-
-                    def put_back(settings):
-                        for field in fields:
-                            setattr(settings, field, getattr(before, field))
-
-                    self._update(put_back)
+                    else:  # the tile and the changed fields put back: what another thread set meanwhile stays
+                        self._update(put_back)
                 raise
             core = self._plan
         operations = [Operation(core, r["chosen"], core.settings, self.cc, r) for r in built]
