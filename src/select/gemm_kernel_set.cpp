@@ -187,7 +187,7 @@ GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, K
     GemmConfig c = *row;
     if (s.tile) c.tile = pinned_tile(*s.tile, row->tile);
     if (auto reason = library::why_invalid(c, target_cc)) {
-      why = *reason;
+      if (why.empty()) why = *reason;  // the first row's: the family's widest, not its one-element fallback
       continue;
     }
     if (!contains(k.primary, c)) k.primary.push_back(c);

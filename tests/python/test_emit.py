@@ -81,6 +81,18 @@ def test_construct_refuses_a_tile_no_kernel_has(change, message):
     assert plan.tile_description is None
 
 
+@pytest.mark.parametrize("change, message", [
+    (dict(stages=1000), "1000 stages of 16384 bytes exceed"),
+    (dict(warp_count=[0, 2, 1]), "the warps must divide the tile's M and N"),
+])
+def test_an_sm80_tile_is_refused_for_its_own_reason(change, message):
+    """The reason is the family's first row's: it was the last row's, a one-element kernel's ("2 stages, got 1000")."""
+    plan = cuforge.op.Gemm(element=np.float16, layout=ROW, kernel_cc=80)
+    td = cuforge.TileDescription(**{"threadblock_shape": [128, 128, 32], "stages": 3, "warp_count": [2, 2, 1], **change})
+    with pytest.raises(InvalidArgumentError, match=message):
+        plan.construct(td)
+
+
 def test_construct_before_sm90_refuses_clusters_and_automatic_stages():
     plan = cuforge.op.Gemm(element=np.float16, layout=ROW, cc=80)
     for field, value, message in (("cluster_shape", [2, 1, 1], "cluster"), ("stages", 0, "stages")):
