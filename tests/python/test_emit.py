@@ -1,4 +1,5 @@
-"""cuforge.emit: kernel sources, plan.construct() and PyTorch extension sources (no GPU, no torch).
+"""cuforge.emit: kernel sources, plan.construct() and compile()'s operations, and PyTorch extension sources (no
+GPU, no torch).
 
 Building and running the exported extensions is tests/gpu/test_export_gpu.py."""
 
@@ -10,6 +11,8 @@ import pytest
 
 import cuforge
 from cuforge import InvalidArgumentError, LayoutType
+from fake_arrays import no_gpu
+from fresh_process import run_python
 
 ROW, COL = LayoutType.RowMajor, LayoutType.ColumnMajor
 
@@ -364,3 +367,37 @@ def test_only_convolution_exports_are_routed():
 
     assert conv_splits.conv_kind(cuforge.op.Gemm(element=np.float16, layout=LayoutType.RowMajor).construct().name) is None
     assert conv_splits.conv_kind(_conv_op("wgrad").name) == "wgrad"
+
+
+@no_gpu  # a fake toolkit's empty library: on a GPU, compile() would load it
+def test_compile_returns_the_operation_it_built(tmp_path):
+    """As the CUTLASS Python interface's compile() returns its operation (and keeps it as plan.operation), so
+    that emit.pytorch(plan.compile(), ...) exports what was built; it says where the build is. Each plan
+    kind, and a list of them for problems=. A fake toolkit builds at once."""
+    from test_faults import fake_toolkit
+
+    r = run_python("""
+        import os, numpy as np, cuforge
+        f16 = dict(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+        for plan in (cuforge.op.Gemm(**f16), cuforge.op.GroupedGemm(**f16), cuforge.op.Conv2dFprop(element=np.float16)):
+            assert plan.operation is None
+            op = plan.compile()
+            assert isinstance(op, cuforge.emit.Operation) and plan.operation is op, op
+            assert op.rt_module.emit() == cuforge.emit.kernel_source(op.name)
+            assert os.path.isfile(op.library) and os.path.isfile(op.source_path), op.library
+            print(op.cache_hit, plan.compile().cache_hit, op.build_seconds >= 0, len(op.cache_key) > 8)
+        gemm = cuforge.op.Gemm(**f16)
+        ops = gemm.compile(problems=[(16, 4096, 4096), (4096, 4096, 4096)])
+        print(len(ops), ops[0].name != ops[1].name, gemm.operation is ops[-1],
+              ops[0].name == gemm.select(16, 4096, 4096))
+        conv = cuforge.op.Conv2dFprop(element=np.float16)  # the interface's order: epilogue_functor eighth
+        small = conv.compile(None, None, None, None, None, None, None, cuforge.epilogue.relu,
+                             problems=[((1, 8, 8, 16, 16, 3, 3), 1, 1, 1)])[0]
+        # The same activation again changes nothing: the kernel built first stays the plan's.
+        print(conv.compile(None, None, None, None, None, None, None, cuforge.epilogue.relu).name.endswith("_relu"),
+              conv.activation == cuforge.epilogue.relu, conv.select(1, 8, 8, 16, 16, 3, 3, padding=1) == small.name,
+              gemm.compile(problems=[]) == [] and gemm.operation is ops[-1])
+    """, CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:5] == ["False True True True"] * 3 + ["2 True True True", "True True True True"], \
+        r.stdout
