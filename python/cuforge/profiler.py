@@ -128,24 +128,22 @@ def _pyplot():
     return plt
 
 
+# The host type holding each element type's bits (bf16 as its upper 16 bits of f32, fp8 as bytes).
+_HOST_TYPES = {DataType.f16: np.float16, DataType.bf16: np.uint16, DataType.f32: np.float32,
+               DataType.tf32: np.float32, DataType.f64: np.float64, DataType.s8: np.int8, DataType.u8: np.int8,
+               DataType.s32: np.int32, DataType.e4m3: np.uint8, DataType.e5m2: np.uint8}
+
+
 def _random_bytes(dtype: DataType, count: int, rng) -> np.ndarray:
     """Values of moderate size in the element type's bits (what the kernels read: the timing does not
     depend on them, the clocks a little)."""
+    host = _HOST_TYPES[dtype]
+    if dtype in (DataType.s8, DataType.u8, DataType.s32):
+        return rng.integers(-3, 4, count).astype(host)
+    if dtype in (DataType.e4m3, DataType.e5m2):  # random bits with the top exponent bit clear: finite, below 2
+        return (rng.integers(0, 256, count).astype(np.uint8) & 0xBF).astype(host)
     normal = rng.standard_normal(count, dtype=np.float32)
-    if dtype == DataType.f16:
-        return normal.astype(np.float16)
-    if dtype in (DataType.f32, DataType.tf32):
-        return normal
-    if dtype == DataType.f64:
-        return normal.astype(np.float64)
-    if dtype == DataType.bf16:
-        return (normal.view(np.uint32) >> 16).astype(np.uint16)
-    if dtype in (DataType.s8, DataType.u8):
-        return rng.integers(-3, 4, count).astype(np.int8)
-    if dtype == DataType.s32:
-        return rng.integers(-3, 4, count).astype(np.int32)
-    # fp8: random bits with the top exponent bit clear: finite, below 2 in magnitude
-    return (rng.integers(0, 256, count).astype(np.uint8) & 0xBF).astype(np.uint8)
+    return (normal.view(np.uint32) >> 16).astype(host) if dtype == DataType.bf16 else normal.astype(host)
 
 
 class _Operand:
@@ -154,18 +152,31 @@ class _Operand:
     ``shape`` (NHWC, or a vector)."""
 
     def __init__(self, dtype, shape, layout, device, rng, values: np.ndarray | None = None):
+        self.itemsize = np.dtype(_HOST_TYPES[dtype]).itemsize
+        count = math.prod(shape)
+        too_big = InvalidArgumentError(f"profile: an operand of shape {tuple(shape)} does not fit in this machine's "
+                                       "memory")
+        if count * self.itemsize >= 2**63:
+            raise too_big
+        # The device's allocation first: one past the GPU's memory is refused at once, before the host draws it.
+        self.buffer = DeviceBuffer(device, count * self.itemsize, 0)
         try:
-            host = _random_bytes(dtype, math.prod(shape), rng) if values is None else values
+            host = _random_bytes(dtype, count, rng) if values is None else values
         except (MemoryError, ValueError):  # NumPy: "array is too big" past its sizes
-            raise InvalidArgumentError(f"profile: an operand of shape {tuple(shape)} does not fit in this machine's "
-                                       "memory") from None
-        self.buffer = DeviceBuffer(device, host.nbytes, 0)
+            raise too_big from None
         self.buffer.copy_from_host(host.ctypes.data, host.nbytes)
         ptr = self.buffer.data
         strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
         if layout == LayoutType.ColumnMajor:
             strides[-2:] = 1, shape[-2]
         self.descriptor = (ptr, dtype, tuple(shape), tuple(strides), device)
+
+    def matrices(self) -> list:
+        """One descriptor per matrix of a batch of them (of the whole operand where it is one matrix)."""
+        ptr, dtype, shape, strides, device = self.descriptor
+        if len(shape) == 2:
+            return [self.descriptor]
+        return [(ptr + i * strides[0] * self.itemsize, dtype, shape[1:], strides[1:], device) for i in range(shape[0])]
 
 
 def _matrix(dtype, rows, cols, batch, layout, device, rng) -> _Operand:
@@ -321,12 +332,12 @@ def profile_grouped(plan, groups: int, M: int, N: int, K: int, *, offsets: bool 
         rows = plan._plan.profile_offsets(a.descriptor, b.descriptor, None, d.descriptor, ends.descriptor, 1.0, 0.0,
                                           *options)
     else:
-        a, b, d = ([_matrix(t, rows, cols, 1, layout, device, rng) for _ in range(g)]
+        # Each operand's groups are matrices of one allocation (held until the timing ends).
+        a, b, d = (_matrix(t, rows, cols, g, layout, device, rng)
                    for t, rows, cols, layout in ((plan.element_A, m, k, plan.layout_A),
                                                  (plan.element_B, k, n, plan.layout_B),
                                                  (plan.element_D, m, n, plan.layout_C)))
-        rows = plan._plan.profile([x.descriptor for x in a], [x.descriptor for x in b], [],
-                                  [x.descriptor for x in d], 1.0, 0.0, *options)
+        rows = plan._plan.profile(a.matrices(), b.matrices(), [], d.matrices(), 1.0, 0.0, *options)
     result = _profile(plan, f"{g} groups of {m}x{n}x{k} ({'offsets' if offsets else 'lists'})", 2.0 * g * m * n * k,
                       rows)
     if baseline and (measured := _grouped_baseline(plan, g, m, n, k)):

@@ -135,6 +135,16 @@ def test_profile_a_grouped_gemm_beside_torch(offsets, tmp_path):
         assert len(list(csv.DictReader(f))) == 3
 
 
+def test_a_grouped_profile_past_the_gpus_memory_is_refused_at_once():
+    """Each operand's groups share one allocation: 2**31 - 1 groups (17 TiB of A) fail on it, before any
+    host data is drawn, rather than after filling the GPU group by group."""
+    plan = cuforge.op.GroupedGemm(element=BF16, layout=cuforge.LayoutType.RowMajor, element_accumulator=torch.float32)
+    start = time.monotonic()
+    with pytest.raises(cuforge.DeviceError, match="out of memory"):
+        plan.profile(2**31 - 1, 64, 64, 64, top=1, baseline=False, progress=False)
+    assert time.monotonic() - start < 5
+
+
 def test_profile_command_line_for_a_grouped_gemm():
     out = subprocess.run([sys.executable, "-m", "cuforge.cli", "profile", "--op", "grouped", "--groups", "4", "--m",
                           "128", "--n", "256", "--k", "256", "--offsets", "--top", "2"],
