@@ -467,10 +467,16 @@ NB_MODULE(_core, m) {
   m.def("device_id", &runtime::default_device, "The GPU cuforge runs on: CUTLASS_CUDA_DEVICE_ID, else the current one.");
   m.def("driver_cuda_version", &runtime::driver_cuda_version,
         "The CUDA version the driver supports (major * 1000 + minor * 10); 0 without a driver.");
-  m.def("device_cc", [] { return runtime::device_info(runtime::default_device()).cc; },
-        "Compute capability of the default device (CUTLASS_CUDA_DEVICE_ID or the current one).");
+  // A negative ordinal: the default device, as the CUTLASS Python interface's device_cc(-1).
+  auto info = [](int device) -> const runtime::DeviceInfo& {
+    return runtime::device_info(device < 0 ? runtime::default_device() : device);
+  };
+  m.def("device_cc", [info](int device) { return info(device).cc; }, "device"_a = -1,
+        "Compute capability of a device (default: CUTLASS_CUDA_DEVICE_ID or the current one).");
+  m.def("device_sm_count", [info](int device) { return info(device).sm_count; }, "device"_a = -1,
+        "Streaming multiprocessors of a device (default: CUTLASS_CUDA_DEVICE_ID or the current one).");
   m.def("default_activation_argument", &default_activation_argument, "activation"_a,
-        "The argument an activation takes unless told (leaky_relu: 0.01).");
+        "The argument an activation takes unless told (leaky_relu: 0.2).");
   python::bind_log(m);
   m.def("set_workspace_allocator",
         [](std::function<uintptr_t(int, size_t, uintptr_t)> allocate,

@@ -40,13 +40,15 @@ from ._core import (
 )
 from .build import build
 from .cutlass_headers import cutlass_path
-from .environment import check_cuda_versions, cuda_install_path, device_cc, device_id, nvcc_version
+from .environment import check_cuda_versions, cuda_install_path, device_cc, device_id, device_sm_count, nvcc_version
 from .memory import MemoryPool, create_memory_pool, get_memory_pool, use_rmm
 from .op import arguments as _arguments
 from .op.arguments import capability, enum_value, text
 from .shape import ConvMode
 from .op import Conv2d, Conv2dDgrad, Conv2dFprop, Conv2dWgrad, Gemm, GroupedGemm  # the interface's top-level names
 from .emit import pytorch
+from .op import OperationBase
+from . import seed as _seed
 
 __version__ = "0.1.0"
 
@@ -54,6 +56,7 @@ __version__ = "0.1.0"
 TileDescription.math_instruction = None
 TileDescription.instruction_shape = None
 _arguments.write_through_triples(TileDescription)  # td.cluster_shape[0] = 2 changes td, as the interface's lists do
+_seed.register()  # the interface's module paths: cuforge.utils.datatypes, cuforge.backend.utils.device ...
 
 #: The CUTLASS tree cuforge compiles against (CUTLASS_PATH, else the nvidia-cutlass wheel's headers).
 CUTLASS_PATH = cutlass_path()
@@ -133,10 +136,10 @@ __all__ = [
     "Activation", "build", "cache_clear", "cache_dir", "cache_info", "cache_verify", "CacheError",
     "check_cuda_versions", "CompilationError", "compile_statistics", "Conv2d", "Conv2dDgrad", "Conv2dFprop",
     "Conv2dWgrad", "ConvMode", "create_memory_pool", "cuda_install_path", "CUTLASS_PATH", "cutlass_path",
-    "DataType", "DataTypeError", "Decomposition", "device_cc", "device_count", "device_id", "DeviceError", "emit",
+    "DataType", "DataTypeError", "Decomposition", "device_cc", "device_count", "device_id", "device_sm_count", "DeviceError", "emit",
     "epilogue", "EpilogueScheduleType", "Error", "Gemm", "get_memory_pool", "GroupedGemm", "InvalidArgumentError",
     "IteratorAlgorithm", "KernelKind", "KernelScheduleType", "LayoutType", "list_gemms", "logger",
-    "MathInstruction", "MathOperation", "MemoryPool", "nvcc_version", "op", "OpcodeClass", "pytorch",
+    "MathInstruction", "MathOperation", "MemoryPool", "nvcc_version", "op", "OpcodeClass", "OperationBase", "pytorch",
     "set_log_level", "shape", "swizzle", "TileDescription", "TileSchedulerType", "toolchain", "ToolchainError",
     "tuning_record", "tuning_record_clear", "use_rmm",
 ]

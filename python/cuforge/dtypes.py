@@ -1,11 +1,13 @@
-"""Element types of NumPy, PyTorch and CuPy arrays as cuforge DataTypes."""
+"""Element types of NumPy, PyTorch and CuPy arrays as cuforge DataTypes (and the CUTLASS Python interface's
+conversions between them, its ``cutlass.utils.datatypes``)."""
 
 from __future__ import annotations
 
 import enum
 import numbers
+import sys
 
-from ._core import DataType, DataTypeError
+from ._core import DataType, DataTypeError, InvalidArgumentError, LayoutType
 
 # NumPy dtype names (CuPy shares them; ml_dtypes adds bfloat16 and the fp8 types).
 _NUMPY_NAMES = {
@@ -86,3 +88,102 @@ def torch_datatype(dtype) -> DataType:
     if dt is None:
         return to_datatype(dtype)
     return dt
+
+
+# The CUTLASS Python interface's conversions (its cutlass.utils.datatypes; cuforge.utils.datatypes is this module).
+
+def library_type(element) -> DataType:
+    """The DataType of a DataType, a NumPy/CuPy/torch type or a name (the interface's library_type)."""
+    return to_datatype(element)
+
+
+def _imported(name: str):
+    try:
+        return __import__(name)
+    except ImportError:
+        return None
+
+
+def is_numpy_available() -> bool:
+    return _imported("numpy") is not None
+
+
+def is_torch_available() -> bool:
+    return _imported("torch") is not None
+
+
+def is_cupy_available() -> bool:
+    return _imported("cupy") is not None
+
+
+def is_numpy_tensor(x) -> bool:
+    return type(x).__module__ == "numpy" and type(x).__name__ == "ndarray"
+
+
+def is_torch_tensor(x) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def is_cupy_tensor(x) -> bool:
+    cupy = sys.modules.get("cupy")
+    return cupy is not None and isinstance(x, cupy.ndarray)
+
+
+def numpy_type(element):
+    """NumPy's scalar type of a DataType (bfloat16 and fp8 where ml_dtypes is imported), else None."""
+    import numpy as np
+
+    element = to_datatype(element)
+    for name, dt in _NUMPY_NAMES.items():
+        if dt == element:
+            try:
+                return np.dtype(name).type
+            except TypeError:  # bfloat16, float8_*: NumPy names them once ml_dtypes is imported
+                return None
+    return None
+
+
+def cupy_type(element):
+    """CuPy's type of a DataType (NumPy's), else None; None without CuPy."""
+    return numpy_type(element) if is_cupy_available() else None
+
+
+def torch_type(element):
+    """torch's dtype of a DataType, else None; None without torch."""
+    torch = _imported("torch")
+    if torch is None:
+        return None
+    element = to_datatype(element)
+    return next((t for t, dt in _torch_table(torch).items() if dt == element), None)
+
+
+def get_datatype_and_layout(tensor) -> tuple:
+    """(DataType, LayoutType) of a NumPy or CuPy array (row- or column-major by its contiguity), a torch tensor
+    (row-major) or a Python number (f32), as the interface reads a plan's tensors."""
+    if isinstance(tensor, (int, float)) and not is_bool(tensor):
+        return DataType.f32, LayoutType.RowMajor
+    if is_torch_tensor(tensor):
+        return to_datatype(tensor.dtype), LayoutType.RowMajor
+    if is_numpy_tensor(tensor) or is_cupy_tensor(tensor):
+        if tensor.flags.c_contiguous:
+            return to_datatype(tensor.dtype), LayoutType.RowMajor
+        if tensor.flags.f_contiguous:
+            return to_datatype(tensor.dtype), LayoutType.ColumnMajor
+        raise InvalidArgumentError(f"get_datatype_and_layout: an array of strides {tensor.strides} is neither row- "
+                                   f"nor column-major")
+    raise InvalidArgumentError(f"get_datatype_and_layout: expected a NumPy, CuPy or torch array or a number, got "
+                               f"{type(tensor).__name__}")
+
+
+def get_tensor_shape(tensor, op: str = "GEMM") -> tuple:
+    """An array's shape (a torch tensor's NCHW as NHWC where ``op`` is "CONV"); (1,) for a number."""
+    if isinstance(tensor, (int, float)) and not is_bool(tensor):
+        return (1,)
+    if is_torch_tensor(tensor):
+        size = tuple(tensor.size())
+        return (size[0], size[2], size[3], size[1]) if op == "CONV" and len(size) == 4 else size
+    if is_numpy_tensor(tensor) or is_cupy_tensor(tensor):
+        return tuple(tensor.shape)
+    raise InvalidArgumentError(f"get_tensor_shape: expected a NumPy, CuPy or torch array or a number, got "
+                               f"{type(tensor).__name__}")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-import types
 
 from . import _core
 from ._core import ToolchainError
@@ -28,9 +27,21 @@ def device_id() -> int:
     return _core.device_id()
 
 
-def device_cc() -> int:
-    """The compute capability of that GPU, as major * 10 + minor (90 on an H100 or H200)."""
-    return _core.device_cc()
+def device_cc(device: int = -1) -> int:
+    """The compute capability of a GPU (by default that one), as major * 10 + minor (90 on an H100 or H200)."""
+    return _core.device_cc(_ordinal(device))
+
+
+def device_sm_count(device: int = -1) -> int:
+    """The streaming multiprocessors of a GPU (by default device_id()'s): 132 on an H100 SXM or H200."""
+    return _core.device_sm_count(_ordinal(device))
+
+
+def _ordinal(device) -> int:
+    """A device ordinal as the interface takes them: -1 (or any negative) for device_id()'s."""
+    from .op.arguments import integer
+
+    return min(max(integer(device, "device"), -1), 2**31 - 1)  # past int: no such device, as the core says
 
 
 def _major_minor(version: str) -> tuple[int, int] | None:
@@ -73,16 +84,3 @@ def check_cuda_versions() -> dict:
                              f"CUDA_INSTALL_PATH at a toolkit of CUDA {versions['driver']} or older")
     return versions
 
-
-def _interface_backend() -> None:
-    """The CUTLASS Python interface's notebooks import device_cc from its backend package
-    (``from cutlass.backend.utils.device import device_cc``): cuforge.backend.utils.device holds the same
-    function."""
-    package = __name__.rpartition(".")[0]
-    chain = [sys.modules.setdefault(f"{package}.{path}", types.ModuleType(f"{package}.{path}"))
-             for path in ("backend", "backend.utils", "backend.utils.device")]
-    chain[0].utils, chain[1].device, chain[2].device_cc = chain[1], chain[2], device_cc
-    sys.modules[package].backend = chain[0]
-
-
-_interface_backend()

@@ -1,8 +1,9 @@
 """Activations a GEMM epilogue fuses: ``plan.activation = cuforge.epilogue.relu``.
 
 Each is applied to ``alpha * A @ B + beta * C`` before D is written. A plan also accepts the name
-(``"gelu"``) or a ``(function, argument)`` pair: ``(cuforge.epilogue.leaky_relu, 0.1)`` sets the
-negative slope (0.01 by default, as in torch.nn.functional.leaky_relu).
+(``"gelu"``) or a ``(function, argument)`` pair: ``(cuforge.epilogue.leaky_relu, 0.1)`` (or
+``("leaky_relu", [0.1])``) sets the negative slope (0.2 by default, the CUTLASS Python interface's;
+torch.nn.functional.leaky_relu's is 0.01).
 """
 
 from __future__ import annotations
@@ -71,7 +72,14 @@ hardswish = ActivationFunction(Activation.hardswish)
 gelu = ActivationFunction(Activation.gelu)
 
 _BY_KIND = {f.kind: f for f in (identity, relu, leaky_relu, tanh, sigmoid, silu, hardswish, gelu)}
+
 _BY_NAME = {f.name: f for f in _BY_KIND.values()}
+
+
+def get_activations() -> list[ActivationFunction]:
+    """Every activation, in the CUTLASS Python interface's order (a plan's activations() lists those its kernels
+    fuse)."""
+    return [gelu, hardswish, identity, leaky_relu, relu, sigmoid, silu, tanh]
 
 
 def of_kind(kind: Activation) -> ActivationFunction:
@@ -100,6 +108,10 @@ def resolve(value) -> tuple[ActivationFunction, float | None]:
         return value, None
     if value.kind != Activation.leaky_relu:
         raise InvalidArgumentError(f"activation: {value.name} takes no argument, got {argument!r}")
+    if isinstance(argument, (list, tuple)):  # the interface's "list of parameters"
+        if len(argument) != 1:
+            raise InvalidArgumentError(f"activation: leaky_relu takes one slope, got {argument!r}")
+        argument = argument[0]
     if isinstance(argument, (str, bytes)) or bool_or_complex(argument):
         raise InvalidArgumentError(f"activation: leaky_relu's slope must be a real number, got {argument!r}")
     try:

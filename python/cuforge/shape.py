@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import enum
+from typing import NamedTuple
 
 from . import _core
 from ._core import InvalidArgumentError
-from .op.arguments import integer
+from .op.arguments import fixed_items, integer
 
 
 class ConvMode(enum.Enum):
@@ -17,21 +18,30 @@ class ConvMode(enum.Enum):
     Convolution = "convolution"
 
 
+class GemmCoord(NamedTuple):
+    """A GEMM's extents M x N x K, as the CUTLASS Python interface's Conv2DProblemSize.implicit_gemm_size
+    returns them (cuforge's plans take them as integers)."""
+
+    m: int
+    n: int
+    k: int
+
+
 class Conv2DProblemSize:
     """A 2-D convolution's sizes as the CUTLASS Python interface spells them:
-    ``Conv2DProblemSize(N, H, W, C, K, R, S, C, pad_h, pad_w, stride_h, stride_w, dilation_h,
-    dilation_w)``; P and Q, the output's height and width, follow. The second C is the filter's
-    channels (equal to the input's: grouped convolutions are not offered)."""
+    ``Conv2DProblemSize(n, h, w, c, k, r, s, c_, pad_h, pad_w, stride_h, stride_w, dilation_h,
+    dilation_w)``, kept as N, H, W, C, K, R, S, pad_h ...; P and Q, the output's height and width, follow.
+    ``c_`` is the filter's channels (equal to the input's: grouped convolutions are not offered)."""
 
-    def __init__(self, N, H, W, C, K, R, S, C_filter, pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w,
+    def __init__(self, n, h, w, c, k, r, s, c_, pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w,
                  mode=ConvMode.CrossCorrelation, split_k_slices=1, groups=1):
-        for name, value, low in (("N", N, 1), ("H", H, 1), ("W", W, 1), ("C", C, 1), ("K", K, 1), ("R", R, 1),
-                                 ("S", S, 1), ("pad_h", pad_h, 0), ("pad_w", pad_w, 0), ("stride_h", stride_h, 1),
+        for name, value, low in (("N", n, 1), ("H", h, 1), ("W", w, 1), ("C", c, 1), ("K", k, 1), ("R", r, 1),
+                                 ("S", s, 1), ("pad_h", pad_h, 0), ("pad_w", pad_w, 0), ("stride_h", stride_h, 1),
                                  ("stride_w", stride_w, 1), ("dilation_h", dilation_h, 1),
                                  ("dilation_w", dilation_w, 1), ("split_k_slices", split_k_slices, 1)):
             setattr(self, name, integer(value, name, low))
-        if integer(C_filter, "C (the filter's)", 1) != self.C:
-            raise InvalidArgumentError(f"C: the filter's channels ({C_filter}) must equal the input's ({C}): grouped "
+        if integer(c_, "c_ (the filter's channels)", 1) != self.C:
+            raise InvalidArgumentError(f"c_: the filter's channels ({c_}) must equal the input's ({c}): grouped "
                                        f"convolutions are not offered")
         if integer(groups, "groups", 1) != 1:
             raise InvalidArgumentError(f"groups: grouped convolutions are not offered (groups must be 1, got {groups})")
@@ -45,6 +55,31 @@ class Conv2DProblemSize:
         self.mode, self.groups = mode, 1
         self.P, self.Q = _core.conv_output_size(
             (self.N, self.H, self.W, self.C, self.K, self.R, self.S), self.stride, self.padding, self.dilation)
+
+    @staticmethod
+    def from_sizes(input_size, weight_size) -> Conv2DProblemSize:
+        """The problem of an input of (N, H, W, C) and filters of (K, R, S, C), padded by half the filter
+        (R // 2, S // 2), unit stride and dilation (the interface's from_sizes)."""
+        sizes = [fixed_items(v, (4,)) for v in (input_size, weight_size)]
+        if None in sizes:
+            raise InvalidArgumentError(f"from_sizes: expected input_size (N, H, W, C) and weight_size (K, R, S, C), "
+                                       f"got {input_size!r} and {weight_size!r}")
+        _, r, s, _ = sizes[1]
+        r, s = integer(r, "R", 1), integer(s, "S", 1)
+        return Conv2DProblemSize(*sizes[0], *sizes[1], r // 2, s // 2, 1, 1, 1, 1)
+
+    def implicit_gemm_size(self, kind) -> GemmCoord:
+        """The implicit GEMM's M x N x K of the convolution pass ``kind`` ('fprop', 'dgrad', 'wgrad', or
+        cutlass_library's ConvKind member)."""
+        name = getattr(kind, "name", kind)
+        name = name.lower() if isinstance(name, str) else name
+        if name == "fprop":
+            return GemmCoord(self.N * self.P * self.Q, self.K, self.R * self.S * self.C)
+        if name == "dgrad":
+            return GemmCoord(self.N * self.H * self.W, self.C, self.R * self.S * self.K)
+        if name == "wgrad":
+            return GemmCoord(self.K, self.R * self.S * self.C, self.N * self.P * self.Q)
+        raise InvalidArgumentError(f"implicit_gemm_size: expected 'fprop', 'dgrad' or 'wgrad', got {kind!r}")
 
     @property
     def stride(self) -> tuple[int, int]:
@@ -65,8 +100,8 @@ class Conv2DProblemSize:
 
 
 def __getattr__(name: str):
-    # The interface's GEMM coordinates: cuforge's plans take M, N, K (and a batch) as integers.
-    if name in ("GemmCoord", "MatrixCoord"):
+    # The interface's matrix coordinates: cuforge's plans take M, N, K (and a batch) as integers.
+    if name == "MatrixCoord":
         from .epilogue import NotOfferedError
 
         raise NotOfferedError(f"cuforge.shape.{name} is not offered: plans take M, N and K as integers "

@@ -326,10 +326,10 @@ TEST(GemmPlan, KernelSourceTargetsThePlan) {
 TEST(GemmPlan, TheEpilogueIsPartOfTheKernel) {
   Gemm g(plan_of(DataType::bf16, R, R, R));
   EXPECT_EQ(g.activations().size(), 8u);
-  change(g, [](auto& s) { s.set_activation(Activation::leaky_relu, 0.2); });
-  EXPECT_EQ(g.settings().activation_argument, 0.2);
+  change(g, [](auto& s) { s.set_activation(Activation::leaky_relu, 0.5); });
+  EXPECT_EQ(g.settings().activation_argument, 0.5);
   change(g, [](auto& s) { s.set_activation(Activation::leaky_relu); });
-  EXPECT_EQ(g.settings().activation_argument, 0.01) << "torch's default slope, decided in C++";
+  EXPECT_EQ(g.settings().activation_argument, 0.2) << "the CUTLASS Python interface's default slope, decided in C++";
   EXPECT_THROW(change(g, [](auto& s) { s.set_activation(Activation::relu, 0.5); }), InvalidArgumentError);
   change(g, [](auto& s) { s.set_activation(Activation::leaky_relu, 0.2); });
   auto c = pick(g, 4096, 4096, 4096);
@@ -486,7 +486,7 @@ TEST(GemmPlan, DefaultsAreTheCoresOwn) {
   Gemm w8(mixed);
   EXPECT_EQ(w8.options().accumulator(), DataType::f32);
   EXPECT_EQ(pick(w8, 4096, 4096, 4096).math, MathOperation::MultiplyAddMixedInputUpcast);
-  EXPECT_EQ(default_activation_argument(Activation::leaky_relu), 0.01);
+  EXPECT_EQ(default_activation_argument(Activation::leaky_relu), 0.2);
 }
 
 // The opcode class is a setting like the others: switching it keeps the rest, and a class the

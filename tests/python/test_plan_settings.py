@@ -24,10 +24,14 @@ def test_activation_accepts_a_function_a_name_or_a_pair():
     assert plan.select(4096, 4096, 4096).endswith("_relu")
     plan.activation = "gelu"
     assert plan.activation is cutlass.epilogue.gelu
-    plan.activation = (cutlass.epilogue.leaky_relu, 0.2)
-    assert plan._plan.settings.activation_argument == 0.2
+    plan.activation = (cutlass.epilogue.leaky_relu, 0.5)
+    assert plan._plan.settings.activation_argument == 0.5
+    plan.activation = ("leaky_relu", [0.25])  # the seed's notebook: "the (or a list of) parameter"
+    assert plan._plan.settings.activation_argument == 0.25
     plan.activation = "leaky_relu"
-    assert plan._plan.settings.activation_argument == 0.01, "torch's default slope"
+    assert plan._plan.settings.activation_argument == 0.2, "the CUTLASS Python interface's default slope"
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"leaky_relu takes one slope, got \[0.1, 0.2\]"):
+        plan.activation = ("leaky_relu", [0.1, 0.2])
     assert [f.name for f in plan.activations()] == [
         "identity", "relu", "leaky_relu", "tanh", "sigmoid", "silu", "hardswish", "gelu"]
     with pytest.raises(cuforge.InvalidArgumentError, match="unknown 'softmax'"):

@@ -158,8 +158,8 @@ inline Layout transposed(Layout l) { return l == Layout::RowMajor ? Layout::Colu
 DataType default_accumulator(DataType element_a, DataType element_b);
 // Whether a decomposition cuts K into a number of slices the user gives (split-K, parallel split-K).
 inline bool takes_slices(Decomposition d) { return d == Decomposition::SplitK || d == Decomposition::ParallelSplitK; }
-// The argument an activation takes unless told: leaky_relu's negative slope is 0.01, as in
-// torch.nn.functional.leaky_relu; the others take none (0).
-inline double default_activation_argument(Activation a) { return a == Activation::leaky_relu ? 0.01 : 0.0; }
+// The argument an activation takes unless told: leaky_relu's negative slope is 0.2, the CUTLASS Python
+// interface's (torch.nn.functional.leaky_relu's is 0.01); the others take none (0).
+inline double default_activation_argument(Activation a) { return a == Activation::leaky_relu ? 0.2 : 0.0; }
 
 }  // namespace cuforge

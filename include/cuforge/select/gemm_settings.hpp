@@ -19,7 +19,7 @@ enum class FirstRun { wait, fallback };
 
 struct GemmSettings {
   Activation activation = Activation::identity;
-  double activation_argument = 0.0;  // leaky_relu's negative slope (set_activation's default: 0.01)
+  double activation_argument = 0.0;  // leaky_relu's negative slope (set_activation's default: 0.2)
   // The tile scheduler (SM80: CUTLASS 2.x's threadblock swizzle) of every kernel; nullopt: chosen.
   std::optional<TileScheduler> tile_scheduler;
   // Heuristic: the selection weighs data-parallel, stream-K and split-K kernels; the others force

@@ -3,6 +3,7 @@ compatible with the CUTLASS Python interface."""
 
 from __future__ import annotations
 
+import enum as pyenum
 import logging
 import numbers
 import sys
@@ -27,6 +28,8 @@ _ITERATOR_NAMES = {"optimized": IteratorAlgorithm.Optimized, "fixed_channels": I
 def _iterators(value) -> IteratorAlgorithm | None:
     """An iterator_algorithm as the settings take it: the member or the interface's name; the interface's
     "analytic" and "few_channels", which cuforge does not build, logged and left to cuforge (None)."""
+    if isinstance(value, pyenum.Enum) and not type(value).__module__.startswith("cuforge"):
+        value = {"Analytic": "analytic", "FewChannels": "few_channels"}.get(value.name, value)  # cutlass_library's
     if isinstance(value, str) and value.lower() in ("analytic", "few_channels"):
         _logger.info("iterator_algorithm %s: cuforge builds optimized and fixed_channels iterators; it chooses "
                      "between them per problem", value.lower())
@@ -171,12 +174,24 @@ class Conv2d(Plan):
         if stride is not None and (isinstance(stride, bool) or not isinstance(stride, numbers.Integral)
                                    or stride not in _SWIZZLES):
             raise InvalidArgumentError(f"swizzling_stride: expected 1, 2, 4 or 8, got {stride!r}")
-        functor = None if stride is None else _SWIZZLES[stride]
-        if functor is not None and functor not in self.swizzling_functors():
-            _logger.info("swizzling_stride %s: this plan's kernels take no IdentitySwizzle%s (they run %s); "
-                         "cuforge chooses", stride, stride, ", ".join(f.name for f in self.swizzling_functors()))
-            functor = None
-        self.swizzling_functor = functor
+        self.swizzling_functor = None if stride is None else _SWIZZLES[stride]
+
+    def _tile_scheduler(self, value):
+        """A swizzling_functor as the settings' tile scheduler (None: cuforge's choice). On a convolution
+        the identity and strided-dgrad swizzles are a performance hint, as the interface's swizzling_stride
+        (the results are the same): one this plan's kernels do not take (SM80 dgrad kernels take the
+        strided-dgrad swizzle only, SM90 ones none) is logged and the choice left to cuforge."""
+        name = getattr(value, "name", value)
+        if isinstance(name, str) and name.startswith("StridedDgrad") and self.conv_kind == "dgrad":
+            _logger.info("swizzling_functor %s: cuforge's dgrad kernels take CUTLASS's strided-dgrad swizzle where "
+                         "they need it", name)
+            return None
+        value = super()._tile_scheduler(value)
+        if value in _SWIZZLES.values() and value not in self.swizzling_functors():
+            _logger.info("swizzling_functor %s: this plan's kernels take no such swizzle (they run %s); cuforge "
+                         "chooses", value.name, ", ".join(f.name for f in self.swizzling_functors()))
+            return None
+        return value
 
     @property
     def iterator_algorithm(self) -> IteratorAlgorithm | None:

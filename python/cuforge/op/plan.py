@@ -435,6 +435,12 @@ class Plan:
 
     def _tile_scheduler(self, value):
         """A swizzling_functor as the settings' tile scheduler (None: cuforge's choice)."""
+        name = getattr(value, "name", value)
+        if isinstance(name, str) and name.startswith("StridedDgrad"):  # cuforge.swizzle's or cutlass_library's
+            raise InvalidArgumentError(f"swizzling_functor {name}: a strided-dgrad swizzle schedules dgrad kernels, "
+                                       f"not this plan's")
+        if name == "Identity8":  # cutlass_library's member, the interface's IdentitySwizzle8
+            value = _core.TileSchedulerType.Default
         value = None if value is None else enum_value(value, _core.TileSchedulerType, "swizzling_functor")
         threadblock_swizzles = (_core.TileSchedulerType.Identity1, _core.TileSchedulerType.Identity2,
                                 _core.TileSchedulerType.Identity4, _core.TileSchedulerType.Horizontal)

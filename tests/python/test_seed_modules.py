@@ -1,0 +1,133 @@
+"""The CUTLASS Python interface's module-level names beyond its operations, under `import cuforge as cutlass`:
+its module paths (cutlass.utils.datatypes, cutlass.backend.utils.device, cutlass.op.gemm_grouped ...), its
+registries (get_activations, get_swizzling_functors), cutlass_library's members of its swizzles and iterators,
+and Conv2DProblemSize as its sizes are spelt there."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+
+import numpy as np
+import pytest
+
+import cuforge
+import cuforge as cutlass
+from fake_arrays import no_gpu
+
+cutlass_library = pytest.importorskip("cutlass_library")
+
+
+@pytest.mark.parametrize("path, name", [("utils.datatypes", "library_type"), ("backend.utils.device", "device_cc"),
+                                        ("backend.utils.device", "device_sm_count"), ("op.gemm_grouped", "GroupedGemm"),
+                                        ("op.conv", "Conv2dFprop"), ("op.op", "OperationBase")])
+def test_the_interfaces_module_paths_import_and_resolve(path, name):
+    module = cutlass
+    for part in path.split("."):
+        module = getattr(module, part)
+    assert importlib.import_module(f"cuforge.{path}") is module
+    assert callable(getattr(module, name))
+
+
+def test_the_operations_share_the_interfaces_base_class():
+    assert cutlass.OperationBase is cutlass.op.OperationBase is cutlass.op.op.OperationBase
+    for plan in (cutlass.op.Gemm(element=np.float16, layout=cutlass.LayoutType.RowMajor),
+                 cutlass.op.GroupedGemm(element=np.float16, layout=cutlass.LayoutType.RowMajor),
+                 cutlass.op.Conv2dFprop(element=np.float16)):
+        assert isinstance(plan, cutlass.OperationBase)
+
+
+def test_the_interfaces_datatype_conversions():
+    datatypes = cutlass.utils.datatypes
+    assert datatypes.library_type(np.float16) == cutlass.DataType.f16
+    assert datatypes.library_type(cutlass.DataType.bf16) == cutlass.DataType.bf16
+    assert datatypes.numpy_type(cutlass.DataType.f32) is np.float32 and datatypes.numpy_type(cutlass.DataType.s8) is np.int8
+    assert datatypes.numpy_type(cutlass.DataType.tf32) is None, "no NumPy type holds TF32"
+    assert datatypes.is_numpy_available() and datatypes.is_numpy_tensor(np.zeros(2)) and not datatypes.is_numpy_tensor(2)
+    assert not datatypes.is_torch_tensor(np.zeros(2)) and not datatypes.is_cupy_tensor(np.zeros(2))
+    assert datatypes.get_datatype_and_layout(np.zeros((3, 4), np.float16)) == (cutlass.DataType.f16,
+                                                                               cutlass.LayoutType.RowMajor)
+    assert datatypes.get_datatype_and_layout(np.zeros((3, 4), order="F")) == (cutlass.DataType.f64,
+                                                                              cutlass.LayoutType.ColumnMajor)
+    assert datatypes.get_datatype_and_layout(2.0) == (cutlass.DataType.f32, cutlass.LayoutType.RowMajor)
+    assert datatypes.get_tensor_shape(np.zeros((2, 3))) == (2, 3) and datatypes.get_tensor_shape(1) == (1,)
+    with pytest.raises(cuforge.InvalidArgumentError, match="neither row- nor column-major"):
+        datatypes.get_datatype_and_layout(np.zeros((4, 4))[::2, ::2])
+    with pytest.raises(cuforge.InvalidArgumentError, match="expected a NumPy, CuPy or torch array or a number, got str"):
+        datatypes.get_tensor_shape("x")
+    with pytest.raises(cuforge.DataTypeError):
+        datatypes.library_type("no_such_type")
+
+
+def test_device_cc_takes_the_interfaces_device_argument():
+    with pytest.raises(cuforge.InvalidArgumentError, match="^device: expected an integer, got True"):
+        cutlass.device_cc(True)
+    if cuforge.device_count() == 0:
+        for call in (lambda: cutlass.device_cc(0), lambda: cutlass.device_cc(-1), lambda: cutlass.device_sm_count()):
+            with pytest.raises(cuforge.DeviceError):
+                call()
+    else:
+        assert cutlass.device_cc(-1) == cutlass.device_cc() == cutlass.device_cc(cutlass.device_id())
+        assert cutlass.device_sm_count() > 0
+    with pytest.raises(cuforge.DeviceError):
+        cutlass.device_cc(2**40)  # no such device, past int too
+
+
+def test_the_interfaces_registries():
+    assert [f.name for f in cutlass.epilogue.get_activations()] == [
+        "gelu", "hardswish", "identity", "leaky_relu", "relu", "sigmoid", "silu", "tanh"]
+    swizzles = cutlass.swizzle.get_swizzling_functors()
+    assert len(swizzles) == 9 and swizzles[3] is cutlass.swizzle.IdentitySwizzle8
+    assert swizzles[6:] == [cutlass.swizzle.StridedDgradIdentitySwizzle1, cutlass.swizzle.StridedDgradIdentitySwizzle4,
+                            cutlass.swizzle.StridedDgradHorizontalSwizzle]
+
+
+def test_cutlass_librarys_swizzles_and_iterators_are_taken(caplog):
+    gemm = cutlass.op.Gemm(element=np.float16, layout=cutlass.LayoutType.RowMajor, kernel_cc=80)
+    gemm.swizzling_functor = cutlass_library.SwizzlingFunctor.Identity8  # the interface's IdentitySwizzle8
+    assert gemm.swizzling_functor == cutlass.swizzle.IdentitySwizzle8
+    for strided in (cutlass.swizzle.StridedDgradIdentitySwizzle1, cutlass_library.SwizzlingFunctor.StridedDgradIdentity4):
+        with pytest.raises(cuforge.InvalidArgumentError, match="a strided-dgrad swizzle schedules dgrad kernels"):
+            gemm.swizzling_functor = strided
+    # SM80 dgrad kernels take CUTLASS's strided-dgrad swizzle only: the interface's swizzles of dgrad are hints.
+    dgrad = cutlass.op.Conv2dDgrad(element=np.float16, kernel_cc=80)
+    with caplog.at_level(logging.INFO, logger="cuforge"):
+        for swizzle in (cutlass_library.SwizzlingFunctor.StridedDgradIdentity1, cutlass.swizzle.StridedDgradHorizontalSwizzle,
+                        cutlass.swizzle.IdentitySwizzle1):
+            assert dgrad.construct(swizzling_functor=swizzle).name == dgrad.construct().name
+            dgrad.swizzling_functor = swizzle
+            assert dgrad.swizzling_functor is None
+        for iterators in (cutlass_library.IteratorAlgorithm.Analytic, cutlass_library.IteratorAlgorithm.FewChannels):
+            assert dgrad.construct(iterator_algorithm=iterators).name == dgrad.construct().name
+        dgrad.iterator_algorithm = cutlass_library.IteratorAlgorithm.Optimized
+        assert dgrad.iterator_algorithm == cutlass.IteratorAlgorithm.Optimized
+    assert "StridedDgradIdentity1: cuforge's dgrad kernels take CUTLASS's strided-dgrad swizzle" in caplog.text
+    assert "Identity1: this plan's kernels take no such swizzle" in caplog.text
+    assert "iterator_algorithm analytic" in caplog.text and "iterator_algorithm few_channels" in caplog.text
+    fprop = cutlass.op.Conv2dFprop(element=np.float16, kernel_cc=80)
+    with pytest.raises(cuforge.InvalidArgumentError, match="a strided-dgrad swizzle schedules dgrad kernels"):
+        fprop.swizzling_functor = cutlass.swizzle.StridedDgradIdentitySwizzle4
+
+
+def test_conv2d_problem_size_as_the_interface_spells_it():
+    ps = cutlass.shape.Conv2DProblemSize(n=1, h=28, w=28, c=64, k=128, r=3, s=3, c_=64, pad_h=1, pad_w=1, stride_h=1,
+                                         stride_w=1, dilation_h=1, dilation_w=1)
+    assert (ps.N, ps.H, ps.W, ps.C, ps.K, ps.R, ps.S, ps.P, ps.Q) == (1, 28, 28, 64, 128, 3, 3, 28, 28)
+    assert ps.implicit_gemm_size("fprop") == (784, 128, 576)
+    fprop = ps.implicit_gemm_size(cutlass_library.ConvKind.Fprop)
+    assert (fprop.m, fprop.n, fprop.k) == (784, 128, 576)
+    assert ps.implicit_gemm_size(cutlass_library.ConvKind.Dgrad) == (784, 64, 1152)
+    assert ps.implicit_gemm_size("wgrad") == (128, 576, 784)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^implicit_gemm_size: expected 'fprop', 'dgrad' or 'wgrad'"):
+        ps.implicit_gemm_size("conv")
+    same = cutlass.shape.Conv2DProblemSize.from_sizes((1, 28, 28, 64), (128, 3, 3, 64))
+    assert (same.padding, same.stride, same.dilation, same.P, same.Q) == ((1, 1), (1, 1), (1, 1), 28, 28)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^from_sizes: expected input_size"):
+        cutlass.shape.Conv2DProblemSize.from_sizes((1, 28, 28), (128, 3, 3, 64))
+    with pytest.raises(cuforge.InvalidArgumentError, match="^c_: the filter's channels"):
+        cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 8, 1, 1, 1, 1, 1, 1)
+
+
+@no_gpu
+def test_nothing_here_needs_a_gpu():
+    assert cutlass.utils.datatypes.numpy_type(cutlass.DataType.f16) is np.float16
