@@ -87,11 +87,17 @@ constexpr uint64_t kDLFlagReadOnly = 1;
 // (a versioned capsule's read-only flag, as the __cuda_array_interface__ path checks its own).
 nb::tuple dlpack_descriptor(nb::handle capsule, const char* name) {
   const bool versioned = PyCapsule_IsValid(capsule.ptr(), "dltensor_versioned");
-  if (!versioned && !PyCapsule_IsValid(capsule.ptr(), "dltensor"))
-    throw InvalidArgumentError(std::string(name) + ": its __dlpack__() returned " +
-                               (PyCapsule_CheckExact(capsule.ptr()) ? std::string("a DLPack capsule already used")
-                                                                    : "a " + std::string(nb::inst_name(capsule).c_str())) +
+  if (!versioned && !PyCapsule_IsValid(capsule.ptr(), "dltensor")) {
+    std::string got = "a " + std::string(nb::inst_name(capsule).c_str());
+    if (PyCapsule_CheckExact(capsule.ptr())) {
+      const char* label = PyCapsule_GetName(capsule.ptr());
+      const std::string capsule_name = label ? label : "";
+      got = capsule_name.rfind("used_dltensor", 0) == 0 ? "a DLPack capsule already used"
+                                                        : "a capsule named '" + capsule_name + "'";
+    }
+    throw InvalidArgumentError(std::string(name) + ": its __dlpack__() returned " + got +
                                ", not a fresh DLPack capsule");
+  }
   const nb::dlpack::dltensor* raw = nullptr;
   bool read_only = false;
   if (versioned) {
@@ -106,6 +112,12 @@ nb::tuple dlpack_descriptor(nb::handle capsule, const char* name) {
   if (raw && raw->ndim > 0 && !raw->shape)
     throw InvalidArgumentError(std::string(name) + ": its DLPack tensor has " + std::to_string(raw->ndim) +
                                " dimensions but no shape (a null shape pointer)");
+  // A tensor without strides is compact (row-major): its strides, products of its extents (nanobind's or
+  // below), must not wrap.
+  int64_t elements = 1;
+  for (int32_t i = 0; raw && !raw->strides && i < raw->ndim; ++i)
+    if (__builtin_mul_overflow(elements, raw->shape[i], &elements))
+      throw InvalidArgumentError(std::string(name) + ": its DLPack tensor's extents multiply past 64 bits");
   if (read_only && name[0] == 'D')
     throw InvalidArgumentError(std::string(name) + ": the array is read-only (its DLPack capsule says so), and the "
                                "result would be written into it");
@@ -139,17 +151,17 @@ nb::tuple dlpack_descriptor(nb::handle capsule, const char* name) {
                                  std::to_string(a.device_type()) + ": cuforge runs on CUDA devices");
   }
   nb::list shape, strides;
-  int64_t step = 1;
   std::vector<int64_t> compact(a.ndim());
-  for (size_t i = a.ndim(); i-- > 0;) {
-    compact[i] = step;
-    step *= int64_t(a.shape(i));
-  }
+  uint64_t step = 1;  // its products checked above
+  for (size_t i = a.ndim(); i-- > 0; step *= uint64_t(a.shape(i))) compact[i] = int64_t(step);
   for (size_t i = 0; i < a.ndim(); ++i) {
     shape.append(int64_t(a.shape(i)));
     strides.append(a.stride_ptr() ? a.stride(i) : compact[i]);
   }
-  auto data = reinterpret_cast<uintptr_t>(a.data_handle()) + uintptr_t(a.byte_offset());
+  uintptr_t data = 0;
+  if (__builtin_add_overflow(reinterpret_cast<uintptr_t>(a.data_handle()), uintptr_t(a.byte_offset()), &data))
+    throw InvalidArgumentError(std::string(name) + ": its DLPack tensor's data pointer plus byte_offset (" +
+                               std::to_string(a.byte_offset()) + ") wraps past the address space");
   return nb::make_tuple(data, *dtype, nb::tuple(shape), nb::tuple(strides), device);
 }
 

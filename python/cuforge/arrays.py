@@ -59,6 +59,9 @@ def host_array(x, name: str):
     """A host operand as a NumPy array: NumPy's own, a DLPack producer's memory (no copy), else np.asarray's."""
     import numpy as np
 
+    if isinstance(x, np.ma.MaskedArray):  # the kernels would read the masked elements too
+        raise InvalidArgumentError(f"{name}: a masked array: cuforge reads every element (pass x.filled(value), or "
+                                   f"x.data to use the masked values)")
     if isinstance(x, np.ndarray):
         return x
     if hasattr(x, "__dlpack__"):  # its own memory, where __array__ may copy

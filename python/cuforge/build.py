@@ -26,14 +26,14 @@ def build(names, jobs: int | None = None, progress: bool = True, cc: int | None 
     nvcc rejected, after all have been tried (its ``log`` nvcc's output for each, its ``source_path``
     the first one's kept source); ToolchainError or CacheError when the compiler or the
     cache cannot be used."""
-    from .op.arguments import capability, jobs_count, text  # op's plans build through this module: imported on use
+    from .op.arguments import capability, flag, jobs_count, text  # op's plans build through this: imported on use
 
     names = [names] if isinstance(names, str) else list(names) if isinstance(names, Iterable) else None
     if names is None:
         raise InvalidArgumentError("names: expected a kernel name or a list of them (strings)")
     names = list(dict.fromkeys(text(n, "names", "a kernel name or a list of them (strings)") for n in names))
 
-    jobs, cc = jobs_count(jobs), 0 if cc is None else capability(cc, "cc")
+    jobs, cc, progress = jobs_count(jobs), 0 if cc is None else capability(cc, "cc"), flag(progress, "progress")
     start = time.monotonic()
     tty = sys.stderr.isatty()
 

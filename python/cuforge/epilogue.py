@@ -84,6 +84,8 @@ def get_activations() -> list[ActivationFunction]:
 
 def of_kind(kind: Activation) -> ActivationFunction:
     """The function object of an Activation value (what plan.activation returns)."""
+    if not isinstance(kind, Activation):
+        raise InvalidArgumentError(f"of_kind: expected a cuforge.Activation, got {kind!r}")
     return _BY_KIND[kind]
 
 

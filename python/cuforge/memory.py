@@ -73,13 +73,8 @@ def use_rmm(initial: int | None = None, maximum: int | None = None, *, initial_p
     Sizes are whole multiples of 256 bytes. Raises cuforge.ToolchainError when RMM is not installed.
     Returns get_memory_pool()."""
     global _source, _rmm_pools
-    initial_given = _either(initial, initial_pool_size, "initial")
-    maximum = _pool_size(_either(maximum, maximum_pool_size, "maximum"), "maximum", 2**32)
-    # The default initial size is capped by a smaller maximum given (use_rmm(maximum=2**29) starts at 2**29).
-    initial = _pool_size(initial_given, "initial", min(2**30, maximum))
-    if initial > maximum:
-        raise InvalidArgumentError(f"use_rmm: expected initial ({initial} bytes) to be at most maximum "
-                                   f"({maximum} bytes)")
+    initial, maximum = _pool_sizes(_either(initial, initial_pool_size, "initial"),
+                                   _either(maximum, maximum_pool_size, "maximum"))
     try:
         rmm = importlib.import_module("rmm")
     except ImportError as e:
@@ -93,10 +88,23 @@ def use_rmm(initial: int | None = None, maximum: int | None = None, *, initial_p
 
 def create_memory_pool(init_pool_size: int = 0, max_pool_size: int = 2**34) -> MemoryPool | None:
     """The CUTLASS Python interface's create_memory_pool: RMM pools of these sizes (use_rmm) where RMM
-    is installed, else None (workspaces then come from torch's allocator or cuforge's pool)."""
+    is installed, else None (workspaces then come from torch's allocator or cuforge's pool). The sizes are
+    checked either way."""
+    _pool_sizes(init_pool_size, max_pool_size)
     if importlib.util.find_spec("rmm") is None:
         return None
     return use_rmm(init_pool_size, max_pool_size)
+
+
+def _pool_sizes(initial, maximum) -> tuple[int, int]:
+    """use_rmm's (initial, maximum), checked; the default initial size is capped by a smaller maximum given
+    (use_rmm(maximum=2**29) starts at 2**29)."""
+    maximum = _pool_size(maximum, "maximum", 2**32)
+    initial = _pool_size(initial, "initial", min(2**30, maximum))
+    if initial > maximum:
+        raise InvalidArgumentError(f"use_rmm: expected initial ({initial} bytes) to be at most maximum "
+                                   f"({maximum} bytes)")
+    return initial, maximum
 
 
 def _either(value, seed_value, name):

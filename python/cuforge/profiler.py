@@ -77,9 +77,9 @@ class Profile:
     def save(self, csv: str | None = None, plot: str | None = None) -> "Profile":
         """Writes the CSV and draws the PNG where paths are given; returns the profile."""
         if csv:
-            self.write_csv(csv)
+            self.write_csv(_writable(csv, "csv"))
         if plot:
-            self.plot(plot)
+            self.plot(_writable(plot, "plot"))
         return self
 
     def plot(self, path: str) -> None:
@@ -380,6 +380,18 @@ def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, s
     return result.save(csv, plot)
 
 
+def _writable(path, name: str) -> str:
+    """A file path the CSV or plot can be written to, else an InvalidArgumentError naming the argument."""
+    from .op.arguments import file_path
+
+    path = file_path(path, name, "a file path")
+    if not os.path.isdir(os.path.dirname(path) or "."):
+        raise InvalidArgumentError(f"{name}: {path!r} is in no directory that exists")
+    if os.path.isdir(path):
+        raise InvalidArgumentError(f"{name}: {path!r} is a directory; name the file to write")
+    return path
+
+
 def _options(top, filter, jobs, csv, plot) -> tuple:
     """The core's (top, filter, jobs). Before anything is built or allocated: a CSV or plot that
     cannot be written refused, and a machine without a GPU (whose host would fill the operands for
@@ -387,15 +399,8 @@ def _options(top, filter, jobs, csv, plot) -> tuple:
     from .op.arguments import integer, jobs_count, text
 
     for name, path in (("csv", csv), ("plot", plot)):
-        if path is None or path == "":
-            continue
-        if not isinstance(path, (str, os.PathLike)):
-            raise InvalidArgumentError(f"{name}: expected a file path, got {type(path).__name__}")
-        folder = os.path.dirname(os.fspath(path)) or "."
-        if not os.path.isdir(folder):
-            raise InvalidArgumentError(f"{name}: {os.fspath(path)!r} is in no directory that exists")
-        if os.path.isdir(path):
-            raise InvalidArgumentError(f"{name}: {os.fspath(path)!r} is a directory; name the file to write")
+        if path is not None and path != "":
+            _writable(path, name)
     if plot:
         _pyplot()
     filter = "" if filter is None else text(filter, "filter", "a shell pattern on kernel names")

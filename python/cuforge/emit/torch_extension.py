@@ -226,13 +226,12 @@ def pytorch(op, name: str, cc: int | None = None, jit: bool = False, sourcedir: 
     if not isinstance(op, Operation):
         raise InvalidArgumentError(f"op: expected a plan's construct() or compile() (a cuforge.emit.Operation), "
                                    f"got {type(op).__name__}")
-    from ..op.arguments import capability, flag, text  # the plans import this module: imported on use
+    from ..op.arguments import capability, file_path, flag, text  # the plans import this module: imported on use
 
     name = text(name, "name", "a string")
     cc = op.cc if cc is None else capability(cc, "cc")
     jit = flag(jit, "jit")
-    if not isinstance(sourcedir, (str, os.PathLike)):
-        raise InvalidArgumentError(f"sourcedir: expected a directory path, got {type(sourcedir).__name__}")
+    sourcedir = file_path(sourcedir, "sourcedir", "a directory path")
     binding = op.pytorch_binding(name)  # checks the name
     if jit and importlib.util.find_spec("torch") is None:
         raise ToolchainError("jit=True builds the module with torch.utils.cpp_extension, and torch is not installed; "

@@ -9,6 +9,7 @@ import copy
 import enum as pyenum
 import logging
 import numbers
+import os
 
 from .. import _core
 from .._core import InvalidArgumentError, LayoutType, MathInstruction, TileDescription
@@ -56,6 +57,17 @@ def text(value, name: str, what: str) -> str:
         raise InvalidArgumentError(f"{name}: {value!r} is not Unicode text (a lone surrogate at position {e.start})") \
             from None
     return value
+
+
+def file_path(value, name: str, what: str) -> str:
+    """A path given as a str or an os.PathLike of one, as that str: refused where it is neither, or where it holds a
+    NUL character, which no path can (the OS calls would raise a bare ValueError)."""
+    path = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if not isinstance(path, str):
+        raise InvalidArgumentError(f"{name}: expected {what}, got {type(value).__name__}")
+    if "\0" in path:
+        raise InvalidArgumentError(f"{name}: {path!r} holds a NUL character, which no path can")
+    return path
 
 
 def integer(value, name: str, low: int | None = None) -> int:
@@ -240,6 +252,15 @@ def named_instruction(tile: TileDescription):
     return given
 
 
+def _instruction_shape(value, name: str, instruction) -> None:
+    """A tile's instruction_shape: the plan's instruction's, or a narrower K of it (logged); else refused."""
+    shape = _triple(value, name)
+    if not runs_as(shape, instruction):
+        raise InvalidArgumentError(
+            f"{name}: this plan's kernels compute with {instruction!r}, not {'x'.join(map(str, shape))}")
+    _log_narrower(shape, instruction)
+
+
 def tile_from(value, base: TileDescription, instruction) -> TileDescription:
     """A tile description as given (one naming another plan's math_instruction refused), or one from a
     seed-style dict: ``base`` with the dict's keys changed. ``instruction_shape`` may be given as the
@@ -252,6 +273,9 @@ def tile_from(value, base: TileDescription, instruction) -> TileDescription:
                                        f"compute with {instruction!r} (plan.tile_descriptions() lists its tiles)")
         if given is not None:
             _log_narrower(given.instruction_shape, instruction)
+        shape = getattr(value, "instruction_shape", None)  # tile_descriptions() sets it; a user may change it
+        if shape is not None and (given is None or list(shape) != list(given.instruction_shape)):
+            _instruction_shape(shape, "tile_description.instruction_shape", instruction)
         return value
     if not isinstance(value, dict):
         raise InvalidArgumentError(
@@ -260,11 +284,7 @@ def tile_from(value, base: TileDescription, instruction) -> TileDescription:
     for key, v in value.items():
         name = f"tile_description[{key!r}]"
         if key == "instruction_shape":
-            shape = _triple(v, name)
-            if not runs_as(shape, instruction):
-                raise InvalidArgumentError(
-                    f"{name}: this plan's kernels compute with {instruction!r}, not {'x'.join(map(str, shape))}")
-            _log_narrower(shape, instruction)
+            _instruction_shape(v, name, instruction)
             continue
         if key not in _TILE_FIELDS:
             raise InvalidArgumentError(

@@ -122,6 +122,9 @@ class GroupedGemm(Plan):
         if M is None and N is None and K is None and groups is None:
             As, Bs = _listed(self.A, "A"), _listed(self.B, "B")
             if As and Bs:
+                if len(As) != len(Bs):
+                    raise InvalidArgumentError(f"{caller}: the plan's A and B lists hold {len(As)} and {len(Bs)} "
+                                               f"tensors; each group is one of each")
                 a = [operand_extents(x, f"A[{g}]") for g, x in enumerate(As)]
                 b = [operand_extents(x, f"B[{g}]") for g, x in enumerate(Bs)]
                 if min(len(e) for e in a + b) < 2:

@@ -1,0 +1,93 @@
+"""Odd inputs a third fault probe found (stop 70), on the CPU: each a cuforge.Error naming the argument, before
+anything is written, built or launched: NUL characters in paths, masked arrays, grouped lists that do not pair
+up, DLPack tensors whose strides or address wrap, flags and sizes that were taken unchecked."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+import cuforge
+
+RowMajor = cuforge.LayoutType.RowMajor
+
+
+def _gemm():
+    return cuforge.op.Gemm(element=np.float16, layout=RowMajor)
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+def _capsule(shape, data=0x10000, byte_offset=0, name=b"dltensor"):
+    """A hand-made DLPack capsule of a host f16 tensor of `shape`, no strides (compact); its memory kept alive by
+    the returned tuple."""
+    extents = (ctypes.c_int64 * len(shape))(*shape)
+    managed = _DLManagedTensor(_DLTensor(data, 1, 0, len(shape), 2, 16, 1, extents, None, byte_offset), None, None)
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    return new(ctypes.addressof(managed), name, None), (extents, managed, name)
+
+
+@pytest.mark.parametrize("shape, byte_offset, says", [
+    ((2**40, 2**40, 2**40), 0, "^A: its DLPack tensor's extents multiply past 64 bits"),
+    ((4, 4), 2**64 - 2, r"^A: its DLPack tensor's data pointer plus byte_offset \(18446744073709551614\) wraps"),
+])
+def test_a_dlpack_tensor_that_wraps_is_refused(shape, byte_offset, says):
+    capsule, keep = _capsule(shape, byte_offset=byte_offset)
+    with pytest.raises(cuforge.InvalidArgumentError, match=says):
+        cuforge._core.dlpack_descriptor(capsule, "A")
+    del keep
+
+
+def test_a_capsule_of_another_name_is_named():
+    capsule, keep = _capsule((4, 4), name=b"foo")
+    with pytest.raises(cuforge.InvalidArgumentError, match="^A: its __dlpack__.. returned a capsule named 'foo', not"):
+        cuforge._core.dlpack_descriptor(capsule, "A")
+    del keep
+
+
+@pytest.mark.parametrize("call, says", [
+    (lambda: cuforge.emit.pytorch(_gemm().construct(), "m", sourcedir="/tmp/a\x00b"),
+     "^sourcedir: '/tmp/a\\\\x00b' holds a NUL character"),
+    (lambda: _gemm().profile(64, 64, 64, csv="/tmp/a\x00b.csv"), "^csv: .* holds a NUL character"),
+    (lambda: cuforge.profiler.Profile("x", 1.0, "t").save(csv="/tmp/a\x00b.csv"), "^csv: .* holds a NUL character"),
+    (lambda: cuforge.profiler.Profile("x", 1.0, "t").save(plot="/nonexistent/p.png"), "^plot: .* is in no directory"),
+    (lambda: cuforge.epilogue.of_kind(999), "^of_kind: expected a cuforge.Activation, got 999"),
+    (lambda: cuforge.build(["x"], progress="no"), "^progress: expected True or False"),
+    (lambda: cuforge.create_memory_pool(-1, "x"), "^use_rmm: expected maximum to be a number of bytes"),
+    (lambda: cuforge.create_memory_pool(2**30, 2**20), "^use_rmm: expected initial .* to be at most maximum"),
+    (lambda: _gemm().run(np.ma.masked_array(np.ones((8, 8), np.float16), mask=np.eye(8)),
+                         np.ones((8, 8), np.float16), None, np.ones((8, 8), np.float16)), "^A: a masked array"),
+    (lambda: cuforge.op.GroupedGemm(element=np.float16, A=[np.ones((8, 8), np.float16)] * 2,
+                                    B=[np.ones((8, 8), np.float16)], D=[np.ones((8, 8), np.float16)] * 2)
+     .compile(ragged=True), "^compile: the plan's A and B lists hold 2 and 1 tensors"),
+], ids=["pytorch-sourcedir-nul", "profile-csv-nul", "save-csv-nul", "save-plot-nowhere", "of-kind-int",
+        "build-progress-str", "memory-pool-sizes", "memory-pool-order", "run-masked", "grouped-lists-unpaired"])
+def test_odd_arguments_are_errors_of_cuforge(call, says):
+    with pytest.raises(cuforge.Error, match=says):
+        call()
+
+
+def test_a_tile_descriptions_own_instruction_shape_is_checked():
+    plan = _gemm()
+    td = plan.tile_descriptions()[0]
+    td.instruction_shape = "abc"
+    with pytest.raises(cuforge.InvalidArgumentError, match="^tile_description.instruction_shape: expected three"):
+        plan.tile_description = td
+    td.instruction_shape = [0, 0, 0]
+    with pytest.raises(cuforge.InvalidArgumentError, match="^tile_description.instruction_shape: this plan's kernels"):
+        plan.tile_description = td
+    assert plan.tile_description is None, "a refused tile pins nothing"
+    plan.tile_description = plan.tile_descriptions()[0]  # its own shape, as listed
+    assert plan.tile_description is not None
