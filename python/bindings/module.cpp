@@ -420,6 +420,26 @@ NB_MODULE(_core, m) {
   python::bind_cost_model(m);
   m.def("emit", [](const std::string& name) { return emit::gemm_source(library::parse_gemm_name(name)); },
         "name"_a, "The complete CUDA source of a kernel, by name.");
+  m.def("kernel_config",
+        [](const std::string& name) {
+          const library::GemmConfig c = library::parse_gemm_name(name);
+          nb::dict d;
+          d["arch"] = int(c.arch);
+          d["tile"] = c.tile;
+          d["opclass"] = c.opclass;
+          d["math"] = c.math;
+          d["element_accumulator"] = c.element_accumulator;
+          d["activation"] = c.activation;
+          // Convolutions' operands are NHWC tensors (their GEMM layouts are the kind's implicit GEMM's).
+          auto layout = [&](Layout l) { return is_conv(c.kind) ? Layout::TensorNHWC : l; };
+          d["A"] = nb::make_tuple(c.element_a, layout(c.layout_a), c.alignment_a);
+          d["B"] = nb::make_tuple(c.element_b, layout(c.layout_b), c.alignment_b);
+          d["C"] = nb::make_tuple(c.element_c, layout(c.layout_c), c.alignment_c);
+          d["D"] = nb::make_tuple(c.element_d, layout(c.layout_c), c.alignment_c);
+          return d;
+        },
+        "name"_a, "What a kernel's name says of it: arch, tile, opclass, math, element_accumulator, activation, and "
+        "A, B, C, D as (element, layout, alignment).");
   m.def("kernel_build",
         [](const std::string& name, int cc) {
           if (cc == 0) cc = runtime::default_target_cc();

@@ -22,6 +22,24 @@ def test_an_operation_answers_to_the_interfaces_procedural_name():
     assert op.procedural_name() == op.name and op.name.startswith("cuforge_sm")
 
 
+def test_an_operation_describes_its_kernel_as_the_interfaces_operations_do():
+    """The interface's testbeds read op.tile_description.math_instruction, op.A.alignment, op.C, op.arch."""
+    plan = cuforge.op.Gemm(element=np.float16, layout=ROW, kernel_cc=80)
+    plan.tile_description = plan.tile_descriptions()[2]
+    op = plan.construct(alignment_A=4)
+    td = op.tile_description
+    assert td.threadblock_shape == plan.tile_descriptions()[2].threadblock_shape
+    assert repr(td.math_instruction) == repr(plan.tile_descriptions()[0].math_instruction)
+    assert td.instruction_shape == [16, 8, 16]
+    assert op.arch == 80 and op.element_accumulator == cuforge.DataType.f32
+    assert op.A == (cuforge.DataType.f16, ROW, 4) and op.A.alignment == 4 and op.name.endswith("_a4x4x4")
+    assert op.B.alignment == op.C.alignment == 4
+    assert op.C.element == op.D.element == cuforge.DataType.f16 and op.C.layout == ROW
+    assert op.swizzling_functor == cuforge.swizzle.IdentitySwizzle8
+    conv = cuforge.op.Conv2dFprop(element=np.float16).construct()
+    assert conv.arch == 90 and conv.A.layout == conv.B.layout == LayoutType.TensorNHWC
+
+
 def test_emit_is_a_module_and_kernel_source_names_the_kernel():
     name = cuforge.list_gemms(90)[0]
     source = cuforge.emit.kernel_source(name)

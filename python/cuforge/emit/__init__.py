@@ -8,7 +8,10 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from .. import _core
+from .._core import DataType, LayoutType, TileDescription
 from .torch_extension import pytorch
 
 
@@ -17,6 +20,15 @@ def kernel_source(name: str) -> str:
     from ..op.arguments import text  # the plans import this package: imported on use
 
     return _core.emit(text(name, "name", "a kernel's name (a string)"))
+
+
+class TensorDescription(NamedTuple):
+    """An operand of an operation's kernel as the CUTLASS Python interface describes it: element type, layout
+    (TensorNHWC for a convolution's) and alignment in elements."""
+
+    element: DataType
+    layout: LayoutType
+    alignment: int
 
 
 class Operation:
@@ -47,6 +59,32 @@ class Operation:
         """The kernel's catalog name."""
         return self._chosen.name
 
+    @property
+    def _config(self) -> dict:
+        return _core.kernel_config(self.name)
+
+    @property
+    def arch(self) -> int:
+        """The kernel family's compute capability (80 or 90; ``cc`` is the GPU it is built for)."""
+        return self._config["arch"]
+
+    @property
+    def tile_description(self) -> TileDescription:
+        """The kernel's tile (a copy), with the ``math_instruction`` it computes with."""
+        td = self._config["tile"]
+        td.math_instruction = self._plan.math_instruction()
+        td.instruction_shape = list(td.math_instruction.instruction_shape)
+        return td
+
+    A = property(lambda self: TensorDescription(*self._config["A"]), doc="A's element, layout and alignment.")
+    B = property(lambda self: TensorDescription(*self._config["B"]), doc="B's element, layout and alignment.")
+    C = property(lambda self: TensorDescription(*self._config["C"]), doc="C's element, layout and alignment.")
+    D = property(lambda self: TensorDescription(*self._config["D"]), doc="D's element, layout and alignment.")
+    element_accumulator = property(lambda self: self._config["element_accumulator"],
+                                   doc="The accumulator's element type.")
+    swizzling_functor = property(lambda self: self._config["tile"].tile_scheduler,
+                                 doc="The kernel's tile scheduler (cuforge.swizzle).")
+
     def procedural_name(self) -> str:
         """The kernel's name (the CUTLASS Python interface's spelling of ``name``)."""
         return self.name
@@ -70,4 +108,4 @@ class Operation:
         return f"Operation({self.name}, cc={self.cc})"
 
 
-__all__ = ["Operation", "kernel_source", "pytorch"]
+__all__ = ["Operation", "TensorDescription", "kernel_source", "pytorch"]
