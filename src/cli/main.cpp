@@ -254,7 +254,7 @@ int main(int argc, char** argv) {
                     "info | clear | verify | prune | tuning (the measured choices) | clear-tuning")
       ->required()
       ->check(CLI::IsMember({"info", "clear", "verify", "prune", "tuning", "clear-tuning"}));
-  cache->add_option("--max-bytes", max_bytes, "prune: keep at most this many bytes (default 10 GiB)")
+  auto* max_bytes_option = cache->add_option("--max-bytes", max_bytes, "prune: keep at most this many bytes (default 10 GiB)")
       ->check(kDecimal);
 
   // CLI11 says "A subcommand is required" of a word that is no command: name it and the commands.
@@ -282,7 +282,13 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*build) return run_build(build_flags, preset, jobs, cc, dry_run);
-    if (*cache) return run_cache(cache_action, max_bytes);
+    if (*cache) {
+      if (*max_bytes_option && cache_action != "prune") {
+        fmt::print(stderr, "cuforge: --max-bytes is prune's limit; cache {} takes none\n", cache_action);
+        return 2;
+      }
+      return run_cache(cache_action, max_bytes);
+    }
   } catch (const std::exception& e) {  // cuforge's errors, and anything else: a message, never an abort
     fmt::print(stderr, "cuforge: {}\n", e.what());
     return 2;

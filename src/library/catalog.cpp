@@ -415,15 +415,24 @@ bool GemmFilter::matches(const GemmConfig& c) const {
 void check_glob(const std::string& glob) {
   if (glob.find('\0') != std::string::npos)
     throw InvalidArgumentError("filter: a shell pattern on kernel names holds no NUL character");
-  for (size_t i = 0; i < glob.size(); ++i) {
+  const size_t size = glob.size();
+  for (size_t i = 0; i < size; ++i) {
     if (glob[i] == '\\') {
-      ++i;
+      if (++i == size) throw InvalidArgumentError("filter '" + glob + "': it ends in a '\\' that escapes nothing");
     } else if (glob[i] == '[') {
-      size_t close = glob.find(']', i + (i + 1 < glob.size() && (glob[i + 1] == '!' || glob[i + 1] == '^') ? 3 : 2));
-      if (close == std::string::npos)
+      // The class's members: a first ']' is one, and [:alpha:] (or [=a=], [.a.]) one of them, whose ']' closes nothing.
+      size_t j = i + 1;
+      if (j < size && (glob[j] == '!' || glob[j] == '^')) ++j;
+      if (j < size && glob[j] == ']') ++j;
+      while (j < size && glob[j] != ']') {
+        const bool named = glob[j] == '[' && j + 1 < size && (glob[j + 1] == ':' || glob[j + 1] == '=' || glob[j + 1] == '.');
+        const size_t end = named ? glob.find(std::string{glob[j + 1], ']'}, j + 2) : std::string::npos;
+        j = named && end != std::string::npos ? end + 2 : j + 1;
+      }
+      if (j >= size)
         throw InvalidArgumentError("filter '" + glob + "': '[' at position " + std::to_string(i) +
                                    " opens a character class that is never closed with ']'");
-      i = close;
+      i = j;
     }
   }
 }

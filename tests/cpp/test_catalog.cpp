@@ -360,12 +360,12 @@ TEST(Catalog, UnknownFamilyIsRefused) {
 }
 
 TEST(Catalog, AMalformedGlobIsRefusedNotMatchedLiterally) {
-  for (const char* glob : {"[", "*_[rc", "abc[!x"}) {
+  for (const char* glob : {"[", "*_[rc", "abc[!x", "[[:alpha:]", "*\\"}) {
     library::GemmFilter f;
     f.name_glob = glob;
     EXPECT_THROW(library::find_gemms(f), InvalidArgumentError) << glob;
   }
-  for (const char* glob : {"*_[rc]cr_*", "[]]*", "\\[*", "*[!x]*"}) {
+  for (const char* glob : {"*_[rc]cr_*", "[]]*", "\\[*", "*[!x]*", "[[:alpha:]]*", "*\\_*"}) {
     library::GemmFilter f;
     f.name_glob = glob;
     EXPECT_NO_THROW(library::find_gemms(f)) << glob;

@@ -171,6 +171,16 @@ TEST(CommandLine, NumbersAreDecimalAndFit) {
   EXPECT_EQ(run("list --arch 90", true).status, 0);
 }
 
+// An option of one action given to another is refused, not ignored.
+TEST(CommandLine, MaxBytesIsPrunesAlone) {
+  for (const std::string action : {"info", "verify", "tuning"}) {
+    Listed l = run("cache " + action + " --max-bytes 5", true);
+    EXPECT_EQ(l.status, 2) << action;
+    ASSERT_FALSE(l.names.empty()) << action;
+    EXPECT_EQ(l.names.front(), "cuforge: --max-bytes is prune's limit; cache " + action + " takes none");
+  }
+}
+
 // The tuning record's keys and names are shown with control characters escaped: an ESC from the file cleared the
 // terminal's screen.
 TEST(CommandLine, TheTuningListingEscapesControlCharacters) {
