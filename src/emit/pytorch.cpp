@@ -153,6 +153,11 @@ std::string pytorch_binding(const TorchExport& e) {
                                            "with a digit, not a keyword); it names the module and its torch.ops "
                                            "namespace",
                                            e.module));
+  // Its files are <name>_kernel.cu and the like: no longer than a file name may be (255 bytes on Linux).
+  constexpr size_t kLongestName = 200;
+  if (e.module.size() > kLongestName)
+    throw InvalidArgumentError(fmt::format("name: {} characters, longer than the {} its files' names can hold",
+                                           e.module.size(), kLongestName));
   const library::GemmConfig& c = e.config;
   // A C++ caller's kernel and launch: what the binding embeds must build and run (a NaN slope failed only when
   // the binding compiled; slices were taken as given).

@@ -121,6 +121,17 @@ def test_activation_matches_torch(family, name, gen):
 
 
 @pytest.mark.parametrize("family", FAMILIES)
+def test_leaky_relu_without_a_slope_takes_the_interfaces_default(family, gen):
+    """0.2, as the CUTLASS Python interface's leaky_relu; the same kernel as a given slope's."""
+    plan = make_plan(family, activation="leaky_relu")
+    A, B, C = operands(gen)
+    D = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    plan.run(A, B, C, D, alpha=ALPHA, beta=BETA)
+    assert plan.last_kernel == activation_plan(family, "leaky_relu").select(M, N, K)
+    assert_exact(D, F.leaky_relu((ALPHA * (A.double() @ B.double()) + BETA * C.double()).float(), 0.2).half())
+
+
+@pytest.mark.parametrize("family", FAMILIES)
 def test_beta_zero_runs_without_c(family, gen):
     plan = activation_plan(family, "relu")
     A, B, _ = operands(gen)

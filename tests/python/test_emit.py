@@ -192,8 +192,10 @@ def test_export_refuses_bad_names_and_operations(tmp_path):
         cuforge.emit.pytorch(op, "x", cc="90", sourcedir=str(tmp_path))
     with pytest.raises(InvalidArgumentError, match="sm_90a|9.0|90"):
         cuforge.emit.pytorch(op, "x", cc=80, sourcedir=str(tmp_path))  # an SM90 kernel cannot target 8.0
-    # A name whose torch.ops namespace is torch's or cuforge's, or whose module `pip install` would replace.
+    # A name whose torch.ops namespace is torch's or cuforge's, or whose module `pip install` would replace, or too
+    # long for its files' names (it left an empty sourcedir and blamed the directory).
     for name, says in (("aten", "torch's or cuforge's own namespace"), ("cuforge", "own namespace"),
+                       ("m" * 5000, "^name: 5000 characters, longer than the 200 its files' names can hold"),
                        ("numpy", "already importable here"), ("pytest", "already importable here")):
         with pytest.raises(InvalidArgumentError, match=says):
             cuforge.emit.pytorch(op, name, sourcedir=str(tmp_path))
