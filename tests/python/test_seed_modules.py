@@ -109,6 +109,13 @@ def test_cutlass_librarys_swizzles_and_iterators_are_taken(caplog):
         fprop.swizzling_functor = cutlass.swizzle.StridedDgradIdentitySwizzle4
 
 
+def test_conv_kind_compares_as_the_interfaces_enum_and_as_a_name():
+    plan = cutlass.op.Conv2dDgrad(element=np.float16)
+    assert plan.conv_kind == cutlass_library.ConvKind.Dgrad and cutlass_library.ConvKind.Dgrad == plan.conv_kind
+    assert plan.conv_kind != cutlass_library.ConvKind.Fprop and plan.conv_kind == "dgrad" and plan.conv_kind != "fprop"
+    assert {"dgrad": 1}[plan.conv_kind] == 1 and f"{plan.conv_kind}" == "dgrad"
+
+
 def test_conv2d_problem_size_as_the_interface_spells_it():
     ps = cutlass.shape.Conv2DProblemSize(n=1, h=28, w=28, c=64, k=128, r=3, s=3, c_=64, pad_h=1, pad_w=1, stride_h=1,
                                          stride_w=1, dilation_h=1, dilation_w=1)

@@ -44,6 +44,21 @@ _SWIZZLES = {1: swizzle.IdentitySwizzle1, 2: swizzle.IdentitySwizzle2, 4: swizzl
              8: swizzle.IdentitySwizzle8}
 
 
+class _ConvKindName(str):
+    """A convolution kind's name, equal to an enum member of that name too: the CUTLASS Python interface's conv_kind
+    was cutlass_library's ConvKind, which its users compare with (``plan.conv_kind == ConvKind.Fprop``)."""
+
+    def __eq__(self, other):
+        if isinstance(other, pyenum.Enum):
+            return other.name.lower() == str(self)
+        return str.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = str.__hash__
+
+
 def _kind(value) -> KernelKind:
     if isinstance(value, KernelKind) and value in _KINDS.values():
         return value
@@ -156,8 +171,8 @@ class Conv2d(Plan):
 
     @property
     def conv_kind(self) -> str:
-        """'fprop', 'dgrad' or 'wgrad'."""
-        return {v: k for k, v in _KINDS.items()}[self._plan.kind]
+        """'fprop', 'dgrad' or 'wgrad' (equal to cutlass_library's ConvKind member too, as the interface's was one)."""
+        return _ConvKindName({v: k for k, v in _KINDS.items()}[self._plan.kind])
 
     @property
     def swizzling_stride(self) -> int | None:
