@@ -112,12 +112,17 @@ nb::tuple dlpack_descriptor(nb::handle capsule, const char* name) {
   if (raw && raw->ndim > 0 && !raw->shape)
     throw InvalidArgumentError(std::string(name) + ": its DLPack tensor has " + std::to_string(raw->ndim) +
                                " dimensions but no shape (a null shape pointer)");
-  // A tensor without strides is compact (row-major): its strides, products of its extents (nanobind's or
-  // below), must not wrap.
-  int64_t elements = 1;
-  for (int32_t i = 0; raw && !raw->strides && i < raw->ndim; ++i)
-    if (__builtin_mul_overflow(elements, raw->shape[i], &elements))
-      throw InvalidArgumentError(std::string(name) + ": its DLPack tensor's extents multiply past 64 bits");
+  // Extents are never negative; a tensor without strides is compact (row-major): its strides, the products of
+  // its extents from the last one back as nanobind computes them (in int64_t), must not wrap.
+  for (int32_t i = 0; raw && i < raw->ndim; ++i)
+    if (raw->shape[i] < 0)
+      throw InvalidArgumentError(std::string(name) + ": its DLPack tensor's extent " + std::to_string(i) + " is " +
+                                 std::to_string(raw->shape[i]) + "; extents are never negative");
+  int64_t stride = 1;
+  for (int32_t i = raw && !raw->strides ? raw->ndim - 1 : 0; i > 0; --i)
+    if (__builtin_mul_overflow(stride, raw->shape[i], &stride))
+      throw InvalidArgumentError(std::string(name) + ": its DLPack tensor's strides (the products of its extents) "
+                                 "pass 64 bits");
   if (read_only && name[0] == 'D')
     throw InvalidArgumentError(std::string(name) + ": the array is read-only (its DLPack capsule says so), and the "
                                "result would be written into it");
@@ -152,7 +157,7 @@ nb::tuple dlpack_descriptor(nb::handle capsule, const char* name) {
   }
   nb::list shape, strides;
   std::vector<int64_t> compact(a.ndim());
-  uint64_t step = 1;  // its products checked above
+  uint64_t step = 1;  // as nanobind's strides: checked above
   for (size_t i = a.ndim(); i-- > 0; step *= uint64_t(a.shape(i))) compact[i] = int64_t(step);
   for (size_t i = 0; i < a.ndim(); ++i) {
     shape.append(int64_t(a.shape(i)));
@@ -428,18 +433,17 @@ NB_MODULE(_core, m) {
           d["tile"] = c.tile;
           d["opclass"] = c.opclass;
           d["math"] = c.math;
+          d["math_instruction"] = *library::math_instruction(c);
           d["element_accumulator"] = c.element_accumulator;
           d["activation"] = c.activation;
-          // Convolutions' operands are NHWC tensors (their GEMM layouts are the kind's implicit GEMM's).
-          auto layout = [&](Layout l) { return is_conv(c.kind) ? Layout::TensorNHWC : l; };
-          d["A"] = nb::make_tuple(c.element_a, layout(c.layout_a), c.alignment_a);
-          d["B"] = nb::make_tuple(c.element_b, layout(c.layout_b), c.alignment_b);
-          d["C"] = nb::make_tuple(c.element_c, layout(c.layout_c), c.alignment_c);
-          d["D"] = nb::make_tuple(c.element_d, layout(c.layout_c), c.alignment_c);
+          d["kind"] = c.kind;
+          d["A"] = nb::make_tuple(c.element_a, c.layout_a, c.alignment_a);
+          d["B"] = nb::make_tuple(c.element_b, c.layout_b, c.alignment_b);
+          d["C"] = nb::make_tuple(c.element_c, c.layout_c, c.alignment_c);
           return d;
         },
-        "name"_a, "What a kernel's name says of it: arch, tile, opclass, math, element_accumulator, activation, and "
-        "A, B, C, D as (element, layout, alignment).");
+        "name"_a, "What a kernel's name says of it: arch, kind, tile, opclass, math, math_instruction, "
+        "element_accumulator, activation, and A, B, C as (element, layout, alignment).");
   m.def("kernel_build",
         [](const std::string& name, int cc) {
           if (cc == 0) cc = runtime::default_target_cc();

@@ -190,7 +190,7 @@ void bind_plans(nb::module_& m) {
               "Time the cost model's best candidates for each new problem class and keep the fastest")
       .def_rw("first_run", &select::GemmSettings::first_run)
       .def("set_activation", &select::GemmSettings::set_activation, "activation"_a, "argument"_a.none() = nb::none(),
-           "The activation and its argument (None: its default, 0.01 for leaky_relu).")
+           "The activation and its argument (None: its default, 0.2 for leaky_relu).")
       .def("set_decomposition", &select::GemmSettings::set_decomposition, "decomposition"_a)
       .def("set_split_k_slices", &select::GemmSettings::set_split_k_slices, "slices"_a);
   def_checked<&select::GemmSettings::autotune_candidates>(settings, "autotune_candidates", "autotune_candidates",

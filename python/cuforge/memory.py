@@ -90,19 +90,19 @@ def create_memory_pool(init_pool_size: int = 0, max_pool_size: int = 2**34) -> M
     """The CUTLASS Python interface's create_memory_pool: RMM pools of these sizes (use_rmm) where RMM
     is installed, else None (workspaces then come from torch's allocator or cuforge's pool). The sizes are
     checked either way."""
-    _pool_sizes(init_pool_size, max_pool_size)
+    _pool_sizes(init_pool_size, max_pool_size, "create_memory_pool", ("init_pool_size", "max_pool_size"))
     if importlib.util.find_spec("rmm") is None:
         return None
     return use_rmm(init_pool_size, max_pool_size)
 
 
-def _pool_sizes(initial, maximum) -> tuple[int, int]:
-    """use_rmm's (initial, maximum), checked; the default initial size is capped by a smaller maximum given
-    (use_rmm(maximum=2**29) starts at 2**29)."""
-    maximum = _pool_size(maximum, "maximum", 2**32)
-    initial = _pool_size(initial, "initial", min(2**30, maximum))
+def _pool_sizes(initial, maximum, caller="use_rmm", names=("initial", "maximum")) -> tuple[int, int]:
+    """use_rmm's (initial, maximum), checked (errors name the caller's arguments); the default initial size is
+    capped by a smaller maximum given (use_rmm(maximum=2**29) starts at 2**29)."""
+    maximum = _pool_size(maximum, f"{caller}: expected {names[1]}", 2**32)
+    initial = _pool_size(initial, f"{caller}: expected {names[0]}", min(2**30, maximum))
     if initial > maximum:
-        raise InvalidArgumentError(f"use_rmm: expected initial ({initial} bytes) to be at most maximum "
+        raise InvalidArgumentError(f"{caller}: expected {names[0]} ({initial} bytes) to be at most {names[1]} "
                                    f"({maximum} bytes)")
     return initial, maximum
 
@@ -113,7 +113,7 @@ def _either(value, seed_value, name):
     return seed_value if value is None else value
 
 
-def _pool_size(value, name, default):
+def _pool_size(value, expected: str, default):
     if value is None:
         return default
     try:
@@ -121,8 +121,8 @@ def _pool_size(value, name, default):
     except TypeError:
         size = None
     if size is None or size < 0 or size % 256:
-        raise InvalidArgumentError(f"use_rmm: expected {name} to be a number of bytes, a multiple of 256 "
-                                   f"(RMM's pools take no other), got {value!r}")
+        raise InvalidArgumentError(f"{expected} to be a number of bytes, a multiple of 256 (RMM's pools take no "
+                                   f"other), got {value!r}")
     return size
 
 

@@ -99,6 +99,12 @@ struct DepthCheck final : nlohmann::json_sax<nlohmann::json> {
 
 }  // namespace
 
+char shell_special(const fs::path& path) {
+  const std::string& text = path.native();
+  const size_t at = text.find_first_of("$`\\\"\n");
+  return at == std::string::npos ? '\0' : text[at];
+}
+
 nlohmann::json read_json(const fs::path& path) {
   const std::string text = read_file(path);
   // Refused before a deep document exists to be copied or destroyed.

@@ -19,6 +19,11 @@ inline constexpr size_t kMaxFileBytes = size_t(64) << 20;
 // nlohmann's copies and destructors recurse once per level, so a deeper file would overflow the stack.
 inline constexpr int kMaxJsonDepth = 32;
 
+// nvcc runs its steps through /bin/sh, each path in double quotes, which leave $, ` and \ live (and a " or a
+// newline ends the quoting or the command): a path holding one would run as shell code
+// (CUFORGE_CACHE_DIR='/tmp/x$(touch f)' ran touch). The first such character of `path`, else '\0'.
+char shell_special(const std::filesystem::path& path);
+
 // The file's bytes; throws CacheError when it cannot be read, is not a regular file once links are
 // followed (a FIFO would block the reader, a device never end) or holds more than kMaxFileBytes.
 std::string read_file(const std::filesystem::path& path);

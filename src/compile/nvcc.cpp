@@ -1,12 +1,9 @@
 #include "nvcc.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <optional>
 #include <sstream>
 
-#include "cuforge/core/error.hpp"
 #include "files.hpp"
 #include "process.hpp"
 
@@ -99,15 +96,6 @@ std::optional<NvccSteps> parse_dryrun(const std::string& listing) {
 // have another shape. Intermediate files go to steps_dir; the output of the steps to log.
 int run_nvcc(const std::vector<std::string>& argv, const fs::path& steps_dir, const std::string& module_id,
              const fs::path& log) {
-  // nvcc runs its steps through /bin/sh (and so do the halves below), each path in double quotes, which
-  // leave $, ` and \ live: a path holding one (CUFORGE_CACHE_DIR='/tmp/x$(...)') would run as a command.
-  for (const auto& arg : argv) {
-    if (arg.find_first_of("$`\\\"\n") != std::string::npos)
-      throw ToolchainError(fmt::format(
-          "nvcc runs its steps through the shell, which would expand the $, `, \\, \" or newline in '{}': move what "
-          "it names (CUFORGE_CACHE_DIR, CUTLASS_PATH, the CUDA toolkit) to a path without them",
-          arg));
-  }
   fs::create_directories(steps_dir);
   std::vector<std::string> dryrun = argv;
   dryrun.insert(dryrun.begin() + 1, {"--dryrun", "--keep", "--keep-dir", steps_dir.string()});

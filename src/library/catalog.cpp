@@ -416,22 +416,37 @@ void check_glob(const std::string& glob) {
   if (glob.find('\0') != std::string::npos)
     throw InvalidArgumentError("filter: a shell pattern on kernel names holds no NUL character");
   const size_t size = glob.size();
+  auto refuse = [&](const std::string& why) { throw InvalidArgumentError("filter '" + glob + "': " + why); };
   for (size_t i = 0; i < size; ++i) {
     if (glob[i] == '\\') {
-      if (++i == size) throw InvalidArgumentError("filter '" + glob + "': it ends in a '\\' that escapes nothing");
+      if (++i == size) refuse("it ends in a '\\' that escapes nothing");
     } else if (glob[i] == '[') {
-      // The class's members: a first ']' is one, and [:alpha:] (or [=a=], [.a.]) one of them, whose ']' closes nothing.
+      // The class's members as fnmatch reads them: a first ']' is one, '\' escapes the next, and [:alpha:],
+      // [=a=] and [.a.] are one each (whose ']' closes nothing); a '[' of any other form is itself a member.
       size_t j = i + 1;
       if (j < size && (glob[j] == '!' || glob[j] == '^')) ++j;
       if (j < size && glob[j] == ']') ++j;
       while (j < size && glob[j] != ']') {
-        const bool named = glob[j] == '[' && j + 1 < size && (glob[j + 1] == ':' || glob[j + 1] == '=' || glob[j + 1] == '.');
-        const size_t end = named ? glob.find(std::string{glob[j + 1], ']'}, j + 2) : std::string::npos;
-        j = named && end != std::string::npos ? end + 2 : j + 1;
+        const char kind = j + 1 < size && glob[j] == '[' ? glob[j + 1] : '\0';
+        if (glob[j] == '\\') {
+          j += 2;
+        } else if (kind == ':') {
+          const size_t end = glob.find(":]", j + 2);
+          const std::string name = end == std::string::npos ? "" : glob.substr(j + 2, end - j - 2);
+          const bool letters = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+          static const std::string kClasses[] = {"alnum", "alpha", "blank", "cntrl", "digit", "graph",
+                                                 "lower", "print", "punct", "space", "upper", "xdigit"};
+          if (letters && std::find(std::begin(kClasses), std::end(kClasses), name) == std::end(kClasses))
+            refuse("[:" + name + ":] is no character class (alpha, digit, upper, ...)");
+          j = letters ? end + 2 : j + 1;
+        } else if ((kind == '=' || kind == '.') && j + 4 < size && glob[j + 3] == kind && glob[j + 4] == ']') {
+          j += 5;
+        } else {
+          ++j;
+        }
       }
       if (j >= size)
-        throw InvalidArgumentError("filter '" + glob + "': '[' at position " + std::to_string(i) +
-                                   " opens a character class that is never closed with ']'");
+        refuse("'[' at position " + std::to_string(i) + " opens a character class that is never closed with ']'");
       i = j;
     }
   }

@@ -359,6 +359,21 @@ TEST_F(CacheTest, RootThatIsAFileIsRefused) {
   EXPECT_THROW(on_file.clear(), CacheError);
 }
 
+// nvcc runs its steps through /bin/sh, paths in double quotes: a root the shell would expand is refused before
+// a build (CUFORGE_CACHE_DIR='/tmp/x$(touch f)' ran touch), and nothing is made there.
+TEST_F(CacheTest, ARootTheShellWouldExpandIsRefused) {
+  for (const std::string name : {"x$(touch f)", "x`touch f`", "x\\y", "x\"y", "x\ny"}) {
+    KernelCache odd(tmp.path() / name);
+    try {
+      odd.begin_build(kKey);
+      ADD_FAILURE() << "accepted " << name;
+    } catch (const CacheError& e) {
+      EXPECT_TRUE(test::contains(e.what(), "which the shell nvcc runs its steps in would expand")) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(tmp.path() / name)) << name;
+  }
+}
+
 TEST_F(CacheTest, ClearOfAReadOnlyCacheIsAnError) {
   publish(cache, kKey, kName, fake_library());
   ASSERT_EQ(::chmod(cache.root().c_str(), 0500), 0);

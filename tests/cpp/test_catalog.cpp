@@ -360,12 +360,13 @@ TEST(Catalog, UnknownFamilyIsRefused) {
 }
 
 TEST(Catalog, AMalformedGlobIsRefusedNotMatchedLiterally) {
-  for (const char* glob : {"[", "*_[rc", "abc[!x", "[[:alpha:]", "*\\"}) {
+  for (const char* glob : {"[", "*_[rc", "abc[!x", "[[:alpha:]", "*\\", "[\\]", "[[:foo:]]*"}) {
     library::GemmFilter f;
     f.name_glob = glob;
     EXPECT_THROW(library::find_gemms(f), InvalidArgumentError) << glob;
   }
-  for (const char* glob : {"*_[rc]cr_*", "[]]*", "\\[*", "*[!x]*", "[[:alpha:]]*", "*\\_*"}) {
+  for (const char* glob : {"*_[rc]cr_*", "[]]*", "\\[*", "*[!x]*", "[[:alpha:]]*", "*\\_*", "[[:a1:]*", "[[=ab=]*",
+                           "[[=c=]]*", "[\\]]*"}) {
     library::GemmFilter f;
     f.name_glob = glob;
     EXPECT_NO_THROW(library::find_gemms(f)) << glob;

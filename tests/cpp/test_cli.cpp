@@ -172,7 +172,7 @@ TEST(CommandLine, NumbersAreDecimalAndFit) {
 }
 
 // An option of one action given to another is refused, not ignored.
-TEST(CommandLine, MaxBytesIsPrunesAlone) {
+TEST(CommandLine, MaxBytesIsPrunesOptionAlone) {
   for (const std::string action : {"info", "verify", "tuning"}) {
     Listed l = run("cache " + action + " --max-bytes 5", true);
     EXPECT_EQ(l.status, 2) << action;

@@ -18,8 +18,6 @@
 
 #include "compile_support.hpp"
 #include "cuforge/compile/compiler.hpp"
-#include "cuforge/core/error.hpp"
-#include "nvcc.hpp"
 #include "test_support.hpp"
 
 namespace cuforge {
@@ -225,23 +223,15 @@ TEST(Toolchain, TargetsNvccCannotBuildAreRefused) {
   EXPECT_THROW(compile::compile(k), InvalidArgumentError) << "refused before nvcc runs";
 }
 
-// nvcc runs its steps through /bin/sh with paths in double quotes: a path with $, `, \ or " in the command
-// line (CUFORGE_CACHE_DIR='/tmp/x$(touch f)') is refused before anything runs, not run as a command.
-TEST(Toolchain, APathTheShellWouldExpandIsRefused) {
+// nvcc runs its steps through /bin/sh with paths in double quotes: a CUTLASS_PATH the shell would expand
+// ($, `, \\, ") is refused when the toolchain is found, before anything runs.
+TEST(Toolchain, ACutlassPathTheShellWouldExpandIsRefused) {
+  const auto& tc = test::toolchain();
   TempDir tmp;
-  const fs::path marker = tmp.path() / "ran";
-  for (const std::string path : {"/tmp/x$(touch " + marker.string() + ")", "/tmp/x`touch " + marker.string() + "`",
-                                 std::string("/tmp/x\\y"), std::string("/tmp/x\"y")}) {
-    try {
-      compile::run_nvcc({"/bin/sh", "-c", "touch " + marker.string(), "-I" + path}, tmp.path() / "steps", "id",
-                        tmp.path() / "log");
-      ADD_FAILURE() << "accepted " << path;
-    } catch (const ToolchainError& e) {
-      EXPECT_TRUE(contains(e.what(), "nvcc runs its steps through the shell")) << e.what();
-      EXPECT_TRUE(contains(e.what(), path)) << e.what();
-    }
-  }
-  EXPECT_FALSE(fs::exists(marker)) << "nothing ran";
+  auto odd = report_in_child({{"CUTLASS_PATH", fake_cutlass(tmp.path() / "x$HOME", tc.cutlass_version).string()}});
+  const std::string error = line_after(odd.output, "TOOLCHAIN_ERROR=");
+  EXPECT_TRUE(contains(error, "CUTLASS_PATH is ")) << odd.output;
+  EXPECT_TRUE(contains(error, "holds a '$' the shell nvcc runs its steps in would expand")) << odd.output;
 }
 
 }  // namespace

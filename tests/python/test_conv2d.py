@@ -228,7 +228,7 @@ def test_the_seed_swizzling_stride_pins_an_identity_swizzle(caplog):
     sm90 = cutlass.op.Conv2d(kind="fprop", element=np.float16, element_accumulator=np.float32, kernel_cc=90)
     with caplog.at_level(logging.INFO, logger="cuforge"):
         sm90.swizzling_stride = 2
-    assert sm90.swizzling_stride is None and "Identity2: this plan's SM90 kernels take no" in caplog.text
+    assert sm90.swizzling_stride is None and "swizzling_stride 2: this plan's SM90 kernels take no" in caplog.text
     sm90.swizzling_functor = cutlass.swizzle.IdentitySwizzle2  # as the interface's SM90 kernels, left alone
     assert sm90.swizzling_functor is None
     with pytest.raises(cuforge.InvalidArgumentError, match="SM90 convolution kernels run a CTA per tile"):

@@ -34,10 +34,13 @@ def test_an_operation_describes_its_kernel_as_the_interfaces_operations_do():
     assert op.arch == 80 and op.element_accumulator == cuforge.DataType.f32
     assert op.A == (cuforge.DataType.f16, ROW, 4) and op.A.alignment == 4 and op.name.endswith("_a4x4x4")
     assert op.B.alignment == op.C.alignment == 4
-    assert op.C.element == op.D.element == cuforge.DataType.f16 and op.C.layout == ROW
+    assert op.C.element == cuforge.DataType.f16 and op.C.layout == ROW
     assert op.swizzling_functor == cuforge.swizzle.IdentitySwizzle8
     conv = cuforge.op.Conv2dFprop(element=np.float16).construct()
     assert conv.arch == 90 and conv.A.layout == conv.B.layout == LayoutType.TensorNHWC
+    # The kernel's own instruction: an SM80 kernel an SM90 plan runs for 4-byte alignments computes with mma.sync.
+    sm80 = cuforge.op.Gemm(element=np.float16, layout=ROW).construct(alignment_A=2)
+    assert sm80.arch == 80 and sm80.tile_description.instruction_shape == [16, 8, 16]
 
 
 def test_emit_is_a_module_and_kernel_source_names_the_kernel():

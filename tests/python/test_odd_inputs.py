@@ -40,13 +40,22 @@ def _capsule(shape, data=0x10000, byte_offset=0, name=b"dltensor"):
 
 
 @pytest.mark.parametrize("shape, byte_offset, says", [
-    ((2**40, 2**40, 2**40), 0, "^A: its DLPack tensor's extents multiply past 64 bits"),
+    ((2**40, 2**40, 2**40), 0, r"^A: its DLPack tensor's strides \(the products of its extents\) pass 64 bits"),
+    ((0, 2**40, 2**40), 0, r"^A: its DLPack tensor's strides \(the products of its extents\) pass 64 bits"),
+    ((-1, 4), 0, "^A: its DLPack tensor's extent 0 is -1; extents are never negative"),
     ((4, 4), 2**64 - 2, r"^A: its DLPack tensor's data pointer plus byte_offset \(18446744073709551614\) wraps"),
 ])
 def test_a_dlpack_tensor_that_wraps_is_refused(shape, byte_offset, says):
     capsule, keep = _capsule(shape, byte_offset=byte_offset)
     with pytest.raises(cuforge.InvalidArgumentError, match=says):
         cuforge._core.dlpack_descriptor(capsule, "A")
+    del keep
+
+
+def test_an_empty_dlpack_tensor_of_huge_extents_is_read():
+    """Strides of (2**40, 2**40, 0): 0, 0 and 1, none past 64 bits."""
+    capsule, keep = _capsule((2**40, 2**40, 0))
+    assert cuforge._core.dlpack_descriptor(capsule, "A")[2] == (2**40, 2**40, 0)
     del keep
 
 
@@ -65,8 +74,9 @@ def test_a_capsule_of_another_name_is_named():
     (lambda: cuforge.profiler.Profile("x", 1.0, "t").save(plot="/nonexistent/p.png"), "^plot: .* is in no directory"),
     (lambda: cuforge.epilogue.of_kind(999), "^of_kind: expected a cuforge.Activation, got 999"),
     (lambda: cuforge.build(["x"], progress="no"), "^progress: expected True or False"),
-    (lambda: cuforge.create_memory_pool(-1, "x"), "^use_rmm: expected maximum to be a number of bytes"),
-    (lambda: cuforge.create_memory_pool(2**30, 2**20), "^use_rmm: expected initial .* to be at most maximum"),
+    (lambda: cuforge.create_memory_pool(-1, "x"), "^create_memory_pool: expected max_pool_size to be a number of"),
+    (lambda: cuforge.create_memory_pool(2**30, 2**20),
+     r"^create_memory_pool: expected init_pool_size \(1073741824 bytes\) to be at most max_pool_size"),
     (lambda: _gemm().run(np.ma.masked_array(np.ones((8, 8), np.float16), mask=np.eye(8)),
                          np.ones((8, 8), np.float16), None, np.ones((8, 8), np.float16)), "^A: a masked array"),
     (lambda: cuforge.op.GroupedGemm(element=np.float16, A=[np.ones((8, 8), np.float16)] * 2,
@@ -83,6 +93,9 @@ def test_a_tile_descriptions_own_instruction_shape_is_checked():
     plan = _gemm()
     td = plan.tile_descriptions()[0]
     td.instruction_shape = "abc"
+    with pytest.raises(cuforge.InvalidArgumentError, match="^tile_description.instruction_shape: expected three"):
+        plan.tile_description = td
+    td.instruction_shape = 16
     with pytest.raises(cuforge.InvalidArgumentError, match="^tile_description.instruction_shape: expected three"):
         plan.tile_description = td
     td.instruction_shape = [0, 0, 0]

@@ -13,7 +13,6 @@ import pytest
 
 import cuforge
 import cuforge as cutlass
-from fake_arrays import no_gpu
 
 cutlass_library = pytest.importorskip("cutlass_library")
 
@@ -134,7 +133,3 @@ def test_conv2d_problem_size_as_the_interface_spells_it():
     with pytest.raises(cuforge.InvalidArgumentError, match="^c_: the filter's channels"):
         cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 8, 1, 1, 1, 1, 1, 1)
 
-
-@no_gpu
-def test_nothing_here_needs_a_gpu():
-    assert cutlass.utils.datatypes.numpy_type(cutlass.DataType.f16) is np.float16

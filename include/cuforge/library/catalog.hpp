@@ -33,7 +33,8 @@ struct GemmFilter {
 std::vector<const GemmConfig*> find_gemms(const GemmFilter& filter);
 
 // Refuses a glob on kernel names that fnmatch would misread: a '[' never closed (taken as a literal,
-// so a typo reads as "no kernel matches") or a NUL (the C string stops there: '*\0x' matches all).
+// so a typo reads as "no kernel matches"), a trailing '\' or an unknown [:class:] (neither matches
+// anything), or a NUL (the C string stops there: '*\0x' matches all).
 void check_glob(const std::string& glob);
 
 // A catalog row whose epilogue reads C of `element_c` (its D unchanged): the catalog lists C and D of

@@ -71,15 +71,21 @@ class Operation:
     @property
     def tile_description(self) -> TileDescription:
         """The kernel's tile (a copy), with the ``math_instruction`` it computes with."""
-        td = self._config["tile"]
-        td.math_instruction = self._plan.math_instruction()
+        config = self._config
+        td = config["tile"]
+        td.math_instruction = config["math_instruction"]
         td.instruction_shape = list(td.math_instruction.instruction_shape)
         return td
 
-    A = property(lambda self: TensorDescription(*self._config["A"]), doc="A's element, layout and alignment.")
-    B = property(lambda self: TensorDescription(*self._config["B"]), doc="B's element, layout and alignment.")
-    C = property(lambda self: TensorDescription(*self._config["C"]), doc="C's element, layout and alignment.")
-    D = property(lambda self: TensorDescription(*self._config["D"]), doc="D's element, layout and alignment.")
+    def _operand(self, name: str) -> TensorDescription:
+        element, layout, alignment = self._config[name]
+        if self._config["kind"] not in (_core.KernelKind.Gemm, _core.KernelKind.Grouped):
+            layout = LayoutType.TensorNHWC  # a convolution's operands, whatever its implicit GEMM's layouts
+        return TensorDescription(element, layout, alignment)
+
+    A = property(lambda self: self._operand("A"), doc="A's element, layout and alignment.")
+    B = property(lambda self: self._operand("B"), doc="B's element, layout and alignment.")
+    C = property(lambda self: self._operand("C"), doc="C's (and D's) element, layout and alignment.")
     element_accumulator = property(lambda self: self._config["element_accumulator"],
                                    doc="The accumulator's element type.")
     swizzling_functor = property(lambda self: self._config["tile"].tile_scheduler,

@@ -274,8 +274,9 @@ def tile_from(value, base: TileDescription, instruction) -> TileDescription:
         if given is not None:
             _log_narrower(given.instruction_shape, instruction)
         shape = getattr(value, "instruction_shape", None)  # tile_descriptions() sets it; a user may change it
-        if shape is not None and (given is None or list(shape) != list(given.instruction_shape)):
-            _instruction_shape(shape, "tile_description.instruction_shape", instruction)
+        name = "tile_description.instruction_shape"
+        if shape is not None and (given is None or list(_triple(shape, name)) != list(given.instruction_shape)):
+            _instruction_shape(shape, name, instruction)
         return value
     if not isinstance(value, dict):
         raise InvalidArgumentError(

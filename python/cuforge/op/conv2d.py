@@ -189,9 +189,10 @@ class Conv2d(Plan):
         if stride is not None and (isinstance(stride, bool) or not isinstance(stride, numbers.Integral)
                                    or stride not in _SWIZZLES):
             raise InvalidArgumentError(f"swizzling_stride: expected 1, 2, 4 or 8, got {stride!r}")
-        self.swizzling_functor = None if stride is None else _SWIZZLES[stride]
+        value = None if stride is None else self._tile_scheduler(_SWIZZLES[stride], f"swizzling_stride {stride}")
+        self._update(lambda s: setattr(s, "tile_scheduler", value))
 
-    def _tile_scheduler(self, value):
+    def _tile_scheduler(self, value, given: str | None = None):
         """A swizzling_functor as the settings' tile scheduler (None: cuforge's choice). On a convolution
         the identity and strided-dgrad swizzles are a performance hint, as the interface's swizzling_stride
         (the results are the same): one this plan's kernels do not take (SM80 dgrad kernels take the
@@ -201,10 +202,10 @@ class Conv2d(Plan):
             _logger.info("swizzling_functor %s: cuforge's dgrad kernels take CUTLASS's strided-dgrad swizzle where "
                          "they need it", name)
             return None
-        value = super()._tile_scheduler(value)
+        value = super()._tile_scheduler(value, given)
         if value in _SWIZZLES.values() and value not in self.swizzling_functors():
-            _logger.info("swizzling_functor %s: this plan's kernels take no such swizzle (they run %s); cuforge "
-                         "chooses", value.name, ", ".join(f.name for f in self.swizzling_functors()))
+            _logger.info("%s: this plan's kernels take no such swizzle (they run %s); cuforge chooses",
+                         given or f"swizzling_functor {value.name}", ", ".join(f.name for f in self.swizzling_functors()))
             return None
         return value
 

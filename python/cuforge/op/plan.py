@@ -433,8 +433,9 @@ class Plan:
         value = self._tile_scheduler(value)
         self._update(lambda s: setattr(s, "tile_scheduler", value))
 
-    def _tile_scheduler(self, value):
-        """A swizzling_functor as the settings' tile scheduler (None: cuforge's choice)."""
+    def _tile_scheduler(self, value, given: str | None = None):
+        """A swizzling_functor as the settings' tile scheduler (None: cuforge's choice); ``given`` names the
+        setting in what is logged (default: swizzling_functor and the value)."""
         name = getattr(value, "name", value)
         if isinstance(name, str) and name.startswith("StridedDgrad"):  # cuforge.swizzle's or cutlass_library's
             raise InvalidArgumentError(f"swizzling_functor {name}: a strided-dgrad swizzle schedules dgrad kernels, "
@@ -447,8 +448,8 @@ class Plan:
         if value in threadblock_swizzles and self.kernel_cc >= 90:
             # The interface's default (IdentitySwizzle1) and its other 2.x swizzles leave its SM90 kernels as
             # they are: logged, and the scheduler left to cuforge (as swizzling_stride is).
-            _logger.info("swizzling_functor %s: this plan's SM90 kernels take no CUTLASS 2.x threadblock swizzle; "
-                         "cuforge chooses their tile scheduler", value.name)
+            _logger.info("%s: this plan's SM90 kernels take no CUTLASS 2.x threadblock swizzle; cuforge chooses their "
+                         "tile scheduler", given or f"swizzling_functor {value.name}")
             return None
         return value
 
