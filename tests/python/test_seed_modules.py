@@ -132,4 +132,3 @@ def test_conv2d_problem_size_as_the_interface_spells_it():
         cutlass.shape.Conv2DProblemSize.from_sizes((1, 28, 28), (128, 3, 3, 64))
     with pytest.raises(cuforge.InvalidArgumentError, match="^c_: the filter's channels"):
         cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 8, 1, 1, 1, 1, 1, 1)
-
