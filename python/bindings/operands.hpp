@@ -45,6 +45,9 @@ std::optional<std::vector<TensorRef>> torch_tensor_refs(nb::handle sequence);
 // are left as they are. False, with nothing changed, where the Python layer decides (and names the
 // error): plain and channels_last tensors mixed, or a 4-D tensor without elements.
 bool torch_nhwc_views(std::initializer_list<TensorRef*> refs);
+// The descriptor (data_ptr, dtype, shape, strides, device) of the tensor a DLPack capsule holds (an array's
+// __dlpack__() result), or an InvalidArgumentError naming the operand `name` (dlpack.cpp).
+nb::tuple dlpack_descriptor(nb::handle capsule, const char* name);
 // A real number as Python writes one: a float or an int, not a bool or an array (nullopt otherwise).
 std::optional<double> python_real(nb::handle x);
 
