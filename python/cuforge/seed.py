@@ -3,15 +3,21 @@ cuforge (and in sys.modules, so that ``import cuforge.utils.datatypes`` works as
 
 - ``backend.utils.device``: device_cc and device_sm_count (the interface's notebooks import device_cc there);
 - ``utils.datatypes``: its conversions between element types (cuforge.dtypes);
-- ``op.gemm_grouped``, ``op.conv`` and ``op.op``: the modules of GroupedGemm, Conv2d and OperationBase.
+- ``op.gemm_grouped``, ``op.conv`` and ``op.op``: the modules of GroupedGemm, Conv2d and OperationBase;
+- ``backend.epilogue``: the activations (cuforge.epilogue).
+
+And the interface's enums were cutlass_library's: each of cuforge's equals cutlass_library's member of the same
+enum and name (``cutlass.OpcodeClass.Simt == cutlass_library.OpcodeClass.Simt``), with the same hash, so that
+cutlass_library's tables take cuforge's members as keys (``cutlass_library.DataTypeNames[cutlass.DataType.f16]``).
 """
 
 from __future__ import annotations
 
+import enum
 import sys
 import types
 
-from . import dtypes, environment
+from . import _core, dtypes, environment, epilogue, shape
 from .op import conv2d, grouped_gemm, plan
 
 
@@ -35,11 +41,30 @@ def _names(path: str, **names) -> types.ModuleType:
     return module
 
 
+def _equal(self, other):
+    """A member of cuforge's enum equals itself and another library's member of an enum of its name and the same
+    member name (cutlass_library's); anything else is left to the other side."""
+    if type(other) is type(self):
+        return self is other
+    if isinstance(other, enum.Enum) and type(other).__name__ == type(self).__name__ and \
+            not type(other).__module__.startswith("cuforge"):
+        return other.name == self.name
+    return NotImplemented
+
+
+def _unequal(self, other):
+    equal = _equal(self, other)
+    return equal if equal is NotImplemented else not equal
+
+
 def register() -> None:
-    """Registers the paths above (once cuforge's own modules are imported)."""
+    """Registers the paths above (once cuforge's own modules are imported), and the enums' equality."""
+    for enum_type in [e for e in vars(_core).values() if isinstance(e, enum.EnumMeta)] + [shape.ConvMode]:
+        enum_type.__eq__, enum_type.__ne__, enum_type.__hash__ = _equal, _unequal, enum.Enum.__hash__
     _alias("backend.utils.device", _names("backend.utils.device", device_cc=environment.device_cc,
                                           device_sm_count=environment.device_sm_count))
     _alias("utils.datatypes", dtypes)
     _alias("op.gemm_grouped", grouped_gemm)
     _alias("op.conv", conv2d)
     _alias("op.op", _names("op.op", OperationBase=plan.Plan))
+    _alias("backend.epilogue", epilogue)

@@ -6,7 +6,7 @@ import enum
 from typing import NamedTuple
 
 from . import _core
-from ._core import InvalidArgumentError
+from ._core import InvalidArgumentError, LayoutType
 from .op.arguments import fixed_items, integer
 
 
@@ -18,6 +18,21 @@ class ConvMode(enum.Enum):
     Convolution = "convolution"
 
 
+class MatrixCoord(NamedTuple):
+    """A matrix's rows and columns, as the CUTLASS Python interface spells them."""
+
+    row: int
+    column: int
+
+    def leading_dimension(self, layout) -> int:
+        """The leading dimension of a dense matrix of these extents in ``layout``."""
+        if layout == LayoutType.RowMajor:
+            return self.column
+        if layout == LayoutType.ColumnMajor:
+            return self.row
+        raise InvalidArgumentError(f"leading_dimension: expected LayoutType.RowMajor or ColumnMajor, got {layout!r}")
+
+
 class GemmCoord(NamedTuple):
     """A GEMM's extents M x N x K, as the CUTLASS Python interface's Conv2DProblemSize.implicit_gemm_size
     returns them (cuforge's plans take them as integers)."""
@@ -26,12 +41,18 @@ class GemmCoord(NamedTuple):
     n: int
     k: int
 
+    mk = property(lambda self: MatrixCoord(self.m, self.k), doc="A's extents.")
+    mn = property(lambda self: MatrixCoord(self.m, self.n), doc="C's and D's extents.")
+    kn = property(lambda self: MatrixCoord(self.k, self.n), doc="B's extents.")
+
 
 class Conv2DProblemSize:
     """A 2-D convolution's sizes as the CUTLASS Python interface spells them:
     ``Conv2DProblemSize(n, h, w, c, k, r, s, c_, pad_h, pad_w, stride_h, stride_w, dilation_h,
     dilation_w)``, kept as N, H, W, C, K, R, S, pad_h ...; P and Q, the output's height and width, follow.
-    ``c_`` is the filter's channels (equal to the input's: grouped convolutions are not offered)."""
+    ``c_`` (the filter's channels per group) and ``groups`` are taken as the interface took them (``c_`` unkept):
+    sizes of grouped convolutions describe problems cuforge runs none of (a plan's run reads its tensors'
+    extents, never a problem size)."""
 
     def __init__(self, n, h, w, c, k, r, s, c_, pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w,
                  mode=ConvMode.CrossCorrelation, split_k_slices=1, groups=1):
@@ -40,11 +61,8 @@ class Conv2DProblemSize:
                                  ("stride_w", stride_w, 1), ("dilation_h", dilation_h, 1),
                                  ("dilation_w", dilation_w, 1), ("split_k_slices", split_k_slices, 1)):
             setattr(self, name, integer(value, name, low))
-        if integer(c_, "c_ (the filter's channels)", 1) != self.C:
-            raise InvalidArgumentError(f"c_: the filter's channels ({c_}) must equal the input's ({c}): grouped "
-                                       f"convolutions are not offered")
-        if integer(groups, "groups", 1) != 1:
-            raise InvalidArgumentError(f"groups: grouped convolutions are not offered (groups must be 1, got {groups})")
+        integer(c_, "c_ (the filter's channels)", 1)
+        groups = integer(groups, "groups", 1)
         # The interface's mode is cutlass_library's ConvMode, or a name of it.
         spelt = mode.name if isinstance(mode, enum.Enum) else mode
         if mode is not ConvMode.CrossCorrelation and not (isinstance(spelt, str) and
@@ -52,7 +70,7 @@ class Conv2DProblemSize:
             raise InvalidArgumentError(f"mode: cuforge's kernels compute cross-correlation (ConvMode.CrossCorrelation), "
                                        f"got {mode!r}")
         mode = ConvMode.CrossCorrelation
-        self.mode, self.groups = mode, 1
+        self.mode, self.groups = mode, groups
         self.P, self.Q = _core.conv_output_size(
             (self.N, self.H, self.W, self.C, self.K, self.R, self.S), self.stride, self.padding, self.dilation)
 
@@ -98,12 +116,3 @@ class Conv2DProblemSize:
                 f"S={self.S}, P={self.P}, Q={self.Q}, padding={self.padding}, stride={self.stride}, "
                 f"dilation={self.dilation})")
 
-
-def __getattr__(name: str):
-    # The interface's matrix coordinates: cuforge's plans take M, N, K (and a batch) as integers.
-    if name == "MatrixCoord":
-        from .epilogue import NotOfferedError
-
-        raise NotOfferedError(f"cuforge.shape.{name} is not offered: plans take M, N and K as integers "
-                              "(plan.construct(M=, N=, K=), plan.select(M, N, K))")
-    raise AttributeError(f"module 'cuforge.shape' has no attribute {name!r}")

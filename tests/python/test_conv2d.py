@@ -196,10 +196,11 @@ def test_the_seed_problem_size():
     dilated = cutlass.shape.Conv2DProblemSize(1, 9, 7, 16, 8, 3, 3, 16, 0, 1, 1, 2, 2, 1,
                                               mode=cutlass.ConvMode.CrossCorrelation)
     assert (dilated.P, dilated.Q) == (5, 4)
-    with pytest.raises(cuforge.InvalidArgumentError, match="^groups: grouped convolutions are not offered"):
-        cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, groups=2)
-    with pytest.raises(cuforge.InvalidArgumentError, match="^c_: the filter's channels"):
-        cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 8, 1, 1, 1, 1, 1, 1)
+    # Grouped sizes, as the interface's test lists build them: kept (a run reads its tensors, never these).
+    grouped = cutlass.shape.Conv2DProblemSize(1, 8, 8, 128, 256, 3, 3, 64, 1, 1, 1, 1, 1, 1, groups=2)
+    assert (grouped.C, grouped.groups, grouped.P, grouped.Q) == (128, 2, 8, 8)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^groups: expected 1 or more"):
+        cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, groups=0)
     with pytest.raises(cuforge.InvalidArgumentError, match="^mode: cuforge's kernels compute cross-correlation"):
         cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, mode=cutlass.ConvMode.Convolution)
     with pytest.raises(cuforge.InvalidArgumentError, match="^mode: cuforge's kernels compute cross-correlation"):

@@ -38,6 +38,14 @@ def test_an_operation_describes_its_kernel_as_the_interfaces_operations_do():
     assert op.swizzling_functor == cuforge.swizzle.IdentitySwizzle8
     conv = cuforge.op.Conv2dFprop(element=np.float16).construct()
     assert conv.arch == 90 and conv.A.layout == conv.B.layout == LayoutType.TensorNHWC
+    assert not op.switched
+    # A column-major C runs the kernel of Dᵀ = Bᵀ·Aᵀ: its operands are still described as the plan's.
+    mixed = cuforge.op.Gemm(element_A=np.int8, element_B=np.float16, element_C=np.float16, element_D=np.float16,
+                            element_accumulator=np.float32, layout_A=ROW, layout_B=COL, layout_C=COL, kernel_cc=80)
+    op = mixed.construct()
+    assert "_mixed_f16_s8_" in op.name and not op.switched
+    assert (op.A, op.B, op.C) == ((cuforge.DataType.s8, ROW, 16), (cuforge.DataType.f16, COL, 8),
+                                  (cuforge.DataType.f16, COL, 8))
     # The kernel's own instruction: an SM80 kernel an SM90 plan runs for 4-byte alignments computes with mma.sync.
     sm80 = cuforge.op.Gemm(element=np.float16, layout=ROW).construct(alignment_A=2)
     assert sm80.arch == 80 and sm80.tile_description.instruction_shape == [16, 8, 16]

@@ -108,6 +108,34 @@ def test_cutlass_librarys_swizzles_and_iterators_are_taken(caplog):
         fprop.swizzling_functor = cutlass.swizzle.StridedDgradIdentitySwizzle4
 
 
+def test_cuforges_enums_equal_cutlass_librarys_members_of_their_names():
+    """The interface's enums were cutlass_library's: its harnesses compare with them and look them up in its tables."""
+    assert cutlass.OpcodeClass.Simt == cutlass_library.OpcodeClass.Simt == cutlass.OpcodeClass.Simt
+    assert cutlass_library.OpcodeClass.Simt == cutlass.OpcodeClass.Simt
+    assert cutlass.OpcodeClass.Simt != cutlass_library.OpcodeClass.TensorOp
+    assert cutlass.LayoutType.RowMajor == cutlass_library.LayoutType.RowMajor
+    assert cutlass.MathOperation.multiply_add == cutlass_library.MathOperation.multiply_add
+    assert cutlass.ConvMode.CrossCorrelation == cutlass_library.ConvMode.CrossCorrelation
+    assert cutlass_library.DataTypeNames[cutlass.DataType.f16] == "f16"
+    assert cutlass_library.OpcodeClassNames[cutlass.OpcodeClass.TensorOp] == "tensorop"
+    assert cutlass.DataType.f16 in {cutlass_library.DataType.f16} and cutlass.DataType.f16 not in {cutlass.DataType.bf16}
+    # Another enum of other names is no spelling of one: IdentitySwizzle8 is cuforge's TileSchedulerType.Default.
+    assert cutlass.swizzle.IdentitySwizzle8 != cutlass_library.SwizzlingFunctor.Identity8
+    assert cutlass.DataType.f16 != "f16" and cutlass.DataType.f16 != 5
+
+
+def test_the_interfaces_harness_spellings():
+    plan = cutlass.op.Conv2d(kind="fprop", element=cutlass.DataType.f16, element_accumulator=cutlass.DataType.f32)
+    assert (plan._element_a, plan._element_b, plan._element_c, plan._element_accumulator) == (
+        cutlass.DataType.f16, cutlass.DataType.f16, cutlass.DataType.f16, cutlass.DataType.f32)
+    assert cutlass.backend.epilogue.relu is cutlass.epilogue.relu
+    assert importlib.import_module("cuforge.backend.epilogue") is cutlass.epilogue
+    assert cuforge.op.conv2d._split_k((cutlass_library.SplitKMode.Serial, 1)) == (1, False)
+    assert cuforge.op.conv2d._split_k((cutlass_library.SplitKMode.Parallel, 4)) == (4, True)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^split_k: the mode is 'serial' or 'parallel'"):
+        cuforge.op.conv2d._split_k((cutlass_library.SplitKMode.NoneSplitK, 1))
+
+
 def test_conv_kind_compares_as_the_interfaces_enum_and_as_a_name():
     plan = cutlass.op.Conv2dDgrad(element=np.float16)
     assert plan.conv_kind == cutlass_library.ConvKind.Dgrad and cutlass_library.ConvKind.Dgrad == plan.conv_kind
@@ -124,11 +152,16 @@ def test_conv2d_problem_size_as_the_interface_spells_it():
     assert (fprop.m, fprop.n, fprop.k) == (784, 128, 576)
     assert ps.implicit_gemm_size(cutlass_library.ConvKind.Dgrad) == (784, 64, 1152)
     assert ps.implicit_gemm_size("wgrad") == (128, 576, 784)
+    assert fprop.mk == (784, 576) and fprop.mn.row == 784 and fprop.kn.column == 128
+    assert fprop.mk.leading_dimension(cutlass_library.LayoutType.RowMajor) == 576
+    assert fprop.mk.leading_dimension(cutlass.LayoutType.ColumnMajor) == 784
+    with pytest.raises(cuforge.InvalidArgumentError, match="^leading_dimension: expected LayoutType.RowMajor"):
+        fprop.mk.leading_dimension(cutlass.LayoutType.TensorNHWC)
     with pytest.raises(cuforge.InvalidArgumentError, match="^implicit_gemm_size: expected 'fprop', 'dgrad' or 'wgrad'"):
         ps.implicit_gemm_size("conv")
     same = cutlass.shape.Conv2DProblemSize.from_sizes((1, 28, 28, 64), (128, 3, 3, 64))
     assert (same.padding, same.stride, same.dilation, same.P, same.Q) == ((1, 1), (1, 1), (1, 1), 28, 28)
     with pytest.raises(cuforge.InvalidArgumentError, match="^from_sizes: expected input_size"):
         cutlass.shape.Conv2DProblemSize.from_sizes((1, 28, 28), (128, 3, 3, 64))
-    with pytest.raises(cuforge.InvalidArgumentError, match="^c_: the filter's channels"):
-        cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 8, 1, 1, 1, 1, 1, 1)
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^c_ \(the filter's channels\): expected 1 or more"):
+        cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 0, 1, 1, 1, 1, 1, 1)

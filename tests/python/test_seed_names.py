@@ -453,7 +453,7 @@ def test_the_interfaces_conv_tiles_of_the_narrower_instruction_and_of_simt_run()
 
 
 @pytest.mark.parametrize("name", ["epilogue.trace", "epilogue.reshape", "epilogue.permute", "epilogue.maximum",
-                                  "Tensor", "shape.MatrixCoord"])
+                                  "Tensor"])
 def test_the_interfaces_visitor_tree_names_are_refused_by_name(name):
     """Epilogue visitor trees are not offered: their names raise a cuforge error that is also an ImportError,
     so that the interface's `from cutlass import Tensor` says why too, and what to do instead."""

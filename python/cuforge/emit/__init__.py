@@ -78,14 +78,24 @@ class Operation:
         return td
 
     def _operand(self, name: str) -> TensorDescription:
-        element, layout, alignment = self._config[name]
-        if self._config["kind"] not in (_core.KernelKind.Gemm, _core.KernelKind.Grouped):
-            layout = LayoutType.TensorNHWC  # a convolution's operands, whatever its implicit GEMM's layouts
-        return TensorDescription(element, layout, alignment)
+        """An operand in the plan's terms: a convolution's are NHWC tensors, whatever its implicit GEMM's layouts;
+        a GEMM whose C the plan has column-major runs a kernel of Dᵀ = Bᵀ·Aᵀ (row-major C), whose A is the
+        plan's Bᵀ and B its Aᵀ."""
+        config = self._config
+        if config["kind"] not in (_core.KernelKind.Gemm, _core.KernelKind.Grouped):
+            element, _, alignment = config[name]
+            return TensorDescription(element, LayoutType.TensorNHWC, alignment)
+        if config["C"][1] == self._plan.layout_c:
+            return TensorDescription(*config[name])
+        flip = {LayoutType.RowMajor: LayoutType.ColumnMajor, LayoutType.ColumnMajor: LayoutType.RowMajor}
+        element, layout, alignment = config[{"A": "B", "B": "A", "C": "C"}[name]]
+        return TensorDescription(element, flip[layout], alignment)
 
     A = property(lambda self: self._operand("A"), doc="A's element, layout and alignment.")
     B = property(lambda self: self._operand("B"), doc="B's element, layout and alignment.")
     C = property(lambda self: self._operand("C"), doc="C's (and D's) element, layout and alignment.")
+    switched = property(lambda self: False, doc="False: A, B and C are the plan's, whichever way the kernel takes "
+                                                "them (the CUTLASS Python interface's flag of swapped operands).")
     element_accumulator = property(lambda self: self._config["element_accumulator"],
                                    doc="The accumulator's element type.")
     swizzling_functor = property(lambda self: self._config["tile"].tile_scheduler,

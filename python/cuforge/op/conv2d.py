@@ -88,6 +88,8 @@ def _split_k(value) -> tuple[int, bool]:
     if items is None:
         raise InvalidArgumentError(f"split_k: expected (mode, slices), e.g. ('serial', 1), got {value!r}")
     mode, slices = items
+    if isinstance(mode, pyenum.Enum) and not type(mode).__module__.startswith("cuforge"):
+        mode = mode.name.lower()  # cutlass_library's SplitKMode.Serial, the interface's default
     if not isinstance(mode, str) or mode not in ("serial", "parallel"):
         raise InvalidArgumentError(f"split_k: the mode is 'serial' or 'parallel', got {mode!r}")
     slices = integer(slices, "split_k slices", 1)

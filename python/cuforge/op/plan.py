@@ -329,6 +329,10 @@ class Plan:
     layout_A = property(lambda self: self._types["layout_a"])
     layout_B = property(lambda self: self._types["layout_b"])
     layout_C = property(lambda self: self._types["layout_c"])
+    # The interface's own spellings of these, which its test harnesses read (plan._element_a ...).
+    _element_a, _element_b, _element_c, _element_d = element_A, element_B, element_C, element_D
+    _element_accumulator = element_accumulator
+    _layout_a, _layout_b, _layout_c = layout_A, layout_B, layout_C
     cc = property(lambda self: self._plan.cc, doc="Compute capability the plan builds for.")
     kernel_cc = property(lambda self: self._plan.kernel_cc, doc="Kernel family: 80 (CUTLASS 2.x) or 90 (3.x).")
 
