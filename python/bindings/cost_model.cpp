@@ -56,6 +56,8 @@ void bind_cost_model(nb::module_& m) {
       .def_rw("fixup_bytes_per_second", &select::CostModel::fixup_bytes_per_second)
       .def_rw("reduction_turn_us", &select::CostModel::reduction_turn_us)
       .def_rw("arrival_order_turn_fraction", &select::CostModel::arrival_order_turn_fraction)
+      .def_rw("fp8_turn_factor", &select::CostModel::fp8_turn_factor)
+      .def_rw("spanning_stream_k_turns", &select::CostModel::spanning_stream_k_turns)
       .def_rw("reduction_launch_us", &select::CostModel::reduction_launch_us)
       .def_rw("partial_bytes_per_second", &select::CostModel::partial_bytes_per_second)
       .def_rw("lone_pingpong_fraction", &select::CostModel::lone_pingpong_fraction)

@@ -103,7 +103,8 @@ double kernel_time_us(const library::GemmConfig& c, const GemmShape& p, int spli
   const double turn_us =
       model.reduction_turn_us + 2.0 * t[0] * t[1] * sizeof(float) / model.fixup_bytes_per_second * 1e6;
   auto reduction_us = [&](double peers) {
-    return (peers - 1) * turn_us * (deterministic ? 1.0 : model.arrival_order_turn_fraction);
+    return (peers - 1) * turn_us * (deterministic ? 1.0 : model.arrival_order_turn_fraction) *
+           (is_fp8(c.element_a) ? model.fp8_turn_factor : 1.0);
   };
   double busy = std::min(slots, tiles * splits);  // CTAs at work at once, at most one (cluster) per slot
   const double stream_k_overhead =
@@ -132,6 +133,28 @@ double kernel_time_us(const library::GemmConfig& c, const GemmShape& p, int spli
     int64_t slice_iters = ceil_div(k_iters, splits);
     compute_us = ceil_div(tiles * splits, slots) * slice_iters * iter_us * stream_k_overhead;
     reduce_us = reduction_us(splits);
+  } else if (c.tile.tile_scheduler == TileScheduler::StreamK && c.arch >= 90 && is_fp8(c.element_a)) {
+    // CUTLASS's heuristic decomposition (PersistentTileSchedulerSm90StreamKParams::get_num_sk_tiles), which a
+    // run of one slice asks for: every tile data-parallel, on the stream-K kernel, where the last wave is at
+    // least half full (one wave too) or K too short to share; else the last full wave and the ragged one
+    // shared among `slots` units of at least kMinItersPerStreamKUnit iterations, the waves before them
+    // data-parallel. (A pinned StreamK decomposition shares the ragged wave whatever its fill: not told apart.)
+    // fp8 only, where it was measured (CostModel::fp8_turn_factor). 16-bit kernels keep the branches below,
+    // whose credit for sharing a wave that CUTLASS runs data-parallel also hides a small tile's misestimate:
+    // with this branch, bf16 384x4096x4096 took the 64x64 ping-pong tile, 39.4 µs on an H100, where the
+    // 128x128 ran 26.5 (bench/results/h100-2026-12-06-fp8-wave-profile.txt, the model's check; NOTES.md).
+    const double full_waves = std::floor(tiles / slots), tail = tiles - full_waves * slots;
+    if (tail == 0 || k_iters <= kMinItersPerStreamKUnit || 2 * tail >= slots) {
+      compute_us *= stream_k_overhead;
+    } else {
+      const double dp_waves = std::max(0.0, full_waves - 1), sk_tiles = tiles - dp_waves * slots;
+      const double units = std::max(1.0, std::min(slots, std::floor(sk_tiles * k_iters / kMinItersPerStreamKUnit)));
+      busy = units;
+      compute_us = (dp_waves * k_iters + ceil_div(sk_tiles * k_iters, units)) * iter_us * stream_k_overhead;
+      // Each tile's peers take their turns; units spanning more than a tile (more tiles than units) end one
+      // tile and start the next, both partial, and wait on peers at each (CostModel::spanning_stream_k_turns).
+      reduce_us = reduction_us(units > sk_tiles ? ceil_div(units, sk_tiles) : 2.0 + model.spanning_stream_k_turns);
+    }
   } else if (c.tile.tile_scheduler == TileScheduler::StreamK && tiles < slots) {
     // One wave: the SMs share every tile's K, at least kMinItersPerStreamKUnit iterations each.
     double units = std::max(1.0, std::min(slots, std::floor(tiles * k_iters / kMinItersPerStreamKUnit)));

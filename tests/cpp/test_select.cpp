@@ -141,6 +141,41 @@ TEST(Select, TheOverlappedFp8PromotionRunsAtItsEdge) {
   EXPECT_LT(with(square, select::CostModel{}), with(cutlass_loop, select::CostModel{}));
 }
 
+// fp8 stream-K kernels as CUTLASS's heuristic decomposition runs them (H100, bench/results/
+// h100-2026-12-06-fp8-wave-profile.txt): data-parallel, at the stream-K kernel's overhead, where the last wave is
+// at least half full; shared where it is under half, more slowly where units span tiles.
+TEST(Select, Fp8StreamKKernelsDecomposeAsCutlassDoes) {
+  const std::string fp8 = "cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_";
+  auto kernel = [&](const std::string& tile, const std::string& scheduler) {
+    GemmConfig c = library::parse_gemm_name(fp8 + tile + "x128_c2x1x1_s0_coop_tmacoop_" + scheduler + "_a16x16x8");
+    EXPECT_TRUE(in_catalog(c)) << c.name();
+    return c;
+  };
+  const select::CostModel m;
+  auto us = [&](const GemmConfig& c, const GemmShape& p) { return select::estimated_time_us(c, p, 1, true, 132, m); };
+  // 96 tiles of 128x192 (at least half of 132): the stream-K kernel runs them data-parallel, a little slower.
+  const GemmShape one_wave{1536, 1536, 4096, 1};
+  const GemmConfig dp = kernel("128x192", "default"), sk = kernel("128x192", "streamk");
+  EXPECT_NEAR(us(sk, one_wave) - m.launch_us, (us(dp, one_wave) - m.launch_us) * m.stream_k_overhead,
+              0.05 * us(dp, one_wave));
+  // 144 tiles of 128x128 (a ragged wave of 12): every unit spans tiles; the model's pick is the 128x192 wave
+  // (20.1 us on the H100, the 128x128 stream-K 26.3).
+  const GemmConfig spanning = kernel("128x128", "streamk");
+  EXPECT_GT(us(spanning, one_wave), us(dp, one_wave));
+  select::CostModel no_waits = m;
+  no_waits.spanning_stream_k_turns = 0;
+  EXPECT_GT(us(spanning, one_wave), select::estimated_time_us(spanning, one_wave, 1, true, 132, no_waits));
+  // A few tiles (16 of 128x192): shared among the SMs, eight peers a tile, not run data-parallel.
+  const GemmShape few{256, 1536, 8192, 1};
+  EXPECT_GT(std::abs((us(sk, few) - m.launch_us) - (us(dp, few) - m.launch_us) * m.stream_k_overhead), 1.0);
+  // 16-bit kernels keep the model's older terms (gemm_cost.cpp says why).
+  const GemmConfig bf16 = library::parse_gemm_name(
+      "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_128x128x64_c1x1x1_s0_coop_tmacoop_streamk_a8x8x8");
+  ASSERT_TRUE(in_catalog(bf16));
+  EXPECT_EQ(select::estimated_time_us(bf16, {384, 4096, 4096, 1}, 1, true, 132, no_waits),
+            select::estimated_time_us(bf16, {384, 4096, 4096, 1}, 1, true, 132, m));
+}
+
 // SM90's TF32 GEMMs put a wide tile first where 16-bit ones put the tall one (H200, cuforge profile of f32
 // GEMMs: 128x256 ahead of 256x128 by 4-10% at 4096^3, 8192^3, 4096x14336x4096, 8192x1024x8192).
 TEST(Select, Tf32GemmsTakeTheWideTileWhere16BitOnesTakeTheTallOne) {

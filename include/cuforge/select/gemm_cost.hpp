@@ -58,6 +58,18 @@ struct CostModel {
   // 8 slices 26.6 µs, 1024x1024x16384 on 256x128 tiles 61.6, both slower than the K-order choices,
   // 24.9 and 54.3); fitted to the few.
   double arrival_order_turn_fraction = 0.8;
+  // SM90 fp8 stream-K units each spanning more than one tile (the last full wave and a ragged one under half full,
+  // shared by a wave of units): the turns, beyond a tile's one, each waits on. H100, fp8 128x128 over 144 to 192
+  // tiles: 1.31-1.58x the model's time without them (below). (16-bit ones too, not modelled: H200, bf16
+  // 384x4096x4096 on 128x64 tiles spanning 192 tiles 34.6 µs, on 128x128 data-parallel in one wave 27.6; the
+  // selection trial, bench/results/h200-2026-11-30-selection-trial.json.)
+  double spanning_stream_k_turns = 3.0;
+  // fp8 GEMMs' turns (stream-K's and serial split-K's partial tiles) take longer than 16-bit ones': H100, promoted
+  // 128x128 and 128x192 in 2x1 clusters (bench/results/h100-2026-12-06-fp8-wave-profile.txt), where data-parallel
+  // runs took 1.11-1.33x the model's time, split-K x2 took 1.30-1.61x and stream-K shared over 144-192 tiles of
+  // 128x128 1.31-1.58x (2.4-9.6 µs more than their turns at 1.17x), 1536x1536x4096 26.3 µs against 20.4 for the
+  // one data-parallel wave of 128x192 the model now ranks first.
+  double fp8_turn_factor = 3.0;
   // Parallel split-K: each slice's f32 tile is stored (at the per-SM exchange rate above), and a
   // second kernel reads every partial back and writes D; the partials' round trip, mostly from L2,
   // fitted to the H200's kernel times (bench/k_heavy.py: 256x512 x 8 slices, 1024x1024 x 2 to 8).
