@@ -51,6 +51,8 @@ def to_datatype(element) -> DataType:
             return _ALIASES[element]
         if element in _NUMPY_NAMES:
             return _NUMPY_NAMES[element]
+    elif element is None:  # NumPy's np.dtype(None) is float64
+        pass
     elif type(element).__module__ == "torch":
         import torch
 
@@ -117,7 +119,8 @@ def is_cupy_available() -> bool:
 
 
 def is_numpy_tensor(x) -> bool:
-    return type(x).__module__ == "numpy" and type(x).__name__ == "ndarray"
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(x, numpy.ndarray)
 
 
 def is_torch_tensor(x) -> bool:

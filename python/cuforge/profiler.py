@@ -76,10 +76,13 @@ class Profile:
 
     def save(self, csv: str | None = None, plot: str | None = None) -> "Profile":
         """Writes the CSV and draws the PNG where paths are given; returns the profile."""
-        if csv:
-            self.write_csv(_writable(csv, "csv"))
-        if plot:
-            self.plot(_writable(plot, "plot"))
+        for name, path, write in (("csv", csv, self.write_csv), ("plot", plot, self.plot)):
+            if path is not None and path != "":
+                path = _writable(path, name)
+                try:
+                    write(path)
+                except OSError as e:
+                    raise InvalidArgumentError(f"{name}: cannot write {path!r}: {e.strerror or e}") from None
         return self
 
     def plot(self, path: str) -> None:
@@ -389,6 +392,8 @@ def _writable(path, name: str) -> str:
         raise InvalidArgumentError(f"{name}: {path!r} is in no directory that exists")
     if os.path.isdir(path):
         raise InvalidArgumentError(f"{name}: {path!r} is a directory; name the file to write")
+    if os.path.exists(path) and not os.path.isfile(path):  # a FIFO would block the writer, a device take anything
+        raise InvalidArgumentError(f"{name}: {path!r} is not a regular file")
     return path
 
 

@@ -7,17 +7,20 @@ cuforge (and in sys.modules, so that ``import cuforge.utils.datatypes`` works as
 - ``backend.epilogue``: the activations (cuforge.epilogue).
 
 And the interface's enums were cutlass_library's: each of cuforge's equals cutlass_library's member of the same
-enum and name (``cutlass.OpcodeClass.Simt == cutlass_library.OpcodeClass.Simt``), with the same hash, so that
-cutlass_library's tables take cuforge's members as keys (``cutlass_library.DataTypeNames[cutlass.DataType.f16]``).
+enum and name (``cutlass.OpcodeClass.Simt == cutlass_library.OpcodeClass.Simt``; a swizzle, SwizzlingFunctor's),
+with the same hash, so that cutlass_library's tables take cuforge's members as keys
+(``cutlass_library.DataTypeNames[cutlass.DataType.f16]``). Not its IntEnums (ConvKind, ConvMode), which hash as
+numbers.
 """
 
 from __future__ import annotations
 
 import enum
+import importlib.machinery
 import sys
 import types
 
-from . import _core, dtypes, environment, epilogue, shape
+from . import _core, dtypes, environment, epilogue, shape, swizzle
 from .op import conv2d, grouped_gemm, plan
 
 
@@ -28,6 +31,8 @@ def _alias(path: str, module: types.ModuleType) -> None:
     for part in packages:
         if not hasattr(parent, part):
             child = types.ModuleType(f"{parent.__name__}.{part}")
+            child.__spec__ = importlib.machinery.ModuleSpec(child.__name__, None, is_package=True)
+            child.__path__ = []
             sys.modules[child.__name__] = child
             setattr(parent, part, child)
         parent = getattr(parent, part)
@@ -36,18 +41,26 @@ def _alias(path: str, module: types.ModuleType) -> None:
 
 
 def _names(path: str, **names) -> types.ModuleType:
-    module = types.ModuleType(f"{__name__.rpartition('.')[0]}.{path}")
+    name = f"{__name__.rpartition('.')[0]}.{path}"
+    module = types.ModuleType(name)
+    module.__spec__ = importlib.machinery.ModuleSpec(name, None)  # importlib.util.find_spec finds it
     module.__dict__.update(names)
     return module
 
 
+# cuforge's enums whose members are the interface's members of another enum (its swizzles were SwizzlingFunctor's).
+_INTERFACE_ENUM = {"TileSchedulerType": "SwizzlingFunctor", "StridedDgradSwizzle": "SwizzlingFunctor"}
+
+
 def _equal(self, other):
-    """A member of cuforge's enum equals itself and another library's member of an enum of its name and the same
-    member name (cutlass_library's); anything else is left to the other side."""
+    """A member of cuforge's enum equals itself and another library's member of the same name of an enum of its
+    name (cutlass_library's; a swizzle, SwizzlingFunctor's), which hashes as it does (by name: not an IntEnum's,
+    which hash as their numbers); anything else is left to the other side."""
     if type(other) is type(self):
         return self is other
-    if isinstance(other, enum.Enum) and type(other).__name__ == type(self).__name__ and \
-            not type(other).__module__.startswith("cuforge"):
+    mine = type(self).__name__
+    if isinstance(other, enum.Enum) and not isinstance(other, int) and \
+            type(other).__name__ in (mine, _INTERFACE_ENUM.get(mine)) and not type(other).__module__.startswith("cuforge"):
         return other.name == self.name
     return NotImplemented
 
@@ -59,7 +72,8 @@ def _unequal(self, other):
 
 def register() -> None:
     """Registers the paths above (once cuforge's own modules are imported), and the enums' equality."""
-    for enum_type in [e for e in vars(_core).values() if isinstance(e, enum.EnumMeta)] + [shape.ConvMode]:
+    for enum_type in [e for e in vars(_core).values() if isinstance(e, enum.EnumMeta)] + [shape.ConvMode,
+                                                                                        swizzle.StridedDgradSwizzle]:
         enum_type.__eq__, enum_type.__ne__, enum_type.__hash__ = _equal, _unequal, enum.Enum.__hash__
     _alias("backend.utils.device", _names("backend.utils.device", device_cc=environment.device_cc,
                                           device_sm_count=environment.device_sm_count))

@@ -50,9 +50,9 @@ class Conv2DProblemSize:
     """A 2-D convolution's sizes as the CUTLASS Python interface spells them:
     ``Conv2DProblemSize(n, h, w, c, k, r, s, c_, pad_h, pad_w, stride_h, stride_w, dilation_h,
     dilation_w)``, kept as N, H, W, C, K, R, S, pad_h ...; P and Q, the output's height and width, follow.
-    ``c_`` (the filter's channels per group) and ``groups`` are taken as the interface took them (``c_`` unkept):
-    sizes of grouped convolutions describe problems cuforge runs none of (a plan's run reads its tensors'
-    extents, never a problem size)."""
+    ``c_`` is the filter's channels, C / ``groups`` (kept as groups): sizes of grouped convolutions describe problems
+    cuforge runs none of (a plan's run reads its tensors' extents, never a problem size), kept as the interface kept
+    them."""
 
     def __init__(self, n, h, w, c, k, r, s, c_, pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w,
                  mode=ConvMode.CrossCorrelation, split_k_slices=1, groups=1):
@@ -61,9 +61,10 @@ class Conv2DProblemSize:
                                  ("stride_w", stride_w, 1), ("dilation_h", dilation_h, 1),
                                  ("dilation_w", dilation_w, 1), ("split_k_slices", split_k_slices, 1)):
             setattr(self, name, integer(value, name, low))
-        integer(c_, "c_ (the filter's channels)", 1)
         groups = integer(groups, "groups", 1)
-        # The interface's mode is cutlass_library's ConvMode, or a name of it.
+        if self.C % groups or integer(c_, "c_ (the filter's channels)", 1) != self.C // groups:
+            raise InvalidArgumentError(f"c_: the filter's channels ({c_}) must be the input's ({self.C}) over groups "
+                                       f"({groups}), a whole number")        # The interface's mode is cutlass_library's ConvMode, or a name of it.
         spelt = mode.name if isinstance(mode, enum.Enum) else mode
         if mode is not ConvMode.CrossCorrelation and not (isinstance(spelt, str) and
                                                           spelt in ("CrossCorrelation", "cross_correlation")):
@@ -92,7 +93,7 @@ class Conv2DProblemSize:
         name = getattr(kind, "name", kind)
         name = name.lower() if isinstance(name, str) else name
         if name == "fprop":
-            return GemmCoord(self.N * self.P * self.Q, self.K, self.R * self.S * self.C)
+            return GemmCoord(self.N * self.P * self.Q, self.K, self.R * self.S * self.C // self.groups)
         if name == "dgrad":
             return GemmCoord(self.N * self.H * self.W, self.C, self.R * self.S * self.K)
         if name == "wgrad":

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <string_view>
 
 #include "cuforge/core/error.hpp"
@@ -12,11 +13,18 @@
 
 namespace cuforge::select {
 
+namespace {
+
+// The epilogue computes in f32 (or f16): a slope past f32's range would be inf there, 0 * inf NaN at x = 0.
+bool finite_in_f32(double x) { return std::abs(x) <= std::numeric_limits<float>::max(); }
+
+}  // namespace
+
 void GemmSettings::set_activation(Activation a, std::optional<double> argument) {
   if (argument && a != Activation::leaky_relu && *argument != 0.0)
     throw InvalidArgumentError(fmt::format("activation: {} takes no argument, got {}", to_string(a), *argument));
-  if (argument && !std::isfinite(*argument))
-    throw InvalidArgumentError(fmt::format("activation: leaky_relu's slope must be finite, got {}", *argument));
+  if (argument && !finite_in_f32(*argument))
+    throw InvalidArgumentError(fmt::format("activation: leaky_relu's slope must be finite in f32, got {}", *argument));
   activation = a;
   activation_argument = argument.value_or(default_activation_argument(a));
 }
@@ -93,8 +101,9 @@ void GemmSettings::check() const {
   if (autotune_candidates < 1 || autotune_candidates > kMaxAutotuneCandidates)
     throw InvalidArgumentError(fmt::format("autotune_candidates: expected 1 to {} kernels to time, got {}",
                                            kMaxAutotuneCandidates, autotune_candidates));
-  if (!std::isfinite(activation_argument))
-    throw InvalidArgumentError(fmt::format("activation: leaky_relu's slope must be finite, got {}", activation_argument));
+  if (!finite_in_f32(activation_argument))
+    throw InvalidArgumentError(fmt::format("activation: leaky_relu's slope must be finite in f32, got {}",
+                                           activation_argument));
 }
 
 }  // namespace cuforge::select

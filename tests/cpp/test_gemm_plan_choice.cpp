@@ -331,6 +331,8 @@ TEST(GemmPlan, TheEpilogueIsPartOfTheKernel) {
   change(g, [](auto& s) { s.set_activation(Activation::leaky_relu); });
   EXPECT_EQ(g.settings().activation_argument, 0.2) << "the CUTLASS Python interface's default slope, decided in C++";
   EXPECT_THROW(change(g, [](auto& s) { s.set_activation(Activation::relu, 0.5); }), InvalidArgumentError);
+  EXPECT_THROW(change(g, [](auto& s) { s.set_activation(Activation::leaky_relu, 1e39); }), InvalidArgumentError)
+      << "past f32: inf in the epilogue";
   change(g, [](auto& s) { s.set_activation(Activation::leaky_relu, 0.2); });
   auto c = pick(g, 4096, 4096, 4096);
   EXPECT_EQ(c.activation, Activation::leaky_relu);

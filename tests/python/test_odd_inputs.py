@@ -4,7 +4,10 @@ up, DLPack tensors whose strides or address wrap, flags and sizes that were take
 
 from __future__ import annotations
 
+import copy
 import ctypes
+import os
+import pickle
 
 import numpy as np
 import pytest
@@ -87,6 +90,30 @@ def test_a_capsule_of_another_name_is_named():
 def test_odd_arguments_are_errors_of_cuforge(call, says):
     with pytest.raises(cuforge.Error, match=says):
         call()
+
+
+def test_an_operation_is_not_copied_or_pickled():
+    op = _gemm().construct()
+    for copy_it in (pickle.dumps, copy.deepcopy, copy.copy):
+        with pytest.raises(cuforge.InvalidArgumentError, match="^an Operation .* is not copied or pickled"):
+            copy_it(op)
+
+
+def test_a_profile_writes_only_regular_files(tmp_path):
+    profile = cuforge.profiler.Profile("x", 1.0, "t")
+    with pytest.raises(cuforge.InvalidArgumentError, match="^csv: expected a file path, got int"):
+        profile.save(csv=0)
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(cuforge.InvalidArgumentError, match="^plot: .* is not a regular file"):
+        profile.save(plot=str(tmp_path / "fifo"))
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "p.csv")
+    with pytest.raises(cuforge.InvalidArgumentError, match="^csv: cannot write .*No such file"):
+        profile.save(csv=str(tmp_path / "dangling"))
+
+
+def test_a_slope_past_f32_is_refused():
+    with pytest.raises(cuforge.InvalidArgumentError, match="slope must be finite in f32, got 1e"):
+        _gemm().activation = (cuforge.epilogue.leaky_relu, 1e39)
 
 
 def test_a_tile_descriptions_own_instruction_shape_is_checked():

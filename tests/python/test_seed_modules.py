@@ -5,7 +5,9 @@ and Conv2DProblemSize as its sizes are spelt there."""
 
 from __future__ import annotations
 
+import enum
 import importlib
+import importlib.util
 import logging
 
 import numpy as np
@@ -25,6 +27,7 @@ def test_the_interfaces_module_paths_import_and_resolve(path, name):
     for part in path.split("."):
         module = getattr(module, part)
     assert importlib.import_module(f"cuforge.{path}") is module
+    assert importlib.util.find_spec(f"cuforge.{path}") is not None
     assert callable(getattr(module, name))
 
 
@@ -56,6 +59,10 @@ def test_the_interfaces_datatype_conversions():
         datatypes.get_tensor_shape("x")
     with pytest.raises(cuforge.DataTypeError):
         datatypes.library_type("no_such_type")
+    with pytest.raises(cuforge.DataTypeError):
+        datatypes.library_type(None)  # NumPy's dtype of None is float64
+    subclass = np.zeros((2, 3), np.float32).view(type("Sub", (np.ndarray,), {}))
+    assert datatypes.is_numpy_tensor(subclass) and datatypes.get_tensor_shape(subclass) == (2, 3)
 
 
 def test_device_cc_takes_the_interfaces_device_argument():
@@ -115,7 +122,16 @@ def test_cuforges_enums_equal_cutlass_librarys_members_of_their_names():
     assert cutlass.OpcodeClass.Simt != cutlass_library.OpcodeClass.TensorOp
     assert cutlass.LayoutType.RowMajor == cutlass_library.LayoutType.RowMajor
     assert cutlass.MathOperation.multiply_add == cutlass_library.MathOperation.multiply_add
-    assert cutlass.ConvMode.CrossCorrelation == cutlass_library.ConvMode.CrossCorrelation
+    # Each equal pair hashes alike (cutlass_library's IntEnums, ConvKind and ConvMode, hash as numbers: not equal).
+    for ours, theirs in ((cutlass.DataType.bf16, cutlass_library.DataType.bf16),
+                         (cutlass.KernelScheduleType.TmaWarpSpecializedCooperative,
+                          cutlass_library.KernelScheduleType.TmaWarpSpecializedCooperative),
+                         (cutlass.swizzle.ThreadblockSwizzleStreamK, cutlass_library.SwizzlingFunctor.StreamK),
+                         (cutlass.swizzle.IdentitySwizzle1, cutlass_library.SwizzlingFunctor.Identity1),
+                         (cutlass.swizzle.StridedDgradIdentitySwizzle4, cutlass_library.SwizzlingFunctor.StridedDgradIdentity4)):
+        assert ours == theirs and theirs == ours and hash(ours) == hash(theirs), (ours, theirs)
+    assert cutlass_library.SwizzlingFunctorTag[cutlass.swizzle.IdentitySwizzle2]
+    assert cutlass.ConvMode.CrossCorrelation != cutlass_library.ConvMode.CrossCorrelation
     assert cutlass_library.DataTypeNames[cutlass.DataType.f16] == "f16"
     assert cutlass_library.OpcodeClassNames[cutlass.OpcodeClass.TensorOp] == "tensorop"
     assert cutlass.DataType.f16 in {cutlass_library.DataType.f16} and cutlass.DataType.f16 not in {cutlass.DataType.bf16}
@@ -141,6 +157,8 @@ def test_conv_kind_compares_as_the_interfaces_enum_and_as_a_name():
     assert plan.conv_kind == cutlass_library.ConvKind.Dgrad and cutlass_library.ConvKind.Dgrad == plan.conv_kind
     assert plan.conv_kind != cutlass_library.ConvKind.Fprop and plan.conv_kind == "dgrad" and plan.conv_kind != "fprop"
     assert {"dgrad": 1}[plan.conv_kind] == 1 and f"{plan.conv_kind}" == "dgrad"
+    other = enum.Enum("Passes", "DGRAD")  # an enum of another name is no spelling of the kind
+    assert plan.conv_kind != other.DGRAD
 
 
 def test_conv2d_problem_size_as_the_interface_spells_it():
@@ -165,3 +183,8 @@ def test_conv2d_problem_size_as_the_interface_spells_it():
         cutlass.shape.Conv2DProblemSize.from_sizes((1, 28, 28), (128, 3, 3, 64))
     with pytest.raises(cuforge.InvalidArgumentError, match=r"^c_ \(the filter's channels\): expected 1 or more"):
         cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 0, 1, 1, 1, 1, 1, 1)
+    grouped = cutlass.shape.Conv2DProblemSize(1, 8, 8, 4, 8, 3, 3, 2, 1, 1, 1, 1, 1, 1, groups=2)
+    assert grouped.implicit_gemm_size("fprop") == (64, 8, 18), "K = R·S·C / groups, as the interface's"
+    for c_, groups in ((64, 1), (4, 2), (1, 3)):
+        with pytest.raises(cuforge.InvalidArgumentError, match=r"^c_: the filter's channels .* over groups"):
+            cutlass.shape.Conv2DProblemSize(1, 8, 8, 4, 8, 3, 3, c_, 1, 1, 1, 1, 1, 1, groups=groups)

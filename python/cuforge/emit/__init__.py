@@ -123,5 +123,11 @@ class Operation:
     def __repr__(self) -> str:
         return f"Operation({self.name}, cc={self.cc})"
 
+    def __reduce_ex__(self, protocol):
+        from ..op.plan import PlanCopyError  # the plans import this package: imported on use
+
+        raise PlanCopyError("an Operation (the kernel a plan chose) is not copied or pickled: construct it again from "
+                            "its plan, or keep its name (op.name) and build that")
+
 
 __all__ = ["Operation", "TensorDescription", "kernel_source", "pytorch"]

@@ -49,8 +49,8 @@ class _ConvKindName(str):
     was cutlass_library's ConvKind, which its users compare with (``plan.conv_kind == ConvKind.Fprop``)."""
 
     def __eq__(self, other):
-        if isinstance(other, pyenum.Enum):
-            return other.name.lower() == str(self)
+        if isinstance(other, pyenum.Enum):  # cutlass_library's ConvKind (an IntEnum: no key for its tables)
+            return type(other).__name__ == "ConvKind" and other.name.lower() == str(self)
         return str.__eq__(self, other)
 
     def __ne__(self, other):
