@@ -113,6 +113,10 @@ def test_cutlass_librarys_swizzles_and_iterators_are_taken(caplog):
     fprop = cutlass.op.Conv2dFprop(element=np.float16, kernel_cc=80)
     with pytest.raises(cuforge.InvalidArgumentError, match="a strided-dgrad swizzle schedules dgrad kernels"):
         fprop.swizzling_functor = cutlass.swizzle.StridedDgradIdentitySwizzle4
+    # A member of another of cutlass_library's enums is no spelling of one, though their member names agree.
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^tile_description\[.epilogue_schedule.\]: expected a "
+                                                           r"cuforge.EpilogueScheduleType .* got KernelScheduleType"):
+        gemm.tile_description = {"epilogue_schedule": cutlass_library.KernelScheduleType.TmaWarpSpecializedCooperative}
 
 
 def test_cuforges_enums_equal_cutlass_librarys_members_of_their_names():

@@ -29,13 +29,21 @@ def layout_of(x, name) -> LayoutType | None:
     return LayoutType.RowMajor
 
 
+# cutlass_library's enums whose members the interface took for a cuforge enum of another name.
+_INTERFACE_ENUMS = {"TileSchedulerType": ("TileSchedulerType", "SwizzlingFunctor")}
+
+
 def enum_value(value, enum, name: str):
     """A member of a cuforge enum, given as the member, its name ("Simt", "RowMajor"), the CUTLASS
     Python interface's snake_case spelling of it ("tensor_op"), or cutlass_library's member of that
-    name (the interface's enums are cutlass_library's)."""
+    name of the enum of that name (the interface's enums are cutlass_library's; its swizzles
+    SwizzlingFunctor's)."""
     if isinstance(value, enum):
         return value
     if isinstance(value, pyenum.Enum) and not type(value).__module__.startswith("cuforge"):
+        if type(value).__name__ not in _INTERFACE_ENUMS.get(enum.__name__, (enum.__name__,)):
+            raise InvalidArgumentError(f"{name}: expected a cuforge.{enum.__name__} (or cutlass_library's "
+                                       f"{enum.__name__}), got {type(value).__name__}.{value.name}")
         value = value.name
     if isinstance(value, str) and value not in enum.__members__ and value.islower():
         value = "".join(part.capitalize() for part in value.split("_")) or value  # the interface's getattr_enum
