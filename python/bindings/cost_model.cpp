@@ -3,6 +3,7 @@
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/string.h>
 
+#include <cmath>
 #include <string>
 
 #include "cuforge/core/conv_problem.hpp"
@@ -38,6 +39,23 @@ GemmShape checked_shape(const char* function, int64_t m, int64_t n, int64_t k, i
   return shape;
 }
 
+// A constant of the model, read and written from Python: a setter that refuses what no constant is (NaN, an
+// infinity, a negative number), which would turn every estimate and the ranking built on them into nonsense.
+template <double select::CostModel::*Field>
+auto getter() {
+  return [](const select::CostModel& model) { return model.*Field; };
+}
+
+template <double select::CostModel::*Field>
+auto setter(const char* name) {
+  return [name](select::CostModel& model, double value) {
+    if (!(std::isfinite(value) && value >= 0))
+      throw InvalidArgumentError(std::string("CostModel.") + name + ": expected a finite number of 0 or more, got " +
+                                 std::to_string(value));
+    model.*Field = value;
+  };
+}
+
 }  // namespace
 
 void bind_cost_model(nb::module_& m) {
@@ -45,38 +63,38 @@ void bind_cost_model(nb::module_& m) {
                                  "The selection cost model's fitted constants, each as documented in "
                                  "include/cuforge/select/gemm_cost.hpp (defaults: the built-in model).")
       .def(nb::init<>())
-      .def_rw("tile_efficiency_exponent", &select::CostModel::tile_efficiency_exponent)
-      .def_rw("implicit_gemm_tile_exponent", &select::CostModel::implicit_gemm_tile_exponent)
-      .def_rw("pingpong_edge", &select::CostModel::pingpong_edge)
-      .def_rw("tall_tile_edge", &select::CostModel::tall_tile_edge)
-      .def_rw("mma_sync_fraction", &select::CostModel::mma_sync_fraction)
-      .def_rw("sm80_tf32_time_factor", &select::CostModel::sm80_tf32_time_factor)
-      .def_rw("launch_us", &select::CostModel::launch_us)
-      .def_rw("stream_k_overhead", &select::CostModel::stream_k_overhead)
-      .def_rw("fixup_bytes_per_second", &select::CostModel::fixup_bytes_per_second)
-      .def_rw("reduction_turn_us", &select::CostModel::reduction_turn_us)
-      .def_rw("arrival_order_turn_fraction", &select::CostModel::arrival_order_turn_fraction)
-      .def_rw("fp8_turn_factor", &select::CostModel::fp8_turn_factor)
-      .def_rw("spanning_stream_k_turns", &select::CostModel::spanning_stream_k_turns)
-      .def_rw("reduction_launch_us", &select::CostModel::reduction_launch_us)
-      .def_rw("partial_bytes_per_second", &select::CostModel::partial_bytes_per_second)
-      .def_rw("lone_pingpong_fraction", &select::CostModel::lone_pingpong_fraction)
-      .def_rw("lone_mma_sync_fraction", &select::CostModel::lone_mma_sync_fraction)
-      .def_rw("unhidden_fraction", &select::CostModel::unhidden_fraction)
-      .def_rw("wave_latency_us", &select::CostModel::wave_latency_us)
-      .def_rw("panel_bytes_per_second", &select::CostModel::panel_bytes_per_second)
-      .def_rw("cp_async_panel_fraction", &select::CostModel::cp_async_panel_fraction)
-      .def_rw("lone_implicit_gemm_wave_us", &select::CostModel::lone_implicit_gemm_wave_us)
-      .def_rw("per_tile_setup_saving_us", &select::CostModel::per_tile_setup_saving_us)
-      .def_rw("per_tile_wave_us", &select::CostModel::per_tile_wave_us)
-      .def_rw("per_tile_narrow_fraction", &select::CostModel::per_tile_narrow_fraction)
-      .def_rw("overlapped_promotion_edge", &select::CostModel::overlapped_promotion_edge)
-      .def_rw("transpose_bandwidth_fraction", &select::CostModel::transpose_bandwidth_fraction)
-      .def_rw("register_sourced_fraction", &select::CostModel::register_sourced_fraction)
-      .def_rw("register_sourced_wide_fraction", &select::CostModel::register_sourced_wide_fraction)
-      .def_rw("register_sourced_lone_fraction", &select::CostModel::register_sourced_lone_fraction)
-      .def_rw("register_sourced_stream_k_overhead", &select::CostModel::register_sourced_stream_k_overhead)
-      .def_rw("cluster_of_four_sm_fraction", &select::CostModel::cluster_of_four_sm_fraction);
+      .def_prop_rw("tile_efficiency_exponent", getter<&select::CostModel::tile_efficiency_exponent>(), setter<&select::CostModel::tile_efficiency_exponent>("tile_efficiency_exponent"))
+      .def_prop_rw("implicit_gemm_tile_exponent", getter<&select::CostModel::implicit_gemm_tile_exponent>(), setter<&select::CostModel::implicit_gemm_tile_exponent>("implicit_gemm_tile_exponent"))
+      .def_prop_rw("pingpong_edge", getter<&select::CostModel::pingpong_edge>(), setter<&select::CostModel::pingpong_edge>("pingpong_edge"))
+      .def_prop_rw("tall_tile_edge", getter<&select::CostModel::tall_tile_edge>(), setter<&select::CostModel::tall_tile_edge>("tall_tile_edge"))
+      .def_prop_rw("mma_sync_fraction", getter<&select::CostModel::mma_sync_fraction>(), setter<&select::CostModel::mma_sync_fraction>("mma_sync_fraction"))
+      .def_prop_rw("sm80_tf32_time_factor", getter<&select::CostModel::sm80_tf32_time_factor>(), setter<&select::CostModel::sm80_tf32_time_factor>("sm80_tf32_time_factor"))
+      .def_prop_rw("launch_us", getter<&select::CostModel::launch_us>(), setter<&select::CostModel::launch_us>("launch_us"))
+      .def_prop_rw("stream_k_overhead", getter<&select::CostModel::stream_k_overhead>(), setter<&select::CostModel::stream_k_overhead>("stream_k_overhead"))
+      .def_prop_rw("fixup_bytes_per_second", getter<&select::CostModel::fixup_bytes_per_second>(), setter<&select::CostModel::fixup_bytes_per_second>("fixup_bytes_per_second"))
+      .def_prop_rw("reduction_turn_us", getter<&select::CostModel::reduction_turn_us>(), setter<&select::CostModel::reduction_turn_us>("reduction_turn_us"))
+      .def_prop_rw("arrival_order_turn_fraction", getter<&select::CostModel::arrival_order_turn_fraction>(), setter<&select::CostModel::arrival_order_turn_fraction>("arrival_order_turn_fraction"))
+      .def_prop_rw("fp8_turn_factor", getter<&select::CostModel::fp8_turn_factor>(), setter<&select::CostModel::fp8_turn_factor>("fp8_turn_factor"))
+      .def_prop_rw("spanning_stream_k_turns", getter<&select::CostModel::spanning_stream_k_turns>(), setter<&select::CostModel::spanning_stream_k_turns>("spanning_stream_k_turns"))
+      .def_prop_rw("reduction_launch_us", getter<&select::CostModel::reduction_launch_us>(), setter<&select::CostModel::reduction_launch_us>("reduction_launch_us"))
+      .def_prop_rw("partial_bytes_per_second", getter<&select::CostModel::partial_bytes_per_second>(), setter<&select::CostModel::partial_bytes_per_second>("partial_bytes_per_second"))
+      .def_prop_rw("lone_pingpong_fraction", getter<&select::CostModel::lone_pingpong_fraction>(), setter<&select::CostModel::lone_pingpong_fraction>("lone_pingpong_fraction"))
+      .def_prop_rw("lone_mma_sync_fraction", getter<&select::CostModel::lone_mma_sync_fraction>(), setter<&select::CostModel::lone_mma_sync_fraction>("lone_mma_sync_fraction"))
+      .def_prop_rw("unhidden_fraction", getter<&select::CostModel::unhidden_fraction>(), setter<&select::CostModel::unhidden_fraction>("unhidden_fraction"))
+      .def_prop_rw("wave_latency_us", getter<&select::CostModel::wave_latency_us>(), setter<&select::CostModel::wave_latency_us>("wave_latency_us"))
+      .def_prop_rw("panel_bytes_per_second", getter<&select::CostModel::panel_bytes_per_second>(), setter<&select::CostModel::panel_bytes_per_second>("panel_bytes_per_second"))
+      .def_prop_rw("cp_async_panel_fraction", getter<&select::CostModel::cp_async_panel_fraction>(), setter<&select::CostModel::cp_async_panel_fraction>("cp_async_panel_fraction"))
+      .def_prop_rw("lone_implicit_gemm_wave_us", getter<&select::CostModel::lone_implicit_gemm_wave_us>(), setter<&select::CostModel::lone_implicit_gemm_wave_us>("lone_implicit_gemm_wave_us"))
+      .def_prop_rw("per_tile_setup_saving_us", getter<&select::CostModel::per_tile_setup_saving_us>(), setter<&select::CostModel::per_tile_setup_saving_us>("per_tile_setup_saving_us"))
+      .def_prop_rw("per_tile_wave_us", getter<&select::CostModel::per_tile_wave_us>(), setter<&select::CostModel::per_tile_wave_us>("per_tile_wave_us"))
+      .def_prop_rw("per_tile_narrow_fraction", getter<&select::CostModel::per_tile_narrow_fraction>(), setter<&select::CostModel::per_tile_narrow_fraction>("per_tile_narrow_fraction"))
+      .def_prop_rw("overlapped_promotion_edge", getter<&select::CostModel::overlapped_promotion_edge>(), setter<&select::CostModel::overlapped_promotion_edge>("overlapped_promotion_edge"))
+      .def_prop_rw("transpose_bandwidth_fraction", getter<&select::CostModel::transpose_bandwidth_fraction>(), setter<&select::CostModel::transpose_bandwidth_fraction>("transpose_bandwidth_fraction"))
+      .def_prop_rw("register_sourced_fraction", getter<&select::CostModel::register_sourced_fraction>(), setter<&select::CostModel::register_sourced_fraction>("register_sourced_fraction"))
+      .def_prop_rw("register_sourced_wide_fraction", getter<&select::CostModel::register_sourced_wide_fraction>(), setter<&select::CostModel::register_sourced_wide_fraction>("register_sourced_wide_fraction"))
+      .def_prop_rw("register_sourced_lone_fraction", getter<&select::CostModel::register_sourced_lone_fraction>(), setter<&select::CostModel::register_sourced_lone_fraction>("register_sourced_lone_fraction"))
+      .def_prop_rw("register_sourced_stream_k_overhead", getter<&select::CostModel::register_sourced_stream_k_overhead>(), setter<&select::CostModel::register_sourced_stream_k_overhead>("register_sourced_stream_k_overhead"))
+      .def_prop_rw("cluster_of_four_sm_fraction", getter<&select::CostModel::cluster_of_four_sm_fraction>(), setter<&select::CostModel::cluster_of_four_sm_fraction>("cluster_of_four_sm_fraction"));
   m.def("estimated_time_us",
         [](const std::string& name, int64_t m, int64_t n, int64_t k, int64_t batch, int splits, bool deterministic,
            int sm_count, const select::CostModel& model, bool ragged) {

@@ -39,6 +39,15 @@ def test_the_model_passed_in_is_the_one_used():
     assert _core.estimated_time_us(name, 4096, 4096, 4096, model=steeper) > builtin
 
 
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -1.0])
+def test_a_constant_no_model_has_is_refused(value):
+    """NaN, an infinity or a negative number would make every estimate, and the ranking, nonsense."""
+    model = _core.CostModel()
+    with pytest.raises(cuforge.InvalidArgumentError, match="^CostModel.fp8_turn_factor: expected a finite number"):
+        model.fp8_turn_factor = value
+    assert model.fp8_turn_factor == _core.CostModel().fp8_turn_factor
+
+
 def test_an_empty_shape_is_refused():
     name = _core.list_gemms(90, "*bf16_bf16_f32_bf16_bf16_rrr_128x64x64_c1x1x1*")[0]
     with pytest.raises(cuforge.InvalidArgumentError, match="expected M, N, batch >= 1"):
