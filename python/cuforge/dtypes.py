@@ -36,13 +36,24 @@ def _torch_table(torch) -> dict:
     return _TORCH
 
 
+# cutlass_library's enums (the CUTLASS Python interface's) whose members stand for a cuforge enum of another name.
+_INTERFACE_ENUMS = {"TileSchedulerType": "SwizzlingFunctor", "StridedDgradSwizzle": "SwizzlingFunctor"}
+
+
+def interface_member(value, enum_name: str | None = None) -> bool:
+    """Whether `value` is a member of another library's enum (cutlass_library's, the interface's enums): of the enum
+    named `enum_name`, or the one the interface used for it, where one is named."""
+    if not isinstance(value, enum.Enum) or type(value).__module__.startswith("cuforge"):
+        return False
+    return enum_name is None or type(value).__name__ in (enum_name, _INTERFACE_ENUMS.get(enum_name))
+
+
 def to_datatype(element) -> DataType:
     """DataType of a cuforge DataType, a NumPy/CuPy dtype or scalar type, a torch dtype, or a name."""
     if isinstance(element, DataType):
         return element
     # cutlass_library's members, which the CUTLASS Python interface's DataType is.
-    if isinstance(element, enum.Enum) and not type(element).__module__.startswith("cuforge") and \
-            element.name in DataType.__members__:
+    if interface_member(element) and element.name in DataType.__members__:
         return DataType.__members__[element.name]
     if isinstance(element, str):
         if element in DataType.__members__:

@@ -72,7 +72,6 @@ hardswish = ActivationFunction(Activation.hardswish)
 gelu = ActivationFunction(Activation.gelu)
 
 _BY_KIND = {f.kind: f for f in (identity, relu, leaky_relu, tanh, sigmoid, silu, hardswish, gelu)}
-
 _BY_NAME = {f.name: f for f in _BY_KIND.values()}
 
 

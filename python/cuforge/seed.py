@@ -48,19 +48,13 @@ def _names(path: str, **names) -> types.ModuleType:
     return module
 
 
-# cuforge's enums whose members are the interface's members of another enum (its swizzles were SwizzlingFunctor's).
-_INTERFACE_ENUM = {"TileSchedulerType": "SwizzlingFunctor", "StridedDgradSwizzle": "SwizzlingFunctor"}
-
-
 def _equal(self, other):
     """A member of cuforge's enum equals itself and another library's member of the same name of an enum of its
     name (cutlass_library's; a swizzle, SwizzlingFunctor's), which hashes as it does (by name: not an IntEnum's,
     which hash as their numbers); anything else is left to the other side."""
     if type(other) is type(self):
         return self is other
-    mine = type(self).__name__
-    if isinstance(other, enum.Enum) and not isinstance(other, int) and \
-            type(other).__name__ in (mine, _INTERFACE_ENUM.get(mine)) and not type(other).__module__.startswith("cuforge"):
+    if dtypes.interface_member(other, type(self).__name__) and not isinstance(other, int):
         return other.name == self.name
     return NotImplemented
 

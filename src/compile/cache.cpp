@@ -161,10 +161,10 @@ KernelCache& KernelCache::user_cache() {
 
 void KernelCache::check_root() const {
   const fs::path base = root_.parent_path();
-  if (const char c = shell_special(base))
+  if (const std::string c = shell_special(base); !c.empty())
     throw CacheError(fmt::format("the kernel cache {} holds a '{}', which the shell nvcc runs its steps in would "
-                                 "expand: set CUFORGE_CACHE_DIR to a path without $, `, \\, \" or newlines",
-                                 base.string(), c == '\n' ? std::string("\\n") : std::string(1, c)));
+                                 "expand: set CUFORGE_CACHE_DIR to a path without {}",
+                                 base.string(), c, kShellSpecialCharacters));
   std::error_code ec;
   if (!fs::exists(base, ec)) {
     fs::create_directories(base, ec);

@@ -99,10 +99,11 @@ struct DepthCheck final : nlohmann::json_sax<nlohmann::json> {
 
 }  // namespace
 
-char shell_special(const fs::path& path) {
+std::string shell_special(const fs::path& path) {
   const std::string& text = path.native();
   const size_t at = text.find_first_of("$`\\\"\n");
-  return at == std::string::npos ? '\0' : text[at];
+  if (at == std::string::npos) return "";
+  return text[at] == '\n' ? "\\n" : std::string(1, text[at]);
 }
 
 nlohmann::json read_json(const fs::path& path) {

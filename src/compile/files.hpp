@@ -21,8 +21,10 @@ inline constexpr int kMaxJsonDepth = 32;
 
 // nvcc runs its steps through /bin/sh, each path in double quotes, which leave $, ` and \ live (and a " or a
 // newline ends the quoting or the command): a path holding one would run as shell code
-// (CUFORGE_CACHE_DIR='/tmp/x$(touch f)' ran touch). The first such character of `path`, else '\0'.
-char shell_special(const std::filesystem::path& path);
+// (CUFORGE_CACHE_DIR='/tmp/x$(touch f)' ran touch). The first such character of `path` as an error message shows
+// it ("\\n" for a newline), else "".
+std::string shell_special(const std::filesystem::path& path);
+inline constexpr const char* kShellSpecialCharacters = "$, `, \\, \" or newlines";
 
 // The file's bytes; throws CacheError when it cannot be read, is not a regular file once links are
 // followed (a FIFO would block the reader, a device never end) or holds more than kMaxFileBytes.

@@ -169,10 +169,10 @@ std::unique_ptr<Toolchain> search(std::chrono::milliseconds nvcc_timeout) {
   t->cutlass = find_cutlass();
   for (const auto& [path, named] : {std::pair{t->nvcc, "the CUDA toolkit (CUDA_INSTALL_PATH or PATH)"},
                                     std::pair{t->cutlass, "CUTLASS_PATH"}})
-    if (const char c = shell_special(path))
+    if (const std::string c = shell_special(path); !c.empty())
       throw ToolchainError(fmt::format("{} is {}, which holds a '{}' the shell nvcc runs its steps in would expand: "
-                                       "install it under a path without $, `, \\, \" or newlines",
-                                       named, path.string(), c == '\n' ? std::string("\\n") : std::string(1, c)));
+                                       "install it under a path without {}",
+                                       named, path.string(), c, kShellSpecialCharacters));
   t->cutlass_version = cutlass_version_of(t->cutlass);
   if (t->cutlass_version.rfind(std::string(kCutlassSeries) + ".", 0) != 0)
     throw ToolchainError(fmt::format("the CUTLASS headers at {} are version {}, but cuforge's kernels are written for "

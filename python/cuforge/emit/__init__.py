@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 from typing import NamedTuple
 
 from .. import _core
@@ -59,8 +61,9 @@ class Operation:
         """The kernel's catalog name."""
         return self._chosen.name
 
-    @property
+    @functools.cached_property
     def _config(self) -> dict:
+        """What the kernel's name says of it (parsed once)."""
         return _core.kernel_config(self.name)
 
     @property
@@ -72,7 +75,7 @@ class Operation:
     def tile_description(self) -> TileDescription:
         """The kernel's tile (a copy), with the ``math_instruction`` it computes with."""
         config = self._config
-        td = config["tile"]
+        td = copy.copy(config["tile"])  # each caller's own
         td.math_instruction = config["math_instruction"]
         td.instruction_shape = list(td.math_instruction.instruction_shape)
         return td

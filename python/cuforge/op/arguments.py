@@ -6,7 +6,6 @@ InvalidArgumentError naming the argument."""
 from __future__ import annotations
 
 import copy
-import enum as pyenum
 import logging
 import numbers
 import os
@@ -14,7 +13,7 @@ import os
 from .. import _core
 from .._core import InvalidArgumentError, LayoutType, MathInstruction, TileDescription
 from ..arrays import describe, host_descriptor
-from ..dtypes import bool_or_complex, is_bool
+from ..dtypes import bool_or_complex, interface_member, is_bool
 
 _logger = logging.getLogger("cuforge")
 
@@ -29,10 +28,6 @@ def layout_of(x, name) -> LayoutType | None:
     return LayoutType.RowMajor
 
 
-# cutlass_library's enums whose members the interface took for a cuforge enum of another name.
-_INTERFACE_ENUMS = {"TileSchedulerType": ("TileSchedulerType", "SwizzlingFunctor")}
-
-
 def enum_value(value, enum, name: str):
     """A member of a cuforge enum, given as the member, its name ("Simt", "RowMajor"), the CUTLASS
     Python interface's snake_case spelling of it ("tensor_op"), or cutlass_library's member of that
@@ -40,8 +35,8 @@ def enum_value(value, enum, name: str):
     SwizzlingFunctor's)."""
     if isinstance(value, enum):
         return value
-    if isinstance(value, pyenum.Enum) and not type(value).__module__.startswith("cuforge"):
-        if type(value).__name__ not in _INTERFACE_ENUMS.get(enum.__name__, (enum.__name__,)):
+    if interface_member(value):
+        if not interface_member(value, enum.__name__):
             raise InvalidArgumentError(f"{name}: expected a cuforge.{enum.__name__} (or cutlass_library's "
                                        f"{enum.__name__}), got {type(value).__name__}.{value.name}")
         value = value.name

@@ -3,7 +3,6 @@ compatible with the CUTLASS Python interface."""
 
 from __future__ import annotations
 
-import enum as pyenum
 import logging
 import numbers
 import sys
@@ -12,6 +11,7 @@ from .. import _core, epilogue, swizzle
 from ..emit import Operation
 from .._core import InvalidArgumentError, IteratorAlgorithm, KernelKind, KernelScheduleType, LayoutType
 from ..arrays import current_stream, describe, operand_extents
+from ..dtypes import interface_member
 from .arguments import (alignments, enum_value, fixed_items, flag, integer, jobs_count, named_instruction,
                         problem_list, ranked_top, runs_as)
 from .plan import Plan
@@ -28,8 +28,8 @@ _ITERATOR_NAMES = {"optimized": IteratorAlgorithm.Optimized, "fixed_channels": I
 def _iterators(value) -> IteratorAlgorithm | None:
     """An iterator_algorithm as the settings take it: the member or the interface's name; the interface's
     "analytic" and "few_channels", which cuforge does not build, logged and left to cuforge (None)."""
-    if isinstance(value, pyenum.Enum) and not type(value).__module__.startswith("cuforge"):
-        value = {"Analytic": "analytic", "FewChannels": "few_channels"}.get(value.name, value)  # cutlass_library's
+    if interface_member(value, "IteratorAlgorithm"):
+        value = {"Analytic": "analytic", "FewChannels": "few_channels"}.get(value.name, value)
     if isinstance(value, str) and value.lower() in ("analytic", "few_channels"):
         _logger.info("iterator_algorithm %s: cuforge builds optimized and fixed_channels iterators; it chooses "
                      "between them per problem", value.lower())
@@ -49,8 +49,8 @@ class _ConvKindName(str):
     was cutlass_library's ConvKind, which its users compare with (``plan.conv_kind == ConvKind.Fprop``)."""
 
     def __eq__(self, other):
-        if isinstance(other, pyenum.Enum):  # cutlass_library's ConvKind (an IntEnum: no key for its tables)
-            return type(other).__name__ == "ConvKind" and other.name.lower() == str(self)
+        if interface_member(other, "ConvKind"):  # an IntEnum: no key for its tables
+            return other.name.lower() == str(self)
         return str.__eq__(self, other)
 
     def __ne__(self, other):
@@ -88,8 +88,8 @@ def _split_k(value) -> tuple[int, bool]:
     if items is None:
         raise InvalidArgumentError(f"split_k: expected (mode, slices), e.g. ('serial', 1), got {value!r}")
     mode, slices = items
-    if isinstance(mode, pyenum.Enum) and not type(mode).__module__.startswith("cuforge"):
-        mode = mode.name.lower()  # cutlass_library's SplitKMode.Serial, the interface's default
+    if interface_member(mode, "SplitKMode"):
+        mode = mode.name.lower()  # SplitKMode.Serial, the interface's default
     if not isinstance(mode, str) or mode not in ("serial", "parallel"):
         raise InvalidArgumentError(f"split_k: the mode is 'serial' or 'parallel', got {mode!r}")
     slices = integer(slices, "split_k slices", 1)
