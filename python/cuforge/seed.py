@@ -64,11 +64,20 @@ def _unequal(self, other):
     return equal if equal is NotImplemented else not equal
 
 
+def _missing(cls, value):
+    """`cuforge.DataType(cutlass_library.DataType.f16)` and kin: another library's member of the same name (as
+    _equal takes it), else the enum's own error."""
+    if dtypes.interface_member(value, cls.__name__) and value.name in cls.__members__:
+        return cls[value.name]
+    return None
+
+
 def register() -> None:
     """Registers the paths above (once cuforge's own modules are imported), and the enums' equality."""
     for enum_type in [e for e in vars(_core).values() if isinstance(e, enum.EnumMeta)] + [shape.ConvMode,
                                                                                         swizzle.StridedDgradSwizzle]:
         enum_type.__eq__, enum_type.__ne__, enum_type.__hash__ = _equal, _unequal, enum.Enum.__hash__
+        enum_type._missing_ = classmethod(_missing)
     _alias("backend.utils.device", _names("backend.utils.device", device_cc=environment.device_cc,
                                           device_sm_count=environment.device_sm_count))
     _alias("utils.datatypes", dtypes)

@@ -142,6 +142,11 @@ def test_cuforges_enums_equal_cutlass_librarys_members_of_their_names():
     # Another enum of other names is no spelling of one: IdentitySwizzle8 is cuforge's TileSchedulerType.Default.
     assert cutlass.swizzle.IdentitySwizzle8 != cutlass_library.SwizzlingFunctor.Identity8
     assert cutlass.DataType.f16 != "f16" and cutlass.DataType.f16 != 5
+    # The enums are made of those members too (the interface's enums were cutlass_library's own).
+    assert cutlass.DataType(cutlass_library.DataType.f16) is cutlass.DataType.f16
+    assert cutlass.LayoutType(cutlass_library.LayoutType.ColumnMajor) is cutlass.LayoutType.ColumnMajor
+    with pytest.raises(ValueError, match="is not a valid DataType"):
+        cutlass.DataType(cutlass_library.LayoutType.RowMajor)
 
 
 def test_the_interfaces_harness_spellings():
