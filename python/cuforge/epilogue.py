@@ -58,8 +58,65 @@ class ActivationFunction:
     def default_argument(self) -> float:
         return default_activation_argument(self.kind)
 
+    __name__ = property(lambda self: self._kind.name, doc="The name, as the interface's activation classes had.")
+
     def __repr__(self):
         return f"cuforge.epilogue.{self.name}"
+
+    def __call__(self, x, *argument):
+        """The activation applied to a NumPy array or a torch tensor, on the host or its device, as the epilogue
+        applies it (the CUTLASS Python interface's reference: ``cutlass.epilogue.relu(x)``,
+        ``leaky_relu(x, 0.5)``; leaky_relu's slope is its default where none is given)."""
+        if type(x).__module__.partition(".")[0] == "torch":
+            return self.torch(x, *argument)
+        return self.numpy(x, *argument)
+
+    def _slope(self, argument: tuple) -> float:
+        if len(argument) > 1:
+            raise InvalidArgumentError(f"{self.name}: expected an array and at most one argument, got {len(argument)} "
+                                       f"arguments past the array")
+        given = resolve((self, argument[0]))[1] if argument else None
+        return self.default_argument if given is None else given
+
+    def numpy(self, x, *argument):
+        """The activation of a NumPy array (or anything np.asarray takes), in its element type."""
+        import numpy as np
+
+        slope, x = self._slope(argument), np.asarray(x)
+        if not (np.issubdtype(x.dtype, np.floating) or np.issubdtype(x.dtype, np.integer)):
+            raise InvalidArgumentError(f"{self.name}: expected a real array, got elements of {x.dtype}")
+        wide = x.astype(np.float64)
+        if self._kind == Activation.gelu:  # erf's, as CUTLASS's GELU (not its tanh approximation)
+            import math
+
+            y = 0.5 * wide * (1.0 + np.vectorize(math.erf, otypes=[np.float64])(wide / math.sqrt(2.0)))
+        else:
+            y = {
+                Activation.identity: lambda v: v,
+                Activation.relu: lambda v: np.maximum(v, 0.0),
+                Activation.leaky_relu: lambda v: np.where(v > 0, v, v * slope),
+                Activation.tanh: np.tanh,
+                Activation.sigmoid: lambda v: 1.0 / (1.0 + np.exp(-v)),
+                Activation.silu: lambda v: v / (1.0 + np.exp(-v)),
+                Activation.hardswish: lambda v: v * np.clip(v + 3.0, 0.0, 6.0) / 6.0,
+            }[self._kind](wide)
+        return y.astype(x.dtype) if np.issubdtype(x.dtype, np.floating) else y
+
+    def torch(self, x, *argument):
+        """The activation of a torch tensor (torch.nn.functional's), in its element type and on its device."""
+        import torch.nn.functional as F
+
+        slope = self._slope(argument)
+        return {
+            Activation.identity: lambda v: v,
+            Activation.relu: F.relu,
+            Activation.leaky_relu: lambda v: F.leaky_relu(v, slope),
+            Activation.tanh: lambda v: v.tanh(),
+            Activation.sigmoid: lambda v: v.sigmoid(),
+            Activation.silu: F.silu,
+            Activation.hardswish: F.hardswish,
+            Activation.gelu: F.gelu,
+        }[self._kind](x)
 
 
 identity = ActivationFunction(Activation.identity)

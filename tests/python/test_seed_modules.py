@@ -88,6 +88,40 @@ def test_the_interfaces_registries():
                             cutlass.swizzle.StridedDgradHorizontalSwizzle]
 
 
+def test_the_activations_are_the_interfaces_references_too():
+    """Its harnesses computed the expected D with the activation itself: `activation(x)` on a NumPy array (or a torch
+    tensor), leaky_relu with its slope; `activation.__name__` named their tests."""
+    x = np.array([-3.0, -1.0, -0.25, 0.0, 0.5, 2.0, 4.0], np.float32)
+    wide = x.astype(np.float64)
+    expected = {
+        "identity": wide, "relu": np.maximum(wide, 0), "leaky_relu": np.where(wide > 0, wide, 0.2 * wide),
+        "tanh": np.tanh(wide), "sigmoid": 1 / (1 + np.exp(-wide)), "silu": wide / (1 + np.exp(-wide)),
+        "hardswish": wide * np.clip(wide + 3, 0, 6) / 6,
+        "gelu": np.array([-0.0040496941, -0.15865525, -0.10032342, 0.0, 0.34573123, 1.9544997, 3.9998733]),
+    }
+    for f in cutlass.epilogue.get_activations():
+        y = f(x)
+        assert f.__name__ == f.name and y.dtype == np.float32, f
+        np.testing.assert_allclose(y, expected[f.name], rtol=1e-6, atol=1e-7, err_msg=f.name)
+    np.testing.assert_array_equal(cutlass.epilogue.leaky_relu(x, 0.5), np.where(x > 0, x, 0.5 * x))
+    np.testing.assert_array_equal(cutlass.epilogue.leaky_relu(x, [0.5]), cutlass.epilogue.leaky_relu.numpy(x, 0.5))
+    with pytest.raises(cuforge.InvalidArgumentError, match="^activation: relu takes no argument, got 0.5"):
+        cutlass.epilogue.relu(x, 0.5)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^relu: expected a real array, got elements of <U1"):
+        cutlass.epilogue.relu(np.array(["a"]))
+
+
+def test_the_activations_of_torch_tensors_are_torchs():
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as F
+
+    x = torch.linspace(-4, 4, 33, dtype=torch.bfloat16)
+    assert torch.equal(cutlass.epilogue.gelu(x), F.gelu(x))
+    assert torch.equal(cutlass.epilogue.leaky_relu(x), F.leaky_relu(x, 0.2))
+    assert torch.equal(cutlass.epilogue.leaky_relu(x, 0.5), F.leaky_relu(x, 0.5))
+    assert torch.equal(cutlass.epilogue.hardswish(x), F.hardswish(x))
+
+
 def test_cutlass_librarys_swizzles_and_iterators_are_taken(caplog):
     gemm = cutlass.op.Gemm(element=np.float16, layout=cutlass.LayoutType.RowMajor, kernel_cc=80)
     gemm.swizzling_functor = cutlass_library.SwizzlingFunctor.Identity8  # the interface's IdentitySwizzle8

@@ -500,3 +500,24 @@ def test_tile_description_integers_are_not_bools(field, value):
         setattr(td, field, value)
     with pytest.raises(cuforge.InvalidArgumentError, match=f"^TileDescription.{field}: expected"):
         cutlass.TileDescription(**{"threadblock_shape": [64, 64, 64], field: value})
+
+
+@pytest.mark.parametrize("kind", ["Conv2dFprop", "Conv2dDgrad", "Conv2dWgrad"])
+def test_a_passs_run_takes_its_arguments_in_the_order_the_interfaces_notebook_passed_them(kind):
+    """The interface's notebook: plan.run(input, weight, C, output, stride, padding, dilation, alpha, beta)."""
+    import inspect
+
+    order = list(inspect.signature(getattr(cutlass, kind).run).parameters)[5:]
+    assert order == list(inspect.signature(cutlass.Conv2d.run).parameters)[5:]
+    assert order[:5] == ["stride", "padding", "dilation", "alpha", "beta"]
+
+
+def test_a_positional_stride_is_the_convolutions_stride():
+    plan = cutlass.Conv2dFprop(element=np.float16, element_accumulator=np.float32)
+    x, w = np.ones((2, 8, 8, 16), np.float16), np.ones((32, 3, 3, 16), np.float16)
+    y = np.zeros((2, 4, 4, 32), np.float16)  # stride 2, padding 1
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^D: expected P \(height\) = 8 "):
+        plan.run(x, w, y, y, (1, 1), (1, 1), (1, 1), 1.0, 0.0)
+    if cuforge.device_count() == 0:
+        with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):  # past every check of the geometry
+            plan.run(x, w, y, y, (2, 2), (1, 1), (1, 1), 1.0, 0.0)

@@ -446,6 +446,10 @@ class Conv2d(Plan):
         return self._finished(handle, print_module, sync)
 
 
+# The passes' run() take their arguments in Conv2d.run's order. The interface declared alpha and beta before stride,
+# padding and dilation there, but handed its arguments on by position to Conv2d.run (stride, padding, dilation, alpha,
+# beta): its notebook's positional calls, `plan.run(input, weight, C, output, stride, padding, dilation, alpha, beta)`,
+# ran as written, its keyword calls did not. Here both do.
 class Conv2dFprop(Conv2d):
     """Forward propagation: output = conv(input, weight), the seed's names for A, B and D."""
 
@@ -455,8 +459,8 @@ class Conv2dFprop(Conv2d):
         super().__init__("fprop", input, weight, C, output, alpha, beta, element, element_input, element_weight,
                          element_C, element_output, element_accumulator, cc, kernel_cc)
 
-    def run(self, input=None, weight=None, C=None, output=None, alpha=None, beta=None, stride=(1, 1),
-            padding=(0, 0), dilation=(1, 1), split_k=None, sync=True, print_module=False, stream=None):
+    def run(self, input=None, weight=None, C=None, output=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
+            alpha=None, beta=None, split_k=None, sync=True, print_module=False, stream=None):
         return super().run(input, weight, C, output, stride=stride, padding=padding, dilation=dilation, alpha=alpha,
                            beta=beta, split_k=split_k, sync=sync, print_module=print_module, stream=stream)
 
@@ -470,8 +474,8 @@ class Conv2dDgrad(Conv2d):
         super().__init__("dgrad", grad_output, weight, C, grad_input, alpha, beta, element, element_grad_output,
                          element_weight, element_C, element_grad_input, element_accumulator, cc, kernel_cc)
 
-    def run(self, grad_output=None, weight=None, C=None, grad_input=None, alpha=None, beta=None, stride=(1, 1),
-            padding=(0, 0), dilation=(1, 1), split_k=None, sync=True, print_module=False, stream=None):
+    def run(self, grad_output=None, weight=None, C=None, grad_input=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
+            alpha=None, beta=None, split_k=None, sync=True, print_module=False, stream=None):
         return super().run(grad_output, weight, C, grad_input, stride=stride, padding=padding, dilation=dilation,
                            alpha=alpha, beta=beta, split_k=split_k, sync=sync, print_module=print_module,
                            stream=stream)
@@ -486,8 +490,8 @@ class Conv2dWgrad(Conv2d):
         super().__init__("wgrad", grad_output, input, C, grad_weight, alpha, beta, element, element_grad_output,
                          element_input, element_C, element_grad_weight, element_accumulator, cc, kernel_cc)
 
-    def run(self, grad_output=None, input=None, C=None, grad_weight=None, alpha=None, beta=None, stride=(1, 1),
-            padding=(0, 0), dilation=(1, 1), split_k=None, sync=True, print_module=False, stream=None):
+    def run(self, grad_output=None, input=None, C=None, grad_weight=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
+            alpha=None, beta=None, split_k=None, sync=True, print_module=False, stream=None):
         return super().run(grad_output, input, C, grad_weight, stride=stride, padding=padding, dilation=dilation,
                            alpha=alpha, beta=beta, split_k=split_k, sync=sync, print_module=print_module,
                            stream=stream)
