@@ -459,7 +459,7 @@ void bind_plans(nb::module_& m) {
                              td = to_tensor_ref(d, "D");
              // The check too: it reads the plan's settings, under the lock a first run holds while it builds.
              return without_gil([&] {
-               return g.run(g.check(ta, tb, tc, td, {stride, padding, dilation}, beta, {splits, parallel}), alpha,
+               return g.run(g.check(ta, tb, tc, td, {stride, padding, dilation}, alpha, beta, {splits, parallel}), alpha,
                             beta, reinterpret_cast<cudaStream_t>(stream), std::move(on_complete));
              });
            },
@@ -484,7 +484,7 @@ void bind_plans(nb::module_& m) {
              if (!al || !be || !s || !torch_nhwc_views({&*ta, &*tb, &*tc, &*td})) return std::nullopt;
              return without_gil(
                  [&] {
-                   return g.run(g.check(*ta, *tb, *tc, *td, geometry, *be, *split), *al, *be,
+                   return g.run(g.check(*ta, *tb, *tc, *td, geometry, *al, *be, *split), *al, *be,
                                 reinterpret_cast<cudaStream_t>(*s));
                  },
                  sync.ptr() == Py_True);
@@ -498,18 +498,18 @@ void bind_plans(nb::module_& m) {
            "which the Python layer then runs.")
       .def("check",
            [](const Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, const Pair& stride,
-              const Pair& padding, const Pair& dilation, double beta, int splits, bool parallel) {
+              const Pair& padding, const Pair& dilation, double alpha, double beta, int splits, bool parallel) {
              g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"), to_tensor_ref(d, "D"),
-                     {stride, padding, dilation}, beta, {splits, parallel});
+                     {stride, padding, dilation}, alpha, beta, {splits, parallel});
            },
-           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a, "padding"_a, "dilation"_a, "beta"_a,
-           "splits"_a, "parallel"_a, "The checks of run(), without running.")
+           "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a, "padding"_a, "dilation"_a, "alpha"_a,
+           "beta"_a, "splits"_a, "parallel"_a, "The checks of run(), without running.")
       .def("profile",
            [](Conv2d& g, nb::handle a, nb::handle b, nb::handle c, nb::handle d, const Pair& stride,
               const Pair& padding, const Pair& dilation, double beta, int top, const std::string& filter, int jobs,
               uintptr_t stream, std::function<void(size_t, size_t, size_t, std::string)> progress) {
              auto problem = g.check(to_tensor_ref(a, "A"), to_tensor_ref(b, "B"), to_tensor_ref(c, "C"),
-                                    to_tensor_ref(d, "D"), {stride, padding, dilation}, beta, {});
+                                    to_tensor_ref(d, "D"), {stride, padding, dilation}, 1.0, beta, {});
              return profile_rows(g, problem, beta, top, filter, jobs, stream, progress);
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "stride"_a, "padding"_a, "dilation"_a, "beta"_a,

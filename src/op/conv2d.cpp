@@ -6,6 +6,7 @@
 #include "cuforge/library/gemm_config.hpp"
 #include "cuforge/runtime/device.hpp"
 #include "cuforge/runtime/scratch.hpp"
+#include "operand_check.hpp"
 
 namespace cuforge {
 namespace {
@@ -42,7 +43,8 @@ GemmShape Conv2d::shape(const Conv2dSize& size, bool bias, op::AlignmentCaps cap
 }
 
 ConvProblem Conv2d::check(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
-                          const op::ConvGeometry& geometry, double beta, ConvSplitK split) const {
+                          const op::ConvGeometry& geometry, double alpha, double beta, ConvSplitK split) const {
+  op::check_scalars(options_, alpha, beta);
   return op::check_conv(kind_, options_, device_, a, b, c, d, geometry, beta, split, settings().splits,
                         settings().opclass == OpcodeClass::Simt);
 }
@@ -63,7 +65,7 @@ runtime::RunHandle Conv2d::run(const ConvProblem& p, double alpha, double beta, 
 runtime::RunHandle Conv2d::run(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
                                const op::ConvGeometry& geometry, double alpha, double beta, ConvSplitK split,
                                cudaStream_t stream, std::function<void()> on_complete) {
-  return run(check(a, b, c, d, geometry, beta, split), alpha, beta, stream, std::move(on_complete));
+  return run(check(a, b, c, d, geometry, alpha, beta, split), alpha, beta, stream, std::move(on_complete));
 }
 
 }  // namespace cuforge

@@ -109,15 +109,6 @@ void check_extents(int64_t m, int64_t n, int64_t k, int64_t batch) {
     if (auto why = why_invalid_extent(v)) fail(name, *why);
 }
 
-// An int32 epilogue (s32 D, exact at any K) takes whole alpha and beta, or would truncate them;
-// floating-point ones take any value.
-void check_scalars(const GemmTypes& plan, double alpha, double beta) {
-  for (auto [name, v] : {std::pair{"alpha", alpha}, {"beta", beta}}) {
-    if (plan.element_d == DataType::s32 && (v != std::trunc(v) || std::abs(v) > double(INT32_MAX)))
-      fail(name, fmt::format("s32 outputs are computed in int32: expected a whole number, got {}", v));
-  }
-}
-
 }  // namespace
 
 int operand_alignment(DataType dtype, uintptr_t address, int64_t contiguous_extent, int64_t ld, int64_t batch_stride) {

@@ -1,12 +1,16 @@
 // What the boundary checks of every operation (gemm_check, grouped_check, conv_check) share: how an
-// operand is refused, and the output that would overwrite an input.
+// operand is refused, the epilogue's scalars, and the output that would overwrite an input.
 #pragma once
 
 #include <fmt/format.h>
 
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
 #include <string_view>
 
 #include "cuforge/core/error.hpp"
+#include "cuforge/core/gemm_problem.hpp"
 #include "cuforge/core/tensor.hpp"
 
 namespace cuforge::op {
@@ -14,6 +18,19 @@ namespace cuforge::op {
 // Refuses an operand or an argument: "<what>: <why>" (what: "D", "offsets", "group 3").
 [[noreturn]] inline void fail(std::string_view what, std::string_view why) {
   throw InvalidArgumentError(fmt::format("{}: {}", what, why));
+}
+
+// Refuses an alpha or beta the epilogue cannot hold: an int32 epilogue (s32 D, exact at any K) takes whole numbers,
+// or would truncate them; the others compute in f32 (f16 on SM80's all-f16 kernels), but for f64 accumulation, and
+// would take a finite number beyond f32's range as infinity. Infinities and NaN are taken as given.
+inline void check_scalars(const GemmTypes& plan, double alpha, double beta) {
+  for (auto [name, v] : {std::pair{"alpha", alpha}, {"beta", beta}}) {
+    if (plan.element_d == DataType::s32 && (v != std::trunc(v) || std::abs(v) > double(INT32_MAX)))
+      fail(name, fmt::format("s32 outputs are computed in int32: expected a whole number, got {}", v));
+    if (plan.accumulator() != DataType::f64 && std::isfinite(v) && std::abs(v) > double(FLT_MAX))
+      fail(name, fmt::format("the epilogue computes in f32: expected a number within its range (±{}), got {}",
+                             double(FLT_MAX), v));
+  }
 }
 
 // Refuses an output D that overlaps `input` (named `name`): the kernel would read what it has written.

@@ -173,7 +173,7 @@ TEST(ConvPlan, SimtPlansTakeAnyChannelCount) {
   auto settings = simt.settings();
   settings.opclass = OpcodeClass::Simt;
   simt.set_settings(settings);
-  const ConvProblem p = simt.check(x, w, {}, y, same, 0.0, {});
+  const ConvProblem p = simt.check(x, w, {}, y, same, 1.0, 0.0, {});
   EXPECT_EQ(p.shape.align_a, 1);
   EXPECT_EQ(p.shape.align_c, 1);
   const library::GemmConfig c = simt.select(p.shape).config;
@@ -181,7 +181,7 @@ TEST(ConvPlan, SimtPlansTakeAnyChannelCount) {
   // Their parallel split-K stores its partial products one element at a time too: any channel count splits.
   Conv2d wgrad(kWgrad, options(DataType::f16));
   wgrad.set_settings(settings);
-  const library::GemmConfig split = wgrad.select(wgrad.check(y, x, {}, w, same, 0.0, {2, true}).shape).config;
+  const library::GemmConfig split = wgrad.select(wgrad.check(y, x, {}, w, same, 1.0, 0.0, {2, true}).shape).config;
   EXPECT_TRUE(split.parallel_split_k && split.opclass == OpcodeClass::Simt) << split.name();
   // Fixed-channel iterators are tensor-op kernels', and the refusal says so.
   settings.iterator_algorithm = IteratorAlgorithm::FixedChannels;

@@ -95,12 +95,12 @@ def test_valid_runs_stop_at_the_device():
         a, b, d = operands
         with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
             plan.run(a, b, None, d, padding=(1, 1))
-    # The seed's names, alpha and beta before the geometry.
+    # The seed's names; by position the geometry before alpha and beta, as the interface's notebook passed them.
     plan = cuforge.op.Conv2dFprop(element=np.float16)
     with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
         plan.run(input=x, weight=w, output=y, padding=(1, 1))
     with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
-        plan.run(x, w, None, y, 1.0, 0.0, (1, 1), (1, 1))
+        plan.run(x, w, None, y, (1, 1), (1, 1), (1, 1), 1.0, 0.0)
     # NumPy operands are checked as if on the device before any copy.
     host = [np.zeros(t.shape, np.float16) for t in (x, w, y)]
     with pytest.raises(cuforge.DeviceError):

@@ -148,6 +148,29 @@ def test_int32_outputs_take_whole_alpha_and_beta():
         plan.run(host[0], host[1], host[2], host[3].copy(), alpha=0.5)
 
 
+@no_gpu
+def test_floating_point_epilogues_take_alpha_and_beta_within_their_range():
+    """The epilogue computes in f32 but for f64 accumulation: 1e39 would be an infinity there."""
+    plan = cuforge.op.Gemm(element=np.float16, **RCR)
+    A, B, C, D = row_major(64, 48, np.float16, "A"), col_major(48, 32, np.float16, "B"), *(
+        row_major(64, 32, np.float16, name) for name in "CD")
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^alpha: the epilogue computes in f32: .* got 1e\+39"):
+        plan.run(A, B, C, D, alpha=1e39)
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^beta: the epilogue computes in f32"):
+        plan.run(A, B, C, D, beta=-1e39)
+    for alpha in (3e38, float("inf")):  # within f32's range, or an infinity asked for
+        with pytest.raises(cuforge.DeviceError):
+            plan.run(A, B, C, D, alpha=alpha)
+    f64 = cuforge.op.Gemm(element=np.float64, **RCR)
+    with pytest.raises(cuforge.DeviceError):
+        f64.run(row_major(64, 48, np.float64, "A"), col_major(48, 32, np.float64, "B"), None,
+                row_major(64, 32, np.float64, "D"), alpha=1e39)
+    conv = cuforge.op.Conv2d(kind="fprop", element=np.float16)
+    x, w, y = np.ones((1, 8, 8, 8), np.float16), np.ones((8, 3, 3, 8), np.float16), np.zeros((1, 6, 6, 8), np.float16)
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^alpha: the epilogue computes in f32"):
+        conv.run(x, w, None, y, alpha=1e39)
+
+
 @pytest.mark.parametrize("a", ["float8_e4m3fn", "float8_e5m2"])
 @pytest.mark.parametrize("b", ["float8_e4m3fn", "float8_e5m2"])
 @pytest.mark.parametrize("out", ["bf16", "f16", "f32"])

@@ -40,10 +40,11 @@ class Conv2d : public op::Plan<runtime::ConvKernel, ConvProblem> {
     return compile_shapes(shapes, jobs);
   }
 
-  // The boundary check (op/conv_check.hpp). `split`: the run's own split-K, part of the problem's
-  // class (no slices: the plan's settings decide).
+  // The boundary check (op/conv_check.hpp), and alpha's and beta's (as the epilogue holds them). `split`: the run's
+  // own split-K, part of the problem's class (no slices: the plan's settings decide).
   ConvProblem check(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
-                    const op::ConvGeometry& geometry, double beta = 0.0, ConvSplitK split = {}) const;
+                    const op::ConvGeometry& geometry, double alpha = 1.0, double beta = 0.0,
+                    ConvSplitK split = {}) const;
 
   // Runs a checked problem on `stream`.
   runtime::RunHandle run(const ConvProblem& problem, double alpha = 1.0, double beta = 0.0,

@@ -439,8 +439,8 @@ class Conv2d(Plan):
         if any(d is None and x is not None for d, x in zip(descs, operands)):
             descs, on_complete = self._stage_host_arrays(
                 operands, descs, s, copy_d_in=beta != 0,
-                check=lambda d: self._plan.check(d[0], d[1], None if C is None else d[2], d[3], *geometry, beta,
-                                                 splits, parallel))
+                check=lambda d: self._plan.check(d[0], d[1], None if C is None else d[2], d[3], *geometry, alpha,
+                                                 beta, splits, parallel))
         handle = self._plan.run(descs[0], descs[1], None if C is None else descs[2], descs[3], *geometry, alpha,
                                 beta, splits, parallel, s, on_complete)
         return self._finished(handle, print_module, sync)
