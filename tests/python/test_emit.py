@@ -220,6 +220,27 @@ def test_export_refuses_bad_names_and_operations(tmp_path):
             cuforge.emit.pytorch(op, "x", jit=True)
 
 
+def test_export_overwrites_only_its_own_files(tmp_path):
+    """The default sourcedir is the current directory: a project's own setup.py (or sources) is not replaced, nor
+    another module's export, which would be left without a setup.py that builds it."""
+    op = cuforge.op.Gemm(element=np.float16, layout=ROW, cc=90).construct()
+    (tmp_path / "setup.py").write_text("# the project's own\n")
+    with pytest.raises(InvalidArgumentError, match="setup.py' exists and is not written by cuforge.emit.pytorch"):
+        cuforge.emit.pytorch(op, "gemm_a", sourcedir=str(tmp_path))
+    assert (tmp_path / "setup.py").read_text() == "# the project's own\n" and not (tmp_path / "gemm_a.cpp").exists()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "gemm_a.cpp").write_text("int main() {}\n")
+    with pytest.raises(InvalidArgumentError, match="gemm_a.cpp' exists and is not written by cuforge"):
+        cuforge.emit.pytorch(op, "gemm_a", sourcedir=str(mine))
+    first = tmp_path / "exports"
+    cuforge.emit.pytorch(op, "gemm_a", sourcedir=str(first))
+    cuforge.emit.pytorch(op, "gemm_a", sourcedir=str(first))  # its own export again
+    with pytest.raises(InvalidArgumentError, match="holds the export of module 'gemm_a', whose setup.py this one"):
+        cuforge.emit.pytorch(op, "gemm_b", sourcedir=str(first))
+    assert "extension gemm_a:" in (first / "setup.py").read_text() and not (first / "gemm_b.cpp").exists()
+
+
 def _check_arguments(source):
     """The message arguments of every TORCH_CHECK in a C++ source (after the condition)."""
     calls, start = [], 0

@@ -69,6 +69,8 @@ def test_swizzling_functors(caplog):
             sm90.swizzling_functor = swizzle
         assert sm90.swizzling_functor is None
         assert f"swizzling_functor {swizzle.name}: this plan's SM90 kernels take no" in caplog.text
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^swizzling_functor: expected a cuforge.TileSchedulerType"):
+        sm90.swizzling_functor = np.array([1, 2])  # compared with names, it had no truth value
 
 
 def test_split_k_and_decompositions():

@@ -4,6 +4,7 @@ tensors, and the settings (their arguments read by cuforge.op.arguments)."""
 from __future__ import annotations
 
 import difflib
+import enum
 import logging
 import threading
 
@@ -440,11 +441,11 @@ class Plan:
     def _tile_scheduler(self, value, given: str | None = None):
         """A swizzling_functor as the settings' tile scheduler (None: cuforge's choice); ``given`` names the
         setting in what is logged (default: swizzling_functor and the value)."""
-        name = getattr(value, "name", value)
+        name = getattr(value, "name", value) if isinstance(value, enum.Enum) else value
         if isinstance(name, str) and name.startswith("StridedDgrad"):  # cuforge.swizzle's or cutlass_library's
             raise InvalidArgumentError(f"swizzling_functor {name}: a strided-dgrad swizzle schedules dgrad kernels, "
                                        f"not this plan's")
-        if name == "Identity8":  # cutlass_library's member, the interface's IdentitySwizzle8
+        if isinstance(name, str) and name == "Identity8":  # cutlass_library's member, the interface's IdentitySwizzle8
             value = _core.TileSchedulerType.Default
         value = None if value is None else enum_value(value, _core.TileSchedulerType, "swizzling_functor")
         threadblock_swizzles = (_core.TileSchedulerType.Identity1, _core.TileSchedulerType.Identity2,
