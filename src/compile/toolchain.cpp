@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <iterator>
 #include <fstream>
@@ -80,11 +82,25 @@ std::string cuda_version_of(const fs::path& nvcc, std::chrono::milliseconds time
                                       nvcc.string(), std::chrono::duration<double>(timeout).count()));
   };
   if (g_hung_nvccs.count(nvcc.string())) throw hung();
-  fs::path log = fs::temp_directory_path() / fmt::format("cuforge-nvcc-version-{}.txt", ::getpid());
+  // nvcc's words go to a directory of this process's own (mkdtemp): a file of a predictable name in a shared
+  // temporary directory could be another user's link, which the log's truncation would write through.
+  std::error_code ec;
+  const fs::path temp = fs::temp_directory_path(ec);
+  const char* tmpdir = std::getenv("TMPDIR");
+  if (ec)
+    throw ToolchainError(fmt::format("reading {} --version needs a temporary directory: {} ({}); set TMPDIR to a "
+                                     "writable directory", nvcc.string(),
+                                     tmpdir ? fmt::format("TMPDIR is {}", tmpdir) : std::string("none was found"),
+                                     ec.message()));
+  std::string private_dir = (temp / "cuforge-nvcc-version-XXXXXX").string();
+  if (!::mkdtemp(private_dir.data()))
+    throw ToolchainError(fmt::format("reading {} --version needs a temporary directory: none could be made in {} "
+                                     "({}); set TMPDIR to a writable directory", nvcc.string(), temp.string(),
+                                     std::strerror(errno)));
+  const fs::path log = fs::path(private_dir) / "nvcc-version.txt";
   const std::optional<int> status = wait_process(start_process({nvcc.string(), "--version"}, log), timeout);
   std::string text = status ? read_file_or_empty(log) : "";
-  std::error_code ec;
-  fs::remove(log, ec);
+  fs::remove_all(private_dir, ec);
   if (!status) {
     g_hung_nvccs.insert(nvcc.string());
     throw hung();

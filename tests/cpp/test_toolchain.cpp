@@ -234,5 +234,43 @@ TEST(Toolchain, ACutlassPathTheShellWouldExpandIsRefused) {
   EXPECT_TRUE(contains(error, "holds a '$' the shell nvcc runs its steps in would expand")) << odd.output;
 }
 
+// nvcc's `--version` is read through a file in a directory of the process's own (a predictable name in a shared
+// temporary directory could be a link another user planted, which the log's truncation would write through), left
+// behind by nothing; a TMPDIR that is no directory is named, not blamed on the kernel cache.
+TEST(Toolchain, NvccsVersionIsReadInADirectoryOfItsOwn) {
+  TempDir tmp;
+  const char* before_cuda = std::getenv("CUDA_INSTALL_PATH");
+  const char* before_tmp = std::getenv("TMPDIR");
+  const std::string saved_cuda = before_cuda ? before_cuda : "", saved_tmp = before_tmp ? before_tmp : "";
+  std::vector<std::string> outcomes;
+  fs::create_directories(tmp.path() / "temp");
+  for (const auto& [dir, temp] : std::vector<std::pair<std::string, fs::path>>{
+           {"a", tmp.path() / "temp"}, {"b", tmp.path() / "missing"}}) {
+    const fs::path cuda = tmp.path() / dir;
+    test::write_file(cuda / "bin/nvcc", "#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.88'\n");
+    ::chmod((cuda / "bin/nvcc").c_str(), 0700);
+    ::setenv("CUDA_INSTALL_PATH", cuda.c_str(), 1);
+    ::setenv("TMPDIR", temp.c_str(), 1);
+    try {
+      outcomes.push_back("version " + compile::Toolchain::find(std::chrono::seconds(10)).cuda_version);
+    } catch (const ToolchainError& e) {
+      outcomes.push_back(e.what());
+    }
+  }
+  for (const auto& [name, value] : {std::pair{"CUDA_INSTALL_PATH", before_cuda ? &saved_cuda : nullptr},
+                                    std::pair{"TMPDIR", before_tmp ? &saved_tmp : nullptr}}) {
+    if (value) {
+      ::setenv(name, value->c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  EXPECT_EQ(outcomes[0], "version 13.0.88");
+  EXPECT_TRUE(fs::is_empty(tmp.path() / "temp")) << "the private directory is removed";
+  EXPECT_TRUE(contains(outcomes[1], "--version needs a temporary directory: TMPDIR is " +
+                                        (tmp.path() / "missing").string()))
+      << outcomes[1];
+}
+
 }  // namespace
 }  // namespace cuforge
