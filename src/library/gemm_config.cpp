@@ -226,7 +226,27 @@ GemmConfig split_k_partials(const GemmConfig& c) {
   return partials;
 }
 
+namespace {
+
+// Tile extents and alignments out of the range the rules' arithmetic takes (they divide by them).
+std::optional<std::string> why_out_of_range(const GemmConfig& c) {
+  const auto& t = c.tile.threadblock_shape;
+  if (std::any_of(t.begin(), t.end(), [](int e) { return e < 1 || e > kMaxTileExtent; }))
+    return fmt::format("tile {}x{}x{}: each extent must be 1 to {}", t[0], t[1], t[2], kMaxTileExtent);
+  if (c.alignment_a < 1 || c.alignment_b < 1 || c.alignment_c < 1)
+    return fmt::format("alignments {}, {} and {}: each must be 1 element or more", c.alignment_a, c.alignment_b,
+                       c.alignment_c);
+  return std::nullopt;
+}
+
+}  // namespace
+
+void check_extents(const GemmConfig& c) {
+  if (auto why = why_out_of_range(c)) throw InvalidArgumentError(*why);
+}
+
 int resolved_stages(const GemmConfig& c) {
+  check_extents(c);
   if (c.tile.stages > 0) return c.tile.stages;
   return (kSm90SharedMemory - sm90_epilogue_bytes(c)) / stage_bytes(c);
 }
@@ -251,12 +271,8 @@ namespace {
 // The rules of one CUTLASS kernel, D of either layout (why_invalid adds which D a configuration may have).
 std::optional<std::string> why_invalid_kernel(const GemmConfig& c, int target_cc) {
   // What the rules below divide by or multiply, in range first.
+  if (auto why = why_out_of_range(c)) return why;
   const auto& t = c.tile.threadblock_shape;
-  if (std::any_of(t.begin(), t.end(), [](int e) { return e < 1 || e > kMaxTileExtent; }))
-    return fmt::format("tile {}x{}x{}: each extent must be 1 to {}", t[0], t[1], t[2], kMaxTileExtent);
-  if (c.alignment_a < 1 || c.alignment_b < 1 || c.alignment_c < 1)
-    return fmt::format("alignments {}, {} and {}: each must be 1 element or more", c.alignment_a, c.alignment_b,
-                       c.alignment_c);
   if (c.fixed_channels) {
     if (c.kind != KernelKind::Conv2dFprop || c.arch >= 90 || c.pointwise || c.opclass != OpcodeClass::TensorOp)
       return std::string("fixed-channel kernels are SM80 tensor-core fprop kernels (CUTLASS 2.x's kFixedChannels "

@@ -93,21 +93,29 @@ template <class Kernel, class Problem>
 Plan<Kernel, Problem>& Plan<Kernel, Problem>::operator=(Plan&&) noexcept = default;
 
 template <class Kernel, class Problem>
+typename Plan<Kernel, Problem>::State& Plan<Kernel, Problem>::state() const {
+  if (!state_)
+    throw InvalidArgumentError("this plan was moved from: it holds no kernels or settings (use the plan it was moved "
+                               "into, or assign it a new one)");
+  return *state_;
+}
+
+template <class Kernel, class Problem>
 int Plan<Kernel, Problem>::kernel_cc() const {
-  std::lock_guard lock(state_->mutex);
-  return state_->kernels.arch;
+  std::lock_guard lock(state().mutex);
+  return state().kernels.arch;
 }
 
 template <class Kernel, class Problem>
 select::GemmSettings Plan<Kernel, Problem>::settings() const {
-  std::lock_guard lock(state_->mutex);
-  return state_->settings;
+  std::lock_guard lock(state().mutex);
+  return state().settings;
 }
 
 template <class Kernel, class Problem>
 Activation Plan<Kernel, Problem>::activation() const {
-  std::lock_guard lock(state_->mutex);
-  return state_->settings.activation;
+  std::lock_guard lock(state().mutex);
+  return state().settings.activation;
 }
 
 template <class Kernel, class Problem>
@@ -118,14 +126,14 @@ void Plan<Kernel, Problem>::set_settings(const select::GemmSettings& settings) {
   const auto warnings = select::kernel_set_warnings(kernels, settings, kind_, options_.layout_a, options_.layout_b);
   std::vector<std::string> said;
   {
-    std::lock_guard lock(state_->mutex);
-    state_->settings = settings;
-    ++state_->generation;
-    state_->kernels = std::move(kernels);
-    state_->chosen.clear();
-    state_->compiled.clear();
-    state_->last.reset();
-    said = std::exchange(state_->warned, warnings);
+    std::lock_guard lock(state().mutex);
+    state().settings = settings;
+    ++state().generation;
+    state().kernels = std::move(kernels);
+    state().chosen.clear();
+    state().compiled.clear();
+    state().last.reset();
+    said = std::exchange(state().warned, warnings);
   }
   // Each said once while it holds (from construction or a setting on); outside the lock: the Python sink takes the GIL.
   for (const auto& w : warnings)
@@ -134,32 +142,32 @@ void Plan<Kernel, Problem>::set_settings(const select::GemmSettings& settings) {
 
 template <class Kernel, class Problem>
 library::MathInstruction Plan<Kernel, Problem>::math_instruction() const {
-  std::lock_guard lock(state_->mutex);
-  return *library::math_instruction(*state_->kernels.family.front());  // a plan's family is never empty
+  std::lock_guard lock(state().mutex);
+  return *library::math_instruction(*state().kernels.family.front());  // a plan's family is never empty
 }
 
 template <class Kernel, class Problem>
 std::vector<TileDescription> Plan<Kernel, Problem>::tile_descriptions() const {
-  std::lock_guard lock(state_->mutex);
-  return select::tile_descriptions(state_->kernels);
+  std::lock_guard lock(state().mutex);
+  return select::tile_descriptions(state().kernels);
 }
 
 template <class Kernel, class Problem>
 std::vector<Activation> Plan<Kernel, Problem>::activations() const {
-  std::lock_guard lock(state_->mutex);
-  return select::activations(state_->kernels);
+  std::lock_guard lock(state().mutex);
+  return select::activations(state().kernels);
 }
 
 template <class Kernel, class Problem>
 std::vector<TileScheduler> Plan<Kernel, Problem>::tile_schedulers() const {
-  std::lock_guard lock(state_->mutex);
-  return select::tile_schedulers(state_->kernels);
+  std::lock_guard lock(state().mutex);
+  return select::tile_schedulers(state().kernels);
 }
 
 template <class Kernel, class Problem>
 select::GemmRanking Plan<Kernel, Problem>::rank(const GemmShape& shape) const {
-  std::lock_guard lock(state_->mutex);
-  return select::choose(state_->kernels, state_->settings, shape, sm_count_);
+  std::lock_guard lock(state().mutex);
+  return select::choose(state().kernels, state().settings, shape, sm_count_);
 }
 
 template <class Kernel, class Problem>
@@ -171,13 +179,13 @@ std::vector<select::GemmCandidate> Plan<Kernel, Problem>::candidates(const GemmS
 
 template <class Kernel, class Problem>
 select::GemmCandidate Plan<Kernel, Problem>::choice(const GemmShape& shape) const {
-  std::lock_guard lock(state_->mutex);
-  auto ranking = select::choose(state_->kernels, state_->settings, shape, sm_count_);
+  std::lock_guard lock(state().mutex);
+  auto ranking = select::choose(state().kernels, state().settings, shape, sm_count_);
   if (ranking.ranked.empty()) throw InvalidArgumentError(ranking.why_none);
   if (runtime::device_count() > 0)  // the record is per device
     if (auto tuned = recorded(shape, ranking.ranked)) return tuned->candidate;
   // Of the compiled kernels that serve the class, the one the model estimates fastest on it.
-  auto compiled = serving(state_->compiled, state_->settings, shape, sm_count_);
+  auto compiled = serving(state().compiled, state().settings, shape, sm_count_);
   return compiled.empty() ? ranking.ranked.front() : compiled.front().first;
 }
 
@@ -204,15 +212,15 @@ std::vector<BuiltKernel> Plan<Kernel, Problem>::compile_shapes(const std::vector
   std::vector<KernelSource> sources;
   const bool have_gpu = runtime::device_count() > 0;
   const uint64_t generation = [&] {
-    std::lock_guard lock(state_->mutex);
-    return state_->generation;
+    std::lock_guard lock(state().mutex);
+    return state().generation;
   }();
   for (const auto& shape : shapes) {
     auto ranking = rank(shape);
     if (ranking.ranked.empty()) throw InvalidArgumentError(ranking.why_none);
     std::optional<select::GemmCandidate> tuned;
     if (have_gpu) {  // the record is per device
-      std::lock_guard lock(state_->mutex);
+      std::lock_guard lock(state().mutex);
       if (auto r = recorded(shape, ranking.ranked)) tuned = r->candidate;
     }
     chosen.push_back(tuned.value_or(ranking.ranked.front()));
@@ -222,12 +230,12 @@ std::vector<BuiltKernel> Plan<Kernel, Problem>::compile_shapes(const std::vector
   for (const auto& o : outcomes)
     if (o.exception) std::rethrow_exception(o.exception);
   std::vector<BuiltKernel> built;
-  std::lock_guard lock(state_->mutex);
+  std::lock_guard lock(state().mutex);
   for (size_t i = 0; i < outcomes.size(); ++i) {
     built.push_back({*outcomes[i].result, chosen[i]});
     if (have_gpu) Kernel::load(built.back().entry.library());  // the first run only launches
     // Chosen under settings changed since (by another thread): built, and in the cache, but not the plan's.
-    if (state_->generation == generation) state_->compiled.push_back({chosen[i], built.back().entry.library()});
+    if (state().generation == generation) state().compiled.push_back({chosen[i], built.back().entry.library()});
   }
   return built;
 }
@@ -235,8 +243,8 @@ std::vector<BuiltKernel> Plan<Kernel, Problem>::compile_shapes(const std::vector
 template <class Kernel, class Problem>
 auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStream_t> measure_on, double beta)
     -> std::shared_ptr<const Launchable> {
-  std::unique_lock lock(state_->mutex);
-  State& s = *state_;
+  std::unique_lock lock(state().mutex);
+  State& s = state();
   const uint64_t generation = s.generation;
   // The candidate's kernel ready to launch on the problem, or null when CUTLASS refuses it.
   auto launchable_of = [&](const select::GemmCandidate& c,
@@ -436,12 +444,12 @@ auto Plan<Kernel, Problem>::stand_in(const GemmShape& shape, const std::vector<s
   for (size_t i = 0; i < ranked.size() && i < kBuiltRanks; ++i)
     if (!(ranked[i].config == chosen.config))
       if (auto built = compile::cached(kernel_source(ranked[i].config))) return StandIn{ranked[i], *built};
-  if (state_->kernels.arch < 90) return std::nullopt;  // the chosen kernel is itself a quick SM80 build
+  if (state().kernels.arch < 90) return std::nullopt;  // the chosen kernel is itself a quick SM80 build
   try {
-    auto tensor_op = state_->settings;  // never SIMT kernels the plan did not ask for (fp8 has only those on SM80)
+    auto tensor_op = state().settings;  // never SIMT kernels the plan did not ask for (fp8 has only those on SM80)
     tensor_op.opclass = tensor_op.opclass.value_or(OpcodeClass::TensorOp);
     const auto sm80 = select::gemm_kernels(kernel_types_, 80, tensor_op, kind_, cc_);
-    const auto ranking = select::choose(sm80, state_->settings, shape, sm_count_);
+    const auto ranking = select::choose(sm80, state().settings, shape, sm_count_);
     if (ranking.ranked.empty() || ranking.ranked.front().config == chosen.config) return std::nullopt;
     return StandIn{ranking.ranked.front(), compile::compile(kernel_source(ranking.ranked.front().config)).entry};
   } catch (const InvalidArgumentError&) {  // no SM80 kernels for these types or settings
@@ -451,22 +459,22 @@ auto Plan<Kernel, Problem>::stand_in(const GemmShape& shape, const std::vector<s
 
 template <class Kernel, class Problem>
 void Plan<Kernel, Problem>::ran(std::shared_ptr<const Launchable> launched) {
-  std::lock_guard lock(state_->mutex);
-  state_->last = std::move(launched);
+  std::lock_guard lock(state().mutex);
+  state().last = std::move(launched);
 }
 
 template <class Kernel, class Problem>
 std::optional<std::string> Plan<Kernel, Problem>::last_kernel() const {
-  std::lock_guard lock(state_->mutex);
-  if (!state_->last) return std::nullopt;
-  return state_->last->candidate.config.name();
+  std::lock_guard lock(state().mutex);
+  if (!state().last) return std::nullopt;
+  return state().last->candidate.config.name();
 }
 
 template <class Kernel, class Problem>
 std::optional<int> Plan<Kernel, Problem>::last_splits() const {
-  std::lock_guard lock(state_->mutex);
-  if (!state_->last) return std::nullopt;
-  return state_->last->candidate.splits;
+  std::lock_guard lock(state().mutex);
+  if (!state().last) return std::nullopt;
+  return state().last->candidate.splits;
 }
 
 template class Plan<runtime::GemmKernel, GemmProblem>;

@@ -35,12 +35,12 @@ std::optional<std::string> unmeasurable(const GroupedProblem& p) {
 
 template <class Kernel, class Problem>
 std::string Plan<Kernel, Problem>::key_of(const GemmShape& shape) const {
-  return op::tuning_key(device_, kind_, state_->kernels.arch, kernel_types_, state_->settings, shape);
+  return op::tuning_key(device_, kind_, state().kernels.arch, kernel_types_, state().settings, shape);
 }
 
 template <class Kernel, class Problem>
 std::string Plan<Kernel, Problem>::tuning_key(const GemmShape& shape) const {
-  std::lock_guard lock(state_->mutex);
+  std::lock_guard lock(state().mutex);
   return key_of(shape);
 }
 

@@ -218,6 +218,7 @@ bool cluster_pads(const library::GemmConfig& c, const GemmShape& p, const std::a
 
 double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int splits, bool deterministic,
                          int sm_count, const CostModel& model) {
+  library::check_extents(c);
   sm_count = std::max(sm_count, 1);
   splits = std::max(splits, 1);
   if (p.empty_output()) return model.launch_us;

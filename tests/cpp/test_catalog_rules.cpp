@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cuforge/library/catalog.hpp"
+#include "cuforge/select/gemm_cost.hpp"
 #include "test_support.hpp"
 
 namespace cuforge {
@@ -464,6 +465,19 @@ TEST(CatalogRules, RefusedConfigurationsSayWhy) {
     ASSERT_TRUE(why.has_value()) << r.config.name() << " was accepted";
     for (const char* word : r.reason_mentions) EXPECT_NE(why->find(word), std::string::npos) << "reason: " << *why;
   }
+}
+
+// The rules' arithmetic, public as it is, refuses a tile or alignments it would divide by zero with (SIGFPE before).
+TEST(CatalogRules, ArithmeticOnAnEmptyTileIsRefused) {
+  const GemmConfig empty = test::changed(sm90_coop(), [](auto& c) { c.tile.threadblock_shape = {0, 0, 0}; });
+  const GemmConfig unaligned = test::changed(sm90_coop(), [](auto& c) { c.alignment_b = 0; });
+  for (const GemmConfig& c : {empty, unaligned}) {
+    EXPECT_THROW((void)library::resolved_stages(c), InvalidArgumentError);
+    EXPECT_THROW((void)library::shared_memory_bytes(c), InvalidArgumentError);
+    EXPECT_THROW((void)select::estimated_time_us(c, GemmShape{64, 64, 64}, 1, true, 132), InvalidArgumentError);
+  }
+  EXPECT_TRUE(test::contains(test::message_of<InvalidArgumentError>([&] { library::check_extents(empty); }),
+                             "tile 0x0x0: each extent must be 1 to 1024"));
 }
 
 TEST(CatalogRules, Sm90GemmsReadCOfTheirInputTypeBesideAnF32D) {

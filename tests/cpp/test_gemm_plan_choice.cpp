@@ -36,6 +36,18 @@ TEST(GemmPlan, WithoutAGpuThePlanTargetsSm90) {
   EXPECT_EQ(g.kernel_cc(), 90);
 }
 
+// A plan moved from holds nothing: using it is an error that says so (it dereferenced a null state).
+TEST(GemmPlan, AMovedFromPlanIsAClearError) {
+  Gemm a(plan_of(DataType::f16, R, R, R));
+  Gemm b(std::move(a));
+  const std::string error = message_of<InvalidArgumentError>([&] { (void)a.settings(); });
+  EXPECT_TRUE(contains(error, "this plan was moved from")) << error;
+  EXPECT_THROW((void)a.select(GemmShape{64, 64, 64}), InvalidArgumentError);
+  EXPECT_EQ(b.settings().splits, GemmOptions{}.settings.splits);
+  a = std::move(b);  // assigned a plan again, it runs
+  EXPECT_NO_THROW((void)a.select(GemmShape{64, 64, 64}));
+}
+
 TEST(GemmPlan, OddLeadingDimensionFallsBackToAnSm80KernelOfLowerAlignment) {
   Gemm g(plan_of(DataType::bf16, R, R, R));
   EXPECT_EQ(g.kernel_cc(), 90);

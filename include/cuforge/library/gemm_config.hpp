@@ -169,6 +169,9 @@ std::pair<Layout, Layout> conv_layouts(KernelKind kind);
 // an 8.6, 8.9 or 12.x GPU less: its kernel set leaves out the rows that do not fit).
 std::optional<std::string> why_invalid(const GemmConfig& config, int target_cc = 0);
 
+// InvalidArgumentError where the tile's extents or the alignments are out of the range why_invalid takes (1 or
+// more, tiles up to 1024): the functions below (and select::estimated_time_us) divide by them, and check first.
+void check_extents(const GemmConfig& config);
 // Shared memory one CTA of the kernel uses, in bytes (stages resolved as the builder would).
 int64_t shared_memory_bytes(const GemmConfig& config);
 // The stage count the kernel ends up with (SM90 "auto" resolved against shared memory).

@@ -146,6 +146,7 @@ class Plan {
 
  private:
   struct State;
+  State& state() const;  // InvalidArgumentError on a moved-from plan
   std::string key_of(const GemmShape& shape) const;  // tuning_key, with the state's lock held
   // The record's entry for the class, when it names one of `ranked` (a kernel the plan may run): that
   // candidate, and how many of the model's best its measurement tried.
