@@ -53,7 +53,11 @@ Nhwc describe_nhwc(const char* name, const char* what, const TensorRef& t, DataT
                            "rank {}: {}", what, t.rank, t.describe()));
   for (int i = 0; i < 4; ++i)
     if (t.shape[i] < 1) fail(name, fmt::format("expected every extent to be 1 or more, got {}", t.describe()));
-  // Dense NHWC: the kernels address D (and C) as a row-major N·H·W x C matrix.
+  if (t.numel() >= kMaxTensorBytes / size_bytes(dtype) || t.beyond_address_space())  // numel() saturates
+    fail(name, fmt::format("{} elements of {} bytes: CUTLASS's convolution kernels address tensors below 2 GiB ({} "
+                           "bytes)", t.numel(), size_bytes(dtype), kMaxTensorBytes));
+  // Dense NHWC: the kernels address D (and C) as a row-major N·H·W x C matrix (the extents' products are below
+  // 2**31, checked above).
   const int64_t dense[4] = {t.shape[1] * t.shape[2] * t.shape[3], t.shape[2] * t.shape[3], t.shape[3], 1};
   for (int i = 0; i < 4; ++i)
     if (t.strides[i] != dense[i] && t.shape[i] > 1)
@@ -61,9 +65,6 @@ Nhwc describe_nhwc(const char* name, const char* what, const TensorRef& t, DataT
                              "strides ({}, {}, {}, 1) in N, H, W, C), got {} (pass "
                              ".contiguous(memory_format=torch.channels_last))",
                              dense[0], dense[1], dense[2], t.describe()));
-  if (t.numel() >= kMaxTensorBytes / size_bytes(dtype) || t.beyond_address_space())  // numel() saturates
-    fail(name, fmt::format("{} elements of {} bytes: CUTLASS's convolution kernels address tensors below 2 GiB ({} "
-                           "bytes)", t.numel(), size_bytes(dtype), kMaxTensorBytes));
   auto address = reinterpret_cast<uintptr_t>(t.data);
   if (address % size_bytes(dtype) != 0)
     fail(name, fmt::format("the data pointer {:#x} is not aligned to its {}-byte elements", address,

@@ -115,6 +115,9 @@ def test_valid_runs_stop_at_the_device():
     (dict(x=nhwc((126, 16), 0)), "^A: expected a rank-4"),
     (dict(x=FakeDeviceArray((2, 9, 7, 16), np.float16, strides=(2016, 112, 16, 1), ptr=0x10_0000_0000)),
      "^A: expected dense NHWC"),
+    # Its dense strides (8·8·2**62) wrapped past int64, named in the message: the size is refused first.
+    (dict(x=FakeDeviceArray((1, 8, 8, 2**62), np.float16, strides=(0, 0, 0, 1), ptr=0x10_0000_0000)),
+     "^A: .* elements of 2 bytes: CUTLASS's convolution kernels address tensors below 2 GiB"),
     (dict(x=nhwc((2, 9, 7, 3), 0), w=nhwc((32, 3, 3, 3), 1)), "^A: 3 channels: .* pad the channels with zeros to 8"),
     (dict(stride=(0, 1)), "^stride: expected 1 or more"),
     (dict(padding=-1), "^padding: expected 0 or more"),
