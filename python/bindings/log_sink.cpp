@@ -74,6 +74,10 @@ struct PythonLog {
     try {
       to(int(level), text);
     } catch (nb::python_error& e) {  // a failing logger must not break a build, nor fail unseen
+      if (e.matches(PyExc_KeyboardInterrupt)) {
+        PyErr_SetInterrupt();  // a Ctrl-C the logger's Python code happened to meet: raised at the next chance
+        return;
+      }
       e.discard_as_unraisable("cuforge's log sink");
     }
   }

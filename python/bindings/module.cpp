@@ -93,6 +93,17 @@ NB_MODULE(_core, m) {
   g_compilation = new_exception(m, "CompilationError", bases(g_error, PyExc_RuntimeError),
                                 "nvcc rejected a kernel; .log holds its output, .source_path the kept source.");
 
+  // A Ctrl-C during a build (cuforge.build, a plan's compile or profile) stops it: the thread waiting for the
+  // builds checks Python's signals (the main thread's: other threads see none) and the build raises
+  // KeyboardInterrupt, where it otherwise ran every kernel before the interpreter saw the signal.
+  compile::set_interrupt_check([] {
+    if (!Py_IsInitialized()) return false;
+    nb::gil_scoped_acquire acquire;
+    if (PyErr_CheckSignals() == 0) return false;
+    PyErr_Clear();  // raised again, as KeyboardInterrupt, from compile::Interrupted
+    return true;
+  });
+
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     // The message as a str, whatever its bytes: nvcc's and gcc's output may be in another encoding.
     auto raise = [](PyObject* type, const std::string& message) { PyErr_SetObject(type, text(message).ptr()); };
@@ -118,6 +129,8 @@ NB_MODULE(_core, m) {
       raise(g_device, e.what());
     } catch (const CacheError& e) {
       raise(g_cache, e.what());
+    } catch (const Interrupted&) {
+      PyErr_SetNone(PyExc_KeyboardInterrupt);  // the Ctrl-C the interrupt check took (below)
     } catch (const Error& e) {
       raise(g_error, e.what());
     } catch (const std::filesystem::filesystem_error& e) {

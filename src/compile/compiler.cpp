@@ -30,6 +30,14 @@ using Clock = std::chrono::steady_clock;
 
 std::atomic<size_t> g_requests{0}, g_hits{0}, g_builds{0}, g_failures{0};
 
+std::mutex g_interrupt_mutex;
+std::function<bool()> g_interrupt_check;  // set_interrupt_check's
+
+std::function<bool()> interrupt_check() {
+  std::lock_guard lock(g_interrupt_mutex);
+  return g_interrupt_check;
+}
+
 // The name nvcc gives the translation unit's internal symbols on both sides (its shape: a hash, the
 // length and name of the source file, a hash), here from the cache key, so a build repeats exactly.
 std::string module_id(const std::string& key) {
@@ -315,10 +323,13 @@ std::vector<BuildOutcome> compile_many(const std::vector<KernelSource>& kernels,
   if (jobs == 0) jobs = int(std::max(1u, std::thread::hardware_concurrency()));
   jobs = std::min<int>(jobs, int(std::max<size_t>(1, kernels.size())));
   std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
   std::mutex mutex;
+  std::condition_variable finished;
+  int running = jobs;
   BuildProgress state{0, kernels.size(), 0, 0, nullptr};
   auto worker = [&] {
-    for (size_t i; (i = next++) < kernels.size();) {
+    for (size_t i; !stop.load() && (i = next++) < kernels.size();) {
       BuildOutcome out{kernels[i].name, std::nullopt, "", nullptr};
       try {
         out.result = compile(kernels[i], cache);
@@ -342,11 +353,32 @@ std::vector<BuildOutcome> compile_many(const std::vector<KernelSource>& kernels,
         }
       }
     }
+    std::lock_guard lock(mutex);
+    --running;
+    finished.notify_all();
   };
   std::vector<std::thread> threads;
   for (int t = 0; t < jobs; ++t) threads.emplace_back(worker);
+  const std::function<bool()> interrupted = interrupt_check();
+  {
+    std::unique_lock lock(mutex);
+    while (!finished.wait_for(lock, std::chrono::milliseconds(100), [&] { return running == 0; }))
+      if (interrupted && !stop.load()) {
+        lock.unlock();  // the check may wait for the GIL, which a progress callback holding this lock may take
+        if (interrupted()) stop.store(true);
+        lock.lock();
+      }
+  }
   for (auto& t : threads) t.join();
+  if (stop.load())
+    throw Interrupted(fmt::format("interrupted: {} of {} kernels built, the rest not started", state.done,
+                                  kernels.size()));
   return outcomes;
+}
+
+void set_interrupt_check(std::function<bool()> check) {
+  std::lock_guard lock(g_interrupt_mutex);
+  g_interrupt_check = std::move(check);
 }
 
 CompileStatistics statistics() { return {g_requests.load(), g_hits.load(), g_builds.load(), g_failures.load()}; }

@@ -213,6 +213,28 @@ def test_build_reports_toolchain_and_cache_problems_as_what_they_are(tmp_path):
     assert r.stdout.strip() == "ToolchainError", (r.stdout, r.stderr)
 
 
+def test_a_ctrl_c_stops_a_build(tmp_path):
+    """The interpreter sees a Ctrl-C only when Python code runs: a build (every kernel, in threads of the core's)
+    ran to its end, and the KeyboardInterrupt was lost in the log sink. It stops now: no further kernel starts,
+    and the build raises KeyboardInterrupt."""
+    cuda = fake_toolkit(tmp_path / "cuda")
+    nvcc = pathlib.Path(cuda) / "bin" / "nvcc"
+    nvcc.write_text(nvcc.read_text().replace('while [ $# -gt 0 ]', 'sleep 1; while [ $# -gt 0 ]'))
+    names = cuforge.list_gemms(80)[:12]
+    r = run_python(f"""
+        import os, signal, threading, time, cuforge
+        threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+        start = time.monotonic()
+        try:
+            cuforge.build({names!r}, jobs=1, progress=False)
+            print("finished")
+        except KeyboardInterrupt:
+            print("KeyboardInterrupt", time.monotonic() - start < 6)
+    """, CUFORGE_CACHE_DIR=str(tmp_path / "cache"), CUDA_INSTALL_PATH=cuda)
+    assert r.returncode == 0 and r.stdout.split() == ["KeyboardInterrupt", "True"], (r.stdout, r.stderr)
+    assert "Exception ignored" not in r.stderr, r.stderr
+
+
 def test_compiler_output_in_another_encoding_reaches_the_compilation_error(tmp_path):
     """nvcc's (or gcc's) messages in a non-UTF-8 locale: the CompilationError keeps its log, the bytes
     that are not UTF-8 replaced, where decoding them strictly once raised another error and lost it;

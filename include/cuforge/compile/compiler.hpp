@@ -72,10 +72,17 @@ struct BuildOutcome {
 };
 
 // Builds every kernel with up to `jobs` nvcc processes at once (0: one per core; negative is an
-// InvalidArgumentError); never throws for a failed kernel, reports it in its outcome instead.
+// InvalidArgumentError); never throws for a failed kernel, reports it in its outcome instead. Interrupted where
+// the interrupt check says so (set_interrupt_check), once the builds under way have finished.
 std::vector<BuildOutcome> compile_many(const std::vector<KernelSource>& kernels, int jobs,
                                        const ProgressCallback& progress = {},
                                        const KernelCache& cache = KernelCache::user_cache());
+
+// What compile_many asks, in the thread that called it, about every 100 ms while builds run: whether its caller
+// was interrupted (the Python module's check: a Ctrl-C, which its main thread would otherwise see only once every
+// kernel was built). Then no further build starts, those under way finish (nvcc is not killed mid-write), and
+// compile_many throws Interrupted. Empty (the default): never interrupted.
+void set_interrupt_check(std::function<bool()> check);
 
 // What this process asked of the compiler so far.
 struct CompileStatistics {

@@ -43,6 +43,12 @@ class CacheError : public Error {
   using Error::Error;
 };
 
+// A build the caller interrupted (compile::set_interrupt_check; Python: KeyboardInterrupt).
+class Interrupted : public Error {
+ public:
+  using Error::Error;
+};
+
 // nvcc rejected an emitted kernel: carries the compiler's log and the kept source.
 class CompilationError : public Error {
  public:
