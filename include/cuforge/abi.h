@@ -42,7 +42,18 @@ typedef struct cuforge_gemm_arguments {
   int deterministic; /* stream-K kernels: 1 reduces partial tiles in K order, 0 in arrival order */
   int device;   /* CUDA ordinal the launch targets */
   int sm_count; /* multiprocessors of that device, for persistent schedulers */
+  /* SM90's persistent and stream-K schedulers: the order tiles are handed out in, a cuforge_raster, in groups of
+   * `swizzle` (1, 2, 4 or 8) tiles across it; other kernels ignore them. */
+  int raster;
+  int swizzle;
 } cuforge_gemm_arguments;
+
+/* CUTLASS's RasterOrderOptions, in its order. */
+typedef enum cuforge_raster {
+  CUFORGE_RASTER_HEURISTIC = 0, /* along M where the problem has more tiles along N, else along N */
+  CUFORGE_RASTER_ALONG_M = 1,
+  CUFORGE_RASTER_ALONG_N = 2
+} cuforge_raster;
 
 /* How a kernel divides the work: CUTLASS's DecompositionMode, in its order, for stream-K kernels;
  * parallel split-K kernels (a reduction kernel after the slices) take no other. */

@@ -101,6 +101,17 @@ typename Plan<Kernel, Problem>::State& Plan<Kernel, Problem>::state() const {
 }
 
 template <class Kernel, class Problem>
+GemmLaunch Plan<Kernel, Problem>::launch_of(const select::GemmCandidate& c, const GemmShape& shape,
+                                            const select::GemmSettings& settings) const {
+  GemmLaunch launch{1.0, 0.0, settings.activation_argument, c.splits, c.decomposition, settings.deterministic,
+                    device_, sm_count_};
+  const select::Rasterization order = select::rasterization(c.config, shape, sm_count_);
+  launch.raster = order.raster;
+  launch.swizzle = order.swizzle;
+  return launch;
+}
+
+template <class Kernel, class Problem>
 int Plan<Kernel, Problem>::kernel_cc() const {
   std::lock_guard lock(state().mutex);
   return state().kernels.arch;
@@ -249,8 +260,7 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
   // The candidate's kernel ready to launch on the problem, or null when CUTLASS refuses it.
   auto launchable_of = [&](const select::GemmCandidate& c,
                            std::shared_ptr<const Kernel> kernel) -> std::shared_ptr<Launchable> {
-    GemmLaunch launch{1.0, 0.0, s.settings.activation_argument, c.splits, c.decomposition, s.settings.deterministic,
-                      device_, sm_count_};
+    const GemmLaunch launch = launch_of(c, p.shape, s.settings);
     if (!kernel->can_implement(p, launch)) return nullptr;
     return std::make_shared<Launchable>(Launchable{c, kernel, launch, kernel->workspace_size(p, launch), {}, {}});
   };

@@ -78,8 +78,7 @@ std::vector<ProfileRow> Plan<Kernel, Problem>::measure(const Problem& p, std::ve
       auto kernel = Kernel::load(outcomes[i].result->entry.library());
       // Checked and sized as launchable() does (beta 0: a grouped kernel's C pointers are only
       // uploaded when it runs), then run with the problem's beta.
-      GemmLaunch launch{1.0, 0.0, settings.activation_argument, row.candidate.splits,
-                        row.candidate.decomposition, settings.deterministic, device_, sm_count_};
+      GemmLaunch launch = launch_of(row.candidate, p.shape, settings);
       if (!kernel->can_implement(p, launch)) {
         row.error = "CUTLASS's can_implement refuses the problem";
         continue;

@@ -37,6 +37,8 @@ cuforge_gemm_arguments arguments(const GemmProblem& p, const GemmLaunch& l) {
   a.deterministic = l.deterministic;
   a.device = l.device;
   a.sm_count = l.sm_count;
+  a.raster = l.raster;
+  a.swizzle = l.swizzle;
   return a;
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cuforge/abi.h"
+
 namespace cuforge::select {
 namespace {
 
@@ -237,6 +239,19 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
     return staging_us + kernel_time_us(library::staged_kernel(c), run, splits, deterministic, sm_count, model);
   }
   return kernel_time_us(c, p, splits, deterministic, sm_count, model);
+}
+
+Rasterization rasterization(const library::GemmConfig& c, const GemmShape& p, int sm_count) {
+  const auto& t = c.tile.threadblock_shape;
+  const bool persistent = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative ||
+                          c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong;
+  const bool sixteen_bit = (c.element_a == DataType::f16 || c.element_a == DataType::bf16) &&
+                           c.element_b == c.element_a;
+  if (c.kind != KernelKind::Gemm || c.arch < 90 || c.pointwise || c.tile.swap_ab || !persistent || !sixteen_bit ||
+      library::staged_k_major(c).any())
+    return {};
+  const double tiles = ceil_div(double(p.m), t[0]) * ceil_div(double(p.n), t[1]) * double(p.batch);
+  return tiles >= 3.0 * std::max(sm_count, 1) ? Rasterization{CUFORGE_RASTER_ALONG_N, 4} : Rasterization{};
 }
 
 bool per_tile_gemm(const library::GemmConfig& c) {

@@ -168,6 +168,7 @@ TEST(EmitGemm, Sm90Epilogues) {
   EXPECT_TRUE(contains(leaky, "fusion::LinCombEltAct<\n    cutlass::epilogue::thread::LeakyReLU"));
   EXPECT_TRUE(contains(leaky, "args.epilogue.thread.activation.leaky_alpha = ElementCompute(p.activation_argument);"));
   EXPECT_TRUE(contains(leaky, "args.scheduler.decomposition_mode = static_cast<DecompositionMode>(p.decomposition);"));
+  EXPECT_TRUE(contains(leaky, "  set_tile_order(args.scheduler, p, 0);\n  return args;")) << "the run's tile order";
   EXPECT_TRUE(contains(leaky, "D = leaky_relu(alpha * A @ B + beta * C)"));
 
   std::string bias = emit::gemm_source(library::parse_gemm_name(base + "_gelu_bias"));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cuforge/abi.h"
 #include "cuforge/library/catalog.hpp"
 #include "cuforge/select/gemm_cost.hpp"
 #include "gemm_plan_support.hpp"
@@ -83,6 +84,30 @@ TEST(Select, SmallMGetsASmallerTileThanLargeProblems) {
 // CUTLASS's non-persistent kernel against the cooperative kernel of the same tile: per_tile_setup_saving_us
 // under it in one wave, per_tile_wave_us more for each further wave; 64-wide tiles at
 // per_tile_narrow_fraction of the rate; convolutions' own non-persistent kernels keep their terms.
+// 16-bit GEMMs of three waves or more hand out their tiles along N in groups of four; the rest as CUTLASS does.
+TEST(Select, LargeSixteenBitGemmsTakeTheirTilesAlongNInGroupsOfFour) {
+  const std::string tile = "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_256x128x64_c1x1x1_s0_";
+  const GemmConfig coop = library::parse_gemm_name(tile + "coop_tmacoop_default_a8x8x8");
+  const GemmConfig stream_k = library::parse_gemm_name(tile + "coop_tmacoop_streamk_a8x8x8");
+  const GemmConfig fp8 = library::parse_gemm_name(
+      "cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_128x128x128_c2x1x1_s0_coop_tmacoop_default_a16x16x8");
+  const GemmConfig per_tile = library::parse_gemm_name(
+      "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_128x128x64_c1x1x1_s0_tmaws_tma_default_a8x8x8");
+  ASSERT_TRUE(in_catalog(coop) && in_catalog(stream_k) && in_catalog(fp8) && in_catalog(per_tile));
+  const GemmShape large{8192, 8192, 8192, 1}, three_waves{4096, 3168, 1024, 1}, two_waves{8192, 1024, 8192, 1};
+  for (const GemmConfig& c : {coop, stream_k}) {
+    EXPECT_EQ(select::rasterization(c, large, 132).raster, CUFORGE_RASTER_ALONG_N) << c.name();
+    EXPECT_EQ(select::rasterization(c, large, 132).swizzle, 4) << c.name();
+    EXPECT_EQ(select::rasterization(c, three_waves, 132).swizzle, 4) << c.name();  // 396 tiles
+    EXPECT_EQ(select::rasterization(c, two_waves, 132).raster, CUFORGE_RASTER_HEURISTIC) << c.name();
+    EXPECT_EQ(select::rasterization(c, two_waves, 132).swizzle, 1) << c.name();
+  }
+  for (const GemmConfig& c : {fp8, per_tile}) {  // unmeasured; no scheduler to order
+    EXPECT_EQ(select::rasterization(c, large, 132).raster, CUFORGE_RASTER_HEURISTIC) << c.name();
+    EXPECT_EQ(select::rasterization(c, large, 132).swizzle, 1) << c.name();
+  }
+}
+
 TEST(Select, TheNonPersistentKernelSavesItsSetupInOneWaveAndPaysEachFurtherWave) {
   const std::string tile = "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_128x128x64_c1x1x1_s0_";
   const GemmConfig per_tile = library::parse_gemm_name(tile + "tmaws_tma_default_a8x8x8");

@@ -142,10 +142,18 @@ WIDE_TILE_CASES = [
     Case("f16", ROW, ROW, ROW, None, 1536, 1496, 264),
 ]
 
+# Three waves of tiles or more: 16-bit GEMMs hand out their tiles along N in groups of four (select::rasterization),
+# ragged edges and a column-major D (the transposed problem) among them.
+TILE_ORDER_CASES = [
+    Case("bf16", ROW, ROW, ROW, None, 4096, 4096, 64),
+    Case("f16", ROW, COL, ROW, None, 4160, 4000, 72, alpha=1.0, beta=1.0),
+    Case("bf16", ROW, ROW, COL, None, 3000, 5000, 64),
+]
+
 PLAIN = Case("f16", ROW, ROW, ROW, None, *BASE)
 
 ALL_CASES = (LAYOUT_CASES + AWKWARD_CASES + EPILOGUE_CASES + COLUMN_C_CASES + F32_CASES + CLUSTER_CASES
-             + SWAPPED_CLUSTER_CASES + WIDE_TILE_CASES)
+             + SWAPPED_CLUSTER_CASES + WIDE_TILE_CASES + TILE_ORDER_CASES)
 
 
 def seed_plans_and_shapes():
@@ -319,6 +327,11 @@ def test_swapped_clusters_spanning_m(case, gen):
 def test_wide_tiles_of_one_wave(case, gen):
     name = make_plan(case).select(case.M, case.N, case.K)
     assert "_128x192x64_" in name and "_coop_" in name, name
+    run_case(case, gen)
+
+
+@pytest.mark.parametrize("case", TILE_ORDER_CASES, ids=lambda c: c.id)
+def test_tiles_handed_out_along_n_in_groups(case, gen):
     run_case(case, gen)
 
 

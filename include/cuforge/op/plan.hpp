@@ -147,6 +147,9 @@ class Plan {
  private:
   struct State;
   State& state() const;  // InvalidArgumentError on a moved-from plan
+  // How `c` launches on a problem of `shape` (alpha 1, beta 0: the run's own are set when it runs).
+  GemmLaunch launch_of(const select::GemmCandidate& c, const GemmShape& shape,
+                       const select::GemmSettings& settings) const;
   std::string key_of(const GemmShape& shape) const;  // tuning_key, with the state's lock held
   // The record's entry for the class, when it names one of `ranked` (a kernel the plan may run): that
   // candidate, and how many of the model's best its measurement tried.

@@ -178,6 +178,18 @@ struct CostModel {
 double estimated_time_us(const library::GemmConfig& config, const GemmShape& shape, int splits, bool deterministic,
                          int sm_count, const CostModel& model = CostModel{});
 
+// The order SM90's persistent schedulers hand out a GEMM's tiles in (GemmLaunch::raster and swizzle): CUTLASS's
+// (its heuristic raster, no swizzle) but for 16-bit GEMMs of three waves of tiles or more, which take theirs along N
+// in groups of four tiles along M: a wave's CTAs then share fewer panels of A and B in L2. H100, bf16 on the
+// 256x128 tile (bench/results/h100-2026-12-06-raster-swizzle-probe.txt): 8192³ 1388 µs against 1438 for
+// CUTLASS's order (cuBLAS 1375), 4096x14336x4096 619 against 623, 4096³ 177.0 against 178.3; one and two waves
+// (2048³, 8192x1024x8192) alike within 0.2%; groups of eight with 2x1 clusters ran 2048³ 2.8x as long.
+struct Rasterization {
+  int raster = 0;  // a cuforge_raster
+  int swizzle = 1;
+};
+Rasterization rasterization(const library::GemmConfig& config, const GemmShape& shape, int sm_count);
+
 // Whether `config`, run data-parallel (no split of K, `splits` 1), is an SM90 GEMM whose cluster spans
 // all of `shape`'s tiles along M with more than one, its tiles filling at least half of `sm_count`
 // SMs: each B panel then leaves L2 once, multicast to every tile of rows, where the SMs together pull
