@@ -6,6 +6,9 @@ cuforge (and in sys.modules, so that ``import cuforge.utils.datatypes`` works as
 - ``op.gemm_grouped``, ``op.conv`` and ``op.op``: the modules of GroupedGemm, Conv2d and OperationBase;
 - ``backend.epilogue``: the activations (cuforge.epilogue).
 
+Its TileDescription's helpers too: ``procedural_name()``, ``procedural_name_2x()``, ``clone_and_update(dict)`` and
+``num_threads``.
+
 And the interface's enums were cutlass_library's: each of cuforge's equals cutlass_library's member of the same
 enum and name (``cutlass.OpcodeClass.Simt == cutlass_library.OpcodeClass.Simt``; a swizzle, SwizzlingFunctor's),
 with the same hash, so that cutlass_library's tables take cuforge's members as keys
@@ -15,12 +18,14 @@ numbers.
 
 from __future__ import annotations
 
+import copy
 import enum
 import importlib.machinery
 import sys
 import types
 
 from . import _core, dtypes, environment, epilogue, shape, swizzle
+from ._core import InvalidArgumentError
 from .op import conv2d, grouped_gemm, plan
 
 
@@ -72,12 +77,51 @@ def _missing(cls, value):
     return None
 
 
+# The fields the interface's TileDescription.clone_and_update takes.
+_TILE_FIELDS = ("cluster_shape", "threadblock_shape", "warp_count", "stages", "instruction_shape", "kernel_schedule",
+                "epilogue_schedule", "tile_scheduler")
+
+
+def _procedural_name(td) -> str:
+    """The interface's name of a tile description: its cluster, tile and stages (0: automatic), "1x1x1_128x128_64x3"."""
+    c, t = td.cluster_shape, td.threadblock_shape
+    return f"{c[0]}x{c[1]}x{c[2]}_{t[0]}x{t[1]}_{t[2]}x{td.stages}"
+
+
+def _procedural_name_2x(td) -> str:
+    """The interface's CUTLASS 2.x name of a tile description: its tile and stages, "128x128_64x3"."""
+    t = td.threadblock_shape
+    return f"{t[0]}x{t[1]}_{t[2]}x{td.stages}"
+
+
+def _clone_and_update(td, changes: dict):
+    """A copy of the tile description with the fields of `changes` set (each checked as its setter checks it)."""
+    if not isinstance(changes, dict):
+        raise InvalidArgumentError(f"clone_and_update: expected a dict of fields, got {type(changes).__name__}")
+    unknown = sorted(set(changes) - set(_TILE_FIELDS))
+    if unknown:
+        raise InvalidArgumentError(f"clone_and_update: no field {', '.join(map(repr, unknown))}; the fields are "
+                                   f"{', '.join(_TILE_FIELDS)}")
+    clone = copy.copy(td)
+    for field, value in changes.items():
+        setattr(clone, field, value)
+    return clone
+
+
+def _num_threads(td) -> int:
+    """Threads of a CTA as the interface counted them: 32 per warp of warp_count."""
+    return 32 * td.warp_count[0] * td.warp_count[1] * td.warp_count[2]
+
+
 def register() -> None:
     """Registers the paths above (once cuforge's own modules are imported), and the enums' equality."""
     for enum_type in [e for e in vars(_core).values() if isinstance(e, enum.EnumMeta)] + [shape.ConvMode,
                                                                                         swizzle.StridedDgradSwizzle]:
         enum_type.__eq__, enum_type.__ne__, enum_type.__hash__ = _equal, _unequal, enum.Enum.__hash__
         enum_type._missing_ = classmethod(_missing)
+    tile = _core.TileDescription
+    tile.procedural_name, tile.procedural_name_2x = _procedural_name, _procedural_name_2x
+    tile.clone_and_update, tile.num_threads = _clone_and_update, property(_num_threads)
     _alias("backend.utils.device", _names("backend.utils.device", device_cc=environment.device_cc,
                                           device_sm_count=environment.device_sm_count))
     _alias("utils.datatypes", dtypes)

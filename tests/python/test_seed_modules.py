@@ -122,6 +122,22 @@ def test_the_activations_of_torch_tensors_are_torchs():
     assert torch.equal(cutlass.epilogue.hardswish(x), F.hardswish(x))
 
 
+def test_the_interfaces_tile_description_helpers():
+    """Its sweeps named their cases by the tiles' procedural names and varied them with clone_and_update."""
+    plan = cutlass.op.Gemm(element=np.float16, layout=cutlass.LayoutType.RowMajor, kernel_cc=80)
+    td = plan.tile_descriptions()[0]
+    t = td.threadblock_shape
+    assert td.procedural_name() == f"1x1x1_{t[0]}x{t[1]}_{t[2]}x{td.stages}"
+    assert td.procedural_name_2x() == f"{t[0]}x{t[1]}_{t[2]}x{td.stages}"
+    assert td.num_threads == 32 * td.warp_count[0] * td.warp_count[1] * td.warp_count[2]
+    clone = td.clone_and_update({"stages": 4, "threadblock_shape": [64, 64, 32]})
+    assert (clone.stages, list(clone.threadblock_shape)) == (4, [64, 64, 32])
+    assert list(td.threadblock_shape) == list(t) and clone.math_instruction is td.math_instruction
+    assert "_64x64x32_" in plan.construct(clone).name and "_s4_" in plan.construct(clone).name
+    with pytest.raises(cuforge.InvalidArgumentError, match="^clone_and_update: no field 'stagez'; the fields are"):
+        td.clone_and_update({"stagez": 3})
+
+
 def test_cutlass_librarys_swizzles_and_iterators_are_taken(caplog):
     gemm = cutlass.op.Gemm(element=np.float16, layout=cutlass.LayoutType.RowMajor, kernel_cc=80)
     gemm.swizzling_functor = cutlass_library.SwizzlingFunctor.Identity8  # the interface's IdentitySwizzle8
