@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define CUFORGE_ABI_VERSION 8
+#define CUFORGE_ABI_VERSION 9
 
 /* Kernel libraries are built with hidden visibility; only these entry points are exported. */
 #define CUFORGE_EXPORT __attribute__((visibility("default")))

@@ -9,6 +9,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,9 @@ PyObject* g_toolchain = nullptr;
 PyObject* g_device = nullptr;
 PyObject* g_cache = nullptr;
 PyObject* g_compilation = nullptr;
+// The exception a signal handler raised during a build (the interrupt check's, below): only the main thread runs
+// handlers. Never destroyed: the interpreter may be finalized by then.
+auto& g_interruption = *new std::optional<nb::python_error>();
 
 // A copy of a tile description and of its attributes (deep ones with `memo`, as copy.deepcopy asks).
 nb::object tile_copy(nb::handle self, nb::handle memo) {
@@ -96,11 +100,14 @@ NB_MODULE(_core, m) {
   // A Ctrl-C during a build (cuforge.build, a plan's compile or profile) stops it: the thread waiting for the
   // builds checks Python's signals (the main thread's: other threads see none) and the build raises
   // KeyboardInterrupt, where it otherwise ran every kernel before the interpreter saw the signal.
+  // The handler's exception (KeyboardInterrupt, or whatever a handler of the program's raised) is kept for the
+  // thread that asked, and raised from compile::Interrupted there. The check takes the GIL, which a core thread
+  // must not wait for while holding a lock of the core's (log_sink.hpp): compile_many holds none when it asks.
   compile::set_interrupt_check([] {
     if (!Py_IsInitialized()) return false;
     nb::gil_scoped_acquire acquire;
     if (PyErr_CheckSignals() == 0) return false;
-    PyErr_Clear();  // raised again, as KeyboardInterrupt, from compile::Interrupted
+    g_interruption.emplace();  // takes the raised exception
     return true;
   });
 
@@ -130,7 +137,9 @@ NB_MODULE(_core, m) {
     } catch (const CacheError& e) {
       raise(g_cache, e.what());
     } catch (const Interrupted&) {
-      PyErr_SetNone(PyExc_KeyboardInterrupt);  // the Ctrl-C the interrupt check took (below)
+      if (!g_interruption) return PyErr_SetNone(PyExc_KeyboardInterrupt);
+      g_interruption->restore();  // the signal handler's exception (above)
+      g_interruption.reset();
     } catch (const Error& e) {
       raise(g_error, e.what());
     } catch (const std::filesystem::filesystem_error& e) {

@@ -362,16 +362,22 @@ std::vector<BuildOutcome> compile_many(const std::vector<KernelSource>& kernels,
   const std::function<bool()> interrupted = interrupt_check();
   {
     std::unique_lock lock(mutex);
+    if (!interrupted) finished.wait(lock, [&] { return running == 0; });
     while (!finished.wait_for(lock, std::chrono::milliseconds(100), [&] { return running == 0; }))
-      if (interrupted && !stop.load()) {
+      if (!stop.load()) {
         lock.unlock();  // the check may wait for the GIL, which a progress callback holding this lock may take
-        if (interrupted()) stop.store(true);
+        bool stopping = true;  // a check that fails stops the builds too: the threads must be joined
+        try {
+          stopping = interrupted();
+        } catch (...) {
+        }
+        if (stopping) stop.store(true);
         lock.lock();
       }
   }
   for (auto& t : threads) t.join();
   if (stop.load())
-    throw Interrupted(fmt::format("interrupted: {} of {} kernels built, the rest not started", state.done,
+    throw Interrupted(fmt::format("interrupted: {} of {} kernels done, the rest not started", state.done,
                                   kernels.size()));
   return outcomes;
 }

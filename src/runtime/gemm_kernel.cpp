@@ -9,6 +9,9 @@ static_assert(int(Decomposition::Heuristic) == CUFORGE_DECOMPOSITION_HEURISTIC &
               int(Decomposition::StreamK) == CUFORGE_DECOMPOSITION_STREAM_K &&
               int(Decomposition::ParallelSplitK) == CUFORGE_DECOMPOSITION_PARALLEL_SPLIT_K);
 
+static_assert(int(RasterOrder::Heuristic) == CUFORGE_RASTER_HEURISTIC &&
+              int(RasterOrder::AlongM) == CUFORGE_RASTER_ALONG_M && int(RasterOrder::AlongN) == CUFORGE_RASTER_ALONG_N);
+
 cuforge_gemm_arguments arguments(const GemmProblem& p, const GemmLaunch& l) {
   cuforge_gemm_arguments a{};
   a.m = p.shape.m;
@@ -37,7 +40,7 @@ cuforge_gemm_arguments arguments(const GemmProblem& p, const GemmLaunch& l) {
   a.deterministic = l.deterministic;
   a.device = l.device;
   a.sm_count = l.sm_count;
-  a.raster = l.raster;
+  a.raster = int(l.raster);
   a.swizzle = l.swizzle;
   return a;
 }

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cuforge/abi.h"
-
 namespace cuforge::select {
 namespace {
 
@@ -243,15 +241,22 @@ double estimated_time_us(const library::GemmConfig& c, const GemmShape& p, int s
 
 Rasterization rasterization(const library::GemmConfig& c, const GemmShape& p, int sm_count) {
   const auto& t = c.tile.threadblock_shape;
+  const auto& cl = c.tile.cluster_shape;
   const bool persistent = c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative ||
                           c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedPingpong;
   const bool sixteen_bit = (c.element_a == DataType::f16 || c.element_a == DataType::bf16) &&
                            c.element_b == c.element_a;
-  if (c.kind != KernelKind::Gemm || c.arch < 90 || c.pointwise || c.tile.swap_ab || !persistent || !sixteen_bit ||
-      library::staged_k_major(c).any())
-    return {};
-  const double tiles = ceil_div(double(p.m), t[0]) * ceil_div(double(p.n), t[1]) * double(p.batch);
-  return tiles >= 3.0 * std::max(sm_count, 1) ? Rasterization{CUFORGE_RASTER_ALONG_N, 4} : Rasterization{};
+  if (c.kind != KernelKind::Gemm || c.arch < 90 || c.tile.swap_ab || !persistent || !sixteen_bit) return {};
+  const int64_t tiles_m = ceil_div(p.m, int64_t(t[0])), tiles_n = ceil_div(p.n, int64_t(t[1]));
+  const double slots = std::max(1, sm_count / (cl[0] * cl[1]) * (cl[0] * cl[1]));
+  // CUTLASS pads the grid to whole groups of `swizzle` clusters along M and N (PersistentTileSchedulerSm90Params;
+  // a swizzle of 4 takes groups of 4 where the smaller extent has 3 tiles or more, get_log_swizzle_size).
+  auto waves = [&](int64_t group) {
+    return double(ceil_div(tiles_m, group * cl[0]) * group * cl[0]) *
+           double(ceil_div(tiles_n, group * cl[1]) * group * cl[1]) * double(p.batch) / slots;
+  };
+  if (std::min(tiles_m, tiles_n) < 3 || waves(1) < 3.0 || std::ceil(waves(4)) != std::ceil(waves(1))) return {};
+  return {RasterOrder::AlongN, 4};
 }
 
 bool per_tile_gemm(const library::GemmConfig& c) {

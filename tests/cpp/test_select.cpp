@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "cuforge/abi.h"
 #include "cuforge/library/catalog.hpp"
 #include "cuforge/select/gemm_cost.hpp"
 #include "gemm_plan_support.hpp"
@@ -84,28 +83,38 @@ TEST(Select, SmallMGetsASmallerTileThanLargeProblems) {
 // CUTLASS's non-persistent kernel against the cooperative kernel of the same tile: per_tile_setup_saving_us
 // under it in one wave, per_tile_wave_us more for each further wave; 64-wide tiles at
 // per_tile_narrow_fraction of the rate; convolutions' own non-persistent kernels keep their terms.
-// 16-bit GEMMs of three waves or more hand out their tiles along N in groups of four; the rest as CUTLASS does.
+// 16-bit GEMMs of three waves or more hand out their tiles along N in groups of four, where the grid CUTLASS pads to
+// whole groups takes no further wave; the rest as CUTLASS does.
 TEST(Select, LargeSixteenBitGemmsTakeTheirTilesAlongNInGroupsOfFour) {
-  const std::string tile = "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_256x128x64_c1x1x1_s0_";
-  const GemmConfig coop = library::parse_gemm_name(tile + "coop_tmacoop_default_a8x8x8");
-  const GemmConfig stream_k = library::parse_gemm_name(tile + "coop_tmacoop_streamk_a8x8x8");
+  const std::string tile = "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_256x128x64_c";
+  const GemmConfig coop = library::parse_gemm_name(tile + "1x1x1_s0_coop_tmacoop_default_a8x8x8");
+  const GemmConfig stream_k = library::parse_gemm_name(tile + "1x1x1_s0_coop_tmacoop_streamk_a8x8x8");
+  const GemmConfig pair = library::parse_gemm_name(tile + "2x1x1_s0_coop_tmacoop_default_a8x8x8");
   const GemmConfig fp8 = library::parse_gemm_name(
       "cuforge_sm90_gemm_tensorop_mma_e4m3_e4m3_f32_bf16_bf16_rcr_128x128x128_c2x1x1_s0_coop_tmacoop_default_a16x16x8");
   const GemmConfig per_tile = library::parse_gemm_name(
       "cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_128x128x64_c1x1x1_s0_tmaws_tma_default_a8x8x8");
-  ASSERT_TRUE(in_catalog(coop) && in_catalog(stream_k) && in_catalog(fp8) && in_catalog(per_tile));
-  const GemmShape large{8192, 8192, 8192, 1}, three_waves{4096, 3168, 1024, 1}, two_waves{8192, 1024, 8192, 1};
+  ASSERT_TRUE(in_catalog(coop) && in_catalog(stream_k) && in_catalog(pair) && in_catalog(fp8) && in_catalog(per_tile));
+  auto order = [](const GemmConfig& c, const GemmShape& p) {
+    const select::Rasterization r = select::rasterization(c, p, 132);
+    return std::pair{r.raster, r.swizzle};
+  };
+  const auto along_n = std::pair{RasterOrder::AlongN, 4}, cutlass = std::pair{RasterOrder::Heuristic, 1};
+  // 12 x 36 = 432 tiles: 3.3 waves; 12 x 32 = 384: 2.9; 12 x 33 = 396, three waves, padded to 12 x 36 in groups of
+  // four: a fourth wave.
+  const GemmShape large{8192, 8192, 8192, 1}, over_three{3072, 4608, 1024, 1}, under_three{3072, 4096, 1024, 1};
   for (const GemmConfig& c : {coop, stream_k}) {
-    EXPECT_EQ(select::rasterization(c, large, 132).raster, CUFORGE_RASTER_ALONG_N) << c.name();
-    EXPECT_EQ(select::rasterization(c, large, 132).swizzle, 4) << c.name();
-    EXPECT_EQ(select::rasterization(c, three_waves, 132).swizzle, 4) << c.name();  // 396 tiles
-    EXPECT_EQ(select::rasterization(c, two_waves, 132).raster, CUFORGE_RASTER_HEURISTIC) << c.name();
-    EXPECT_EQ(select::rasterization(c, two_waves, 132).swizzle, 1) << c.name();
+    EXPECT_EQ(order(c, large), along_n) << c.name();
+    EXPECT_EQ(order(c, over_three), along_n) << c.name();
+    EXPECT_EQ(order(c, under_three), cutlass) << c.name();
+    EXPECT_EQ(order(c, GemmShape{3072, 4224, 1024, 1}), cutlass) << c.name();
+    EXPECT_EQ(order(c, GemmShape{8192, 1024, 8192, 1}), cutlass) << c.name();  // 256 tiles
+    EXPECT_EQ(order(c, GemmShape{512, 65536, 1024, 1}), cutlass) << c.name();  // 2 tiles of M: no group of four
   }
-  for (const GemmConfig& c : {fp8, per_tile}) {  // unmeasured; no scheduler to order
-    EXPECT_EQ(select::rasterization(c, large, 132).raster, CUFORGE_RASTER_HEURISTIC) << c.name();
-    EXPECT_EQ(select::rasterization(c, large, 132).swizzle, 1) << c.name();
-  }
+  // 17 x 32 tiles in 2x1 clusters: 18 x 32 = 576, 4.4 waves; in groups of four clusters 24 x 32 = 768, 5.8.
+  EXPECT_EQ(order(pair, GemmShape{4352, 4096, 1024, 1}), cutlass);
+  EXPECT_EQ(order(pair, GemmShape{4096, 4096, 1024, 1}), along_n);  // 16 x 32: no padding
+  for (const GemmConfig& c : {fp8, per_tile}) EXPECT_EQ(order(c, large), cutlass) << c.name();  // unmeasured; none
 }
 
 TEST(Select, TheNonPersistentKernelSavesItsSetupInOneWaveAndPaysEachFurtherWave) {

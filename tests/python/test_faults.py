@@ -233,6 +233,20 @@ def test_a_ctrl_c_stops_a_build(tmp_path):
     """, CUFORGE_CACHE_DIR=str(tmp_path / "cache"), CUDA_INSTALL_PATH=cuda)
     assert r.returncode == 0 and r.stdout.split() == ["KeyboardInterrupt", "True"], (r.stdout, r.stderr)
     assert "Exception ignored" not in r.stderr, r.stderr
+    # A signal handler of the program's raising its own exception (a deadline's): that exception, not a
+    # KeyboardInterrupt.
+    r = run_python(f"""
+        import os, signal, threading, cuforge
+        def deadline(signum, frame):
+            raise TimeoutError("my deadline")
+        signal.signal(signal.SIGUSR1, deadline)
+        threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGUSR1)).start()
+        try:
+            cuforge.build({names!r}, jobs=1, progress=False)
+        except TimeoutError as e:
+            print("TimeoutError", e)
+    """, CUFORGE_CACHE_DIR=str(tmp_path / "cache2"), CUDA_INSTALL_PATH=cuda)
+    assert r.returncode == 0 and r.stdout.strip() == "TimeoutError my deadline", (r.stdout, r.stderr)
 
 
 def test_compiler_output_in_another_encoding_reaches_the_compilation_error(tmp_path):

@@ -125,8 +125,8 @@ struct GemmLaunch {
   bool deterministic = true;  // stream-K and split-K partial tiles summed in K order
   int device = 0;
   int sm_count = 0;
-  // SM90 GEMMs' tile order (select::rasterization): a cuforge_raster (abi.h), tiles grouped by `swizzle`.
-  int raster = 0;
+  // SM90 GEMMs' tile order (select::rasterization), tiles grouped by `swizzle` (1, 2, 4 or 8) across it.
+  RasterOrder raster = RasterOrder::Heuristic;
   int swizzle = 1;
   // fp8 kernels: per-tensor scales of A and B on the device, multiplying alpha (null: 1).
   const float* scale_a = nullptr;

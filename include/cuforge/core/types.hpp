@@ -47,6 +47,9 @@ enum class TileScheduler { Default, StreamK, Identity1, Identity2, Identity4, Ho
 // tile-iterations (stream-K), or K slices computed as a batch and summed by a reduction kernel
 // (parallel split-K).
 enum class Decomposition { Heuristic, DataParallel, SplitK, StreamK, ParallelSplitK };
+// The order SM90's persistent schedulers hand out tiles in (CUTLASS's RasterOrderOptions): its heuristic (along M
+// where the problem has more tiles along N, else along N), or along M or N.
+enum class RasterOrder { Heuristic, AlongM, AlongN };
 // What a kernel computes: one GEMM (or a batch of equal ones), a group of GEMMs of their own sizes
 // in one launch, or a 2-D convolution as an implicit GEMM: forward (fprop), the gradient of its
 // input (dgrad) or of its filter (wgrad).

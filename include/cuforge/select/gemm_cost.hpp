@@ -180,12 +180,13 @@ double estimated_time_us(const library::GemmConfig& config, const GemmShape& sha
 
 // The order SM90's persistent schedulers hand out a GEMM's tiles in (GemmLaunch::raster and swizzle): CUTLASS's
 // (its heuristic raster, no swizzle) but for 16-bit GEMMs of three waves of tiles or more, which take theirs along N
-// in groups of four tiles along M: a wave's CTAs then share fewer panels of A and B in L2. H100, bf16 on the
+// in groups of four tiles along M (where the grid CUTLASS pads to whole groups of four clusters takes no more waves,
+// and M and N span three tiles or more): a wave's CTAs then share fewer panels of A and B in L2. H100, bf16 on the
 // 256x128 tile (bench/results/h100-2026-12-06-raster-swizzle-probe.txt): 8192³ 1388 µs against 1438 for
 // CUTLASS's order (cuBLAS 1375), 4096x14336x4096 619 against 623, 4096³ 177.0 against 178.3; one and two waves
 // (2048³, 8192x1024x8192) alike within 0.2%; groups of eight with 2x1 clusters ran 2048³ 2.8x as long.
 struct Rasterization {
-  int raster = 0;  // a cuforge_raster
+  RasterOrder raster = RasterOrder::Heuristic;
   int swizzle = 1;
 };
 Rasterization rasterization(const library::GemmConfig& config, const GemmShape& shape, int sm_count);
