@@ -173,6 +173,13 @@ std::string pytorch_binding(const TorchExport& e) {
     throw InvalidArgumentError("export: a plan with a column-major C exports only as a GEMM without a bias; give the "
                                "plan a row-major C");
   Holes common = {{"module", e.module}, {"kernel", c.name()}};
+  // The epilogue's arithmetic type bounds alpha and beta (an s32 one: its whole numbers, checked by the GEMM's body).
+  const DataType compute = library::epilogue_compute_type(c);
+  common["compute"] = to_string(compute);
+  common["largest_scalar"] = compute == DataType::f16   ? "65504.0"
+                             : compute == DataType::f32 ? "3.4028234663852886e+38"
+                             : compute == DataType::s32 ? "2147483647.0"
+                                                        : "1.7976931348623157e+308";
   common["body"] = c.kind == KernelKind::Gemm      ? gemm_body(e, common)
                    : c.kind == KernelKind::Grouped ? grouped_body(e, common)
                                                    : conv_body(e, common);

@@ -21,8 +21,9 @@ namespace cuforge::op {
 }
 
 // Refuses an alpha or beta the epilogue cannot hold: an int32 epilogue (s32 D, exact at any K) takes whole numbers,
-// or would truncate them; the others compute in f32 (f16 on SM80's all-f16 kernels), but for f64 accumulation, and
-// would take a finite number beyond f32's range as infinity. Infinities and NaN are taken as given.
+// or would truncate them; the others compute in f32 but for f64 accumulation, and would take a finite number beyond
+// f32's range as infinity. Infinities and NaN are taken as given. (SM80's all-f16 kernels compute in f16, which the
+// selection may or may not take for a plan: their exported operators check its range, library::epilogue_compute_type.)
 inline void check_scalars(const GemmTypes& plan, double alpha, double beta) {
   for (auto [name, v] : {std::pair{"alpha", alpha}, {"beta", beta}}) {
     if (plan.element_d == DataType::s32 && (v != std::trunc(v) || std::abs(v) > double(INT32_MAX)))

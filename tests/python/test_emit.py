@@ -279,6 +279,20 @@ def test_export_messages_never_stream_numbers(tmp_path):
                         or ("?" in arg and '"' in arg)), f"TORCH_CHECK streams {arg!r}"
 
 
+def test_exported_operators_refuse_alpha_and_beta_their_epilogue_cannot_hold():
+    """The operator checks its scalars as a plan's run does (1e39 ran as an infinity), against the type its kernel's
+    epilogue computes in: f32, or f16 where an SM80 kernel accumulates f16 into f16."""
+    plans = [(cuforge.op.Gemm(element=np.float16, layout=ROW, cc=90), "f32", "3.4028234663852886e+38", 1),
+             (cuforge.op.GroupedGemm(element=np.float16, layout=ROW, cc=90), "f32", "3.4028234663852886e+38", 2),
+             (cuforge.op.Conv2d("fprop", element=np.float16), "f32", "3.4028234663852886e+38", 1),
+             (cuforge.op.Gemm(element=np.float16, element_accumulator=np.float16, layout=ROW, kernel_cc=80), "f16",
+              "65504.0", 1)]
+    for plan, compute, largest, runs in plans:
+        binding = plan.construct().pytorch_binding("m")
+        assert f"constexpr double kLargestScalar = {largest};" in binding and f"computes in {compute}" in binding
+        assert binding.count("  check_scalars(alpha, beta);\n") == runs, binding
+
+
 def test_construct_with_a_tile_leaves_the_plan_as_it_was():
     plan = cuforge.op.Gemm(element=np.float16, layout=ROW, cc=90)
     plan.activation = "relu"
