@@ -97,10 +97,16 @@ std::string cuda_version_of(const fs::path& nvcc, std::chrono::milliseconds time
     throw ToolchainError(fmt::format("reading {} --version needs a temporary directory: none could be made in {} "
                                      "({}); set TMPDIR to a writable directory", nvcc.string(), temp.string(),
                                      std::strerror(errno)));
-  const fs::path log = fs::path(private_dir) / "nvcc-version.txt";
+  struct Removed {  // the directory goes whatever happens below
+    fs::path path;
+    ~Removed() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  } removed{private_dir};
+  const fs::path log = removed.path / "nvcc-version.txt";
   const std::optional<int> status = wait_process(start_process({nvcc.string(), "--version"}, log), timeout);
   std::string text = status ? read_file_or_empty(log) : "";
-  fs::remove_all(private_dir, ec);
   if (!status) {
     g_hung_nvccs.insert(nvcc.string());
     throw hung();

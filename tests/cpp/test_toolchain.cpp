@@ -238,6 +238,7 @@ TEST(Toolchain, ACutlassPathTheShellWouldExpandIsRefused) {
 // temporary directory could be a link another user planted, which the log's truncation would write through), left
 // behind by nothing; a TMPDIR that is no directory is named, not blamed on the kernel cache.
 TEST(Toolchain, NvccsVersionIsReadInADirectoryOfItsOwn) {
+  test::toolchain();  // the CUTLASS headers found, as every search here needs
   TempDir tmp;
   const char* before_cuda = std::getenv("CUDA_INSTALL_PATH");
   const char* before_tmp = std::getenv("TMPDIR");
@@ -247,7 +248,10 @@ TEST(Toolchain, NvccsVersionIsReadInADirectoryOfItsOwn) {
   for (const auto& [dir, temp] : std::vector<std::pair<std::string, fs::path>>{
            {"a", tmp.path() / "temp"}, {"b", tmp.path() / "missing"}}) {
     const fs::path cuda = tmp.path() / dir;
-    test::write_file(cuda / "bin/nvcc", "#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.88'\n");
+    // It says where its output goes: the file cuforge reads it from.
+    test::write_file(cuda / "bin/nvcc", "#!/bin/sh\nout=$(readlink /proc/$$/fd/1); echo \"$out\" > " +
+                                            (cuda / "wrote").string() +
+                                            "\necho 'Cuda compilation tools, release 13.0, V13.0.88'\n");
     ::chmod((cuda / "bin/nvcc").c_str(), 0700);
     ::setenv("CUDA_INSTALL_PATH", cuda.c_str(), 1);
     ::setenv("TMPDIR", temp.c_str(), 1);
@@ -266,6 +270,9 @@ TEST(Toolchain, NvccsVersionIsReadInADirectoryOfItsOwn) {
     }
   }
   EXPECT_EQ(outcomes[0], "version 13.0.88");
+  const std::string wrote = test::read_file(tmp.path() / "a" / "wrote");
+  EXPECT_TRUE(wrote.rfind((tmp.path() / "temp" / "cuforge-nvcc-version-").string(), 0) == 0) << wrote;
+  EXPECT_TRUE(contains(wrote, "/nvcc-version.txt")) << wrote;
   EXPECT_TRUE(fs::is_empty(tmp.path() / "temp")) << "the private directory is removed";
   EXPECT_TRUE(contains(outcomes[1], "--version needs a temporary directory: TMPDIR is " +
                                         (tmp.path() / "missing").string()))
