@@ -137,14 +137,15 @@ void Plan<Kernel, Problem>::set_settings(const select::GemmSettings& settings) {
   const auto warnings = select::kernel_set_warnings(kernels, settings, kind_, options_.layout_a, options_.layout_b);
   std::vector<std::string> said;
   {
-    std::lock_guard lock(state().mutex);
-    state().settings = settings;
-    ++state().generation;
-    state().kernels = std::move(kernels);
-    state().chosen.clear();
-    state().compiled.clear();
-    state().last.reset();
-    said = std::exchange(state().warned, warnings);
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    s.settings = settings;
+    ++s.generation;
+    s.kernels = std::move(kernels);
+    s.chosen.clear();
+    s.compiled.clear();
+    s.last.reset();
+    said = std::exchange(s.warned, warnings);
   }
   // Each said once while it holds (from construction or a setting on); outside the lock: the Python sink takes the GIL.
   for (const auto& w : warnings)
@@ -254,8 +255,8 @@ std::vector<BuiltKernel> Plan<Kernel, Problem>::compile_shapes(const std::vector
 template <class Kernel, class Problem>
 auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStream_t> measure_on, double beta)
     -> std::shared_ptr<const Launchable> {
-  std::unique_lock lock(state().mutex);
   State& s = state();
+  std::unique_lock lock(s.mutex);
   const uint64_t generation = s.generation;
   // The candidate's kernel ready to launch on the problem, or null when CUTLASS refuses it.
   auto launchable_of = [&](const select::GemmCandidate& c,
