@@ -354,9 +354,8 @@ NB_MODULE(_core, m) {
         "element_accumulator, activation, and A, B, C as (element, layout, alignment).");
   m.def("kernel_build",
         [](const std::string& name, int cc) {
-          if (cc == 0) cc = runtime::default_target_cc();
-          KernelSource k = emit::gemm_kernel(library::parse_gemm_name(name), cc);
-          compile::check_target(k.family, cc);
+          KernelSource k = emit::gemm_kernel(library::parse_gemm_name(name), cc ? cc : runtime::default_target_cc());
+          compile::check_target(k.family, cc ? cc : k.target_cc);  // a cc given is checked, not the kernel's own
           nb::dict d;
           d["source"] = k.source;
           d["headers"] = k.headers;
@@ -370,11 +369,11 @@ NB_MODULE(_core, m) {
   m.def("build",
         [](const std::vector<std::string>& names, int jobs, int cc,
            std::function<void(size_t, size_t, size_t, std::string)> progress) {
-          if (cc == 0) cc = runtime::default_target_cc();
           std::vector<KernelSource> sources;
           for (const auto& n : names) {
-            sources.push_back(emit::gemm_kernel(library::parse_gemm_name(n), cc));
-            compile::check_target(sources.back().family, sources.back().target_cc);
+            sources.push_back(emit::gemm_kernel(library::parse_gemm_name(n), cc ? cc : runtime::default_target_cc()));
+            // A cc given is checked (an SM90 kernel's own target is 9.0 whatever the cc asked for).
+            compile::check_target(sources.back().family, cc ? cc : sources.back().target_cc);
           }
           std::vector<compile::BuildOutcome> outcomes;
           {

@@ -6,8 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <limits>
 
@@ -275,23 +278,32 @@ int main(int argc, char** argv) {
     // argparse do (CLI11's own codes, 105 and up, say nothing a caller would test for).
     return app.exit(e) == 0 ? 0 : 2;
   }
+  int status = 0;
   try {
-    if (*list) return run_list(list_flags, json);
-    if (*emit_cmd) {
+    if (*list) {
+      status = run_list(list_flags, json);
+    } else if (*emit_cmd) {
       std::cout << emit::gemm_source(library::parse_gemm_name(emit_name));
-      return 0;
-    }
-    if (*build) return run_build(build_flags, preset, jobs, cc, dry_run);
-    if (*cache) {
+    } else if (*build) {
+      status = run_build(build_flags, preset, jobs, cc, dry_run);
+    } else if (*cache) {
       if (*max_bytes_option && cache_action != "prune") {
         fmt::print(stderr, "cuforge: --max-bytes is prune's limit; cache {} takes none\n", cache_action);
         return 2;
       }
-      return run_cache(cache_action, max_bytes);
+      status = run_cache(cache_action, max_bytes);
     }
   } catch (const std::exception& e) {  // cuforge's errors, and anything else: a message, never an abort
     fmt::print(stderr, "cuforge: {}\n", e.what());
     return 2;
   }
-  return 0;
+  // What was printed must have reached its file (`cuforge emit X > k.cu` on a full disk): an output lost in
+  // the buffers at exit would otherwise leave a truncated file and a success.
+  std::cout.flush();
+  errno = 0;
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    fmt::print(stderr, "cuforge: cannot write the output: {}\n", errno ? std::strerror(errno) : "write error");
+    return 2;
+  }
+  return status;
 }

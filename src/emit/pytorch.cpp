@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <initializer_list>
 #include <iterator>
 #include <string_view>
 
@@ -67,6 +68,21 @@ Holes operand_holes(const TorchExport& e) {
 
 // A GEMM: A row-major when the kernel reads it so (or, transposed, reads its transpose
 // column-major).
+// The operators' implementations (`op` on CUDA tensors, `op_meta` on Meta ones, for torch.compile), registered in
+// the library's own block: TORCH_LIBRARY_IMPL hands its namespace to another macro, which expands a module named
+// as a macro (NULL, EOF), where TORCH_LIBRARY pastes and quotes it as written.
+void add_operators(Holes& common, std::initializer_list<std::string_view> ops) {
+  std::string impls, names;
+  for (std::string_view op : ops) {
+    impls += fmt::format("  m.impl(\"{0}\", torch::dispatch(c10::DispatchKey::CUDA, &{0}));\n"
+                         "  m.impl(\"{0}\", torch::dispatch(c10::DispatchKey::Meta, &{0}_meta));\n",
+                         op);
+    names += fmt::format("{}\"{}\"", names.empty() ? "" : ", ", op);
+  }
+  common["impls"] = std::move(impls);
+  common["op_names"] = std::move(names);
+}
+
 std::string gemm_body(const TorchExport& e, Holes& common) {
   const library::GemmConfig& c = e.config;
   Holes h = operand_holes(e);
@@ -81,9 +97,7 @@ std::string gemm_body(const TorchExport& e, Holes& common) {
   h["decomposition"] = std::to_string(int(e.launch.decomposition));
   h["deterministic"] = boolean(e.launch.deterministic);
   common["schemas"] = "  m.def(\"run(Tensor A, Tensor B, Tensor? C=None, float alpha=1.0, float beta=0.0) -> Tensor\");\n";
-  common["cuda_impls"] = "  m.impl(\"run\", &run);\n";
-  common["meta_impls"] = "  m.impl(\"run\", &run_meta);\n";
-  common["op_names"] = "\"run\"";
+  add_operators(common, {"run"});
   return render(embedded::pytorch_gemm, h);
 }
 
@@ -96,9 +110,7 @@ std::string grouped_body(const TorchExport& e, Holes& common) {
       "  m.def(\"run(Tensor[] A, Tensor[] B, Tensor[]? C=None, float alpha=1.0, float beta=0.0) -> Tensor[]\");\n"
       "  m.def(\"run_offsets(Tensor A, Tensor B, Tensor offsets, Tensor? C=None, float alpha=1.0, float beta=0.0) "
       "-> Tensor\");\n";
-  common["cuda_impls"] = "  m.impl(\"run\", &run);\n  m.impl(\"run_offsets\", &run_offsets);\n";
-  common["meta_impls"] = "  m.impl(\"run\", &run_meta);\n  m.impl(\"run_offsets\", &run_offsets_meta);\n";
-  common["op_names"] = "\"run\", \"run_offsets\"";
+  add_operators(common, {"run", "run_offsets"});
   return render(embedded::pytorch_grouped, h);
 }
 
@@ -139,9 +151,7 @@ std::string conv_body(const TorchExport& e, Holes& common) {
       "int[2] dilation=[1, 1], float alpha=1.0, float beta=0.0, str split_k_mode=\\\"{}\\\", "
       "int split_k_slices={}) -> Tensor\");\n",
       *size ? fmt::format("int[] {}, ", size) : "", mode, e.launch.splits);
-  common["cuda_impls"] = "  m.impl(\"run\", &run);\n";
-  common["meta_impls"] = "  m.impl(\"run\", &run_meta);\n";
-  common["op_names"] = "\"run\"";
+  add_operators(common, {"run"});
   return render(embedded::pytorch_conv, h);
 }
 

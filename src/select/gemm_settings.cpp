@@ -42,7 +42,7 @@ void GemmSettings::set_split_k_slices(int64_t slices) {
   if (slices < 1 || slices > kMaxSplits)
     throw InvalidArgumentError(fmt::format("split_k_slices: expected 1 to {} slices of K, got {}", kMaxSplits, slices));
   if (slices == 1) {
-    decomposition = Decomposition::Heuristic;
+    if (takes_slices(decomposition)) decomposition = Decomposition::Heuristic;  // data-parallel, stream-K stay
   } else if (!takes_slices(decomposition)) {
     decomposition = Decomposition::SplitK;
   }

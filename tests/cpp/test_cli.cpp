@@ -197,6 +197,17 @@ TEST(CommandLine, TheTuningListingEscapesControlCharacters) {
   EXPECT_EQ(l.names[1].rfind("  -> k\\x07 x1 heuristic 2.00 us", 0), 0u) << l.names[1];
 }
 
+// An output that never reaches its file fails the command (a full disk left a truncated `cuforge emit X > k.cu`
+// and exit status 0): /dev/full refuses every write.
+TEST(CommandLine, ALostOutputFailsTheCommand) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this machine";
+  const std::string name = library::gemm_catalog(90).front().name();
+  for (const std::string& command : {"emit " + name, std::string("list --json --arch 90"), std::string("cache info")}) {
+    EXPECT_EQ(run(command).status, 0) << command;
+    EXPECT_EQ(run(command + " >/dev/full").status, 2) << command;
+  }
+}
+
 TEST(CommandLine, AnUnknownCommandIsNamed) {
   Listed unknown = run("lsit", true);
   EXPECT_EQ(unknown.status, 2);

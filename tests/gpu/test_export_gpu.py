@@ -39,6 +39,8 @@ POINTWISE = (8, 14, 14, 1024, 256, 1, 1)
 # name -> the operation exported under it
 EXPORTS = {
     "cf_gemm": lambda: _gemm_plan().construct(M=512, N=512, K=512),
+    # A module named as a C macro: TORCH_LIBRARY_IMPL expanded it (its CUDA kernel registered under __null).
+    "NULL": lambda: _gemm_plan().construct(M=512, N=512, K=512),
     "cf_gemm_t": lambda: _gemm_plan(F16, lc=L.ColumnMajor).construct(M=512, N=512, K=512),
     "cf_gemm_relu80": lambda: _gemm_plan(F16, activation="relu", kernel_cc=80).construct(M=512, N=512, K=512),
     "cf_grouped": lambda: cuforge.op.GroupedGemm(element=BF16, layout=L.RowMajor).construct(),
@@ -73,6 +75,12 @@ def test_gemm_module_runs_the_seed_snippet_exactly(modules):
     Ab, Bb = rand_int(128, 64, BF16, ROW, batch=3), rand_int(64, 96, BF16, ROW, batch=3)
     assert_exact(mod.run(Ab, Bb), reference(Ab, Bb, None, 1.0, 0.0, BF16))
     assert mod.run is torch.ops.cf_gemm.run.default
+
+
+def test_a_module_named_as_a_c_macro_runs(modules):
+    A, B = rand_int(300, 136, BF16, ROW), rand_int(136, 200, BF16, ROW)
+    assert_exact(modules["NULL"].run(A, B), reference(A, B, None, 1.0, 0.0, BF16))
+    assert modules["NULL"].run is torch.ops.NULL.run.default
 
 
 def test_transposed_and_sm80_relu_modules(modules):

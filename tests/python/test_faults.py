@@ -403,6 +403,9 @@ _F8 = dict(element_A=cuforge.DataType.e4m3, element_B=cuforge.DataType.e4m3, ele
            layout_C=RowMajor)
 
 
+_SM90_NAME = "cuforge_sm90_gemm_tensorop_mma_f16_f16_f32_f16_f16_rcr_128x64x64_c1x1x1_s0_coop_tmacoop_default_a8x8x8"
+
+
 def _gemm(**kwargs):
     return cuforge.op.Gemm(element=np.float16, layout=RowMajor, **kwargs)
 
@@ -463,6 +466,9 @@ def _run_on(a, **protocol):
     (lambda: _gemm().construct().pytorch_binding("m\udc80"), "^module: .* is not Unicode text"),
     (lambda: cuforge.build(["x"], jobs=2**40, progress=False), "^jobs: expected 0 .one per core. to"),
     (lambda: cuforge.build(["x"], cc="x", progress=False), "^cc: expected an integer"),
+    # An SM90 kernel's own target is 9.0: a cc given otherwise was ignored (and the kernel built).
+    (lambda: cuforge.build([_SM90_NAME], cc=80, progress=False), "run on compute capability 9.0 only, not 80"),
+    (lambda: cuforge.build([_SM90_NAME], cc=12345, progress=False), "^compute capability 12345 is not a GPU"),
     (lambda: _gemm().construct().pytorch_binding(5), "^module: expected a module name"),
     (lambda: cuforge.emit.pytorch(_gemm().construct(), "m", cc=2**40), "^cc: 1099511627776 is not a compute"),
     (lambda: cuforge.emit.pytorch(_gemm().construct(), "m", sourcedir=5), "^sourcedir: expected a directory path"),
@@ -505,7 +511,8 @@ def _run_on(a, **protocol):
 ], ids=["alpha-huge", "slope-huge", "scale-huge", "alpha-str-with-scale", "A-int", "stride-set", "padding-0d",
         "split-k-0d", "problem-0d", "tile-0d", "construct-1d", "conv-pad-huge", "alpha-numpy-bool", "beta-complex",
         "slope-complex", "kernel-source-int", "kernel-source-surrogate", "glob-surrogate", "build-surrogate",
-        "pytorch-name-surrogate", "profile-filter-surrogate", "binding-module-surrogate", "build-jobs-huge", "build-cc-str", "binding-module-int",
+        "pytorch-name-surrogate", "profile-filter-surrogate", "binding-module-surrogate", "build-jobs-huge", "build-cc-str", "build-sm90-cc-80",
+        "build-cc-unknown", "binding-module-int",
         "pytorch-cc-huge", "pytorch-sourcedir-int", "select-bias-str", "conv-compile-stride-0",
         "conv-compile-geometry-twice", "cai-empty", "held-shape-str", "held-group-none", "held-groups-1d",
         "held-conv-channels", "held-conv-geometry", "alpha-0d-bool", "print-module-str", "pytorch-jit-str",

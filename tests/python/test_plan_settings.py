@@ -86,6 +86,22 @@ def test_split_k_and_decompositions():
         plan.decomposition = cuforge.Decomposition.SplitK
 
 
+def test_one_slice_keeps_an_unsliced_decomposition():
+    # split_k_slices = 1 means "no slices": it leaves split-K for the heuristic, and keeps a decomposition
+    # the user forced that takes no slices (it undid data-parallel and stream-K before).
+    for forced in (cuforge.Decomposition.DataParallel, cuforge.Decomposition.StreamK):
+        plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+        plan.decomposition = forced
+        picked = plan.select(128, 128, 8192)
+        plan.split_k_slices = 1
+        assert plan.decomposition == forced and plan.select(128, 128, 8192) == picked
+    plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+    plan.split_k_slices = 4
+    assert plan.decomposition == cuforge.Decomposition.SplitK
+    plan.split_k_slices = 1
+    assert plan.decomposition == cuforge.Decomposition.Heuristic and plan.split_k_slices == 1
+
+
 def test_parallel_split_k():
     plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
     # The default weighs it: long K over few output tiles, K slicing evenly.

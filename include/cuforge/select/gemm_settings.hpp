@@ -49,8 +49,9 @@ struct GemmSettings {
   // The decomposition, keeping the slices where it takes them: a sliced decomposition needs
   // split_k_slices set first (InvalidArgumentError says so).
   void set_decomposition(Decomposition d);
-  // K slices: 1 returns to the heuristic decomposition; more selects SplitK unless a sliced
-  // decomposition is already chosen. At most kMaxSplits.
+  // K slices: 1 leaves a sliced decomposition (SplitK, ParallelSplitK) for the heuristic one and keeps the
+  // others (DataParallel, StreamK, Heuristic); more selects SplitK unless a sliced decomposition is already
+  // chosen. At most kMaxSplits.
   void set_split_k_slices(int64_t slices);
   // Throws InvalidArgumentError naming the setting that is out of range or inconsistent.
   void check() const;
