@@ -8,14 +8,22 @@ torch.nn.functional.leaky_relu's is 0.01).
 
 from __future__ import annotations
 
+import dis
+import sys
+
 from ._core import Activation, InvalidArgumentError, default_activation_argument
 from .dtypes import bool_or_complex
 
 
 class NotOfferedError(InvalidArgumentError, ImportError):
-    """A name of the CUTLASS Python interface that cuforge does not offer: a cuforge error, and an ImportError,
-    so that ``from cuforge import Tensor`` says why (Python turns an AttributeError there into a bare
-    "cannot import name")."""
+    """A name of the CUTLASS Python interface that cuforge does not offer, met by ``from cuforge import Tensor``: a
+    cuforge error and an ImportError that says why (Python turns an AttributeError there into a bare "cannot
+    import name")."""
+
+
+class NotOfferedAttributeError(InvalidArgumentError, AttributeError):
+    """The same name met as an attribute (``cuforge.epilogue.trace(...)``): an AttributeError, so that
+    ``hasattr(cuforge, "Tensor")`` and ``getattr(..., default)`` answer rather than raise."""
 
 
 # The interface's epilogue visitor trees: Python epilogues traced into CUTLASS's visitor nodes.
@@ -23,9 +31,14 @@ _VISITOR_TREES = frozenset({"trace", "evt_ops", "exp", "max", "maximum", "minimu
                             "reshape", "sum"})
 
 
-def visitor_trees_not_offered(name: str) -> NotOfferedError:
-    return NotOfferedError(f"{name}: the CUTLASS Python interface's epilogue visitor trees (traced Python epilogues) "
-                           "are not offered; fuse an activation (plan.activation) and a bias row (a C of one row)")
+def visitor_trees_not_offered(name: str) -> InvalidArgumentError:
+    """The error for a visitor-tree name, raised by a module's ``__getattr__``: an ImportError where the module's
+    caller is importing the name (its instruction is IMPORT_FROM), else an AttributeError."""
+    message = (f"{name}: the CUTLASS Python interface's epilogue visitor trees (traced Python epilogues) are not "
+               "offered; fuse an activation (plan.activation) and a bias row (a C of one row)")
+    caller = sys._getframe(2)  # past __getattr__: the frame that asked for the name
+    importing = dis.opname[caller.f_code.co_code[caller.f_lasti]] == "IMPORT_FROM"
+    return (NotOfferedError if importing else NotOfferedAttributeError)(message)
 
 
 def __getattr__(name: str):

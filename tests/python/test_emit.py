@@ -237,6 +237,12 @@ def test_export_overwrites_only_its_own_files(tmp_path):
     (mine / "gemm_a.cpp").write_text("int main() {}\n")
     with pytest.raises(InvalidArgumentError, match="gemm_a.cpp' exists and is not written by cuforge"):
         cuforge.emit.pytorch(op, "gemm_a", sourcedir=str(mine))
+    headers = tmp_path / "headers"
+    (headers / "include" / "cuforge").mkdir(parents=True)
+    (headers / "include" / "cuforge" / "launch.hpp").write_text("// mine\n")
+    with pytest.raises(InvalidArgumentError, match="launch.hpp' exists and is not written by cuforge"):
+        cuforge.emit.pytorch(op, "gemm_a", sourcedir=str(headers))
+    assert (headers / "include" / "cuforge" / "launch.hpp").read_text() == "// mine\n"
     first = tmp_path / "exports"
     cuforge.emit.pytorch(op, "gemm_a", sourcedir=str(first))
     cuforge.emit.pytorch(op, "gemm_a", sourcedir=str(first))  # its own export again

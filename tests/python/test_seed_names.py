@@ -455,17 +455,23 @@ def test_the_interfaces_conv_tiles_of_the_narrower_instruction_and_of_simt_run()
 @pytest.mark.parametrize("name", ["epilogue.trace", "epilogue.reshape", "epilogue.permute", "epilogue.maximum",
                                   "Tensor"])
 def test_the_interfaces_visitor_tree_names_are_refused_by_name(name):
-    """Epilogue visitor trees are not offered: their names raise a cuforge error that is also an ImportError,
-    so that the interface's `from cutlass import Tensor` says why too, and what to do instead."""
+    """Epilogue visitor trees are not offered: their names raise a cuforge error saying why, and what to do
+    instead; an ImportError where imported (the interface's `from cutlass import Tensor`: an AttributeError
+    there became a bare "cannot import name"), else an AttributeError (hasattr raised the ImportError)."""
     *path, last = name.split(".")
     module = cutlass
     for part in path:
         module = getattr(module, part)
     with pytest.raises(cuforge.InvalidArgumentError, match=f"cuforge.{name}.*not offered") as info:
         getattr(module, last)
-    assert isinstance(info.value, ImportError)
-    with pytest.raises(ImportError, match=f"cuforge.{name}.*not offered"):
+    assert isinstance(info.value, AttributeError) and not isinstance(info.value, ImportError)
+    assert not hasattr(module, last) and getattr(module, last, None) is None
+    with pytest.raises(ImportError, match=f"cuforge.{name}.*not offered") as info:
         exec(f"from {module.__name__} import {last}", {})
+    assert isinstance(info.value, cuforge.InvalidArgumentError)
+    with pytest.raises(ImportError, match=f"cuforge.{name}.*not offered"):
+        # The instruction of the name refused, not the first of the statement's:
+        exec(f"from {module.__name__} import {'Gemm' if module is cutlass else 'relu'}, {last}", {})
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         getattr(module, "no_such_name")
 
