@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <numeric>
+#include <optional>
 #include <vector>
 
 namespace cuforge {
@@ -36,10 +39,53 @@ std::pair<uintptr_t, uintptr_t> TensorRef::byte_span() const {
   return {begin, end};
 }
 
+namespace {
+
+// A tensor's bytes as a block of `width` bytes from `start`, repeated at multiples of `period` bytes: the block is
+// the dimensions that are dense together from the one of unit stride (a batch's whole matrix, a matrix's row);
+// the strides of the others (of extents past 1) are folded into the period by their gcd with `period`. None for
+// negative strides or sizes past 64 bits.
+struct Rows {
+  uintptr_t start;
+  uint64_t width, period;
+};
+
+std::optional<Rows> rows_of(const TensorRef& t, uint64_t period) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, extent) of the extents past 1, innermost first
+  for (int i = 0; i < t.rank; ++i) {
+    if (t.strides[i] < 0) return std::nullopt;
+    if (t.shape[i] > 1) dims.emplace_back(t.strides[i], t.shape[i]);
+  }
+  std::sort(dims.begin(), dims.end());
+  uint64_t dense = 1;  // elements in the block
+  size_t outer = 0;
+  while (outer < dims.size() && uint64_t(dims[outer].first) == dense)
+    if (__builtin_mul_overflow(dense, uint64_t(dims[outer++].second), &dense)) return std::nullopt;
+  const uint64_t bytes = size_bytes(t.dtype);
+  uint64_t width = 0;
+  if (__builtin_mul_overflow(dense, bytes, &width)) return std::nullopt;
+  for (; outer < dims.size(); ++outer) {
+    uint64_t stride = 0;
+    if (__builtin_mul_overflow(uint64_t(dims[outer].first), bytes, &stride)) return std::nullopt;
+    period = std::gcd(period, stride);
+  }
+  return Rows{reinterpret_cast<uintptr_t>(t.data), width, period};
+}
+
+}  // namespace
+
 bool overlaps(const TensorRef& x, const TensorRef& y) {
   const auto [xb, xe] = x.byte_span();
   const auto [yb, ye] = y.byte_span();
-  return xb < xe && yb < ye && xb < ye && yb < xe;
+  if (!(xb < xe && yb < ye && xb < ye && yb < xe)) return false;
+  // Every byte of x lies at (x's start + [0, x's block width)) modulo the gcd of both tensors' outer strides, and
+  // likewise y's: where those two arcs of the circle of that period do not meet, neither do the tensors.
+  const auto rx = rows_of(x, 0), ry = rows_of(y, 0);
+  if (!rx || !ry) return true;
+  const uint64_t period = std::gcd(rx->period, ry->period);
+  if (period == 0 || rx->width > period || ry->width > period) return true;
+  const uint64_t apart = (ry->start % period + period - rx->start % period) % period;  // y's arc from x's start
+  return !(rx->width <= apart && apart + ry->width <= period);
 }
 
 std::string TensorRef::describe() const {

@@ -44,7 +44,9 @@ struct TensorRef {
   static TensorRef vector(const void* data, DataType dtype, int64_t size, int device = 0);
 };
 
-// Whether two tensors' spans share a byte (tensors without elements share none).
+// Whether two tensors may share a byte (tensors without elements share none): their spans meet, unless they are
+// views that interleave without meeting (column blocks of one matrix, a batch's matrices taken apart), as their
+// bytes' offsets modulo the gcd of their outer strides tell.
 bool overlaps(const TensorRef& x, const TensorRef& y);
 
 }  // namespace cuforge
