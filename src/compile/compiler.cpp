@@ -133,7 +133,7 @@ CacheEntry build(const KernelSource& k, const std::string& key, const KernelCach
   fs::remove_all(staging / "steps", ec);
   if (status != 0 || !fs::exists(staging / "kernel.so")) {
     ++g_failures;
-    std::string text = read_file_or_empty(log);
+    std::string text = read_log(log);
     const uint64_t free = free_bytes(staging);
     if (free < (uint64_t(256) << 20))
       throw CacheError(fmt::format("nvcc failed (exit status {}) building {} with {} MiB free on the disk holding the "

@@ -6,8 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include "cuforge/core/error.hpp"
 
@@ -59,6 +61,25 @@ std::string read_file(const fs::path& path) {
   ::close(fd);
   if (!why.empty()) throw CacheError(fmt::format("cannot read {}: {}", path.string(), why));
   return text;
+}
+
+std::string read_log(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0) return "";
+  auto read = [&](std::streamoff from, std::streamoff count) {
+    std::string part(size_t(count), '\0');
+    in.seekg(from);
+    in.read(part.data(), count);
+    part.resize(size_t(std::max<std::streamsize>(in.gcount(), 0)));
+    return part;
+  };
+  if (uint64_t(size) <= kLogShownBytes) return read(0, size);
+  const std::streamoff half = std::streamoff(kLogShownBytes / 2);
+  return fmt::format("{}\n[... {} bytes of the log left out here ...]\n{}", read(0, half), size - 2 * half,
+                     read(size - half, half));
 }
 
 std::string read_file_or_empty(const fs::path& path) {

@@ -31,6 +31,10 @@ inline constexpr const char* kShellSpecialCharacters = "$, `, \\, \" or newlines
 std::string read_file(const std::filesystem::path& path);
 // The file's bytes, or "" when read_file would throw (logs that are best-effort).
 std::string read_file_or_empty(const std::filesystem::path& path);
+// A log for a message: all of it where it holds at most kLogShownBytes, else its first and last halves of that
+// around a line saying how much is left out; "" where it cannot be read (an unreadable log says nothing).
+std::string read_log(const std::filesystem::path& path);
+inline constexpr uint64_t kLogShownBytes = uint64_t(1) << 20;
 // The file's JSON document, read by read_file; throws CacheError when it is not JSON or nests
 // deeper than kMaxJsonDepth.
 nlohmann::json read_json(const std::filesystem::path& path);

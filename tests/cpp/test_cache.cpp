@@ -14,6 +14,7 @@
 
 #include "cache_fixture.hpp"
 #include "cuforge/core/error.hpp"
+#include "files.hpp"
 
 namespace cuforge {
 namespace {
@@ -26,6 +27,22 @@ TEST_F(CacheTest, RootIsVersionedUnderTheGivenDirectory) {
   EXPECT_EQ(build->staging().parent_path(), cache.root() / "staging");
   EXPECT_TRUE(fs::exists(cache.root() / "locks" / (kKey + ".lock")));
   EXPECT_EQ(cache.keep_failed(kKey, *build), cache.root() / "failed" / kKey);
+}
+
+// A failed build's log reaches its message whole, or where it is long, its head and tail (a log of 70 MB, past the
+// 64 MiB a file of the cache may hold, gave "(nvcc printed nothing)").
+TEST_F(CacheTest, ALongLogIsShownByItsHeadAndTail) {
+  const fs::path log = tmp.path() / "nvcc.log";
+  test::write_file(log, "error: the first\n");
+  EXPECT_EQ(compile::read_log(log), "error: the first\n");
+  const std::string middle(70 << 20, 'x');
+  test::write_file(log, "error: the first\n" + middle + "the last\n");
+  const std::string shown = compile::read_log(log);
+  EXPECT_LE(shown.size(), compile::kLogShownBytes + 100);
+  EXPECT_EQ(shown.rfind("error: the first\n", 0), 0u);
+  EXPECT_NE(shown.find("bytes of the log left out here"), std::string::npos);
+  EXPECT_EQ(shown.substr(shown.size() - 9), "the last\n");
+  EXPECT_EQ(compile::read_log(tmp.path() / "none"), "");
 }
 
 TEST_F(CacheTest, MissThenHit) {
