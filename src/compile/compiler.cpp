@@ -33,10 +33,7 @@ std::atomic<size_t> g_requests{0}, g_hits{0}, g_builds{0}, g_failures{0};
 std::mutex g_interrupt_mutex;
 std::function<bool()> g_interrupt_check;  // set_interrupt_check's
 
-std::function<bool()> interrupt_check() {
-  std::lock_guard lock(g_interrupt_mutex);
-  return g_interrupt_check;
-}
+
 
 // The name nvcc gives the translation unit's internal symbols on both sides (its shape: a hash, the
 // length and name of the source file, a hash), here from the cache key, so a build repeats exactly.
@@ -114,7 +111,7 @@ uint64_t free_bytes(const fs::path& dir) {
 }
 
 CacheEntry build(const KernelSource& k, const std::string& key, const KernelCache& cache,
-                 KernelCache::Build& slot) {
+                 KernelCache::Build& slot, const StopCheck& stop) {
   const Toolchain& tc = Toolchain::get();
   const fs::path& staging = slot.staging();
   write_file_durably(staging / "kernel.cu", k.source);
@@ -128,7 +125,7 @@ CacheEntry build(const KernelSource& k, const std::string& key, const KernelCach
                            (staging / "kernel.cu").string()});
   fs::path log = staging / "nvcc.log";
   ++g_builds;
-  int status = run_nvcc(argv, staging / "steps", module_id(key), log);
+  int status = run_nvcc(argv, staging / "steps", module_id(key), log, stop);
   std::error_code ec;
   fs::remove_all(staging / "steps", ec);
   if (status != 0 || !fs::exists(staging / "kernel.so")) {
@@ -178,7 +175,7 @@ std::string cache_key(const KernelSource& k, const KernelCache& cache) {
                     cutlass_digest(cache), target});
 }
 
-CompileResult compile(const KernelSource& k, const KernelCache& cache) {
+CompileResult compile(const KernelSource& k, const KernelCache& cache, const StopCheck& stop) {
   auto start = Clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   ++g_requests;
@@ -195,7 +192,7 @@ CompileResult compile(const KernelSource& k, const KernelCache& cache) {
       return {*hit, true, seconds()};
     }
     log(LogLevel::info, fmt::format("building {} for sm{} (nvcc)", k.name, k.target_cc));
-    CacheEntry entry = build(k, key, cache, *slot);
+    CacheEntry entry = build(k, key, cache, *slot, stop);
     log(LogLevel::info, fmt::format("built {} in {:.1f} s", k.name, seconds()));
     return {entry, false, seconds()};
   } catch (const fs::filesystem_error& e) {
@@ -332,7 +329,7 @@ std::vector<BuildOutcome> compile_many(const std::vector<KernelSource>& kernels,
     for (size_t i; !stop.load() && (i = next++) < kernels.size();) {
       BuildOutcome out{kernels[i].name, std::nullopt, "", nullptr};
       try {
-        out.result = compile(kernels[i], cache);
+        out.result = compile(kernels[i], cache, [&] { return stop.load(); });
       } catch (const std::exception& e) {  // no exception may leave a thread
         out.error = e.what();
         out.exception = std::current_exception();
@@ -377,7 +374,7 @@ std::vector<BuildOutcome> compile_many(const std::vector<KernelSource>& kernels,
   }
   for (auto& t : threads) t.join();
   if (stop.load())
-    throw Interrupted(fmt::format("interrupted: {} of {} kernels done, the rest not started", state.done,
+    throw Interrupted(fmt::format("interrupted: {} of {} kernels done, the rest stopped or not started", state.done,
                                   kernels.size()));
   return outcomes;
 }
@@ -385,6 +382,11 @@ std::vector<BuildOutcome> compile_many(const std::vector<KernelSource>& kernels,
 void set_interrupt_check(std::function<bool()> check) {
   std::lock_guard lock(g_interrupt_mutex);
   g_interrupt_check = std::move(check);
+}
+
+StopCheck interrupt_check() {
+  std::lock_guard lock(g_interrupt_mutex);
+  return g_interrupt_check;
 }
 
 CompileStatistics statistics() { return {g_requests.load(), g_hits.load(), g_builds.load(), g_failures.load()}; }

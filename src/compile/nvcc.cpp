@@ -1,5 +1,7 @@
 #include "nvcc.hpp"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <optional>
 #include <sstream>
@@ -95,13 +97,14 @@ std::optional<NvccSteps> parse_dryrun(const std::string& listing) {
 // Builds the library as nvcc would, the host and device halves at once; plain nvcc where its steps
 // have another shape. Intermediate files go to steps_dir; the output of the steps to log.
 int run_nvcc(const std::vector<std::string>& argv, const fs::path& steps_dir, const std::string& module_id,
-             const fs::path& log) {
+             const fs::path& log, const std::function<bool()>& stop) {
   fs::create_directories(steps_dir);
   std::vector<std::string> dryrun = argv;
   dryrun.insert(dryrun.begin() + 1, {"--dryrun", "--keep", "--keep-dir", steps_dir.string()});
   std::optional<NvccSteps> steps;
-  if (run_process(dryrun, steps_dir / "dryrun.txt") == 0) steps = parse_dryrun(read_file_or_empty(steps_dir / "dryrun.txt"));
-  if (!steps) return run_process(argv, log);
+  if (wait_process(start_process(dryrun, steps_dir / "dryrun.txt"), stop) == 0)
+    steps = parse_dryrun(read_file_or_empty(steps_dir / "dryrun.txt"));
+  if (!steps) return wait_process(start_process(argv, log), stop);
   write_file_durably(steps->module_id_file, module_id);
 
   // Our environment with nvcc's settings in place of ours.
@@ -119,8 +122,15 @@ int run_nvcc(const std::vector<std::string>& argv, const fs::path& steps_dir, co
   };
 
   pid_t host = start(steps->host, steps_dir / "host.log");
-  int device_status = wait_process(start(steps->device, steps_dir / "device.log"));
-  int host_status = wait_process(host);
+  int device_status = 0;
+  try {
+    device_status = wait_process(start(steps->device, steps_dir / "device.log"), stop);
+  } catch (...) {  // stopped (or the device half could not start): the host half goes too
+    ::kill(-host, SIGKILL);
+    wait_process(host);
+    throw;
+  }
+  int host_status = wait_process(host, stop);
   // The log reads as plain nvcc's would: it stops at the first half that failed.
   std::string text = read_file_or_empty(steps_dir / "host.log");
   int status = host_status;
@@ -129,7 +139,7 @@ int run_nvcc(const std::vector<std::string>& argv, const fs::path& steps_dir, co
     status = device_status;
   }
   if (status == 0) {
-    status = wait_process(start(steps->rest, steps_dir / "rest.log"));
+    status = wait_process(start(steps->rest, steps_dir / "rest.log"), stop);
     text += read_file_or_empty(steps_dir / "rest.log");
   }
   write_file_durably(log, text);

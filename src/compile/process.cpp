@@ -83,6 +83,28 @@ int wait_process(pid_t pid) {
   return exit_status(status);
 }
 
+int wait_process(pid_t pid, const std::function<bool()>& stop) {
+  if (!stop) return wait_process(pid);
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    int status = 0;
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) return exit_status(status);
+    bool stopping = true;  // a check that fails stops the wait too
+    try {
+      stopping = stop();
+    } catch (...) {
+    }
+    if (stopping) {
+      ::kill(-pid, SIGKILL);  // the supervisor's group: the command and everything it started
+      wait_process(pid);
+      throw Interrupted("interrupted: the compiler's processes were stopped");
+    }
+    std::this_thread::sleep_for(pause);  // short steps (nvcc's dry run) end within a few ms of their end
+    pause = std::min(pause * 2, std::chrono::milliseconds(100));
+  }
+}
+
 std::optional<int> wait_process(pid_t pid, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto pause = std::chrono::milliseconds(1);

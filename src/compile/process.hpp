@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ pid_t start_process(const std::vector<std::string>& argv, const std::filesystem:
                     const std::vector<std::string>& env = {});
 // Waits for a process started by start_process; returns its exit status (128 + signal if killed).
 int wait_process(pid_t pid);
+// The same, asking `stop` (where given) about every 100 ms whether to wait on: where it says to stop, kills the
+// process's whole group (what it started too), reaps it and throws Interrupted.
+int wait_process(pid_t pid, const std::function<bool()>& stop);
 // Waits at most `timeout`; past it, kills the process's whole group (what it started too) and
 // returns nullopt.
 std::optional<int> wait_process(pid_t pid, std::chrono::milliseconds timeout);

@@ -304,7 +304,9 @@ auto Plan<Kernel, Problem>::launchable(const Problem& p, std::optional<cudaStrea
   auto try_candidate = [&](const select::GemmCandidate& c) {
     const KernelSource source = kernel_source(c.config);
     lock.unlock();
-    const compile::CacheEntry entry = compile::compile(source).entry;  // a failure ends launchable(), unlocked
+    // A failure ends launchable(), unlocked; so does an interrupt (a Ctrl-C stops nvcc).
+    const compile::CacheEntry entry =
+        compile::compile(source, compile::KernelCache::user_cache(), compile::interrupt_check()).entry;
     lock.lock();
     if (s.generation != generation || s.chosen.count(p.shape)) return Tried::plan_changed;
     return usable(c, Kernel::load(entry.library())) ? Tried::chosen : Tried::refused;
@@ -462,7 +464,10 @@ auto Plan<Kernel, Problem>::stand_in(const GemmShape& shape, const std::vector<s
     const auto sm80 = select::gemm_kernels(kernel_types_, 80, tensor_op, kind_, cc_);
     const auto ranking = select::choose(sm80, state().settings, shape, sm_count_);
     if (ranking.ranked.empty() || ranking.ranked.front().config == chosen.config) return std::nullopt;
-    return StandIn{ranking.ranked.front(), compile::compile(kernel_source(ranking.ranked.front().config)).entry};
+    return StandIn{ranking.ranked.front(), compile::compile(kernel_source(ranking.ranked.front().config),
+                                                            compile::KernelCache::user_cache(),
+                                                            compile::interrupt_check())
+                                               .entry};
   } catch (const InvalidArgumentError&) {  // no SM80 kernels for these types or settings
     return std::nullopt;
   }

@@ -402,16 +402,27 @@ bool sleeper_alive(const std::string& marker) {
   return false;
 }
 
-// Not a test of its own: a build through the fake toolkit, killed by the parent.
+// Not tests of their own: builds through the fake toolkit, one killed by the parent, one stopped by its StopCheck
+// a second in (which must kill the compiler's processes and leave nothing of the build behind).
 TEST(DISABLED_BuildChild, Build) {
   test::toolchain();
   compile::compile(tiny_source("killed"), KernelCache(std::getenv("CUFORGE_TEST_CACHE")));
 }
 
-TEST(Compile, AKilledBuildTakesItsCompilerProcessesAlongAndItsStagingIsReclaimed) {
-  TempDir tmp;
-  const std::string marker = "6061";
-  ASSERT_FALSE(sleeper_alive(marker)) << "left over from an earlier run";
+TEST(DISABLED_BuildChild, Stopped) {
+  test::toolchain();
+  const KernelCache cache(std::getenv("CUFORGE_TEST_CACHE"));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(compile::compile(tiny_source("stopped"), cache,
+                                [&] { return std::chrono::steady_clock::now() - start > std::chrono::seconds(1); }),
+               Interrupted);
+  EXPECT_EQ(cache.info().staging, 0u) << "the stopped build's staging is removed";
+  EXPECT_EQ(cache.info().entries, 0u);
+}
+
+// The test binary running one of the tests above through the fake toolkit (sleeping `marker` seconds), with the
+// cache at `tmp`/cache; returns the child's pid once the fake nvcc runs.
+pid_t start_build_child(const TempDir& tmp, const std::string& marker, const char* test) {
   fake_toolkit(tmp.path() / "cuda", marker);
   const fs::path cache_dir = tmp.path() / "cache";
   pid_t child = ::fork();
@@ -420,19 +431,48 @@ TEST(Compile, AKilledBuildTakesItsCompilerProcessesAlongAndItsStagingIsReclaimed
     ::setenv("CUFORGE_TEST_CACHE", cache_dir.c_str(), 1);
     ::setenv("CUFORGE_CACHE_DIR", cache_dir.c_str(), 1);
     std::string self = fs::read_symlink("/proc/self/exe").string();
-    ::execl(self.c_str(), self.c_str(), "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_BuildChild.Build",
-            nullptr);
+    const std::string filter = std::string("--gtest_filter=") + test;
+    ::execl(self.c_str(), self.c_str(), "--gtest_also_run_disabled_tests", filter.c_str(), nullptr);
     std::_Exit(127);
   }
   for (int i = 0; i < 100 && !sleeper_alive(marker); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return child;
+}
+
+bool sleepers_end(const std::string& marker) {
+  bool alive = true;
+  for (int i = 0; i < 50 && (alive = sleeper_alive(marker)); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return !alive;
+}
+
+// A Ctrl-C during a first run's build (compile::interrupt_check as the StopCheck) stopped nothing: a hung nvcc
+// hung the interpreter. A stop kills the compiler's processes at once.
+TEST(Compile, AStoppedBuildKillsItsCompilerProcessesAndLeavesNothing) {
+  TempDir tmp;
+  const std::string marker = "6062";
+  ASSERT_FALSE(sleeper_alive(marker)) << "left over from an earlier run";
+  const auto start = std::chrono::steady_clock::now();
+  pid_t child = start_build_child(tmp, marker, "DISABLED_BuildChild.Stopped");
+  ASSERT_TRUE(sleeper_alive(marker)) << "the fake nvcc never started";
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child's test failed: status " << status;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  EXPECT_TRUE(sleepers_end(marker)) << "the compiler's processes outlived the stop";
+}
+
+TEST(Compile, AKilledBuildTakesItsCompilerProcessesAlongAndItsStagingIsReclaimed) {
+  TempDir tmp;
+  const std::string marker = "6061";
+  ASSERT_FALSE(sleeper_alive(marker)) << "left over from an earlier run";
+  const fs::path cache_dir = tmp.path() / "cache";
+  pid_t child = start_build_child(tmp, marker, "DISABLED_BuildChild.Build");
   ASSERT_TRUE(sleeper_alive(marker)) << "the fake nvcc never started";
   ::kill(child, SIGKILL);
   int status = 0;
   ::waitpid(child, &status, 0);
-  bool alive = true;
-  for (int i = 0; i < 50 && (alive = sleeper_alive(marker)); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_FALSE(alive) << "the compiler's processes outlived the build's process";
+  EXPECT_TRUE(sleepers_end(marker)) << "the compiler's processes outlived the build's process";
   KernelCache cache(cache_dir);
   EXPECT_EQ(cache.info().staging, 1u) << "the killed build's staging is counted";
   cache.prune(UINT64_MAX);

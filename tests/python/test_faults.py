@@ -247,6 +247,31 @@ def test_a_ctrl_c_stops_a_build(tmp_path):
             print("TimeoutError", e)
     """, CUFORGE_CACHE_DIR=str(tmp_path / "cache2"), CUDA_INSTALL_PATH=cuda)
     assert r.returncode == 0 and r.stdout.strip() == "TimeoutError my deadline", (r.stdout, r.stderr)
+    # An nvcc that hangs (a fault probe's): the Ctrl-C stops the builds under way too, killing the compiler's
+    # processes, where the interpreter waited on nvcc for ever.
+    nvcc.write_text(nvcc.read_text().replace("sleep 1; while", "sleep 7261; while"))
+    r = run_python(f"""
+        import os, signal, threading, time, cuforge
+        threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+        start = time.monotonic()
+        try:
+            cuforge.op.Gemm(element="f16", layout=cuforge.LayoutType.RowMajor, kernel_cc=80).compile(M=256, N=256, K=256)
+            print("finished")
+        except KeyboardInterrupt:
+            print("KeyboardInterrupt", time.monotonic() - start < 6)
+    """, CUFORGE_CACHE_DIR=str(tmp_path / "cache3"), CUDA_INSTALL_PATH=cuda)
+    assert r.returncode == 0 and r.stdout.split() == ["KeyboardInterrupt", "True"], (r.stdout, r.stderr)
+    left = [p for p in os.listdir("/proc") if p.isdigit() and b"sleep\x007261" in _cmdline(p)]
+    assert not left, "the compiler's processes outlived the interrupt"
+    assert not os.listdir(tmp_path / "cache3" / "v1" / "staging"), "nor is anything of the build left"
+
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
 
 
 def test_compiler_output_in_another_encoding_reaches_the_compilation_error(tmp_path):

@@ -26,10 +26,15 @@ struct CompileResult {
 // CUTLASS version and the content of its headers (whose digest `cache` remembers), the target.
 std::string cache_key(const KernelSource& kernel, const KernelCache& cache = KernelCache::user_cache());
 
+// What stops a build under way, asked about every 100 ms while nvcc runs: where it says to stop, nvcc's processes
+// are killed, the build's staging removed and Interrupted thrown (nothing reaches the cache). Empty: never.
+using StopCheck = std::function<bool()>;
+
 // Returns the cached library, building it first if needed (one builder per key across processes).
 // Throws CompilationError with nvcc's log and the kept source when nvcc fails, ToolchainError or
-// CacheError when the compiler or the cache cannot be used.
-CompileResult compile(const KernelSource& kernel, const KernelCache& cache = KernelCache::user_cache());
+// CacheError when the compiler or the cache cannot be used, Interrupted where `stop` stops the build.
+CompileResult compile(const KernelSource& kernel, const KernelCache& cache = KernelCache::user_cache(),
+                      const StopCheck& stop = {});
 
 // The cached library of a kernel, or nullopt when it is not built yet. Builds nothing.
 std::optional<CacheEntry> cached(const KernelSource& kernel, const KernelCache& cache = KernelCache::user_cache());
@@ -78,11 +83,14 @@ std::vector<BuildOutcome> compile_many(const std::vector<KernelSource>& kernels,
                                        const ProgressCallback& progress = {},
                                        const KernelCache& cache = KernelCache::user_cache());
 
-// What compile_many asks, in the thread that called it, about every 100 ms while builds run: whether its caller
-// was interrupted (the Python module's check: a Ctrl-C, which its main thread would otherwise see only once every
-// kernel was built). Then no further build starts, those under way finish (nvcc is not killed mid-write), and
-// compile_many throws Interrupted. Empty (the default): never interrupted.
+// What compile_many asks, in the thread that called it, about every 100 ms while builds run, and a build on the
+// caller's own thread given it as its StopCheck (interrupt_check()): whether its caller was interrupted (the Python
+// module's check: a Ctrl-C, which its main thread would otherwise see only once every kernel was built). Then the
+// builds under way are stopped (their nvcc processes killed, nothing of them cached), no further one starts, and
+// Interrupted is thrown. Empty (the default): never interrupted. Never to be asked from another thread than the
+// build's caller: the Python check takes the GIL, which a thread the caller waits for must not wait for.
 void set_interrupt_check(std::function<bool()> check);
+StopCheck interrupt_check();
 
 // What this process asked of the compiler so far.
 struct CompileStatistics {
