@@ -269,8 +269,10 @@ NB_MODULE(_core, m) {
       .def("__eq__", [](nb::handle, nb::handle) { return nb::borrow(Py_NotImplemented); },  // another type
            nb::arg("other").none())
       .def("__repr__", [](const TileDescription& t) { return "TileDescription(" + t.describe() + ")"; });
-  // Equal by value and changed in place: unhashable, as Python's mutable types with equality are.
-  tile.attr("__hash__") = nb::none();
+  // Hashed by value, as it compares: the CUTLASS Python interface's were plain objects, hashable (by identity),
+  // which scripts use as keys ({td: time for td in plan.tile_descriptions()}). One changed while a key is lost
+  // to its dict, as any key hashed by a value that changes.
+  tile.def("__hash__", [](const TileDescription& t) { return nb::hash(nb::str(t.describe().c_str())); });
   {
     using python::def_checked;
     constexpr const char* kThree = "three integers of 32 bits";

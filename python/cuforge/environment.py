@@ -18,8 +18,9 @@ def cuda_install_path() -> str:
 
 
 def nvcc_version() -> str:
-    """The toolkit's CUDA version, e.g. '13.0.88' (its version.json, else `nvcc --version`)."""
-    return _core.toolchain()["cuda_version"]
+    """The toolkit's CUDA release, e.g. '13.0', as the CUTLASS Python interface's (`float()` takes it; the
+    toolkit's full version, '13.0.88', is ``cuforge._core.toolchain()["cuda_version"]``)."""
+    return ".".join(_core.toolchain()["cuda_version"].split(".")[:2])
 
 
 def device_id() -> int:
