@@ -123,6 +123,7 @@ int run_list(const FilterFlags& flags, bool json) {
 
 int run_build(const FilterFlags& flags, const std::string& preset, int jobs, int cc, bool dry_run) {
   const int target = cc ? cc : runtime::default_target_cc();
+  compile::check_target(80, target);  // a GPU nvcc builds for, before any kernel is weighed against it
   std::vector<KernelSource> sources;
   if (!preset.empty()) {
     if (flags.any()) throw InvalidArgumentError("--preset names its own kernels: give it without filter options");

@@ -154,6 +154,15 @@ TEST(CommandLine, AWrongValueNamesItsOption) {
   }
 }
 
+// A --cc no GPU has is refused first, not after a line skipping the kernels it "cannot run".
+TEST(CommandLine, AnUnknownTargetIsRefusedFirst) {
+  Listed l = run("build --dry-run --cc 1 --arch 80", true);
+  EXPECT_EQ(l.status, 2);
+  ASSERT_EQ(l.names.size(), 1u);
+  EXPECT_EQ(l.names.front().rfind("cuforge: compute capability 1 is not a GPU nvcc builds kernels for", 0), 0u)
+      << l.names.front();
+}
+
 // Numbers are read in decimal and must fit: CLI11 read "0120" as octal 80, "0x50" as 80, and a number past int64
 // as the largest (a prune with no limit).
 TEST(CommandLine, NumbersAreDecimalAndFit) {
