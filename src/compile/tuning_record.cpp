@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -21,9 +22,13 @@ using Json = nlohmann::json;
 
 // The record's entries; an empty object for no record, and for an unreadable one (reported).
 Json read_entries(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return Json::object();
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return Json::object();
   try {
+    // As the kernel entries: a record that another user could have placed or changed chooses no kernels.
+    if (S_ISLNK(st.st_mode)) throw CacheError("it is a symbolic link");
+    if (st.st_uid != ::geteuid()) throw CacheError(fmt::format("it belongs to another user (uid {})", st.st_uid));
+    if (st.st_mode & 0022) throw CacheError("it is writable by other users");
     const Json record = read_json(path);
     if (record.value("format", 0) == kFormat && record.contains("entries") && record["entries"].is_object())
       return record.at("entries");

@@ -175,8 +175,21 @@ TEST_F(TuningRecordTest, ARecordThatIsNotARegularFileIsReportedAndIgnored) {
   ASSERT_EQ(::mkfifo(record.path().c_str(), 0600), 0);
   expect_ignored("a FIFO");
   EXPECT_EQ(record.clear(), 0u);
+  // A link, to a device or to another record (anyone's: a fault probe's), is not followed, as kernel entries' are
+  // not; nor is a record other users may write read.
   fs::create_symlink("/dev/zero", record.path());
-  expect_ignored("a device");
+  expect_ignored("a symbolic link");
+  fs::remove(record.path());
+  const fs::path elsewhere = record.path().parent_path() / "elsewhere.json";
+  test::write_file(elsewhere, R"({"format": 1, "entries": {"k": {"kernel": "kernel_b", "splits": 1, )"
+                              R"("decomposition": "heuristic", "us": 1.0, "measured": {}}}})");
+  fs::create_symlink(elsewhere, record.path());
+  expect_ignored("a symbolic link");
+  fs::remove(record.path());
+  fs::rename(elsewhere, record.path());
+  ASSERT_TRUE(record.find("k"));  // the same file, in place, is a record
+  fs::permissions(record.path(), fs::perms::others_write, fs::perm_options::add);
+  expect_ignored("writable by other users");
   fs::remove(record.path());
   test::write_file(record.path(), "");
   fs::resize_file(record.path(), compile::kMaxFileBytes + 1);  // sparse: nothing is written
