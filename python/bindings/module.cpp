@@ -97,12 +97,14 @@ NB_MODULE(_core, m) {
   g_compilation = new_exception(m, "CompilationError", bases(g_error, PyExc_RuntimeError),
                                 "nvcc rejected a kernel; .log holds its output, .source_path the kept source.");
 
-  // A Ctrl-C during a build (cuforge.build, a plan's compile or profile) stops it: the thread waiting for the
-  // builds checks Python's signals (the main thread's: other threads see none) and the build raises
-  // KeyboardInterrupt, where it otherwise ran every kernel before the interpreter saw the signal.
+  // A Ctrl-C during a build (cuforge.build, a plan's compile or profile, a first run's build) stops it: the thread
+  // waiting for the builds checks Python's signals (the main thread's: other threads see none) and the build
+  // raises KeyboardInterrupt, where it otherwise ran every kernel before the interpreter saw the signal.
   // The handler's exception (KeyboardInterrupt, or whatever a handler of the program's raised) is kept for the
   // thread that asked, and raised from compile::Interrupted there. The check takes the GIL, which a core thread
-  // must not wait for while holding a lock of the core's (log_sink.hpp): compile_many holds none when it asks.
+  // must not wait for while holding a lock of the core's (log_sink.hpp): compile_many holds none when it asks,
+  // nor a first run when it builds its kernel (the plan's lock let go; a fallback's stand-in, built under it, is
+  // built without the check).
   compile::set_interrupt_check([] {
     if (!Py_IsInitialized()) return false;
     nb::gil_scoped_acquire acquire;
@@ -357,7 +359,7 @@ NB_MODULE(_core, m) {
   m.def("kernel_build",
         [](const std::string& name, int cc) {
           KernelSource k = emit::gemm_kernel(library::parse_gemm_name(name), cc ? cc : runtime::default_target_cc());
-          compile::check_target(k.family, cc ? cc : k.target_cc);  // a cc given is checked, not the kernel's own
+          compile::check_target(k.family, k.target_cc, cc);
           nb::dict d;
           d["source"] = k.source;
           d["headers"] = k.headers;
@@ -374,8 +376,7 @@ NB_MODULE(_core, m) {
           std::vector<KernelSource> sources;
           for (const auto& n : names) {
             sources.push_back(emit::gemm_kernel(library::parse_gemm_name(n), cc ? cc : runtime::default_target_cc()));
-            // A cc given is checked (an SM90 kernel's own target is 9.0 whatever the cc asked for).
-            compile::check_target(sources.back().family, cc ? cc : sources.back().target_cc);
+            compile::check_target(sources.back().family, sources.back().target_cc, cc);
           }
           std::vector<compile::BuildOutcome> outcomes;
           {

@@ -36,8 +36,11 @@ def visitor_trees_not_offered(name: str) -> InvalidArgumentError:
     caller is importing the name (its instruction is IMPORT_FROM), else an AttributeError."""
     message = (f"{name}: the CUTLASS Python interface's epilogue visitor trees (traced Python epilogues) are not "
                "offered; fuse an activation (plan.activation) and a bias row (a C of one row)")
-    caller = sys._getframe(2)  # past __getattr__: the frame that asked for the name
-    importing = dis.opname[caller.f_code.co_code[caller.f_lasti]] == "IMPORT_FROM"
+    try:
+        caller = sys._getframe(2)  # past __getattr__: the frame that asked for the name
+        importing = dis.opname[caller.f_code.co_code[caller.f_lasti]] == "IMPORT_FROM"
+    except ValueError:  # no Python frame asked (a thread started on hasattr itself)
+        importing = False
     return (NotOfferedError if importing else NotOfferedAttributeError)(message)
 
 

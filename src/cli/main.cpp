@@ -123,7 +123,7 @@ int run_list(const FilterFlags& flags, bool json) {
 
 int run_build(const FilterFlags& flags, const std::string& preset, int jobs, int cc, bool dry_run) {
   const int target = cc ? cc : runtime::default_target_cc();
-  compile::check_target(80, target);  // a GPU nvcc builds for, before any kernel is weighed against it
+  compile::check_known_target(target);  // before any kernel is weighed against it
   std::vector<KernelSource> sources;
   if (!preset.empty()) {
     if (flags.any()) throw InvalidArgumentError("--preset names its own kernels: give it without filter options");
@@ -216,6 +216,18 @@ int run_cache(const std::string& action, int64_t max_bytes) {
   return 0;
 }
 
+// `status`, once what was printed has reached its file (`cuforge emit X > k.cu` on a full disk), else 2: an output
+// lost in the buffers at exit would leave a truncated file and a success.
+int written(int status) {
+  errno = 0;
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    fmt::print(stderr, "cuforge: cannot write the output: {}\n", errno ? std::strerror(errno) : "write error");
+    return 2;
+  }
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -277,7 +289,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; a usage error exits 2, as cuforge's own errors and the profiler's
     // argparse do (CLI11's own codes, 105 and up, say nothing a caller would test for).
-    return app.exit(e) == 0 ? 0 : 2;
+    return written(app.exit(e) == 0 ? 0 : 2);
   }
   int status = 0;
   try {
@@ -298,13 +310,5 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "cuforge: {}\n", e.what());
     return 2;
   }
-  // What was printed must have reached its file (`cuforge emit X > k.cu` on a full disk): an output lost in
-  // the buffers at exit would otherwise leave a truncated file and a success.
-  std::cout.flush();
-  errno = 0;
-  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    fmt::print(stderr, "cuforge: cannot write the output: {}\n", errno ? std::strerror(errno) : "write error");
-    return 2;
-  }
-  return status;
+  return written(status);
 }

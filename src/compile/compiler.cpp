@@ -33,8 +33,6 @@ std::atomic<size_t> g_requests{0}, g_hits{0}, g_builds{0}, g_failures{0};
 std::mutex g_interrupt_mutex;
 std::function<bool()> g_interrupt_check;  // set_interrupt_check's
 
-
-
 // The name nvcc gives the translation unit's internal symbols on both sides (its shape: a hash, the
 // length and name of the source file, a hash), here from the cache key, so a build repeats exactly.
 std::string module_id(const std::string& key) {
@@ -325,11 +323,16 @@ std::vector<BuildOutcome> compile_many(const std::vector<KernelSource>& kernels,
   std::condition_variable finished;
   int running = jobs;
   BuildProgress state{0, kernels.size(), 0, 0, nullptr};
+  const std::function<bool()> interrupted = interrupt_check();
+  // The builds under way stop with the rest where an interrupt check is installed; else nothing stops them.
+  const StopCheck builds_stop = interrupted ? StopCheck([&] { return stop.load(); }) : StopCheck();
   auto worker = [&] {
     for (size_t i; !stop.load() && (i = next++) < kernels.size();) {
       BuildOutcome out{kernels[i].name, std::nullopt, "", nullptr};
       try {
-        out.result = compile(kernels[i], cache, [&] { return stop.load(); });
+        out.result = compile(kernels[i], cache, builds_stop);
+      } catch (const Interrupted&) {  // stopped with the rest: neither done nor failed
+        break;
       } catch (const std::exception& e) {  // no exception may leave a thread
         out.error = e.what();
         out.exception = std::current_exception();
@@ -356,7 +359,6 @@ std::vector<BuildOutcome> compile_many(const std::vector<KernelSource>& kernels,
   };
   std::vector<std::thread> threads;
   for (int t = 0; t < jobs; ++t) threads.emplace_back(worker);
-  const std::function<bool()> interrupted = interrupt_check();
   {
     std::unique_lock lock(mutex);
     if (!interrupted) finished.wait(lock, [&] { return running == 0; });

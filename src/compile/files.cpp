@@ -28,15 +28,22 @@ const char* kind_of(mode_t mode) {
 
 }  // namespace
 
-std::string read_file(const fs::path& path) {
+std::string read_file(const fs::path& path, Trust trust) {
   // Opened without blocking and checked through the descriptor: opening a FIFO to read waits for a
   // writer, and a check made before the open could be of another file.
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw CacheError(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+  const bool own = trust == Trust::own_files;
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | (own ? O_NOFOLLOW : 0));
+  if (fd < 0)
+    throw CacheError(fmt::format("cannot read {}: {}", path.string(),
+                                 own && errno == ELOOP ? "it is a symbolic link" : std::strerror(errno)));
   struct stat st {};
   std::string why;
   if (::fstat(fd, &st) != 0)
     why = std::strerror(errno);
+  else if (own && st.st_uid != ::geteuid())
+    why = fmt::format("it belongs to another user (uid {})", st.st_uid);
+  else if (own && (st.st_mode & 0022))
+    why = "it is writable by other users";
   else if (!S_ISREG(st.st_mode))
     why = fmt::format("it is {}, not a regular file", kind_of(st.st_mode));
   else if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)  // a regular file: read it blocking
@@ -127,8 +134,8 @@ std::string shell_special(const fs::path& path) {
   return text[at] == '\n' ? "\\n" : std::string(1, text[at]);
 }
 
-nlohmann::json read_json(const fs::path& path) {
-  const std::string text = read_file(path);
+nlohmann::json read_json(const fs::path& path, Trust trust) {
+  const std::string text = read_file(path, trust);
   // Refused before a deep document exists to be copied or destroyed.
   DepthCheck depth;
   if (!nlohmann::json::sax_parse(text, &depth) && depth.too_deep)

@@ -26,9 +26,14 @@ inline constexpr int kMaxJsonDepth = 32;
 std::string shell_special(const std::filesystem::path& path);
 inline constexpr const char* kShellSpecialCharacters = "$, `, \\, \" or newlines";
 
+// Whose files a reader takes: any the path leads to, or only this user's own (no link, not writable by others:
+// a file another user could have placed or changed decides nothing).
+enum class Trust { any_file, own_files };
+
 // The file's bytes; throws CacheError when it cannot be read, is not a regular file once links are
-// followed (a FIFO would block the reader, a device never end) or holds more than kMaxFileBytes.
-std::string read_file(const std::filesystem::path& path);
+// followed (a FIFO would block the reader, a device never end), holds more than kMaxFileBytes, or is not
+// `trust`'s.
+std::string read_file(const std::filesystem::path& path, Trust trust = Trust::any_file);
 // The file's bytes, or "" when read_file would throw (logs that are best-effort).
 std::string read_file_or_empty(const std::filesystem::path& path);
 // A log for a message: all of it where it holds at most kLogShownBytes, else its first and last halves of that
@@ -37,7 +42,7 @@ std::string read_log(const std::filesystem::path& path);
 inline constexpr uint64_t kLogShownBytes = uint64_t(1) << 20;
 // The file's JSON document, read by read_file; throws CacheError when it is not JSON or nests
 // deeper than kMaxJsonDepth.
-nlohmann::json read_json(const std::filesystem::path& path);
+nlohmann::json read_json(const std::filesystem::path& path, Trust trust = Trust::any_file);
 
 // Writes the file (mode 0600) and fsyncs it; throws CacheError saying what failed (a full disk...).
 void write_file_durably(const std::filesystem::path& path, std::string_view text);

@@ -132,15 +132,15 @@ int run_nvcc(const std::vector<std::string>& argv, const fs::path& steps_dir, co
   }
   int host_status = wait_process(host, stop);
   // The log reads as plain nvcc's would: it stops at the first half that failed.
-  std::string text = read_file_or_empty(steps_dir / "host.log");
+  std::string text = read_log(steps_dir / "host.log");
   int status = host_status;
   if (status == 0) {
-    text += read_file_or_empty(steps_dir / "device.log");
+    text += read_log(steps_dir / "device.log");
     status = device_status;
   }
   if (status == 0) {
     status = wait_process(start(steps->rest, steps_dir / "rest.log"), stop);
-    text += read_file_or_empty(steps_dir / "rest.log");
+    text += read_log(steps_dir / "rest.log");
   }
   write_file_durably(log, text);
   return status;

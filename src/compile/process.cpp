@@ -123,8 +123,4 @@ std::optional<int> wait_process(pid_t pid, std::chrono::milliseconds timeout) {
   }
 }
 
-int run_process(const std::vector<std::string>& argv, const std::filesystem::path& log) {
-  return wait_process(start_process(argv, log));
-}
-
 }  // namespace cuforge::compile

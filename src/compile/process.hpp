@@ -26,6 +26,5 @@ int wait_process(pid_t pid, const std::function<bool()>& stop);
 // Waits at most `timeout`; past it, kills the process's whole group (what it started too) and
 // returns nullopt.
 std::optional<int> wait_process(pid_t pid, std::chrono::milliseconds timeout);
-int run_process(const std::vector<std::string>& argv, const std::filesystem::path& log);
 
 }  // namespace cuforge::compile

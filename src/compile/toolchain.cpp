@@ -158,12 +158,16 @@ constexpr int kKnownTargets[] = {80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121
 
 }  // namespace
 
-void check_target(Arch family, int target_cc) {
+void check_known_target(int cc) {
+  if (std::find(std::begin(kKnownTargets), std::end(kKnownTargets), cc) != std::end(kKnownTargets)) return;
   std::string known;
-  for (int cc : kKnownTargets) known += (known.empty() ? "" : ", ") + std::to_string(cc);
-  if (std::find(std::begin(kKnownTargets), std::end(kKnownTargets), target_cc) == std::end(kKnownTargets))
-    throw InvalidArgumentError(fmt::format("compute capability {} is not a GPU nvcc builds kernels for (known: {})",
-                                           target_cc, known));
+  for (int k : kKnownTargets) known += (known.empty() ? "" : ", ") + std::to_string(k);
+  throw InvalidArgumentError(fmt::format("compute capability {} is not a GPU nvcc builds kernels for (known: {})", cc,
+                                         known));
+}
+
+void check_target(Arch family, int target_cc) {
+  check_known_target(target_cc);
   if (family >= 90 && target_cc != 90)
     throw InvalidArgumentError(fmt::format("SM90 kernels (wgmma, TMA) are built for sm_90a and run on compute "
                                            "capability 9.0 only, not {}", target_cc));

@@ -51,6 +51,7 @@ struct Rows {
 };
 
 std::optional<Rows> rows_of(const TensorRef& t, uint64_t period) {
+  if (!t.valid_rank()) return std::nullopt;
   std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, extent) of the extents past 1, innermost first
   for (int i = 0; i < t.rank; ++i) {
     if (t.strides[i] < 0) return std::nullopt;

@@ -66,8 +66,6 @@ Holes operand_holes(const TorchExport& e) {
   };
 }
 
-// A GEMM: A row-major when the kernel reads it so (or, transposed, reads its transpose
-// column-major).
 // The operators' implementations (`op` on CUDA tensors, `op_meta` on Meta ones, for torch.compile), registered in
 // the library's own block: TORCH_LIBRARY_IMPL hands its namespace to another macro, which expands a module named
 // as a macro (NULL, EOF), where TORCH_LIBRARY pastes and quotes it as written.
@@ -83,6 +81,8 @@ void add_operators(Holes& common, std::initializer_list<std::string_view> ops) {
   common["op_names"] = std::move(names);
 }
 
+// A GEMM: A row-major when the kernel reads it so (or, transposed, reads its transpose
+// column-major).
 std::string gemm_body(const TorchExport& e, Holes& common) {
   const library::GemmConfig& c = e.config;
   Holes h = operand_holes(e);

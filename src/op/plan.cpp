@@ -464,10 +464,9 @@ auto Plan<Kernel, Problem>::stand_in(const GemmShape& shape, const std::vector<s
     const auto sm80 = select::gemm_kernels(kernel_types_, 80, tensor_op, kind_, cc_);
     const auto ranking = select::choose(sm80, state().settings, shape, sm_count_);
     if (ranking.ranked.empty() || ranking.ranked.front().config == chosen.config) return std::nullopt;
-    return StandIn{ranking.ranked.front(), compile::compile(kernel_source(ranking.ranked.front().config),
-                                                            compile::KernelCache::user_cache(),
-                                                            compile::interrupt_check())
-                                               .entry};
+    // Built with the plan's lock held: no interrupt check, which takes the GIL that a thread waiting on the lock
+    // may hold (a quick SM80 build, which a Ctrl-C waits out).
+    return StandIn{ranking.ranked.front(), compile::compile(kernel_source(ranking.ranked.front().config)).entry};
   } catch (const InvalidArgumentError&) {  // no SM80 kernels for these types or settings
     return std::nullopt;
   }

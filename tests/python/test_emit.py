@@ -246,6 +246,9 @@ def test_export_overwrites_only_its_own_files(tmp_path):
     first = tmp_path / "exports"
     cuforge.emit.pytorch(op, "gemm_a", sourcedir=str(first))
     cuforge.emit.pytorch(op, "gemm_a", sourcedir=str(first))  # its own export again
+    launch = first / "include" / "cuforge" / "launch.hpp"
+    launch.write_text(launch.read_text().split("\n", 1)[1])  # as an export before the headers' mark wrote it
+    cuforge.emit.pytorch(op, "gemm_a", sourcedir=str(first))
     with pytest.raises(InvalidArgumentError, match="holds the export of module 'gemm_a', whose setup.py this one"):
         cuforge.emit.pytorch(op, "gemm_b", sourcedir=str(first))
     assert "extension gemm_a:" in (first / "setup.py").read_text() and not (first / "gemm_b.cpp").exists()

@@ -78,7 +78,7 @@ struct BuildOutcome {
 
 // Builds every kernel with up to `jobs` nvcc processes at once (0: one per core; negative is an
 // InvalidArgumentError); never throws for a failed kernel, reports it in its outcome instead. Interrupted where
-// the interrupt check says so (set_interrupt_check), once the builds under way have finished.
+// the interrupt check says so (set_interrupt_check): the builds under way are stopped, and Interrupted thrown.
 std::vector<BuildOutcome> compile_many(const std::vector<KernelSource>& kernels, int jobs,
                                        const ProgressCallback& progress = {},
                                        const KernelCache& cache = KernelCache::user_cache());

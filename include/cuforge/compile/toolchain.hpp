@@ -35,9 +35,14 @@ struct Toolchain {
   std::vector<std::string> nvcc_compile_flags(Arch family, int target_cc) const;
 };
 
+// Throws InvalidArgumentError unless `cc` is a GPU nvcc builds SASS for.
+void check_known_target(int cc);
 // Throws InvalidArgumentError unless nvcc can build kernels of `family` for compute capability
 // `target_cc` (SM80 kernels: 8.0 and later; SM90 kernels: sm_90a, exactly 9.0).
 void check_target(Arch family, int target_cc);
+// The same for a build asked for compute capability `asked` (0: none): that one where given, else the kernel's
+// own `target_cc` (an SM90 kernel's is 9.0, whatever GPU the machine has).
+inline void check_target(Arch family, int target_cc, int asked) { check_target(family, asked ? asked : target_cc); }
 
 // The CUTLASS tree used when CUTLASS_PATH is unset (the Python module points it at the wheel).
 void set_default_cutlass_path(const std::filesystem::path& path);
