@@ -110,6 +110,47 @@ def library_type(element) -> DataType:
     return to_datatype(element)
 
 
+def numpy_library_type(element) -> DataType | None:
+    """The DataType of a NumPy type (np.float16, np.dtype("f2")), else None (the interface's)."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None or not (isinstance(element, numpy.dtype) or
+                             (isinstance(element, type) and issubclass(element, numpy.generic))):
+        return None
+    return _or_none(element)
+
+
+def cupy_library_type(element) -> DataType | None:
+    """The DataType of a CuPy type (CuPy's are NumPy's), else None (the interface's)."""
+    return numpy_library_type(element) if is_cupy_available() else None
+
+
+def torch_library_type(element) -> DataType | None:
+    """The DataType of a torch dtype, else None (the interface's)."""
+    torch = sys.modules.get("torch")
+    return _or_none(element) if torch is not None and isinstance(element, torch.dtype) else None
+
+
+def _or_none(element) -> DataType | None:
+    try:
+        return to_datatype(element)
+    except DataTypeError:  # a type of the library that no kernel takes (np.complex128)
+        return None
+
+
+def to_camel_case(snake_str: str) -> str:
+    """'row_major' -> 'RowMajor' (the interface's, for its enum options)."""
+    return "".join(part.capitalize() for part in snake_str.lower().split("_"))
+
+
+def getattr_enum(obj, attr_name: str):
+    """The member of enum `obj` named by `attr_name` in snake case ('row_major': LayoutType.RowMajor); an
+    InvalidArgumentError naming the option where there is none (the interface's)."""
+    member = getattr(obj, to_camel_case(attr_name), None)
+    if member is None:
+        raise InvalidArgumentError(f"Invalid option: {attr_name}")
+    return member
+
+
 def _imported(name: str):
     try:
         return __import__(name)

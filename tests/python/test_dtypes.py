@@ -114,3 +114,19 @@ def test_bf16_plan_refuses_f16_operands():
     plan = cuforge.op.Gemm(element="bf16", layout=cuforge.LayoutType.RowMajor)
     with pytest.raises(cuforge.DataTypeError, match=r"^A: expected element type bf16 \(the plan's element_A\), got f16"):
         plan.run(*operands(64, 32, 48, np.float16), beta=1.0)
+
+
+def test_the_interfaces_per_library_conversions():
+    """cutlass.utils.datatypes' numpy_library_type and kin: a library's own type, else None; getattr_enum takes
+    an option in snake case."""
+    import cuforge.utils.datatypes as datatypes
+
+    assert datatypes.numpy_library_type(np.float16) == cuforge.DataType.f16
+    assert datatypes.numpy_library_type(np.dtype("int8")) == cuforge.DataType.s8
+    assert datatypes.numpy_library_type(np.complex128) is None  # NumPy's, without a kernel
+    assert datatypes.numpy_library_type("f16") is None and datatypes.numpy_library_type(cuforge.DataType.f16) is None
+    assert datatypes.torch_library_type(np.float16) is None  # not torch's
+    assert datatypes.to_camel_case("row_major") == "RowMajor"
+    assert datatypes.getattr_enum(cuforge.LayoutType, "column_major") == cuforge.LayoutType.ColumnMajor
+    with pytest.raises(cuforge.InvalidArgumentError, match="^Invalid option: diagonal"):
+        datatypes.getattr_enum(cuforge.LayoutType, "diagonal")
