@@ -106,7 +106,12 @@ nb::tuple dlpack_descriptor(nb::handle capsule, const char* name) {
                         std::to_string(t.lanes) + ")");
   int device = 0;
   switch (a.device_type()) {
-    case kDLCUDA: device = a.device_id(); break;
+    case kDLCUDA:
+      device = a.device_id();
+      if (device < 0)  // negative ids mean host memory to the callers: a CUDA tensor never has one
+        throw InvalidArgumentError(std::string(name) + ": a DLPack CUDA array of device id " + std::to_string(device) +
+                                   ": CUDA devices are numbered from 0");
+      break;
     case kDLCPU:
     case kDLCUDAHost: device = TensorRef::kHost; break;
     default:

@@ -140,6 +140,11 @@ def test_what_a_dlpack_producer_may_get_wrong_is_refused_by_name():
 
     with pytest.raises(cuforge.InvalidArgumentError, match="^D: the array is read-only"):
         describe(Both(), "D")
+    # A CUDA tensor of a negative device id (a fault probe's) was taken for host memory.
+    negative = RawDLPack()
+    negative._managed.tensor.device_id = -5
+    with pytest.raises(cuforge.InvalidArgumentError, match="^A: a DLPack CUDA array of device id -5"):
+        describe(negative, "A")
     # A capsule of another major version than 1 may lay its tensor out otherwise: refused, not read as version 1.
     later = RawDLPack(versioned=True, null_shape=True)
     later._managed.major = 2
