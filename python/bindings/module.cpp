@@ -46,6 +46,15 @@ PyObject* g_compilation = nullptr;
 auto& g_interruption = *new std::optional<nb::python_error>();
 
 // A copy of a tile description and of its attributes (deep ones with `memo`, as copy.deepcopy asks).
+// A TileDescription's fields, as its properties name them.
+constexpr const char* kTileFields[] = {"threadblock_shape", "warp_count", "stages", "cluster_shape", "kernel_schedule",
+                                       "epilogue_schedule", "tile_scheduler", "swap_ab"};
+
+bool same_instruction(const library::MathInstruction& x, const library::MathInstruction& y) {
+  return x.arch == y.arch && x.opclass == y.opclass && x.math == y.math && x.a == y.a && x.b == y.b &&
+         x.accumulator == y.accumulator && x.shape == y.shape && x.outputs == y.outputs;
+}
+
 nb::object tile_copy(nb::handle self, nb::handle memo) {
   nb::object out = nb::cast(nb::cast<TileDescription>(self));
   nb::object attributes = nb::getattr(self, "__dict__");
@@ -231,6 +240,19 @@ NB_MODULE(_core, m) {
                " -> " + std::string(to_string(i.accumulator)) + ", " + std::string(to_string(i.opclass)) + ")";
       });
 
+  // A math instruction as its row of cuforge's table, and back: how one is pickled (cuforge.seed).
+  m.def("_math_instruction_row", [](const library::MathInstruction& i) {
+    const auto& table = library::math_instructions();
+    for (size_t row = 0; row < table.size(); ++row)
+      if (same_instruction(table[row], i)) return row;
+    throw InvalidArgumentError("MathInstruction: not one of cuforge's instructions");
+  });
+  m.def("_math_instruction", [](size_t row) {
+    const auto& table = library::math_instructions();
+    if (row >= table.size()) throw InvalidArgumentError("MathInstruction: no such row of cuforge's instructions");
+    return table[row];
+  });
+
   auto tile = nb::class_<TileDescription>(m, "TileDescription", nb::dynamic_attr(),
                               "How a kernel tiles the problem and schedules its work.")
       // The CUTLASS Python interface's constructor, its arguments in its order; each one given goes
@@ -265,6 +287,23 @@ NB_MODULE(_core, m) {
            "epilogue_schedule"_a = nb::none(), "tile_scheduler"_a = nb::none(), nb::kw_only(),
            "swap_ab"_a = nb::none())
       // Copies keep the attributes a plan's tile_descriptions() adds (math_instruction, instruction_shape).
+      // Pickled as its fields and attributes (the interface's were plain objects: a multiprocessing pool of
+      // builds passes them), read back through the checked properties.
+      .def("__getstate__",
+           [](nb::handle self) {
+             nb::dict fields;
+             for (const char* name : kTileFields) fields[name] = nb::getattr(self, name);
+             return nb::make_tuple(fields, nb::getattr(self, "__dict__"));
+           })
+      .def("__setstate__",
+           [](nb::pointer_and_handle<TileDescription> self, nb::tuple state) {
+             new (self.p) TileDescription();
+             nb::inst_mark_ready(self.h);
+             if (state.size() != 2 || !nb::isinstance<nb::dict>(state[0]) || !nb::isinstance<nb::dict>(state[1]))
+               throw InvalidArgumentError("TileDescription: a pickled state is (fields, attributes)");
+             for (auto [name, value] : nb::borrow<nb::dict>(state[0])) nb::setattr(self.h, name, value);
+             nb::getattr(self.h, "__dict__").attr("update")(state[1]);
+           })
       .def("__copy__", [](nb::handle self) { return tile_copy(self, nb::none()); })
       .def("__deepcopy__", [](nb::handle self, nb::handle memo) { return tile_copy(self, memo); }, "memo"_a)
       .def("__eq__", [](const TileDescription& a, const TileDescription& b) { return a == b; })

@@ -7,7 +7,7 @@ cuforge (and in sys.modules, so that ``import cuforge.utils.datatypes`` works as
 - ``backend.epilogue``: the activations (cuforge.epilogue).
 
 Its TileDescription's helpers too: ``procedural_name()``, ``procedural_name_2x()``, ``clone_and_update(dict)`` and
-``num_threads``.
+``num_threads``; and pickling of its MathInstruction (the interface's were plain objects).
 
 And the interface's enums were cutlass_library's: each of cuforge's equals cutlass_library's member of the same
 enum and name (``cutlass.OpcodeClass.Simt == cutlass_library.OpcodeClass.Simt``; a swizzle, SwizzlingFunctor's),
@@ -19,6 +19,7 @@ numbers.
 from __future__ import annotations
 
 import copy
+import copyreg
 import enum
 import importlib.machinery
 import sys
@@ -113,6 +114,15 @@ def _num_threads(td) -> int:
     return 32 * td.warp_count[0] * td.warp_count[1] * td.warp_count[2]
 
 
+def _math_instruction(row: int):
+    """A pickled MathInstruction read back: its row of cuforge's table."""
+    return _core._math_instruction(row)
+
+
+def _pickled_math_instruction(instruction):
+    return _math_instruction, (_core._math_instruction_row(instruction),)
+
+
 def register() -> None:
     """Registers the paths above (once cuforge's own modules are imported), and the enums' equality."""
     for enum_type in [e for e in vars(_core).values() if isinstance(e, enum.EnumMeta)] + [shape.ConvMode,
@@ -122,6 +132,7 @@ def register() -> None:
     tile = _core.TileDescription
     tile.procedural_name, tile.procedural_name_2x = _procedural_name, _procedural_name_2x
     tile.clone_and_update, tile.num_threads = _clone_and_update, property(_num_threads)
+    copyreg.pickle(_core.MathInstruction, _pickled_math_instruction)  # a tile description's, pickled with it
     _alias("backend.utils.device", _names("backend.utils.device", device_cc=environment.device_cc,
                                           device_sm_count=environment.device_sm_count))
     _alias("utils.datatypes", dtypes)

@@ -268,6 +268,14 @@ def test_tile_descriptions_take_only_a_math_instruction_and_key_dicts():
     times = {d: i for i, d in enumerate(sm90_plan().tile_descriptions())}
     assert len(times) == len(sm90_plan().tile_descriptions()) and all(times[copy.copy(d)] == i for d, i in times.items())
     assert hash(td) == hash(copy.copy(td)) and {td, copy.copy(td)} == {td}
+    # And they pickle (a pool of processes passes them), the instruction and attributes a plan gave them with them.
+    for d in sm90_plan().tile_descriptions() + [td]:
+        back = pickle.loads(pickle.dumps(d))
+        assert back == d and vars(back).keys() == vars(d).keys()
+        assert repr(getattr(back, "math_instruction", None)) == repr(getattr(d, "math_instruction", None))
+    forged = cutlass.TileDescription.__new__(cutlass.TileDescription)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^TileDescription.stages: expected"):
+        forged.__setstate__(({"stages": "three"}, {}))  # read back through the checked properties
 
 
 def test_settings_changed_from_two_threads_both_stay():
