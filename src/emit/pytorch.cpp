@@ -66,18 +66,16 @@ Holes operand_holes(const TorchExport& e) {
   };
 }
 
-// The operators' implementations (`op` on CUDA tensors, `op_meta` on Meta ones, for torch.compile), registered in
-// the library's own block: TORCH_LIBRARY_IMPL hands its namespace to another macro, which expands a module named
-// as a macro (NULL, EOF), where TORCH_LIBRARY pastes and quotes it as written.
+// The operators' implementations: `op` on CUDA tensors, `op_meta` on Meta ones (for torch.compile).
 void add_operators(Holes& common, std::initializer_list<std::string_view> ops) {
-  std::string impls, names;
+  std::string cuda, meta, names;
   for (std::string_view op : ops) {
-    impls += fmt::format("  m.impl(\"{0}\", torch::dispatch(c10::DispatchKey::CUDA, &{0}));\n"
-                         "  m.impl(\"{0}\", torch::dispatch(c10::DispatchKey::Meta, &{0}_meta));\n",
-                         op);
+    cuda += fmt::format("  m.impl(\"{0}\", &{0});\n", op);
+    meta += fmt::format("  m.impl(\"{0}\", &{0}_meta);\n", op);
     names += fmt::format("{}\"{}\"", names.empty() ? "" : ", ", op);
   }
-  common["impls"] = std::move(impls);
+  common["cuda_impls"] = std::move(cuda);
+  common["meta_impls"] = std::move(meta);
   common["op_names"] = std::move(names);
 }
 
