@@ -250,7 +250,7 @@ def test_a_ctrl_c_stops_a_build(tmp_path):
     # An nvcc that hangs (a fault probe's): the Ctrl-C stops the builds under way too, killing the compiler's
     # processes, where the interpreter waited on nvcc for ever.
     nvcc.write_text(nvcc.read_text().replace("sleep 1; while", "sleep 7261; while"))
-    r = run_python(f"""
+    r = run_python("""
         import os, signal, threading, time, cuforge
         threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT)).start()
         start = time.monotonic()
