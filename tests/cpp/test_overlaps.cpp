@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuforge/core/tensor.hpp"
+#include "test_support.hpp"
 
 namespace cuforge {
 namespace {
@@ -17,18 +18,7 @@ namespace {
 // Fake device addresses, 1 MiB apart: nothing is dereferenced.
 constexpr uintptr_t kBuffer = 0x10000000, kApart = 0x10100000;
 
-TensorRef tensor(uintptr_t address, std::vector<int64_t> shape, std::vector<int64_t> strides,
-                 DataType dtype = DataType::f16) {
-  TensorRef t;
-  t.data = reinterpret_cast<const void*>(address);
-  t.dtype = dtype;
-  t.rank = int(shape.size());
-  for (size_t i = 0; i < shape.size(); ++i) {
-    t.shape[i] = shape[i];
-    t.strides[i] = strides[i];
-  }
-  return t;
-}
+using test::tensor;
 
 // Views that interleave without sharing an element are apart: column blocks of one matrix (D written into
 // columns 64.. of a buffer whose columns ..63 are A), the matrices of a batch taken every other; those that

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "cuforge/compile/toolchain.hpp"
+#include "cuforge/core/tensor.hpp"
 
 namespace cuforge::test {
 
@@ -151,6 +153,21 @@ inline const compile::Toolchain& toolchain() {
   }();
   (void)once;
   return compile::Toolchain::get();
+}
+
+// A tensor at a fake device address (nothing is dereferenced): extents and strides in elements.
+inline TensorRef tensor(uintptr_t address, std::vector<int64_t> shape, std::vector<int64_t> strides,
+                        DataType dtype = DataType::f16, int device = 0) {
+  TensorRef t;
+  t.data = reinterpret_cast<const void*>(address);
+  t.dtype = dtype;
+  t.rank = int(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) {
+    t.shape[i] = shape[i];
+    t.strides[i] = strides[i];
+  }
+  t.device = device;
+  return t;
 }
 
 }  // namespace cuforge::test

@@ -23,19 +23,7 @@ constexpr int64_t kBig = int64_t(INT32_MAX) + 1;  // 2^31: one past what the ker
 // Fake device addresses, 1 MiB apart and 256-byte aligned: nothing is dereferenced.
 constexpr uintptr_t kA = 0x10000000, kB = 0x10100000, kC = 0x10200000, kD = 0x10300000;
 
-TensorRef tensor(uintptr_t address, std::vector<int64_t> shape, std::vector<int64_t> strides,
-                 DataType dtype = DataType::f16, int device = 0) {
-  TensorRef t;
-  t.data = reinterpret_cast<const void*>(address);
-  t.dtype = dtype;
-  t.rank = int(shape.size());
-  for (size_t i = 0; i < shape.size(); ++i) {
-    t.shape[i] = shape[i];
-    t.strides[i] = strides[i];
-  }
-  t.device = device;
-  return t;
-}
+using test::tensor;
 
 TensorRef row_major(uintptr_t address, int64_t rows, int64_t cols, DataType dtype = DataType::f16) {
   return tensor(address, {rows, cols}, {cols, 1}, dtype);
