@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -157,7 +158,8 @@ std::vector<std::pair<std::string, TunedKernel>> TuningRecord::entries() const {
 size_t TuningRecord::clear() const {
   if (!cache_.holds("tuning")) return 0;  // never a record.json through a symbolic link
   const int lock = lock_file(cache_.directory("locks") / "tuning.lock", LockMode::exclusive);
-  const size_t held = read_entries(path()).size();
+  const Json entries = read_entries(path());  // the measured choices it held: its well-formed entries, as listed
+  const size_t held = size_t(std::count_if(entries.begin(), entries.end(), [](const Json& e) { return bool(from_json(e)); }));
   std::error_code ec;
   fs::remove(path(), ec);
   unlock_file(lock);

@@ -38,7 +38,8 @@ class TuningRecord {
   void store(const std::string& key, const TunedKernel& tuned) const;
   // Every entry, by key.
   std::vector<std::pair<std::string, TunedKernel>> entries() const;
-  // Removes the record; returns how many entries it held.
+  // Removes the record; returns how many measured choices it held (its well-formed entries, as entries() lists
+  // them: `cuforge cache info` counted malformed ones as none, and the clear as removed).
   size_t clear() const;
 
  private:
