@@ -83,44 +83,45 @@ int wait_process(pid_t pid) {
   return exit_status(status);
 }
 
-int wait_process(pid_t pid, const std::function<bool()>& stop) {
-  if (!stop) return wait_process(pid);
+namespace {
+
+// Polls the process, at most `longest_pause` apart (short steps, nvcc's dry run, end within a few ms of their end),
+// until it ends (its exit status) or `give_up` says to (a check that throws says so too): then kills its whole
+// group, the supervisor's, which is the command and everything it started, reaps it and returns nullopt.
+std::optional<int> wait_unless(pid_t pid, const std::function<bool()>& give_up, std::chrono::milliseconds longest_pause) {
   auto pause = std::chrono::milliseconds(1);
   for (;;) {
     int status = 0;
     const pid_t done = ::waitpid(pid, &status, WNOHANG);
     if (done == pid || (done < 0 && errno != EINTR)) return exit_status(status);
-    bool stopping = true;  // a check that fails stops the wait too
+    bool giving_up = true;
     try {
-      stopping = stop();
+      giving_up = give_up();
     } catch (...) {
     }
-    if (stopping) {
-      ::kill(-pid, SIGKILL);  // the supervisor's group: the command and everything it started
-      wait_process(pid);
-      throw Interrupted("interrupted: the compiler's processes were stopped");
-    }
-    std::this_thread::sleep_for(pause);  // short steps (nvcc's dry run) end within a few ms of their end
-    pause = std::min(pause * 2, std::chrono::milliseconds(100));
-  }
-}
-
-std::optional<int> wait_process(pid_t pid, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto pause = std::chrono::milliseconds(1);
-  for (;;) {
-    int status = 0;
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid || (done < 0 && errno != EINTR)) return exit_status(status);
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(-pid, SIGKILL);  // the supervisor's group: the command and everything it started
+    if (giving_up) {
+      ::kill(-pid, SIGKILL);
       wait_process(pid);
       return std::nullopt;
     }
-    // Polled, at most 50 ms apart: the waits this serves are short probes, not builds.
     std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    pause = std::min(pause * 2, longest_pause);
   }
+}
+
+}  // namespace
+
+int wait_process(pid_t pid, const std::function<bool()>& stop) {
+  if (!stop) return wait_process(pid);
+  const std::optional<int> status = wait_unless(pid, stop, std::chrono::milliseconds(100));
+  if (!status) throw Interrupted("interrupted: the compiler's processes were stopped");
+  return *status;
+}
+
+std::optional<int> wait_process(pid_t pid, std::chrono::milliseconds timeout) {
+  // At most 50 ms apart: the waits this serves are short probes, not builds.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  return wait_unless(pid, [&] { return std::chrono::steady_clock::now() >= deadline; }, std::chrono::milliseconds(50));
 }
 
 }  // namespace cuforge::compile
