@@ -491,6 +491,14 @@ NB_MODULE(_core, m) {
         "launch"_a, "stream"_a,
         "Microseconds of GPU time per launch() (which queues work on `stream`), timed as the profiler times "
         "kernels: the launches queued while the stream is held, the fastest of three rounds.");
+  m.def("time_round",
+        [](const std::function<void()>& launch, uintptr_t stream, int count) {
+          nb::gil_scoped_release release;
+          return runtime::time_round(launch, reinterpret_cast<cudaStream_t>(stream), count).microseconds;
+        },
+        "launch"_a, "stream"_a, "count"_a,
+        "Microseconds of GPU time per launch() over one round of `count` launches queued while the stream is held "
+        "(no warm-up): the CUTLASS Python interface's profiler.");
   m.def("workspace_pool_bytes", &runtime::Scratch::pooled_bytes, "Bytes cuforge's own workspace pool holds now.");
   m.def("compile_statistics", [] {
           auto s = compile::statistics();

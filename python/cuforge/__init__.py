@@ -88,7 +88,7 @@ def __getattr__(name: str):
 
         return importlib.import_module(".ops", __name__)
     if name == "Tensor":  # the interface's visitor-tree tensors
-        raise epilogue.visitor_trees_not_offered("cuforge.Tensor")
+        raise epilogue.not_offered(epilogue.visitor_trees("cuforge.Tensor"))
     raise AttributeError(f"module 'cuforge' has no attribute {name!r}")
 
 

@@ -31,11 +31,20 @@ _VISITOR_TREES = frozenset({"trace", "evt_ops", "exp", "max", "maximum", "minimu
                             "reshape", "sum"})
 
 
-def visitor_trees_not_offered(name: str) -> InvalidArgumentError:
-    """The error for a visitor-tree name, raised by a module's ``__getattr__``: an ImportError where the module's
-    caller is importing the name (its instruction is IMPORT_FROM), else an AttributeError."""
-    message = (f"{name}: the CUTLASS Python interface's epilogue visitor trees (traced Python epilogues) are not "
-               "offered; fuse an activation (plan.activation) and a bias row (a C of one row)")
+#: What a visitor tree's user does instead.
+VISITOR_TREES_INSTEAD = "fuse an activation (plan.activation) and a bias row (a C of one row)"
+
+
+def visitor_trees(name: str) -> str:
+    """What is said of a visitor-tree name (not_offered's message)."""
+    return (f"{name}: the CUTLASS Python interface's epilogue visitor trees (traced Python epilogues) are not offered; "
+            f"{VISITOR_TREES_INSTEAD}")
+
+
+def not_offered(message: str) -> InvalidArgumentError:
+    """The error for a name of the interface that cuforge does not offer, raised by a module's ``__getattr__``: an
+    ImportError where the module's caller is importing the name (its instruction is IMPORT_FROM), else an
+    AttributeError."""
     try:
         caller = sys._getframe(2)  # past __getattr__: the frame that asked for the name
         importing = dis.opname[caller.f_code.co_code[caller.f_lasti]] == "IMPORT_FROM"
@@ -46,7 +55,7 @@ def visitor_trees_not_offered(name: str) -> InvalidArgumentError:
 
 def __getattr__(name: str):
     if name in _VISITOR_TREES:
-        raise visitor_trees_not_offered(f"cuforge.epilogue.{name}")
+        raise not_offered(visitor_trees(f"cuforge.epilogue.{name}"))
     raise AttributeError(f"module 'cuforge.epilogue' has no attribute {name!r}")
 
 

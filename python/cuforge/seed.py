@@ -4,7 +4,11 @@ cuforge (and in sys.modules, so that ``import cuforge.utils.datatypes`` works as
 - ``backend.utils.device``: device_cc and device_sm_count (the interface's notebooks import device_cc there);
 - ``utils.datatypes``: its conversions between element types (cuforge.dtypes);
 - ``op.gemm_grouped``, ``op.conv`` and ``op.op``: the modules of GroupedGemm, Conv2d and OperationBase;
-- ``backend.epilogue``: the activations (cuforge.epilogue).
+- ``backend.epilogue``: the activations (cuforge.epilogue);
+- ``utils.profiler``: its CUDAEventProfiler (cuforge.profiler's, imported on use: it needs NumPy).
+
+Importing one of the interface's modules that cuforge has no counterpart of (``cutlass.backend.evt``) raises a
+ModuleNotFoundError that says why, and what to use instead.
 
 Its TileDescription's helpers too: ``procedural_name()``, ``procedural_name_2x()``, ``clone_and_update(dict)`` and
 ``num_threads``; and pickling of its MathInstruction (the interface's were plain objects).
@@ -21,12 +25,15 @@ from __future__ import annotations
 import copy
 import copyreg
 import enum
+import importlib
+import importlib.abc
 import importlib.machinery
 import sys
 import types
 
 from . import _core, dtypes, environment, epilogue, shape, swizzle
 from ._core import InvalidArgumentError
+from .epilogue import VISITOR_TREES_INSTEAD, not_offered
 from .op import conv2d, grouped_gemm, plan
 
 
@@ -52,6 +59,54 @@ def _names(path: str, **names) -> types.ModuleType:
     module.__spec__ = importlib.machinery.ModuleSpec(name, None)  # importlib.util.find_spec finds it
     module.__dict__.update(names)
     return module
+
+
+class NotOfferedModuleError(InvalidArgumentError, ModuleNotFoundError):
+    """An import of a module of the CUTLASS Python interface that cuforge has no counterpart of."""
+
+
+# The interface's modules cuforge has none of, by path under the package (a path covers the modules below it),
+# with what to use instead.
+_NOT_OFFERED = {
+    "backend": "the interface's run-time internals (its compiler, argument structures, operations and memory "
+               "manager); cuforge's plans build and run their kernels: plan.compile(), plan.run(), "
+               "cuforge.emit.kernel_source(name)",
+    "backend.evt": "the interface's epilogue visitor trees (traced Python epilogues) are not offered; "
+                   + VISITOR_TREES_INSTEAD,
+    "emit.common": "the interface's C++ templates of its exported modules; cuforge.emit.pytorch writes its own",
+    "library_defaults": "the interface's tables of default kernels; cuforge's catalog holds them: "
+                        "plan.tile_descriptions(), cuforge.list_gemms(), `cuforge list`",
+    "utils.check": "the interface's checks of tile descriptions; plan.construct(td) and plan.compile(td) check "
+                   "them in cuforge",
+    "utils.lazy_import": "the interface's deferred imports; cuforge imports torch, NumPy and CuPy where it needs them",
+}
+
+
+class _NotOfferedFinder(importlib.abc.MetaPathFinder):
+    """Last on sys.meta_path: consulted only for what no other finder found."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        package = __name__.rpartition(".")[0]
+        if not fullname.startswith(package + "."):
+            return None
+        rest = fullname[len(package) + 1:]
+        covering = [p for p in _NOT_OFFERED if rest == p or rest.startswith(p + ".")]
+        if not covering:
+            return None
+        error = NotOfferedModuleError(f"No module named {fullname!r}: {_NOT_OFFERED[max(covering, key=len)]}")
+        error.name = fullname  # as ModuleNotFoundError's
+        raise error
+
+
+def _profiler_names(name: str):
+    """cuforge.utils.profiler's names, from cuforge.profiler (NumPy's import waits for the first use)."""
+    if name == "CUDAEventProfiler":
+        return importlib.import_module(".profiler", __name__.rpartition(".")[0]).CUDAEventProfiler
+    if name == "GpuTimer":
+        raise not_offered("cuforge.utils.profiler.GpuTimer: the interface's timer of cuda-python events is not "
+                          "offered; CUDAEventProfiler(plan, warmup, iterations, *operands)() times a plan's runs, "
+                          "plan.profile(M, N, K) its candidates")
+    raise AttributeError(f"module 'cuforge.utils.profiler' has no attribute {name!r}")
 
 
 def _equal(self, other):
@@ -140,3 +195,6 @@ def register() -> None:
     _alias("op.conv", conv2d)
     _alias("op.op", _names("op.op", OperationBase=plan.Plan))
     _alias("backend.epilogue", epilogue)
+    _alias("utils.profiler", _names("utils.profiler", __getattr__=_profiler_names))
+    if not any(isinstance(finder, _NotOfferedFinder) for finder in sys.meta_path):
+        sys.meta_path.append(_NotOfferedFinder())

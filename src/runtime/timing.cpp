@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 
+#include "cuforge/core/error.hpp"
 #include "cuforge/runtime/device.hpp"
 #include "cuforge/runtime/stream_hold.hpp"
 
@@ -62,6 +64,12 @@ Timing time_launches(const std::function<void()>& launch, cudaStream_t stream, i
   }
   t.microseconds = best * 1e3;
   return t;
+}
+
+Timing time_round(const std::function<void()>& launch, cudaStream_t stream, int count) {
+  if (count < 1) throw InvalidArgumentError("time_round: expected 1 launch or more, got " + std::to_string(count));
+  Event start, stop;
+  return {round_of(launch, stream, count, start, stop).ms * 1e3 / count, count};
 }
 
 }  // namespace cuforge::runtime

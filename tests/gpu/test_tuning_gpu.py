@@ -72,6 +72,25 @@ def test_launches_are_timed_by_the_gpu_not_by_the_host():
     assert 0 < us < 200, us
 
 
+@pytest.mark.parametrize("host", [False, True], ids=["torch", "numpy"])
+def test_the_interfaces_profiler_times_a_plans_runs_on_the_gpu(host):
+    """cutlass.utils.profiler.CUDAEventProfiler(plan, warmup, iterations, A, B, C, D)(): a first run writes D,
+    then the mean milliseconds of the runs, near the time the profiler's rounds give (NumPy operands timed on
+    their device copies, as the interface timed its own: not their copies each run, which would take longer)."""
+    from cuforge.utils.profiler import CUDAEventProfiler
+
+    plan = cuforge.op.Gemm(element=torch.float16, layout=cuforge.LayoutType.RowMajor)
+    A, B, C = (rand_int(1024, 1024, torch.float16, ROW) for _ in range(3))
+    D = torch.zeros_like(C)
+    ref = reference(A, B, C, 1.0, 0.0, torch.float16)
+    operands = [x.cpu().numpy() for x in (A, B, C, D)] if host else [A, B, C, D]
+    profiler = CUDAEventProfiler(plan, 5, 50, *operands)
+    assert_exact(torch.from_numpy(operands[3]).cuda() if host else D, ref)
+    ms = profiler()
+    us = _core.time_launches(lambda: plan.run(A, B, C, D, sync=False), torch.cuda.current_stream().cuda_stream)
+    assert 0.5 < ms * 1e3 / us < 2.0, (ms * 1e3, us)
+
+
 def test_profile_times_the_models_best_and_writes_csv_and_plot(tmp_path):
     plan = plan_for(False)
     result = plan.profile(512, 768, 1024, top=3, csv=str(tmp_path / "p.csv"), plot=str(tmp_path / "p.png"))

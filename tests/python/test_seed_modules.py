@@ -31,6 +31,47 @@ def test_the_interfaces_module_paths_import_and_resolve(path, name):
     assert callable(getattr(module, name))
 
 
+def test_the_interfaces_export_module_and_profiler_module_import():
+    from cuforge.emit.pytorch import pytorch
+    from cuforge.utils.profiler import CUDAEventProfiler
+
+    assert pytorch is cutlass.emit.pytorch and callable(pytorch), "the package's name stays the function"
+    assert CUDAEventProfiler is cutlass.utils.profiler.CUDAEventProfiler
+    with pytest.raises(ImportError, match="GpuTimer: the interface's timer of cuda-python events is not offered"):
+        from cuforge.utils.profiler import GpuTimer
+        del GpuTimer
+    assert not hasattr(cutlass.utils.profiler, "GpuTimer")
+
+
+@pytest.mark.parametrize("path, missing, says", [
+    ("backend.evt", "backend.evt", "epilogue visitor trees"),
+    ("backend.evt.ir.tensor", "backend.evt", "epilogue visitor trees"),  # the first package missing, as Python's
+    ("backend.gemm_operation", "backend.gemm_operation", "run-time internals"),
+    ("utils.check", "utils.check", "plan.construct"), ("library_defaults", "library_defaults", "catalog"),
+    ("emit.common", "emit.common", "writes its own")])
+def test_the_interfaces_modules_cuforge_lacks_say_why(path, missing, says):
+    with pytest.raises(ModuleNotFoundError, match=f"No module named 'cuforge.{missing}': .*{says}") as raised:
+        importlib.import_module(f"cuforge.{path}")
+    assert isinstance(raised.value, cuforge.InvalidArgumentError) and raised.value.name == f"cuforge.{missing}"
+    with pytest.raises(ModuleNotFoundError, match=r"^No module named 'cuforge.nothing'$"):
+        importlib.import_module("cuforge.nothing")  # not one of the interface's: Python's own error
+
+
+def test_the_interfaces_profiler_refuses_bad_arguments_before_running():
+    from cuforge.utils.profiler import CUDAEventProfiler
+
+    plan = cutlass.op.Gemm(element=np.float16, layout=cutlass.LayoutType.RowMajor)
+    with pytest.raises(cuforge.InvalidArgumentError, match="expected a cuforge plan .* got str"):
+        CUDAEventProfiler("plan")
+    with pytest.raises(cuforge.InvalidArgumentError, match="iterations: expected 1 or more, got 0"):
+        CUDAEventProfiler(plan, 10, 0)
+    with pytest.raises(cuforge.InvalidArgumentError, match="warmup_iterations: expected an integer"):
+        CUDAEventProfiler(plan, 1.5)
+    A = np.ones((64, 64), np.float16)
+    with pytest.raises(cuforge.InvalidArgumentError, match="D: the output overlaps input A"):
+        CUDAEventProfiler(plan, 1, 1, A, A, A, A)  # the plan's own checks, in its first run
+
+
 def test_the_operations_share_the_interfaces_base_class():
     assert cutlass.OperationBase is cutlass.op.OperationBase is cutlass.op.op.OperationBase
     for plan in (cutlass.op.Gemm(element=np.float16, layout=cutlass.LayoutType.RowMajor),

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from .. import _core
 from .._core import DataType, LayoutType, TileDescription
-from .torch_extension import pytorch
+from .pytorch import pytorch  # the function: cuforge.emit.pytorch(op, name, ...), as the interface has it
 
 
 def kernel_source(name: str) -> str:
