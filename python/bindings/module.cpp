@@ -320,7 +320,7 @@ NB_MODULE(_core, m) {
     def_checked<&TileDescription::threadblock_shape>(tile, "threadblock_shape", "TileDescription.threadblock_shape",
                                                      kThree, "M, N, K of one CTA's tile");
     def_checked<&TileDescription::warp_count>(tile, "warp_count", "TileDescription.warp_count", kThree,
-                                              "SM80: warps along M, N, K");
+                                              "SM80: warps along M, N, K (SM90 kernels run their schedule's warpgroups: not read)");
     def_checked<&TileDescription::stages>(tile, "stages", "TileDescription.stages", "an integer of 32 bits",
                                           "pipeline stages; 0 (or None) = as many as fit (SM90)", 0);
     def_checked<&TileDescription::cluster_shape>(tile, "cluster_shape", "TileDescription.cluster_shape", kThree,

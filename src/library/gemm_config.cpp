@@ -420,6 +420,11 @@ std::optional<std::string> why_invalid_kernel(const GemmConfig& c, int target_cc
       return fmt::format("promoted fp8 tiles take a K of 32, 64 or 128 (the promotion every 128 elements), got {}",
                          t[2]);
     if (t[1] % 16 != 0 || t[1] > 256) return fmt::format("tile N must be a multiple of 16 up to 256, got {}", t[1]);
+    // SM90 kernels run their schedule's warpgroups: warp_count (SM80's) is not read, but no count is below one.
+    const auto& w = c.tile.warp_count;
+    if (std::min({w[0], w[1], w[2]}) < 1)
+      return fmt::format("warp_count {}x{}x{}: warps are counted from 1 (SM90 kernels run their schedule's warpgroups "
+                         "and do not read it)", w[0], w[1], w[2]);
     const auto& cl = c.tile.cluster_shape;
     // Up to 8 CTAs, the portable cluster size, each extent a power of two, as CUTLASS's multicast loads divide
     // the tiles (the catalog lists 1x1, 2x1 and 1x2, and 4x1 for TF32's swapped 128x128 tile; the interface's tests

@@ -290,6 +290,11 @@ def test_impossible_tile_descriptions_say_why():
 
     with pytest.raises(cuforge.InvalidArgumentError, match="unknown key 'warps'"):
         plan.tile_description = {"warps": [2, 2, 1]}
+    # SM90 kernels run their schedule's warpgroups: a warp count is not read there, but none is below one.
+    with pytest.raises(cuforge.InvalidArgumentError, match="warp_count 0x2x1: warps are counted from 1"):
+        plan.tile_description = {"threadblock_shape": [128, 128, 64], "warp_count": [0, 2, 1]}
+    plan.tile_description = {"threadblock_shape": [128, 128, 64], "warp_count": [4, 1, 1]}  # the interface's SM90 own
+    plan.tile_description = None
     with pytest.raises(cuforge.InvalidArgumentError, match="TileDescription or a dict"):
         plan.tile_description = 128
     with pytest.raises(ValueError):  # InvalidArgumentError is a ValueError
