@@ -17,7 +17,7 @@ And the interface's enums were cutlass_library's: each of cuforge's equals cutla
 enum and name (``cutlass.OpcodeClass.Simt == cutlass_library.OpcodeClass.Simt``; a swizzle, SwizzlingFunctor's),
 with the same hash, so that cutlass_library's tables take cuforge's members as keys
 (``cutlass_library.DataTypeNames[cutlass.DataType.f16]``). Not its IntEnums (ConvKind, ConvMode), which hash as
-numbers.
+numbers: cuforge's ConvMode is an IntEnum of the same numbers.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import importlib.machinery
 import sys
 import types
 
-from . import _core, dtypes, environment, epilogue, shape, swizzle
+from . import _core, dtypes, environment, epilogue, swizzle
 from ._core import InvalidArgumentError
 from .epilogue import VISITOR_TREES_INSTEAD, not_offered
 from .op import conv2d, grouped_gemm, plan
@@ -180,8 +180,7 @@ def _pickled_math_instruction(instruction):
 
 def register() -> None:
     """Registers the paths above (once cuforge's own modules are imported), and the enums' equality."""
-    for enum_type in [e for e in vars(_core).values() if isinstance(e, enum.EnumMeta)] + [shape.ConvMode,
-                                                                                        swizzle.StridedDgradSwizzle]:
+    for enum_type in [e for e in vars(_core).values() if isinstance(e, enum.EnumMeta)] + [swizzle.StridedDgradSwizzle]:
         enum_type.__eq__, enum_type.__ne__, enum_type.__hash__ = _equal, _unequal, enum.Enum.__hash__
         enum_type._missing_ = classmethod(_missing)
     tile = _core.TileDescription

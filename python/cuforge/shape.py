@@ -5,17 +5,17 @@ from __future__ import annotations
 import enum
 from typing import NamedTuple
 
-from . import _core
 from ._core import InvalidArgumentError, LayoutType
 from .op.arguments import fixed_items, integer
 
 
-class ConvMode(enum.Enum):
+class ConvMode(enum.IntEnum):
     """How the filter is applied: cross-correlation (what deep-learning frameworks call convolution,
-    and what cuforge's kernels compute) or the mathematical convolution (the filter flipped)."""
+    and what cuforge's kernels compute) or the mathematical convolution (the filter flipped). Numbered as
+    cutlass_library's ConvMode (an IntEnum too), whose members equal these and key its tables alike."""
 
-    CrossCorrelation = "cross_correlation"
-    Convolution = "convolution"
+    CrossCorrelation = 0
+    Convolution = 1
 
 
 class MatrixCoord(NamedTuple):
@@ -49,31 +49,32 @@ class GemmCoord(NamedTuple):
 class Conv2DProblemSize:
     """A 2-D convolution's sizes as the CUTLASS Python interface spells them:
     ``Conv2DProblemSize(n, h, w, c, k, r, s, c_, pad_h, pad_w, stride_h, stride_w, dilation_h,
-    dilation_w)``, kept as N, H, W, C, K, R, S, pad_h ...; P and Q, the output's height and width, follow.
-    ``c_`` is the filter's channels, C / ``groups`` (kept as groups): sizes of grouped convolutions describe problems
-    cuforge runs none of (a plan's run reads its tensors' extents, never a problem size), kept as the interface kept
-    them."""
+    dilation_w)``, kept as N, H, W, C, K, R, S, pad_h ...; P and Q, the output's height and width, follow
+    ((H + 2 pad_h - dilation_h (R - 1) - 1) // stride_h + 1). ``c_`` is the filter's channels, C / ``groups``
+    (kept as groups). Sizes no convolution has (a P or Q below 1, a ``c_`` that is not C / groups) are kept as the
+    interface kept them: its test lists hold some, and skip them by comparing P and Q with that formula. A
+    plan's run reads its tensors' extents, never a problem size."""
 
     def __init__(self, n, h, w, c, k, r, s, c_, pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w,
                  mode=ConvMode.CrossCorrelation, split_k_slices=1, groups=1):
-        for name, value, low in (("N", n, 1), ("H", h, 1), ("W", w, 1), ("C", c, 1), ("K", k, 1), ("R", r, 1),
+        for name, value, low in (("N", n, 0), ("H", h, 0), ("W", w, 0), ("C", c, 0), ("K", k, 0), ("R", r, 1),
                                  ("S", s, 1), ("pad_h", pad_h, 0), ("pad_w", pad_w, 0), ("stride_h", stride_h, 1),
                                  ("stride_w", stride_w, 1), ("dilation_h", dilation_h, 1),
-                                 ("dilation_w", dilation_w, 1), ("split_k_slices", split_k_slices, 1)):
+                                 ("dilation_w", dilation_w, 1), ("split_k_slices", split_k_slices, 1),
+                                 ("groups", groups, 1)):
             setattr(self, name, integer(value, name, low))
-        groups = integer(groups, "groups", 1)
-        if self.C % groups or integer(c_, "c_ (the filter's channels)", 1) != self.C // groups:
-            raise InvalidArgumentError(f"c_: the filter's channels ({c_}) must be the input's ({self.C}) over groups "
-                                       f"({groups}), a whole number")        # The interface's mode is cutlass_library's ConvMode, or a name of it.
+            if getattr(self, name) > 2**31 - 1:
+                raise InvalidArgumentError(f"{name}: {value} exceeds the 32-bit range the kernels index")
+        integer(c_, "c_ (the filter's channels)", 0)
+        # The interface's mode is cutlass_library's ConvMode (an IntEnum: 0 is cross-correlation), or a name of it.
         spelt = mode.name if isinstance(mode, enum.Enum) else mode
-        if mode is not ConvMode.CrossCorrelation and not (isinstance(spelt, str) and
-                                                          spelt in ("CrossCorrelation", "cross_correlation")):
+        if not (isinstance(spelt, str) and spelt in ("CrossCorrelation", "cross_correlation") or
+                (type(mode) is int or isinstance(mode, enum.IntEnum)) and mode == ConvMode.CrossCorrelation):
             raise InvalidArgumentError(f"mode: cuforge's kernels compute cross-correlation (ConvMode.CrossCorrelation), "
                                        f"got {mode!r}")
-        mode = ConvMode.CrossCorrelation
-        self.mode, self.groups = mode, groups
-        self.P, self.Q = _core.conv_output_size(
-            (self.N, self.H, self.W, self.C, self.K, self.R, self.S), self.stride, self.padding, self.dilation)
+        self.mode = ConvMode.CrossCorrelation
+        self.P = (self.H + 2 * self.pad_h - self.dilation_h * (self.R - 1) - 1) // self.stride_h + 1
+        self.Q = (self.W + 2 * self.pad_w - self.dilation_w * (self.S - 1) - 1) // self.stride_w + 1
 
     @staticmethod
     def from_sizes(input_size, weight_size) -> Conv2DProblemSize:

@@ -473,7 +473,7 @@ def _run_on(a, **protocol):
     (lambda: _gemm(A=np.ones(8, np.float16), B=np.ones((8, 8), np.float16)).compile(),
      "^compile: the plan's A and B size the problem only as matrices"),
     (lambda: cuforge.shape.Conv2DProblemSize(1, 8, 8, 8, 8, 3, 3, 8, 2**62, 0, 1, 1, 1, 1),
-     "^padding: 4611686018427387904 exceeds the 32-bit range the kernels index"),
+     "^pad_h: 4611686018427387904 exceeds the 32-bit range the kernels index"),
     # Accepted before, as Python's own bool and complex were not: NumPy's (the imaginary part dropped).
     (lambda: _gemm().run(alpha=np.bool_(True)), "^alpha: expected a real number"),
     (lambda: _gemm().run(beta=np.complex64(1)), "^beta: expected a real number"),

@@ -313,9 +313,11 @@ def test_the_interfaces_enums_and_spellings_are_taken():
     conv = cutlass.op.Conv2d(kind="fprop", element=np.float16)
     conv.opclass = "tensor_op"
     assert conv.opclass == cutlass.OpcodeClass.TensorOp
-    for mode in (L.ConvMode.CrossCorrelation, "cross_correlation", "CrossCorrelation"):
+    for mode in (L.ConvMode.CrossCorrelation, "cross_correlation", "CrossCorrelation", 0):
         size = cutlass.shape.Conv2DProblemSize(1, 8, 8, 4, 16, 3, 3, 4, 1, 1, 2, 2, 1, 1, mode, 1, 1)
         assert size.mode == cutlass.ConvMode.CrossCorrelation and (size.P, size.Q) == (4, 4)
+        assert size.mode == 0 and size.mode == L.ConvMode.CrossCorrelation, "read back as the interface's int"
+    assert {L.ConvMode.CrossCorrelation: "x"}[cutlass.ConvMode.CrossCorrelation] == "x"
     with pytest.raises(cuforge.InvalidArgumentError, match="^mode: cuforge's kernels compute cross-correlation"):
         cutlass.shape.Conv2DProblemSize(1, 8, 8, 4, 16, 3, 3, 4, 1, 1, 2, 2, 1, 1, L.ConvMode.Convolution)
     with pytest.raises(cuforge.InvalidArgumentError, match="^opclass: expected a cuforge.OpcodeClass"):
