@@ -5,6 +5,7 @@ and `tune`, which run kernels, are the profiler's (cuforge.profiler)."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 from .cutlass_headers import cutlass_path
@@ -19,6 +20,9 @@ def main() -> None:
     env = dict(os.environ)
     if not env.get("CUTLASS_PATH") and cutlass_path():
         env["CUTLASS_PATH"] = cutlass_path()
+    # Python ignores SIGPIPE, and an exec'd program inherits that: restored, so that `cuforge list | head` ends
+    # quietly as a command line's output does when its reader has gone.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     os.execve(binary, [binary, *sys.argv[1:]], env)
 
 

@@ -116,7 +116,7 @@ int run_list(const FilterFlags& flags, bool json) {
     std::cout << out.dump(1) << "\n";
   } else {
     for (const auto* c : found) fmt::print("{}\n", c->name());
-    fmt::print(stderr, "{} kernels ({:.1f} ms)\n", found.size(), ms);
+    cli::say("{} kernels ({:.1f} ms)\n", found.size(), ms);
   }
   return 0;
 }
@@ -131,7 +131,7 @@ int run_build(const FilterFlags& flags, const std::string& preset, int jobs, int
   } else {
     auto found = library::find_gemms(flags.to_filter());
     if (found.empty()) {
-      fmt::print(stderr, "no kernel matches the filter\n");
+      cli::say("no kernel matches the filter\n");
       return 1;
     }
     // Catalog rows the target cannot run are left out: SM90's where --cc names another GPU than 9.0 (without --cc
@@ -151,7 +151,7 @@ int run_build(const FilterFlags& flags, const std::string& preset, int jobs, int
       sources.push_back(emit::gemm_kernel(*c, target));
     }
     if (skipped)
-      fmt::print(stderr, "skipped {} of {} kernels that compute capability {} cannot run (the first, {})\n", skipped,
+      cli::say("skipped {} of {} kernels that compute capability {} cannot run (the first, {})\n", skipped,
                  found.size(), target, first);
     if (sources.empty()) return 1;
   }
@@ -169,7 +169,7 @@ int run_build(const FilterFlags& flags, const std::string& preset, int jobs, int
   for (const auto& o : outcomes) {
     if (!o.result) {
       ++failed;
-      fmt::print(stderr, "FAILED {}\n{}\n", o.name, o.error);
+      cli::say("FAILED {}\n{}\n", o.name, o.error);
     } else if (o.result->cache_hit) {
       ++hits;
     }
@@ -222,7 +222,7 @@ int written(int status) {
   errno = 0;
   std::cout.flush();
   if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    fmt::print(stderr, "cuforge: cannot write the output: {}\n", errno ? std::strerror(errno) : "write error");
+    cli::say("cuforge: cannot write the output: {}\n", errno ? std::strerror(errno) : "write error");
     return 2;
   }
   return status;
@@ -301,13 +301,13 @@ int main(int argc, char** argv) {
       status = run_build(build_flags, preset, jobs, cc, dry_run);
     } else if (*cache) {
       if (*max_bytes_option && cache_action != "prune") {
-        fmt::print(stderr, "cuforge: --max-bytes is prune's limit; cache {} takes none\n", cache_action);
+        cli::say("cuforge: --max-bytes is prune's limit; cache {} takes none\n", cache_action);
         return 2;
       }
       status = run_cache(cache_action, max_bytes);
     }
   } catch (const std::exception& e) {  // cuforge's errors, and anything else: a message, never an abort
-    fmt::print(stderr, "cuforge: {}\n", e.what());
+    cli::say("cuforge: {}\n", e.what());
     return 2;
   }
   return written(status);

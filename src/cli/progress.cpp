@@ -18,12 +18,15 @@ void ProgressBar::update(const compile::BuildProgress& p) {
   std::string line = fmt::format("{} [{}] {}/{}  {} cached  {} failed  {:.0f}s  {}", label_, bar, p.done, p.total,
                                  p.cache_hits, p.failed, seconds, p.last_name ? *p.last_name : "");
   // On a terminal redraw one line; in a log print one line per finished kernel.
-  fmt::print(stderr, tty_ ? "\r\33[2K{}" : "{}\n", line);
+  if (tty_)
+    say("\r\33[2K{}", line);
+  else
+    say("{}\n", line);
   std::fflush(stderr);
 }
 
 void ProgressBar::finish() {
-  if (tty_) fmt::print(stderr, "\n");
+  if (tty_) say("\n");
 }
 
 }  // namespace cuforge::cli
