@@ -6,6 +6,8 @@ Building and running the exported extensions is tests/gpu/test_export_gpu.py."""
 import ast
 import importlib.util
 
+import os
+
 import numpy as np
 import pytest
 
@@ -250,6 +252,11 @@ def test_export_overwrites_only_its_own_files(tmp_path):
     with pytest.raises(InvalidArgumentError, match="holds the export of module 'gemm_a', whose setup.py this one"):
         cuforge.emit.pytorch(op, "gemm_b", sourcedir=str(first))
     assert "extension gemm_a:" in (first / "setup.py").read_text() and not (first / "gemm_b.cpp").exists()
+    fifo = tmp_path / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / "gemm_a.cpp")  # opened to be written, it would block the export for ever
+    with pytest.raises(InvalidArgumentError, match="gemm_a.cpp' exists and is not a regular file"):
+        cuforge.emit.pytorch(op, "gemm_a", sourcedir=str(fifo))
 
 
 def _check_arguments(source):

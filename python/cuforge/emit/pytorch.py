@@ -93,8 +93,11 @@ def _check_overwrites(directory: Path, name: str, headers) -> None:
     own_export = False  # the directory holds this module's export: its headers, of versions before their mark, too
     for file, mark in marks.items():
         path = directory / file
-        if not path.is_file() and not path.is_symlink():
+        if not path.exists() and not path.is_symlink():
             continue
+        if not path.is_file():  # a FIFO would block the write, a device take it, a directory refuse it
+            raise InvalidArgumentError(f"sourcedir: {str(path)!r} exists and is not a regular file; export into another "
+                                       "directory (sourcedir=...)")
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
                 head = f.read(1024)
