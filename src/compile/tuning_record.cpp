@@ -110,8 +110,18 @@ void TuningRecord::store(const std::string& key, const TunedKernel& tuned) const
   };
   check_time(tuned.kernel, tuned.microseconds);
   for (const auto& [candidate, us] : tuned.measured) check_time(candidate, us);
+  if (tuned.splits < 1)
+    throw InvalidArgumentError(fmt::format("tuning record: '{}' stores {} splits of K for {}; expected 1 or more", key,
+                                           tuned.splits, tuned.kernel));
+  if (tuned.candidates < 0)
+    throw InvalidArgumentError(fmt::format("tuning record: '{}' stores {} candidates timed; expected 0 or more", key,
+                                           tuned.candidates));
   try {
-    (void)Json{{key, to_json(tuned)}}.dump();
+    const Json entry = to_json(tuned);
+    (void)Json{{key, entry}}.dump();
+    if (!from_json(entry))  // what else find() would refuse: a decomposition that is none of cuforge's
+      throw InvalidArgumentError(fmt::format("tuning record: the entry for '{}' would not read back (decomposition {})",
+                                             key, int(tuned.decomposition)));
   } catch (const Json::exception& e) {
     throw InvalidArgumentError(fmt::format("tuning record: the entry for '{}' cannot be written: {}", key, e.what()));
   }

@@ -83,6 +83,10 @@ TEST_F(TuningRecordTest, AnEntryThatCannotBeWrittenOrReadBackIsRefused) {
   EXPECT_THROW(record.store("k4", {"kernel_a", 1, Decomposition::Heuristic, -1.0, {}}), InvalidArgumentError);
   EXPECT_THROW(record.store("k5", {"kernel_a", 1, Decomposition::Heuristic, 1.0, {{"kernel_a x1", std::nan("")}}}),
                InvalidArgumentError);
+  // Entries that would store but never read back (each later read warned of a malformed entry).
+  EXPECT_THROW(record.store("k6", {"kernel_a", 0, Decomposition::Heuristic, 1.0, {}}), InvalidArgumentError);
+  EXPECT_THROW(record.store("k7", {"kernel_a", 1, Decomposition::Heuristic, 1.0, {}, -1}), InvalidArgumentError);
+  EXPECT_THROW(record.store("k8", {"kernel_a", 1, static_cast<Decomposition>(42), 1.0, {}}), InvalidArgumentError);
   ASSERT_EQ(record.entries().size(), 1u);
   EXPECT_EQ(record.find("k1")->kernel, "kernel_a");
 }
