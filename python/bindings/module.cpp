@@ -510,6 +510,9 @@ NB_MODULE(_core, m) {
           return d;
         }, "What this process asked of nvcc: requests, cache hits, builds (nvcc runs) and failures.");
   m.def("cache_dir", [] { return path_text(compile::KernelCache::user_cache().root()); });
+  m.def("cache_subdirectory", [](const std::string& name) {
+          return path_text(compile::KernelCache::user_cache().directory(name));
+        }, "name"_a, "A private directory of the kernel cache's own (torch: the exported modules), made where needed.");
   m.def("cache_clear", [] { compile::KernelCache::user_cache().clear(); }, nb::call_guard<python::WithoutGil>());
   m.def("tuning_record", [] {
     compile::TuningRecord record;

@@ -111,8 +111,9 @@ def cache_info() -> dict:
 
 
 def cache_clear() -> None:
-    """Removes every kernel the cache holds (waiting for builds in progress), as ``cuforge cache
-    clear`` does; the tuning record stays (``cuforge cache clear-tuning`` removes it)."""
+    """Removes every kernel the cache holds (waiting for builds in progress) and the PyTorch modules
+    ``emit.pytorch(jit=True)`` built from them, as ``cuforge cache clear`` does; the tuning record stays
+    (``cuforge cache clear-tuning`` removes it)."""
     _core.cache_clear()
 
 

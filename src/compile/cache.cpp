@@ -192,9 +192,9 @@ fs::path KernelCache::private_dir(const fs::path& dir) const {
 }
 
 fs::path KernelCache::directory(const std::string& name) const {
-  if (name != "headers" && name != "locks" && name != "tuning")
-    throw InvalidArgumentError(fmt::format("kernel cache: its own directories are headers, locks and tuning; got '{}'",
-                                           name));
+  if (name != "headers" && name != "locks" && name != "tuning" && name != "torch")
+    throw InvalidArgumentError(fmt::format("kernel cache: its own directories are headers, locks, tuning and torch; "
+                                           "got '{}'", name));
   check_root();
   return private_dir(root_ / name);
 }
@@ -391,7 +391,7 @@ void KernelCache::clear() const {
   int lock = lock_file(private_dir(root_ / "locks") / "cache.lock", LockMode::exclusive);  // builds finish first
   try {
     std::error_code ec;
-    for (const char* sub : {"kernels", "staging", "failed", "headers"})
+    for (const char* sub : {"kernels", "staging", "failed", "headers", "torch"})
       if (fs::exists(root_ / sub, ec)) remove_atomically(root_ / sub);
     reclaim_trash(root_, 0);  // what a clear killed midway left: under this lock, no clear is alive
   } catch (...) {

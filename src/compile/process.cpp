@@ -22,6 +22,17 @@ namespace {
 
 int exit_status(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
 
+// waitpid's failure other than an interruption: the child's status is lost. ECHILD where this process ignores
+// SIGCHLD (Python's signal.signal(SIGCHLD, SIG_IGN)): the kernel then reaps children unasked.
+[[noreturn]] void status_lost(pid_t pid, int error) {
+  throw ToolchainError(
+      error == ECHILD
+          ? fmt::format("the compiler's exit status is lost (process {} was reaped unasked): this process ignores "
+                        "SIGCHLD; restore its default (signal.signal(signal.SIGCHLD, signal.SIG_DFL)) to build kernels",
+                        pid)
+          : fmt::format("cannot wait for the compiler (process {}): {}", pid, std::strerror(error)));
+}
+
 // In the supervisor: kill every process of its group, itself included.
 void kill_group(int) { ::kill(0, SIGKILL); }
 
@@ -29,6 +40,11 @@ void kill_group(int) { ::kill(0, SIGKILL); }
 // have other threads, whose locks the child inherits held.
 [[noreturn]] void supervise(char* const* argv, char* const* env, const char* log, pid_t parent) {
   ::setpgid(0, 0);
+  // An ignored SIGCHLD (inherited, and kept across execve) would lose this process's wait for the command, and
+  // nvcc's for its own steps ("nvcc fatal: Failed to preprocess host compiler properties").
+  struct sigaction child_default{};
+  child_default.sa_handler = SIG_DFL;
+  ::sigaction(SIGCHLD, &child_default, nullptr);
   struct sigaction kill{};
   kill.sa_handler = kill_group;
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &kill, nullptr);
@@ -78,8 +94,8 @@ pid_t start_process(const std::vector<std::string>& argv, const std::filesystem:
 
 int wait_process(pid_t pid) {
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) status_lost(pid, errno);
   return exit_status(status);
 }
 
@@ -93,7 +109,8 @@ std::optional<int> wait_unless(pid_t pid, const std::function<bool()>& give_up, 
   for (;;) {
     int status = 0;
     const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid || (done < 0 && errno != EINTR)) return exit_status(status);
+    if (done == pid) return exit_status(status);
+    if (done < 0 && errno != EINTR) status_lost(pid, errno);
     bool giving_up = true;
     try {
       giving_up = give_up();

@@ -35,13 +35,18 @@ bool is_program(const fs::path& p) {
 fs::path find_nvcc() {
   if (const char* root = std::getenv("CUDA_INSTALL_PATH"); root && *root) {
     fs::path nvcc = fs::path(root) / "bin" / "nvcc";
-    if (!is_program(nvcc))
+    if (!is_program(nvcc)) {
+      std::error_code ec;  // a path the file system refuses (a loop of links, too long) is said as such, not thrown
+      const fs::file_status st = fs::status(nvcc, ec);
       throw ToolchainError(fmt::format("CUDA_INSTALL_PATH is {}, but {} {}: point it at a CUDA toolkit (the directory "
                                        "holding bin/nvcc)",
                                        root, nvcc.string(),
-                                       !fs::exists(nvcc)          ? "does not exist"
-                                       : fs::is_directory(nvcc)   ? "is a directory"
-                                                                  : "is not an executable file"));
+                                       ec && ec != std::errc::no_such_file_or_directory
+                                           ? "cannot be read (" + ec.message() + ")"
+                                       : !fs::exists(st)        ? std::string("does not exist")
+                                       : fs::is_directory(st)   ? std::string("is a directory")
+                                                                : std::string("is not an executable file")));
+    }
     return fs::absolute(nvcc);
   }
   if (const char* path = std::getenv("PATH")) {
@@ -129,10 +134,11 @@ fs::path find_cutlass() {
     throw ToolchainError(
         "the CUTLASS headers were not found: pip install nvidia-cutlass==4.2.0.0, or set CUTLASS_PATH to a CUTLASS "
         "4.2 checkout (the directory holding include/cutlass)");
-  if (!fs::exists(root / "include" / "cutlass" / "version.h"))
-    throw ToolchainError(fmt::format("{} is {}, which holds no include/cutlass/version.h: set CUTLASS_PATH to a "
+  std::error_code ec;  // a path the file system refuses (a loop of links, too long) is said as such, not thrown
+  if (!fs::exists(root / "include" / "cutlass" / "version.h", ec))
+    throw ToolchainError(fmt::format("{} is {}, which holds no include/cutlass/version.h{}: set CUTLASS_PATH to a "
                                      "CUTLASS 4.2 checkout or pip install nvidia-cutlass==4.2.0.0",
-                                     how, root.string()));
+                                     how, root.string(), ec ? " (" + ec.message() + ")" : std::string()));
   return root;
 }
 

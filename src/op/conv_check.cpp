@@ -51,8 +51,10 @@ Nhwc describe_nhwc(const char* name, const char* what, const TensorRef& t, DataT
   if (t.rank != 4)
     fail(name, fmt::format("expected a rank-4 {} tensor (N, C, H, W in channels_last memory, or N, H, W, C), got "
                            "rank {}: {}", what, t.rank, t.describe()));
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 4; ++i) {
     if (t.shape[i] < 1) fail(name, fmt::format("expected every extent to be 1 or more, got {}", t.describe()));
+    if (t.strides[i] < 0) fail(name, fmt::format("negative strides are not supported: {}", t.describe()));
+  }
   if (t.numel() >= kMaxTensorBytes / size_bytes(dtype) || t.beyond_address_space())  // numel() saturates
     fail(name, fmt::format("{} elements of {} bytes: CUTLASS's convolution kernels address tensors below 2 GiB ({} "
                            "bytes)", t.numel(), size_bytes(dtype), kMaxTensorBytes));

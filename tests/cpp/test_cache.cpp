@@ -517,10 +517,14 @@ TEST_F(CacheTest, InfoSizesOnlyTheCachesOwnFiles) {
 TEST_F(CacheTest, ClearRemovesEverything) {
   publish(cache, kKey, kName, fake_library());
   dead_staging(cache, "fedcba9876543210fedcba9876543210");  // an abandoned build
+  const fs::path modules = cache.directory("torch");  // emit.pytorch's built modules, of the kernels cleared
+  EXPECT_EQ(fs::status(modules).permissions() & fs::perms::all, fs::perms::owner_all) << "private";
+  test::write_file(modules / "cf_gemm-0a1b" / "cf_gemm.so", fake_library());
   cache.clear();
   EXPECT_EQ(cache.info().entries, 0u);
   EXPECT_EQ(cache.find(kKey), std::nullopt);
   EXPECT_FALSE(fs::exists(cache.root() / "staging"));
+  EXPECT_FALSE(fs::exists(modules));
   publish(cache, kKey, kName, fake_library());  // usable again
   EXPECT_TRUE(cache.find(kKey).has_value());
   // A clear killed midway leaves its directories renamed aside (remove_atomically), a prune or lookup its entry:

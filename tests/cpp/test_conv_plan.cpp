@@ -548,6 +548,10 @@ TEST_F(ConvCheck, EveryBadInputIsRefusedByName) {
   null_x.data = nullptr;
   EXPECT_REFUSED(fprop(null_x, w, {}, y, same), "A: its data pointer is null (x, the activation)");
   EXPECT_REFUSED(fprop(TensorRef{}, w, {}, y, same), "A: no x, the activation tensor was given");
+  // A view read backwards along W (NumPy's x[:, :, ::-1]) is named as such, not as a tensor past 2 GiB.
+  TensorRef reversed = x;
+  reversed.strides[2] = -reversed.strides[2];
+  EXPECT_REFUSED(fprop(reversed, w, {}, y, same), "A: negative strides are not supported");
   TensorRef odd_bias = TensorRef::vector(reinterpret_cast<const void*>(kBase + (3u << 28) + 1), DataType::f16, 32);
   EXPECT_REFUSED(fprop(x, w, odd_bias, y, same, 1.0), "the bias's data pointer");
 }

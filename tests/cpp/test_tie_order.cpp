@@ -134,6 +134,33 @@ TEST(GemmPlan, TieRankSharesTheLargerOperandsTilesWhereNoTilePads) {
   EXPECT_EQ(rank(fp8("256x96", "2x1x1"), 8192, 8192), 2) << "CUTLASS's promotion loop: fp8's 1x2 rule";
 }
 
+// 16-bit persistent tiles in cuforge's tile order (along N in groups of four, three waves of tiles or more): a
+// cluster of two either way ahead of one CTA, where it pads no tile (on an H100 the 256x128 cooperative tile in
+// 2x1 and 1x2 ran 0.985-0.991x the 1x1 time at five shapes from 6144³ to 16384x4096x4096); at 2048³ (one wave
+// of 256x128 tiles) the tile order is CUTLASS's, and the catalog's 1x1 stays first.
+TEST(GemmPlan, SixteenBitTilesInCuforgesTileOrderTakeAClusterOfTwo) {
+  Gemm g(plan_of(DataType::bf16, R, R, R));
+  for (auto [m, n, k, pair] : {std::tuple{8192, 8192, 8192, true}, {4096, 14336, 4096, true}, {4096, 4096, 4096, true},
+                               {2048, 2048, 2048, false}}) {
+    const auto shape = g.shape(m, n, k);
+    const GemmConfig c = g.select(shape).config;
+    const auto& cl = c.tile.cluster_shape;
+    EXPECT_EQ(cl[0] * cl[1] == 2, pair) << m << "x" << n << "x" << k << ": " << c.name();
+    EXPECT_EQ(select::rasterization(c, shape, 132).raster == RasterOrder::AlongN, pair) << c.name();
+  }
+  const auto rank = [](const std::string& cluster, int64_t m, int64_t n) {
+    GemmShape shape;
+    shape.m = m, shape.n = n, shape.k = 4096;
+    return select::tie_rank(library::parse_gemm_name("cuforge_sm90_gemm_tensorop_mma_bf16_bf16_f32_bf16_bf16_rrr_"
+                                                     "256x128x64_c" + cluster + "_s0_coop_tmacoop_default_a8x8x8"),
+                            1, shape, 132);
+  };
+  EXPECT_EQ(rank("2x1x1", 8192, 8192), 1);
+  EXPECT_EQ(rank("1x2x1", 8192, 8192), 1);
+  EXPECT_EQ(rank("1x1x1", 8192, 8192), 2);
+  EXPECT_EQ(rank("2x1x1", 8960, 8192), 2) << "35 tiles of M: a cluster of two along M pads one";
+}
+
 // fp8's overlapped tiles where the cluster sharing B's tiles (2x1) would pad a fourth tile of M and the 96 tiles
 // fit one wave: 1x1 (on an H100, 384x4096x4096: 1x2 ran 1.09x its time, the padded 2x1 1.30x;
 // bench/results/h100-2026-12-06-fp8-sweep-2.txt).

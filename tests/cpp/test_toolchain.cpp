@@ -101,6 +101,12 @@ TEST(Toolchain, MissingOrWrongCutlassIsAClearError) {
   error = line_after(old.output, "TOOLCHAIN_ERROR=");
   EXPECT_TRUE(contains(error, "version 3.9.2")) << old.output;
   EXPECT_TRUE(contains(error, std::string("CUTLASS ") + compile::kCutlassSeries)) << old.output;
+
+  // A path the file system refuses (a loop of links) is the toolchain's error, not the cache's.
+  fs::create_symlink(tmp.path() / "loop", tmp.path() / "loop");
+  auto loop = report_in_child({{"CUTLASS_PATH", (tmp.path() / "loop").string()}});
+  error = line_after(loop.output, "TOOLCHAIN_ERROR=");
+  EXPECT_TRUE(contains(error, "holds no include/cutlass/version.h (Too many levels of symbolic links)")) << loop.output;
 }
 
 // A CUTLASS tree patched without a new version string gets new keys: the headers' content is in them.
@@ -133,6 +139,9 @@ TEST(Toolchain, MissingNvccIsAClearError) {
   error = line_after(report_in_child({{"CUDA_INSTALL_PATH", (tmp.path() / "plain").string()}}).output,
                      "TOOLCHAIN_ERROR=");
   EXPECT_TRUE(contains(error, "not an executable file")) << error;
+  fs::create_symlink(tmp.path() / "loop", tmp.path() / "loop");
+  error = line_after(report_in_child({{"CUDA_INSTALL_PATH", (tmp.path() / "loop").string()}}).output, "TOOLCHAIN_ERROR=");
+  EXPECT_TRUE(contains(error, "cannot be read (Too many levels of symbolic links)")) << error;
 }
 
 // An nvcc that never answers `--version` (a hung wrapper) is killed, with what it started, after the

@@ -8,6 +8,7 @@ beside torch.matmul.
 from __future__ import annotations
 
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -274,6 +275,26 @@ def test_a_new_process_imports_the_built_module_without_building(modules, tmp_pa
     assert out.returncode == 0, out.stderr
     seconds, builds = out.stdout.split()
     assert int(builds) == 0 and float(seconds) < 5.0, out.stdout
+
+
+def test_a_damaged_built_module_is_rebuilt(modules):
+    """A built module that no longer imports (a truncated file) is rebuilt by the next process that asks for it,
+    as a damaged kernel entry is."""
+    built = sorted(pathlib.Path(cuforge.cache_dir(), "torch").glob("cf_gemm-*/cf_gemm*.so"))
+    assert built, "the fixture's cf_gemm is built in the cache"
+    for path in built:
+        path.write_bytes(path.read_bytes()[:100])
+    script = textwrap.dedent("""
+        import torch, cuforge
+        op = cuforge.op.Gemm(element=torch.bfloat16, layout=cuforge.LayoutType.RowMajor).construct(M=512, N=512, K=512)
+        mod = cuforge.emit.pytorch(op, "cf_gemm", jit=True)
+        A = torch.ones(64, 64, device="cuda", dtype=torch.bfloat16)
+        assert torch.equal(mod.run(A, A), torch.full((64, 64), 64.0, device="cuda", dtype=torch.bfloat16))
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr
+    assert "cannot be imported" in out.stderr and "rebuilding it" in out.stderr, out.stderr
 
 
 def test_sourcedir_builds_with_pip_and_imports(tmp_path):

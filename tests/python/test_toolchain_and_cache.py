@@ -84,3 +84,19 @@ def test_missing_nvcc_is_a_toolchain_error(tmp_path):
     assert result.returncode == 0, result.stderr
     error = re.search(r"TOOLCHAIN_ERROR=(.*)", result.stdout).group(1)
     assert "CUDA_INSTALL_PATH" in error and "bin/nvcc" in error
+
+
+def test_a_process_ignoring_sigchld_is_told_why_it_cannot_build(tmp_path):
+    """With SIGCHLD ignored the kernel reaps cuforge's children unasked: their exit status is lost (it read as 0:
+    "nvcc failed (exit status 0)"), and nvcc, which inherited the setting, failed its own steps. Now a
+    ToolchainError says so, and what to do."""
+    result = run_python("""
+        import signal, numpy as np, cuforge
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        try:
+            cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor, cc=80).compile()
+        except cuforge.ToolchainError as e:
+            print("REFUSED", e)
+        """, CUFORGE_CACHE_DIR=str(tmp_path))
+    assert "REFUSED" in result.stdout and "this process ignores SIGCHLD" in result.stdout, result.stdout + result.stderr
+    assert "signal.SIG_DFL" in result.stdout

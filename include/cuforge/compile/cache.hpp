@@ -82,13 +82,15 @@ class KernelCache {
   // Keeps a failed build's staging directory under failed/<key> for the user; returns where it is.
   std::filesystem::path keep_failed(const std::string& key, Build& build) const;
 
-  // A private directory of the cache's own under the root (headers, locks or tuning), created if needed.
+  // A private directory of the cache's own under the root (headers, locks, tuning, or torch: the PyTorch modules
+  // emit.pytorch builds with jit=True), created if needed.
   std::filesystem::path directory(const std::string& name) const;
 
   CacheInfo info() const;
   // The cache itself and every entry, with what is wrong with each.
   std::vector<CacheCheck> verify() const;
-  // Removes every entry, staging and failed build, after the builds in progress have finished.
+  // Removes every entry, staging and failed build, and the PyTorch modules built from them (torch/), after the
+  // kernel builds in progress have finished.
   void clear() const;
   // Removes least recently used entries until the cache holds at most max_bytes, and the staging
   // of dead builds; returns how many entries.

@@ -195,11 +195,19 @@ def _jit_locked(op, name: str, cc: int, binding: str, kernel: dict):
         raise InvalidArgumentError(f"name: a module {name!r} of another kernel or build is already loaded in this "
                                    f"process (torch.ops.{name} is taken); export this one under another name")
     _check_namespace_free(name)
-    root = Path(_core.cache_dir()) / "torch"
-    root.mkdir(parents=True, exist_ok=True)
+    # The cache's own private directory (this user's, not a link, written by no one else), as a kernel's entry.
+    root = Path(_core.cache_subdirectory("torch"))
     final = root / f"{name}-{digest}"
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    if not (final / f"{name}{suffix}").exists() and not (final / f"{name}.so").exists():
+    built_module = next((p for p in (final / f"{name}.so", final / f"{name}{suffix}") if p.is_file()), None)
+    module = None
+    if built_module is not None:
+        try:
+            module = _import(name, built_module)
+        except ImportError as e:  # a damaged module (a truncated file): rebuilt, as a damaged kernel entry is
+            logger.warning("the PyTorch module %s at %s cannot be imported (%s): rebuilding it", name, final, e)
+            shutil.rmtree(final, ignore_errors=True)
+    if module is None:
         _remove_stale_staging(root)
         staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
         library = f"cuforge_kernel_{digest}"
@@ -232,9 +240,6 @@ def _jit_locked(op, name: str, cc: int, binding: str, kernel: dict):
             staging.rename(final)  # published whole; another process may have published it first
         except OSError:
             shutil.rmtree(staging, ignore_errors=True)
-    else:
-        path = final / f"{name}.so"
-        module = _import(name, path if path.exists() else final / f"{name}{suffix}")
     kind = conv_kind(op.name)
     if kind:  # the interface's modules took every split: those the kernel cannot run go to a plan
         module.run = with_every_split(module.run, op, kind)
