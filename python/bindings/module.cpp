@@ -509,6 +509,7 @@ NB_MODULE(_core, m) {
           d["failures"] = s.failures;
           return d;
         }, "What this process asked of nvcc: requests, cache hits, builds (nvcc runs) and failures.");
+  m.def("size_bits", &size_bits, "type"_a, "Bits of one element of the type.");
   m.def("cache_dir", [] { return path_text(compile::KernelCache::user_cache().root()); });
   m.def("cache_subdirectory", [](const std::string& name) {
           return path_text(compile::KernelCache::user_cache().directory(name));

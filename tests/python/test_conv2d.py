@@ -181,6 +181,20 @@ def test_construct_takes_the_geometry_given_without_a_problem():
     assert strided != default and strided == plan.construct(problem=(32, 56, 56, 64, 64, 3, 3), stride=2, padding=1).name
 
 
+def test_construct_takes_the_interfaces_problem_size_and_builds_fixed_channels_without_one():
+    """The interface built a fixed-channel kernel with no problem given (to export it): a stem of one vector of
+    channels (alignment_A's where given); and construct(problem=) takes its Conv2DProblemSize, geometry too."""
+    plan = cuforge.op.Conv2d(kind="fprop", element=np.float16, element_accumulator=np.float32)
+    plan.iterator_algorithm = "fixed_channels"
+    assert plan.construct().name.endswith("_a8x8x8_fixedchannels")
+    assert plan.construct(alignment_A=4, alignment_B=4).name.endswith("_a4x4x4_fixedchannels")
+    free = cuforge.op.Conv2d(kind="fprop", element=np.float16, element_accumulator=np.float32)
+    assert free.construct(iterator_algorithm="fixed_channels").name.endswith("_fixedchannels")
+    size = cutlass.shape.Conv2DProblemSize(2, 9, 7, 16, 32, 3, 3, 16, 1, 1, 2, 2, 1, 1)
+    assert free.construct(problem=size).name == free.construct(problem=(2, 9, 7, 16, 32, 3, 3), stride=(2, 2),
+                                                               padding=(1, 1)).name
+
+
 def test_plans_from_tensors_construct_what_plans_from_types_do():
     # construct() sizes nothing by the plan's tensors: the CUTLASS Python interface compares plans built
     # from tensors of any size with plans built from types by the source they emit.

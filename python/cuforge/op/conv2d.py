@@ -339,7 +339,8 @@ class Conv2d(Plan):
                   problem=None, stride=None, padding=None, dilation=None,
                   bias: bool | None = None) -> Operation:
         """The plan's kernel as an operation emit.pytorch exports (``op.rt_module.emit()`` is its
-        source): chosen for ``problem`` (N, H, W, C, K, R, S), else a ResNet-50 3 x 3 layer, never the
+        source): chosen for ``problem`` (N, H, W, C, K, R, S, or a ``Conv2DProblemSize`` with its geometry), else a
+        ResNet-50 3 x 3 layer (its stem of one vector of channels for fixed-channel iterators), never the
         plan's tensors' extents, so that plans built from tensors or from types construct the same kernel,
         as the CUTLASS Python interface's did; ``stride``, ``padding`` and ``dilation`` as given, else 1, 0
         and 1 (the ResNet-50 layer's own without ``problem``); ``bias`` as in compile(). ``alignment_A/B/C``
@@ -347,9 +348,21 @@ class Conv2d(Plan):
         ``iterator_algorithm``, ``swizzling_functor`` and ``epilogue_functor`` (an activation) set as their
         properties set them, for this choice only (``stride_support``, the interface's, is logged: cuforge
         chooses per problem). Compiles nothing."""
+        from ..shape import Conv2DProblemSize  # which imports the package this module is of
+
         geometry = ((1, 1), (0, 0), (1, 1))
-        if problem is None:
+        if isinstance(problem, Conv2DProblemSize):  # the interface's sizes, their geometry too
+            geometry = (problem.stride, problem.padding, problem.dilation)
+            problem = (problem.N, problem.H, problem.W, problem.C, problem.K, problem.R, problem.S)
+        elif problem is None:
             problem, *geometry = self._core_class.default_problem
+            iterators = self.iterator_algorithm if iterator_algorithm is None else _iterators(iterator_algorithm)
+            if iterators == IteratorAlgorithm.FixedChannels:
+                # Fixed-channel kernels take one vector of channels: ResNet-50's stem of that many (a 16-byte
+                # vector, or alignment_A's), as the interface built them with no problem given.
+                n, _, _, _, k, _, _ = problem
+                channels = 128 // _core.size_bits(self.element_A) if alignment_A is None else alignment_A
+                problem, geometry = (n, 224, 224, channels, k, 7, 7), ((2, 2), (3, 3), (1, 1))
         stride, padding, dilation = (given if given is not None else default
                                      for given, default in zip((stride, padding, dilation), geometry))
         items = fixed_items(problem, (7,))
