@@ -255,6 +255,32 @@ def test_tile_descriptions_can_be_pinned():
     assert plan.tile_description is None
 
 
+def test_a_tile_of_an_impossible_shape_is_refused_when_the_plan_builds(tmp_path, monkeypatch):
+    """The interface's conv test: `plan.tile_description = td` (17x32x5) is taken, `plan.compile()` fails (and wrote
+    ./cutlass_python_compilation_device_error.txt, which the test removes); runs and construct() fail alike until
+    another tile (or None) is set. A description refused for anything but its shape is refused at once."""
+    monkeypatch.chdir(tmp_path)
+    for plan in (cuforge.op.Conv2d(kind="fprop", element=cuforge.DataType.f16),
+                 cuforge.op.Gemm(element=cuforge.DataType.f16, layout=RowMajor)):
+        td = plan.tile_descriptions()[0]
+        td.threadblock_shape = [17, 32, 5]
+        plan.tile_description = td
+        assert plan.tile_description == td
+        for build in (plan.compile, plan.construct, plan.run):
+            with pytest.raises(cuforge.InvalidArgumentError, match=r"the pinned tile description \(17x32x5 tile"):
+                build()
+        assert "17x32x5" in (tmp_path / "cutlass_python_compilation_device_error.txt").read_text()
+        (tmp_path / "cutlass_python_compilation_device_error.txt").unlink()
+        plan.tile_description = None
+        assert plan.tile_description is None and plan.construct().name
+    plan = cuforge.op.Gemm(element=cuforge.DataType.f16, layout=RowMajor)
+    td = plan.tile_descriptions()[0]
+    td.stages = 100  # refused for its stages: at once
+    with pytest.raises(cuforge.InvalidArgumentError):
+        plan.tile_description = td
+    assert plan.tile_description is None
+
+
 def test_tile_description_from_a_dict():
     plan = cuforge.op.Gemm(element="bf16", layout_A=RowMajor, layout_B=ColumnMajor, layout_C=RowMajor)
     plan.tile_description = {
@@ -268,7 +294,8 @@ def test_tile_description_from_a_dict():
     assert "_128x128x64_c1x2x1_" in name and "_coop_tmacoop_streamk_" in name
 
 
-def test_impossible_tile_descriptions_say_why():
+def test_impossible_tile_descriptions_say_why(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where a pending tile's refusal writes the interface's error file
     plan = cuforge.op.Gemm(element="bf16", layout_A=RowMajor, layout_B=ColumnMajor, layout_C=RowMajor)
     td = cuforge.TileDescription()
     td.threadblock_shape = [64, 128, 64]
@@ -297,12 +324,13 @@ def test_impossible_tile_descriptions_say_why():
     plan.tile_description = None
     with pytest.raises(cuforge.InvalidArgumentError, match="TileDescription or a dict"):
         plan.tile_description = 128
-    with pytest.raises(ValueError):  # InvalidArgumentError is a ValueError
-        coop64 = cuforge.TileDescription()
-        coop64.threadblock_shape = [64, 128, 64]
-        coop64.kernel_schedule = cuforge.KernelScheduleType.TmaWarpSpecializedCooperative
-        coop64.epilogue_schedule = cuforge.EpilogueScheduleType.TmaWarpSpecializedCooperative
-        plan.tile_description = coop64
+    coop64 = cuforge.TileDescription()
+    coop64.threadblock_shape = [64, 128, 64]
+    coop64.kernel_schedule = cuforge.KernelScheduleType.TmaWarpSpecializedCooperative
+    coop64.epilogue_schedule = cuforge.EpilogueScheduleType.TmaWarpSpecializedCooperative
+    plan.tile_description = coop64  # refused for its shape (the schedule's two warpgroups take 64 rows each): kept
+    with pytest.raises(ValueError, match="M must be a multiple of 128"):  # InvalidArgumentError is a ValueError
+        plan.construct()
 
 
 # --- Selection, catalog, emission -----------------------------------------------------------------

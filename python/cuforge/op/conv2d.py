@@ -433,6 +433,8 @@ class Conv2d(Plan):
         kernel, ``split_k=('parallel', n)`` into n slices of f32 partial products summed by a
         reduction kernel; by default the plan's settings (and its choice) apply.
         """
+        if self._pending_tile is not None:
+            self._refuse_pending_tile()
         if print_module is False and not self._no_c:
             # 4-D CUDA torch tensors, int geometry, real scalars, torch's stream or one given (but
             # CuPy's): one call into the core, which returns None (having done nothing) for

@@ -250,6 +250,8 @@ class Gemm(Plan):
         scale_a * scale_b * A @ B + beta * C); SIMT fp8 kernels refuse them); a Python number multiplies alpha
         instead.
         """
+        if self._pending_tile is not None:
+            self._refuse_pending_tile()
         if scale_a is not None or scale_b is not None:
             scale_a, scale_b, alpha = self._scales(scale_a, scale_b, alpha)
         if visitor_args is None and print_module is False and not self._no_c and scale_a is None and scale_b is None:

@@ -196,6 +196,8 @@ class GroupedGemm(Plan):
         """Every group's D = activation(alpha * A @ B + beta * C). Returns a handle whose sync() waits for
         this run only. Operands default to those given at construction; every one is checked, and the
         group it belongs to named, before anything runs."""
+        if self._pending_tile is not None:
+            self._refuse_pending_tile()
         if offsets is None and print_module is False and not self._no_c:
             # Lists of CUDA torch tensors, real scalars, torch's stream or one given (but CuPy's):
             # one call into the core, which returns None (having done nothing) for anything else.

@@ -3,6 +3,7 @@ tensors, and the settings (their arguments read by cuforge.op.arguments)."""
 
 from __future__ import annotations
 
+import copy
 import difflib
 import enum
 import logging
@@ -26,6 +27,10 @@ from .arguments import capability, device_ordinal, enum_value, flag, integer, la
 
 
 _logger = logging.getLogger("cuforge")
+
+# Where the CUTLASS Python interface wrote a failed kernel's compiler output (its tests remove the file after an
+# impossible tile's compile()).
+INTERFACE_ERROR_FILE = "cutlass_python_compilation_device_error.txt"
 EIGHT_BIT = {DataType.s8, DataType.e4m3, DataType.e5m2}
 
 
@@ -57,6 +62,9 @@ class Plan:
     """
 
     _core_class = None  # the core plan a subclass wraps
+    # (description, why): a pinned tile whose threadblock shape no kernel has, refused when the plan next
+    # builds, constructs or runs (tile_description's setter).
+    _pending_tile = None
     # What a plan holds besides its properties: the operands and scalars runs default to.
     _FIELDS = frozenset({"A", "B", "C", "D", "alpha", "beta"})
 
@@ -226,6 +234,8 @@ class Plan:
         description (or a `change` of the settings) the choice is made by a new core plan of the same types
         and settings with that tile pinned (checked as the setter checks it) and the change made, so that
         the plan keeps its settings and the kernels it compiled."""
+        if tile_description is None:
+            self._refuse_pending_tile()
         core = self._plan
         if tile_description is not None or change is not None:
             core = (tile_description is not None and self._family_for_tile(tile_description)) or \
@@ -281,12 +291,14 @@ class Plan:
             if all(getattr(after, f) == getattr(before, f) for f in self._CHANGED_FIELDS):
                 change = None
         if tile_description is None and change is None:
+            self._refuse_pending_tile()
             core = self._plan
             built = build(core)
         else:
             core, core_args = self._plan, self._core_args
             if tile_description is not None:
                 self.tile_description = tile_description
+            self._refuse_pending_tile()
             try:
                 if change is not None:
                     self._update(change)
@@ -558,11 +570,59 @@ class Plan:
     def tile_description(self) -> TileDescription | None:
         """The pinned tile description, or None when cuforge chooses per problem: a copy (a change to it
         pins nothing until it is set again). Set a TileDescription, a dict of its fields (they change the
-        pinned one, as the CUTLASS Python interface's dicts do), or None to let cuforge choose again."""
+        pinned one, as the CUTLASS Python interface's dicts do), or None to let cuforge choose again.
+
+        A description refused for its threadblock shape alone (17x32x5: no kernel has it) is kept, and
+        refused when the plan next compiles, constructs or runs, as the interface found such shapes at
+        compile(); anything else it is refused for is refused here, the plan left as it was."""
+        if self._pending_tile is not None:
+            return copy.copy(self._pending_tile[0])
         return self._plan.settings.tile
 
     @tile_description.setter
     def tile_description(self, value):
+        try:
+            self._pin(value)
+        except InvalidArgumentError as e:
+            if not self._refused_for_its_shape(value):
+                raise
+            self._pending_tile = (copy.copy(value), str(e))
+            return
+        self._pending_tile = None
+
+    def _refused_for_its_shape(self, value) -> bool:
+        """Whether a refused tile description would be pinned with the threadblock shape of the plan's first
+        listed tile instead (its shape, and nothing else, refused)."""
+        if not isinstance(value, TileDescription):
+            return False
+        probe = copy.copy(value)
+        probe.threadblock_shape = self._plan.tile_descriptions()[0].threadblock_shape
+        if probe.threadblock_shape == value.threadblock_shape:
+            return False
+        try:
+            core = self._family_for_tile(probe) or self._core_class(settings=self._plan.settings, **self._core_args)
+            settings = core.settings
+            settings.tile = self._tile_from(probe, core)
+            core.settings = settings
+        except (InvalidArgumentError, DataTypeError):
+            return False
+        return True
+
+    def _refuse_pending_tile(self) -> None:
+        """The pending tile's refusal (an InvalidArgumentError), its message also written to
+        ./cutlass_python_compilation_device_error.txt, where the interface wrote its failed compiles'."""
+        if self._pending_tile is None:
+            return
+        tile, why = self._pending_tile
+        try:
+            with open(INTERFACE_ERROR_FILE, "w") as f:
+                f.write(f"Compilation error for the following kernel: \n{tile}\nError Message:\n{why}\n")
+            where = f" (also in ./{INTERFACE_ERROR_FILE}, as the CUTLASS Python interface wrote it)"
+        except OSError:
+            where = ""
+        raise InvalidArgumentError(f"the pinned {why}{where}")
+
+    def _pin(self, value):
         with self._settings_lock:
             core = None if value is None else self._family_for_tile(value)
             if core is not None:  # pinned on the new family's plan, which replaces this one once it takes it
