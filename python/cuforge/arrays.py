@@ -98,8 +98,13 @@ def host_descriptor(x, device: int, name: str, output: bool = False):
     if output and not isinstance(x, np.ndarray) and not hasattr(x, "__dlpack__"):
         raise InvalidArgumentError(f"{name}: the result is copied back into a NumPy array (or a DLPack producer's "
                                    f"memory), got {type(x).__name__}: pass np.asarray(...) and read that")
+    given = x
     x = host_array(x, name)
     if output and not x.flags.writeable:
+        if not isinstance(given, np.ndarray):  # NumPy imports an older producer's DLPack memory read-only
+            raise InvalidArgumentError(f"{name}: NumPy reads this {type(given).__name__}'s memory (through __dlpack__) "
+                                       "as read-only, and the result would be copied back into it; pass a NumPy "
+                                       "array or a GPU array")
         raise InvalidArgumentError(f"{name}: the NumPy array is read-only, and the result would be copied back into "
                                    "it; pass a writable array")
     try:
@@ -112,6 +117,9 @@ def host_descriptor(x, device: int, name: str, output: bool = False):
 def _describe(x, name: str):
     tensor_type = _torch_type()
     if tensor_type is not None and isinstance(x, tensor_type):
+        if x.layout != sys.modules["torch"].strided:  # sparse or mkldnn: no dense memory to read
+            raise InvalidArgumentError(f"{name}: a {x.layout} tensor: the kernels read dense (strided) memory; pass "
+                                       f"x.to_dense()")
         if x.is_neg():  # memory holding v for a tensor of -v: a kernel reading the memory would get it wrong
             raise InvalidArgumentError(f"{name}: the tensor has torch's negative bit set (a view such as "
                                        f"z.conj().imag); pass x.resolve_neg()")

@@ -79,6 +79,11 @@ bool GemmConfig::operator==(const GemmConfig& o) const {
 }
 
 GemmConfig parse_gemm_name(std::string_view name) {
+  // Not echoed whole: a message of a megabyte name would bury itself.
+  constexpr size_t kLongestName = 512;  // the catalog's are under 200 characters
+  if (name.size() > kLongestName)
+    throw InvalidArgumentError(fmt::format("a kernel name of {} bytes ('{}...') is not a cuforge kernel name (theirs "
+                                           "are under {} characters)", name.size(), name.substr(0, 48), kLongestName));
   auto p = split(name, '_');
   if (p.size() < 18 || p[0] != "cuforge" || !try_parse<KernelKind>(p[2]) || p[1].substr(0, 2) != "sm" ||
       p[10].size() != 3 || p[13].empty())

@@ -51,6 +51,12 @@ std::vector<std::pair<select::GemmCandidate, const Compiled*>> serving(const std
 template <class Kernel, class Problem>
 Plan<Kernel, Problem>::Plan(const GemmOptions& options, KernelKind kind)
     : options_(options), kind_(kind), state_(std::make_unique<State>()) {
+  if (options.device < -1)
+    throw InvalidArgumentError(fmt::format("device: expected a CUDA device ordinal (or -1: the default), got {}",
+                                           options.device));
+  if (options.cc < 0)
+    throw InvalidArgumentError(fmt::format("cc: expected a compute capability such as 90 (or 0: the GPU's), got {}",
+                                           options.cc));
   const bool have_gpu = runtime::device_count() > 0;
   device_ = options.device >= 0 ? options.device : runtime::default_device();
   cc_ = options.cc ? options.cc : (have_gpu ? runtime::device_info(device_).cc : runtime::default_target_cc());

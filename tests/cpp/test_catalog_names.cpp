@@ -66,6 +66,15 @@ TEST(CatalogNames, MalformedNamesAreRefused) {
   } catch (const InvalidArgumentError& e) {
     EXPECT_NE(std::string(e.what()).find("f17"), std::string::npos) << e.what();
   }
+  // A name of 100 KB is not echoed whole (`cuforge emit <name>`).
+  const std::string huge = library::gemm_catalog(90).front().name() + std::string(100000, 'x');
+  try {
+    library::parse_gemm_name(huge);
+    FAIL();
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_LT(std::string(e.what()).size(), 300u) << "a short message";
+    EXPECT_NE(std::string(e.what()).find("a kernel name of 100"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CatalogNames, WgradTakesNoBias) {

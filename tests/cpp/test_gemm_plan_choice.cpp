@@ -228,6 +228,12 @@ TEST(GemmPlan, ImpossiblePlansAreRefused) {
   GemmOptions old = plan_of(DataType::f16, R, R, R);
   old.cc = 75;
   EXPECT_THROW(Gemm{old}, DeviceError);
+  old.cc = -5;  // read as 0.-5 before
+  EXPECT_EQ(test::message_of<InvalidArgumentError>([&] { Gemm{old}; }),
+            "cc: expected a compute capability such as 90 (or 0: the GPU's), got -5");
+  old.cc = 0, old.device = -7;  // taken as the default device before
+  EXPECT_EQ(test::message_of<InvalidArgumentError>([&] { Gemm{old}; }),
+            "device: expected a CUDA device ordinal (or -1: the default), got -7");
   GemmOptions ampere = plan_of(DataType::f16, R, R, R, 90);
   ampere.cc = 80;
   EXPECT_THROW(Gemm{ampere}, InvalidArgumentError) << "sm_90a kernels do not run on 8.0";

@@ -44,8 +44,10 @@ def test_host_dlpack_arrays_are_staged_like_numpy():
     a.flags.writeable = False
     assert describe(DLPackOnly(a), "A") is None
     assert host_descriptor(DLPackOnly(a), 0, "A")[2] == (3, 4)
-    with pytest.raises(cuforge.InvalidArgumentError, match="^D: the NumPy array is read-only"):
+    with pytest.raises(cuforge.InvalidArgumentError, match="^D: NumPy reads this DLPackOnly's memory .* as read-only"):
         host_descriptor(DLPackOnly(a), 0, "D", output=True)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^D: the NumPy array is read-only"):
+        host_descriptor(a, 0, "D", output=True)
 
 
 @no_gpu

@@ -73,6 +73,8 @@ def test_a_capsule_of_another_name_is_named():
     (lambda: cuforge.emit.pytorch(_gemm().construct(), "m", sourcedir="/tmp/a\x00b"),
      "^sourcedir: '/tmp/a\\\\x00b' holds a NUL character"),
     (lambda: _gemm().profile(64, 64, 64, csv="/tmp/a\x00b.csv"), "^csv: .* holds a NUL character"),
+    (lambda: cuforge.emit.pytorch(_gemm().construct(), "m", sourcedir="\ud800"),
+     "^sourcedir: .* has no bytes in the file system's encoding"),  # a bare UnicodeEncodeError before
     (lambda: cuforge.profiler.Profile("x", 1.0, "t").save(csv="/tmp/a\x00b.csv"), "^csv: .* holds a NUL character"),
     (lambda: cuforge.profiler.Profile("x", 1.0, "t").save(plot="/nonexistent/p.png"), "^plot: .* is in no directory"),
     (lambda: cuforge.epilogue.of_kind(999), "^of_kind: expected a cuforge.Activation, got 999"),
@@ -85,7 +87,7 @@ def test_a_capsule_of_another_name_is_named():
     (lambda: cuforge.op.GroupedGemm(element=np.float16, A=[np.ones((8, 8), np.float16)] * 2,
                                     B=[np.ones((8, 8), np.float16)], D=[np.ones((8, 8), np.float16)] * 2)
      .compile(ragged=True), "^compile: the plan's A and B lists hold 2 and 1 tensors"),
-], ids=["pytorch-sourcedir-nul", "profile-csv-nul", "save-csv-nul", "save-plot-nowhere", "of-kind-int",
+], ids=["pytorch-sourcedir-nul", "profile-csv-nul", "pytorch-sourcedir-surrogate", "save-csv-nul", "save-plot-nowhere", "of-kind-int",
         "build-progress-str", "memory-pool-sizes", "memory-pool-order", "run-masked", "grouped-lists-unpaired"])
 def test_odd_arguments_are_errors_of_cuforge(call, says):
     with pytest.raises(cuforge.Error, match=says):

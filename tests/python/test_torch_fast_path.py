@@ -37,11 +37,14 @@ class _Dtype:
 class _Tensor:
     """A CUDA tensor of extents and element strides, as torch reports them."""
 
-    def __init__(self, shape, strides, dtype, ptr, device=0, negative=False):
+    def __init__(self, shape, strides, dtype, ptr, device=0, negative=False, layout=None):
         self.shape, self._strides, self.dtype = tuple(shape), tuple(strides), dtype
         self._ptr, self._device, self._negative = ptr, device, negative
+        self.layout = _torch.strided if layout is None else layout
 
     def stride(self):
+        if self.layout != _torch.strided:
+            raise RuntimeError(f"{self.layout} tensors do not have strides")  # as torch's sparse tensors
         return self._strides
 
     def data_ptr(self):
@@ -75,6 +78,7 @@ class _Tensor:
 _torch = types.ModuleType("torch")
 _torch.Tensor = _Tensor
 _torch.channels_last = object()
+_torch.strided, _torch.sparse_coo = "torch.strided", "torch.sparse_coo"
 _torch.float16, _torch.float32, _torch.int8 = _Dtype("float16"), _Dtype("float32"), _Dtype("int8")
 _torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: 0)
 _torch.broadcast_shapes = lambda *shapes: tuple(np.broadcast_shapes(*shapes))
@@ -316,6 +320,9 @@ def test_a_tensor_with_the_negative_bit_is_refused_by_name():
     assert gemm._plan.run_tensors(a, negative, None, d, 1.0, 0.0, True) is None
     with pytest.raises(cuforge.InvalidArgumentError, match="^B: the tensor has torch's negative bit set"):
         gemm.run(a, negative, None, d)
+    sparse = _Tensor((32, 48), (48, 1), _torch.float16, 0x20_0000_0000, layout=_torch.sparse_coo)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^B: a torch.sparse_coo tensor: .* x.to_dense"):
+        gemm.run(a, sparse, None, d)  # torch's own error was its "Cannot access data pointer" RuntimeError
     with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
         gemm.run(a, b, None, d)
 

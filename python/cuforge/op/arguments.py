@@ -64,12 +64,17 @@ def text(value, name: str, what: str) -> str:
 
 def file_path(value, name: str, what: str) -> str:
     """A path given as a str or an os.PathLike of one, as that str: refused where it is neither, or where it holds a
-    NUL character, which no path can (the OS calls would raise a bare ValueError)."""
+    NUL character or a character the file system's encoding has no bytes for, which no path can (the OS calls would
+    raise a bare ValueError or UnicodeEncodeError)."""
     path = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
     if not isinstance(path, str):
         raise InvalidArgumentError(f"{name}: expected {what}, got {type(value).__name__}")
     if "\0" in path:
         raise InvalidArgumentError(f"{name}: {path!r} holds a NUL character, which no path can")
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError as e:  # a lone surrogate the file system's encoding has no bytes for
+        raise InvalidArgumentError(f"{name}: {path!r} has no bytes in the file system's encoding ({e.reason})") from None
     return path
 
 
