@@ -58,8 +58,9 @@ TileDescription.instruction_shape = None
 _arguments.write_through_triples(TileDescription)  # td.cluster_shape[0] = 2 changes td, as the interface's lists do
 _seed.register()  # the interface's module paths: cuforge.utils.datatypes, cuforge.backend.utils.device ...
 
-#: The CUTLASS tree cuforge compiles against (CUTLASS_PATH, else the nvidia-cutlass wheel's headers).
-CUTLASS_PATH = cutlass_path()
+#: The CUTLASS tree cuforge compiles against (CUTLASS_PATH, else the nvidia-cutlass wheel's headers); also as
+#: the interface's other name of it, source_path.
+CUTLASS_PATH = source_path = cutlass_path()
 _core.set_default_cutlass_path(CUTLASS_PATH)
 
 #: What the core decides and notices (a kernel chosen, a cache entry rebuilt) goes to this logger.
@@ -141,6 +142,6 @@ __all__ = [
     "epilogue", "EpilogueScheduleType", "Error", "Gemm", "get_memory_pool", "GroupedGemm", "InvalidArgumentError",
     "IteratorAlgorithm", "KernelKind", "KernelScheduleType", "LayoutType", "list_gemms", "logger",
     "MathInstruction", "MathOperation", "MemoryPool", "nvcc_version", "op", "OpcodeClass", "OperationBase", "pytorch",
-    "set_log_level", "shape", "swizzle", "TileDescription", "TileSchedulerType", "toolchain", "ToolchainError",
+    "set_log_level", "shape", "source_path", "swizzle", "TileDescription", "TileSchedulerType", "toolchain", "ToolchainError",
     "tuning_record", "tuning_record_clear", "use_rmm",
 ]

@@ -7,7 +7,10 @@ import enum
 import numbers
 import sys
 
-from ._core import DataType, DataTypeError, InvalidArgumentError, LayoutType
+from ._core import DataType, DataTypeError, InvalidArgumentError, LayoutType, size_bits
+
+#: Bits of an element of each type (cutlass_library's table of the name, which the interface's scripts read).
+DataTypeSize = {t: size_bits(t) for t in DataType}
 
 # NumPy dtype names (CuPy shares them; ml_dtypes adds bfloat16 and the fp8 types).
 _NUMPY_NAMES = {

@@ -82,6 +82,10 @@ def test_the_operations_share_the_interfaces_base_class():
 
 def test_the_interfaces_datatype_conversions():
     datatypes = cutlass.utils.datatypes
+    assert datatypes.DataTypeSize[cutlass.DataType.bf16] == 16 and datatypes.DataTypeSize[cutlass.DataType.e4m3] == 8
+    assert all(datatypes.DataTypeSize[t] == bits for t, bits in cutlass_library.DataTypeSize.items()
+               if t.name in cutlass.DataType.__members__), "cutlass_library's sizes"
+    assert cutlass.source_path == cutlass.CUTLASS_PATH
     assert datatypes.library_type(np.float16) == cutlass.DataType.f16
     assert datatypes.library_type(cutlass.DataType.bf16) == cutlass.DataType.bf16
     assert datatypes.numpy_type(cutlass.DataType.f32) is np.float32 and datatypes.numpy_type(cutlass.DataType.s8) is np.int8
