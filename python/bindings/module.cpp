@@ -497,8 +497,8 @@ NB_MODULE(_core, m) {
           return runtime::time_round(launch, reinterpret_cast<cudaStream_t>(stream), count).microseconds;
         },
         "launch"_a, "stream"_a, "count"_a,
-        "Microseconds of GPU time per launch() over one round of `count` launches queued while the stream is held "
-        "(no warm-up): the CUTLASS Python interface's profiler.");
+        "Microseconds of GPU time per launch() over `count` launches queued while the stream is held (200 at most "
+        "a hold; no warm-up): the CUTLASS Python interface's profiler.");
   m.def("workspace_pool_bytes", &runtime::Scratch::pooled_bytes, "Bytes cuforge's own workspace pool holds now.");
   m.def("compile_statistics", [] {
           auto s = compile::statistics();

@@ -242,7 +242,8 @@ class CUDAEventProfiler:
                           "timed run copies them there and D back, and the time includes the copies", stacklevel=2)
         from .arrays import current_stream
 
-        self._stream = current_stream(operands, kwargs.get("stream"))
+        # The stream of the first run, named to each timed run: the one the hold and the events are on.
+        self._stream = self._kwargs["stream"] = current_stream(operands, kwargs.get("stream"))
 
     def _rerun(self):
         self.operation.run(*self._args, **self._kwargs)
@@ -280,8 +281,8 @@ def _on_device(x, device: int):
         with warnings.catch_warnings():  # torch's of a read-only array: the copy is never written
             warnings.simplefilter("ignore", UserWarning)
             return torch.from_numpy(x).to(f"cuda:{device}")  # the strides kept (a column-major matrix stays one)
-    except (ImportError, TypeError, ValueError, RuntimeError):  # no torch, a type or negative stride it lacks, no CUDA
-        pass
+    except (ImportError, TypeError, ValueError, RuntimeError, AssertionError):  # no torch, a type or negative stride
+        pass  # it lacks, no CUDA (a CPU build's AssertionError)
     try:
         import cupy
 

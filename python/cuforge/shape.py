@@ -91,6 +91,9 @@ class Conv2DProblemSize:
     def implicit_gemm_size(self, kind) -> GemmCoord:
         """The implicit GEMM's M x N x K of the convolution pass ``kind`` ('fprop', 'dgrad', 'wgrad', or
         cutlass_library's ConvKind member)."""
+        if self.P < 1 or self.Q < 1:
+            raise InvalidArgumentError(f"implicit_gemm_size: the output of {self!r} has no pixels (the filter spans "
+                                       "more than the padded input)")
         name = getattr(kind, "name", kind)
         name = name.lower() if isinstance(name, str) else name
         if name == "fprop":

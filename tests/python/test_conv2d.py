@@ -193,6 +193,9 @@ def test_construct_takes_the_interfaces_problem_size_and_builds_fixed_channels_w
     size = cutlass.shape.Conv2DProblemSize(2, 9, 7, 16, 32, 3, 3, 16, 1, 1, 2, 2, 1, 1)
     assert free.construct(problem=size).name == free.construct(problem=(2, 9, 7, 16, 32, 3, 3), stride=(2, 2),
                                                                padding=(1, 1)).name
+    grouped = cutlass.shape.Conv2DProblemSize(2, 9, 7, 16, 32, 3, 3, 8, 1, 1, 2, 2, 1, 1, groups=2)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^problem: a grouped convolution"):
+        free.construct(problem=grouped)
 
 
 def test_plans_from_tensors_construct_what_plans_from_types_do():
@@ -225,6 +228,8 @@ def test_the_seed_problem_size():
     # Sizes no convolution has are kept, as the interface's test lists hold them (and skip them by P and Q).
     too_small = cutlass.shape.Conv2DProblemSize(1, 4, 4, 16, 16, 7, 7, 16, 0, 0, 1, 1, 1, 1)
     assert (too_small.P, too_small.Q) == (-2, -2)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^implicit_gemm_size: the output of .* has no pixels"):
+        too_small.implicit_gemm_size("fprop")
     assert cutlass.shape.Conv2DProblemSize(1, 14, 14, 1392, 1536, 3, 3, 232, 1, 1, 1, 1, 1, 1, 0, 1, 3).groups == 3
     with pytest.raises(cuforge.InvalidArgumentError, match="^stride_h: expected 1 or more"):
         cutlass.shape.Conv2DProblemSize(1, 8, 8, 16, 16, 3, 3, 16, 1, 1, 0, 1, 1, 1)

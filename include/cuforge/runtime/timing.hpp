@@ -19,9 +19,9 @@ struct Timing {
 // `launch` queues one run on `stream`. Throws DeviceError when a CUDA call fails.
 Timing time_launches(const std::function<void()>& launch, cudaStream_t stream, int rounds = 3, double round_ms = 2.0);
 
-// One round of exactly `count` launches queued behind a hold, with no warm-up (the CUTLASS Python
-// interface's profiler, whose caller runs its own and names the count). Where the hold's limit ran out
-// first, the launches the host queued after it ran as it queued them, host time included.
+// Exactly `count` launches queued behind holds (200 at most each), with no warm-up (the CUTLASS Python
+// interface's profiler, whose caller runs its own and names the count): their GPU time per launch. Where a
+// hold's limit ran out first, the launches the host queued after it ran as it queued them, host time included.
 Timing time_round(const std::function<void()>& launch, cudaStream_t stream, int count);
 
 }  // namespace cuforge::runtime

@@ -241,11 +241,11 @@ bool per_tile_gemm(const library::GemmConfig& config);
 // at 1536³'s 128x192; the serial split-K runs of the same kernels alike (0.84-0.99x, 1.00x at 768x768x8192).
 // Held out of the rule, seven more such shapes (512x14336x4096 to 3072x1536x8192, the same file): the sharing
 // cluster ran 0.84-1.00x the 1x1 time, and was the fastest of the three clusters or within 0.4% of it at each.
-// 16-bit persistent tiles in cuforge's tile order (along N, groups of four; rasterization()), which the model
-// estimates alike in clusters of one and two: on an H100 the 256x128 cooperative tile in 2x1 and 1x2 clusters ran
-// 0.985-0.991x the 1x1 time at 8192³, 4096x14336x4096, 6144³, 16384x4096x4096 and 4096x8192x8192 (plan.profile,
-// back to back, best of two rounds, h100-2026-12-07-clusters-along-n.txt), and 2x1 0.989-0.995x at 8192³,
-// 4096x14336x4096 and 4096³ (2026-12-06); both rank 1 (the catalog's order between them).
+// The 16-bit cooperative 256x128 tile in cuforge's tile order (along N, groups of four; rasterization()), which the
+// model estimates alike in clusters of one and two (other tiles and schedules untimed so): on an H100 it ran in 2x1
+// and 1x2 clusters 0.985-0.991x the 1x1 time at 8192³, 4096x14336x4096, 6144³, 16384x4096x4096 and
+// 4096x8192x8192 (plan.profile, back to back, best of two rounds, h100-2026-12-07-clusters-along-n.txt), and 2x1
+// 0.989-0.995x at 8192³, 4096x14336x4096 and 4096³ (2026-12-06); both rank 1 (the catalog's order between them).
 int tie_rank(const library::GemmConfig& config, int splits, const GemmShape& shape, int sm_count);
 
 }  // namespace cuforge::select

@@ -217,14 +217,13 @@ def _jit_locked(op, name: str, cc: int, binding: str, kernel: dict):
         # torch numbers a second build of one name in a process (name_v1) by its build directory,
         # which is new each time here: the module's init function is named after `name` alone.
         cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(name, None)
-        # torch asks the GPUs for the architectures to build for, and fails with none ("list index out of
-        # range"): the target's own, unless the environment names them.
-        arch_list = os.environ.get("TORCH_CUDA_ARCH_LIST")
-        os.environ.setdefault("TORCH_CUDA_ARCH_LIST", f"{cc // 10}.{cc % 10}")
         try:
             module = cpp_extension.load(
                 name=name, sources=[str(staging / f"{name}.cpp")], extra_include_paths=[str(staging / "include")],
                 extra_ldflags=[f"-L{staging}", f"-l{library}", f"-Wl,-rpath,{final}:{staging}"],
+                # The target named: else torch asks the GPUs for the architectures, and fails where there are
+                # none ("list index out of range"). No device code is compiled here (the kernel is built).
+                extra_cuda_cflags=[f"-arch=sm_{cc}"],
                 build_directory=str(staging), with_cuda=True, verbose=False)
         except Exception as e:
             # Kept, as the kernel cache keeps a failed build: the binding's source and torch's build files.
@@ -236,9 +235,6 @@ def _jit_locked(op, name: str, cc: int, binding: str, kernel: dict):
                 failed = staging
             raise compilation_error(f"building the PyTorch extension {name} for {op.name} failed (its source kept "
                                     f"at {failed / f'{name}.cpp'}): {e}", str(e), str(failed / f"{name}.cpp")) from e
-        finally:
-            if arch_list is None:
-                os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
         for built_file in staging.iterdir():
             if built_file.is_file():
                 with open(built_file, "rb") as f:

@@ -352,6 +352,9 @@ class Conv2d(Plan):
 
         geometry = ((1, 1), (0, 0), (1, 1))
         if isinstance(problem, Conv2DProblemSize):  # the interface's sizes, their geometry too
+            if problem.groups != 1:
+                raise InvalidArgumentError(f"problem: a grouped convolution ({problem.groups} groups); cuforge's "
+                                           "kernels run ungrouped ones")
             geometry = (problem.stride, problem.padding, problem.dilation)
             problem = (problem.N, problem.H, problem.W, problem.C, problem.K, problem.R, problem.S)
         elif problem is None:

@@ -7,6 +7,8 @@ import copy
 import difflib
 import enum
 import logging
+import os
+import stat
 import threading
 
 from .. import _core, epilogue
@@ -62,8 +64,8 @@ class Plan:
     """
 
     _core_class = None  # the core plan a subclass wraps
-    # (description, why): a pinned tile whose threadblock shape no kernel has, refused when the plan next
-    # builds, constructs or runs (tile_description's setter).
+    # (description, why): a pinned tile refused for a threadblock shape no listed tile has, refused when the plan
+    # next builds, constructs or runs (tile_description's setter).
     _pending_tile = None
     # What a plan holds besides its properties: the operands and scalars runs default to.
     _FIELDS = frozenset({"A", "B", "C", "D", "alpha", "beta"})
@@ -290,15 +292,17 @@ class Plan:
             change(after)
             if all(getattr(after, f) == getattr(before, f) for f in self._CHANGED_FIELDS):
                 change = None
+        if tile_description is None:
+            self._refuse_pending_tile(compiling=True)
         if tile_description is None and change is None:
-            self._refuse_pending_tile()
             core = self._plan
             built = build(core)
         else:
-            core, core_args = self._plan, self._core_args
-            if tile_description is not None:
-                self.tile_description = tile_description
-            self._refuse_pending_tile()
+            core, core_args, pending = self._plan, self._core_args, self._pending_tile
+            if tile_description is not None:  # refused at once, the plan as it was: no pending tile here
+                with self._settings_lock:
+                    self._pin(tile_description)
+                    self._pending_tile = None
             try:
                 if change is not None:
                     self._update(change)
@@ -315,6 +319,7 @@ class Plan:
                         self._plan, self._core_args = core, core_args
                     else:  # the tile and the changed fields put back: what another thread set meanwhile stays
                         self._update(put_back)
+                    self._pending_tile = pending
                 raise
             core = self._plan
         operations = [Operation(core, r["chosen"], core.settings, self.cc, r) for r in built]
@@ -572,54 +577,66 @@ class Plan:
         pins nothing until it is set again). Set a TileDescription, a dict of its fields (they change the
         pinned one, as the CUTLASS Python interface's dicts do), or None to let cuforge choose again.
 
-        A description refused for its threadblock shape alone (17x32x5: no kernel has it) is kept, and
-        refused when the plan next compiles, constructs or runs, as the interface found such shapes at
-        compile(); anything else it is refused for is refused here, the plan left as it was."""
-        if self._pending_tile is not None:
-            return copy.copy(self._pending_tile[0])
-        return self._plan.settings.tile
+        A description refused for a threadblock shape none of the listed tiles has (17x32x5), and for nothing
+        else (not the shared memory its stages take, which the interface checked when set), is kept, and refused
+        when the plan next compiles, constructs or runs, as the interface found such shapes at compile(); anything
+        else is refused here, the plan left as it was."""
+        pending = self._pending_tile
+        return copy.copy(pending[0]) if pending is not None else self._plan.settings.tile
 
     @tile_description.setter
     def tile_description(self, value):
-        try:
-            self._pin(value)
-        except InvalidArgumentError as e:
-            if not self._refused_for_its_shape(value):
-                raise
-            self._pending_tile = (copy.copy(value), str(e))
-            return
-        self._pending_tile = None
+        with self._settings_lock:
+            try:
+                self._pin(value)
+            except InvalidArgumentError as e:
+                # Shared memory the stages do not fit the interface checked when set (its valid_stage_count).
+                unlisted = None if "shared memory" in str(e) else self._refused_for_an_unlisted_shape(value)
+                if unlisted is None:
+                    raise
+                self._pending_tile = (unlisted, str(e))
+                return
+            self._pending_tile = None
 
-    def _refused_for_its_shape(self, value) -> bool:
-        """Whether a refused tile description would be pinned with the threadblock shape of the plan's first
-        listed tile instead (its shape, and nothing else, refused)."""
-        if not isinstance(value, TileDescription):
-            return False
-        probe = copy.copy(value)
-        probe.threadblock_shape = self._plan.tile_descriptions()[0].threadblock_shape
-        if probe.threadblock_shape == value.threadblock_shape:
-            return False
+    def _refused_for_an_unlisted_shape(self, value) -> TileDescription | None:
+        """A refused tile description (or dict) as the description it is, where its threadblock shape is none of
+        the listed tiles' and it would be pinned with the first listed tile's shape instead; else None."""
+        try:
+            tile = value if isinstance(value, TileDescription) else self._tile_from(value)
+        except (InvalidArgumentError, DataTypeError):
+            return None
+        listed = self._plan.tile_descriptions()
+        if not isinstance(value, (TileDescription, dict)) or \
+                any(t.threadblock_shape == tile.threadblock_shape for t in listed):
+            return None
+        probe = copy.copy(tile)
+        probe.threadblock_shape = listed[0].threadblock_shape
         try:
             core = self._family_for_tile(probe) or self._core_class(settings=self._plan.settings, **self._core_args)
             settings = core.settings
             settings.tile = self._tile_from(probe, core)
             core.settings = settings
         except (InvalidArgumentError, DataTypeError):
-            return False
-        return True
+            return None
+        return copy.copy(tile)
 
-    def _refuse_pending_tile(self) -> None:
-        """The pending tile's refusal (an InvalidArgumentError), its message also written to
-        ./cutlass_python_compilation_device_error.txt, where the interface wrote its failed compiles'."""
-        if self._pending_tile is None:
+    def _refuse_pending_tile(self, compiling: bool = False) -> None:
+        """The pending tile's refusal (an InvalidArgumentError); compiling, its message also written to
+        ./cutlass_python_compilation_device_error.txt, where the interface wrote its failed compiles' (not
+        over anything but a regular file)."""
+        pending = self._pending_tile
+        if pending is None:
             return
-        tile, why = self._pending_tile
-        try:
-            with open(INTERFACE_ERROR_FILE, "w") as f:
-                f.write(f"Compilation error for the following kernel: \n{tile}\nError Message:\n{why}\n")
-            where = f" (also in ./{INTERFACE_ERROR_FILE}, as the CUTLASS Python interface wrote it)"
-        except OSError:
-            where = ""
+        tile, why = pending
+        where = ""
+        if compiling and (not os.path.lexists(INTERFACE_ERROR_FILE) or
+                          stat.S_ISREG(os.lstat(INTERFACE_ERROR_FILE).st_mode)):
+            try:
+                with open(INTERFACE_ERROR_FILE, "w") as f:
+                    f.write(f"Compilation error for the following kernel: \n{tile}\nError Message:\n{why}\n")
+                where = f" (also in ./{INTERFACE_ERROR_FILE}, as the CUTLASS Python interface wrote it)"
+            except OSError:
+                pass
         raise InvalidArgumentError(f"the pinned {why}{where}")
 
     def _pin(self, value):
