@@ -126,6 +126,9 @@ def test_conv_modules_match_torch_in_float64(modules):
     dx = modules["cf_dgrad"].run(list(x.shape), dy, w, None, (2, 2), (1, 1))
     ref = torch.nn.grad.conv2d_input(x.shape, w.double(), dy.double(), stride=2, padding=1)
     assert torch.equal(dx, ref.to(F16))
+    # The interface's modules' keyword for the size (pybind's result_size).
+    dx = modules["cf_dgrad"].run(result_size=list(x.shape), A=dy, B=w, stride=(2, 2), padding=(1, 1))
+    assert torch.equal(dx, ref.to(F16))
     x, dy = _nchw(32, 64, 56, 56), _nchw(32, 64, 56, 56)
     dw = modules["cf_wgrad"].run([64, 64, 3, 3], dy, x, None, (1, 1), (1, 1), split_k_slices=4)
     ref = torch.nn.grad.conv2d_weight(x.double(), (64, 64, 3, 3), dy.double(), padding=1)

@@ -10,8 +10,8 @@ sizes, geometry and split) goes to a cuforge plan of the same types and epilogue
 which chooses a kernel that can (SM80's on Hopper), writing a new output as the operator does, on
 torch's current stream. Runs the kernel serves, the default ones among them, call the operator itself
 (traceable by torch.compile, capturable in CUDA graphs); by default a run takes the kernel's own split,
-at most one slice per image between the images. A module built from the sources (``pip install``) has
-the operator alone.
+at most one slice per image between the images; dgrad's and wgrad's size is also taken as ``result_size=``, the
+interface's modules' keyword. A module built from the sources (``pip install``) has the operator alone.
 """
 
 from __future__ import annotations
@@ -45,6 +45,11 @@ def with_every_split(operator, op, kind: str):
     served = {}  # the core's answers, per problem: repeated runs ask it once
 
     def run(*args, **kwargs):
+        if "result_size" in kwargs and kind in ("dgrad", "wgrad"):  # the interface's modules' keyword for it
+            if names[0] in kwargs or args:
+                raise InvalidArgumentError(f"result_size: given with {names[0]} (the same argument, as the "
+                                           "interface's modules named it)")
+            kwargs[names[0]] = kwargs.pop("result_size")
         given = dict(zip(names, args), **kwargs)
         asked = "split_k_mode" in given or "split_k_slices" in given
         A = given.get("A")
