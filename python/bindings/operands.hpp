@@ -1,6 +1,7 @@
 // What the bindings of cuforge._core share: operands and results between Python and the core.
 #pragma once
 
+#include <fmt/format.h>
 #include <nanobind/nanobind.h>
 
 #include <array>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -57,26 +59,47 @@ std::optional<double> python_real(nb::handle x);
 template <class Class, class Value>
 Value member_type(Value Class::*);
 
-// A member of the bound enum E named as `value` is, where `value` is another library's member of an enum
-// of E's name (the CUTLASS Python interface's enums are cutlass_library's, whose members carry cuforge's
-// names; an enum of another kind, cuforge's or theirs, is no spelling of one), or false.
+// The name of `value` where it is another library's member of an enum of E's name (the CUTLASS Python
+// interface's enums are cutlass_library's, whose members carry cuforge's names; an enum of another kind,
+// cuforge's or theirs, is no spelling of one), else an invalid object.
 template <class E>
-bool enum_of_name(nb::handle value, E& out) {
+nb::object foreign_member_name(nb::handle value) {
   nb::handle type = value.type(), ours = nb::type<E>();
   nb::object module = nb::getattr(type, "__module__", nb::none());
   if (!nb::hasattr(value, "name") || !nb::isinstance<nb::str>(module) ||
       std::string_view(nb::borrow<nb::str>(module).c_str()).substr(0, 7) == "cuforge" ||
       !nb::getattr(type, "__name__", nb::none()).equal(ours.attr("__name__")))
-    return false;
+    return {};
   nb::object name = value.attr("name");
-  if (!nb::isinstance<nb::str>(name)) return false;
-  nb::object members = ours.attr("__members__");  // a mappingproxy
+  return nb::isinstance<nb::str>(name) ? name : nb::object();
+}
+
+// A member of the bound enum E named as `value` is (foreign_member_name), or false.
+template <class E>
+bool enum_of_name(nb::handle value, E& out) {
+  nb::object name = foreign_member_name<E>(value);
+  if (!name.is_valid()) return false;
+  nb::object members = nb::type<E>().attr("__members__");  // a mappingproxy
   PyObject* member = PyObject_GetItem(members.ptr(), name.ptr());
   if (!member) {
     PyErr_Clear();
     return false;
   }
   return nb::try_cast(nb::steal(member), out);
+}
+
+// Where `value` is another library's member of an enum of E's name that E lacks: what to say of it (the members
+// E has), else "".
+template <class E>
+std::string foreign_member_lacked(nb::handle value) {
+  nb::object name = foreign_member_name<E>(value);
+  if (!name.is_valid()) return "";
+  nb::handle ours = nb::type<E>();
+  std::string has;
+  for (nb::handle member : nb::iter(ours.attr("__members__")))
+    has += (has.empty() ? "" : ", ") + std::string(nb::str(member).c_str());
+  return fmt::format("{}.{} is none of cuforge's (cuforge.{} has {})", nb::str(ours.attr("__name__")).c_str(),
+                     nb::str(name).c_str(), nb::str(ours.attr("__name__")).c_str(), has);
 }
 
 // Whether a value given for integers is, or holds, a bool (which nanobind casts to 0 or 1).
@@ -109,7 +132,12 @@ void def_checked(Bound& cls, const char* name, const char* label, const char* ta
         }
         Value v{};
         bool cast = !(kIntegers<Value> && holds_bool(value)) && nb::try_cast(value, v);
-        if constexpr (std::is_enum_v<Value>) cast = cast || enum_of_name(value, v);
+        if constexpr (std::is_enum_v<Value>) {
+          cast = cast || enum_of_name(value, v);
+          if (!cast)
+            if (std::string lacked = foreign_member_lacked<Value>(value); !lacked.empty())
+              throw InvalidArgumentError(std::string(label) + ": " + lacked);
+        }
         if (!cast)
           throw InvalidArgumentError(std::string(label) + ": expected " + takes + ", got " +
                                      nb::repr(value).c_str());

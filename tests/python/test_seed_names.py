@@ -310,6 +310,14 @@ def test_the_interfaces_enums_and_spellings_are_taken():
     plan = cutlass.op.Gemm(element=L.DataType.f16, layout=L.LayoutType.RowMajor)
     assert (plan.element_A, plan.layout_B) == (cutlass.DataType.f16, cutlass.LayoutType.RowMajor)
     plan.opclass = L.OpcodeClass.TensorOp
+    td = cutlass.TileDescription()
+    td.kernel_schedule = L.KernelScheduleType.TmaWarpSpecializedCooperative
+    assert td.kernel_schedule == cutlass.KernelScheduleType.TmaWarpSpecializedCooperative
+    # A member cuforge lacks is named as such, with the members it has (not "expected a cuforge.KernelScheduleType").
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^TileDescription.kernel_schedule: KernelScheduleType"
+                       r".CpAsyncWarpSpecializedCooperative is none of cuforge's \(cuforge.KernelScheduleType has "
+                       r".*TmaWarpSpecializedCooperative"):
+        td.kernel_schedule = L.KernelScheduleType.CpAsyncWarpSpecializedCooperative
     conv = cutlass.op.Conv2d(kind="fprop", element=np.float16)
     conv.opclass = "tensor_op"
     assert conv.opclass == cutlass.OpcodeClass.TensorOp
