@@ -211,10 +211,10 @@ class CUDAEventProfiler:
         duration_ms = CUDAEventProfiler(plan, warmup_iterations, iterations, A, B, C, D)()
 
     Made, it runs ``plan.run(*args, **kwargs)`` once, as the interface does (checked, built, D written). Called,
-    it runs the same again ``warmup_iterations`` times, then ``iterations`` times queued behind a hold of the
-    stream, and returns the mean GPU milliseconds of a run between two CUDA events. NumPy operands are timed
-    on device copies made once (by torch, else CuPy), as the interface timed its device copies; where neither
-    is installed they are copied every run, and a warning says that the time includes the copies."""
+    it runs the same again ``warmup_iterations`` times, then ``iterations`` times queued behind holds of the
+    stream (200 runs a hold), and returns the mean GPU milliseconds of a run between CUDA events. NumPy operands
+    are timed on device copies made once (by torch, else CuPy), as the interface timed its device copies; where
+    neither is installed they are copied every run, and a warning says that the time includes the copies."""
 
     def __init__(self, op, warmup_iterations: int = 500, iterations: int = 500, *args, **kwargs) -> None:
         from .op.arguments import integer
