@@ -12,6 +12,9 @@ from .cutlass_headers import cutlass_path
 
 
 def main() -> None:
+    # Python ignores SIGPIPE (and an exec'd program inherits that): restored, so that `cuforge list | head` and
+    # `cuforge profile ... | head` end quietly, as a command line's output does when its reader has gone.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     if len(sys.argv) > 1 and sys.argv[1] in ("profile", "tune"):
         from .profiler import main as profiler_main
 
@@ -20,9 +23,6 @@ def main() -> None:
     env = dict(os.environ)
     if not env.get("CUTLASS_PATH") and cutlass_path():
         env["CUTLASS_PATH"] = cutlass_path()
-    # Python ignores SIGPIPE, and an exec'd program inherits that: restored, so that `cuforge list | head` ends
-    # quietly as a command line's output does when its reader has gone.
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     os.execve(binary, [binary, *sys.argv[1:]], env)
 
 

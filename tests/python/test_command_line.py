@@ -1,0 +1,35 @@
+"""The `cuforge` command line where its reader has gone (`cuforge list | head -1`): no abort, and the quiet end a
+command line's output has."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import cuforge
+
+
+@pytest.mark.parametrize("ignored", [True, False], ids=["sigpipe-ignored", "sigpipe-default"])
+def test_the_command_line_ends_without_an_abort_when_its_reader_has_gone(ignored):
+    """`cuforge list 2>&1 | head -1` from Python, whose children may inherit an ignored SIGPIPE: the failed write's
+    error could not be printed either (the same pipe), and the second throw aborted (SIGABRT). Now it exits 2 where
+    SIGPIPE is ignored, and ends by SIGPIPE, as a command line's output does, where it is not."""
+    binary = os.path.join(os.path.dirname(cuforge.__file__), "bin", "cuforge")
+    listing = subprocess.Popen([binary, "list"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               restore_signals=not ignored)
+    listing.stdout.read(1)
+    listing.stdout.close()
+    assert listing.wait(timeout=60) == (2 if ignored else -13)
+
+
+def test_the_command_lines_entry_point_restores_sigpipe():
+    """The `cuforge` entry point (Python, which ignores SIGPIPE) restores it before it runs a command: its output to
+    a reader that has gone ends it quietly, as a command line's does."""
+    entry = [sys.executable, "-c", "import sys; from cuforge.cli import main; sys.argv[0] = 'cuforge'; main()", "list"]
+    listing = subprocess.Popen(entry, stdout=subprocess.PIPE, stderr=subprocess.PIPE, restore_signals=False)
+    listing.stdout.read(1)
+    listing.stdout.close()
+    assert listing.wait(timeout=60) == -13, listing.stderr.read()
