@@ -5,7 +5,7 @@ cuforge (and in sys.modules, so that ``import cuforge.utils.datatypes`` works as
 - ``utils.datatypes``: its conversions between element types (cuforge.dtypes);
 - ``op.gemm_grouped``, ``op.conv`` and ``op.op``: the modules of GroupedGemm, Conv2d and OperationBase;
 - ``backend.epilogue``: the activations (cuforge.epilogue);
-- ``utils.profiler``: its CUDAEventProfiler (cuforge.profiler's, imported on use: it needs NumPy).
+- ``utils.profiler``: its CUDAEventProfiler (cuforge.event_profiler's, imported on use: it needs NumPy).
 
 Importing one of the interface's modules that cuforge has no counterpart of (``cutlass.backend.evt``) raises a
 ModuleNotFoundError that says why, and what to use instead.
@@ -99,9 +99,9 @@ class _NotOfferedFinder(importlib.abc.MetaPathFinder):
 
 
 def _profiler_names(name: str):
-    """cuforge.utils.profiler's names, from cuforge.profiler (NumPy's import waits for the first use)."""
+    """cuforge.utils.profiler's names, from cuforge.event_profiler (NumPy's import waits for the first use)."""
     if name == "CUDAEventProfiler":
-        return importlib.import_module(".profiler", __name__.rpartition(".")[0]).CUDAEventProfiler
+        return importlib.import_module(".event_profiler", __name__.rpartition(".")[0]).CUDAEventProfiler
     if name == "GpuTimer":
         raise not_offered("cuforge.utils.profiler.GpuTimer: the interface's timer of cuda-python events is not "
                           "offered; CUDAEventProfiler(plan, warmup, iterations, *operands)() times a plan's runs, "

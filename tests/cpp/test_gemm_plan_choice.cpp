@@ -228,12 +228,11 @@ TEST(GemmPlan, ImpossiblePlansAreRefused) {
   GemmOptions old = plan_of(DataType::f16, R, R, R);
   old.cc = 75;
   EXPECT_THROW(Gemm{old}, DeviceError);
+  const auto refusal = [&] { return test::message_of<InvalidArgumentError>([&] { Gemm{old}; }); };
   old.cc = -5;  // read as 0.-5 before
-  EXPECT_EQ(test::message_of<InvalidArgumentError>([&] { Gemm{old}; }),
-            "cc: expected a compute capability such as 90 (or 0: the GPU's), got -5");
+  EXPECT_EQ(refusal(), "cc: expected a compute capability such as 90 (or 0: the GPU's), got -5");
   old.cc = 0, old.device = -7;  // taken as the default device before
-  EXPECT_EQ(test::message_of<InvalidArgumentError>([&] { Gemm{old}; }),
-            "device: expected a CUDA device ordinal (or -1: the default), got -7");
+  EXPECT_EQ(refusal(), "device: expected a CUDA device ordinal (or -1: the default), got -7");
   GemmOptions ampere = plan_of(DataType::f16, R, R, R, 90);
   ampere.cc = 80;
   EXPECT_THROW(Gemm{ampere}, InvalidArgumentError) << "sm_90a kernels do not run on 8.0";

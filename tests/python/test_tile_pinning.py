@@ -1,0 +1,47 @@
+"""A plan's pinned tile descriptions (cuforge.op.tile_pinning): one refused for a threadblock shape no listed tile
+has is kept and refused when the plan next builds or runs, as the CUTLASS Python interface found such shapes at
+compile()."""
+
+from __future__ import annotations
+
+import pytest
+
+import cuforge
+from cuforge import LayoutType
+
+RowMajor = LayoutType.RowMajor
+
+
+def test_a_tile_of_an_impossible_shape_is_refused_when_the_plan_builds(tmp_path, monkeypatch):
+    """The interface's conv test: `plan.tile_description = td` (17x32x5) is taken, `plan.compile()` fails (and wrote
+    ./cutlass_python_compilation_device_error.txt, which the test removes); runs and construct() fail alike until
+    another tile (or None) is set. A description refused for anything but its shape is refused at once."""
+    monkeypatch.chdir(tmp_path)
+    for plan in (cuforge.op.Conv2d(kind="fprop", element=cuforge.DataType.f16),
+                 cuforge.op.Gemm(element=cuforge.DataType.f16, layout=RowMajor)):
+        td = plan.tile_descriptions()[0]
+        td.threadblock_shape = [17, 32, 5]
+        plan.tile_description = td
+        assert plan.tile_description == td
+        for build in (plan.construct, plan.run, plan.compile):  # the file written by compile() alone
+            with pytest.raises(cuforge.InvalidArgumentError, match=r"the pinned tile description \(17x32x5 tile"):
+                build()
+            assert (tmp_path / "cutlass_python_compilation_device_error.txt").exists() == (build == plan.compile)
+        assert "17x32x5" in (tmp_path / "cutlass_python_compilation_device_error.txt").read_text()
+        (tmp_path / "cutlass_python_compilation_device_error.txt").unlink()
+        plan.tile_description = None
+        assert plan.tile_description is None and plan.construct().name
+        # compile(td) refuses it at once and leaves the plan as it was (nothing pending, no file).
+        with pytest.raises(cuforge.InvalidArgumentError, match="17x32x5"):
+            plan.compile(td)
+        assert plan.tile_description is None and plan.construct().name
+        assert not (tmp_path / "cutlass_python_compilation_device_error.txt").exists()
+        plan.tile_description = {"threadblock_shape": [17, 32, 5]}  # a dict alike
+        assert plan.tile_description.threadblock_shape == [17, 32, 5]
+        plan.tile_description = None
+    plan = cuforge.op.Gemm(element=cuforge.DataType.f16, layout=RowMajor)
+    td = plan.tile_descriptions()[0]
+    td.stages = 100  # refused for its stages: at once
+    with pytest.raises(cuforge.InvalidArgumentError):
+        plan.tile_description = td
+    assert plan.tile_description is None
