@@ -391,10 +391,13 @@ NB_MODULE(_core, m) {
           d["A"] = nb::make_tuple(c.element_a, c.layout_a, c.alignment_a);
           d["B"] = nb::make_tuple(c.element_b, c.layout_b, c.alignment_b);
           d["C"] = nb::make_tuple(c.element_c, c.layout_c, c.alignment_c);
+          d["element_d"] = c.element_d;
+          d["element_epilogue"] = library::epilogue_compute_type(c);
           return d;
         },
         "name"_a, "What a kernel's name says of it: arch, kind, tile, opclass, math, math_instruction, "
-        "element_accumulator, activation, and A, B, C as (element, layout, alignment).");
+        "element_accumulator, activation, A, B, C as (element, layout, alignment), element_d, and element_epilogue "
+        "(the type of alpha, beta and the epilogue's arithmetic).");
   m.def("kernel_build",
         [](const std::string& name, int cc) {
           KernelSource k = emit::gemm_kernel(library::parse_gemm_name(name), cc ? cc : runtime::default_target_cc());

@@ -38,6 +38,14 @@ def test_an_operation_describes_its_kernel_as_the_interfaces_operations_do():
     assert op.B.alignment == op.C.alignment == 4
     assert op.C.element == cuforge.DataType.f16 and op.C.layout == ROW
     assert op.swizzling_functor == cuforge.swizzle.IdentitySwizzle8
+    # Its epilogue as the interface's linear combination (its testbeds read element_output and element_epilogue).
+    assert op.epilogue_functor == (cuforge.DataType.f16, cuforge.DataType.f32, cuforge.DataType.f32,
+                                   cuforge.epilogue.identity)
+    relu = cuforge.op.Gemm(element=np.float64, layout=ROW)
+    relu.activation = "relu"
+    functor = relu.construct().epilogue_functor
+    assert (functor.element_output, functor.element_epilogue) == (cuforge.DataType.f64, cuforge.DataType.f64)
+    assert functor.activation_functor == cuforge.epilogue.relu
     conv = cuforge.op.Conv2dFprop(element=np.float16).construct()
     assert conv.arch == 90 and conv.A.layout == conv.B.layout == LayoutType.TensorNHWC
     assert not op.switched

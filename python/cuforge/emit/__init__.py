@@ -12,7 +12,7 @@ import copy
 import functools
 from typing import NamedTuple
 
-from .. import _core
+from .. import _core, epilogue
 from .._core import DataType, LayoutType, TileDescription
 from .pytorch import pytorch  # the function: cuforge.emit.pytorch(op, name, ...), as the interface has it
 
@@ -31,6 +31,16 @@ class TensorDescription(NamedTuple):
     element: DataType
     layout: LayoutType
     alignment: int
+
+
+class EpilogueFunctor(NamedTuple):
+    """An operation's epilogue as the CUTLASS Python interface's linear combination described it: D's element
+    type, the accumulator's, the type alpha, beta and the activation compute in, and the activation."""
+
+    element_output: DataType
+    element_accumulator: DataType
+    element_epilogue: DataType
+    activation_functor: object
 
 
 class Operation:
@@ -104,6 +114,13 @@ class Operation:
     swizzling_functor = property(lambda self: self._config["tile"].tile_scheduler,
                                  doc="The kernel's tile scheduler (cuforge.swizzle).")
 
+    @property
+    def epilogue_functor(self) -> EpilogueFunctor:
+        """The kernel's epilogue: D's element type, the accumulator's, alpha and beta's, and the activation."""
+        config = self._config
+        return EpilogueFunctor(config["element_d"], config["element_accumulator"], config["element_epilogue"],
+                               epilogue.of_kind(config["activation"]))
+
     def procedural_name(self) -> str:
         """The kernel's name (the CUTLASS Python interface's spelling of ``name``)."""
         return self.name
@@ -133,4 +150,4 @@ class Operation:
                             "its plan, or keep its name (op.name) and build that")
 
 
-__all__ = ["Operation", "TensorDescription", "kernel_source", "pytorch"]
+__all__ = ["EpilogueFunctor", "Operation", "TensorDescription", "kernel_source", "pytorch"]
