@@ -231,14 +231,7 @@ class Plan(TilePinning):
             self._refuse_pending_tile()
         core = self._plan
         if tile_description is not None or change is not None:
-            core = (tile_description is not None and self._family_for_tile(tile_description)) or \
-                self._core_class(settings=self._plan.settings, **self._core_args)
-            settings = core.settings
-            if tile_description is not None:
-                settings.tile = self._tile_from(tile_description, core)
-            if change is not None:
-                change(settings)
-            core.settings = settings
+            core = self._trial_core(tile_description, change)
         return Operation(core, core.select(*problem), core.settings, self.cc)
 
     def _set_flag(self, name: str, value):

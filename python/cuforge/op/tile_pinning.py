@@ -96,13 +96,24 @@ class TilePinning:
         probe = copy.copy(tile)
         probe.threadblock_shape = listed[0].threadblock_shape
         try:
-            core = self._family_for_tile(probe) or self._core_class(settings=self._plan.settings, **self._core_args)
-            settings = core.settings
-            settings.tile = self._tile_from(probe, core)
-            core.settings = settings
+            self._trial_core(probe)
         except (InvalidArgumentError, DataTypeError):
             return None
         return copy.copy(tile)
+
+    def _trial_core(self, tile_description=None, change=None):
+        """A new core plan of this plan's types and settings (of the family the tile names, where it names
+        another) with the tile pinned and `change` made to the settings, checked whole: the plan's own core
+        plan, its settings and the kernels it compiled, untouched."""
+        core = (tile_description is not None and self._family_for_tile(tile_description)) or \
+            self._core_class(settings=self._plan.settings, **self._core_args)
+        settings = core.settings
+        if tile_description is not None:
+            settings.tile = self._tile_from(tile_description, core)
+        if change is not None:
+            change(settings)
+        core.settings = settings
+        return core
 
     def _refuse_pending_tile(self, compiling: bool = False) -> None:
         """The pending tile's refusal (an InvalidArgumentError); compiling, its message also written to
