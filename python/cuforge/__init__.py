@@ -40,7 +40,8 @@ from ._core import (
 )
 from .build import build
 from .cutlass_headers import cutlass_path
-from .environment import check_cuda_versions, cuda_install_path, device_cc, device_id, device_sm_count, nvcc_version
+from .environment import (check_cuda_versions, cuda_install_path, device_cc, device_id, device_sm_count,
+                          initialize_cuda_context, nvcc_version)
 from .memory import MemoryPool, create_memory_pool, get_memory_pool, use_rmm
 from .op import arguments as _arguments
 from .op.arguments import capability, enum_value, text
@@ -90,6 +91,8 @@ def __getattr__(name: str):
         return importlib.import_module(".ops", __name__)
     if name == "Tensor":  # the interface's visitor-tree tensors
         raise epilogue.not_offered(epilogue.visitor_trees("cuforge.Tensor"))
+    if name == "get_option_registry":  # the interface's tables of default kernels (its library_defaults)
+        raise epilogue.not_offered("cuforge.get_option_registry: " + _seed.NOT_OFFERED["library_defaults"])
     raise AttributeError(f"module 'cuforge' has no attribute {name!r}")
 
 
@@ -140,7 +143,7 @@ __all__ = [
     "Conv2dWgrad", "ConvMode", "create_memory_pool", "cuda_install_path", "CUTLASS_PATH", "cutlass_path",
     "DataType", "DataTypeError", "Decomposition", "device_cc", "device_count", "device_id", "device_sm_count", "DeviceError", "emit",
     "epilogue", "EpilogueScheduleType", "Error", "Gemm", "get_memory_pool", "GroupedGemm", "InvalidArgumentError",
-    "IteratorAlgorithm", "KernelKind", "KernelScheduleType", "LayoutType", "list_gemms", "logger",
+    "initialize_cuda_context", "IteratorAlgorithm", "KernelKind", "KernelScheduleType", "LayoutType", "list_gemms", "logger",
     "MathInstruction", "MathOperation", "MemoryPool", "nvcc_version", "op", "OpcodeClass", "OperationBase", "pytorch",
     "set_log_level", "shape", "source_path", "swizzle", "TileDescription", "TileSchedulerType", "toolchain", "ToolchainError",
     "tuning_record", "tuning_record_clear", "use_rmm",

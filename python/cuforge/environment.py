@@ -38,6 +38,14 @@ def device_sm_count(device: int = -1) -> int:
     return _core.device_sm_count(_ordinal(device))
 
 
+def initialize_cuda_context() -> None:
+    """What the CUTLASS Python interface did before its first kernel: checks the CUDA versions
+    (check_cuda_versions()) and opens device_id()'s GPU. cuforge does both on its own at a plan's first
+    run; calling it first moves that cost, or the DeviceError of a machine without a GPU, to here."""
+    check_cuda_versions()
+    _core.device_cc(-1)
+
+
 def _ordinal(device) -> int:
     """A device ordinal as the interface takes them: -1 (or any negative) for device_id()'s."""
     from .op.arguments import integer

@@ -67,7 +67,7 @@ class NotOfferedModuleError(InvalidArgumentError, ModuleNotFoundError):
 
 # The interface's modules cuforge has none of, by path under the package (a path covers the modules below it),
 # with what to use instead.
-_NOT_OFFERED = {
+NOT_OFFERED = {
     "backend": "the interface's run-time internals (its compiler, argument structures, operations and memory "
                "manager); cuforge's plans build and run their kernels: plan.compile(), plan.run(), "
                "cuforge.emit.kernel_source(name)",
@@ -90,10 +90,10 @@ class _NotOfferedFinder(importlib.abc.MetaPathFinder):
         if not fullname.startswith(package + "."):
             return None
         rest = fullname[len(package) + 1:]
-        covering = [p for p in _NOT_OFFERED if rest == p or rest.startswith(p + ".")]
+        covering = [p for p in NOT_OFFERED if rest == p or rest.startswith(p + ".")]
         if not covering:
             return None
-        error = NotOfferedModuleError(f"No module named {fullname!r}: {_NOT_OFFERED[max(covering, key=len)]}")
+        error = NotOfferedModuleError(f"No module named {fullname!r}: {NOT_OFFERED[max(covering, key=len)]}")
         error.name = fullname  # as ModuleNotFoundError's
         raise error
 

@@ -34,6 +34,14 @@ def test_without_a_gpu():
     assert cutlass.device_id() == 0
     with pytest.raises(cuforge.DeviceError):
         cutlass.device_cc()
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        cutlass.initialize_cuda_context()  # the interface's: the versions checked, then the GPU opened
+
+
+def test_the_interfaces_option_registry_is_refused_with_what_to_use():
+    with pytest.raises(AttributeError, match="get_option_registry: the interface's tables of default kernels; "
+                                             "cuforge's catalog holds them: plan.tile_descriptions()"):
+        cutlass.get_option_registry()
 
 
 def test_set_log_level():
