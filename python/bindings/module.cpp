@@ -87,6 +87,11 @@ auto workspace_call(const char* what, size_t bytes, Call&& call) {
   }
 }
 
+// `with _core.cache_hold():` the kernel cache held as a kernel build holds it (cache clear waits).
+struct CacheHold {
+  std::unique_ptr<compile::KernelCache::Hold> hold;
+};
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -517,6 +522,13 @@ NB_MODULE(_core, m) {
   m.def("cache_subdirectory", [](const std::string& name) {
           return path_text(compile::KernelCache::user_cache().directory(name));
         }, "name"_a, "A private directory of the kernel cache's own (torch: the exported modules), made where needed.");
+  nb::class_<CacheHold>(m, "CacheHold",
+                        "The kernel cache held as a kernel build holds it, in a with block: `cache clear` waits for it.")
+      .def("__enter__", [](CacheHold& self) { self.hold = compile::KernelCache::user_cache().hold(); },
+           nb::call_guard<python::WithoutGil>())
+      .def("__exit__", [](CacheHold& self, nb::args) { self.hold.reset(); });
+  m.def("cache_hold", [] { return CacheHold{}; },
+        "A with block in which the kernel cache is held as a kernel build holds it (cache clear waits for it).");
   m.def("cache_clear", [] { compile::KernelCache::user_cache().clear(); }, nb::call_guard<python::WithoutGil>());
   m.def("tuning_record", [] {
     compile::TuningRecord record;

@@ -278,6 +278,15 @@ std::unique_ptr<KernelCache::Build> KernelCache::begin_build(const std::string& 
   return build;
 }
 
+KernelCache::Hold::~Hold() { unlock_file(cache_lock_); }
+
+std::unique_ptr<KernelCache::Hold> KernelCache::hold() const {
+  check_root();
+  std::unique_ptr<Hold> hold(new Hold());
+  hold->cache_lock_ = lock_file(private_dir(root_ / "locks") / "cache.lock", LockMode::shared);
+  return hold;
+}
+
 void KernelCache::reclaim_staging() const {
   if (!holds("staging")) return;  // and never through a symbolic link: its target's files are not builds
   // A prune may come before any build made the lock directory.

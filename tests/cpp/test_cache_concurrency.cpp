@@ -83,6 +83,26 @@ TEST_F(CacheTest, ClearWaitsForBuildsInProgress) {
   EXPECT_FALSE(fs::exists(e.directory));
 }
 
+// A hold (emit.pytorch's jit builds writing torch/) is waited for as a build is, while a build of the same
+// process beside it (the hold's owner building its kernel) goes on: shared locks, on the same cache.
+TEST_F(CacheTest, ClearWaitsForAHold) {
+  auto hold = cache.hold();
+  std::atomic<bool> cleared{false};
+  std::thread clearer([&] {
+    cache.clear();
+    cleared = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(cleared) << "clear() did not wait for the hold";
+  const fs::path torch = cache.directory("torch");
+  write_file(torch / "module.so", "built");
+  publish(cache, kKey, kName, fake_library());  // a build while clear() waits: not blocked by it
+  hold.reset();
+  clearer.join();
+  EXPECT_TRUE(cleared);
+  EXPECT_FALSE(fs::exists(torch));
+}
+
 // Eight processes publish the same key at once: every one ends with the sound entry, no error,
 // and the cache holds exactly one entry. Returns what went wrong, or "" when nothing did.
 std::string concurrent_publishers(const KernelCache& cache) {

@@ -76,6 +76,22 @@ class KernelCache {
   // Blocks while another thread or process builds the same key.
   std::unique_ptr<Build> begin_build(const std::string& key) const;
 
+  // A hold on the cache that clear() waits for, as it waits for a kernel build (the cache's shared lock): for work
+  // that reads entries and writes under directory() outside a kernel build (emit.pytorch's jit builds in torch/).
+  class Hold {
+   public:
+    ~Hold();
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+
+   private:
+    friend class KernelCache;
+    Hold() = default;
+    int cache_lock_ = -1;
+  };
+  // Blocks while clear() runs.
+  std::unique_ptr<Hold> hold() const;
+
   // Publishes a finished build (its staging directory holding kernel.cu and kernel.so) atomically
   // and durably under the key. If another process published the key first, its entry is kept.
   CacheEntry publish(const std::string& key, const std::string& name, Build& build) const;

@@ -177,7 +177,9 @@ def _check_namespace_free(name: str) -> None:
 
 
 def _jit(op, name: str, cc: int, binding: str, kernel: dict):
-    with _building:  # one build at a time: two of one name would both register it
+    # One build at a time: two of one name would both register it. The cache held as a kernel build holds it:
+    # `cache clear` waits for the build, which reads the kernel's entry and writes the module under torch/.
+    with _building, _core.cache_hold():
         return _jit_locked(op, name, cc, binding, kernel)
 
 
