@@ -558,8 +558,11 @@ NB_MODULE(_core, m) {
     d["staging_bytes"] = i.staging_bytes;
     d["failed"] = i.failed;
     d["failed_bytes"] = i.failed_bytes;
+    d["torch_modules"] = i.torch_modules;
+    d["torch_bytes"] = i.torch_bytes;
     return d;
-  }, "The kernel cache's entries, builds in progress (or left by dead builds) and kept failures.");
+  }, "The kernel cache's entries, builds in progress (or left by dead builds), kept failures and the PyTorch modules "
+     "emit.pytorch built.");
   m.def("cache_verify", [] {
     nb::list out;
     for (const auto& c : compile::KernelCache::user_cache().verify()) {

@@ -185,9 +185,9 @@ int run_cache(const std::string& action, int64_t max_bytes) {
   if (action == "info") {
     auto info = cache.info();
     fmt::print("cache {}: {} kernels, {:.1f} MiB; {} builds in progress or left by dead builds ({:.1f} MiB); {} failed "
-               "builds kept ({:.1f} MiB)\n",
+               "builds kept ({:.1f} MiB); {} PyTorch modules ({:.1f} MiB)\n",
                info.root.string(), info.entries, info.bytes / 1048576.0, info.staging, info.staging_bytes / 1048576.0,
-               info.failed, info.failed_bytes / 1048576.0);
+               info.failed, info.failed_bytes / 1048576.0, info.torch_modules, info.torch_bytes / 1048576.0);
     const compile::TuningRecord record(cache);
     fmt::print("tuning record {}: {} measured choices\n", record.path().string(), record.entries().size());
   } else if (action == "tuning") {

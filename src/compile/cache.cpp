@@ -365,6 +365,7 @@ CacheInfo KernelCache::info() const {
   tally("kernels", info.entries, info.bytes);
   tally("staging", info.staging, info.staging_bytes);
   tally("failed", info.failed, info.failed_bytes);
+  tally("torch", info.torch_modules, info.torch_bytes);
   return info;
 }
 

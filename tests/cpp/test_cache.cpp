@@ -514,6 +514,17 @@ TEST_F(CacheTest, InfoSizesOnlyTheCachesOwnFiles) {
       ::testing::ExitedWithCode(0), "");
 }
 
+// The PyTorch modules emit.pytorch(jit=True) built are counted apart from the kernels.
+TEST_F(CacheTest, InfoCountsThePyTorchModules) {
+  publish(cache, kKey, kName, fake_library());
+  EXPECT_EQ(cache.info().torch_modules, 0u);
+  test::write_file(cache.directory("torch") / ("gemm-" + kKey) / "gemm.so", std::string(5000, 'x'));
+  auto info = cache.info();
+  EXPECT_EQ(info.entries, 1u);
+  EXPECT_EQ(info.torch_modules, 1u);
+  EXPECT_GE(info.torch_bytes, 5000u);
+}
+
 TEST_F(CacheTest, ClearRemovesEverything) {
   publish(cache, kKey, kName, fake_library());
   dead_staging(cache, "fedcba9876543210fedcba9876543210");  // an abandoned build

@@ -43,6 +43,8 @@ struct CacheInfo {
   uint64_t staging_bytes = 0;
   size_t failed = 0;           // kept failed builds
   uint64_t failed_bytes = 0;
+  size_t torch_modules = 0;    // emit.pytorch's jit-built modules (torch/), their builds in progress among them
+  uint64_t torch_bytes = 0;
 };
 
 class KernelCache {
