@@ -222,13 +222,18 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
   // Channels in vectors under 4 bytes (one 16-bit channel): only fprop's fixed-channel kernels read them, unsplit.
   const GemmConfig* first = k.primary.empty() ? nullptr : &k.primary.front();
   if (first && is_conv(first->kind) && first->opclass == OpcodeClass::TensorOp && p.conv.k_run > 0 &&
-      p.align_a * size_bits(first->element_a) < 32)
+      p.align_a * size_bits(first->element_a) < 32) {
+    if (first->kind != KernelKind::Conv2dFprop)
+      return fmt::format("{} channel of {}: {}'s kernels read channels in vectors of at least 4 bytes; only fprop has "
+                         "kernels that read one, an element at a time (pad the channels with zeros to 8)",
+                         p.conv.k_run, to_string(first->element_a), to_string(first->kind));
     return fmt::format("{} channel of {}: fprop's fixed-channel kernels read it, an element at a time and unsplit; "
                        "this plan's settings (iterator_algorithm {}, decomposition {}, {} slices) leave none of them "
                        "(or pad the channels with zeros to 8)",
                        p.conv.k_run, to_string(first->element_a),
                        s.iterator_algorithm ? to_string(*s.iterator_algorithm) : "unset", to_string(s.decomposition),
                        s.splits);
+  }
   auto fit = [&](const GemmConfig& c) { return fits(c, p); };
   const bool conv = first && is_conv(first->kind);
   const bool aligned = std::any_of(k.primary.begin(), k.primary.end(), fit) ||

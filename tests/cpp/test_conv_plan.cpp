@@ -478,6 +478,9 @@ TEST_F(ConvCheck, OneChannelFpropRunsTheFixedChannelKernelsOfOneElement) {
   plan.set_settings(optimized);
   EXPECT_REFUSED(plan.select(p.shape), "settings (iterator_algorithm optimized, decomposition");
   EXPECT_REFUSED(op::check_conv(kDgrad, types, 0, y, w, {}, x, same, 0.0, {1}), "B: 1 channels");
+  // A dgrad plan's kernels of one-element alignment (its construct(alignment_A=1)): refused as dgrad's, not fprop's.
+  Conv2d dgrad(kDgrad, options(DataType::f16));
+  EXPECT_REFUSED(dgrad.select(p.shape), "1 channel of f16: dgrad's kernels read channels in vectors of at least");
   EXPECT_REFUSED(op::check_conv(kWgrad, types, 0, y, x, {}, w, same, 0.0, {1}), "B: 1 channels");
   EXPECT_REFUSED(fprop(nhwc(0, 2, 16, 16, 3), nhwc(1, 16, 3, 3, 3), {}, y, same), "pad the channels with zeros to 8");
 }

@@ -4,6 +4,7 @@ GPU, no torch).
 Building and running the exported extensions is tests/gpu/test_export_gpu.py."""
 
 import ast
+import importlib.machinery
 import importlib.util
 
 import os
@@ -230,6 +231,34 @@ def test_export_refuses_bad_names_and_operations(tmp_path):
     if importlib.util.find_spec("torch") is None:
         with pytest.raises(cuforge.ToolchainError, match="torch is not installed"):
             cuforge.emit.pytorch(op, "x", jit=True)
+
+
+def test_an_installed_export_is_exported_again(tmp_path, monkeypatch):
+    """`pip install` of an export makes its name importable; exporting it again (to regenerate it) is taken, where a
+    module of another project of that name is refused (its pip install would replace that project)."""
+    op = cuforge.op.Gemm(element=np.float16, layout=ROW, cc=90).construct()
+    site = tmp_path / "site"
+    (site / "my_export-0.1.0.dist-info").mkdir(parents=True)
+    module = site / f"my_export{importlib.machinery.EXTENSION_SUFFIXES[0]}"
+    module.write_bytes(b"")  # found, never imported
+    monkeypatch.syspath_prepend(str(site))
+    for summary, refused in (("Another project's extension", True), ("Built from a cuforge.emit.pytorch export: "
+                                                                      "the kernel cuforge_sm90_gemm", False)):
+        (site / "my_export-0.1.0.dist-info" / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: my_export\nVersion: 0.1.0\nSummary: {summary}\n")
+        importlib.invalidate_caches()
+        out = tmp_path / ("refused" if refused else "taken")
+        if refused:
+            with pytest.raises(InvalidArgumentError, match="a module 'my_export' is already importable here"):
+                cuforge.emit.pytorch(op, "my_export", sourcedir=str(out))
+        else:
+            cuforge.emit.pytorch(op, "my_export", sourcedir=str(out))
+            assert "description='Built from a cuforge.emit.pytorch export: the kernel " in (out / "setup.py").read_text()
+    (site / "my_export.py").write_text("")  # a module of the same name first on the path: not the export's
+    module.unlink()
+    importlib.invalidate_caches()
+    with pytest.raises(InvalidArgumentError, match="already importable here"):
+        cuforge.emit.pytorch(op, "my_export", sourcedir=str(tmp_path / "shadowed"))
 
 
 def test_export_overwrites_only_its_own_files(tmp_path):

@@ -56,6 +56,7 @@ NEEDS_DRIVER = {needs_driver!r}  # SM90 kernels encode TMA descriptors through t
 setup(
     name={name!r},
     version="0.1.0",
+    description={summary!r},
     ext_modules=[
         CUDAExtension(
             {name!r},
@@ -72,6 +73,26 @@ setup(
     cmdclass={{"build_ext": BuildExtension}},
 )
 '''
+
+
+# The summary of an export's distribution: what marks an importable module as one `pip install` of an export made.
+_SUMMARY = "Built from a cuforge.emit.pytorch export"
+
+
+def _installed_export(name: str) -> bool:
+    """Whether the module `name` that imports here is an extension that `pip install` of an export installed (a
+    re-export of it regenerates its sources), rather than another project's module that the export would replace
+    or be shadowed by."""
+    import importlib.metadata
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or not str(spec.origin or "").endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+        return False
+    try:
+        summary = importlib.metadata.metadata(name).get("Summary") or ""
+    except (importlib.metadata.PackageNotFoundError, OSError, ValueError):
+        return False
+    return summary.startswith(_SUMMARY)
 
 
 def _write(path: Path, text: str) -> None:
@@ -289,7 +310,7 @@ def pytorch(op, name: str, cc: int | None = None, jit: bool = False, sourcedir: 
     if name in _RESERVED_NAMESPACES:
         raise InvalidArgumentError(f"name: torch.ops.{name} is torch's or cuforge's own namespace; export under another "
                                    "name")
-    if not jit and name not in _loaded and importlib.util.find_spec(name) is not None:
+    if not jit and name not in _loaded and importlib.util.find_spec(name) is not None and not _installed_export(name):
         raise InvalidArgumentError(f"name: a module {name!r} is already importable here, which `pip install` of this "
                                    "export would replace or shadow; export under another name")
     if sourcedir or not jit:
@@ -297,7 +318,7 @@ def pytorch(op, name: str, cc: int | None = None, jit: bool = False, sourcedir: 
         try:
             _write_sources(directory, name, binding, kernel, with_kernel=True)
             _write(directory / "setup.py", _SETUP_PY.format(
-                name=name, kernel=op.name, cutlass=str(cutlass_path()), needs_driver=kernel["family"] >= 90,
+                name=name, summary=f"{_SUMMARY}: the kernel {op.name}", kernel=op.name, cutlass=str(cutlass_path()), needs_driver=kernel["family"] >= 90,
                 binding=f"{name}.cpp", kernel_file=f"{name}_kernel.cu", nvcc_flags=kernel["nvcc_flags"]))
         except OSError as e:
             raise InvalidArgumentError(f"sourcedir: cannot write the module's sources into {str(directory)!r}: "

@@ -408,8 +408,9 @@ class Plan(TilePinning):
         self._update(lambda s: s.set_activation(function.kind, argument))
 
     def activations(self) -> list[epilogue.ActivationFunction]:
-        """Every activation this plan's kernels can fuse."""
-        return [epilogue.of_kind(kind) for kind in self._plan.activations()]
+        """Every activation this plan's kernels can fuse, in the interface's order (epilogue.get_activations())."""
+        fused = [epilogue.of_kind(kind) for kind in self._plan.activations()]
+        return [function for function in epilogue.get_activations() if function in fused]
 
     @property
     def swizzling_functor(self):
