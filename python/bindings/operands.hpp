@@ -111,6 +111,11 @@ inline bool holds_bool(nb::handle value) {
   return false;
 }
 
+// A value as an error message shows it (cuforge.messages.shown: its repr, or what it is where Python cannot print it).
+inline std::string shown(nb::handle value) {
+  return nb::cast<std::string>(nb::module_::import_("cuforge.messages").attr("shown")(value));
+}
+
 template <class T>
 constexpr bool kIntegers = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 template <class T, size_t N>
@@ -139,8 +144,7 @@ void def_checked(Bound& cls, const char* name, const char* label, const char* ta
               throw InvalidArgumentError(std::string(label) + ": " + lacked);
         }
         if (!cast)
-          throw InvalidArgumentError(std::string(label) + ": expected " + takes + ", got " +
-                                     nb::repr(value).c_str());
+          throw InvalidArgumentError(std::string(label) + ": expected " + takes + ", got " + shown(value));
         s.*Member = std::move(v);
       },
       nb::for_setter(nb::arg("value").none()), doc);

@@ -14,6 +14,7 @@ import sys
 from . import _core
 from ._core import DataTypeError, DeviceBuffer, InvalidArgumentError
 from .dtypes import to_datatype, torch_datatype
+from .messages import shown
 
 
 def _torch_type():
@@ -216,7 +217,8 @@ def completion(copies):
 def _stream_handle(handle, name: str) -> int:
     """A stream handle as CUDA takes one: an int (not a bool) of 0 or more, 64 bits."""
     if not isinstance(handle, int) or isinstance(handle, bool) or not 0 <= handle < 2**64:
-        raise InvalidArgumentError(f"{name}: expected a stream handle (an int of 0 or more, 64 bits), got {handle!r}")
+        raise InvalidArgumentError(f"{name}: expected a stream handle (an int of 0 or more, 64 bits), got "
+                                   f"{shown(handle)}")
     return handle
 
 

@@ -22,6 +22,7 @@ import threading
 
 from . import _core
 from ._core import InvalidArgumentError, ToolchainError
+from .messages import shown
 
 # "cuforge", "torch", "rmm", or "pending": torch is installed but was not imported when a workspace
 # last asked (that one came from cuforge's pool); the first workspace after its import decides.
@@ -120,9 +121,9 @@ def _pool_size(value, expected: str, default):
         size = None if isinstance(value, bool) else operator.index(value)
     except TypeError:
         size = None
-    if size is None or size < 0 or size % 256:
-        raise InvalidArgumentError(f"{expected} to be a number of bytes, a multiple of 256 (RMM's pools take no "
-                                   f"other), got {value!r}")
+    if size is None or not 0 <= size < 2**64 or size % 256:
+        raise InvalidArgumentError(f"{expected} to be a number of bytes below 2**64, a multiple of 256 (RMM's pools "
+                                   f"take no other), got {shown(value)}")
     return size
 
 

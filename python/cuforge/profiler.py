@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _core
 from ._core import DataType, DeviceBuffer, DeviceError, InvalidArgumentError, LayoutType
+from .messages import shown
 
 #: The CSV's columns, in order.
 COLUMNS = ("kernel", "splits", "decomposition", "predicted_rank", "measured_rank", "predicted_us", "measured_us",
@@ -463,7 +464,9 @@ def _shapes(path):
         if not fields:
             continue
         if len(fields) not in (3, 4) or not all(x.isascii() and x.isdigit() for x in fields):  # not '²'
-            raise InvalidArgumentError(f"{path}:{number}: expected 'M N K [batch]', got {line.strip()!r}")
+            raise InvalidArgumentError(f"{path}:{number}: expected 'M N K [batch]', got {shown(line.strip())}")
+        if any(len(x.lstrip("0")) > 19 for x in fields):  # past 64 bits (and Python's int() of 4300 digits)
+            raise InvalidArgumentError(f"{path}:{number}: a size of more than 19 digits, beyond any GEMM cuforge runs")
         shapes.append(tuple(int(x) for x in fields) + ((1,) if len(fields) == 3 else ()))
     if not shapes:
         raise InvalidArgumentError(f"{path}: no 'M N K [batch]' lines (# starts a comment)")

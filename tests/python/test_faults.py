@@ -19,6 +19,8 @@ import numpy as np
 import pytest
 
 import cuforge
+from cuforge.arrays import current_stream
+from cuforge.messages import shown
 from fake_arrays import BASE, FakeDeviceArray, no_gpu
 
 RowMajor = cuforge.LayoutType.RowMajor
@@ -582,3 +584,25 @@ def test_a_refused_compile_keeps_what_the_plan_compiled(tmp_path):
             print(plan.select(4096, 4096, 4096) == small)
     """, CUFORGE_CACHE_DIR=str(tmp_path / "cache"), CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"))
     assert r.stdout.split() == ["True", "True"], (r.stdout, r.stderr)
+
+
+def test_an_integer_python_will_not_print_is_refused_by_its_size():
+    """Python refuses str() of an int past 4300 digits: the refusals that showed the value raised that ValueError."""
+    huge = 10**5000
+    plan = cuforge.op.Gemm(element=np.float16, layout=cuforge.LayoutType.RowMajor)
+    calls = {"split_k_slices: an integer of 16610 bits is beyond": lambda: setattr(plan, "split_k_slices", huge),
+             "split_k_slices: a negative integer of 16610 bits is beyond":
+                 lambda: setattr(plan, "split_k_slices", -huge),
+             "M: an integer of 16610 bits": lambda: plan.select(huge, 4, 4),
+             "opclass: .*got an integer of 16610 bits": lambda: setattr(plan, "opclass", huge),
+             "threadblock_shape: expected three integers of 32 bits, got a list":
+                 lambda: cuforge.TileDescription([huge, 1, 1], 3, [1, 1, 1]),
+             r"cluster_shape\[7\]: list assignment index out of range":
+                 lambda: plan.tile_descriptions()[0].cluster_shape.__setitem__(7, 1),
+             "stream: expected a stream handle .*got an integer of 16610 bits":
+                 lambda: current_stream([], huge),
+             "use_rmm: expected initial to be a number of bytes below 2\\*\\*64": lambda: cuforge.use_rmm(huge)}
+    for says, call in calls.items():
+        with pytest.raises(cuforge.InvalidArgumentError, match=says):
+            call()
+    assert shown("x" * 1000).endswith("... (1002 characters)")

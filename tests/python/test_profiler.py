@@ -104,11 +104,12 @@ def test_tune_refuses_a_file_it_cannot_use(tmp_path, capsys):
     (tmp_path / "binary.txt").write_bytes(b"\xff\xfe\x00")
     (tmp_path / "huge.txt").write_text("64 64 64\n2147483648 16 2147483647\n")  # refused before the first runs
     (tmp_path / "superscript.txt").write_text("\u00b2\u00b2\u00b2 128 128\n")  # str.isdigit() but not int()
+    (tmp_path / "digits.txt").write_text("1" * 5000 + " 1 1\n")  # past what int() reads (4300 digits)
     (tmp_path / "large.txt").write_text("64 64 64\n" * (2 << 20))  # 18 MiB: /dev/zero would be read for ever
     for name, says in (("missing.txt", "cannot read"), ("binary.txt", "cannot read"), ("empty.txt", "no 'M N K"),
                        ("bad.txt", "bad.txt:2: expected 'M N K [batch]'"), ("huge.txt", "exceeds the 32-bit range"),
                        ("superscript.txt", "superscript.txt:1: expected 'M N K [batch]'"),
-                       ("large.txt", "more than 16 MiB")):
+                       ("large.txt", "more than 16 MiB"), ("digits.txt", "digits.txt:1: a size of more than 19 digits")):
         assert profiler.main(["tune", str(tmp_path / name)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("cuforge tune: ") and says in err and len(err.splitlines()) == 1, err

@@ -14,6 +14,7 @@ from .. import _core
 from .._core import InvalidArgumentError, LayoutType, MathInstruction, TileDescription
 from ..arrays import describe, host_descriptor
 from ..dtypes import bool_or_complex, interface_member, is_bool
+from ..messages import shown
 
 _logger = logging.getLogger("cuforge")
 
@@ -45,7 +46,7 @@ def enum_value(value, enum, name: str):
     if isinstance(value, str) and value in enum.__members__:
         return enum.__members__[value]
     raise InvalidArgumentError(f"{name}: expected a cuforge.{enum.__name__} (one of {', '.join(enum.__members__)}), "
-                               f"got {value!r}")
+                               f"got {shown(value)}")
 
 
 def text(value, name: str, what: str) -> str:
@@ -80,11 +81,11 @@ def file_path(value, name: str, what: str) -> str:
 
 def integer(value, name: str, low: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidArgumentError(f"{name}: expected an integer, got {value!r} ({type(value).__name__})")
+        raise InvalidArgumentError(f"{name}: expected an integer, got {shown(value)} ({type(value).__name__})")
     if low is not None and value < low:
-        raise InvalidArgumentError(f"{name}: expected {low} or more, got {value}")
+        raise InvalidArgumentError(f"{name}: expected {low} or more, got {shown(value)}")
     if not -2**63 <= value < 2**63:
-        raise InvalidArgumentError(f"{name}: {value} is beyond any size cuforge can run")
+        raise InvalidArgumentError(f"{name}: {shown(value)} is beyond any size cuforge can run")
     return int(value)
 
 
@@ -189,7 +190,11 @@ class TileTriple(list):
 
     def __setitem__(self, index, value):
         changed = list(getattr(self._tile, self._field))
-        changed[index] = value
+        try:
+            changed[index] = value
+        except (IndexError, TypeError) as e:  # an index past the three, a slice of another length, a str
+            raise InvalidArgumentError(f"TileDescription.{self._field}[{shown(index)}]: {e}; the list holds three "
+                                       "integers") from None
         setattr(self._tile, self._field, changed)
         super().__setitem__(slice(None), getattr(self._tile, self._field))
 
@@ -317,4 +322,4 @@ def scalar(value, name: str) -> float:
             raise TypeError(f"its element is {type(item).__name__}")
         return float(item)
     except (TypeError, ValueError, RuntimeError, OverflowError) as e:
-        raise InvalidArgumentError(f"{name}: expected a real number, got {value!r}: {e}") from None
+        raise InvalidArgumentError(f"{name}: expected a real number, got {shown(value)}: {e}") from None

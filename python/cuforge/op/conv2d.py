@@ -12,6 +12,7 @@ from ..emit import Operation
 from .._core import InvalidArgumentError, IteratorAlgorithm, KernelKind, KernelScheduleType, LayoutType
 from ..arrays import current_stream, describe, operand_extents
 from ..dtypes import interface_member
+from ..messages import shown
 from .arguments import (alignments, enum_value, fixed_items, flag, integer, jobs_count, named_instruction,
                         problem_list, ranked_top, runs_as)
 from .plan import Plan
@@ -190,7 +191,7 @@ class Conv2d(Plan):
     def swizzling_stride(self, stride):
         if stride is not None and (isinstance(stride, bool) or not isinstance(stride, numbers.Integral)
                                    or stride not in _SWIZZLES):
-            raise InvalidArgumentError(f"swizzling_stride: expected 1, 2, 4 or 8, got {stride!r}")
+            raise InvalidArgumentError(f"swizzling_stride: expected 1, 2, 4 or 8, got {shown(stride)}")
         value = None if stride is None else self._tile_scheduler(_SWIZZLES[stride], f"swizzling_stride {stride}")
         self._update(lambda s: setattr(s, "tile_scheduler", value))
 
