@@ -228,6 +228,8 @@ def test_export_refuses_bad_names_and_operations(tmp_path):
     for sourcedir, says in ((tmp_path / "file", "File exists"), (tmp_path / "file" / "sub", "Not a directory")):
         with pytest.raises(InvalidArgumentError, match=f"^sourcedir: cannot write the module's sources into .*{says}"):
             cuforge.emit.pytorch(op, "x", sourcedir=str(sourcedir))
+    with pytest.raises(InvalidArgumentError, match="^sourcedir: cannot look at .*File name too long"):
+        cuforge.emit.pytorch(op, "x", sourcedir=str(tmp_path / ("d" * 300)))
     if importlib.util.find_spec("torch") is None:
         with pytest.raises(cuforge.ToolchainError, match="torch is not installed"):
             cuforge.emit.pytorch(op, "x", jit=True)

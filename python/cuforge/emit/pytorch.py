@@ -26,6 +26,7 @@ from .. import _core
 from .._core import InvalidArgumentError, ToolchainError
 from ..build import compilation_error
 from ..cutlass_headers import cutlass_path
+from ..messages import shown
 from .conv_splits import conv_kind, with_every_split
 
 logger = logging.getLogger("cuforge")
@@ -114,8 +115,13 @@ def _check_overwrites(directory: Path, name: str, headers) -> None:
     own_export = False  # the directory holds this module's export: its headers, of versions before their mark, too
     for file, mark in marks.items():
         path = directory / file
-        if not path.exists() and not path.is_symlink():
+        try:
+            os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):  # nothing there (a file on the way: the write says so)
             continue
+        except OSError as e:  # a name too long, a directory on the way this user cannot search
+            raise InvalidArgumentError(f"sourcedir: cannot look at {shown(str(path))}, which the export would write: "
+                                       f"{e.strerror or e}") from None
         if not path.is_file():  # a FIFO would block the write, a device take it, a directory refuse it
             raise InvalidArgumentError(f"sourcedir: {str(path)!r} exists and is not a regular file; export into another "
                                        "directory (sourcedir=...)")
