@@ -22,23 +22,36 @@ def _torch_type():
     return torch.Tensor if torch is not None else None
 
 
+def _raised(name: str, e: Exception) -> InvalidArgumentError:
+    """The error of an operand (or stream) whose own code raised while cuforge read it: a property of its array or
+    stream protocol, its __dlpack__, its shape."""
+    return InvalidArgumentError(f"{name}: reading it raised {type(e).__name__} in its own code: {shown(str(e))}")
+
+
 def describe(x, name: str):
     """The descriptor of a device array, or None for a host (NumPy) array that needs staging."""
     try:
         return _describe(x, name)
     except DataTypeError as e:
         raise DataTypeError(f"{name}: {e}") from None
+    except _core.Error:
+        raise
+    except Exception as e:  # noqa: BLE001 - the operand's protocol properties and methods are its own code
+        raise _raised(name, e) from e
 
 
 def operand_extents(x, name: str) -> tuple:
     """An operand's extents as a run reads them: a tensor's or array's shape, else its array protocol's
     (__cuda_array_interface__, __array_interface__), else NumPy's for the value (a nested list, which
     NumPy reads whole)."""
-    shape = getattr(x, "shape", None)
-    for protocol in ("__cuda_array_interface__", "__array_interface__"):
-        if shape is None:
-            interface = getattr(x, protocol, None)
-            shape = interface.get("shape") if isinstance(interface, dict) else None
+    try:
+        shape = getattr(x, "shape", None)
+        for protocol in ("__cuda_array_interface__", "__array_interface__"):
+            if shape is None:
+                interface = getattr(x, protocol, None)
+                shape = interface.get("shape") if isinstance(interface, dict) else None
+    except Exception as e:  # noqa: BLE001 - a property of the operand's raising
+        raise _raised(name, e) from e
     if shape is None:
         import numpy as np
 
@@ -65,15 +78,20 @@ def host_array(x, name: str):
                                    f"x.data to use the masked values)")
     if isinstance(x, np.ndarray):
         return x
-    if hasattr(x, "__dlpack__"):  # its own memory, where __array__ may copy
-        try:
-            return np.from_dlpack(x)
-        except (BufferError, TypeError, ValueError, RuntimeError) as e:  # a producer breaking the protocol
-            raise InvalidArgumentError(f"{name}: NumPy cannot read its host memory through __dlpack__: {e}") from e
     try:
-        return np.asarray(x)
-    except (TypeError, ValueError, AttributeError) as e:  # an __array_interface__ that is not the protocol's
-        raise InvalidArgumentError(f"{name}: NumPy cannot read it as an array: {type(e).__name__}: {e}") from e
+        if hasattr(x, "__dlpack__"):  # its own memory, where __array__ may copy
+            try:
+                return np.from_dlpack(x)
+            except (BufferError, TypeError, ValueError, RuntimeError) as e:  # a producer breaking the protocol
+                raise InvalidArgumentError(f"{name}: NumPy cannot read its host memory through __dlpack__: {e}") from e
+        try:
+            return np.asarray(x)
+        except (TypeError, ValueError, AttributeError) as e:  # an __array_interface__ that is not the protocol's
+            raise InvalidArgumentError(f"{name}: NumPy cannot read it as an array: {type(e).__name__}: {e}") from e
+    except _core.Error:
+        raise
+    except Exception as e:  # noqa: BLE001 - the operand's protocol properties and methods are its own code
+        raise _raised(name, e) from e
 
 
 def _element_strides(x) -> tuple:
@@ -231,27 +249,14 @@ def current_stream(operands, stream) -> int:
     torch.cuda.Stream (``cuda_stream``) or CuPy stream (``ptr``), or as cuda-python's ``CUstream`` or
     ``cudaStream_t`` (``int()`` of it: the CUTLASS Python interface's ``stream=cuda.CUstream(0)``)."""
     if stream is not None:
-        if isinstance(stream, int) and not isinstance(stream, bool):
-            return _stream_handle(stream, "stream")
-        if hasattr(stream, "__cuda_stream__"):
-            if not callable(stream.__cuda_stream__):
-                raise InvalidArgumentError(f"stream.__cuda_stream__: expected a method returning (0, handle), got "
-                                           f"{stream.__cuda_stream__!r}")
-            protocol = stream.__cuda_stream__()
-            if not isinstance(protocol, tuple) or len(protocol) != 2 or type(protocol[0]) is not int or protocol[0] != 0:
-                raise InvalidArgumentError(f"stream.__cuda_stream__(): expected (0, handle), got {protocol!r}")
-            return _stream_handle(protocol[1], "stream.__cuda_stream__()")
-        for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
-            if hasattr(stream, attr):
-                return _stream_handle(getattr(stream, attr), f"stream.{attr}")
-        kind = type(stream)
-        if kind.__module__.split(".")[0] == "cuda" and kind.__name__ in ("CUstream", "cudaStream_t"):
-            return _stream_handle(int(stream), "stream")
-        raise InvalidArgumentError(
-            f"stream: expected an integer handle, a torch.cuda.Stream, a cupy Stream or a CUDA Python stream, "
-            f"got {type(stream).__name__}"
-        )
+        try:
+            return _given_stream(stream)
+        except _core.Error:
+            raise
+        except Exception as e:  # noqa: BLE001 - the stream object's protocol is its own code
+            raise _raised("stream", e) from e
     tensor_type = _torch_type()
+    cupy = sys.modules.get("cupy")
     for x in operands:
         if tensor_type is not None and isinstance(x, tensor_type):
             if x.get_device() < 0:
@@ -261,6 +266,30 @@ def current_stream(operands, stream) -> int:
             if get_raw is not None:
                 return get_raw(x.get_device())
             return torch.cuda.current_stream(x.device).cuda_stream
-        if type(x).__module__.startswith("cupy"):
-            return sys.modules["cupy"].cuda.get_current_stream().ptr
+        if cupy is not None and isinstance(x, cupy.ndarray):
+            return cupy.cuda.get_current_stream().ptr
     return 0
+
+
+def _given_stream(stream) -> int:
+    """The handle of a stream given as current_stream() takes them."""
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return _stream_handle(stream, "stream")
+    if hasattr(stream, "__cuda_stream__"):
+        if not callable(stream.__cuda_stream__):
+            raise InvalidArgumentError(f"stream.__cuda_stream__: expected a method returning (0, handle), got "
+                                       f"{stream.__cuda_stream__!r}")
+        protocol = stream.__cuda_stream__()
+        if not isinstance(protocol, tuple) or len(protocol) != 2 or type(protocol[0]) is not int or protocol[0] != 0:
+            raise InvalidArgumentError(f"stream.__cuda_stream__(): expected (0, handle), got {protocol!r}")
+        return _stream_handle(protocol[1], "stream.__cuda_stream__()")
+    for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+        if hasattr(stream, attr):
+            return _stream_handle(getattr(stream, attr), f"stream.{attr}")
+    kind = type(stream)
+    if kind.__module__.split(".")[0] == "cuda" and kind.__name__ in ("CUstream", "cudaStream_t"):
+        return _stream_handle(int(stream), "stream")
+    raise InvalidArgumentError(
+        f"stream: expected an integer handle, a torch.cuda.Stream, a cupy Stream or a CUDA Python stream, "
+        f"got {type(stream).__name__}"
+    )

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import cuforge
-from cuforge.arrays import current_stream
+from cuforge.arrays import current_stream, operand_extents
 from cuforge.messages import shown
 from fake_arrays import BASE, FakeDeviceArray, no_gpu
 
@@ -606,3 +606,37 @@ def test_an_integer_python_will_not_print_is_refused_by_its_size():
         with pytest.raises(cuforge.InvalidArgumentError, match=says):
             call()
     assert shown("x" * 1000).endswith("... (1002 characters)")
+
+
+class _Raising:
+    """An operand or stream whose protocol code raises (a property, __dlpack__)."""
+
+    def __init__(self, attribute, error):
+        setattr(type(self), attribute, property(lambda self: (_ for _ in ()).throw(error)))
+
+
+def _raising(attribute, error):
+    return type(f"Raising_{attribute}", (_Raising,), {})(attribute, error)
+
+
+def test_an_operands_own_code_raising_is_that_operands_error():
+    """A property of an operand's array protocol, its __dlpack__ or its shape that raises (RuntimeError,
+    NotImplementedError) escaped as that exception; a stream's protocol alike."""
+    plan = cuforge.op.Gemm(element=np.float16, layout=RowMajor)
+    A, B, D = (FakeDeviceArray((64, 64), np.float16, ptr=BASE[n]) for n in "ABD")
+    for attribute, error in (("__cuda_array_interface__", RuntimeError("device lost")),
+                             ("__dlpack__", NotImplementedError("no export"))):
+        with pytest.raises(cuforge.InvalidArgumentError,
+                           match=f"^A: reading it raised {type(error).__name__} in its own code"):
+            plan.run(_raising(attribute, error), B, None, D)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^A: reading it raised ValueError in its own code: 'lazy'"):
+        operand_extents(_raising("shape", ValueError("lazy")), "A")  # a plan built of operands reads their shapes
+    for attribute in ("__cuda_stream__", "cuda_stream"):
+        with pytest.raises(cuforge.InvalidArgumentError, match="^stream: reading it raised RuntimeError"):
+            current_stream([A], _raising(attribute, RuntimeError("closed")))
+
+
+def test_an_array_of_a_module_named_like_cupy_is_not_taken_for_cupys():
+    """type(x).__module__.startswith("cupy") took cuPyNumeric's arrays for CuPy's (a KeyError without CuPy)."""
+    Like = type("ndarray", (FakeDeviceArray,), {"__module__": "cupynumeric._array"})
+    assert current_stream([Like((4, 4))], None) == 0
