@@ -19,6 +19,34 @@ def compilation_error(message: str, log: str, source_path: str | None) -> Compil
     return err
 
 
+def _terminal(stream) -> bool:
+    """Whether a stream is a terminal: not where there is no stream (sys.stderr None) or it is closed."""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def progress_line():
+    """A progress callback for the core's parallel builds, (done, total, failed, kernel name): one line on stderr,
+    redrawn in place on a terminal (one line per build elsewhere), ended with the last build. Nothing is shown, and
+    nothing raised, where stderr is missing or closed."""
+    start = time.monotonic()
+
+    def report(done, total, failed, last):
+        stream = sys.stderr
+        tty = _terminal(stream)
+        bar = "#" * (30 * done // max(total, 1))
+        line = f"build [{bar:<30}] {done}/{total} {failed} failed {time.monotonic() - start:.0f}s {last}"
+        try:
+            print(("\r\33[2K" + line) if tty else line, end="\n" if done == total or not tty else "", file=stream,
+                  flush=True)
+        except (AttributeError, ValueError, OSError):  # no stderr, or a closed one: the build goes on unseen
+            pass
+
+    return report
+
+
 def build(names, jobs: int | None = None, progress: bool = True, cc: int | None = None) -> list[dict]:
     """Compile kernels by name (one, or a list) into the cache with ``jobs`` nvcc processes at once
     (default: one per core) for compute capability ``cc`` (default: the GPU's, else 90). Returns one
@@ -34,19 +62,7 @@ def build(names, jobs: int | None = None, progress: bool = True, cc: int | None 
     names = list(dict.fromkeys(text(n, "names", "a kernel name or a list of them (strings)") for n in names))
 
     jobs, cc, progress = jobs_count(jobs), 0 if cc is None else capability(cc, "cc"), flag(progress, "progress")
-    start = time.monotonic()
-    tty = sys.stderr.isatty()
-
-    def report(done, total, failed, last):
-        if not progress:
-            return
-        bar = "#" * (30 * done // max(total, 1))
-        line = f"build [{bar:<30}] {done}/{total} {failed} failed {time.monotonic() - start:.0f}s {last}"
-        print(("\r\33[2K" + line) if tty else line, end="" if tty else "\n", file=sys.stderr, flush=True)
-
-    results = _core.build(names, jobs, cc, report if progress else None)
-    if progress and tty:
-        print(file=sys.stderr)
+    results = _core.build(names, jobs, cc, progress_line() if progress else None)
     failed = [r for r in results if r["error"]]
     if failed:
         # Each failure's message names its kept source; source_path is the first one's.

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _core
 from ._core import DataType, DeviceBuffer, DeviceError, InvalidArgumentError, LayoutType
+from .build import progress_line
 from .messages import shown
 
 #: The CSV's columns, in order.
@@ -278,17 +279,6 @@ def _cudnn_baseline_us(plan, kind, x_shape, w_shape, y_shape, geometry) -> float
         torch.backends.cudnn.allow_tf32 = tf32
 
 
-def _progress_printer(stream=sys.stderr):
-    started = time.monotonic()
-
-    def show(done, total, failed, name):
-        end = "\n" if done == total or not stream.isatty() else "\r"
-        print(f"building {done}/{total} ({failed} failed, {time.monotonic() - started:.0f} s) {name}", end=end,
-              file=stream, flush=True)
-
-    return show
-
-
 def profile(plan, M: int, N: int, K: int, batch: int = 1, *, top: int = 6, filter: str | None = None,
             jobs: int | None = None, baseline: bool = True, progress: bool = True, seed: int = 0,
             csv: str | None = None, plot: str | None = None) -> Profile:
@@ -306,7 +296,7 @@ def profile(plan, M: int, N: int, K: int, batch: int = 1, *, top: int = 6, filte
     bb = _matrix(plan.element_B, k, n, b, plan.layout_B, device, rng)
     d = _matrix(plan.element_D, m, n, b, plan.layout_C, device, rng)
     rows = plan._plan.profile(a.descriptor, bb.descriptor, None, d.descriptor, 1.0, 0.0, *options, 0,
-                              _progress_printer() if progress else None)
+                              progress_line() if progress else None)
     result = _profile(plan, f"{m}x{n}x{k} (batch {b})", 2.0 * m * n * k * b, rows)
     if baseline:
         result.baseline_us = _torch_baseline_us(plan, m, n, k, b)
@@ -327,7 +317,7 @@ def profile_grouped(plan, groups: int, M: int, N: int, K: int, *, offsets: bool 
     plan.select(g, m, n, k, ragged=offsets)  # refuses what no kernel runs before anything is allocated
     rng = np.random.default_rng(seed)
     device = plan._plan.device
-    options = (*_options(top, filter, jobs, csv, plot), 0, _progress_printer() if progress else None)
+    options = (*_options(top, filter, jobs, csv, plot), 0, progress_line() if progress else None)
     if offsets:
         a = _matrix(plan.element_A, g * m, k, 1, plan.layout_A, device, rng)
         b = _matrix(plan.element_B, k, n, g, plan.layout_B, device, rng)
@@ -374,7 +364,7 @@ def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, s
     a, b, d = (_Operand(t, shape, None, device, rng)
                for t, shape in ((plan.element_A, a_shape), (plan.element_B, b_shape), (plan.element_D, d_shape)))
     rows = plan._plan.profile(a.descriptor, b.descriptor, None, d.descriptor, *geometry, 0.0, *options, 0,
-                              _progress_printer() if progress else None)
+                              progress_line() if progress else None)
     label = (f"{kind} {n}x{h}x{w}x{c} -> {k}, {r}x{s} filters, stride {geometry[0]}, padding {geometry[1]}, "
              f"dilation {geometry[2]}")
     result = _profile(plan, label, 2.0 * n * p * q * k * c * r * s, rows)

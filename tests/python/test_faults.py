@@ -640,3 +640,37 @@ def test_an_array_of_a_module_named_like_cupy_is_not_taken_for_cupys():
     """type(x).__module__.startswith("cupy") took cuPyNumeric's arrays for CuPy's (a KeyError without CuPy)."""
     Like = type("ndarray", (FakeDeviceArray,), {"__module__": "cupynumeric._array"})
     assert current_stream([Like((4, 4))], None) == 0
+
+
+def test_build_progress_without_a_usable_stderr(monkeypatch):
+    """cuforge.build's progress read sys.stderr.isatty(): None (pythonw, a daemon) or a closed stderr raised
+    AttributeError or ValueError before any build."""
+    import io
+
+    from cuforge.build import progress_line
+
+    closed = io.StringIO()
+    closed.close()
+    for stderr in (None, closed):
+        monkeypatch.setattr(sys, "stderr", stderr)
+        progress_line()(1, 2, 0, "cuforge_sm90_gemm")
+    shown_to = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", shown_to)
+    report = progress_line()
+    report(1, 2, 0, "first")
+    report(2, 2, 1, "second")
+    assert shown_to.getvalue().splitlines()[-1].startswith("build [" + "#" * 30 + "] 2/2 1 failed")
+
+
+def test_compile_refuses_an_array_for_batch():
+    plan = cuforge.op.Gemm(element=np.float16, layout=RowMajor)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^batch: expected an integer"):
+        plan.compile(batch=np.array([1, 2]))  # `batch == 1` of an array raised NumPy's ambiguous-truth ValueError
+
+
+def test_scalars_of_text_or_time_are_refused():
+    plan = cuforge.op.Gemm(element=np.float16, layout=RowMajor)
+    A, B, D = (FakeDeviceArray((64, 64), np.float16, ptr=BASE[n]) for n in "ABD")
+    for alpha in (np.array(["2"]), np.timedelta64(5), np.datetime64("2026-12-07")):
+        with pytest.raises(cuforge.InvalidArgumentError, match="^alpha: expected a real number, got .* of dtype"):
+            plan.run(A, B, None, D, alpha=alpha)

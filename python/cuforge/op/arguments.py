@@ -311,6 +311,9 @@ def scalar(value, name: str) -> float:
     """alpha or beta as a float: a real number, or an array or tensor of one element (on any device)."""
     if bool_or_complex(value) or isinstance(value, (str, bytes)) or value is None:
         raise InvalidArgumentError(f"{name}: expected a real number, got {value!r} ({type(value).__name__})")
+    kind = getattr(getattr(value, "dtype", None), "kind", None)  # NumPy's; torch's dtypes are real or refused below
+    if isinstance(kind, str) and kind not in "iufbc":  # text, bytes, dates and times (bool and complex: below): '2' is no number
+        raise InvalidArgumentError(f"{name}: expected a real number, got {type(value).__name__} of dtype {value.dtype}")
     size = getattr(value, "size", None)
     count = value.numel() if hasattr(value, "numel") else (size if isinstance(size, int) else 1)
     if count != 1:

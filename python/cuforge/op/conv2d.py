@@ -365,7 +365,8 @@ class Conv2d(Plan):
                 # Fixed-channel kernels take one vector of channels: ResNet-50's stem of that many (a 16-byte
                 # vector, or alignment_A's), as the interface built them with no problem given.
                 n, _, _, _, k, _, _ = problem
-                channels = 128 // _core.size_bits(self.element_A) if alignment_A is None else alignment_A
+                channels = (128 // _core.size_bits(self.element_A) if alignment_A is None
+                            else integer(alignment_A, "alignment_A", 1))
                 problem, geometry = (n, 224, 224, channels, k, 7, 7), ((2, 2), (3, 3), (1, 1))
         stride, padding, dilation = (given if given is not None else default
                                      for given, default in zip((stride, padding, dilation), geometry))

@@ -163,7 +163,7 @@ class Gemm(Plan):
         single = problems is None
         given = (M, N, K, alignment_A, alignment_B, alignment_C, bias)
         held = all(x is not None for x in (self.A, self.B, self.D))
-        if single and all(v is None for v in given) and batch == 1 and held:
+        if single and all(v is None for v in given) and integer(batch, "batch", 1) == 1 and held:
             # The plan's own tensors: the class a run of them is (batches folded, their alignments, a
             # bias), as the core's checks make it.
             A, B, C, D, alpha, beta, _ = self._run_arguments(None, None, None, None, None, None, True)
