@@ -1,5 +1,6 @@
 #include "cuforge/compile/compiler.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -10,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -108,6 +110,21 @@ uint64_t free_bytes(const fs::path& dir) {
   return ::statvfs(dir.c_str(), &fs) == 0 ? uint64_t(fs.f_bavail) * fs.f_frsize : UINT64_MAX;
 }
 
+// What is wrong with what nvcc wrote as the library, or "" where it is one: a regular file that begins as ELF
+// files do (a compiler that exits 0 having written nothing, a directory, a link or garbage is no build to publish).
+std::string library_problem(const fs::path& library) {
+  struct stat st {};
+  if (::lstat(library.c_str(), &st) != 0) return "it wrote no " + library.filename().string();
+  if (!S_ISREG(st.st_mode)) return library.filename().string() + " is not a regular file";
+  char magic[4] = {};
+  const int fd = ::open(library.c_str(), O_RDONLY | O_CLOEXEC);
+  const ssize_t got = fd >= 0 ? ::read(fd, magic, sizeof magic) : -1;
+  if (fd >= 0) ::close(fd);
+  if (got != 4 || std::memcmp(magic, "\177ELF", 4) != 0)
+    return library.filename().string() + " is not a shared library (no ELF header)";
+  return "";
+}
+
 CacheEntry build(const KernelSource& k, const std::string& key, const KernelCache& cache,
                  KernelCache::Build& slot, const StopCheck& stop) {
   const Toolchain& tc = Toolchain::get();
@@ -126,20 +143,23 @@ CacheEntry build(const KernelSource& k, const std::string& key, const KernelCach
   int status = run_nvcc(argv, staging / "steps", module_id(key), log, stop);
   std::error_code ec;
   fs::remove_all(staging / "steps", ec);
-  if (status != 0 || !fs::exists(staging / "kernel.so")) {
+  const std::string problem = status == 0 ? library_problem(staging / "kernel.so") : "";
+  if (status != 0 || !problem.empty()) {
     ++g_failures;
     std::string text = read_log(log);
+    const std::string failed =
+        status != 0 ? fmt::format("nvcc failed (exit status {})", status) : "nvcc exited 0 but " + problem + ",";
     const uint64_t free = free_bytes(staging);
     if (free < (uint64_t(256) << 20))
-      throw CacheError(fmt::format("nvcc failed (exit status {}) building {} with {} MiB free on the disk holding the "
-                                   "cache {}: free space or set CUFORGE_CACHE_DIR elsewhere{}{}",
-                                   status, k.name, free >> 20, cache.root().string(), text.empty() ? "" : "\n", text));
+      throw CacheError(fmt::format("{} building {} with {} MiB free on the disk holding the cache {}: free space or "
+                                   "set CUFORGE_CACHE_DIR elsewhere{}{}",
+                                   failed, k.name, free >> 20, cache.root().string(), text.empty() ? "" : "\n", text));
     std::string command;
     for (const auto& a : argv) command += a + " ";
     // Keep the source and log where the user can read them: in the cache, never the working directory.
     fs::path kept = cache.keep_failed(key, slot);
-    throw CompilationError(fmt::format("nvcc failed (exit status {}) building {}; source kept at {}, log at {}\n{}",
-                                       status, k.name, (kept / "kernel.cu").string(), (kept / "nvcc.log").string(),
+    throw CompilationError(fmt::format("{} building {}; source kept at {}, log at {}\n{}", failed, k.name,
+                                       (kept / "kernel.cu").string(), (kept / "nvcc.log").string(),
                                        text.empty() ? "(nvcc printed nothing)" : text),
                            command + "\n" + text, kept / "kernel.cu");
   }

@@ -381,16 +381,20 @@ TEST(Compile, FailureKeepsTheSourceAndLogInTheCache) {
   ASSERT_TRUE(outcomes[1].result.has_value()) << outcomes[1].error;
 }
 
-// A fake nvcc that sleeps in two processes (as nvcc's cicc and ptxas run under it), so that a build
-// can be killed midway: none of the compiler's processes may outlive the process that started them.
-fs::path fake_toolkit(const fs::path& dir, const std::string& marker) {
+// A fake toolkit whose nvcc says its version and runs `build` (a shell script's lines) for a build.
+fs::path fake_toolkit_building(const fs::path& dir, const std::string& build) {
   test::write_file(dir / "bin/nvcc",
                    "#!/bin/sh\n"
                    "case \"$*\" in *--version*) echo 'Cuda compilation tools, release 13.0, V13.0.88'; exit 0;; esac\n"
-                   "case \"$*\" in *--dryrun*) exit 1;; esac\n"
-                   "sleep " + marker + " & sleep " + marker + "\nwait\n");
+                   "case \"$*\" in *--dryrun*) exit 1;; esac\n" + build);
   fs::permissions(dir / "bin/nvcc", fs::perms::owner_all);
   return dir;
+}
+
+// A fake nvcc that sleeps in two processes (as nvcc's cicc and ptxas run under it), so that a build
+// can be killed midway: none of the compiler's processes may outlive the process that started them.
+fs::path fake_toolkit(const fs::path& dir, const std::string& marker) {
+  return fake_toolkit_building(dir, "sleep " + marker + " & sleep " + marker + "\nwait\n");
 }
 
 bool sleeper_alive(const std::string& marker) {
@@ -420,10 +424,23 @@ TEST(DISABLED_BuildChild, Stopped) {
   EXPECT_EQ(cache.info().entries, 0u);
 }
 
-// The test binary running one of the tests above through the fake toolkit (sleeping `marker` seconds), with the
-// cache at `tmp`/cache; returns the child's pid once the fake nvcc runs.
-pid_t start_build_child(const TempDir& tmp, const std::string& marker, const char* test) {
-  fake_toolkit(tmp.path() / "cuda", marker);
+// A compiler that exits 0 with no library written, or something else written where the library goes (garbage, a
+// directory, a link): a failed build, its source kept, nothing published (a later cache verify found them).
+TEST(DISABLED_BuildChild, NotALibrary) {
+  test::toolchain();
+  const KernelCache cache(std::getenv("CUFORGE_TEST_CACHE"));
+  try {
+    compile::compile(tiny_source("not a library"), cache);
+    ADD_FAILURE() << "published";
+  } catch (const CompilationError& e) {
+    EXPECT_TRUE(contains(e.what(), std::string("nvcc exited 0 but ") + std::getenv("CUFORGE_TEST_SAYS"))) << e.what();
+  }
+  EXPECT_EQ(cache.info().entries, 0u);
+  EXPECT_EQ(cache.info().failed, 1u);
+}
+
+// The test binary running one of these tests through the fake toolkit at `tmp`/cuda, with the cache at `tmp`/cache.
+pid_t fork_build_child(const TempDir& tmp, const char* test) {
   const fs::path cache_dir = tmp.path() / "cache";
   pid_t child = ::fork();
   if (child == 0) {
@@ -435,6 +452,33 @@ pid_t start_build_child(const TempDir& tmp, const std::string& marker, const cha
     ::execl(self.c_str(), self.c_str(), "--gtest_also_run_disabled_tests", filter.c_str(), nullptr);
     std::_Exit(127);
   }
+  return child;
+}
+
+TEST(Compile, ACompilerThatWritesNoLibraryFailsTheBuild) {
+  for (const auto& [build, says] : std::vector<std::pair<std::string, std::string>>{
+           {"exit 0\n", "it wrote no kernel.so"},
+           {"for a; do [ \"$prev\" = -o ] && echo garbage > \"$a\"; prev=$a; done\n",
+            "kernel.so is not a shared library (no ELF header)"},
+           {"for a; do [ \"$prev\" = -o ] && mkdir \"$a\"; prev=$a; done\n", "kernel.so is not a regular file"},
+           {"for a; do [ \"$prev\" = -o ] && ln -s /bin/sh \"$a\"; prev=$a; done\n",
+            "kernel.so is not a regular file"}}) {
+    TempDir tmp;
+    fake_toolkit_building(tmp.path() / "cuda", build);
+    ::setenv("CUFORGE_TEST_SAYS", says.c_str(), 1);
+    pid_t child = fork_build_child(tmp, "DISABLED_BuildChild.NotALibrary");
+    ::unsetenv("CUFORGE_TEST_SAYS");
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << says << ": the child's test failed: " << status;
+  }
+}
+
+// The test binary running one of the tests above through the fake toolkit (sleeping `marker` seconds), with the
+// cache at `tmp`/cache; returns the child's pid once the fake nvcc runs.
+pid_t start_build_child(const TempDir& tmp, const std::string& marker, const char* test) {
+  fake_toolkit(tmp.path() / "cuda", marker);
+  pid_t child = fork_build_child(tmp, test);
   for (int i = 0; i < 100 && !sleeper_alive(marker); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   return child;
 }
