@@ -4,7 +4,7 @@ cuforge (and in sys.modules, so that ``import cuforge.utils.datatypes`` works as
 - ``backend.utils.device``: device_cc and device_sm_count (the interface's notebooks import device_cc there);
 - ``utils.datatypes``: its conversions between element types (cuforge.dtypes);
 - ``op.gemm_grouped``, ``op.conv`` and ``op.op``: the modules of GroupedGemm, Conv2d and OperationBase;
-- ``backend.epilogue``: the activations (cuforge.epilogue);
+- ``backend.epilogue`` and ``epilogue.epilogue``: the activations (cuforge.epilogue);
 - ``utils.profiler``: its CUDAEventProfiler (cuforge.event_profiler's, imported on use: it needs NumPy).
 
 Importing one of the interface's modules that cuforge has no counterpart of (``cutlass.backend.evt``) raises a
@@ -73,6 +73,8 @@ NOT_OFFERED = {
                "cuforge.emit.kernel_source(name)",
     "backend.evt": "the interface's epilogue visitor trees (traced Python epilogues) are not offered; "
                    + VISITOR_TREES_INSTEAD,
+    "epilogue.evt_ops": "the interface's epilogue visitor tree operations (traced Python epilogues) are not "
+                        "offered; " + VISITOR_TREES_INSTEAD,
     "emit.common": "the interface's C++ templates of its exported modules; cuforge.emit.pytorch writes its own",
     "library_defaults": "the interface's tables of default kernels; cuforge's catalog holds them: "
                         "plan.tile_descriptions(), cuforge.list_gemms(), `cuforge list`",
@@ -194,6 +196,9 @@ def register() -> None:
     _alias("op.conv", conv2d)
     _alias("op.op", _names("op.op", OperationBase=plan.Plan))
     _alias("backend.epilogue", epilogue)
+    _alias("epilogue.epilogue", epilogue)  # the interface's module of the activations, under its epilogue package
+    epilogue.__path__ = []  # a package, as the interface's: its other module (evt_ops) is refused by name, not
+    #                         as "cuforge.epilogue is not a package"
     _alias("utils.profiler", _names("utils.profiler", __getattr__=_profiler_names))
     if not any(isinstance(finder, _NotOfferedFinder) for finder in sys.meta_path):
         sys.meta_path.append(_NotOfferedFinder())

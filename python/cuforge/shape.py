@@ -19,10 +19,13 @@ class ConvMode(enum.IntEnum):
 
 
 class MatrixCoord(NamedTuple):
-    """A matrix's rows and columns, as the CUTLASS Python interface spells them."""
+    """A matrix's rows and columns, as the CUTLASS Python interface spells them: ``MatrixCoord(row, col)``, read as
+    ``.row`` and ``.column``."""
 
     row: int
-    column: int
+    col: int
+
+    column = property(lambda self: self.col, doc="The columns.")
 
     def leading_dimension(self, layout) -> int:
         """The leading dimension of a dense matrix of these extents in ``layout``."""

@@ -21,7 +21,8 @@ cutlass_library = pytest.importorskip("cutlass_library")
 
 @pytest.mark.parametrize("path, name", [("utils.datatypes", "library_type"), ("backend.utils.device", "device_cc"),
                                         ("backend.utils.device", "device_sm_count"), ("op.gemm_grouped", "GroupedGemm"),
-                                        ("op.conv", "Conv2dFprop"), ("op.op", "OperationBase")])
+                                        ("op.conv", "Conv2dFprop"), ("op.op", "OperationBase"),
+                                        ("epilogue.epilogue", "get_activations")])
 def test_the_interfaces_module_paths_import_and_resolve(path, name):
     module = cutlass
     for part in path.split("."):
@@ -48,7 +49,7 @@ def test_the_interfaces_export_module_and_profiler_module_import():
     ("backend.evt.ir.tensor", "backend.evt", "epilogue visitor trees"),  # the first package missing, as Python's
     ("backend.gemm_operation", "backend.gemm_operation", "run-time internals"),
     ("utils.check", "utils.check", "plan.construct"), ("library_defaults", "library_defaults", "catalog"),
-    ("emit.common", "emit.common", "writes its own")])
+    ("emit.common", "emit.common", "writes its own"), ("epilogue.evt_ops", "epilogue.evt_ops", "visitor tree")])
 def test_the_interfaces_modules_cuforge_lacks_say_why(path, missing, says):
     with pytest.raises(ModuleNotFoundError, match=f"No module named 'cuforge.{missing}': .*{says}") as raised:
         importlib.import_module(f"cuforge.{path}")
@@ -277,6 +278,7 @@ def test_conv2d_problem_size_as_the_interface_spells_it():
     assert fprop.mk == (784, 576) and fprop.mn.row == 784 and fprop.kn.column == 128
     assert fprop.mk.leading_dimension(cutlass_library.LayoutType.RowMajor) == 576
     assert fprop.mk.leading_dimension(cutlass.LayoutType.ColumnMajor) == 784
+    assert cutlass.shape.MatrixCoord(row=2, col=3).column == 3  # the interface's constructor's names
     with pytest.raises(cuforge.InvalidArgumentError, match="^leading_dimension: expected LayoutType.RowMajor"):
         fprop.mk.leading_dimension(cutlass.LayoutType.TensorNHWC)
     with pytest.raises(cuforge.InvalidArgumentError, match="^implicit_gemm_size: expected 'fprop', 'dgrad' or 'wgrad'"):

@@ -547,3 +547,15 @@ def test_a_positional_stride_is_the_convolutions_stride():
     if cuforge.device_count() == 0:
         with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):  # past every check of the geometry
             plan.run(x, w, y, y, (2, 2), (1, 1), (1, 1), 1.0, 0.0)
+
+
+def test_the_interfaces_plan_attributes():
+    """name, current_cc and op_class, which the CUTLASS Python interface's plans set at construction."""
+    gemm = cutlass.op.Gemm(element=np.float16, layout=cutlass.LayoutType.RowMajor, cc=90)
+    assert (gemm.name, gemm.current_cc, gemm.op_class) == ("gemm", 90, cutlass.OpcodeClass.TensorOp)
+    assert cutlass.op.Gemm(element=np.float16, layout=cutlass.LayoutType.RowMajor, cc=90, kernel_cc=80).current_cc == 80
+    gemm.op_class = cutlass.OpcodeClass.Simt
+    assert gemm.opclass == cutlass.OpcodeClass.Simt
+    assert cutlass.op.GroupedGemm(element=np.float16, layout=cutlass.LayoutType.RowMajor, cc=90).name == "grouped_gemm"
+    assert [cutlass.op.Conv2d(kind, element=np.float16, cc=90).name for kind in ("fprop", "dgrad", "wgrad")] == [
+        "conv2dfprop", "conv2ddgrad", "conv2dwgrad"]

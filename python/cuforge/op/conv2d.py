@@ -172,6 +172,9 @@ class Conv2d(Plan):
                 getattr(value, "kernel_schedule", None) == KernelScheduleType.Multistage)
         return sm80 if asks else None
 
+    name = property(lambda self: f"conv2d{self.conv_kind}", doc="The operation, as the CUTLASS Python interface "
+                                                                  "names it: conv2dfprop, conv2ddgrad or conv2dwgrad.")
+
     @property
     def conv_kind(self) -> str:
         """'fprop', 'dgrad' or 'wgrad' (equal to cutlass_library's ConvKind member too, as the interface's was one)."""

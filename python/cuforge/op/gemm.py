@@ -88,6 +88,8 @@ class Gemm(Plan):
     tensor cores.
     """
 
+    name = "gemm"  # the operation, as the CUTLASS Python interface names it
+
     _core_class = _core.Gemm
 
     @staticmethod

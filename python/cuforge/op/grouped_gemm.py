@@ -62,6 +62,8 @@ class GroupedGemm(Plan):
     decreasing are clipped on the GPU, never read past.
     """
 
+    name = "grouped_gemm"  # the operation, as the CUTLASS Python interface names it
+
     _core_class = _core.GroupedGemm
 
     def select(self, groups: int, M: int, N: int, K: int, *, alignment_A=None, alignment_B=None,

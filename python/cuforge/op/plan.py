@@ -319,6 +319,7 @@ class Plan(TilePinning):
     _layout_a, _layout_b, _layout_c = layout_A, layout_B, layout_C
     cc = property(lambda self: self._plan.cc, doc="Compute capability the plan builds for.")
     kernel_cc = property(lambda self: self._plan.kernel_cc, doc="Kernel family: 80 (CUTLASS 2.x) or 90 (3.x).")
+    current_cc = property(lambda self: self._plan.kernel_cc, doc="kernel_cc, as the CUTLASS Python interface named it.")
 
     @property
     def opclass(self) -> OpcodeClass:
@@ -340,6 +341,8 @@ class Plan(TilePinning):
             s.opclass = value
 
         self._update(change)
+
+    op_class = opclass  # the CUTLASS Python interface's attribute, which its opclass setter wrote
 
     @property
     def operation(self) -> Operation | None:
