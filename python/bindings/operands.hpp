@@ -145,6 +145,16 @@ void def_checked(Bound& cls, const char* name, const char* label, const char* ta
         }
         if (!cast)
           throw InvalidArgumentError(std::string(label) + ": expected " + takes + ", got " + shown(value));
+        if constexpr (kIntegers<Value>) {  // extents, counts and stages: none is negative
+          bool negative = false;
+          if constexpr (std::is_integral_v<Value>) {
+            negative = v < 0;
+          } else {
+            for (auto x : v) negative = negative || x < 0;
+          }
+          if (negative)
+            throw InvalidArgumentError(std::string(label) + ": expected " + takes + " of 0 or more, got " + shown(value));
+        }
         s.*Member = std::move(v);
       },
       nb::for_setter(nb::arg("value").none()), doc);

@@ -22,6 +22,13 @@ def _torch_type():
     return torch.Tensor if torch is not None else None
 
 
+def _extent(value) -> int:
+    """An extent or stride of an array protocol: an integer, not a bool (operator.index takes True as 1)."""
+    if isinstance(value, bool):
+        raise TypeError(f"{value!r} is a bool, not an integer")
+    return operator.index(value)
+
+
 def _raised(name: str, e: Exception) -> InvalidArgumentError:
     """The error of an operand (or stream) whose own code raised while cuforge read it: a property of its array or
     stream protocol, its __dlpack__, its shape."""
@@ -148,10 +155,10 @@ def _describe(x, name: str):
         import numpy as np
 
         try:  # the protocol's own fields (an array may have no .dtype)
-            (data, read_only), shape = cai["data"], tuple(operator.index(e) for e in cai["shape"])
+            (data, read_only), shape = cai["data"], tuple(_extent(e) for e in cai["shape"])
             element = np.dtype(cai["typestr"])
             strides = cai.get("strides")
-            strides = None if strides is None else tuple(operator.index(s) for s in strides)
+            strides = None if strides is None else tuple(_extent(s) for s in strides)
             data = operator.index(data)
             device = operator.index(x.device.id) if hasattr(x, "device") and hasattr(x.device, "id") else 0
         except (KeyError, TypeError, ValueError, AttributeError) as e:

@@ -157,7 +157,7 @@ def test_what_a_dlpack_producer_may_get_wrong_is_refused_by_name():
 def test_a_producer_breaking_its_protocol_is_named():
     """A __dlpack__ that refuses, is not callable so, or an __array_interface__ NumPy cannot read: an error naming
     the operand, not the producer's own exception from inside cuforge (a failure of its own, a RuntimeError, say,
-    is left as it is)."""
+    named with the operand too, the producer's exception its cause)."""
 
     class Raises:
         def __dlpack__(self, *args, **kwargs):
@@ -184,5 +184,7 @@ def test_a_producer_breaking_its_protocol_is_named():
         def __dlpack__(self, *args, **kwargs):
             raise RuntimeError("device lost")
 
-    with pytest.raises(RuntimeError, match="device lost"):
+    with pytest.raises(cuforge.InvalidArgumentError, match="^A: reading it raised RuntimeError in its own code: "
+                                                          "'device lost'") as raised:
         describe(Fails(), "A")
+    assert isinstance(raised.value.__cause__, RuntimeError)

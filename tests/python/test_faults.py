@@ -37,14 +37,15 @@ def run_python(code: str, **env) -> subprocess.CompletedProcess:
 
 
 def fake_toolkit(root) -> str:
-    """A CUDA toolkit whose nvcc writes an empty library (-o) in an instant."""
+    """A CUDA toolkit whose nvcc writes a library (-o) of an ELF header alone in an instant (a build that writes no
+    shared library fails)."""
     nvcc = root / "bin" / "nvcc"
     nvcc.parent.mkdir(parents=True)
     nvcc.write_text(textwrap.dedent("""\
         #!/bin/sh
         case "$*" in *--version*) echo 'Cuda compilation tools, release 13.0, V13.0.88'; exit 0;; esac
         case "$*" in *--dryrun*) exit 1;; esac
-        while [ $# -gt 0 ]; do [ "$1" = "-o" ] && : > "$2"; shift; done
+        while [ $# -gt 0 ]; do [ "$1" = "-o" ] && printf '\\177ELF' > "$2"; shift; done
         """))
     nvcc.chmod(0o755)
     return str(root)
@@ -674,3 +675,22 @@ def test_scalars_of_text_or_time_are_refused():
     for alpha in (np.array(["2"]), np.timedelta64(5), np.datetime64("2026-12-07")):
         with pytest.raises(cuforge.InvalidArgumentError, match="^alpha: expected a real number, got .* of dtype"):
             plan.run(A, B, None, D, alpha=alpha)
+
+
+def test_negative_tile_values_are_refused():
+    """TileDescription([-128, 128, 64], -3, [-4, 1, 1]) was made, with num_threads -128 and a name of
+    '1x1x1_-128x128_64x-3'."""
+    for args, says in ((([-128, 128, 64], 3, [4, 1, 1]), "threadblock_shape: expected three integers of 32 bits of 0 "
+                                                         "or more, got \\[-128, 128, 64\\]"),
+                       (([128, 128, 64], -3, [4, 1, 1]), "stages: expected an integer of 32 bits of 0 or more, got -3"),
+                       (([128, 128, 64], 3, [-4, 1, 1]), "warp_count: expected three integers")):
+        with pytest.raises(cuforge.InvalidArgumentError, match=f"^TileDescription.{says}"):
+            cuforge.TileDescription(*args)
+
+
+def test_an_array_protocol_of_bool_extents_is_refused():
+    A = FakeDeviceArray((4, 4))
+    A.__cuda_array_interface__["shape"] = (True, True)  # read as 1 x 1
+    with pytest.raises(cuforge.InvalidArgumentError, match="^A: its __cuda_array_interface__ is not the protocol's.*"
+                                                           "True is a bool, not an integer"):
+        cuforge.arrays.describe(A, "A")

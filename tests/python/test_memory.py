@@ -142,7 +142,7 @@ def test_use_rmm_without_rmm_names_the_package(monkeypatch):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(initial=-256), "expected initial to be a number of bytes, a multiple of 256.*got -256"),
+    (dict(initial=-256), r"expected initial to be a number of bytes below 2\*\*64, a multiple of 256.*got -256"),
     (dict(initial=1000), "expected initial .*got 1000"),
     (dict(maximum=2.0**32), r"expected maximum .*got 4294967296\.0"),
     (dict(maximum=True), "expected maximum .*got True"),
