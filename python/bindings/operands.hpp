@@ -153,7 +153,8 @@ void def_checked(Bound& cls, const char* name, const char* label, const char* ta
             for (auto x : v) negative = negative || x < 0;
           }
           if (negative)
-            throw InvalidArgumentError(std::string(label) + ": expected " + takes + " of 0 or more, got " + shown(value));
+            throw InvalidArgumentError(std::string(label) + ": expected " + takes + " of 0 or more, got " +
+                                       shown(value));
         }
         s.*Member = std::move(v);
       },

@@ -110,7 +110,8 @@ def cache_verify() -> list[dict]:
 
 def cache_info() -> dict:
     """The kernel cache: its root, published entries and bytes, builds in progress or left by dead
-    builds (staging), and kept failed builds."""
+    builds (staging), kept failed builds, and the PyTorch modules emit.pytorch built (torch_modules,
+    torch_bytes)."""
     return _core.cache_info()
 
 
@@ -143,7 +144,8 @@ __all__ = [
     "Conv2dWgrad", "ConvMode", "create_memory_pool", "cuda_install_path", "CUTLASS_PATH", "cutlass_path",
     "DataType", "DataTypeError", "Decomposition", "device_cc", "device_count", "device_id", "device_sm_count", "DeviceError", "emit",
     "epilogue", "EpilogueScheduleType", "Error", "Gemm", "get_memory_pool", "GroupedGemm", "InvalidArgumentError",
-    "initialize_cuda_context", "IteratorAlgorithm", "KernelKind", "KernelScheduleType", "LayoutType", "list_gemms", "logger",
+    "initialize_cuda_context", "IteratorAlgorithm", "KernelKind", "KernelScheduleType", "LayoutType", "list_gemms",
+    "logger",
     "MathInstruction", "MathOperation", "MemoryPool", "nvcc_version", "op", "OpcodeClass", "OperationBase", "pytorch",
     "set_log_level", "shape", "source_path", "swizzle", "TileDescription", "TileSchedulerType", "toolchain", "ToolchainError",
     "tuning_record", "tuning_record_clear", "use_rmm",

@@ -30,9 +30,13 @@ def _extent(value) -> int:
 
 
 def _raised(name: str, e: Exception) -> InvalidArgumentError:
-    """The error of an operand (or stream) whose own code raised while cuforge read it: a property of its array or
-    stream protocol, its __dlpack__, its shape."""
-    return InvalidArgumentError(f"{name}: reading it raised {type(e).__name__} in its own code: {shown(str(e))}")
+    """The error of an operand (or stream) that raised while cuforge read it: a property of its array or stream
+    protocol, its __dlpack__, its shape (the exception is the error's cause)."""
+    try:
+        said = f": {shown(str(e))}"
+    except Exception:  # noqa: BLE001 - an exception whose own str() raises (or holds an int Python will not print)
+        said = ""
+    return InvalidArgumentError(f"{name}: reading it raised {type(e).__name__}{said}")
 
 
 def describe(x, name: str):
@@ -67,12 +71,12 @@ def operand_extents(x, name: str) -> tuple:
         except Exception as e:  # a ragged nested list, or the object's own __array__ failing: not an operand
             raise InvalidArgumentError(f"{name}: expected an array or tensor, got {type(x).__name__}: {e}") from None
     try:
-        dims = tuple(operator.index(e) for e in shape)
+        dims = tuple(_extent(e) for e in shape)
     except TypeError:
         raise InvalidArgumentError(f"{name}: expected an array or tensor, whose shape is a sequence of integers; got "
-                                   f"{type(x).__name__} of shape {shape!r}") from None
+                                   f"{type(x).__name__} of shape {shown(shape)}") from None
     if any(e < 0 for e in dims):
-        raise InvalidArgumentError(f"{name}: extents are never negative, got shape {dims}")
+        raise InvalidArgumentError(f"{name}: extents are never negative, got shape {shown(dims)}")
     return dims
 
 
@@ -285,10 +289,10 @@ def _given_stream(stream) -> int:
     if hasattr(stream, "__cuda_stream__"):
         if not callable(stream.__cuda_stream__):
             raise InvalidArgumentError(f"stream.__cuda_stream__: expected a method returning (0, handle), got "
-                                       f"{stream.__cuda_stream__!r}")
+                                       f"{shown(stream.__cuda_stream__)}")
         protocol = stream.__cuda_stream__()
         if not isinstance(protocol, tuple) or len(protocol) != 2 or type(protocol[0]) is not int or protocol[0] != 0:
-            raise InvalidArgumentError(f"stream.__cuda_stream__(): expected (0, handle), got {protocol!r}")
+            raise InvalidArgumentError(f"stream.__cuda_stream__(): expected (0, handle), got {shown(protocol)}")
         return _stream_handle(protocol[1], "stream.__cuda_stream__()")
     for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
         if hasattr(stream, attr):

@@ -35,6 +35,8 @@ def progress_line():
 
     def report(done, total, failed, last):
         stream = sys.stderr
+        if stream is None:  # print(file=None) would print to stdout
+            return
         tty = _terminal(stream)
         bar = "#" * (30 * done // max(total, 1))
         line = f"build [{bar:<30}] {done}/{total} {failed} failed {time.monotonic() - start:.0f}s {last}"

@@ -40,8 +40,9 @@ def device_sm_count(device: int = -1) -> int:
 
 def initialize_cuda_context() -> None:
     """What the CUTLASS Python interface did before its first kernel: checks the CUDA versions
-    (check_cuda_versions()) and opens device_id()'s GPU. cuforge does both on its own at a plan's first
-    run; calling it first moves that cost, or the DeviceError of a machine without a GPU, to here."""
+    (check_cuda_versions()) and that device_id()'s GPU is there (its properties read). cuforge does both on its
+    own at a plan's first run, and makes the GPU's context then; calling this first moves the checks, or the
+    DeviceError of a machine without a GPU, to here."""
     check_cuda_versions()
     _core.device_cc(-1)
 

@@ -18,14 +18,21 @@ class ConvMode(enum.IntEnum):
     Convolution = 1
 
 
-class MatrixCoord(NamedTuple):
-    """A matrix's rows and columns, as the CUTLASS Python interface spells them: ``MatrixCoord(row, col)``, read as
-    ``.row`` and ``.column``."""
-
+class _Extents(NamedTuple):
     row: int
-    col: int
+    column: int
 
-    column = property(lambda self: self.col, doc="The columns.")
+
+class MatrixCoord(_Extents):
+    """A matrix's rows and columns, ``.row`` and ``.column``; made as the CUTLASS Python interface's,
+    ``MatrixCoord(row, col)``, or with ``column=``."""
+
+    __slots__ = ()
+
+    def __new__(cls, row, col=None, *, column=None):
+        if (col is None) == (column is None):
+            raise InvalidArgumentError("MatrixCoord: give the columns once, as col or column")
+        return super().__new__(cls, row, column if col is None else col)
 
     def leading_dimension(self, layout) -> int:
         """The leading dimension of a dense matrix of these extents in ``layout``."""

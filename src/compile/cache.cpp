@@ -398,7 +398,13 @@ std::vector<CacheCheck> KernelCache::verify() const {
 
 void KernelCache::clear() const {
   check_root();
-  int lock = lock_file(private_dir(root_ / "locks") / "cache.lock", LockMode::exclusive);  // builds finish first
+  const fs::path cache_lock = private_dir(root_ / "locks") / "cache.lock";
+  int lock = lock_file(cache_lock, LockMode::exclusive, /*wait=*/false);
+  if (lock < 0) {  // builds finish first (a kernel's, or a PyTorch module's: minutes), said rather than silent
+    log(LogLevel::warning, fmt::format("waiting for the builds in progress to finish before clearing the cache {}",
+                                       root_.string()));
+    lock = lock_file(cache_lock, LockMode::exclusive);
+  }
   try {
     std::error_code ec;
     for (const char* sub : {"kernels", "staging", "failed", "headers", "torch"})

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "cache_fixture.hpp"
+#include "cuforge/core/log.hpp"
 
 namespace cuforge {
 namespace {
@@ -87,6 +88,12 @@ TEST_F(CacheTest, ClearWaitsForBuildsInProgress) {
 // process beside it (the hold's owner building its kernel) goes on: shared locks, on the same cache.
 TEST_F(CacheTest, ClearWaitsForAHold) {
   auto hold = cache.hold();
+  std::mutex said_mutex;
+  std::string said;
+  set_log_sink([&](LogLevel, const std::string& m) {
+    std::lock_guard lock(said_mutex);
+    said += m;
+  });
   std::atomic<bool> cleared{false};
   std::thread clearer([&] {
     cache.clear();
@@ -99,8 +106,10 @@ TEST_F(CacheTest, ClearWaitsForAHold) {
   publish(cache, kKey, kName, fake_library());  // a build while clear() waits: not blocked by it
   hold.reset();
   clearer.join();
+  set_log_sink({});
   EXPECT_TRUE(cleared);
   EXPECT_FALSE(fs::exists(torch));
+  EXPECT_TRUE(said.find("waiting for the builds in progress to finish") != std::string::npos) << said;
 }
 
 // Eight processes publish the same key at once: every one ends with the sound entry, no error,

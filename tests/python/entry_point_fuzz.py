@@ -2,8 +2,8 @@
 Conv2d), Conv2d's checks of a run (fake device arrays), compile and cache entry points (hypothesis):
 every case ends in a result or a cuforge.Error, never a dead process.
 
-Run by test_fuzz.py in a child process whose CUDA_INSTALL_PATH is a fake toolkit (its nvcc writes
-an empty library at once) and whose CUFORGE_CACHE_DIR is private, so that compile() builds nothing
+Run by test_fuzz.py in a child process whose CUDA_INSTALL_PATH is a fake toolkit (its nvcc writes a
+library of an ELF header alone at once) and whose CUFORGE_CACHE_DIR is private, so that compile() builds nothing
 real. CUFORGE_FUZZ_CASES scales the number of cases (default 10,000 in all).
 """
 

@@ -528,7 +528,7 @@ def test_construct_takes_the_bias_kernel_a_plan_holding_a_bias_c_runs():
         gemm.construct(bias="yes")
 
 
-@no_gpu  # a fake toolkit's empty library: on a GPU, compile() would load it
+@no_gpu  # a fake toolkit's library (an ELF header alone): on a GPU, compile() would load it
 def test_compile_builds_the_bias_kernel_a_plan_holding_a_bias_c_runs(tmp_path):
     """So that the first run after compile() needs no second build (a fake toolkit builds at once)."""
     from test_faults import fake_toolkit
@@ -544,7 +544,7 @@ def test_compile_builds_the_bias_kernel_a_plan_holding_a_bias_c_runs(tmp_path):
     assert r.stdout.split("\n")[:3] == ["True False"] * 3, r.stdout
 
 
-@no_gpu  # a fake toolkit's empty library: on a GPU, compile() would load it
+@no_gpu  # a fake toolkit's library (an ELF header alone): on a GPU, compile() would load it
 def test_compile_builds_the_class_of_the_plans_own_tensors(tmp_path):
     """A batch over one B folds into the rows of one GEMM when it runs: compile() builds that class (it took
     the shapes' last two dimensions, 16 rows: a small-M kernel). A fake toolkit builds at once."""
@@ -563,7 +563,7 @@ def test_compile_builds_the_class_of_the_plans_own_tensors(tmp_path):
     assert r.stdout.split() == ["True", "False"], r.stdout
 
 
-@no_gpu  # a fake toolkit's empty library: on a GPU, compile() would load it
+@no_gpu  # a fake toolkit's library (an ELF header alone): on a GPU, compile() would load it
 def test_info_logging_shows_each_build_and_its_time(tmp_path):
     """set_log_level("INFO") shows what nvcc builds (a fake toolkit builds at once); a second compile of
     the kernel, found in the cache, logs no build."""

@@ -14,6 +14,7 @@ import pytest
 import cuforge
 from cuforge.arrays import current_stream, operand_extents
 from cuforge.messages import shown
+from cuforge.shape import MatrixCoord
 from fake_arrays import BASE, FakeDeviceArray, no_gpu
 from test_faults import fake_toolkit, run_python
 
@@ -164,7 +165,7 @@ def test_a_tile_description_compares_unequal_to_other_types():
     assert td in [None, td] and td == cuforge.TileDescription()
 
 
-@no_gpu  # a fake toolkit's empty library: on a GPU, compile() would load it
+@no_gpu  # a fake toolkit's library (an ELF header alone): on a GPU, compile() would load it
 def test_a_refused_compile_keeps_what_the_plan_compiled(tmp_path):
     """compile() with arguments the core refuses once put the plan's settings back even with no tile
     pinned, and new settings drop every kernel compiled: later runs chose (and built) afresh."""
@@ -190,7 +191,7 @@ def test_an_integer_python_will_not_print_is_refused_by_its_size():
                  lambda: setattr(plan, "split_k_slices", -huge),
              "M: an integer of 16610 bits": lambda: plan.select(huge, 4, 4),
              "opclass: .*got an integer of 16610 bits": lambda: setattr(plan, "opclass", huge),
-             "threadblock_shape: expected three integers of 32 bits, got a list":
+             "threadblock_shape: expected three integers of 32 bits, got an object of type list":
                  lambda: cuforge.TileDescription([huge, 1, 1], 3, [1, 1, 1]),
              r"cluster_shape\[7\]: list assignment index out of range":
                  lambda: plan.tile_descriptions()[0].cluster_shape.__setitem__(7, 1),
@@ -222,9 +223,9 @@ def test_an_operands_own_code_raising_is_that_operands_error():
     for attribute, error in (("__cuda_array_interface__", RuntimeError("device lost")),
                              ("__dlpack__", NotImplementedError("no export"))):
         with pytest.raises(cuforge.InvalidArgumentError,
-                           match=f"^A: reading it raised {type(error).__name__} in its own code"):
+                           match=f"^A: reading it raised {type(error).__name__}: "):
             plan.run(_raising(attribute, error), B, None, D)
-    with pytest.raises(cuforge.InvalidArgumentError, match="^A: reading it raised ValueError in its own code: 'lazy'"):
+    with pytest.raises(cuforge.InvalidArgumentError, match="^A: reading it raised ValueError: 'lazy'"):
         operand_extents(_raising("shape", ValueError("lazy")), "A")  # a plan built of operands reads their shapes
     for attribute in ("__cuda_stream__", "cuda_stream"):
         with pytest.raises(cuforge.InvalidArgumentError, match="^stream: reading it raised RuntimeError"):
@@ -288,3 +289,32 @@ def test_an_array_protocol_of_bool_extents_is_refused():
     with pytest.raises(cuforge.InvalidArgumentError, match="^A: its __cuda_array_interface__ is not the protocol's.*"
                                                            "True is a bool, not an integer"):
         cuforge.arrays.describe(A, "A")
+
+
+def test_messages_show_what_python_can_print():
+    class Lying(int):
+        def __lt__(self, other):
+            raise RuntimeError("no order")
+
+    class BadRepr:
+        def __repr__(self):
+            return 5
+
+    assert shown(2**64) == "18446744073709551616" and shown(-(10**5000)) == "a negative integer of 16610 bits"
+    assert shown(Lying(3)) == "3" and shown(np.int64(7)) == repr(np.int64(7)) and shown(True) == "True"
+    assert shown(BadRepr()) == "an object of type BadRepr"
+    assert MatrixCoord(2, 3) == MatrixCoord(row=2, col=3) == MatrixCoord(2, column=3)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^MatrixCoord: give the columns once"):
+        MatrixCoord(2, 3, column=3)
+    td = cuforge.TileDescription([128, 128, 64], 3, [2, 2, 1])
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^TileDescription.threadblock_shape\[slice"):
+        td.threadblock_shape[::2] = [1]  # an extended slice of another length
+    assert td.threadblock_shape == [128, 128, 64]
+
+
+def test_build_progress_never_goes_to_stdout(monkeypatch, capsys):
+    from cuforge.build import progress_line
+
+    monkeypatch.setattr(sys, "stderr", None)  # print(file=None) prints to stdout
+    progress_line()(1, 2, 0, "cuforge_sm90_gemm")
+    assert capsys.readouterr().out == ""

@@ -492,7 +492,7 @@ def test_only_convolution_exports_are_routed():
     assert conv_splits.conv_kind(_conv_op("wgrad").name) == "wgrad"
 
 
-@no_gpu  # a fake toolkit's empty library: on a GPU, compile() would load it
+@no_gpu  # a fake toolkit's library (an ELF header alone): on a GPU, compile() would load it
 def test_compile_returns_the_operation_it_built(tmp_path):
     """As the CUTLASS Python interface's compile() returns its operation (and keeps it as plan.operation), so
     that emit.pytorch(plan.compile(), ...) exports what was built; it says where the build is. Each plan

@@ -43,7 +43,7 @@ struct CacheInfo {
   uint64_t staging_bytes = 0;
   size_t failed = 0;           // kept failed builds
   uint64_t failed_bytes = 0;
-  size_t torch_modules = 0;    // emit.pytorch's jit-built modules (torch/), their builds in progress among them
+  size_t torch_modules = 0;    // emit.pytorch's jit-built modules (torch/), and failed builds of them kept
   uint64_t torch_bytes = 0;
 };
 

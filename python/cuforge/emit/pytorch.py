@@ -324,7 +324,8 @@ def pytorch(op, name: str, cc: int | None = None, jit: bool = False, sourcedir: 
         try:
             _write_sources(directory, name, binding, kernel, with_kernel=True)
             _write(directory / "setup.py", _SETUP_PY.format(
-                name=name, summary=f"{_SUMMARY}: the kernel {op.name}", kernel=op.name, cutlass=str(cutlass_path()), needs_driver=kernel["family"] >= 90,
+                name=name, summary=f"{_SUMMARY}: the kernel {op.name}", kernel=op.name, cutlass=str(cutlass_path()),
+                needs_driver=kernel["family"] >= 90,
                 binding=f"{name}.cpp", kernel_file=f"{name}_kernel.cu", nvcc_flags=kernel["nvcc_flags"]))
         except OSError as e:
             raise InvalidArgumentError(f"sourcedir: cannot write the module's sources into {str(directory)!r}: "

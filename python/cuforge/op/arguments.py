@@ -192,7 +192,7 @@ class TileTriple(list):
         changed = list(getattr(self._tile, self._field))
         try:
             changed[index] = value
-        except (IndexError, TypeError) as e:  # an index past the three, a slice of another length, a str
+        except (IndexError, TypeError, ValueError) as e:  # an index past the three, a str, an extended slice
             raise InvalidArgumentError(f"TileDescription.{self._field}[{shown(index)}]: {e}; the list holds three "
                                        "integers") from None
         setattr(self._tile, self._field, changed)
@@ -311,8 +311,8 @@ def scalar(value, name: str) -> float:
     """alpha or beta as a float: a real number, or an array or tensor of one element (on any device)."""
     if bool_or_complex(value) or isinstance(value, (str, bytes)) or value is None:
         raise InvalidArgumentError(f"{name}: expected a real number, got {value!r} ({type(value).__name__})")
-    kind = getattr(getattr(value, "dtype", None), "kind", None)  # NumPy's; torch's dtypes are real or refused below
-    if isinstance(kind, str) and kind not in "iufbc":  # text, bytes, dates and times (bool and complex: below): '2' is no number
+    kind = getattr(getattr(value, "dtype", None), "kind", None)  # NumPy's (torch's dtypes have none)
+    if isinstance(kind, str) and kind not in "iufbcO":  # text, bytes, dates, times; bool, complex, objects: below: '2' is no number
         raise InvalidArgumentError(f"{name}: expected a real number, got {type(value).__name__} of dtype {value.dtype}")
     size = getattr(value, "size", None)
     count = value.numel() if hasattr(value, "numel") else (size if isinstance(size, int) else 1)

@@ -88,7 +88,7 @@ class Gemm(Plan):
     tensor cores.
     """
 
-    name = "gemm"  # the operation, as the CUTLASS Python interface names it
+    name = property(lambda self: "gemm", doc="The operation, as the CUTLASS Python interface names it.")
 
     _core_class = _core.Gemm
 

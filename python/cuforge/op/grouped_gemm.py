@@ -62,7 +62,7 @@ class GroupedGemm(Plan):
     decreasing are clipped on the GPU, never read past.
     """
 
-    name = "grouped_gemm"  # the operation, as the CUTLASS Python interface names it
+    name = property(lambda self: "grouped_gemm", doc="The operation, as the CUTLASS Python interface names it.")
 
     _core_class = _core.GroupedGemm
 

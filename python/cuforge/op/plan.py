@@ -412,8 +412,9 @@ class Plan(TilePinning):
 
     def activations(self) -> list[epilogue.ActivationFunction]:
         """Every activation this plan's kernels can fuse, in the interface's order (epilogue.get_activations())."""
+        order = epilogue.get_activations()
         fused = [epilogue.of_kind(kind) for kind in self._plan.activations()]
-        return [function for function in epilogue.get_activations() if function in fused]
+        return sorted(fused, key=lambda f: order.index(f) if f in order else len(order))
 
     @property
     def swizzling_functor(self):
