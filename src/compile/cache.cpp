@@ -152,7 +152,22 @@ std::optional<T> field(const nlohmann::json& entry, const char* name, std::strin
 
 // A relative root is made absolute once, against the working directory of then: the cache stays where it was
 // when the process changes directory (builds staged under one directory and published under another).
-KernelCache::KernelCache(fs::path root) : root_(fs::absolute(root) / kLayoutVersion) {}
+namespace {
+
+// The cache's root taken absolute, as a CacheError where it cannot be (an empty path, a working directory gone).
+fs::path absolute_root(const fs::path& root) {
+  std::error_code ec;
+  fs::path absolute = root.empty() ? fs::path() : fs::absolute(root, ec);
+  if (root.empty() || ec)
+    throw CacheError(fmt::format("the kernel cache's directory {} cannot be made an absolute path{}",
+                                 root.empty() ? std::string("(empty)") : root.string(),
+                                 ec ? ": " + ec.message() : std::string()));
+  return absolute;
+}
+
+}  // namespace
+
+KernelCache::KernelCache(fs::path root) : root_(absolute_root(root) / kLayoutVersion) {}
 
 KernelCache& KernelCache::user_cache() {
   static KernelCache cache(default_root());

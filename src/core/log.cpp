@@ -36,10 +36,13 @@ void log(LogLevel level, const std::string& text) {
     sink = g_sink;
   }
   if (sink) {
-    (*sink)(level, message);
-  } else if (level == LogLevel::warning) {
-    std::fprintf(stderr, "cuforge: warning: %s\n", message.c_str());
+    try {
+      (*sink)(level, message);
+      return;
+    } catch (...) {  // a sink that throws: logging never does (it runs in destructors and on build threads)
+    }
   }
+  if (level == LogLevel::warning) std::fprintf(stderr, "cuforge: warning: %s\n", message.c_str());
 }
 
 }  // namespace cuforge

@@ -117,7 +117,10 @@ TensorRef TensorRef::nhwc(const void* data, DataType dtype, int64_t n, int64_t h
   t.dtype = dtype;
   t.rank = 4;
   t.shape = {n, h, w, c};
-  t.strides = {h * w * c, w * c, c, 1};
+  int64_t row = 0, image = 0;  // extents past int64's product are refused by the checks: strides saturate, no wrap
+  if (__builtin_mul_overflow(w, c, &row)) row = INT64_MAX;
+  if (__builtin_mul_overflow(h, row, &image)) image = INT64_MAX;
+  t.strides = {image, row, c, 1};
   t.device = device;
   return t;
 }

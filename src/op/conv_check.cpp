@@ -205,6 +205,7 @@ void check_slices(ConvSplitK split) {
 ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b,
                        const TensorRef& c, const TensorRef& d, const ConvGeometry& g, double beta, ConvSplitK split,
                        int plan_splits, bool element_wise) {
+  check_element_types(plan);
   check_geometry(g);
   check_slices(split);
   const int splits = split.slices > 0 ? split.slices : plan_splits;
@@ -328,6 +329,7 @@ Conv2dSize conv_size(const std::array<int64_t, 7>& e, const ConvGeometry& g) {
 
 GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias, AlignmentCaps caps,
                      ConvSplitK split) {
+  check_element_types(plan);
   if (bias && kind == KernelKind::Conv2dWgrad)
     fail("bias", "a bias is one value per output channel of fprop or dgrad; wgrad's C has dw's shape (K, R, S, C)");
   // A C++ caller's size: checked as conv_size checks one, its output's extents the geometry's.

@@ -82,6 +82,13 @@ void check_layout(Matrix& m, Layout layout, const char* layout_role) {
   m.contiguous = contiguous_extent;
   // With a single row (column), the leading dimension is never used to address: keep it tidy.
   m.ld = outer_extent <= 1 ? std::max<int64_t>(contiguous_extent, 1) : outer_stride;
+  // SM90's TMA descriptors take strides below 2^40 bytes; rows (or matrices) that far apart span more memory than
+  // any GPU has, so such a view is refused rather than run on the SM80 kernels.
+  const int64_t most = (int64_t(1) << 40) / size_bytes(m.t->dtype);
+  for (auto [stride, what] : {std::pair{m.ld, "leading dimension"}, {m.batch_stride, "batch stride"}})
+    if (stride >= most)
+      fail(m.name, fmt::format("a {} of {} elements is 2^40 bytes or more, past what the kernels address: {}", what,
+                               stride, m.t->describe()));
   int64_t matrix = 0;  // elements one matrix spans; past int64 (strides near 2^62) no batch stride steps over it
   const bool beyond = __builtin_mul_overflow(m.ld, outer_extent, &matrix);
   if (m.batch > 1 && m.batch_stride != 0 && (beyond || m.batch_stride < matrix))
@@ -111,8 +118,17 @@ void check_extents(int64_t m, int64_t n, int64_t k, int64_t batch) {
 
 }  // namespace
 
+void check_element_types(const GemmTypes& plan) {
+  for (auto [name, type] : {std::pair{"element_A", plan.element_a}, {"element_B", plan.element_b},
+                            {"element_C", plan.element_c}, {"element_D", plan.element_d}})
+    if (size_bits(type) == 0)
+      fail(name, fmt::format("{} has no size: an operand's element type is a number type (void means no tensor, and a "
+                             "plan takes element_C = element_D then)", to_string(type)));
+}
+
 int operand_alignment(DataType dtype, uintptr_t address, int64_t contiguous_extent, int64_t ld, int64_t batch_stride) {
   const int bytes = size_bytes(dtype);
+  if (bytes == 0) fail("dtype", fmt::format("{} has no size: no operand is of it", to_string(dtype)));
   int align = 16 / bytes;
   auto fits = [&](int a) {
     return address % (uintptr_t(a) * bytes) == 0 && contiguous_extent % a == 0 && ld % a == 0 && batch_stride % a == 0;
@@ -123,6 +139,7 @@ int operand_alignment(DataType dtype, uintptr_t address, int64_t contiguous_exte
 
 GemmProblem check_gemm(const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b, const TensorRef& c,
                        const TensorRef& d, double alpha, double beta) {
+  check_element_types(plan);
   check_scalars(plan, alpha, beta);
   if (d.empty()) fail("D", "no output tensor was given");
   if (a.empty()) fail("A", "no tensor was given");
@@ -224,7 +241,8 @@ std::pair<const float*, const float*> check_scales(const GemmTypes& plan, int de
     if (t.dtype != DataType::f32)
       throw DataTypeError(fmt::format("{}: expected one f32 value on the device (as torch._scaled_mm takes it), got {}",
                                       name, t.describe()));
-    if (t.numel() != 1)
+    // One value: every extent 1 (a product of 1 may be of two extents of -1, from a C++ caller).
+    if (!t.valid_rank() || !std::all_of(t.shape.begin(), t.shape.begin() + t.rank, [](int64_t e) { return e == 1; }))
       fail(name, fmt::format("expected one f32 value on the device (per-tensor scaling), got {}", t.describe()));
     if (t.device != device)
       fail(name, fmt::format("expected a tensor on cuda:{} (the plan's device; the kernel reads it when it runs), "
@@ -254,6 +272,7 @@ void cap_alignments(GemmShape& s, const GemmTypes& plan, AlignmentCaps caps) {
 
 GemmShape packed_shape(const GemmTypes& plan, int64_t m, int64_t n, int64_t k, int64_t batch, bool bias,
                        AlignmentCaps caps) {
+  check_element_types(plan);
   check_extents(m, n, k, batch);
   if (bias && m > 1 && plan.layout_c != Layout::RowMajor)  // as check_gemm refuses a run's
     fail("C", kBiasNeedsRowMajorD);

@@ -9,11 +9,13 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cache_fixture.hpp"
 #include "cuforge/core/error.hpp"
+#include "cuforge/core/log.hpp"
 #include "files.hpp"
 
 namespace cuforge {
@@ -31,6 +33,14 @@ TEST_F(CacheTest, RootIsVersionedUnderTheGivenDirectory) {
 
 // A failed build's log reaches its message whole, or where it is long, its head and tail (a log of 70 MB, past the
 // 64 MiB a file of the cache may hold, gave "(nvcc printed nothing)").
+// An empty root (a C++ caller's) threw std::filesystem's error; a log sink that throws escaped the core's log().
+TEST(CacheRoot, AnEmptyRootIsACacheErrorAndAThrowingSinkIsContained) {
+  EXPECT_THROW(KernelCache(""), CacheError);
+  set_log_sink([](LogLevel, const std::string&) { throw std::logic_error("a sink's own failure"); });
+  EXPECT_NO_THROW(log(LogLevel::warning, "said to standard error instead"));
+  set_log_sink({});
+}
+
 TEST_F(CacheTest, ALongLogIsShownByItsHeadAndTail) {
   const fs::path log = tmp.path() / "nvcc.log";
   test::write_file(log, "error: the first\n");

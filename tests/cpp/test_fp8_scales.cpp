@@ -54,6 +54,11 @@ TEST(Validation, Fp8ScalesAreOneF32ValueOnThePlansDevice) {
   unranked.rank = -1;
   refused(fp8, {unranked, {}}, "scale_a: expected one f32 value on the device (per-tensor scaling), got a tensor of "
                                "rank -1");
+  TensorRef two_negatives = one;  // extents of -1 and -1: a product of one element
+  two_negatives.rank = 2;
+  two_negatives.shape = {-1, -1};
+  two_negatives.strides = {-7, -9};
+  refused(fp8, {two_negatives, {}}, "scale_a: expected one f32 value on the device (per-tensor scaling)");
 }
 
 }  // namespace

@@ -253,6 +253,13 @@ TEST(Select, TheCostModelPassedInIsTheOneUsed) {
   EXPECT_FALSE(tall(other)) << other.name();
 }
 
+template <class Change>
+GemmShape with_conv(Change change) {
+  GemmShape p{64, 64, 64, 1, 8, 8, 8};
+  change(p.conv);
+  return p;
+}
+
 TEST(Select, AClassOutsideTheKernelsRangeIsRefused) {
   // A C++ caller's class: INT64_MAX rows were ranked (an estimate of -2.6e16 us), negative extents compiled.
   GemmTypes t;
@@ -262,7 +269,13 @@ TEST(Select, AClassOutsideTheKernelsRangeIsRefused) {
                                 {GemmShape{64, 64, -5, 1, 8, 8, 8}, "K: expected a size of 0 or more, got -5"},
                                 {GemmShape{64, 64, 64, -1, 8, 8, 8}, "batch: expected a size of 0 or more, got -1"},
                                 {GemmShape{64, 64, 64, 1, 8, 1000, 8}, "B's alignment is 1000"},
-                                {GemmShape{64, 64, 64, 1, 8, 8, 3}, "C's alignment is 3"}}) {
+                                {GemmShape{64, 64, 64, 1, 8, 8, 3}, "C's alignment is 3"},
+                                // A convolution's own split-K of -3 slices was compiled and then served every class.
+                                {with_conv([](ConvClass& c) { c.splits = -3; }), "conv.splits: expected 0 (the plan's "
+                                                                                 "settings) to 1024 slices of K, got -3"},
+                                {with_conv([](ConvClass& c) { c.splits = INT_MAX; }), "conv.splits"},
+                                {with_conv([](ConvClass& c) { c.im2col_reuse = 0; }), "conv.im2col_reuse: expected 1"},
+                                {with_conv([](ConvClass& c) { c.k_run = -1; }), "conv.k_run: expected a size of 0"}}) {
     try {
       select::choose(kernels, s, p, 132);
       ADD_FAILURE() << "ranked: " << says;

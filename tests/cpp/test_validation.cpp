@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cuforge/op/gemm_check.hpp"
+#include "cuforge/op/grouped_check.hpp"
 #include "test_support.hpp"
 
 namespace cuforge {
@@ -114,11 +115,19 @@ std::vector<BadInput> bad_inputs() {
        {"got rank -1"}},
       {"D of rank 1000", test::changed(base, [](GemmRun& r) { r.d.rank = 1000; }), K::InvalidArgument, "D",
        {"got rank 1000"}},
-      // One matrix's span past int64 (a leading dimension near 2^62): the batches overlapped unseen.
-      {"D's batches overlap past int64", test::changed(base, [](GemmRun& r) {
+      // A leading dimension near 2^62 (one matrix's span past int64: the batches overlapped unseen), or a stride of
+      // 2^40 bytes or more, past what SM90's TMA descriptors take (the kernel chosen was one of them).
+      {"D's leading dimension past int64's matrix", test::changed(base, [](GemmRun& r) {
          r.a = batch_of(kA, 2, 2, 48);
          r.d = tensor(kD, {2, 2, 32}, {16, int64_t(1) << 62, 1});
-       }), K::InvalidArgument, "D", {"batches overlap", "past 2^63"}},
+       }), K::InvalidArgument, "D", {"a leading dimension of 4611686018427387904 elements is 2^40 bytes or more"}},
+      {"A's leading dimension of 2^40 bytes", test::changed(base, [](GemmRun& r) {
+         r.a = tensor(kA, {64, 48}, {int64_t(1) << 39, 1});
+       }), K::InvalidArgument, "A", {"a leading dimension of 549755813888 elements is 2^40 bytes or more"}},
+      {"D's batch stride of 2^40 bytes", test::changed(base, [](GemmRun& r) {
+         r.a = batch_of(kA, 2, 64, 48);
+         r.d = tensor(kD, {2, 64, 32}, {int64_t(1) << 39, 32, 1});
+       }), K::InvalidArgument, "D", {"a batch stride of 549755813888 elements is 2^40 bytes or more"}},
       {"B is a vector", test::changed(base, [](GemmRun& r) { r.b = tensor(kB, {48}, {1}); }), K::InvalidArgument, "B",
        {"expected a matrix", "got rank 1"}},
       {"D is a scalar", test::changed(base, [](GemmRun& r) { r.d = tensor(kD, {}, {}); }), K::InvalidArgument, "D",
@@ -529,6 +538,22 @@ TEST(Validation, BatchesAndTransposedOperands) {
   GemmProblem gt = t.check();
   EXPECT_EQ(gt.lda, 64);
   EXPECT_EQ(gt.ldb, 56);
+}
+
+// A C++ caller's GemmTypes of void (or a value past the enum) was divided by its size (SIGFPE).
+TEST(Validation, ElementTypesWithoutASizeAreRefused) {
+  GemmTypes t;
+  t.element_a = DataType::void_;
+  EXPECT_THROW(op::packed_shape(t, 8, 8, 8), InvalidArgumentError);
+  EXPECT_THROW(op::check_gemm(t, 0, row_major(kA, 8, 8), row_major(kB, 8, 8), {}, row_major(kD, 8, 8), 1, 0),
+               InvalidArgumentError);
+  t = GemmTypes{};
+  t.element_d = static_cast<DataType>(99);
+  EXPECT_THROW(op::grouped_shape(t, 2, 8, 8, 8, {8, 8, 8}, false, false), InvalidArgumentError);
+  EXPECT_THROW(op::operand_alignment(DataType::void_, 16, 8, 8, 0), InvalidArgumentError);
+  // nhwc's strides of extents whose product passes int64 saturate, and the checks refuse them; no signed overflow.
+  const TensorRef huge = TensorRef::nhwc(reinterpret_cast<const void*>(kA), DataType::f16, 1, INT64_MAX, 4, 4);
+  EXPECT_EQ(huge.strides[0], INT64_MAX);
 }
 
 TEST(Validation, LargeStridesAreKeptNotWrapped) {

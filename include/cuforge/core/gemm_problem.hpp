@@ -87,13 +87,16 @@ struct GemmShape {
 
 // CUTLASS problem extents are 32-bit.
 inline constexpr int64_t kMaxExtent = INT32_MAX;
+// The most slices of K a split-K run cuts (a plan's setting, or a convolution run's own).
+inline constexpr int kMaxSplits = 1024;
 
 // Why a GEMM extent (M, N, K or a batch count) is one no kernel takes (negative, or past kMaxExtent), or
 // nullopt: the one check behind a run's arguments and a class a C++ caller built.
 std::optional<std::string> why_invalid_extent(int64_t extent);
 
 // Why a problem class cannot be a kernel's (extents outside 0..kMaxExtent, alignments that are not a
-// power of two from 1 to 16 elements), or nullopt: selection's check of a class a C++ caller built.
+// power of two from 1 to 16 elements, a convolution's fields out of their ranges), or nullopt: selection's
+// check of a class a C++ caller built.
 std::optional<std::string> why_invalid(const GemmShape& shape);
 
 struct GemmShapeHash {

@@ -1,6 +1,7 @@
 // Where the core reports what it decided and what it noticed (a kernel chosen, a cache entry
 // rebuilt): a sink the front ends replace (Python routes it to the `cuforge` logger). By default
-// warnings go to standard error and the rest is dropped. Messages reach the sink printable: the text they
+// warnings go to standard error and the rest is dropped; so does a warning whose sink throws (log() never
+// throws: it runs in destructors and on build threads). Messages reach the sink printable: the text they
 // quote (a tuning record's keys, a file's name) may hold control characters (their lines and tabs kept: nvcc's
 // log in a CompilationError's message).
 #pragma once

@@ -16,6 +16,10 @@
 
 namespace cuforge::op {
 
+// Throws InvalidArgumentError where A's, B's, C's or D's element type has no size (void, or a value past the
+// enum): a C++ caller's GemmTypes, before the checks below divide by it (plans hold canonical types).
+void check_element_types(const GemmTypes& plan);
+
 // The largest power-of-two alignment, in elements and at most 16 bytes, that an operand's address,
 // contiguous extent (kernels load whole vectors along it), leading dimension and batch stride all allow.
 int operand_alignment(DataType dtype, uintptr_t address, int64_t contiguous_extent, int64_t ld, int64_t batch_stride);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "cuforge/core/gemm_problem.hpp"
 #include "cuforge/core/tile.hpp"
 #include "cuforge/core/types.hpp"
 
@@ -56,7 +57,7 @@ struct GemmSettings {
   // Throws InvalidArgumentError naming the setting that is out of range or inconsistent.
   void check() const;
 
-  static constexpr int kMaxSplits = 1024;
+  static constexpr int kMaxSplits = cuforge::kMaxSplits;
   static constexpr int kDefaultAutotuneCandidates = 6, kMaxAutotuneCandidates = 64;
   static bool autotune_by_default();  // CUFORGE_AUTOTUNE is 1; another value but 0 is warned of
   static FirstRun first_run_by_default();  // CUFORGE_FIRST_RUN; another value is warned of and waits
