@@ -51,6 +51,11 @@ ConvProblem Conv2d::check(const TensorRef& a, const TensorRef& b, const TensorRe
 
 runtime::RunHandle Conv2d::run(const ConvProblem& p, double alpha, double beta, cudaStream_t stream,
                                std::function<void()> on_complete) {
+  // What a checked problem cannot say for itself: the scalars are this run's, and the kind may be another plan's.
+  op::check_scalars(options_, alpha, beta);
+  if (p.kind != kind_)
+    throw InvalidArgumentError(fmt::format("problem: a {} problem (another plan's check()), and this plan runs {}",
+                                           to_string(p.kind), to_string(kind_)));
   runtime::use_device(device_);
   auto l = launchable(p, stream, beta);
   GemmLaunch launch = l->launch;

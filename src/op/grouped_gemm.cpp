@@ -6,6 +6,7 @@
 
 #include "cuforge/op/gemm_check.hpp"
 #include "cuforge/op/grouped_check.hpp"
+#include "operand_check.hpp"
 #include "cuforge/runtime/device.hpp"
 #include "cuforge/runtime/scratch.hpp"
 #include "scratch_layout.hpp"
@@ -58,6 +59,7 @@ GroupedProblem GroupedGemm::check_offsets(const TensorRef& a, const TensorRef& b
 
 runtime::RunHandle GroupedGemm::run(const GroupedProblem& checked, double alpha, double beta, cudaStream_t stream,
                                     std::function<void()> on_complete) {
+  op::check_scalars(options_, alpha, beta);  // the problem's checks saw the scalars of its own check()
   runtime::use_device(device_);
   if (checked.empty_output()) {
     ran(nullptr);
