@@ -174,6 +174,9 @@ void check_known_target(int cc) {
 
 void check_target(Arch family, int target_cc) {
   check_known_target(target_cc);
+  if (family != 80 && family != 90)
+    throw InvalidArgumentError(fmt::format("kernel family {}: cuforge's kernels are of the sm80 and sm90 families",
+                                           family));
   if (family >= 90 && target_cc != 90)
     throw InvalidArgumentError(fmt::format("SM90 kernels (wgmma, TMA) are built for sm_90a and run on compute "
                                            "capability 9.0 only, not {}", target_cc));

@@ -329,6 +329,8 @@ Conv2dSize conv_size(const std::array<int64_t, 7>& e, const ConvGeometry& g) {
 
 GemmShape conv_shape(KernelKind kind, const GemmTypes& plan, const Conv2dSize& size, bool bias, AlignmentCaps caps,
                      ConvSplitK split) {
+  if (!is_conv(kind))
+    fail("kind", fmt::format("{} is not a convolution (fprop, dgrad or wgrad)", to_string(kind)));
   check_element_types(plan);
   if (bias && kind == KernelKind::Conv2dWgrad)
     fail("bias", "a bias is one value per output channel of fprop or dgrad; wgrad's C has dw's shape (K, R, S, C)");

@@ -225,7 +225,7 @@ TEST(Toolchain, AFailingNvccVersionIsAClearError) {
 TEST(Toolchain, TargetsNvccCannotBuildAreRefused) {
   EXPECT_NO_THROW(compile::check_target(80, 86));
   EXPECT_NO_THROW(compile::check_target(90, 90));
-  for (auto [family, cc] : {std::pair{80, -5}, {80, 91}, {80, 75}, {90, 100}, {90, 80}})
+  for (auto [family, cc] : {std::pair{80, -5}, {80, 91}, {80, 75}, {90, 100}, {90, 80}, {99, 90}, {0, 80}})
     EXPECT_THROW(compile::check_target(family, cc), InvalidArgumentError) << family << " " << cc;
   KernelSource k = tiny_source();
   k.target_cc = 91;
