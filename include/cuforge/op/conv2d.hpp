@@ -46,7 +46,8 @@ class Conv2d : public op::Plan<runtime::ConvKernel, ConvProblem> {
                     const op::ConvGeometry& geometry, double alpha = 1.0, double beta = 0.0,
                     ConvSplitK split = {}) const;
 
-  // Runs a checked problem on `stream`.
+  // Runs a checked problem on `stream`: one of this plan's kind (another kind's is refused), with alpha and beta
+  // checked as check() checks them.
   runtime::RunHandle run(const ConvProblem& problem, double alpha = 1.0, double beta = 0.0,
                          cudaStream_t stream = nullptr, std::function<void()> on_complete = {});
   // check() then run(): A, B, C (empty when beta == 0) and D as the kind takes them.

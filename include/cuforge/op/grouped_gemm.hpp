@@ -47,7 +47,8 @@ class GroupedGemm : public op::Plan<runtime::GroupedGemmKernel, GroupedProblem> 
   GroupedProblem check_offsets(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d,
                                const TensorRef& offsets, double alpha, double beta) const;
 
-  // Runs a checked problem on `stream`; nothing is launched when a check fails. A group with K = 0
+  // Runs a checked problem on `stream` (alpha and beta checked as check() checks them); nothing is launched when a
+  // check fails. A group with K = 0
   // writes activation(beta * C) (its product taken over zeros); empty groups write nothing (where every
   // group is empty, nothing is chosen, built or launched).
   runtime::RunHandle run(const GroupedProblem& problem, double alpha = 1.0, double beta = 0.0,
