@@ -21,6 +21,7 @@ bool finite_in_f32(double x) { return std::abs(x) <= std::numeric_limits<float>:
 }  // namespace
 
 void GemmSettings::set_activation(Activation a, std::optional<double> argument) {
+  check_enumerator(a, "activation");
   if (argument && a != Activation::leaky_relu && *argument != 0.0)
     throw InvalidArgumentError(fmt::format("activation: {} takes no argument, got {}", to_string(a), *argument));
   if (argument && !finite_in_f32(*argument))
