@@ -27,6 +27,18 @@ TEST(ConvProblem, ImplicitGemmExtentsOfEachKind) {
   EXPECT_EQ(Conv2dSize::output_extent(9, 3, 0, 2, 2), 3);
 }
 
+// run(problem) takes a checked problem: one of another kind's plan (an fprop problem on a dgrad plan would run
+// dgrad's kernel on fprop's tensors), or scalars its check never saw (1e39 for an f32 epilogue), are refused.
+TEST(ConvRun, AnotherKindsProblemOrOddScalarsAreRefused) {
+  const TensorRef x = nhwc(0, 2, 16, 16, 16), w = nhwc(1, 16, 3, 3, 16), y = nhwc(2, 2, 16, 16, 16);
+  const op::ConvGeometry same{{1, 1}, {1, 1}, {1, 1}};
+  Conv2d fprop(kFprop, options(DataType::f16));
+  const ConvProblem p = fprop.check(x, w, {}, y, same);
+  Conv2d dgrad(kDgrad, options(DataType::f16));
+  EXPECT_REFUSED(dgrad.run(p), "problem: a fprop problem (another plan's check()), and this plan runs dgrad");
+  EXPECT_REFUSED(fprop.run(p, 1e39), "alpha: ");
+}
+
 TEST(ConvCatalog, RowsFollowTheConvolutionRules) {
   library::GemmFilter f;
   f.kind = kDgrad;

@@ -253,6 +253,11 @@ TEST(Select, TheCostModelPassedInIsTheOneUsed) {
   EXPECT_FALSE(tall(other)) << other.name();
 }
 
+TEST(Select, AnActivationPastTheEnumIsRefusedWhereItIsSet) {
+  select::GemmSettings s;  // its message said "? takes no argument", and check() refused it later
+  EXPECT_THROW(s.set_activation(static_cast<Activation>(99), 0.5), InvalidArgumentError);
+}
+
 template <class Change>
 GemmShape with_conv(Change change) {
   GemmShape p{64, 64, 64, 1, 8, 8, 8};
