@@ -385,6 +385,9 @@ CacheInfo KernelCache::info() const {
 }
 
 bool KernelCache::holds(const std::string& name) const {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+    throw InvalidArgumentError(fmt::format("kernel cache: '{}' is no directory of the cache's own (one name under its "
+                                           "root)", name));
   const fs::path dir = root_ / name;
   std::error_code ec;
   if (!fs::exists(dir, ec)) return false;

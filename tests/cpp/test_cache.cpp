@@ -37,6 +37,8 @@ TEST_F(CacheTest, RootIsVersionedUnderTheGivenDirectory) {
 // An empty root (a C++ caller's) threw std::filesystem's error; a log sink that throws escaped the core's log().
 TEST(CacheRoot, AnEmptyRootIsACacheErrorAndAThrowingSinkIsContained) {
   EXPECT_THROW(KernelCache(""), CacheError);
+  const KernelCache cache("/tmp/cuforge-test-unused");  // holds() names one of its directories: never a path
+  for (const char* name : {"/etc", "..", "kernels/../..", ""}) EXPECT_THROW(cache.holds(name), InvalidArgumentError);
   set_log_sink([](LogLevel, const std::string&) { throw std::logic_error("a sink's own failure"); });
   EXPECT_NO_THROW(log(LogLevel::warning, "said to standard error instead"));
   set_log_sink({});
