@@ -47,8 +47,15 @@ void check_key(const std::string& key) {
                                            "got '{}'", key));
 }
 
-// Names inside kernels/ that are not entries: directories being removed (see remove_atomically).
-bool is_entry_name(const fs::path& p) { return !p.filename().string().empty() && p.filename().string()[0] != '.'; }
+// What in one of the cache's directories is an entry: a directory, or a link put in one's place (sized as the
+// link, removed as such), but those being removed (remove_atomically's .trash-*). Every entry the cache makes is a
+// directory: a stray file put there is none, neither counted by info() nor pruned.
+bool is_entry(const fs::directory_entry& e) {
+  const std::string name = e.path().filename().string();
+  std::error_code ec;
+  const fs::file_type type = e.symlink_status(ec).type();
+  return !name.empty() && name[0] != '.' && (type == fs::file_type::directory || type == fs::file_type::symlink);
+}
 
 // What a removal killed midway left renamed aside in `dir` (remove_atomically's .trash-*) at least `age` seconds
 // ago (the rename set its ctime; prune waits ten minutes, by when no live removal is still at it; clear, which
@@ -72,7 +79,7 @@ std::vector<fs::path> list_entries(const fs::path& dir) {
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
   for (const fs::directory_iterator end; !ec && it != end; it.increment(ec))
-    if (is_entry_name(it->path())) entries.push_back(it->path());
+    if (is_entry(*it)) entries.push_back(it->path());
   if (ec && ec != std::errc::no_such_file_or_directory)
     throw CacheError(fmt::format("the kernel cache is unusable: cannot list {}: {}", dir.string(), ec.message()));
   return entries;

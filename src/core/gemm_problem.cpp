@@ -33,6 +33,9 @@ std::optional<std::string> why_invalid_extent(int64_t v) {
 std::optional<std::string> why_invalid(const GemmShape& s) {
   for (auto [name, v] : {std::pair{"M", s.m}, {"N", s.n}, {"K", s.k}, {"batch", s.batch}})
     if (auto why = why_invalid_extent(v)) return fmt::format("{}: {}", name, *why);
+  if (s.empty_output())
+    return fmt::format("{}x{}x{} in a batch of {} has an empty output: a run of it launches nothing, so no kernel is "
+                       "chosen for it", s.m, s.n, s.k, s.batch);
   for (auto [name, v] : {std::pair{"A", s.align_a}, {"B", s.align_b}, {"C", s.align_c}})
     if (v < 1 || v > 16 || (v & (v - 1)))
       return fmt::format("{}'s alignment is {}: expected a power of two from 1 to 16 elements", name, v);

@@ -22,6 +22,7 @@ std::string shape_key(const GemmShape& s) {
 
 std::string tuning_key(int device, KernelKind kind, int arch, const GemmTypes& t, const select::GemmSettings& s,
                        const GemmShape& shape) {
+  if (auto why = why_invalid(shape)) throw InvalidArgumentError("problem class: " + *why);
   const auto& info = runtime::device_info(device);
   const auto& tc = compile::Toolchain::get();
   return fmt::format("{} ({} SMs), CUDA {}, CUTLASS {} | {} sm{} {} {} {} {} acc {} {}{}{} | {} {} {} x{} {}{}{}{}{}{} | {}",

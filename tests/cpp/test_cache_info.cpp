@@ -129,5 +129,17 @@ TEST_F(CacheTest, InfoCountsThePyTorchModules) {
   EXPECT_GE(info.torch_bytes, 5000u);
 }
 
+// Every entry the cache makes is a directory: a file put among them is none (info() counted it, prune() removed it).
+TEST_F(CacheTest, AStrayFileAmongTheEntriesIsNoEntry) {
+  publish(cache, kKey, kName, fake_library());
+  const fs::path stray = cache.root() / "kernels" / "notes.txt";
+  test::write_file(stray, std::string(100000, 'x'));
+  EXPECT_EQ(cache.info().entries, 1u);
+  EXPECT_EQ(cache.verify().size(), 1u);
+  EXPECT_EQ(cache.prune(0), 1u);
+  EXPECT_TRUE(fs::exists(stray)) << "prune removed a file that is not the cache's";
+  EXPECT_EQ(cache.info().entries, 0u);
+}
+
 }  // namespace
 }  // namespace cuforge

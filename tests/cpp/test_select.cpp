@@ -273,6 +273,9 @@ TEST(Select, AClassOutsideTheKernelsRangeIsRefused) {
   for (const auto& [p, says] : {std::pair{GemmShape{INT64_MAX, 64, 64, 1, 8, 8, 8}, "M: 9223372036854775807 exceeds the 32-bit range"},
                                 {GemmShape{64, 64, -5, 1, 8, 8, 8}, "K: expected a size of 0 or more, got -5"},
                                 {GemmShape{64, 64, 64, -1, 8, 8, 8}, "batch: expected a size of 0 or more, got -1"},
+                                // Ranked before, though a run of it launches nothing (Gemm::select refused it).
+                                {GemmShape{0, 64, 64, 1, 8, 8, 8}, "0x64x64 in a batch of 1 has an empty output"},
+                                {GemmShape{64, 64, 64, 0, 8, 8, 8}, "64x64x64 in a batch of 0 has an empty output"},
                                 {GemmShape{64, 64, 64, 1, 8, 1000, 8}, "B's alignment is 1000"},
                                 {GemmShape{64, 64, 64, 1, 8, 8, 3}, "C's alignment is 3"},
                                 // A convolution's own split-K of -3 slices was compiled and then served every class.
@@ -287,6 +290,18 @@ TEST(Select, AClassOutsideTheKernelsRangeIsRefused) {
     } catch (const InvalidArgumentError& e) {
       EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
     }
+  }
+}
+
+// A plan's own ranking, choice and tuning key of a class the C++ caller built are checked as choose()'s: an empty
+// output is refused by name (a ranking was returned for it; the key asked for a device first).
+TEST(Selection, PlansCheckTheClassesTheyAreGiven) {
+  Gemm plan(plan_of(DataType::bf16, Layout::RowMajor, Layout::RowMajor, Layout::RowMajor, 90));
+  const GemmShape empty{0, 64, 64, 1, 8, 8, 8}, negative{64, -64, 64, 1, 8, 8, 8};
+  for (const GemmShape& p : {empty, negative}) {
+    EXPECT_THROW(plan.rank(p), InvalidArgumentError);
+    EXPECT_THROW(plan.choice(p), InvalidArgumentError);
+    EXPECT_THROW(plan.tuning_key(p), InvalidArgumentError);
   }
 }
 

@@ -94,7 +94,7 @@ inline constexpr int kMaxSplits = 1024;
 // nullopt: the one check behind a run's arguments and a class a C++ caller built.
 std::optional<std::string> why_invalid_extent(int64_t extent);
 
-// Why a problem class cannot be a kernel's (extents outside 0..kMaxExtent, alignments that are not a
+// Why a problem class cannot be a kernel's (extents outside 0..kMaxExtent, an empty output, alignments that are not a
 // power of two from 1 to 16 elements, a convolution's fields out of their ranges), or nullopt: selection's
 // check of a class a C++ caller built.
 std::optional<std::string> why_invalid(const GemmShape& shape);

@@ -76,7 +76,7 @@ struct GemmRanking {
 };
 
 // The candidates for a problem class, ranked by the cost model (`model`'s constants) on a device of
-// `sm_count` multiprocessors. The shape must be a valid one (positive extents, see op/gemm_check.hpp).
+// `sm_count` multiprocessors. Throws InvalidArgumentError for a class no kernel runs (core's why_invalid).
 GemmRanking choose(const GemmKernels& kernels, const GemmSettings& settings, const GemmShape& shape, int sm_count,
                    const CostModel& model = CostModel{});
 
