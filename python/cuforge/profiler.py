@@ -385,7 +385,27 @@ def _writable(path, name: str) -> str:
         raise InvalidArgumentError(f"{name}: {path!r} is a directory; name the file to write")
     if os.path.exists(path) and not os.path.isfile(path):  # a FIFO would block the writer, a device take anything
         raise InvalidArgumentError(f"{name}: {path!r} is not a regular file")
+    if os.path.islink(path) and not os.path.exists(path):  # writing would create its target, or loop
+        raise InvalidArgumentError(f"{name}: {path!r} is a link to nothing")
+    # Opened as the write will open it (a name too long, a directory or file the user may not write), before
+    # minutes of timing are spent; a file made only to try this is removed.
+    made = not os.path.lexists(path)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
+    except OSError as e:
+        raise InvalidArgumentError(f"{name}: cannot write {path!r}: {e.strerror or e}") from None
+    if made:
+        os.unlink(path)
     return path
+
+
+def _check_outputs(csv, plot) -> None:
+    """Refuses a CSV or plot path that cannot be written, and a plot without matplotlib."""
+    for name, path in (("csv", csv), ("plot", plot)):
+        if path is not None and path != "":
+            _writable(path, name)
+    if plot:
+        _pyplot()
 
 
 def _options(top, filter, jobs, csv, plot) -> tuple:
@@ -394,11 +414,7 @@ def _options(top, filter, jobs, csv, plot) -> tuple:
     nothing)."""
     from .op.arguments import integer, jobs_count, text
 
-    for name, path in (("csv", csv), ("plot", plot)):
-        if path is not None and path != "":
-            _writable(path, name)
-    if plot:
-        _pyplot()
+    _check_outputs(csv, plot)
     filter = "" if filter is None else text(filter, "filter", "a shell pattern on kernel names")
     _core.check_glob(filter)
     top = integer(top, "top", 1)
@@ -531,6 +547,8 @@ def main(argv=None) -> int:
     t.add_argument("--candidates", type=int, default=6, help="candidates timed per shape (default 6)")
     args = parser.parse_args(argv)
     try:
+        if args.command == "profile":  # refused before anything is timed; written after the table is printed
+            _check_outputs(args.csv, args.plot)
         plan = _plan_from(args)
         if args.command == "tune":
             _tune(plan, _shapes(args.shapes), args.candidates)
@@ -541,13 +559,13 @@ def main(argv=None) -> int:
                 parser.error("profile --op gemm takes --m, --n and --k (and no --conv, --groups, --offsets, --stride, "
                              "--padding, --dilation)")
             result = profile(plan, args.m, args.n, args.k, 1 if args.batch is None else args.batch, top=args.top,
-                             filter=args.filter, jobs=args.jobs, csv=args.csv, plot=args.plot)
+                             filter=args.filter, jobs=args.jobs)
         elif args.op == "grouped":
             if None in (args.groups, args.m, args.n, args.k) or args.conv or args.batch is not None or geometry:
                 parser.error("profile --op grouped takes --groups, --m, --n and --k (and no --conv, --batch, --stride, "
                              "--padding, --dilation)")
             result = profile_grouped(plan, args.groups, args.m, args.n, args.k, offsets=args.offsets, top=args.top,
-                                     filter=args.filter, jobs=args.jobs, csv=args.csv, plot=args.plot)
+                                     filter=args.filter, jobs=args.jobs)
         else:
             if args.conv is None or any(v is not None for v in (args.m, args.n, args.k, args.groups, args.batch,
                                                                   args.layouts)) or args.offsets:
@@ -556,8 +574,9 @@ def main(argv=None) -> int:
             stride, padding, dilation = (default if v is None else v for v, default in (
                 (args.stride, (1, 1)), (args.padding, (0, 0)), (args.dilation, (1, 1))))
             result = profile_conv(plan, *args.conv, stride, padding, dilation, top=args.top,
-                                  filter=args.filter, jobs=args.jobs, csv=args.csv, plot=args.plot)
-        print(result.table())
+                                  filter=args.filter, jobs=args.jobs)
+        print(result.table(), flush=True)
+        result.save(args.csv, args.plot)
         return 0
     except (_core.Error, OSError) as e:  # OSError: --csv or --plot could not be written
         message = str(e).removeprefix(f"{args.command}: ")  # plan.profile's own errors name it already

@@ -55,6 +55,15 @@ E option(const char* flag, const std::string& value) {
   }
 }
 
+// An --op value as a KernelKind's name: the interface's spellings "grouped_gemm" and "conv2d_fprop" (dgrad, wgrad)
+// too, and only those (conv2d_gemm listed the GEMMs).
+std::string kind_name(const std::string& op) {
+  if (op == "grouped_gemm") return "grouped";
+  for (const char* pass : {"fprop", "dgrad", "wgrad"})
+    if (op == std::string("conv2d_") + pass) return pass;
+  return op;
+}
+
 struct FilterFlags {
   int arch = 0;
   std::string op, a, b, acc, c, d, layouts, opclass, math, glob;
@@ -62,7 +71,7 @@ struct FilterFlags {
   library::GemmFilter to_filter() const {
     library::GemmFilter f;
     if (!op.empty())
-      f.kind = option<KernelKind>("--op", op == "grouped_gemm" ? "grouped" : op.rfind("conv2d_", 0) == 0 ? op.substr(7) : op);
+      f.kind = option<KernelKind>("--op", kind_name(op));
     if (arch) f.arch = arch;
     if (!a.empty()) f.element_a = option<DataType>("--a", a);
     if (!b.empty()) f.element_b = option<DataType>("--b", b);
@@ -205,7 +214,7 @@ int run_cache(const std::string& action, int64_t max_bytes) {
     for (const auto& c : checks) {
       if (c.problem.empty()) continue;
       ++bad;
-      fmt::print("BAD {} {}: {}\n", c.key, c.name, c.problem);
+      fmt::print("BAD {} {}: {}\n", printable(c.key), printable(c.name), printable(c.problem));
     }
     fmt::print("{} entries checked, {} bad (bad entries are rebuilt on next use)\n", checks.size(), bad);
     return bad ? 1 : 0;

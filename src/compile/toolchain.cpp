@@ -116,8 +116,11 @@ std::string cuda_version_of(const fs::path& nvcc, std::chrono::milliseconds time
     g_hung_nvccs.insert(nvcc.string());
     throw hung();
   }
+  // "Cuda compilation tools, release 13.0, V13.0.48": digits and dots only (the version is part of cache and tuning
+  // keys and is shown; a wrapper's bytes are neither).
   size_t at = text.rfind(", V");
-  if (at != std::string::npos) return text.substr(at + 3, text.find_first_of(" \n", at + 3) - at - 3);
+  std::string version = at == std::string::npos ? "" : text.substr(at + 3, text.find_first_of(" \n", at + 3) - at - 3);
+  if (!version.empty() && version.find_first_not_of("0123456789.") == std::string::npos) return version;
   if (*status != 0)  // start_process's supervisor exits 128 + N for a command killed by signal N, as shells do
     throw ToolchainError(fmt::format("{} --version failed ({}) and said no version: point CUDA_INSTALL_PATH or PATH "
                                      "at a working CUDA toolkit", nvcc.string(),

@@ -166,6 +166,7 @@ std::vector<std::pair<std::string, TunedKernel>> TuningRecord::entries() const {
 }
 
 size_t TuningRecord::clear() const {
+  cache_.check_root();  // an unusable cache is an error, not a record of nothing cleared
   if (!cache_.holds("tuning")) return 0;  // never a record.json through a symbolic link
   const int lock = lock_file(cache_.directory("locks") / "tuning.lock", LockMode::exclusive);
   const Json entries = read_entries(path());  // the measured choices it held: its well-formed entries, as listed

@@ -89,9 +89,22 @@ GroupedProblem check_grouped(const GemmTypes& plan, int device, const std::vecto
                              const std::vector<TensorRef>& b, const std::vector<TensorRef>& c,
                              const std::vector<TensorRef>& d, double alpha, double beta) {
   if (d.empty()) fail("D", "expected a list of one output per group, got an empty list");
-  for (auto [name, list] : {std::pair{"A", &a}, {"B", &b}, {"C", &c}})
-    if (list->size() != d.size() && !(list == &c && c.empty()))
-      fail(name, fmt::format("expected {} tensors (one per group, like D), got {}", d.size(), list->size()));
+  // One tensor per group in each list (C's may be empty): the list whose length differs from the most common one
+  // is named (D's where the counts tie), with every list's length.
+  std::vector<std::pair<const char*, size_t>> lists = {{"A", a.size()}, {"B", b.size()}};
+  if (!c.empty()) lists.emplace_back("C", c.size());
+  lists.emplace_back("D", d.size());
+  auto count = [&](size_t n) { return std::count_if(lists.begin(), lists.end(), [&](auto& l) { return l.second == n; }); };
+  size_t groups = d.size();
+  for (const auto& l : lists)
+    if (count(l.second) > count(groups)) groups = l.second;
+  for (const auto& [name, size] : lists)
+    if (size != groups) {
+      std::string lengths;
+      for (const auto& l : lists) lengths += fmt::format("{}{} {}", lengths.empty() ? "" : ", ", l.first, l.second);
+      fail(name, fmt::format("{} tensor{} where the other lists hold {}: one tensor per group in each list ({})", size,
+                             size == 1 ? "" : "s", groups, lengths));
+    }
   if (d.size() > size_t(INT32_MAX)) fail("D", fmt::format("{} groups exceed the kernels' 32-bit count", d.size()));
   GroupedProblem p;
   p.groups = int64_t(d.size());

@@ -146,7 +146,8 @@ TEST(CommandLine, AWrongValueNamesItsOption) {
            {"--acc half", "cuforge: --acc: unknown DataType 'half'"},
            {"--opclass warp", "cuforge: --opclass: unknown OpcodeClass 'warp'"},
            {"--math fast", "cuforge: --math: unknown MathOperation 'fast'"},
-           {"--op gem", "cuforge: --op: unknown KernelKind 'gem'"}}) {
+           {"--op gem", "cuforge: --op: unknown KernelKind 'gem'"},
+           {"--op conv2d_gemm", "cuforge: --op: unknown KernelKind 'conv2d_gemm'"}}) {
     Listed l = run("list " + args, true);
     EXPECT_EQ(l.status, 2) << args;
     ASSERT_FALSE(l.names.empty()) << args;
@@ -204,6 +205,19 @@ TEST(CommandLine, TheTuningListingEscapesControlCharacters) {
   ASSERT_EQ(l.names.size(), 2u);
   EXPECT_EQ(l.names[0], "key\\x1b[2J");
   EXPECT_EQ(l.names[1].rfind("  -> k\\x07 x1 heuristic 2.00 us", 0), 0u) << l.names[1];
+}
+
+// So are a damaged entry's key and name in `cache verify` (a newline in them forged a line of its own).
+TEST(CommandLine, TheVerifyListingEscapesControlCharacters) {
+  ASSERT_EQ(run("cache info").status, 0);
+  const auto entry = cli_cache().path() / "v1" / "kernels" / "bad\x1b[31mkey\nnewline";
+  std::filesystem::create_directories(entry);
+  test::write_file(entry / "entry.json", "{\"name\": \"evil\\u001b]0;t\\u0007\\nFAKE OK line\"}");
+  Listed l = run("cache verify", true);
+  EXPECT_EQ(l.status, 1);
+  ASSERT_GE(l.names.size(), 2u);
+  EXPECT_EQ(l.names[0].rfind("BAD bad\\x1b[31mkey\\x0anewline evil\\x1b]0;t\\x07\\x0aFAKE OK line: kernel.so is missing", 0), 0u) << l.names[0];
+  std::filesystem::remove_all(entry);
 }
 
 // An output that never reaches its file fails the command (a full disk left a truncated `cuforge emit X > k.cu`

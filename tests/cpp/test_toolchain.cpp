@@ -198,7 +198,9 @@ TEST(Toolchain, AFailingNvccVersionIsAClearError) {
   for (const auto& [dir, body] : std::vector<std::pair<std::string, std::string>>{
            {"exits", "exit 3"},
            {"crashes", "kill -SEGV $$"},
-           {"says", "echo 'Cuda compilation tools, release 13.0, V13.0.88'; exit 1"}}) {
+           {"says", "echo 'Cuda compilation tools, release 13.0, V13.0.88'; exit 1"},
+           // A version of other bytes is none (it is part of every cache and tuning key, and shown).
+           {"odd", "printf 'release 13.0, V\\377\\376/../x\\n'"}}) {
     const fs::path cuda = tmp.path() / dir;
     test::write_file(cuda / "bin/nvcc", "#!/bin/sh\n" + body + "\n");
     ::chmod((cuda / "bin/nvcc").c_str(), 0700);
@@ -220,6 +222,7 @@ TEST(Toolchain, AFailingNvccVersionIsAClearError) {
   EXPECT_TRUE(contains(outcomes[1], "--version failed (exit status 139: signal 11?)")) << outcomes[1];
   EXPECT_TRUE(contains(outcomes[1], "CUDA_INSTALL_PATH")) << outcomes[1];
   EXPECT_EQ(outcomes[2], "version 13.0.88");
+  EXPECT_EQ(outcomes[3], "version unknown");
 }
 
 TEST(Toolchain, TargetsNvccCannotBuildAreRefused) {

@@ -281,6 +281,15 @@ TEST_F(TuningRecordTest, ATuningDirectoryThatIsALinkIsRefusedAndItsTargetKept) {
   EXPECT_TRUE(fs::exists(outside / "record.json"));
 }
 
+// A cache root that is no directory makes clearing the record an error, as listing it is (`cuforge cache
+// clear-tuning` said "removed 0 measured choices").
+TEST_F(TuningRecordTest, ClearingInAnUnusableCacheIsAnError) {
+  test::write_file(tmp / "a-file", "x");
+  KernelCache file_root(tmp / "a-file");
+  EXPECT_TRUE(test::contains(test::message_of<CacheError>([&] { TuningRecord(file_root).clear(); }), "unusable"));
+  EXPECT_TRUE(test::contains(test::message_of<CacheError>([&] { TuningRecord(file_root).entries(); }), "unusable"));
+}
+
 TEST_F(TuningRecordTest, ConcurrentTuningRecordWritersLoseNoEntry) {
   constexpr int kWriters = 6, kEach = 20;
   std::vector<pid_t> pids;

@@ -335,7 +335,7 @@ def test_list_gemms():
 
 
 def test_build_takes_a_name_or_a_list_of_names():
-    for names in (None, [5], 5, ["cuforge_sm90", None]):
+    for names in (None, [5], 5, ["cuforge_sm90", None], b"cuforge_sm90"):
         with pytest.raises(cuforge.InvalidArgumentError, match="^names: expected a kernel name or a list of them"):
             cuforge.build(names)
     with pytest.raises(cuforge.InvalidArgumentError, match="^'nope' is not a cuforge kernel name"):

@@ -107,8 +107,8 @@ class Plan(TilePinning):
 
         def element_of(explicit, name, tensor_name):  # element_X, else the tensor's (D's for C, C's for D)
             tensor = {"A": A, "B": B, "C": C, "D": D}[tensor_name]
-            if isinstance(tensor, (list, tuple)):  # a grouped plan's operands: the first group's
-                tensor = tensor[0] if tensor else None
+            if isinstance(tensor, (list, tuple)):  # a grouped plan's operands: the first group's given (C's may be None)
+                tensor = next((t for t in tensor if t is not None), None)
             if explicit is not None:
                 return datatype(explicit, f"element_{name}")
             if tensor is not None:
@@ -150,8 +150,11 @@ class Plan(TilePinning):
             settings.math = enum_value(math_operation, MathOperation, "math_operation")
         element_a = element_of(element_A, "A", "A")
         element_b = element_of(element_B, "B", "B")
-        element_c = element_of(element_C, "C", "C" if C is not None else "D")
-        element_d = element_of(element_D, "D", "D" if D is not None else "C")
+        def given(x):  # a tensor, or a grouped plan's list holding one
+            return x is not None and (not isinstance(x, (list, tuple)) or any(t is not None for t in x))
+
+        element_c = element_of(element_C, "C", "C" if given(C) else "D")
+        element_d = element_of(element_D, "D", "D" if given(D) else "C")
         # element_C = void (the seed's spelling of "no C"): the kernels take C of D's type, never read.
         self._no_c = element_c == _core.DataType.void
         # What the core plan is made of, kept to make another like it (construct() with a tile).
