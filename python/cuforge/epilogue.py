@@ -26,6 +26,10 @@ class NotOfferedAttributeError(InvalidArgumentError, AttributeError):
     ``hasattr(cuforge, "Tensor")`` and ``getattr(..., default)`` answer rather than raise."""
 
 
+class UnknownActivationError(InvalidArgumentError, AttributeError):
+    """An activation name that is none: an AttributeError too, as the interface's lookup of the name raised."""
+
+
 # The interface's epilogue visitor trees: Python epilogues traced into CUTLASS's visitor nodes.
 _VISITOR_TREES = frozenset({"trace", "evt_ops", "exp", "max", "maximum", "minimum", "multiply_add", "permute",
                             "reshape", "sum"})
@@ -180,7 +184,7 @@ def resolve(value) -> tuple[ActivationFunction, float | None]:
         value, argument = value
     if isinstance(value, str):
         if value not in _BY_NAME:
-            raise InvalidArgumentError(f"activation: unknown {value!r}; known: {', '.join(_BY_NAME)}")
+            raise UnknownActivationError(f"activation: unknown {value!r}; known: {', '.join(_BY_NAME)}")
         value = _BY_NAME[value]
     if not isinstance(value, ActivationFunction):
         raise InvalidArgumentError(

@@ -199,14 +199,18 @@ def test_cutlass_librarys_swizzles_and_iterators_are_taken(caplog):
             assert dgrad.construct(swizzling_functor=swizzle).name == dgrad.construct().name
             dgrad.swizzling_functor = swizzle
             assert dgrad.swizzling_functor is None
-        for iterators in (cutlass_library.IteratorAlgorithm.Analytic, cutlass_library.IteratorAlgorithm.FewChannels):
-            assert dgrad.construct(iterator_algorithm=iterators).name == dgrad.construct().name
+        analytic = cutlass_library.IteratorAlgorithm.Analytic
+        assert dgrad.construct(iterator_algorithm=analytic).name == dgrad.construct().name
         dgrad.iterator_algorithm = cutlass_library.IteratorAlgorithm.Optimized
         assert dgrad.iterator_algorithm == cutlass.IteratorAlgorithm.Optimized
+        fprop = cutlass.op.Conv2dFprop(element=np.float16, kernel_cc=80)
+        few = cutlass_library.IteratorAlgorithm.FewChannels  # fprop's alone, as the interface had it
+        assert fprop.construct(iterator_algorithm=few).name == fprop.construct().name
+        with pytest.raises(cuforge.InvalidArgumentError, match="^iterator_algorithm few_channels: fprop's"):
+            dgrad.construct(iterator_algorithm=few)
     assert "StridedDgradIdentity1: cuforge's dgrad kernels take CUTLASS's strided-dgrad swizzle" in caplog.text
     assert "Identity1: this plan's kernels take no such swizzle" in caplog.text
     assert "iterator_algorithm analytic" in caplog.text and "iterator_algorithm few_channels" in caplog.text
-    fprop = cutlass.op.Conv2dFprop(element=np.float16, kernel_cc=80)
     with pytest.raises(cuforge.InvalidArgumentError, match="a strided-dgrad swizzle schedules dgrad kernels"):
         fprop.swizzling_functor = cutlass.swizzle.StridedDgradIdentitySwizzle4
     # A member of another of cutlass_library's enums is no spelling of one, though their member names agree.

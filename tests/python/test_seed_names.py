@@ -559,3 +559,26 @@ def test_the_interfaces_plan_attributes():
     assert cutlass.op.GroupedGemm(element=np.float16, layout=cutlass.LayoutType.RowMajor, cc=90).name == "grouped_gemm"
     assert [cutlass.op.Conv2d(kind, element=np.float16, cc=90).name for kind in ("fprop", "dgrad", "wgrad")] == [
         "conv2dfprop", "conv2ddgrad", "conv2dwgrad"]
+
+
+def test_the_interfaces_spellings_and_resets_of_settings():
+    """Upper-case names (the interface's getattr_enum lower-cased them), math_operation = None (the kernels' own
+    again), few_channels refused on dgrad as the interface refused it there, an unknown activation an AttributeError
+    as the interface's lookup raised, and C's type from element= before D's tensor (the interface's order)."""
+    plan = cutlass.op.Gemm(element=np.float32, layout=cutlass.LayoutType.RowMajor, cc=80)
+    plan.opclass = "SIMT"
+    assert plan.opclass == cutlass.OpcodeClass.Simt
+    plan.opclass = "TENSOR_OP"
+    plan.math_operation = "MULTIPLY_ADD_FAST_F32"
+    assert plan.math_operation == cutlass.MathOperation.multiply_add_fast_f32
+    plan.math_operation = None
+    assert plan.math_operation == cutlass.MathOperation.multiply_add and plan._plan.settings.math is None
+    with pytest.raises(AttributeError, match="^activation: unknown 'bogus'"):
+        plan.activation = "bogus"
+    dgrad = cutlass.op.Conv2d(kind="dgrad", element=np.float16, cc=80)
+    with pytest.raises(cuforge.InvalidArgumentError, match="^iterator_algorithm few_channels: fprop's .* plan is dgrad"):
+        dgrad.iterator_algorithm = "few_channels"
+    a, d = np.ones((128, 128), np.float16), np.zeros((128, 128), np.float32)
+    given = cutlass.op.Gemm(A=a, B=a, D=d, element=np.float16, layout=cutlass.LayoutType.RowMajor, cc=90)
+    assert (given.element_C, given.element_D) == (cutlass.DataType.f16, cutlass.DataType.f32)
+    assert cutlass.op.Gemm(A=a, B=a, D=d).element_C == cutlass.DataType.f32, "without element=, D's tensor's"

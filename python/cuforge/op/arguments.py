@@ -41,10 +41,11 @@ def enum_value(value, enum, name: str):
             raise InvalidArgumentError(f"{name}: expected a cuforge.{enum.__name__} (or cutlass_library's "
                                        f"{enum.__name__}), got {type(value).__name__}.{value.name}")
         value = value.name
-    if isinstance(value, str) and value not in enum.__members__ and value.islower():
-        value = "".join(part.capitalize() for part in value.split("_")) or value  # the interface's getattr_enum
-    if isinstance(value, str) and value in enum.__members__:
-        return enum.__members__[value]
+    if isinstance(value, str):  # a member's name, in any case, or the interface's getattr_enum spelling of one
+        lowered = value.lower()  # ("tensor_op", "TENSOR_OP": TensorOp; "SIMT": Simt; "MULTIPLY_ADD": multiply_add)
+        for name_of in (value, lowered, "".join(part.capitalize() for part in lowered.split("_"))):
+            if name_of in enum.__members__:
+                return enum.__members__[name_of]
     raise InvalidArgumentError(f"{name}: expected a cuforge.{enum.__name__} (one of {', '.join(enum.__members__)}), "
                                f"got {shown(value)}")
 

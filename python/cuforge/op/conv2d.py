@@ -26,11 +26,15 @@ _KINDS = {"fprop": KernelKind.Conv2dFprop, "dgrad": KernelKind.Conv2dDgrad, "wgr
 _ITERATOR_NAMES = {"optimized": IteratorAlgorithm.Optimized, "fixed_channels": IteratorAlgorithm.FixedChannels}
 
 
-def _iterators(value) -> IteratorAlgorithm | None:
+def _iterators(value, kind: KernelKind) -> IteratorAlgorithm | None:
     """An iterator_algorithm as the settings take it: the member or the interface's name; the interface's
-    "analytic" and "few_channels", which cuforge does not build, logged and left to cuforge (None)."""
+    "analytic" and "few_channels", which cuforge does not build, logged and left to cuforge (None), but
+    few_channels on a dgrad or wgrad plan, which the interface refused as fixed_channels (fprop's alone)."""
     if interface_member(value, "IteratorAlgorithm"):
         value = {"Analytic": "analytic", "FewChannels": "few_channels"}.get(value.name, value)
+    if isinstance(value, str) and value.lower() == "few_channels" and kind != KernelKind.Conv2dFprop:
+        raise InvalidArgumentError(f"iterator_algorithm few_channels: fprop's iterators (they read the activation's "
+                                   f"few channels); this plan is {kind.name.removeprefix('Conv2d').lower()}")
     if isinstance(value, str) and value.lower() in ("analytic", "few_channels"):
         _logger.info("iterator_algorithm %s: cuforge builds optimized and fixed_channels iterators; it chooses "
                      "between them per problem", value.lower())
@@ -228,7 +232,7 @@ class Conv2d(Plan):
 
     @iterator_algorithm.setter
     def iterator_algorithm(self, value):
-        value = _iterators(value)
+        value = _iterators(value, self._plan.kind)
         self._update(lambda s: setattr(s, "iterator_algorithm", value))
 
     def _seed_change(self, iterator_algorithm, stride_support, swizzling_functor, epilogue_functor):
@@ -244,7 +248,7 @@ class Conv2d(Plan):
             _logger.info("stride_support %s: cuforge chooses unit-stride or strided dgrad kernels per problem", name)
         changes = []
         if iterator_algorithm is not None:
-            iterators = _iterators(iterator_algorithm)
+            iterators = _iterators(iterator_algorithm, self._plan.kind)
             changes.append(lambda s: setattr(s, "iterator_algorithm", iterators))
         if swizzling_functor is not None:
             scheduler = self._tile_scheduler(swizzling_functor)
@@ -363,7 +367,8 @@ class Conv2d(Plan):
             problem = (problem.N, problem.H, problem.W, problem.C, problem.K, problem.R, problem.S)
         elif problem is None:
             problem, *geometry = self._core_class.default_problem
-            iterators = self.iterator_algorithm if iterator_algorithm is None else _iterators(iterator_algorithm)
+            iterators = (self.iterator_algorithm if iterator_algorithm is None
+                         else _iterators(iterator_algorithm, self._plan.kind))
             if iterators == IteratorAlgorithm.FixedChannels:
                 # Fixed-channel kernels take one vector of channels: ResNet-50's stem of that many (a 16-byte
                 # vector, or alignment_A's), as the interface built them with no problem given.

@@ -98,30 +98,40 @@ class Plan(TilePinning):
 
         # Each operand's type and layout: element_X/layout_X, else its tensor's, else the generic
         # element/layout (the CUTLASS Python interface's order: a tensor's own type is never overridden
-        # by the generic one).
+        # by the generic one); C and D without either take the other's tensor's type (cuforge's own).
         def datatype(value, label):  # a DataTypeError naming the argument that gave the type
             try:
                 return to_datatype(value)
             except DataTypeError as e:
                 raise DataTypeError(f"{label}: {e}") from None
 
-        def element_of(explicit, name, tensor_name):  # element_X, else the tensor's (D's for C, C's for D)
-            tensor = {"A": A, "B": B, "C": C, "D": D}[tensor_name]
-            if isinstance(tensor, (list, tuple)):  # a grouped plan's operands: the first group's given (C's may be None)
-                tensor = next((t for t in tensor if t is not None), None)
+        def first(tensor):  # a grouped plan's operands: the first group's given (C's may be None)
+            if isinstance(tensor, (list, tuple)):
+                return next((t for t in tensor if t is not None), None)
+            return tensor
+
+        def type_of(tensor, tensor_name, name):  # a tensor's dtype, else None where element= stands in
+            dtype = getattr(tensor, "dtype", None)
+            if dtype is not None:
+                given = "" if tensor_name == name else f" (for element_{name})"
+                return datatype(dtype, f"{tensor_name}'s dtype{given}")
+            if element is None:
+                raise InvalidArgumentError(f"{tensor_name}: expected an array or tensor (with a dtype), got "
+                                           f"{type(tensor).__name__}; or give element=")
+            return None
+
+        def element_of(explicit, name, other=None):  # element_X, its tensor's, element, the other's (C, D)
             if explicit is not None:
                 return datatype(explicit, f"element_{name}")
-            if tensor is not None:
-                dtype = getattr(tensor, "dtype", None)
-                if dtype is not None:
-                    given = "" if tensor_name == name else f" (for element_{name})"
-                    return datatype(dtype, f"{tensor_name}'s dtype{given}")
-                if element is None:
-                    raise InvalidArgumentError(f"{tensor_name}: expected an array or tensor (with a dtype), got "
-                                               f"{type(tensor).__name__}; or give element=")
-            if element is None:
-                raise InvalidArgumentError(f"element_{name}: give element=, element_{name}= or a tensor {name}=")
-            return datatype(element, "element")
+            tensors = {"A": A, "B": B, "C": C, "D": D}
+            own = first(tensors[name])
+            if own is not None and (dtype := type_of(own, name, name)) is not None:
+                return dtype
+            if element is not None:
+                return datatype(element, "element")
+            if other is not None and (tensor := first(tensors[other])) is not None:
+                return type_of(tensor, other, name)
+            raise InvalidArgumentError(f"element_{name}: give element=, element_{name}= or a tensor {name}=")
 
         def says_layout(x, name):  # a matrix of more than one row and column (a vector's layout is either)
             shape = operand_extents(x, name)
@@ -148,13 +158,10 @@ class Plan(TilePinning):
             settings.opclass = enum_value(opclass, OpcodeClass, "opclass")
         if math_operation is not None:
             settings.math = enum_value(math_operation, MathOperation, "math_operation")
-        element_a = element_of(element_A, "A", "A")
-        element_b = element_of(element_B, "B", "B")
-        def given(x):  # a tensor, or a grouped plan's list holding one
-            return x is not None and (not isinstance(x, (list, tuple)) or any(t is not None for t in x))
-
-        element_c = element_of(element_C, "C", "C" if given(C) else "D")
-        element_d = element_of(element_D, "D", "D" if given(D) else "C")
+        element_a = element_of(element_A, "A")
+        element_b = element_of(element_B, "B")
+        element_c = element_of(element_C, "C", "D")
+        element_d = element_of(element_D, "D", "C")
         # element_C = void (the seed's spelling of "no C"): the kernels take C of D's type, never read.
         self._no_c = element_c == _core.DataType.void
         # What the core plan is made of, kept to make another like it (construct() with a tile).
@@ -362,8 +369,8 @@ class Plan(TilePinning):
         return math if math is not None else self._plan.math_instruction().math_operation
 
     @math_operation.setter
-    def math_operation(self, value):
-        value = enum_value(value, MathOperation, "math_operation")
+    def math_operation(self, value):  # None: the kernels' own again
+        value = None if value is None else enum_value(value, MathOperation, "math_operation")
 
         def change(s):
             s.math = value
