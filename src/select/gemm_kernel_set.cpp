@@ -113,14 +113,27 @@ std::string kind_words(KernelKind kind) {
     default: return fmt::format("Conv2d {}", to_string(kind));
   }
 }
+// A C++ caller may cast any integer to an enum: one that names no type, layout or kind is refused by name (a type
+// past the enum chose the SM80 family, having no SM90 rows).
+void check_enumerators(const GemmTypes& t, KernelKind kind) {
+  for (auto [name, type] : {std::pair{"element_A", t.element_a}, {"element_B", t.element_b},
+                            {"element_C", t.element_c}, {"element_D", t.element_d}})
+    check_enumerator(type, name);
+  if (t.element_accumulator) check_enumerator(*t.element_accumulator, "element_accumulator");
+  for (auto [name, layout] : {std::pair{"layout_A", t.layout_a}, {"layout_B", t.layout_b}, {"layout_C", t.layout_c}})
+    check_enumerator(layout, name);
+  check_enumerator(kind, "kind");
+}
 }  // namespace
 
 Arch gemm_family(const GemmTypes& t, int cc, int kernel_cc, const GemmSettings& s, KernelKind kind) {
+  check_enumerators(t, kind);
   if (kernel_cc) return kernel_cc;
   return cc == 90 && !catalog_rows(t, 90, s, kind).empty() ? 90 : 80;
 }
 
 GemmKernels gemm_kernels(const GemmTypes& t, Arch arch, const GemmSettings& s, KernelKind kind, int target_cc) {
+  check_enumerators(t, kind);
   s.check();
   if (kind == KernelKind::Grouped && s.decomposition != Decomposition::Heuristic &&
       s.decomposition != Decomposition::DataParallel)

@@ -12,6 +12,7 @@
 #include "cuforge/library/catalog.hpp"
 #include "cuforge/select/gemm_cost.hpp"
 #include "gemm_plan_support.hpp"
+#include "test_support.hpp"
 
 namespace cuforge {
 namespace {
@@ -303,6 +304,20 @@ TEST(Selection, PlansCheckTheClassesTheyAreGiven) {
     EXPECT_THROW(plan.choice(p), InvalidArgumentError);
     EXPECT_THROW(plan.tuning_key(p), InvalidArgumentError);
   }
+}
+
+// A type, layout or kind past its enum names no family (one chose SM80's, having no SM90 rows).
+TEST(Selection, EnumeratorsPastTheirEnumsAreRefused) {
+  GemmTypes type;
+  type.element_a = static_cast<DataType>(99);
+  GemmTypes layout;
+  layout.layout_b = static_cast<Layout>(7);
+  const select::GemmSettings s;
+  EXPECT_TRUE(test::contains(test::message_of<InvalidArgumentError>([&] { select::gemm_family(type, 90, 0, s); }),
+                             "element_A: 99 is not a value of enum DataType"));
+  EXPECT_TRUE(test::contains(test::message_of<InvalidArgumentError>([&] { select::gemm_kernels(layout, 90, s); }),
+                             "layout_B: 7 is not a value of enum Layout"));
+  EXPECT_THROW(select::gemm_family(GemmTypes{}, 90, 0, s, static_cast<KernelKind>(9)), InvalidArgumentError);
 }
 
 }  // namespace
