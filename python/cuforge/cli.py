@@ -18,7 +18,16 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] in ("profile", "tune"):
         from .profiler import main as profiler_main
 
-        sys.exit(profiler_main(sys.argv[1:]))
+        try:  # an output that never reached its file fails the command, as the C++ commands' do (/dev/full)
+            try:
+                status = profiler_main(sys.argv[1:])
+            except SystemExit as e:  # argparse's --help and usage errors
+                status = e.code
+            sys.stdout.flush()
+        except OSError as e:
+            print(f"cuforge {sys.argv[1]}: cannot write the output: {e.strerror or e}", file=sys.stderr)
+            os._exit(2)  # not Python's own report of the failed flush at exit
+        sys.exit(status)
     binary = os.path.join(os.path.dirname(__file__), "bin", "cuforge")
     env = dict(os.environ)
     if not env.get("CUTLASS_PATH") and cutlass_path():

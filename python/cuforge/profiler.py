@@ -513,8 +513,17 @@ def _pair_argument(text: str) -> tuple:
     return (values[0], values[-1])
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, but that its help is written as any output is: a write that fails raises (argparse's own
+    printing drops the error, and `cuforge profile --help > /dev/full` exited 0). Its subcommands' parsers are
+    of this class too."""
+
+    def print_help(self, file=None):
+        (file or sys.stdout).write(self.format_help())
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="cuforge", description="time kernels on this machine's GPU")
+    parser = _Parser(prog="cuforge", description="time kernels on this machine's GPU")
     commands = parser.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--dtype", default="bf16", help="element type of every operand (default bf16)")

@@ -33,3 +33,16 @@ def test_the_command_lines_entry_point_restores_sigpipe():
     listing.stdout.read(1)
     listing.stdout.close()
     assert listing.wait(timeout=60) == -13, listing.stderr.read()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this machine")
+@pytest.mark.parametrize("command", [["profile", "--help"], ["tune", "--help"]])
+def test_the_profilers_lost_output_fails_the_command(command):
+    """`cuforge profile --help > /dev/full` exited 0, its output lost (argparse's write failed unseen at exit); the
+    C++ commands exit 2 there."""
+    entry = [sys.executable, "-c", "import sys; from cuforge.cli import main; sys.argv[0] = 'cuforge'; main()",
+             *command]
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(entry, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.startswith(f"cuforge {command[0]}: cannot write the output: "), \
+        done.stderr
