@@ -58,10 +58,12 @@ def build(names, jobs: int | None = None, progress: bool = True, cc: int | None 
     cache cannot be used."""
     from .op.arguments import capability, flag, jobs_count, text  # op's plans build through this: imported on use
 
+    names_given = names
     names = ([names] if isinstance(names, str) else None if isinstance(names, (bytes, bytearray))
              else list(names) if isinstance(names, Iterable) else None)
     if names is None:  # bytes would be taken as a list of integers
-        raise InvalidArgumentError("names: expected a kernel name or a list of them (strings)")
+        raise InvalidArgumentError(f"names: expected a kernel name or a list of them (strings), got "
+                                   f"{type(names_given).__name__}")
     names = list(dict.fromkeys(text(n, "names", "a kernel name or a list of them (strings)") for n in names))
 
     jobs, cc, progress = jobs_count(jobs), 0 if cc is None else capability(cc, "cc"), flag(progress, "progress")

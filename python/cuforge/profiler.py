@@ -385,17 +385,27 @@ def _writable(path, name: str) -> str:
         raise InvalidArgumentError(f"{name}: {path!r} is a directory; name the file to write")
     if os.path.exists(path) and not os.path.isfile(path):  # a FIFO would block the writer, a device take anything
         raise InvalidArgumentError(f"{name}: {path!r} is not a regular file")
-    if os.path.islink(path) and not os.path.exists(path):  # writing would create its target, or loop
-        raise InvalidArgumentError(f"{name}: {path!r} is a link to nothing")
-    # Opened as the write will open it (a name too long, a directory or file the user may not write), before
-    # minutes of timing are spent; a file made only to try this is removed.
-    made = not os.path.lexists(path)
+    # Opened as the write will open it (a name too long, a directory or file the user may not write, a link that
+    # loops), before minutes of timing are spent. A file that is not there yet (a link's target among them) is made
+    # and removed: only one this made (O_EXCL), never one another process made meanwhile.
+    def cannot(e: OSError):
+        return InvalidArgumentError(f"{name}: cannot write {path!r}: {e.strerror or e}")
+
     try:
-        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK))
+        return path
+    except FileNotFoundError:
+        pass
     except OSError as e:
-        raise InvalidArgumentError(f"{name}: cannot write {path!r}: {e.strerror or e}") from None
-    if made:
-        os.unlink(path)
+        raise cannot(e) from None
+    target = os.path.realpath(path)
+    try:
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+    except FileExistsError:
+        return path  # made meanwhile: there to be written
+    except OSError as e:
+        raise cannot(e) from None
+    os.unlink(target)
     return path
 
 
@@ -584,7 +594,12 @@ def main(argv=None) -> int:
                 (args.stride, (1, 1)), (args.padding, (0, 0)), (args.dilation, (1, 1))))
             result = profile_conv(plan, *args.conv, stride, padding, dilation, top=args.top,
                                   filter=args.filter, jobs=args.jobs)
-        print(result.table(), flush=True)
+        try:
+            print(result.table(), flush=True)
+        except OSError as e:  # the measurements still reach the files asked for
+            result.save(args.csv, args.plot)
+            print(f"cuforge {args.command}: cannot write the table to stdout: {e.strerror or e}", file=sys.stderr)
+            return 2
         result.save(args.csv, args.plot)
         return 0
     except (_core.Error, OSError) as e:  # OSError: --csv or --plot could not be written

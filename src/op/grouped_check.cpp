@@ -100,10 +100,15 @@ GroupedProblem check_grouped(const GemmTypes& plan, int device, const std::vecto
     if (count(l.second) > count(groups)) groups = l.second;
   for (const auto& [name, size] : lists)
     if (size != groups) {
-      std::string lengths;
-      for (const auto& l : lists) lengths += fmt::format("{}{} {}", lengths.empty() ? "" : ", ", l.first, l.second);
-      fail(name, fmt::format("{} tensor{} where the other lists hold {}: one tensor per group in each list ({})", size,
-                             size == 1 ? "" : "s", groups, lengths));
+      std::string lengths, holding;  // "A, C and D hold 3"
+      int held = 0;
+      for (const auto& [other, n] : lists) {
+        lengths += fmt::format("{}{} {}", lengths.empty() ? "" : ", ", other, n);
+        if (n == groups)
+          holding += fmt::format("{}{}", held++ == 0 ? "" : held == count(groups) ? " and " : ", ", other);
+      }
+      fail(name, fmt::format("{} tensor{} where {} hold{} {}: one tensor per group in each list ({})", size,
+                             size == 1 ? "" : "s", holding, held == 1 ? "s" : "", groups, lengths));
     }
   if (d.size() > size_t(INT32_MAX)) fail("D", fmt::format("{} groups exceed the kernels' 32-bit count", d.size()));
   GroupedProblem p;

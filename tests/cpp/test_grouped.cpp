@@ -164,10 +164,13 @@ TEST(GroupedCheck, ListsAreCheckedGroupByGroup) {
   };
   Lists shorter = l;
   shorter.b.pop_back();
-  says(shorter, "B: 3 tensors where the other lists hold 4: one tensor per group in each list (A 4, B 3, D 4)");
+  says(shorter, "B: 3 tensors where A and D hold 4: one tensor per group in each list (A 4, B 3, D 4)");
   Lists one_d = l;  // the short list is named, not the first that differs from D (A was, "expected 1 tensors")
   one_d.d.resize(1);
-  says(one_d, "D: 1 tensor where the other lists hold 4: one tensor per group in each list (A 4, B 4, D 1)");
+  says(one_d, "D: 1 tensor where A and B hold 4: one tensor per group in each list (A 4, B 4, D 1)");
+  Lists all_differ = one_d;  // no length most lists share: D's is the measure
+  all_differ.b.resize(3);
+  says(all_differ, "A: 4 tensors where D holds 1: one tensor per group in each list (A 4, B 3, D 1)");
   says(Lists{}, "D: expected a list of one output per group, got an empty list");
   Lists k_mismatch = l;
   k_mismatch.b[1] = matrix(kBase + (1 << 24) + (1 << 20), 191, 512);

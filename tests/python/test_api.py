@@ -335,9 +335,11 @@ def test_list_gemms():
 
 
 def test_build_takes_a_name_or_a_list_of_names():
-    for names in (None, [5], 5, ["cuforge_sm90", None], b"cuforge_sm90"):
+    for names in (None, [5], 5, ["cuforge_sm90", None]):
         with pytest.raises(cuforge.InvalidArgumentError, match="^names: expected a kernel name or a list of them"):
             cuforge.build(names)
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^names: .* \(strings\), got bytes$"):  # said "got int"
+        cuforge.build(b"cuforge_sm90")
     with pytest.raises(cuforge.InvalidArgumentError, match="^'nope' is not a cuforge kernel name"):
         cuforge.build("nope")  # one name, not its letters
 

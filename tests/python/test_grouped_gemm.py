@@ -60,8 +60,10 @@ def test_types_come_from_the_first_group_when_not_given():
     plan = cuforge.op.GroupedGemm(A=As, B=Bs, C=Cs, D=Ds)
     assert plan.element_A == cuforge.DataType.f16
     # C's type is its first given group's (group 0 has none), else D's: both said "element_C: give element=".
-    for C in ([None, Cs[1]], [None, None]):
-        assert cuforge.op.GroupedGemm(A=As, B=Bs, C=C, D=Ds).element_C == cuforge.DataType.f16
+    assert cuforge.op.GroupedGemm(A=As, B=Bs, C=[None, None], D=Ds).element_C == cuforge.DataType.f16
+    f32 = lists([(64, 32, 16), (8, 32, 24)], np.float32)[2]
+    with pytest.raises(cuforge.InvalidArgumentError, match="C f32 / D f16"):  # group 1's f32, no kernel takes it
+        cuforge.op.GroupedGemm(A=As, B=Bs, C=[None, f32[1]], D=Ds)
 
 
 @no_gpu
@@ -91,8 +93,8 @@ def test_a_group_without_c():
 
 
 @pytest.mark.parametrize("change, says", [
-    (lambda L: L[1].pop(), r"^B: 2 tensors where the other lists hold 3: one tensor per group in each list \(A 3, B 2, "),
-    (lambda L: L[3].pop(), r"^D: 2 tensors where the other lists hold 3"),
+    (lambda L: L[1].pop(), r"^B: 2 tensors where A, C and D hold 3: one tensor per group in each list \(A 3, B 2, "),
+    (lambda L: L[3].pop(), r"^D: 2 tensors where A, B and C hold 3"),
     (lambda L: L[1].__setitem__(1, group(1, 8, 32, 16)[1]), "^group 1: B: expected 24 rows"),
     (lambda L: L[0].__setitem__(2, group(2, 16, 32, 8, np.float32)[0]), "^group 2: A: expected element type f16"),
     (lambda L: L[3].__setitem__(0, FakeDeviceArray((64, 32), np.float16, ptr=0x10_0000_0000 + 3 * GIB, device=1)),

@@ -109,17 +109,21 @@ def test_a_profile_writes_only_regular_files(tmp_path):
     with pytest.raises(cuforge.InvalidArgumentError, match="^plot: .* is not a regular file"):
         profile.save(plot=str(tmp_path / "fifo"))
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "p.csv")
-    (tmp_path / "creating").symlink_to(tmp_path / "made.csv")  # writing would make its target
+    with pytest.raises(cuforge.InvalidArgumentError, match="^csv: cannot write .*No such file"):
+        profile.save(csv=str(tmp_path / "dangling"))
+    # Refused as the write would be, before a profile's minutes of timing (they were found only at the end): a link
+    # that loops, a name too long. The files the check makes to try are removed; a link's target is written.
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
-    for name in ("dangling", "creating", "loop"):
-        with pytest.raises(cuforge.InvalidArgumentError, match="^csv: .* is a link to nothing"):
-            profile.save(csv=str(tmp_path / name))
-    assert not (tmp_path / "made.csv").exists()
-    # Refused as the write would be, before a profile's minutes of timing (they were found only at the end).
-    with pytest.raises(cuforge.InvalidArgumentError, match="^csv: cannot write .*File name too long"):
-        cuforge.profiler._check_outputs(str(tmp_path / ("x" * 300)), None)
-    cuforge.profiler._check_outputs(str(tmp_path / "fresh.csv"), None)
-    assert not (tmp_path / "fresh.csv").exists(), "the check left the file it tried"
+    for path, says in (("loop", "Too many levels of symbolic links"), ("x" * 300, "File name too long")):
+        with pytest.raises(cuforge.InvalidArgumentError, match=f"^csv: cannot write .*{says}"):
+            cuforge.profiler._check_outputs(str(tmp_path / path), None)
+    (tmp_path / "link").symlink_to(tmp_path / "target.csv")
+    for path in ("fresh.csv", "link"):
+        cuforge.profiler._check_outputs(str(tmp_path / path), None)
+    assert not (tmp_path / "fresh.csv").exists() and not (tmp_path / "target.csv").exists(), "a file tried was left"
+    (tmp_path / "kept.csv").write_text("theirs")
+    cuforge.profiler._check_outputs(str(tmp_path / "kept.csv"), None)
+    assert (tmp_path / "kept.csv").read_text() == "theirs"
 
 
 def test_a_slope_past_f32_is_refused():

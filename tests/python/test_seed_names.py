@@ -569,6 +569,8 @@ def test_the_interfaces_spellings_and_resets_of_settings():
     plan.opclass = "SIMT"
     assert plan.opclass == cutlass.OpcodeClass.Simt
     plan.opclass = "TENSOR_OP"
+    plan.opclass = "tensorop"
+    assert plan.opclass == cutlass.OpcodeClass.TensorOp
     plan.math_operation = "MULTIPLY_ADD_FAST_F32"
     assert plan.math_operation == cutlass.MathOperation.multiply_add_fast_f32
     plan.math_operation = None
@@ -576,8 +578,9 @@ def test_the_interfaces_spellings_and_resets_of_settings():
     with pytest.raises(AttributeError, match="^activation: unknown 'bogus'"):
         plan.activation = "bogus"
     dgrad = cutlass.op.Conv2d(kind="dgrad", element=np.float16, cc=80)
-    with pytest.raises(cuforge.InvalidArgumentError, match="^iterator_algorithm few_channels: fprop's .* plan is dgrad"):
-        dgrad.iterator_algorithm = "few_channels"
+    for few in ("few_channels", "FewChannels"):
+        with pytest.raises(cuforge.InvalidArgumentError, match="^iterator_algorithm few_channels: fprop's .* dgrad"):
+            dgrad.iterator_algorithm = few
     a, d = np.ones((128, 128), np.float16), np.zeros((128, 128), np.float32)
     given = cutlass.op.Gemm(A=a, B=a, D=d, element=np.float16, layout=cutlass.LayoutType.RowMajor, cc=90)
     assert (given.element_C, given.element_D) == (cutlass.DataType.f16, cutlass.DataType.f32)

@@ -41,11 +41,11 @@ def enum_value(value, enum, name: str):
             raise InvalidArgumentError(f"{name}: expected a cuforge.{enum.__name__} (or cutlass_library's "
                                        f"{enum.__name__}), got {type(value).__name__}.{value.name}")
         value = value.name
-    if isinstance(value, str):  # a member's name, in any case, or the interface's getattr_enum spelling of one
-        lowered = value.lower()  # ("tensor_op", "TENSOR_OP": TensorOp; "SIMT": Simt; "MULTIPLY_ADD": multiply_add)
-        for name_of in (value, lowered, "".join(part.capitalize() for part in lowered.split("_"))):
-            if name_of in enum.__members__:
-                return enum.__members__[name_of]
+    if isinstance(value, str):  # a member's name in any case, with or without underscores (the interface's
+        spelled = value.replace("_", "").casefold()  # getattr_enum: "tensor_op", "TENSOR_OP", "SIMT", "RowMajor")
+        for name_of, member in enum.__members__.items():
+            if name_of.replace("_", "").casefold() == spelled:
+                return member
     raise InvalidArgumentError(f"{name}: expected a cuforge.{enum.__name__} (one of {', '.join(enum.__members__)}), "
                                f"got {shown(value)}")
 

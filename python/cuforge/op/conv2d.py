@@ -32,12 +32,14 @@ def _iterators(value, kind: KernelKind) -> IteratorAlgorithm | None:
     few_channels on a dgrad or wgrad plan, which the interface refused as fixed_channels (fprop's alone)."""
     if interface_member(value, "IteratorAlgorithm"):
         value = {"Analytic": "analytic", "FewChannels": "few_channels"}.get(value.name, value)
-    if isinstance(value, str) and value.lower() == "few_channels" and kind != KernelKind.Conv2dFprop:
+    unbuilt = {"analytic": "analytic", "fewchannels": "few_channels"}.get(
+        value.replace("_", "").casefold() if isinstance(value, str) else None)
+    if unbuilt == "few_channels" and kind != KernelKind.Conv2dFprop:
         raise InvalidArgumentError(f"iterator_algorithm few_channels: fprop's iterators (they read the activation's "
-                                   f"few channels); this plan is {kind.name.removeprefix('Conv2d').lower()}")
-    if isinstance(value, str) and value.lower() in ("analytic", "few_channels"):
+                                   f"few channels); this plan is Conv2d {kind.name.removeprefix('Conv2d').lower()}")
+    if unbuilt:
         _logger.info("iterator_algorithm %s: cuforge builds optimized and fixed_channels iterators; it chooses "
-                     "between them per problem", value.lower())
+                     "between them per problem", unbuilt)
         return None
     if isinstance(value, str) and value.lower() in _ITERATOR_NAMES:
         value = _ITERATOR_NAMES[value.lower()]
