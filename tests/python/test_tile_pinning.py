@@ -45,3 +45,20 @@ def test_a_tile_of_an_impossible_shape_is_refused_when_the_plan_builds(tmp_path,
     with pytest.raises(cuforge.InvalidArgumentError):
         plan.tile_description = td
     assert plan.tile_description is None
+
+
+def test_a_tile_naming_cutlass_librarys_instruction_is_taken():
+    """The interface's tile descriptions held cutlass_library's MathInstruction: one of the plan's own instruction
+    pins the tile (it was refused as not cuforge's); another is refused naming its fields."""
+    L = pytest.importorskip("cutlass_library")
+    plan = cuforge.op.Gemm(element=cuforge.DataType.f16, layout=RowMajor, element_accumulator=cuforge.DataType.f32,
+                           cc=80)
+    td = plan.tile_descriptions()[0]
+    td.math_instruction = L.MathInstruction([16, 8, 16], L.DataType.f16, L.DataType.f16, L.DataType.f32,
+                                            L.OpcodeClass.TensorOp)
+    assert plan.construct(td).name == plan.construct(plan.tile_descriptions()[0]).name
+    td.math_instruction = L.MathInstruction([16, 8, 16], L.DataType.bf16, L.DataType.bf16, L.DataType.f32,
+                                            L.OpcodeClass.TensorOp)
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^tile_description: its math_instruction is "
+                                                           r"cutlass_library's MathInstruction\(16x8x16, bf16 x bf16"):
+        plan.construct(td)
