@@ -128,9 +128,13 @@ def test_a_tensor_s_type_and_layout_come_before_the_generic_ones():
     assert (plan.element_A, plan.element_C, plan.element_D) == (cuforge.DataType.f16, cuforge.DataType.f32,
                                                                 cuforge.DataType.f32)
     assert (plan.layout_A, plan.layout_C) == (RowMajor, cuforge.LayoutType.ColumnMajor)
-    explicit = cutlass.op.Gemm(C=C, D=C, element=np.float16, element_C=np.float16, element_D=np.float16,
+    explicit = cutlass.op.Gemm(C=C, D=C, element=np.float16, element_C=np.float32, element_D=np.float32,
                                layout=RowMajor, layout_C=RowMajor)
-    assert (explicit.element_C, explicit.layout_C) == (cuforge.DataType.f16, RowMajor)
+    assert (explicit.element_C, explicit.layout_C) == (cuforge.DataType.f32, RowMajor)
+    # An element_X of another type than its tensor X: no run of the plan's own tensors could be (the interface
+    # refused any element_X given with a tensor X; this plan was taken, of f16 C and D).
+    with pytest.raises(cuforge.DataTypeError, match="^element_C is f16, but the tensor C given with it holds f32"):
+        cutlass.op.Gemm(C=C, D=C, element=np.float16, element_C=np.float16, element_D=np.float16, layout=RowMajor)
     # A one-row matrix lies either way: the generic layout decides (a grouped plan's first telling group).
     col = lambda r, c: np.zeros((r, c), np.float16, order="F")  # noqa: E731
     one_row = cutlass.op.Gemm(A=col(1, 64), B=col(64, 64), C=col(1, 64), D=col(1, 64), layout=cuforge.LayoutType.ColumnMajor)

@@ -585,3 +585,5 @@ def test_the_interfaces_spellings_and_resets_of_settings():
     given = cutlass.op.Gemm(A=a, B=a, D=d, element=np.float16, layout=cutlass.LayoutType.RowMajor, cc=90)
     assert (given.element_C, given.element_D) == (cutlass.DataType.f16, cutlass.DataType.f32)
     assert cutlass.op.Gemm(A=a, B=a, D=d).element_C == cutlass.DataType.f32, "without element=, D's tensor's"
+    with pytest.raises(cuforge.DataTypeError, match="^element_A is f16, but the tensor A given with it holds f32"):
+        cutlass.op.Gemm(A=d, B=a, element_A=np.float16, element=np.float16)  # no run of it could be: refused now

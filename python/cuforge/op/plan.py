@@ -121,10 +121,16 @@ class Plan(TilePinning):
             return None
 
         def element_of(explicit, name, other=None):  # element_X, its tensor's, element, the other's (C, D)
-            if explicit is not None:
-                return datatype(explicit, f"element_{name}")
             tensors = {"A": A, "B": B, "C": C, "D": D}
             own = first(tensors[name])
+            if explicit is not None:
+                chosen = datatype(explicit, f"element_{name}")
+                dtype = getattr(own, "dtype", None)
+                # A tensor of another type than its element_X could never run (the interface refused both given).
+                if dtype is not None and chosen != _core.DataType.void and datatype(dtype, f"{name}'s dtype") != chosen:
+                    raise DataTypeError(f"element_{name} is {chosen.name}, but the tensor {name} given with it holds "
+                                        f"{datatype(dtype, name).name}: give one of them")
+                return chosen
             if own is not None and (dtype := type_of(own, name, name)) is not None:
                 return dtype
             if element is not None:
