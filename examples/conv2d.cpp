@@ -27,7 +27,7 @@ float from_bf16(uint16_t h) {
 
 }  // namespace
 
-int main() {
+int main() try {
   const int64_t N = 2, H = 14, W = 14, C = 32, K = 64, R = 3, S = 3;  // "same" padding: P = H, Q = W
   const cuforge::op::ConvGeometry geometry{{1, 1}, {1, 1}, {1, 1}};   // stride, padding, dilation
   cuforge::GemmOptions options;
@@ -88,4 +88,7 @@ int main() {
   cudaFree(db);
   cudaFree(dy);
   return wrong ? 1 : 0;
+} catch (const cuforge::Error& e) {  // a refusal, a toolchain or cache problem: said, not an abort
+  std::fprintf(stderr, "cuforge: %s\n", e.what());
+  return 2;
 }

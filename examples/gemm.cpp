@@ -25,7 +25,7 @@ float from_bf16(uint16_t h) {
 
 }  // namespace
 
-int main() {
+int main() try {
   const int64_t M = 512, N = 384, K = 256;
   cuforge::GemmOptions options;
   options.element_a = options.element_b = options.element_c = options.element_d = cuforge::DataType::bf16;
@@ -72,4 +72,7 @@ int main() {
   cudaFree(db);
   cudaFree(dd);
   return wrong ? 1 : 0;
+} catch (const cuforge::Error& e) {  // a refusal, a toolchain or cache problem: said, not an abort
+  std::fprintf(stderr, "cuforge: %s\n", e.what());
+  return 2;
 }

@@ -24,7 +24,12 @@ if cuforge.device_count() == 0:
     print("no CUDA GPU was found on this machine: the kernel was selected, emitted and compiled, but not run")
     raise SystemExit(0)
 
-import torch  # noqa: E402  (only needed where there is a GPU)
+try:
+    import torch  # noqa: E402  (only needed where there is a GPU)
+except ImportError:
+    print("a GPU was found: this example runs the kernel on PyTorch tensors, and torch is not installed "
+          "(pip install torch)")
+    raise SystemExit(1)
 
 gen = torch.Generator(device="cuda").manual_seed(0)
 A = torch.randint(-3, 4, (M, K), device="cuda", generator=gen).to(torch.bfloat16)

@@ -126,7 +126,7 @@ def _pyplot():
         import matplotlib
     except ImportError as e:
         raise InvalidArgumentError("plot: drawing the plot needs matplotlib (pip install matplotlib, or "
-                                   "cuforge[plot])") from e
+                                   "cuforge's plot extra: pip install '.[plot]' from its checkout)") from e
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -109,7 +109,7 @@ struct FilterFlags {
     app->add_option("--d", d, "element type of D")->check(kNonEmpty);
     app->add_option("--layouts", layouts, "layouts of A, B, C as three letters r/c, e.g. rcr")->check(kNonEmpty);
     app->add_option("--opclass", opclass, "opcode class: tensorop (tensor cores) or simt (CUDA cores)")->check(kNonEmpty);
-    app->add_option("--math", math, "math operation (mma, 3xtf32, sat, fastaccum)")->check(kNonEmpty);
+    app->add_option("--math", math, "math operation (mma, 3xtf32, sat, fastaccum, mixed)")->check(kNonEmpty);
     app->add_option("--filter", glob, "shell glob on kernel names")->check(kNonEmpty);
   }
 };

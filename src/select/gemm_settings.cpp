@@ -79,6 +79,11 @@ void GemmSettings::check() const {
   if (tile_scheduler) check_enumerator(*tile_scheduler, "tile_scheduler");
   if (opclass) check_enumerator(*opclass, "opclass");
   if (math) check_enumerator(*math, "math_operation");
+  if (math == MathOperation::MultiplyAddFastBF16 || math == MathOperation::MultiplyAddFastF16)
+    throw InvalidArgumentError(fmt::format(
+        "math_operation {}: cuforge builds no kernel of it (f32 products from 16-bit tensor-core passes); "
+        "multiply_add_fast_f32 (3xTF32) is the fast f32 math it builds",
+        math == MathOperation::MultiplyAddFastBF16 ? "multiply_add_fast_bf16" : "multiply_add_fast_f16"));
   if (iterator_algorithm) check_enumerator(*iterator_algorithm, "iterator_algorithm");
   if (tile) {
     check_enumerator(tile->kernel_schedule, "tile description: kernel_schedule");

@@ -84,7 +84,7 @@ def test_the_plot_names_kernels_by_what_tells_them_apart(tmp_path):
     name = "cuforge_sm90_wgrad_tensorop_mma_f16_f16_f32_f16_f16_crr_128x128x64_c1x1x1_s0_tmaws_tma_default_a8x8x8_splitk"
     assert profiler._short_name(name) == "sm90 128x128x64_c1x1x1_s0_tmaws_tma_default_a8x8x8_splitk"
     assert profiler._short_name("cuDNN (torch conv2d)") == "cuDNN (torch conv2d)"
-    pytest.importorskip("matplotlib", reason="matplotlib draws the plot (pip install cuforge[plot])")
+    pytest.importorskip("matplotlib", reason="matplotlib draws the plot (pip install matplotlib)")
     result = profiler._profile(Types, "fprop 2x9x7x16 -> 32", 2e9, rows())
     result.baseline_us = 8.0
     result.plot(str(tmp_path / "p.png"))

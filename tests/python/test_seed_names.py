@@ -105,8 +105,12 @@ def test_sm90s_epilogue_without_shared_memory_runs_as_its_tma_epilogue(schedule,
 
 def test_math_operations_without_kernels_are_refused():
     for math in (cutlass.MathOperation.multiply_add_fast_bf16, cutlass.MathOperation.multiply_add_fast_f16):
-        with pytest.raises(cuforge.InvalidArgumentError, match="no sm80 GEMM kernel"):
+        # Named as not built (they said "no sm80 GEMM kernel ... computes", as for a type no kernel takes).
+        with pytest.raises(cuforge.InvalidArgumentError, match=f"^math_operation {math.name}: cuforge builds no "):
             cutlass.op.Gemm(element=np.float32, layout=cutlass.LayoutType.RowMajor, math_operation=math)
+        plan = cutlass.op.Gemm(element=np.float32, layout=cutlass.LayoutType.RowMajor)
+        with pytest.raises(cuforge.InvalidArgumentError, match=f"^math_operation {math.name}: cuforge builds no "):
+            plan.math_operation = math
 
 
 def test_a_void_c_means_no_c():
