@@ -6,7 +6,6 @@ found to run it.
 
 import time
 
-import numpy as np
 
 import cuforge
 
