@@ -6,7 +6,6 @@ found to run it.
 
 import time
 
-
 import cuforge
 
 M, N, K = 4096, 4096, 4096
