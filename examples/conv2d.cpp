@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <vector>
 
 #include "cuforge/cuforge.hpp"
@@ -90,5 +91,8 @@ int main() try {
   return wrong ? 1 : 0;
 } catch (const cuforge::Error& e) {  // a refusal, a toolchain or cache problem: said, not an abort
   std::fprintf(stderr, "cuforge: %s\n", e.what());
+  return 2;
+} catch (const std::exception& e) {  // out of memory, say
+  std::fprintf(stderr, "error: %s\n", e.what());
   return 2;
 }

@@ -4,6 +4,7 @@ On a machine without a GPU it selects, emits and compiles the kernel, and says t
 found to run it.
 """
 
+import sys
 import time
 
 import cuforge
@@ -24,9 +25,9 @@ if cuforge.device_count() == 0:
 
 try:
     import torch  # noqa: E402  (only needed where there is a GPU)
-except ImportError:
-    print("a GPU was found: this example runs the kernel on PyTorch tensors, and torch is not installed "
-          "(pip install torch)")
+except ImportError as e:
+    print(f"a GPU was found: this example runs the kernel on PyTorch tensors, and torch could not be imported "
+          f"({e}; pip install torch)", file=sys.stderr)
     raise SystemExit(1)
 
 gen = torch.Generator(device="cuda").manual_seed(0)

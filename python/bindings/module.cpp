@@ -278,10 +278,15 @@ NB_MODULE(_core, m) {
              for (const auto& [name, value] : given)
                if (!value.is_none()) nb::setattr(self.h, name, value);
              if (!math_instruction.is_none()) {
-               if (!nb::isinstance<library::MathInstruction>(math_instruction))
+               // cutlass_library's too (the interface's descriptions held one; a plan checks it as its own).
+               const nb::handle type = math_instruction.type();
+               const bool theirs = nb::cast<std::string>(type.attr("__name__")) == "MathInstruction" &&
+                                   nb::cast<std::string>(type.attr("__module__")).rfind("cutlass_library", 0) == 0;
+               if (!nb::isinstance<library::MathInstruction>(math_instruction) && !theirs)
                  throw InvalidArgumentError(std::string("TileDescription.math_instruction: expected a "
                                                         "cuforge.MathInstruction (a plan's tile_descriptions() name "
-                                                        "theirs), got ") + nb::inst_name(math_instruction).c_str());
+                                                        "theirs) or cutlass_library's, got ") +
+                                            nb::inst_name(math_instruction).c_str());
                nb::setattr(self.h, "math_instruction", math_instruction);
                nb::setattr(self.h, "instruction_shape",
                            nb::list(nb::getattr(math_instruction, "instruction_shape")));

@@ -23,7 +23,8 @@ def main() -> None:
                 status = profiler_main(sys.argv[1:])
             except SystemExit as e:  # argparse's --help and usage errors
                 status = e.code
-            sys.stdout.flush()
+            if sys.stdout is not None:  # `>&-`: none to flush (the table's print went nowhere)
+                sys.stdout.flush()
         except OSError as e:
             print(f"cuforge {sys.argv[1]}: cannot write the output: {e.strerror or e}", file=sys.stderr)
             os._exit(2)  # not Python's own report of the failed flush at exit

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import errno
 import math
 import os
 import re
@@ -529,7 +530,10 @@ class _Parser(argparse.ArgumentParser):
     of this class too."""
 
     def print_help(self, file=None):
-        (file or sys.stdout).write(self.format_help())
+        out = file or sys.stdout
+        if out is None:  # `>&-`: Python has no stdout
+            raise OSError(errno.EBADF, "the standard output is closed")
+        out.write(self.format_help())
 
 
 def main(argv=None) -> int:

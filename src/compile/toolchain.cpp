@@ -135,8 +135,9 @@ fs::path find_cutlass() {
   const char* how = env && *env ? "CUTLASS_PATH" : "the default CUTLASS location";
   if (root.empty())
     throw ToolchainError(
-        "the CUTLASS headers were not found: pip install nvidia-cutlass==4.2.0.0, or set CUTLASS_PATH to a CUTLASS "
-        "4.2 checkout (the directory holding include/cutlass)");
+        "the CUTLASS headers were not found: set CUTLASS_PATH to a CUTLASS 4.2 checkout (the directory holding "
+        "include/cutlass), or pip install nvidia-cutlass==4.2.0.0 (then, for a C++ program, configure cuforge's "
+        "build again: it takes the wheel's headers as its default)");
   std::error_code ec;  // a path the file system refuses (a loop of links, too long) is said as such, not thrown
   if (!fs::exists(root / "include" / "cutlass" / "version.h", ec))
     throw ToolchainError(fmt::format("{} is {}, which holds no include/cutlass/version.h{}: set CUTLASS_PATH to a "

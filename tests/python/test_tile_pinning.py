@@ -62,3 +62,9 @@ def test_a_tile_naming_cutlass_librarys_instruction_is_taken():
     with pytest.raises(cuforge.InvalidArgumentError, match=r"^tile_description: its math_instruction is "
                                                            r"cutlass_library's MathInstruction\(16x8x16, bf16 x bf16"):
         plan.construct(td)
+    # Its math operation is named where it alone differs; the constructor takes one as the attribute does.
+    saturating = L.MathInstruction([16, 8, 16], L.DataType.f16, L.DataType.f16, L.DataType.f32, L.OpcodeClass.TensorOp,
+                                   L.MathOperation.multiply_add_saturate)
+    td = cuforge.TileDescription(plan.tile_descriptions()[0].threadblock_shape, 3, [2, 2, 1], saturating)
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"TensorOp, multiply_add_saturate\); .* \(multiply_add\)"):
+        plan.construct(td)

@@ -291,11 +291,13 @@ def tile_from(value, base: TileDescription, instruction) -> TileDescription:
         given = named_instruction(value)
         if given is not None and not _same_instruction(given, instruction):
             if _interface_instruction(given):  # its repr names no field
+                math = getattr(given, "math_operation", None)
                 given = (f"cutlass_library's MathInstruction({'x'.join(map(str, given.instruction_shape))}, "
                          f"{given.element_a.name} x {given.element_b.name} -> {given.element_accumulator.name}, "
-                         f"{given.opcode_class.name})")
+                         f"{given.opcode_class.name}, {getattr(math, 'name', math)})")
+                instruction = f"{instruction!r} ({instruction.math_operation.name})"
             raise InvalidArgumentError(f"tile_description: its math_instruction is {given!s}; this plan's kernels "
-                                       f"compute with {instruction!r} (plan.tile_descriptions() lists its tiles)")
+                                       f"compute with {instruction!s} (plan.tile_descriptions() lists its tiles)")
         if given is not None:
             _log_narrower(given.instruction_shape, instruction)
         shape = getattr(value, "instruction_shape", None)  # tile_descriptions() sets it; a user may change it
