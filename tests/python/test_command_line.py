@@ -46,3 +46,13 @@ def test_the_profilers_lost_output_fails_the_command(command):
         done = subprocess.run(entry, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.startswith(f"cuforge {command[0]}: cannot write the output: "), \
         done.stderr
+
+
+def test_the_profilers_output_with_stdout_closed_fails_the_command():
+    """`cuforge profile --help >&-`: Python has no sys.stdout; it died of an AttributeError (a traceback, exit 1)."""
+    entry = [sys.executable, "-c", "import sys; from cuforge.cli import main; sys.argv[0] = 'cuforge'; main()",
+             "profile", "--help"]
+    done = subprocess.run(entry, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60,
+                          preexec_fn=lambda: os.close(1))
+    assert done.returncode == 2 and done.stderr == "cuforge profile: cannot write the output: the standard output " \
+                                                   "is closed\n", done.stderr
