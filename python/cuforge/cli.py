@@ -1,6 +1,6 @@
 """The `cuforge` command installed with the Python package: runs the bundled C++ CLI with the
 CUTLASS headers of the nvidia-cutlass wheel as its default (CUTLASS_PATH still wins); `profile`
-and `tune`, which run kernels, are the profiler's (cuforge.profiler)."""
+and `tune`, which run kernels, are the profiler's (cuforge.profile_command)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def main() -> None:
     # `cuforge profile ... | head` end quietly, as a command line's output does when its reader has gone.
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     if len(sys.argv) > 1 and sys.argv[1] in ("profile", "tune"):
-        from .profiler import main as profiler_main
+        from .profile_command import main as profiler_main
 
         try:  # an output that never reached its file fails the command, as the C++ commands' do (/dev/full)
             try:

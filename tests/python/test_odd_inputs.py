@@ -116,13 +116,13 @@ def test_a_profile_writes_only_regular_files(tmp_path):
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
     for path, says in (("loop", "Too many levels of symbolic links"), ("x" * 300, "File name too long")):
         with pytest.raises(cuforge.InvalidArgumentError, match=f"^csv: cannot write .*{says}"):
-            cuforge.profiler._check_outputs(str(tmp_path / path), None)
+            cuforge.profiler.check_outputs(str(tmp_path / path), None)
     (tmp_path / "link").symlink_to(tmp_path / "target.csv")
     for path in ("fresh.csv", "link"):
-        cuforge.profiler._check_outputs(str(tmp_path / path), None)
+        cuforge.profiler.check_outputs(str(tmp_path / path), None)
     assert not (tmp_path / "fresh.csv").exists() and not (tmp_path / "target.csv").exists(), "a file tried was left"
     (tmp_path / "kept.csv").write_text("theirs")
-    cuforge.profiler._check_outputs(str(tmp_path / "kept.csv"), None)
+    cuforge.profiler.check_outputs(str(tmp_path / "kept.csv"), None)
     assert (tmp_path / "kept.csv").read_text() == "theirs"
 
 

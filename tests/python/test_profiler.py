@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import cuforge
-from cuforge import profiler
+from cuforge import profile_command, profiler
 from cuforge._core import Decomposition
 from fake_arrays import no_gpu
 
@@ -61,14 +61,14 @@ def test_a_profile_ranks_as_measured_and_writes_its_csv(tmp_path):
 ])
 def test_the_command_line_refuses_what_it_cannot_profile(argv, says, capsys):
     with pytest.raises(SystemExit) as exit:
-        profiler.main(argv)
+        profile_command.main(argv)
     assert exit.value.code == 2 and says in capsys.readouterr().err
 
 
 def test_a_plot_without_matplotlib_is_refused_before_anything_is_built(monkeypatch, capsys, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
     argv = ["profile", "--m", "64", "--n", "64", "--k", "64", "--plot", str(tmp_path / "p.png")]
-    assert profiler.main(argv) == 2
+    assert profile_command.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("cuforge profile: plot: drawing the plot needs matplotlib") and len(err.splitlines()) == 1
     plan = cuforge.op.Conv2d(kind="fprop", element=np.float16)
@@ -110,7 +110,7 @@ def test_tune_refuses_a_file_it_cannot_use(tmp_path, capsys):
                        ("bad.txt", "bad.txt:2: expected 'M N K [batch]'"), ("huge.txt", "exceeds the 32-bit range"),
                        ("superscript.txt", "superscript.txt:1: expected 'M N K [batch]'"),
                        ("large.txt", "more than 16 MiB"), ("digits.txt", "digits.txt:1: a size of more than 19 digits")):
-        assert profiler.main(["tune", str(tmp_path / name)]) == 2
+        assert profile_command.main(["tune", str(tmp_path / name)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("cuforge tune: ") and says in err and len(err.splitlines()) == 1, err
 
@@ -118,17 +118,17 @@ def test_tune_refuses_a_file_it_cannot_use(tmp_path, capsys):
 def test_the_command_line_names_each_error_once(tmp_path, capsys):
     """An empty --layouts is refused (it meant rrr), and an error of plan.profile's is prefixed once."""
     (tmp_path / "shapes.txt").write_text("64 64 64\n")
-    assert profiler.main(["tune", str(tmp_path / "shapes.txt"), "--layouts", ""]) == 2
+    assert profile_command.main(["tune", str(tmp_path / "shapes.txt"), "--layouts", ""]) == 2
     assert capsys.readouterr().err == "cuforge tune: --layouts takes three letters r/c (A, B, C), got ''\n"
     if cuforge._core.device_count() == 0:
-        assert profiler.main(["profile", "--m", "64", "--n", "64", "--k", "64"]) == 2
+        assert profile_command.main(["profile", "--m", "64", "--n", "64", "--k", "64"]) == 2
         assert capsys.readouterr().err.startswith("cuforge profile: no CUDA GPU was found")
 
 
 def test_tune_takes_each_shape_once(tmp_path):
     """A file repeating its shapes (a model's layers, say) tunes each once, in the file's order."""
     (tmp_path / "shapes.txt").write_text("64 64 64\n128 64 64 2\n64 64 64  # again\n64 64 64 1\n")
-    assert profiler._shapes(str(tmp_path / "shapes.txt")) == [(64, 64, 64, 1), (128, 64, 64, 2)]
+    assert profile_command._shapes(str(tmp_path / "shapes.txt")) == [(64, 64, 64, 1), (128, 64, 64, 2)]
 
 
 def test_profile_and_compile_refuse_their_options_before_anything_is_allocated_or_built():
