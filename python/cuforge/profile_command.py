@@ -65,16 +65,30 @@ def _shapes(path):
     return list(dict.fromkeys(shapes))
 
 
+def _decimal(text: str) -> bool:
+    """ASCII digits (int() takes other scripts' digits too, '١٢'; a shapes file refuses them), fewer than int()
+    refuses to read (4300): a size past a plan's range is refused by the plan, naming it."""
+    text = text.strip()
+    return text.isascii() and text.isdigit() and len(text.lstrip("0")) <= 4000
+
+
+def _integer(text: str) -> int:
+    """An option's integer, in ASCII digits (a sign allowed: the plan refuses what it cannot run, by name)."""
+    if not _decimal(text.strip().removeprefix("-")):
+        raise argparse.ArgumentTypeError(f"expected an integer in decimal digits, got {text!r}")
+    return int(text)
+
+
 def _extents(text: str) -> tuple:
     fields = text.split(",")
-    if len(fields) != 7 or not all(f.strip().isdigit() for f in fields):
+    if len(fields) != 7 or not all(_decimal(f) for f in fields):
         raise argparse.ArgumentTypeError(f"expected seven integers N,H,W,C,K,R,S, got {text!r}")
     return tuple(int(f) for f in fields)
 
 
 def _pair_argument(text: str) -> tuple:
     fields = text.split(",")
-    if len(fields) not in (1, 2) or not all(f.strip().isdigit() for f in fields):
+    if len(fields) not in (1, 2) or not all(_decimal(f) for f in fields):
         raise argparse.ArgumentTypeError(f"expected an integer or two (height,width), got {text!r}")
     values = [int(f) for f in fields]
     return (values[0], values[-1])
@@ -101,29 +115,29 @@ def main(argv=None) -> int:
         common.add_argument(f"--{name}", help=f"element type of {name.upper()} (default --dtype)")
     common.add_argument("--acc", help="accumulator type (default: the plan's for these types, f32 for 16-bit inputs)")
     common.add_argument("--layouts", help="GEMMs: layouts of A, B, C as three letters r/c (default rrr)")
-    common.add_argument("--kernel-cc", type=int, choices=(80, 90), help="kernel family (default: the newest)")
+    common.add_argument("--kernel-cc", type=_integer, choices=(80, 90), help="kernel family (default: the newest)")
     p = commands.add_parser("profile", parents=[common], help="time the cost model's best candidates for a problem")
     p.add_argument("--op", choices=("gemm", "grouped", "fprop", "dgrad", "wgrad"), default="gemm",
                    help="a GEMM (--m --n --k), a grouped GEMM (--groups of --m --n --k) or a Conv2d pass "
                         "(--conv, NHWC tensors); default gemm")
     for name in ("m", "n", "k"):
-        p.add_argument(f"--{name}", type=int)
-    p.add_argument("--batch", type=int, help="--op gemm: the batch of M x N x K (default 1)")
-    p.add_argument("--groups", type=int, help="--op grouped: how many groups of M x N x K")
+        p.add_argument(f"--{name}", type=_integer)
+    p.add_argument("--batch", type=_integer, help="--op gemm: the batch of M x N x K (default 1)")
+    p.add_argument("--groups", type=_integer, help="--op grouped: how many groups of M x N x K")
     p.add_argument("--offsets", action="store_true",
                    help="--op grouped: the offsets form (A and D cut into groups of rows on the device)")
     p.add_argument("--conv", type=_extents, metavar="N,H,W,C,K,R,S", help="a convolution's extents (--op fprop ...)")
     for name, default in (("stride", 1), ("padding", 0), ("dilation", 1)):
         p.add_argument(f"--{name}", type=_pair_argument, metavar="V or H,W",
                        help=f"the convolution's {name} (default {default})")
-    p.add_argument("--top", type=int, default=6, help="candidates to time (default 6)")
+    p.add_argument("--top", type=_integer, default=6, help="candidates to time (default 6)")
     p.add_argument("--filter", help="shell glob on kernel names")
-    p.add_argument("-j", "--jobs", type=int, help="nvcc processes at once (default: one per core)")
+    p.add_argument("-j", "--jobs", type=_integer, help="nvcc processes at once (default: one per core)")
     p.add_argument("--csv", help="write the rows here")
     p.add_argument("--plot", help="draw TFLOP/s per kernel into this PNG")
     t = commands.add_parser("tune", parents=[common], help="fill the tuning record for a file of shapes")
     t.add_argument("shapes", help="a file of 'M N K [batch]' lines")
-    t.add_argument("--candidates", type=int, default=6, help="candidates timed per shape (default 6)")
+    t.add_argument("--candidates", type=_integer, default=6, help="candidates timed per shape (default 6)")
     args = parser.parse_args(argv)
     try:
         if args.command == "profile":  # refused before anything is timed; written after the table is printed

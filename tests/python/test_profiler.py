@@ -58,6 +58,9 @@ def test_a_profile_ranks_as_measured_and_writes_its_csv(tmp_path):
     (["profile", "--op", "wgrad", "--conv", "1,9,9,8,8,3,3", "--offsets"], "(and no --m, --n, --k, --groups"),
     (["profile", "--op", "fprop", "--conv", "1,2,3"], "expected seven integers"),
     (["profile", "--op", "fprop", "--conv", "1,9,9,8,8,3,3", "--stride", "1,2,3"], "an integer or two"),
+    # Digits of other scripts, which int() reads (a shapes file refuses them).
+    (["profile", "--m", "\u0661\u0662", "--n", "4", "--k", "4"], "expected an integer in decimal digits"),
+    (["profile", "--op", "fprop", "--conv", "1,9,9,8,8,3,3", "--padding", "\u0661"], "an integer or two"),
 ])
 def test_the_command_line_refuses_what_it_cannot_profile(argv, says, capsys):
     with pytest.raises(SystemExit) as exit:
