@@ -279,9 +279,8 @@ NB_MODULE(_core, m) {
                if (!value.is_none()) nb::setattr(self.h, name, value);
              if (!math_instruction.is_none()) {
                // cutlass_library's too (the interface's descriptions held one; a plan checks it as its own).
-               const nb::handle type = math_instruction.type();
-               const bool theirs = nb::cast<std::string>(type.attr("__name__")) == "MathInstruction" &&
-                                   nb::cast<std::string>(type.attr("__module__")).rfind("cutlass_library", 0) == 0;
+               const bool theirs = nb::cast<bool>(
+                   nb::module_::import_("cuforge.dtypes").attr("interface_instruction")(math_instruction));
                if (!nb::isinstance<library::MathInstruction>(math_instruction) && !theirs)
                  throw InvalidArgumentError(std::string("TileDescription.math_instruction: expected a "
                                                         "cuforge.MathInstruction (a plan's tile_descriptions() name "

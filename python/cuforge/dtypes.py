@@ -51,6 +51,12 @@ def interface_member(value, enum_name: str | None = None) -> bool:
     return enum_name is None or type(value).__name__ in (enum_name, _INTERFACE_ENUMS.get(enum_name))
 
 
+def interface_instruction(value) -> bool:
+    """Whether `value` is cutlass_library's MathInstruction (the interface's tile descriptions held one), whose
+    fields compare with cuforge's as its enums' members do."""
+    return type(value).__name__ == "MathInstruction" and type(value).__module__.startswith("cutlass_library")
+
+
 def to_datatype(element) -> DataType:
     """DataType of a cuforge DataType, a NumPy/CuPy dtype or scalar type, a torch dtype, or a name."""
     if isinstance(element, DataType):

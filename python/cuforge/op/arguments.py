@@ -13,7 +13,7 @@ import os
 from .. import _core
 from .._core import InvalidArgumentError, LayoutType, MathInstruction, TileDescription
 from ..arrays import describe, host_descriptor
-from ..dtypes import bool_or_complex, interface_member, is_bool
+from ..dtypes import bool_or_complex, interface_instruction, interface_member, is_bool
 from ..messages import shown
 
 _logger = logging.getLogger("cuforge")
@@ -257,17 +257,11 @@ def _same_instruction(a, b) -> bool:
     return runs_as(a.instruction_shape, b) and all(getattr(a, f) == getattr(b, f) for f in fields)
 
 
-def _interface_instruction(value) -> bool:
-    """Whether `value` is cutlass_library's MathInstruction (the interface's tile descriptions held one), whose
-    fields compare with cuforge's as its enums' members do."""
-    return type(value).__name__ == "MathInstruction" and type(value).__module__.startswith("cutlass_library")
-
-
 def named_instruction(tile: TileDescription):
     """The math_instruction a tile description names: None (made by hand), a plan's, or cutlass_library's
     MathInstruction, not another value."""
     given = getattr(tile, "math_instruction", None)
-    if given is not None and not isinstance(given, MathInstruction) and not _interface_instruction(given):
+    if given is not None and not isinstance(given, MathInstruction) and not interface_instruction(given):
         raise InvalidArgumentError(f"tile_description.math_instruction: expected a cuforge.MathInstruction (one "
                                    f"of plan.tile_descriptions()'s) or None, got {type(given).__name__}")
     return given
@@ -290,7 +284,7 @@ def tile_from(value, base: TileDescription, instruction) -> TileDescription:
     if isinstance(value, TileDescription):
         given = named_instruction(value)
         if given is not None and not _same_instruction(given, instruction):
-            if _interface_instruction(given):  # its repr names no field
+            if interface_instruction(given):  # its repr names no field
                 math = getattr(given, "math_operation", None)
                 given = (f"cutlass_library's MathInstruction({'x'.join(map(str, given.instruction_shape))}, "
                          f"{given.element_a.name} x {given.element_b.name} -> {given.element_accumulator.name}, "
