@@ -5,7 +5,7 @@
 # listed as skipped. Logs: $LOGS/A.log, $LOGS/B.log, and one line per file in $LOGS/summary.txt.
 # Usage: scripts/gpu-tests.sh SECONDS "file-or-expression ..." "file-or-expression ..."
 #   e.g. scripts/gpu-tests.sh 500 "tests/gpu/test_gemm_gpu.py tests/gpu/test_fuzz_gpu.py" \
-#                                 "tests/gpu/test_export_gpu.py 'tests/gpu/test_conv2d_gpu.py -k wgrad'"
+#                                 "tests/gpu/test_export_gpu.py 'tests/gpu/test_conv2d_gpu.py -k \"dgrad or wgrad\"'"
 # (after `source scripts/gpu-machine.sh`; LOGS defaults to $OUT, else ./gpu-test-logs).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -26,8 +26,8 @@ stream() {  # stream TAG "items": each item a file, or a quoted file with pytest
     fi
     t0=$SECONDS
     echo "=== $item" >>"$LOGS/$tag.log"
-    # shellcheck disable=SC2086  # an item's words are pytest's arguments
-    timeout "$left" python3 -m pytest -q -rs --tb=short -p no:cacheprovider $item >>"$LOGS/$tag.log" 2>&1
+    # an item's words are pytest's arguments, quoted as in the shell (-k "dgrad or wgrad")
+    eval "timeout $left python3 -m pytest -q -rs --tb=short -p no:cacheprovider $item" >>"$LOGS/$tag.log" 2>&1
     rc=$?
     echo "[$tag] $item: rc $rc, $((SECONDS - t0)) s: $(tail -1 "$LOGS/$tag.log")" >>"$LOGS/summary.txt"
   done
