@@ -245,9 +245,11 @@ void bind_plans(nb::module_& m) {
               nb::handle sync, nb::handle stream) -> std::optional<runtime::RunHandle> {
              if (!is_bool(sync)) return std::nullopt;
              auto ta = torch_tensor_ref(a), tb = torch_tensor_ref(b), td = torch_tensor_ref(d);
-             if (!ta || !tb || !td || ta->rank != 2 || tb->rank != 2 || td->rank != 2) return std::nullopt;
+             // Matrices and batches of them (the core folds a batch over one B into rows); more batch
+             // dimensions are the Python layer's to fold.
+             if (!ta || !tb || !td || ta->rank > 3 || tb->rank > 3 || td->rank > 3) return std::nullopt;
              std::optional<TensorRef> tc = TensorRef{};
-             if (!c.is_none() && (!(tc = torch_tensor_ref(c)) || tc->rank > 2)) return std::nullopt;
+             if (!c.is_none() && (!(tc = torch_tensor_ref(c)) || tc->rank > 3)) return std::nullopt;
              auto al = python_real(alpha), be = python_real(beta);
              auto s = run_stream(stream, ta->device);
              if (!al || !be || !s) return std::nullopt;
@@ -256,7 +258,7 @@ void bind_plans(nb::module_& m) {
            },
            "a"_a.none(), "b"_a.none(), "c"_a.none(), "d"_a.none(), "alpha"_a.none(), "beta"_a.none(), "sync"_a.none(),
            "stream"_a.none() = nb::none(),
-           "run() on 2-D CUDA torch tensors (C None, a matrix or a bias row), real alpha and beta, on torch's "
+           "run() on CUDA torch tensors of rank 2 or 3 (C None, a matrix, a batch or a bias row), real alpha and beta, on torch's "
            "current stream or a stream given as run() reads one, in one call; None (nothing done) for any other "
            "arguments, which the Python layer then runs.")
       .def("profile",

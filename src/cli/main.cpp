@@ -1,6 +1,6 @@
 // The cuforge command line: list the catalog, emit a kernel's source, build kernels into the
 // cache, and inspect the cache and its tuning record (`cuforge profile` and `cuforge tune` run
-// kernels, so the Python package's front end serves them: cuforge/profiler.py). A front over the C++ core; it holds no logic of its own.
+// kernels, so the Python package's front end serves them: cuforge/profile_command.py). A front over the C++ core; it holds no logic of its own.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -149,10 +149,8 @@ int run_build(const FilterFlags& flags, const std::string& preset, int jobs, int
     size_t skipped = 0;
     std::string first;
     for (const auto* c : found) {
-      const std::optional<std::string> why =
-          c->arch >= 90 && cc != 0 && cc != 90
-              ? std::optional<std::string>("SM90 kernels (sm_90a) run on compute capability 9.0 only")
-              : library::why_invalid(*c, target);
+      std::optional<std::string> why = cc != 0 ? compile::why_bad_target(c->arch, cc) : std::nullopt;
+      if (!why) why = library::why_invalid(*c, target);
       if (why) {
         if (!skipped++) first = fmt::format("{}: {}", c->name(), *why);
         continue;

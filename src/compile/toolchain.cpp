@@ -176,17 +176,20 @@ void check_known_target(int cc) {
                                          known));
 }
 
+std::optional<std::string> why_bad_target(Arch family, int target_cc) {
+  if (family != 80 && family != 90)
+    return fmt::format("kernel family {}: cuforge's kernels are of the sm80 and sm90 families", family);
+  if (family >= 90 && target_cc != 90)
+    return fmt::format("SM90 kernels (wgmma, TMA) are built for sm_90a and run on compute capability 9.0 only, not {}",
+                       target_cc);
+  if (family < 90 && target_cc < family)
+    return fmt::format("sm{} kernels need compute capability {} or newer, not {}", family, family, target_cc);
+  return std::nullopt;
+}
+
 void check_target(Arch family, int target_cc) {
   check_known_target(target_cc);
-  if (family != 80 && family != 90)
-    throw InvalidArgumentError(fmt::format("kernel family {}: cuforge's kernels are of the sm80 and sm90 families",
-                                           family));
-  if (family >= 90 && target_cc != 90)
-    throw InvalidArgumentError(fmt::format("SM90 kernels (wgmma, TMA) are built for sm_90a and run on compute "
-                                           "capability 9.0 only, not {}", target_cc));
-  if (family < 90 && target_cc < family)
-    throw InvalidArgumentError(fmt::format("sm{} kernels need compute capability {} or newer, not {}", family, family,
-                                           target_cc));
+  if (auto why = why_bad_target(family, target_cc)) throw InvalidArgumentError(*why);
 }
 
 void set_default_cutlass_path(const fs::path& path) {

@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "cuforge/core/error.hpp"
+#include "cuforge/core/gemm_problem.hpp"
 #include "cuforge/emit/template.hpp"
-#include "cuforge/select/gemm_settings.hpp"
 #include "embedded.hpp"
 
 namespace cuforge::emit {
@@ -174,9 +174,9 @@ std::string pytorch_binding(const TorchExport& e) {
   if (!std::isfinite(e.launch.activation_argument))
     throw InvalidArgumentError(fmt::format("export: leaky_relu's slope must be finite, got {}",
                                            e.launch.activation_argument));
-  if (e.launch.splits < 1 || e.launch.splits > select::GemmSettings::kMaxSplits)
+  if (e.launch.splits < 1 || e.launch.splits > kMaxSplits)
     throw InvalidArgumentError(fmt::format("export: expected 1 to {} slices of K, got {}",
-                                           select::GemmSettings::kMaxSplits, e.launch.splits));
+                                           kMaxSplits, e.launch.splits));
   if (e.transposed && (c.kind != KernelKind::Gemm || c.bias))
     throw InvalidArgumentError("export: a plan with a column-major C exports only as a GEMM without a bias; give the "
                                "plan a row-major C");

@@ -37,25 +37,16 @@ struct Nhwc {
 
 Nhwc describe_nhwc(const char* name, const char* what, const TensorRef& t, DataType dtype, const char* role,
                    int device) {
-  const std::string label = fmt::format("{} ({})", name, what);
   if (t.empty()) fail(name, fmt::format("no {} tensor was given", what));
   if (t.data == nullptr) fail(name, fmt::format("its data pointer is null ({}): {}", what, t.describe()));
-  if (t.dtype != dtype)
-    throw DataTypeError(fmt::format("{}: expected element type {} (the plan's {}), got {}", label, to_string(dtype),
-                                    role, to_string(t.dtype)));
-  if (t.device == TensorRef::kHost)
-    fail(name, fmt::format("expected a tensor on cuda:{}, got one in host memory (a CPU torch tensor? move it with "
-                           ".cuda(); NumPy arrays are copied to the GPU automatically)", device));
-  if (t.device != device)
-    fail(name, fmt::format("expected a tensor on cuda:{} (the plan's device), got one on cuda:{}", device, t.device));
+  check_type_and_device(name, t, dtype, role, device, fmt::format("{} ({})", name, what));
   if (t.rank != 4)
     fail(name, fmt::format("expected a rank-4 {} tensor (N, C, H, W in channels_last memory, or N, H, W, C), got "
                            "rank {}: {}", what, t.rank, t.describe()));
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 4; ++i)
     if (t.shape[i] < 1) fail(name, fmt::format("expected every extent to be 1 or more, got {}", t.describe()));
-    if (t.strides[i] < 0) fail(name, fmt::format("negative strides are not supported: {}", t.describe()));
-  }
-  if (t.numel() >= kMaxTensorBytes / size_bytes(dtype) || t.beyond_address_space())  // numel() saturates
+  check_strides(name, t);
+  if (t.numel() >= kMaxTensorBytes / size_bytes(dtype))  // numel() saturates
     fail(name, fmt::format("{} elements of {} bytes: CUTLASS's convolution kernels address tensors below 2 GiB ({} "
                            "bytes)", t.numel(), size_bytes(dtype), kMaxTensorBytes));
   // Dense NHWC: the kernels address D (and C) as a row-major N·H·W x C matrix (the extents' products are below
@@ -248,11 +239,7 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
   if (!c.empty() && c.rank == 1) {
     if (kind == KernelKind::Conv2dWgrad)
       fail("C", "a bias is one value per output channel of fprop or dgrad; wgrad's C has dw's shape (K, R, S, C)");
-    if (c.dtype != plan.element_c)
-      throw DataTypeError(fmt::format("C (the bias): expected element type {} (the plan's element_C), got {}",
-                                      to_string(plan.element_c), to_string(c.dtype)));
-    if (c.device != device)
-      fail("C", fmt::format("expected a tensor on cuda:{} (the plan's device), got {}", device, c.describe()));
+    check_type_and_device("C", c, plan.element_c, "element_C", device, "C (the bias)");
     if (c.shape[0] != xd.c() || (c.strides[0] != 1 && c.shape[0] > 1))
       fail("C", fmt::format("expected a bias of {} contiguous values (one per channel of D), got {}", xd.c(),
                             c.describe()));

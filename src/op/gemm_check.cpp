@@ -36,23 +36,13 @@ Matrix describe_matrix(const char* name, const TensorRef& t, DataType dtype, con
                        bool vector_ok = false) {
   if (t.data == nullptr && t.numel() != 0)
     fail(name, t.empty() ? std::string("no tensor was given") : "its data pointer is null: " + t.describe());
-  if (t.dtype != dtype)
-    throw DataTypeError(fmt::format("{}: expected element type {} (the plan's {}), got {}", name, to_string(dtype),
-                                    dtype_role, to_string(t.dtype)));
+  check_type_and_device(name, t, dtype, dtype_role, device);
   if (t.rank != 2 && t.rank != 3 && !(vector_ok && t.rank == 1))
     fail(name, fmt::format("expected {}a matrix (rank 2) or a batch of matrices (rank 3), got rank {}: {}",
                            vector_ok ? "a bias vector (rank 1), " : "", t.rank, t.describe()));
-  if (t.device == TensorRef::kHost)
-    fail(name, fmt::format("expected a tensor on cuda:{}, got one in host memory (a CPU torch tensor? move it with "
-                           ".cuda(); NumPy arrays are copied to the GPU automatically)", device));
-  if (t.device != device)
-    fail(name, fmt::format("expected a tensor on cuda:{} (the plan's device), got one on cuda:{}", device, t.device));
-  for (int i = 0; i < t.rank; ++i) {
+  for (int i = 0; i < t.rank; ++i)
     if (t.shape[i] < 0) fail(name, fmt::format("negative extent in {}", t.describe()));
-    if (t.strides[i] < 0) fail(name, fmt::format("negative strides are not supported: {}", t.describe()));
-  }
-  if (t.beyond_address_space())  // its last element's address would wrap onto other memory
-    fail(name, fmt::format("its extents and strides reach past the end of the address space: {}", t.describe()));
+  check_strides(name, t);
   Matrix m{name, &t};
   m.rows = t.rank >= 2 ? t.shape[t.rank - 2] : 1;
   m.cols = t.shape[t.rank - 1];
@@ -111,6 +101,40 @@ int as_c_elements(const GemmTypes& plan, int d_alignment) {
   return std::max(1, d_alignment * size_bits(plan.element_d) / size_bits(plan.element_c));
 }
 
+// A batch that multiplies every A by one B, run as a single GEMM of batch x M rows, as the CUTLASS Python interface
+// runs it: the tiles then span the whole batch's rows (a batch of small matrices runs as one large one). Only where
+// B is one matrix (broadcast: batch stride 0) and A, D and a batched C are row-major with each batch's rows right
+// after the previous one's, or C is one row for every row of every batch (a bias row then), and the rows together
+// stay within the kernels' extents. Returns whether it folded: A, C and D are then matrices of batch x M rows
+// (`bias` set where C became a bias row), B one matrix.
+bool fold_batch_into_rows(const GemmTypes& plan, Matrix& a, Matrix& b, Matrix* c, Matrix& d, bool& bias) {
+  const int64_t batch = d.batch;
+  if (batch < 2 || b.batch_stride != 0 || plan.layout_a != Layout::RowMajor || plan.layout_c != Layout::RowMajor)
+    return false;
+  int64_t rows = 0;
+  if (__builtin_mul_overflow(batch, d.rows, &rows) || rows > kMaxExtent) return false;
+  // A batch's rows right after the previous batch's: one row each is its batch stride apart.
+  auto stacked = [&](const Matrix& x) {
+    return x.batch == batch &&
+           (x.rows == 1 ? x.batch_stride >= std::max<int64_t>(x.cols, 1) : x.batch_stride == x.rows * x.ld);
+  };
+  const bool one_row = c && c->rows == 1 && c->batch_stride == 0;  // the same row for every row of D
+  if (!stacked(a) || !stacked(d) || (c && !one_row && !stacked(*c))) return false;
+  for (Matrix* x : {&a, &d, one_row ? nullptr : c}) {
+    if (!x) continue;
+    if (x->rows == 1) x->ld = x->batch_stride;
+    x->rows = rows;
+    x->batch = 1;
+    x->batch_stride = 0;
+  }
+  if (one_row) {
+    c->ld = 0;
+    bias = true;
+  }
+  b.batch = 1;
+  return true;
+}
+
 void check_extents(int64_t m, int64_t n, int64_t k, int64_t batch) {
   for (auto [name, v] : {std::pair{"M", m}, {"N", n}, {"K", k}, {"batch", batch}})
     if (auto why = why_invalid_extent(v)) fail(name, *why);
@@ -160,7 +184,7 @@ GemmProblem check_gemm(const GemmTypes& plan, int device, const TensorRef& a, co
     fail("D", fmt::format("expected shape (M, N) = ({}, {}) from A and B, got ({}, {})", m, n, md.rows, md.cols));
   // C is D-shaped, or one row of N broadcast over D's rows (a bias, as a vector or a 1 x N matrix; D of
   // one row reads it as a matrix, an empty D as either).
-  const bool bias = mc && mc->rows == 1 && m != 1;
+  bool bias = mc && mc->rows == 1 && m != 1;
   if (mc && ((mc->rows != m && !bias) || mc->cols != n))
     fail("C", fmt::format("expected shape (M, N) = ({}, {}) like D, or a bias of N = {} (shape ({},) or (1, {})), "
                           "got {}", m, n, n, n, n, c.describe()));
@@ -184,13 +208,14 @@ GemmProblem check_gemm(const GemmTypes& plan, int device, const TensorRef& a, co
   check_layout(md, plan.layout_c, "layout_C (D shares C's layout)");
   if (mc) check_layout(*mc, bias ? Layout::RowMajor : plan.layout_c, "layout_C");
   if (bias) mc->ld = 0;  // every row of D reads the same row of C
+  const bool folded = fold_batch_into_rows(plan, ma, mb, mc ? &*mc : nullptr, md, bias);
 
   GemmProblem g;
   GemmShape& shape = g.shape;
-  shape.m = m;
+  shape.m = md.rows;
   shape.n = n;
   shape.k = k;
-  shape.batch = batch;
+  shape.batch = folded ? 1 : batch;
   shape.bias = bias;
   if (shape.empty_output()) return g;
 

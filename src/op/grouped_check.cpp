@@ -192,9 +192,7 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
     fail("C", fmt::format("expected the groups' rows as one matrix like D (total_M, N), or one bias row (N) for every "
                      "group, got {}", c.describe()));
   // B whole: check_gemm sees its first matrix only (a batch stride past the address space wrapped onto D).
-  if (b.strides[0] < 0) fail("B", fmt::format("negative strides are not supported: {}", b.describe()));
-  if (b.beyond_address_space())
-    fail("B", fmt::format("its extents and strides reach past the end of the address space: {}", b.describe()));
+  check_strides("B", b);
   // B's first matrix stands for all: the same shape, layout and alignment, a batch stride apart.
   TensorRef b0 = b;
   b0.rank = 2;

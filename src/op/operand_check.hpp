@@ -20,6 +20,29 @@ namespace cuforge::op {
   throw InvalidArgumentError(fmt::format("{}: {}", what, why));
 }
 
+// Refuses an operand of another element type than the plan's `role` (a DataTypeError naming it `label`, else
+// `name`) or on another device than the plan's (`device`; host memory named as such).
+inline void check_type_and_device(std::string_view name, const TensorRef& t, DataType dtype, std::string_view role,
+                                  int device, std::string_view label = {}) {
+  if (t.dtype != dtype)
+    throw DataTypeError(fmt::format("{}: expected element type {} (the plan's {}), got {}",
+                                    label.empty() ? name : label, to_string(dtype), role, to_string(t.dtype)));
+  if (t.device == TensorRef::kHost)
+    fail(name, fmt::format("expected a tensor on cuda:{}, got one in host memory (a CPU torch tensor? move it with "
+                           ".cuda(); NumPy arrays are copied to the GPU automatically)", device));
+  if (t.device != device)
+    fail(name, fmt::format("expected a tensor on cuda:{} (the plan's device), got one on cuda:{}", device, t.device));
+}
+
+// Refuses negative strides, and extents and strides that reach past the end of the address space (the last
+// element's address would wrap onto other memory). `t` is of a valid rank.
+inline void check_strides(std::string_view name, const TensorRef& t) {
+  for (int i = 0; i < t.rank; ++i)
+    if (t.strides[i] < 0) fail(name, fmt::format("negative strides are not supported: {}", t.describe()));
+  if (t.beyond_address_space())
+    fail(name, fmt::format("its extents and strides reach past the end of the address space: {}", t.describe()));
+}
+
 // Refuses an alpha or beta the epilogue cannot hold: an int32 epilogue (s32 D, exact at any K) takes whole numbers,
 // or would truncate them; the others compute in f32 but for f64 accumulation, and would take a finite number beyond
 // f32's range as infinity. Infinities and NaN are taken as given. (SM80's all-f16 kernels compute in f16, which the

@@ -67,10 +67,9 @@ Plan<Kernel, Problem>::Plan(const GemmOptions& options, KernelKind kind)
   compile::check_target(80, cc_);
   if (options.kernel_cc != 0 && options.kernel_cc != 80 && options.kernel_cc != 90)
     throw InvalidArgumentError(fmt::format("kernel_cc must be 80 or 90, got {}", options.kernel_cc));
-  if (options.kernel_cc > cc_ || (options.kernel_cc == 90 && cc_ != 90))
-    throw InvalidArgumentError(fmt::format("kernel_cc={} kernels cannot run on a compute capability {} target{}",
-                                           options.kernel_cc, cc_,
-                                           options.kernel_cc == 90 ? " (sm_90a kernels need exactly 9.0)" : ""));
+  if (options.kernel_cc != 0)
+    if (auto why = compile::why_bad_target(options.kernel_cc, cc_))
+      throw InvalidArgumentError(fmt::format("kernel_cc={}: {}", options.kernel_cc, *why));
   for (auto [name, layout] : {std::pair{"layout_A", options.layout_a}, {"layout_B", options.layout_b},
                               {"layout_C", options.layout_c}}) {
     check_enumerator(layout, name);

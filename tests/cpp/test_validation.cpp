@@ -442,6 +442,58 @@ TEST(Validation, InputsWithOneBatchAreBroadcastAcrossD) {
   EXPECT_EQ(g.batch_stride_d, 64 * 32);
 }
 
+// A batch over one B runs as one GEMM of the batch's rows (as the CUTLASS Python interface runs it); what cannot
+// fold stays a batch.
+TEST(Validation, ABatchOverOneBFoldsIntoTheRowsOfOneGemm) {
+  GemmRun r = batched(4);
+  r.a = batch_of(kA, 4, 16, 32);
+  r.b = row_major(kB, 32, 8);
+  r.c = batch_of(kC, 4, 16, 8);
+  r.d = batch_of(kD, 4, 16, 8);
+  r.beta = 1.0;
+  GemmProblem g = r.check();
+  EXPECT_EQ(g.shape.m, 64);
+  EXPECT_EQ(g.shape.batch, 1);
+  EXPECT_FALSE(g.shape.bias);
+  EXPECT_EQ(g.lda, 32);
+  EXPECT_EQ(g.ldc, 8);
+  EXPECT_EQ(g.ldd, 8);
+  EXPECT_EQ(g.batch_stride_a + g.batch_stride_b + g.batch_stride_c + g.batch_stride_d, 0);
+
+  // A batch of one row each, batches apart by a padded stride; a broadcast (stride-0) B; a bias vector, which
+  // the rows of every batch read.
+  GemmRun rows = batched(5);
+  rows.a = tensor(kA, {5, 1, 32}, {40, 40, 1});
+  rows.b = tensor(kB, {5, 32, 8}, {0, 8, 1});
+  rows.c = tensor(kC, {8}, {1});
+  rows.d = batch_of(kD, 5, 1, 8);
+  rows.beta = 1.0;
+  g = rows.check();
+  EXPECT_EQ(g.shape.m, 5);
+  EXPECT_EQ(g.shape.batch, 1);
+  EXPECT_TRUE(g.shape.bias);
+  EXPECT_EQ(g.lda, 40);
+  EXPECT_EQ(g.ldc, 0);
+  EXPECT_EQ(g.ldd, 8);
+
+  // What stays a batch: a batched B, a C shared by every batch, rows padded between batches, a column-major A,
+  // rows past the kernels' 32-bit extents together.
+  GemmRun batched_b = r, shared_c = r, padded = r, column = r, huge = batched(1 << 16);
+  batched_b.b = batch_of(kB, 4, 32, 8);
+  shared_c.c = row_major(kC, 16, 8);
+  padded.a = tensor(kA, {4, 16, 32}, {17 * 32, 32, 1});
+  column.plan.layout_a = Layout::ColumnMajor;
+  column.a = tensor(kA, {4, 16, 32}, {16 * 32, 1, 16});
+  huge.a = tensor(kA, {1 << 16, 1 << 16, 8}, {int64_t(1) << 19, 8, 1});
+  huge.b = row_major(kB, 8, 8);
+  huge.d = tensor(kA + (uintptr_t(1) << 37), {1 << 16, 1 << 16, 8}, {int64_t(1) << 19, 8, 1});  // past A's 2^36 bytes
+  for (const GemmRun* kept : {&batched_b, &shared_c, &padded, &column, &huge}) {
+    GemmProblem k = kept->check();
+    EXPECT_GT(k.shape.batch, 1) << kept->a.describe();
+    EXPECT_EQ(k.shape.m, kept->d.shape[1]);
+  }
+}
+
 TEST(Validation, ABiasRowIsBroadcastOverTheRowsOfD) {
   GemmRun r = with_c();
   r.c = tensor(kC, {32}, {1});

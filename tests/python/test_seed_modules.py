@@ -93,6 +93,11 @@ def test_the_interfaces_datatype_conversions():
     assert datatypes.numpy_type(cutlass.DataType.tf32) is None, "no NumPy type holds TF32"
     assert datatypes.is_numpy_available() and datatypes.is_numpy_tensor(np.zeros(2)) and not datatypes.is_numpy_tensor(2)
     assert not datatypes.is_torch_tensor(np.zeros(2)) and not datatypes.is_cupy_tensor(np.zeros(2))
+    cupy_here = importlib.util.find_spec("cupy") is not None
+    assert datatypes.is_cupy_available() == cupy_here
+    assert datatypes.cupy_type(cutlass.DataType.f16) is (np.float16 if cupy_here else None), "CuPy's types are NumPy's"
+    assert datatypes.cupy_library_type(np.float32) == (cutlass.DataType.f32 if cupy_here else None)
+    assert datatypes.is_torch_available() == (importlib.util.find_spec("torch") is not None)
     assert datatypes.get_datatype_and_layout(np.zeros((3, 4), np.float16)) == (cutlass.DataType.f16,
                                                                                cutlass.LayoutType.RowMajor)
     assert datatypes.get_datatype_and_layout(np.zeros((3, 4), order="F")) == (cutlass.DataType.f64,

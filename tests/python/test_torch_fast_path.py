@@ -247,6 +247,23 @@ def test_gemm_takes_torch_matrices_whole():
     assert fast == refusal(lambda: gemm.run(a, b, None, wrong, stream=PYTHON_PATH))
 
 
+def test_gemm_takes_torch_batches_whole_and_leaves_more_batch_dimensions_to_python():
+    base = 0x10_0000_0000
+    a = _Tensor((4, 64, 32), (2048, 32, 1), _torch.float16, base)
+    b = _Tensor((32, 48), (48, 1), _torch.float16, base + GIB)
+    d = _Tensor((4, 64, 48), (3072, 48, 1), _torch.float16, base + 2 * GIB)
+    gemm = cuforge.op.Gemm(element=np.float16, element_accumulator=np.float32)
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):
+        gemm._plan.run_tensors(a, b, None, d, 1.0, 0.0, True)
+    a4 = _Tensor((2, 2, 64, 32), (4096, 2048, 32, 1), _torch.float16, base)
+    d4 = _Tensor((2, 2, 64, 48), (6144, 3072, 48, 1), _torch.float16, base + 2 * GIB)
+    assert gemm._plan.run_tensors(a4, b, None, d4, 1.0, 0.0, True) is None
+    wrong = _Tensor((4, 64, 47), (3008, 47, 1), _torch.float16, base + 2 * GIB)
+    fast = refusal(lambda: gemm.run(a, b, None, wrong))
+    assert fast[0] is not cuforge.DeviceError, fast
+    assert fast == refusal(lambda: gemm.run(a, b, None, wrong, stream=PYTHON_PATH))
+
+
 def test_grouped_gemm_takes_lists_of_torch_matrices_whole():
     def matrix(rows, cols, slot):
         return _Tensor((rows, cols), (cols, 1), _torch.float16, 0x10_0000_0000 + slot * GIB)

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,10 @@ struct Toolchain {
 
 // Throws InvalidArgumentError unless `cc` is a GPU nvcc builds SASS for.
 void check_known_target(int cc);
-// Throws InvalidArgumentError unless nvcc can build kernels of `family` for compute capability
-// `target_cc` (SM80 kernels: 8.0 and later; SM90 kernels: sm_90a, exactly 9.0).
+// Why kernels of `family` cannot be built for compute capability `target_cc`, a known target (SM80 kernels: 8.0
+// and later; SM90 kernels: sm_90a, exactly 9.0); nullopt where they can.
+std::optional<std::string> why_bad_target(Arch family, int target_cc);
+// Throws InvalidArgumentError unless `target_cc` is a known target and nvcc can build kernels of `family` for it.
 void check_target(Arch family, int target_cc);
 // The same for a build asked for compute capability `asked` (0: none): that one where given, else the kernel's
 // own `target_cc` (an SM90 kernel's is 9.0, whatever GPU the machine has).

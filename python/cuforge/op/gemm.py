@@ -33,45 +33,6 @@ def fold_batches(desc, name):
     return ptr, dtype, (batch, *shape[-2:]), (dims[-1][1] if dims else 0, *strides[-2:]), device
 
 
-_MAX_EXTENT = 2**31 - 1
-
-
-def _stacked_rows(desc, batch: int, rows: int):
-    """A (batch, rows, columns) row-major operand whose batches follow one another row after row,
-    as one (batch x rows, columns) matrix; None when its layout does not allow it."""
-    ptr, dtype, shape, strides, device = desc
-    if tuple(shape[:2]) != (batch, rows) or (shape[2] > 1 and strides[2] != 1):
-        return None
-    ld = strides[0] if rows == 1 else strides[1]
-    if strides[0] != rows * ld or ld < shape[2]:
-        return None
-    return ptr, dtype, (batch * rows, shape[2]), (ld, 1), device
-
-
-def fold_batch_into_rows(descs):
-    """(A, B, C, D) of a batch that multiplies every A by one B as a single GEMM of batch x M rows,
-    as the CUTLASS Python interface runs them: the tiles then span the whole batch's rows (a batch of
-    small matrices runs as one large one). Only when B is one matrix (2-D, or a batch stride of 0), and
-    A, D and a batched C are row-major with each batch's rows right after the previous one's; C may
-    also be a bias row. Anything else is returned as it is."""
-    a, b, c, d = descs
-    if a is None or b is None or d is None or len(a[2]) != 3 or len(d[2]) != 3 or d[2][0] < 2:
-        return descs
-    batch, rows = d[2][0], d[2][1]
-    if batch * rows > _MAX_EXTENT:  # the folded M must stay within the kernels' 32-bit extents
-        return descs
-    if len(b[2]) == 3:
-        if b[2][0] != 1 and not (b[2][0] == batch and b[3][0] == 0):  # else the core names the mismatch
-            return descs
-        b = (b[0], b[1], tuple(b[2][1:]), tuple(b[3][1:]), b[4])
-    folded_a, folded_d = _stacked_rows(a, batch, rows), _stacked_rows(d, batch, rows)
-    bias = c is not None and (len(c[2]) == 1 or (len(c[2]) == 2 and c[2][0] == 1))
-    folded_c = c if c is None or bias else _stacked_rows(c, batch, rows) if len(c[2]) == 3 else None
-    if folded_a is None or folded_d is None or (c is not None and folded_c is None):
-        return descs
-    return [folded_a, b, folded_c, folded_d]
-
-
 class Gemm(Plan):
     """A GEMM plan: D = activation(alpha * A @ B + beta * C). Element types and layouts are bound
     here and cannot change afterwards; C may be D-shaped or a bias row of N broadcast over D's rows,
@@ -95,17 +56,17 @@ class Gemm(Plan):
     @staticmethod
     def _folded(descs, C):
         """A, B, C (None when not given) and D, each of several batch dimensions folded into one (an
-        input batched over several dimensions has D's batch shape, or is a single matrix), and a batch
-        over one B folded into the rows of one GEMM (fold_batch_into_rows)."""
+        input batched over several dimensions has D's batch shape, or is a single matrix). The core
+        folds a batch over one B into the rows of one GEMM."""
         descs = [None if (name == "C" and C is None) else d for d, name in zip(descs, "ABCD")]
         if not any(d is not None and len(d[2]) > 3 for d in descs):
-            return fold_batch_into_rows(descs)
+            return descs
         d_batch = tuple(descs[3][2][:-2]) if descs[3] is not None else ()
         for d, name in zip(descs[:3], "ABC"):
             if d is not None and len(d[2]) > 2 and tuple(d[2][:-2]) != d_batch:
                 raise InvalidArgumentError(f"{name}: batch shape {tuple(d[2][:-2])} is not D's {d_batch} (an input is "
                                            f"batched like D, or is one matrix broadcast over the batch)")
-        return fold_batch_into_rows([fold_batches(d, name) for d, name in zip(descs, "ABCD")])
+        return [fold_batches(d, name) for d, name in zip(descs, "ABCD")]
 
     def select(self, M: int, N: int, K: int, batch: int = 1, bias: bool = False, *, alignment_A=None,
                alignment_B=None, alignment_C=None) -> str:
@@ -257,7 +218,7 @@ class Gemm(Plan):
         if scale_a is not None or scale_b is not None:
             scale_a, scale_b, alpha = self._scales(scale_a, scale_b, alpha)
         if visitor_args is None and print_module is False and not self._no_c and scale_a is None and scale_b is None:
-            # 2-D CUDA torch tensors, real scalars, torch's stream or one given (but CuPy's): one
+            # CUDA torch tensors of rank 2 or 3, real scalars, torch's stream or one given (but CuPy's): one
             # call into the core, which returns None (having done nothing) for anything else.
             handle = self._plan.run_tensors(A, B, self.C if C is None else C, D,
                                             self.alpha if alpha is None else alpha,
