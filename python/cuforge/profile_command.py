@@ -66,10 +66,11 @@ def _shapes(path):
 
 
 def _decimal(text: str) -> bool:
-    """ASCII digits (int() takes other scripts' digits too, '١٢'; a shapes file refuses them), fewer than int()
-    refuses to read (4300): a size past a plan's range is refused by the plan, naming it."""
+    """ASCII digits (int() takes other scripts' digits too, '١٢'; a shapes file refuses them) without a leading
+    zero (which C reads as octal: the C++ commands refuse '010' too), fewer than int() refuses to read (4300): a
+    size past a plan's range is refused by the plan, naming it."""
     text = text.strip()
-    return text.isascii() and text.isdigit() and len(text.lstrip("0")) <= 4000
+    return text.isascii() and text.isdigit() and (text == "0" or text[0] != "0") and len(text) <= 4000
 
 
 def _integer(text: str) -> int:
@@ -77,6 +78,13 @@ def _integer(text: str) -> int:
     if not _decimal(text.strip().removeprefix("-")):
         raise argparse.ArgumentTypeError(f"expected an integer in decimal digits, got {text!r}")
     return int(text)
+
+
+def _operation(text: str) -> str:
+    """--op's value, the interface's spellings too, as `cuforge list --op` takes them: grouped_gemm,
+    conv2d_fprop, conv2d_dgrad, conv2d_wgrad."""
+    return "grouped" if text == "grouped_gemm" else text.removeprefix("conv2d_") if text in (
+        "conv2d_fprop", "conv2d_dgrad", "conv2d_wgrad") else text
 
 
 def _extents(text: str) -> tuple:
@@ -117,7 +125,7 @@ def main(argv=None) -> int:
     common.add_argument("--layouts", help="GEMMs: layouts of A, B, C as three letters r/c (default rrr)")
     common.add_argument("--kernel-cc", type=_integer, choices=(80, 90), help="kernel family (default: the newest)")
     p = commands.add_parser("profile", parents=[common], help="time the cost model's best candidates for a problem")
-    p.add_argument("--op", choices=("gemm", "grouped", "fprop", "dgrad", "wgrad"), default="gemm",
+    p.add_argument("--op", type=_operation, choices=("gemm", "grouped", "fprop", "dgrad", "wgrad"), default="gemm",
                    help="a GEMM (--m --n --k), a grouped GEMM (--groups of --m --n --k) or a Conv2d pass "
                         "(--conv, NHWC tensors); default gemm")
     for name in ("m", "n", "k"):

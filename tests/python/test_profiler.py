@@ -61,6 +61,11 @@ def test_a_profile_ranks_as_measured_and_writes_its_csv(tmp_path):
     # Digits of other scripts, which int() reads (a shapes file refuses them).
     (["profile", "--m", "\u0661\u0662", "--n", "4", "--k", "4"], "expected an integer in decimal digits"),
     (["profile", "--op", "fprop", "--conv", "1,9,9,8,8,3,3", "--padding", "\u0661"], "an integer or two"),
+    # A leading zero, which the C++ commands refuse too (C reads 010 as octal).
+    (["profile", "--m", "010", "--n", "4", "--k", "4"], "expected an integer in decimal digits"),
+    # The interface's spellings of the operations, as `cuforge list --op` takes them.
+    (["profile", "--op", "conv2d_dgrad", "--m", "4", "--n", "4", "--k", "4"], "profile --op dgrad takes --conv"),
+    (["profile", "--op", "grouped_gemm", "--m", "4", "--n", "4", "--k", "4"], "profile --op grouped takes --groups"),
 ])
 def test_the_command_line_refuses_what_it_cannot_profile(argv, says, capsys):
     with pytest.raises(SystemExit) as exit:
