@@ -402,11 +402,15 @@ NB_MODULE(_core, m) {
           d["C"] = nb::make_tuple(c.element_c, c.layout_c, c.alignment_c);
           d["element_d"] = c.element_d;
           d["element_epilogue"] = library::epilogue_compute_type(c);
+          d["bias"] = c.bias;
+          d["parallel_split_k"] = c.parallel_split_k;
+          d["pointwise"] = c.pointwise;
           return d;
         },
         "name"_a, "What a kernel's name says of it: arch, kind, tile, opclass, math, math_instruction, "
-        "element_accumulator, activation, A, B, C as (element, layout, alignment), element_d, and element_epilogue "
-        "(the type of alpha, beta and the epilogue's arithmetic).");
+        "element_accumulator, activation, A, B, C as (element, layout, alignment), element_d, element_epilogue "
+        "(the type of alpha, beta and the epilogue's arithmetic), and whether it takes a bias row, splits K in "
+        "parallel and is a convolution's GEMM kernel (pointwise).");
   m.def("kernel_build",
         [](const std::string& name, int cc) {
           KernelSource k = emit::gemm_kernel(library::parse_gemm_name(name), cc ? cc : runtime::default_target_cc());

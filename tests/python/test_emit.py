@@ -62,6 +62,19 @@ def test_an_operation_describes_its_kernel_as_the_interfaces_operations_do():
     assert sm80.arch == 80 and sm80.tile_description.instruction_shape == [16, 8, 16]
 
 
+def test_what_a_kernel_name_says_is_read_by_the_core_not_by_its_words():
+    from cuforge.emit.conv_splits import conv_kind
+
+    wgrad = "cuforge_sm90_wgrad_tensorop_mma_f16_f16_f32_f16_f16_crr_128x128x64_c1x1x1_s0_tmaws_tma_default_a8x8x8_splitk"
+    config = cuforge._core.kernel_config(wgrad)
+    assert config["parallel_split_k"] and not config["bias"] and not config["pointwise"]
+    assert conv_kind(wgrad) == "wgrad"
+    gemm = cuforge.op.Gemm(element=np.float16, layout=ROW).construct(bias=True).name
+    assert cuforge._core.kernel_config(gemm)["bias"] and conv_kind(gemm) is None
+    with pytest.raises(InvalidArgumentError):
+        conv_kind("cuforge_sm90_fprop_is_not_a_kernel")
+
+
 def test_emit_is_a_module_and_kernel_source_names_the_kernel():
     name = cuforge.list_gemms(90)[0]
     source = cuforge.emit.kernel_source(name)

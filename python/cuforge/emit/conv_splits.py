@@ -29,16 +29,16 @@ _GEOMETRY = (("stride", 1, 1), ("padding", 1, 0), ("dilation", 1, 1))
 
 def conv_kind(kernel: str) -> str | None:
     """'fprop', 'dgrad' or 'wgrad' for a convolution kernel's name, else None."""
-    kinds = [k for k in ("fprop", "dgrad", "wgrad") if f"_{k}_" in kernel]
-    return kinds[0] if kinds else None
+    kind = _core.kernel_config(kernel)["kind"]
+    return kind.name.removeprefix("Conv2d").lower() if kind.name.startswith("Conv2d") else None
 
 
 def with_every_split(operator, op, kind: str):
     """``operator`` (torch.ops.<module>.run.default) as a function that also runs what its kernel cannot
     serve, on a cuforge plan of ``op``'s types and epilogue."""
-    tokens = op.name.split("_")
-    parallel = "splitk" in tokens
-    images = parallel and op.name.startswith("cuforge_sm90_") and "pointwise" not in tokens
+    config = op._config
+    parallel = config["parallel_split_k"]
+    images = parallel and config["arch"] == 90 and not config["pointwise"]
     own = ("parallel" if parallel else "serial", op._chosen.splits)
     names = (("input_size",) if kind == "dgrad" else ("weight_size",) if kind == "wgrad" else ()) + _ARGUMENTS
     plans = {}  # per GPU, the plan for what the kernel cannot serve, made at its first use there
@@ -63,7 +63,7 @@ def with_every_split(operator, op, kind: str):
         device = A.device.index
         if device not in plans:
             plans[device] = _plan_like(op, device)
-        return _on_a_plan(plans[device], kind, given, (mode, slices) if asked else None, "bias" in tokens)
+        return _on_a_plan(plans[device], kind, given, (mode, slices) if asked else None, config["bias"])
 
     run.__doc__ = operator.__doc__
     run.operator = operator  # the operator alone (its own kernel), as torch.ops.<module>.run.default
@@ -108,7 +108,7 @@ def _taken(op, kind: str, given: dict) -> bool:
         return False
     if not tensor(C, core.element_c):
         return False
-    if "bias" in op.name.split("_"):
+    if op._config["bias"]:
         return C.numel() == channels[1] and (C.dim() == 1 or C.shape[1] == channels[1])
     return tuple(C.shape) == channels and C.is_contiguous(memory_format=torch.channels_last)
 
