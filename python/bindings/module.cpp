@@ -537,7 +537,8 @@ NB_MODULE(_core, m) {
       .def("__exit__", [](CacheHold& self, nb::args) { self.hold.reset(); });
   m.def("cache_hold", [] { return CacheHold{}; },
         "A with block in which the kernel cache is held as a kernel build holds it (cache clear waits for it).");
-  m.def("cache_clear", [] { compile::KernelCache::user_cache().clear(); }, nb::call_guard<python::WithoutGil>());
+  m.def("cache_clear", [] { compile::KernelCache::user_cache().clear(compile::interrupt_check()); },
+        nb::call_guard<python::WithoutGil>());
   m.def("tuning_record", [] {
     compile::TuningRecord record;
     nb::list entries;

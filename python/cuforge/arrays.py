@@ -175,6 +175,8 @@ def _describe(x, name: str):
         if strides is not None and len(strides) != len(shape):
             raise InvalidArgumentError(f"{name}: its __cuda_array_interface__ gives {len(strides)} strides for "
                                        f"{len(shape)} extents")
+        if any(extent < 0 for extent in shape):  # before strides are made of them
+            raise InvalidArgumentError(f"{name}: extents are never negative, got shape {shape}")
         if read_only and name.startswith("D"):
             raise InvalidArgumentError(f"{name}: the array is read-only (its __cuda_array_interface__ says so), and "
                                        "the result would be written into it")

@@ -8,10 +8,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <mutex>
 #include <random>
+#include <set>
+#include <thread>
 
 #include "cuforge/core/error.hpp"
 #include "cuforge/core/log.hpp"
@@ -271,9 +275,34 @@ std::optional<CacheEntry> KernelCache::find(const std::string& key) const {
   return CacheEntry{key, entry ? entry->value("name", "") : "", dir};
 }
 
+namespace {
+
+// The threads holding a cache's shared lock (a Hold, or a Build they began), as often as they hold it.
+std::mutex g_holders_mutex;
+std::multiset<std::thread::id> g_holders;
+
+std::thread::id held_by_this_thread() {
+  std::lock_guard lock(g_holders_mutex);
+  g_holders.insert(std::this_thread::get_id());
+  return std::this_thread::get_id();
+}
+
+void released(std::thread::id holder) {
+  std::lock_guard lock(g_holders_mutex);
+  if (auto it = g_holders.find(holder); it != g_holders.end()) g_holders.erase(it);
+}
+
+bool this_thread_holds() {
+  std::lock_guard lock(g_holders_mutex);
+  return g_holders.count(std::this_thread::get_id()) != 0;
+}
+
+}  // namespace
+
 KernelCache::Build::~Build() {
   std::error_code ec;
   if (!staging_.empty()) fs::remove_all(staging_, ec);
+  if (cache_lock_ >= 0) released(holder_);
   unlock_file(cache_lock_);
   unlock_file(key_lock_);
 }
@@ -288,6 +317,7 @@ std::unique_ptr<KernelCache::Build> KernelCache::begin_build(const std::string& 
   std::unique_ptr<Build> build(new Build());
   build->key_lock_ = lock_file(locks / (key + ".lock"), LockMode::exclusive);
   build->cache_lock_ = lock_file(locks / "cache.lock", LockMode::shared);
+  build->holder_ = held_by_this_thread();
   // Made under the cache's lock, which clear() takes exclusively to remove them.
   private_dir(root_ / "kernels");
   const fs::path staging = private_dir(root_ / "staging");
@@ -300,12 +330,16 @@ std::unique_ptr<KernelCache::Build> KernelCache::begin_build(const std::string& 
   return build;
 }
 
-KernelCache::Hold::~Hold() { unlock_file(cache_lock_); }
+KernelCache::Hold::~Hold() {
+  if (cache_lock_ >= 0) released(holder_);
+  unlock_file(cache_lock_);
+}
 
 std::unique_ptr<KernelCache::Hold> KernelCache::hold() const {
   check_root();
   std::unique_ptr<Hold> hold(new Hold());
   hold->cache_lock_ = lock_file(private_dir(root_ / "locks") / "cache.lock", LockMode::shared);
+  hold->holder_ = held_by_this_thread();
   return hold;
 }
 
@@ -421,14 +455,21 @@ std::vector<CacheCheck> KernelCache::verify() const {
   return checks;
 }
 
-void KernelCache::clear() const {
+void KernelCache::clear(const std::function<bool()>& stop) const {
   check_root();
+  if (this_thread_holds())
+    throw CacheError(fmt::format("cannot clear the cache {} while this thread holds it (a build it runs, or a "
+                                 "cache hold): the clear would wait for itself; clear it after the hold ends",
+                                 root_.string()));
   const fs::path cache_lock = private_dir(root_ / "locks") / "cache.lock";
   int lock = lock_file(cache_lock, LockMode::exclusive, /*wait=*/false);
-  if (lock < 0) {  // builds finish first (a kernel's, or a PyTorch module's: minutes), said rather than silent
+  if (lock < 0)  // builds finish first (a kernel's, or a PyTorch module's: minutes), said rather than silent
     log(LogLevel::warning, fmt::format("waiting for the builds in progress to finish before clearing the cache {}",
                                        root_.string()));
-    lock = lock_file(cache_lock, LockMode::exclusive);
+  while (lock < 0) {
+    if (stop && stop()) throw Interrupted("the cache clear was interrupted while it waited for builds in progress");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    lock = lock_file(cache_lock, LockMode::exclusive, /*wait=*/false);
   }
   try {
     std::error_code ec;

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "cuforge/compile/toolchain.hpp"
@@ -41,11 +42,19 @@ std::string module_id(const std::string& key) {
   return fmt::format("_{}_9_kernel_cu_{}", key.substr(0, 8), key.substr(8, 8));
 }
 
+// Appends `field` to `text` after its length, so that no two lists of fields join into the same text (a header's
+// text ending in what would otherwise be the next header's path).
+void append_field(std::string& text, std::string_view field) {
+  text += std::to_string(field.size());
+  text += ':';
+  text += field;
+}
+
 std::string flags_text(const KernelSource& k) {
   std::string text;
   for (const auto& f : Toolchain::get().nvcc_flags(k.family, k.target_cc)) {
     // Include and library paths are locations; the CUTLASS headers' content, not their location, is in the key.
-    if (f.rfind("-I", 0) != 0 && f.rfind("-L", 0) != 0) text += f + " ";
+    if (f.rfind("-I", 0) != 0 && f.rfind("-L", 0) != 0) append_field(text, f);
   }
   return text;
 }
@@ -72,7 +81,7 @@ std::string cutlass_digest(const KernelCache& cache) {
       if (it->is_regular_file(ec)) files.emplace_back(it->path().string().substr(prefix), it->path());
   }
   std::sort(files.begin(), files.end());
-  std::string stamp_text;
+  std::string stamp_text = "digest of lengths and contents\n";  // the memo of another way of digesting not read
   stamp_text.reserve(files.size() * 96);
   for (const auto& [name, path] : files) {
     struct stat st {};
@@ -90,7 +99,10 @@ std::string cutlass_digest(const KernelCache& cache) {
   std::string digest = memo ? read_file_or_empty(*memo) : "";
   if (digest.size() != 32) {
     std::string contents;
-    for (const auto& [name, path] : files) contents += name + "\n" + read_file_or_empty(path);
+    for (const auto& [name, path] : files) {
+      append_field(contents, name);
+      append_field(contents, read_file_or_empty(path));
+    }
     digest = digest_of({contents});
     if (memo) {
       try {
@@ -187,7 +199,10 @@ std::string cache_key(const KernelSource& k, const KernelCache& cache) {
   check_header_paths(k);
   const Toolchain& tc = Toolchain::get();
   std::string headers;
-  for (const auto& [path, text] : k.headers) headers += path + "\n" + text + "\n";
+  for (const auto& [path, text] : k.headers) {
+    append_field(headers, path);
+    append_field(headers, text);
+  }
   std::string target = fmt::format("family sm{} target sm{}", k.family, k.target_cc);
   return digest_of({k.source, headers, tc.nvcc_identity, flags_text(k), tc.cutlass_version,
                     cutlass_digest(cache), target});

@@ -155,6 +155,9 @@ GemmConfig parse_gemm_name(std::string_view name) {
   // Buildable for some GPU (an SM80 kernel's shared memory within a Hopper GPU's); a build checks its own target.
   if (auto why = why_invalid(c, 90))
     throw InvalidArgumentError(fmt::format("kernel '{}' cannot be built: {}", name, *why));
+  // One spelling per kernel (a name keys the cache's lookups and the tuning record): not 064x64x64 for 64x64x64.
+  if (const std::string canonical = c.name(); canonical != name)
+    throw InvalidArgumentError(fmt::format("kernel name '{}' is spelled '{}'", name, canonical));
   return c;
 }
 

@@ -37,11 +37,11 @@ struct Nhwc {
 
 Nhwc describe_nhwc(const char* name, const char* what, const TensorRef& t, DataType dtype, const char* role,
                    int device) {
-  if (t.empty()) fail(name, fmt::format("no {} tensor was given", what));
+  if (t.empty()) fail(name, fmt::format("no tensor was given ({})", what));
   if (t.data == nullptr) fail(name, fmt::format("its data pointer is null ({}): {}", what, t.describe()));
   check_type_and_device(name, t, dtype, role, device, fmt::format("{} ({})", name, what));
   if (t.rank != 4)
-    fail(name, fmt::format("expected a rank-4 {} tensor (N, C, H, W in channels_last memory, or N, H, W, C), got "
+    fail(name, fmt::format("expected a rank-4 tensor ({}): N, C, H, W in channels_last memory, or N, H, W, C; got "
                            "rank {}: {}", what, t.rank, t.describe()));
   for (int i = 0; i < 4; ++i)
     if (t.shape[i] < 1) fail(name, fmt::format("expected every extent to be 1 or more, got {}", t.describe()));
@@ -240,6 +240,7 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
     if (kind == KernelKind::Conv2dWgrad)
       fail("C", "a bias is one value per output channel of fprop or dgrad; wgrad's C has dw's shape (K, R, S, C)");
     check_type_and_device("C", c, plan.element_c, "element_C", device, "C (the bias)");
+    check_strides("C", c);
     if (c.shape[0] != xd.c() || (c.strides[0] != 1 && c.shape[0] > 1))
       fail("C", fmt::format("expected a bias of {} contiguous values (one per channel of D), got {}", xd.c(),
                             c.describe()));
@@ -248,7 +249,7 @@ ConvProblem check_conv(KernelKind kind, const GemmTypes& plan, int device, const
                             size_bytes(c.dtype)));
     bias = true;
   } else if (!c.empty()) {
-    xc = describe_nhwc("C", "added to the output", c, plan.element_c, "element_C", device);
+    xc = describe_nhwc("C", "the tensor added to the output", c, plan.element_c, "element_C", device);
     for (int i = 0; i < 4; ++i)
       if (c.shape[i] != d.shape[i])
         fail("C", fmt::format("expected D's shape {} (or a bias of {} values), got {}", d.describe(), xd.c(),

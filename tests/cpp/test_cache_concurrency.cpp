@@ -112,6 +112,41 @@ TEST_F(CacheTest, ClearWaitsForAHold) {
   EXPECT_TRUE(said.find("waiting for the builds in progress to finish") != std::string::npos) << said;
 }
 
+// A thread that holds the cache (a hold, or a build it began) and clears it would wait for itself: refused, the
+// cache left as it was; a clear waiting for another thread's hold stops where its stop check says so.
+TEST_F(CacheTest, ClearRefusesTheThreadHoldingTheCacheAndStopsWhenAsked) {
+  const CacheEntry e = publish(cache, kKey, kName, fake_library());
+  {
+    auto hold = cache.hold();
+    EXPECT_THROW(cache.clear(), CacheError);
+  }
+  {
+    auto build = cache.begin_build("0123456789abcdef0123456789abcdef");
+    try {
+      cache.clear();
+      ADD_FAILURE() << "clear() under this thread's own build";
+    } catch (const CacheError& err) {
+      EXPECT_NE(std::string(err.what()).find("while this thread holds it"), std::string::npos) << err.what();
+    }
+  }
+  EXPECT_TRUE(fs::exists(e.directory));
+  std::atomic<bool> held{false}, done{false};
+  std::thread holder([&] {
+    auto hold = cache.hold();
+    held = true;
+    while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  });
+  while (!held) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  int asked = 0;
+  EXPECT_THROW(cache.clear([&] { return ++asked == 3; }), Interrupted);
+  EXPECT_EQ(asked, 3);
+  EXPECT_TRUE(fs::exists(e.directory));
+  done = true;
+  holder.join();
+  cache.clear();  // the hold released: this thread holds nothing
+  EXPECT_FALSE(fs::exists(e.directory));
+}
+
 // Eight processes publish the same key at once: every one ends with the sound entry, no error,
 // and the cache holds exactly one entry. Returns what went wrong, or "" when nothing did.
 std::string concurrent_publishers(const KernelCache& cache) {

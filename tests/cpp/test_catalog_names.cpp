@@ -66,6 +66,13 @@ TEST(CatalogNames, MalformedNamesAreRefused) {
   } catch (const InvalidArgumentError& e) {
     EXPECT_NE(std::string(e.what()).find("f17"), std::string::npos) << e.what();
   }
+  // One spelling per kernel: a leading zero names the same kernel, and is refused naming the canonical name.
+  try {
+    library::parse_gemm_name(replace("_s0_", "_s00_"));
+    FAIL();
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("is spelled '" + good + "'"), std::string::npos) << e.what();
+  }
   // A name of 100 KB is not echoed whole (`cuforge emit <name>`).
   const std::string huge = library::gemm_catalog(90).front().name() + std::string(100000, 'x');
   try {

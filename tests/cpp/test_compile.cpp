@@ -268,6 +268,12 @@ TEST(Compile, CacheKeyCoversSourceFamilyAndTarget) {
   KernelSource h = k;
   h.headers[0].second += " ";
   distinct(h, "one more byte of a header");
+  // Two headers, and one whose text holds the second's path and text after a line break: the same bytes joined.
+  KernelSource two = k, one = k;
+  two.headers = {{"cuforge_probe_a.h", "X"}, {"cuforge_probe_b.h", "Y"}};
+  one.headers = {{"cuforge_probe_a.h", "X\ncuforge_probe_b.h\nY"}};
+  distinct(two, "two headers");
+  distinct(one, "one header holding the other's path and text");
 
   // The flags differ between the families, which is why the key changes with them.
   const auto& tc = test::toolchain();

@@ -550,13 +550,19 @@ TEST_F(ConvCheck, EveryBadInputIsRefusedByName) {
   TensorRef null_x = x;
   null_x.data = nullptr;
   EXPECT_REFUSED(fprop(null_x, w, {}, y, same), "A: its data pointer is null (x, the activation)");
-  EXPECT_REFUSED(fprop(TensorRef{}, w, {}, y, same), "A: no x, the activation tensor was given");
+  EXPECT_REFUSED(fprop(TensorRef{}, w, {}, y, same), "A: no tensor was given (x, the activation)");
   // A view read backwards along W (NumPy's x[:, :, ::-1]) is named as such, not as a tensor past 2 GiB.
   TensorRef reversed = x;
   reversed.strides[2] = -reversed.strides[2];
   EXPECT_REFUSED(fprop(reversed, w, {}, y, same), "A: negative strides are not supported");
   TensorRef odd_bias = TensorRef::vector(reinterpret_cast<const void*>(kBase + (3u << 28) + 1), DataType::f16, 32);
   EXPECT_REFUSED(fprop(x, w, odd_bias, y, same, 1.0), "the bias's data pointer");
+  // A bias whose bytes would wrap past the end of the address space, and a C of rank 2 (neither bias nor NHWC).
+  TensorRef wrapping = TensorRef::vector(reinterpret_cast<const void*>(~uintptr_t(0) - 7), DataType::f16, 32);
+  EXPECT_REFUSED(fprop(x, w, wrapping, y, same, 1.0), "C: its extents and strides reach past the end of the address");
+  TensorRef matrix_c = TensorRef::matrix(reinterpret_cast<const void*>(kBase + (3u << 28)), DataType::f16, 8, 32,
+                                         Layout::RowMajor);
+  EXPECT_REFUSED(fprop(x, w, matrix_c, y, same, 1.0), "C: expected a rank-4 tensor (the tensor added to the output)");
 }
 
 TEST(ConvPlan, OneByOneConvolutionsWeighTheGemmKernels) {

@@ -397,6 +397,14 @@ def test_a_batch_over_one_b_runs_as_one_gemm_of_its_rows(gen):
     D = torch.full((64, 16, 128), float("nan"), device="cuda", dtype=torch.float16)
     plan.run(A, B, C, D, beta=1.0)
     assert_exact(D, reference(A, B, C, 1.0, 1.0, torch.float16))
+    assert plan.last_kernel == plan.select(1024, 128, 256), "the batch ran as one GEMM of 1024 rows"
+    # One row per batch, the batches apart by a padded stride, and a bias vector: one GEMM of 40 rows with a bias.
+    A1 = torch.randint(-3, 4, (40, 1, 264), device="cuda", generator=gen).half()[:, :, :256]
+    bias = torch.randint(-3, 4, (128,), device="cuda", generator=gen).half()
+    D1 = torch.full((40, 1, 128), float("nan"), device="cuda", dtype=torch.float16)
+    plan.run(A1, B, bias, D1, beta=1.0)
+    assert_exact(D1, reference(A1, B, bias, 1.0, 1.0, torch.float16))
+    assert plan.last_kernel == plan.select(40, 128, 256, bias=True), plan.last_kernel
 
 
 def test_one_plan_many_problems(gen):

@@ -131,6 +131,9 @@ def _run_on(a, **protocol):
     (lambda: _run_on(FakeDeviceArray((64, 64)), mask=object()), "^A: its __cuda_array_interface__ has a mask"),
     (lambda: _run_on(FakeDeviceArray((-2, -3, 64, 64), strides=(-12288, 4096, 64, 1))),
      r"^A: extents are never negative, got shape \(-2, -3, 64, 64\)"),
+    # No strides: not made of a negative extent (they were, and were refused as negative strides).
+    (lambda: _run_on(FakeDeviceArray((64, 64)), shape=(64, -32), strides=None),
+     r"^A: extents are never negative, got shape \(64, -32\)"),
 ], ids=["alpha-huge", "slope-huge", "scale-huge", "alpha-str-with-scale", "A-int", "stride-set", "padding-0d",
         "split-k-0d", "problem-0d", "tile-0d", "construct-1d", "conv-pad-huge", "alpha-numpy-bool", "beta-complex",
         "slope-complex", "kernel-source-int", "kernel-source-surrogate", "glob-surrogate", "build-surrogate",
@@ -141,7 +144,7 @@ def _run_on(a, **protocol):
         "held-conv-channels", "held-conv-geometry", "alpha-0d-bool", "print-module-str", "pytorch-jit-str",
         "tile-math-instruction-str", "conv-tile-math-instruction-str", "held-set-negative", "dtype-of-d-for-c",
         "accumulator-str", "conv-problem-set", "plan-deepcopy", "plan-pickle", "cai-device-str", "cai-shape-float", "cai-strides-short", "cai-mask",
-        "cai-negative-extents"])
+        "cai-negative-extents", "cai-negative-extent-no-strides"])
 def test_odd_arguments_are_errors_of_cuforge_not_of_python(call, says):
     with pytest.raises(cuforge.Error, match=says):
         call()

@@ -45,6 +45,11 @@ def test_a_tile_of_an_impossible_shape_is_refused_when_the_plan_builds(tmp_path,
     with pytest.raises(cuforge.InvalidArgumentError):
         plan.tile_description = td
     assert plan.tile_description is None
+    # Extents no tile has (0x0x0) are refused at once too, not kept as a shape some other tile might have.
+    for zero in ({"threadblock_shape": [0, 0, 0]}, cuforge.TileDescription([0, 0, 0], 3, [1, 1, 1], None)):
+        with pytest.raises(cuforge.InvalidArgumentError, match="tile 0x0x0: each extent must be 1 to 1024"):
+            plan.tile_description = zero
+        assert plan.tile_description is None
 
 
 def test_a_tile_naming_cutlass_librarys_instruction_is_taken():

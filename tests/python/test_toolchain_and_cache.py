@@ -55,6 +55,40 @@ def test_cache_clear_removes_the_kernels_and_keeps_the_tuning_record(tmp_path):
     assert (root / "tuning/record.json").read_text() == "{}"
 
 
+def test_a_cache_clear_waiting_for_a_hold_stops_at_ctrl_c_and_one_under_its_own_hold_is_refused(tmp_path):
+    result = run_python("""
+        import os, signal, threading, cuforge
+        held, done = threading.Event(), threading.Event()
+        def hold():
+            with cuforge._core.cache_hold():
+                held.set()
+                done.wait()
+        holder = threading.Thread(target=hold)
+        holder.start()
+        held.wait()
+        threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+        try:
+            cuforge.cache_clear()
+            print("cleared under another thread's hold")
+        except KeyboardInterrupt:
+            print("interrupted")
+        done.set()
+        holder.join()
+        with cuforge._core.cache_hold():
+            try:
+                cuforge.cache_clear()
+                print("cleared under its own hold")
+            except cuforge.CacheError as e:
+                print("refused:", e)
+        cuforge.cache_clear()
+        print("cleared")
+    """, CUFORGE_CACHE_DIR=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "interrupted" and lines[2] == "cleared", result.stdout
+    assert lines[1].startswith("refused: cannot clear the cache") and "while this thread holds it" in lines[1]
+
+
 def test_missing_cutlass_is_reported_when_compiling_not_at_import(tmp_path):
     result = run_python("""
         import numpy as np

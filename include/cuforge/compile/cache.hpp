@@ -15,6 +15,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <thread>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +75,7 @@ class KernelCache {
     friend class KernelCache;
     Build() = default;
     int key_lock_ = -1, cache_lock_ = -1;
+    std::thread::id holder_;  // the thread that began it (clear() on it would wait for itself)
     std::filesystem::path staging_;
   };
   // Blocks while another thread or process builds the same key.
@@ -90,6 +93,7 @@ class KernelCache {
     friend class KernelCache;
     Hold() = default;
     int cache_lock_ = -1;
+    std::thread::id holder_;
   };
   // Blocks while clear() runs.
   std::unique_ptr<Hold> hold() const;
@@ -108,8 +112,10 @@ class KernelCache {
   // The cache itself and every entry, with what is wrong with each.
   std::vector<CacheCheck> verify() const;
   // Removes every entry, staging and failed build, and the PyTorch modules built from them (torch/), after the
-  // kernel builds in progress have finished.
-  void clear() const;
+  // kernel builds in progress have finished: while it waits for them, `stop` is asked every 100 ms, and
+  // Interrupted thrown where it says so. A thread holding the cache itself (a Hold, or a Build it began) is
+  // refused (CacheError): the clear would wait for it forever.
+  void clear(const std::function<bool()>& stop = {}) const;
   // Removes least recently used entries until the cache holds at most max_bytes, and the staging
   // of dead builds; returns how many entries.
   size_t prune(uint64_t max_bytes) const;

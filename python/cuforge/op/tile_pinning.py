@@ -90,9 +90,9 @@ class TilePinning:
         except (InvalidArgumentError, DataTypeError):
             return None
         listed = self._plan.tile_descriptions()
-        if not isinstance(value, (TileDescription, dict)) or \
+        if not isinstance(value, (TileDescription, dict)) or min(tile.threadblock_shape) < 1 or \
                 any(t.threadblock_shape == tile.threadblock_shape for t in listed):
-            return None
+            return None  # refused now: a listed shape's refusal, or extents no tile has (0x0x0)
         probe = copy.copy(tile)
         probe.threadblock_shape = listed[0].threadblock_shape
         try:
