@@ -43,8 +43,8 @@ from .cutlass_headers import cutlass_path
 from .environment import (check_cuda_versions, cuda_install_path, device_cc, device_id, device_sm_count,
                           initialize_cuda_context, nvcc_version)
 from .memory import MemoryPool, create_memory_pool, get_memory_pool, use_rmm
-from .op import arguments as _arguments
-from .op.arguments import capability, enum_value, text
+from . import arguments as _arguments
+from .arguments import capability, enum_value, text
 from .shape import ConvMode
 from .op import Conv2d, Conv2dDgrad, Conv2dFprop, Conv2dWgrad, Gemm, GroupedGemm  # the interface's top-level names
 from .emit import pytorch

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from . import _core
 from ._core import CompilationError, InvalidArgumentError
+from .arguments import capability, flag, jobs_count, text
 
 
 def compilation_error(message: str, log: str, source_path: str | None) -> CompilationError:
@@ -56,7 +57,6 @@ def build(names, jobs: int | None = None, progress: bool = True, cc: int | None 
     nvcc rejected, after all have been tried (its ``log`` nvcc's output for each, its ``source_path``
     the first one's kept source); ToolchainError or CacheError when the compiler or the
     cache cannot be used."""
-    from .op.arguments import capability, flag, jobs_count, text  # op's plans build through this: imported on use
 
     names_given = names
     names = ([names] if isinstance(names, str) else None if isinstance(names, (bytes, bytearray))

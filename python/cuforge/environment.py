@@ -49,7 +49,7 @@ def initialize_cuda_context() -> None:
 
 def _ordinal(device) -> int:
     """A device ordinal as the interface takes them: -1 (or any negative) for device_id()'s."""
-    from .op.arguments import integer
+    from .arguments import integer
 
     return min(max(integer(device, "device"), -1), 2**31 - 1)  # past int: no such device, as the core says
 

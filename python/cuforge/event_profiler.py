@@ -22,7 +22,7 @@ class CUDAEventProfiler:
     neither is installed they are copied every run, and a warning says that the time includes the copies."""
 
     def __init__(self, op, warmup_iterations: int = 500, iterations: int = 500, *args, **kwargs) -> None:
-        from .op.arguments import integer
+        from .arguments import integer
         from .op.plan import Plan
 
         if not isinstance(op, Plan):

@@ -15,7 +15,7 @@ import torch
 from ._core import DataType
 from .dtypes import torch_datatype
 from .op.gemm import Gemm
-from .op.arguments import layout_of
+from .arguments import layout_of
 
 _plans: dict[tuple, Gemm] = {}
 

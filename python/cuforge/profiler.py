@@ -277,7 +277,7 @@ def profile(plan, M: int, N: int, K: int, batch: int = 1, *, top: int = 6, filte
     """Build and time the cost model's best ``top`` candidates (those matching the shell glob
     ``filter``) for ``plan`` on an M x N x K problem of random operands; torch.matmul beside them.
     ``csv`` and ``plot``: where to write the rows and draw the PNG (Profile.save)."""
-    from .op.arguments import integer
+    from .arguments import integer
 
     m, n, k, b = (integer(v, name, 1) for v, name in ((M, "M"), (N, "N"), (K, "K"), (batch, "batch")))
     plan.select(m, n, k, b)  # refuses what no kernel runs before anything is allocated
@@ -302,7 +302,7 @@ def profile_grouped(plan, groups: int, M: int, N: int, K: int, *, offsets: bool 
     ``filter``) for a grouped ``plan`` on ``groups`` groups of M x N x K of random operands: lists of
     one tensor per group, or (``offsets``) the offsets form; torch._grouped_mm (or a loop of
     torch.matmul) beside them. ``csv`` and ``plot`` as for profile()."""
-    from .op.arguments import flag, integer
+    from .arguments import flag, integer
 
     g, m, n, k = (integer(v, name, 1) for v, name in ((groups, "groups"), (M, "M"), (N, "N"), (K, "K")))
     offsets = flag(offsets, "offsets")
@@ -340,7 +340,7 @@ def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, s
     K x R x S x C); cuDNN beside them (through torch, channels_last). ``csv`` and ``plot`` as for
     profile()."""
     from .op.conv2d import _pair
-    from .op.arguments import integer
+    from .arguments import integer
 
     n, h, w, c, k, r, s = (integer(v, name, 1) for v, name in zip((N, H, W, C, K, R, S), "NHWCKRS"))
     geometry = (_pair(stride, "stride", 1), _pair(padding, "padding", 0), _pair(dilation, "dilation", 1))
@@ -368,7 +368,7 @@ def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, s
 
 def _writable(path, name: str) -> str:
     """A file path the CSV or plot can be written to, else an InvalidArgumentError naming the argument."""
-    from .op.arguments import file_path
+    from .arguments import file_path
 
     path = file_path(path, name, "a file path")
     if not os.path.isdir(os.path.dirname(path) or "."):
@@ -414,7 +414,7 @@ def _options(top, filter, jobs, csv, plot) -> tuple:
     """The core's (top, filter, jobs). Before anything is built or allocated: a CSV or plot that
     cannot be written refused, and a machine without a GPU (whose host would fill the operands for
     nothing)."""
-    from .op.arguments import integer, jobs_count, text
+    from .arguments import integer, jobs_count, text
 
     check_outputs(csv, plot)
     filter = "" if filter is None else text(filter, "filter", "a shell pattern on kernel names")

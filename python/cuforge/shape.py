@@ -6,7 +6,7 @@ import enum
 from typing import NamedTuple
 
 from ._core import InvalidArgumentError, LayoutType
-from .op.arguments import fixed_items, integer
+from .arguments import fixed_items, integer
 
 
 class ConvMode(enum.IntEnum):

@@ -121,7 +121,7 @@ def test_scalars_of_unsupported_kinds_are_named(value, says):
 
 
 def test_one_element_arrays_are_scalars():
-    from cuforge.op.arguments import scalar
+    from cuforge.arguments import scalar
 
     assert scalar(np.float32(2.5), "alpha") == 2.5
     assert scalar(np.array([[3.0]]), "beta") == 3.0

@@ -11,7 +11,7 @@ import pytest
 
 import cuforge
 from cuforge import _core
-from cuforge.op.arguments import alignments
+from cuforge.arguments import alignments
 
 SHAPES = [(8192, 8192, 8192), (2048, 2048, 2048), (16, 4096, 4096), (256, 512, 32768)]
 

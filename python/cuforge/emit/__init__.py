@@ -14,12 +14,12 @@ from typing import NamedTuple
 
 from .. import _core, epilogue
 from .._core import DataType, LayoutType, TileDescription
+from ..arguments import text
 from .pytorch import pytorch  # the function: cuforge.emit.pytorch(op, name, ...), as the interface has it
 
 
 def kernel_source(name: str) -> str:
     """The complete CUDA source of a catalog kernel, by name (``cuforge list`` names them)."""
-    from ..op.arguments import text  # the plans import this package: imported on use
 
     return _core.emit(text(name, "name", "a kernel's name (a string)"))
 
@@ -135,7 +135,6 @@ class Operation:
 
     def pytorch_binding(self, module: str) -> str:
         """The C++ source that registers the kernel as the operators torch.ops.<module>.*."""
-        from ..op.arguments import text  # the plans import this package: imported on use
 
         module = text(module, "module", "a module name (a string)")
         return self._plan.pytorch_binding(self._chosen, module, self._settings)

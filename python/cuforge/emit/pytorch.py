@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .. import _core
 from .._core import InvalidArgumentError, ToolchainError
+from ..arguments import capability, file_path, flag, text
 from ..build import compilation_error
 from ..cutlass_headers import cutlass_path
 from ..messages import shown
@@ -145,8 +146,8 @@ def _check_overwrites(directory: Path, name: str, headers) -> None:
 
 def _write_sources(directory: Path, name: str, binding: str, kernel: dict, with_kernel: bool) -> None:
     _write(directory / f"{name}.cpp", binding)
-    for header, text in kernel["headers"]:
-        _write(directory / "include" / header, _HEADER_MARK + text)
+    for header, content in kernel["headers"]:
+        _write(directory / "include" / header, _HEADER_MARK + content)
     if with_kernel:
         _write(directory / f"{name}_kernel.cu", kernel["source"])
 
@@ -301,7 +302,6 @@ def pytorch(op, name: str, cc: int | None = None, jit: bool = False, sourcedir: 
     if not isinstance(op, Operation):
         raise InvalidArgumentError(f"op: expected a plan's construct() or compile() (a cuforge.emit.Operation), "
                                    f"got {type(op).__name__}")
-    from ..op.arguments import capability, file_path, flag, text  # the plans import this module: imported on use
 
     name = text(name, "name", "a string")
     cc = op.cc if cc is None else capability(cc, "cc")

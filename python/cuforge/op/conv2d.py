@@ -13,7 +13,7 @@ from .._core import InvalidArgumentError, IteratorAlgorithm, KernelKind, KernelS
 from ..arrays import current_stream, describe, operand_extents
 from ..dtypes import interface_member
 from ..messages import shown
-from .arguments import (alignments, enum_value, fixed_items, flag, integer, jobs_count, named_instruction,
+from ..arguments import (alignments, enum_value, fixed_items, flag, integer, jobs_count, named_instruction,
                         problem_list, ranked_top, runs_as)
 from .plan import Plan
 

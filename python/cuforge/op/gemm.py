@@ -9,7 +9,7 @@ from .. import _core
 from ..emit import Operation
 from .._core import DataType, InvalidArgumentError
 from ..arrays import current_stream, describe, operand_extents
-from .arguments import alignments, flag, integer, jobs_count, problem_list, ranked_top, scalar
+from ..arguments import alignments, flag, integer, jobs_count, problem_list, ranked_top, scalar
 from .plan import Plan
 
 

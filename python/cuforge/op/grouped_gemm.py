@@ -8,7 +8,7 @@ from .. import _core
 from ..emit import Operation
 from .._core import DataTypeError, InvalidArgumentError
 from ..arrays import completion, current_stream, describe, operand_extents, stage
-from .arguments import alignments, flag, integer, jobs_count, problem_list, ranked_top
+from ..arguments import alignments, flag, integer, jobs_count, problem_list, ranked_top
 from .plan import Plan
 
 

@@ -1,5 +1,5 @@
 """What the GEMM-family plans of cuforge.op share: construction from element types, layouts and
-tensors, and the settings (their arguments read by cuforge.op.arguments)."""
+tensors, and the settings (their arguments read by cuforge.arguments)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from .._core import (
 from ..arrays import completion, host_descriptor, operand_extents, stage
 from ..emit import Operation, kernel_source
 from ..dtypes import to_datatype
-from .arguments import capability, device_ordinal, enum_value, flag, integer, layout_of, scalar
+from ..arguments import capability, device_ordinal, enum_value, flag, integer, layout_of, scalar
 from .tile_pinning import TilePinning
 
 

@@ -10,7 +10,7 @@ import os
 import stat
 
 from .._core import DataTypeError, InvalidArgumentError, TileDescription
-from .arguments import tile_from
+from ..arguments import tile_from
 
 _logger = logging.getLogger("cuforge")
 

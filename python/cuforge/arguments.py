@@ -1,4 +1,4 @@
-"""How cuforge.op reads the arguments of its Python API into the core's terms: enums (the CUTLASS
+"""How cuforge reads the arguments of its Python API into the core's terms: enums (the CUTLASS
 Python interface's spellings too), integers, flags, scalars, problem lists, alignments, compute
 capabilities, and tile descriptions (objects or seed-style dicts). Each refuses a value with an
 InvalidArgumentError naming the argument."""
@@ -10,11 +10,11 @@ import logging
 import numbers
 import os
 
-from .. import _core
-from .._core import InvalidArgumentError, LayoutType, MathInstruction, TileDescription
-from ..arrays import describe, host_descriptor
-from ..dtypes import bool_or_complex, interface_instruction, interface_member, is_bool
-from ..messages import shown
+from . import _core
+from ._core import InvalidArgumentError, LayoutType, MathInstruction, TileDescription
+from .arrays import describe, host_descriptor
+from .dtypes import bool_or_complex, interface_instruction, interface_member, is_bool
+from .messages import shown
 
 _logger = logging.getLogger("cuforge")
 
