@@ -247,7 +247,8 @@ void bind_plans(nb::module_& m) {
              auto ta = torch_tensor_ref(a), tb = torch_tensor_ref(b), td = torch_tensor_ref(d);
              // Matrices and batches of them (the core folds a batch over one B into rows); more batch
              // dimensions are the Python layer's to fold.
-             if (!ta || !tb || !td || ta->rank > 3 || tb->rank > 3 || td->rank > 3) return std::nullopt;
+             auto matrices = [](const std::optional<TensorRef>& t) { return t && t->rank >= 2 && t->rank <= 3; };
+             if (!matrices(ta) || !matrices(tb) || !matrices(td)) return std::nullopt;
              std::optional<TensorRef> tc = TensorRef{};
              if (!c.is_none() && (!(tc = torch_tensor_ref(c)) || tc->rank > 3)) return std::nullopt;
              auto al = python_real(alpha), be = python_real(beta);

@@ -15,7 +15,9 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "cuforge/core/error.hpp"
 #include "cuforge/core/log.hpp"
@@ -277,24 +279,35 @@ std::optional<CacheEntry> KernelCache::find(const std::string& key) const {
 
 namespace {
 
-// The threads holding a cache's shared lock (a Hold, or a Build they began), as often as they hold it.
-std::mutex g_holders_mutex;
-std::multiset<std::thread::id> g_holders;
+// The threads holding a cache's shared lock (a Hold, or a Build they began), per cache, as often as they hold it.
+// Never destroyed: a hold may be released while the process exits.
+struct Holders {
+  std::mutex mutex;
+  std::multiset<std::pair<std::string, std::thread::id>> held;
+};
 
-std::thread::id held_by_this_thread() {
-  std::lock_guard lock(g_holders_mutex);
-  g_holders.insert(std::this_thread::get_id());
+Holders& holders() {
+  static auto* h = new Holders();
+  return *h;
+}
+
+std::thread::id held_by_this_thread(const fs::path& root) {
+  Holders& h = holders();
+  std::lock_guard lock(h.mutex);
+  h.held.emplace(root.string(), std::this_thread::get_id());
   return std::this_thread::get_id();
 }
 
-void released(std::thread::id holder) {
-  std::lock_guard lock(g_holders_mutex);
-  if (auto it = g_holders.find(holder); it != g_holders.end()) g_holders.erase(it);
+void released(const fs::path& root, std::thread::id holder) {
+  Holders& h = holders();
+  std::lock_guard lock(h.mutex);
+  if (auto it = h.held.find({root.string(), holder}); it != h.held.end()) h.held.erase(it);
 }
 
-bool this_thread_holds() {
-  std::lock_guard lock(g_holders_mutex);
-  return g_holders.count(std::this_thread::get_id()) != 0;
+bool this_thread_holds(const fs::path& root) {
+  Holders& h = holders();
+  std::lock_guard lock(h.mutex);
+  return h.held.count({root.string(), std::this_thread::get_id()}) != 0;
 }
 
 }  // namespace
@@ -302,7 +315,7 @@ bool this_thread_holds() {
 KernelCache::Build::~Build() {
   std::error_code ec;
   if (!staging_.empty()) fs::remove_all(staging_, ec);
-  if (cache_lock_ >= 0) released(holder_);
+  if (cache_lock_ >= 0) released(root_, holder_);
   unlock_file(cache_lock_);
   unlock_file(key_lock_);
 }
@@ -317,7 +330,8 @@ std::unique_ptr<KernelCache::Build> KernelCache::begin_build(const std::string& 
   std::unique_ptr<Build> build(new Build());
   build->key_lock_ = lock_file(locks / (key + ".lock"), LockMode::exclusive);
   build->cache_lock_ = lock_file(locks / "cache.lock", LockMode::shared);
-  build->holder_ = held_by_this_thread();
+  build->root_ = root_;
+  build->holder_ = held_by_this_thread(root_);
   // Made under the cache's lock, which clear() takes exclusively to remove them.
   private_dir(root_ / "kernels");
   const fs::path staging = private_dir(root_ / "staging");
@@ -331,7 +345,7 @@ std::unique_ptr<KernelCache::Build> KernelCache::begin_build(const std::string& 
 }
 
 KernelCache::Hold::~Hold() {
-  if (cache_lock_ >= 0) released(holder_);
+  if (cache_lock_ >= 0) released(root_, holder_);
   unlock_file(cache_lock_);
 }
 
@@ -339,7 +353,8 @@ std::unique_ptr<KernelCache::Hold> KernelCache::hold() const {
   check_root();
   std::unique_ptr<Hold> hold(new Hold());
   hold->cache_lock_ = lock_file(private_dir(root_ / "locks") / "cache.lock", LockMode::shared);
-  hold->holder_ = held_by_this_thread();
+  hold->root_ = root_;
+  hold->holder_ = held_by_this_thread(root_);
   return hold;
 }
 
@@ -457,7 +472,7 @@ std::vector<CacheCheck> KernelCache::verify() const {
 
 void KernelCache::clear(const std::function<bool()>& stop) const {
   check_root();
-  if (this_thread_holds())
+  if (this_thread_holds(root_))
     throw CacheError(fmt::format("cannot clear the cache {} while this thread holds it (a build it runs, or a "
                                  "cache hold): the clear would wait for itself; clear it after the hold ends",
                                  root_.string()));

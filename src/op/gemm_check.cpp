@@ -109,7 +109,9 @@ int as_c_elements(const GemmTypes& plan, int d_alignment) {
 // (`bias` set where C became a bias row), B one matrix.
 bool fold_batch_into_rows(const GemmTypes& plan, Matrix& a, Matrix& b, Matrix* c, Matrix& d, bool& bias) {
   const int64_t batch = d.batch;
-  if (batch < 2 || b.batch_stride != 0 || plan.layout_a != Layout::RowMajor || plan.layout_c != Layout::RowMajor)
+  // K = 0 is no product (D = beta C): its zero operands are sized by M, which the fold would multiply.
+  if (batch < 2 || a.cols == 0 || b.batch_stride != 0 || plan.layout_a != Layout::RowMajor ||
+      plan.layout_c != Layout::RowMajor)
     return false;
   int64_t rows = 0;
   if (__builtin_mul_overflow(batch, d.rows, &rows) || rows > kMaxExtent) return false;
@@ -119,7 +121,8 @@ bool fold_batch_into_rows(const GemmTypes& plan, Matrix& a, Matrix& b, Matrix* c
            (x.rows == 1 ? x.batch_stride >= std::max<int64_t>(x.cols, 1) : x.batch_stride == x.rows * x.ld);
   };
   const bool one_row = c && c->rows == 1 && c->batch_stride == 0;  // the same row for every row of D
-  if (!stacked(a) || !stacked(d) || (c && !one_row && !stacked(*c))) return false;
+  // A C of D's shape stacked as D is; not a bias row per batch (one row of C for D's many).
+  if (!stacked(a) || !stacked(d) || (c && !one_row && (c->rows != d.rows || !stacked(*c)))) return false;
   for (Matrix* x : {&a, &d, one_row ? nullptr : c}) {
     if (!x) continue;
     if (x->rows == 1) x->ld = x->batch_stride;

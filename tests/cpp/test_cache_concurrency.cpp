@@ -119,6 +119,11 @@ TEST_F(CacheTest, ClearRefusesTheThreadHoldingTheCacheAndStopsWhenAsked) {
   {
     auto hold = cache.hold();
     EXPECT_THROW(cache.clear(), CacheError);
+    TempDir elsewhere;  // another cache: this thread's hold is not on it
+    KernelCache other(elsewhere.path());
+    publish(other, kKey, kName, fake_library());
+    EXPECT_NO_THROW(other.clear());
+    EXPECT_FALSE(other.find(kKey));
   }
   {
     auto build = cache.begin_build("0123456789abcdef0123456789abcdef");

@@ -478,20 +478,30 @@ TEST(Validation, ABatchOverOneBFoldsIntoTheRowsOfOneGemm) {
 
   // What stays a batch: a batched B, a C shared by every batch, rows padded between batches, a column-major A,
   // rows past the kernels' 32-bit extents together.
-  GemmRun batched_b = r, shared_c = r, padded = r, column = r, huge = batched(1 << 16);
+  GemmRun batched_b = r, shared_c = r, bias_per_batch = r, padded = r, column = r, huge = batched(1 << 16);
   batched_b.b = batch_of(kB, 4, 32, 8);
   shared_c.c = row_major(kC, 16, 8);
+  bias_per_batch.c = batch_of(kC, 4, 1, 8);  // each batch's own bias row, read by its 16 rows
   padded.a = tensor(kA, {4, 16, 32}, {17 * 32, 32, 1});
   column.plan.layout_a = Layout::ColumnMajor;
   column.a = tensor(kA, {4, 16, 32}, {16 * 32, 1, 16});
   huge.a = tensor(kA, {1 << 16, 1 << 16, 8}, {int64_t(1) << 19, 8, 1});
   huge.b = row_major(kB, 8, 8);
   huge.d = tensor(kA + (uintptr_t(1) << 37), {1 << 16, 1 << 16, 8}, {int64_t(1) << 19, 8, 1});  // past A's 2^36 bytes
-  for (const GemmRun* kept : {&batched_b, &shared_c, &padded, &column, &huge}) {
+  for (const GemmRun* kept : {&batched_b, &shared_c, &bias_per_batch, &padded, &column, &huge}) {
     GemmProblem k = kept->check();
     EXPECT_GT(k.shape.batch, 1) << kept->a.describe();
     EXPECT_EQ(k.shape.m, kept->d.shape[1]);
   }
+  const GemmProblem per_batch = bias_per_batch.check();
+  EXPECT_TRUE(per_batch.shape.bias);
+  EXPECT_EQ(per_batch.ldc, 0);
+  EXPECT_EQ(per_batch.batch_stride_c, 8);
+  // K = 0 (D = beta C) stays a batch: its zero operands are sized by M.
+  GemmRun empty_k = r;
+  empty_k.a = batch_of(kA, 4, 16, 0);
+  empty_k.b = row_major(kB, 0, 8);
+  EXPECT_EQ(empty_k.check().shape.batch, 4);
 }
 
 TEST(Validation, ABiasRowIsBroadcastOverTheRowsOfD) {

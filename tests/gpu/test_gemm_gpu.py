@@ -405,6 +405,11 @@ def test_a_batch_over_one_b_runs_as_one_gemm_of_its_rows(gen):
     plan.run(A1, B, bias, D1, beta=1.0)
     assert_exact(D1, reference(A1, B, bias, 1.0, 1.0, torch.float16))
     assert plan.last_kernel == plan.select(40, 128, 256, bias=True), plan.last_kernel
+    # Each batch's own bias row, read by its 16 rows: a batch, not one GEMM (whose rows would read one row each).
+    biases = torch.randint(-3, 4, (64, 1, 128), device="cuda", generator=gen).half()
+    D.fill_(float("nan"))
+    plan.run(A, B, biases, D, beta=1.0)
+    assert_exact(D, reference(A, B, biases, 1.0, 1.0, torch.float16))
 
 
 def test_one_plan_many_problems(gen):

@@ -75,7 +75,9 @@ class KernelCache {
     friend class KernelCache;
     Build() = default;
     int key_lock_ = -1, cache_lock_ = -1;
-    std::thread::id holder_;  // the thread that began it (clear() on it would wait for itself)
+    // The cache and the thread that began it (clear() of that cache on that thread would wait for itself).
+    std::filesystem::path root_;
+    std::thread::id holder_;
     std::filesystem::path staging_;
   };
   // Blocks while another thread or process builds the same key.
@@ -93,6 +95,7 @@ class KernelCache {
     friend class KernelCache;
     Hold() = default;
     int cache_lock_ = -1;
+    std::filesystem::path root_;  // as a Build's
     std::thread::id holder_;
   };
   // Blocks while clear() runs.
@@ -114,7 +117,8 @@ class KernelCache {
   // Removes every entry, staging and failed build, and the PyTorch modules built from them (torch/), after the
   // kernel builds in progress have finished: while it waits for them, `stop` is asked every 100 ms, and
   // Interrupted thrown where it says so. A thread holding the cache itself (a Hold, or a Build it began) is
-  // refused (CacheError): the clear would wait for it forever.
+  // refused (CacheError): the clear would wait for it forever. (A Hold handed to another thread is still its
+  // maker's: that one is refused, the other waits.)
   void clear(const std::function<bool()>& stop = {}) const;
   // Removes least recently used entries until the cache holds at most max_bytes, and the staging
   // of dead builds; returns how many entries.

@@ -25,7 +25,9 @@ void check_element_types(const GemmTypes& plan);
 int operand_alignment(DataType dtype, uintptr_t address, int64_t contiguous_extent, int64_t ld, int64_t batch_stride);
 
 // Throws InvalidArgumentError or DataTypeError naming the operand, what was expected and what was
-// given. `c` may be empty (rank 0, null data) when beta == 0.
+// given. `c` may be empty (rank 0, null data) when beta == 0. A batch of row-major A times one B, each batch's
+// rows right after the previous one's in A, D and a D-shaped C (or C one bias row for all), is returned as one
+// GEMM of batch x M rows (batch 1), as the CUTLASS Python interface ran it: its class is that GEMM's.
 GemmProblem check_gemm(const GemmTypes& plan, int device, const TensorRef& a, const TensorRef& b, const TensorRef& c,
                        const TensorRef& d, double alpha, double beta);
 

@@ -28,7 +28,8 @@ _GEOMETRY = (("stride", 1, 1), ("padding", 1, 0), ("dilation", 1, 1))
 
 
 def conv_kind(kernel: str) -> str | None:
-    """'fprop', 'dgrad' or 'wgrad' for a convolution kernel's name, else None."""
+    """'fprop', 'dgrad' or 'wgrad' for a convolution kernel's name, None for another kernel's (an
+    InvalidArgumentError for a name of no kernel)."""
     kind = _core.kernel_config(kernel)["kind"]
     return kind.name.removeprefix("Conv2d").lower() if kind.name.startswith("Conv2d") else None
 
