@@ -19,6 +19,11 @@ struct MathInstruction {
   // family (64 x 8 x K: the collective builder picks N from the tile).
   std::array<int, 3> shape;
   std::vector<DataType> outputs;  // C and D share the type
+
+  bool operator==(const MathInstruction& o) const {
+    return arch == o.arch && opclass == o.opclass && math == o.math && a == o.a && b == o.b &&
+           accumulator == o.accumulator && shape == o.shape && outputs == o.outputs;
+  }
 };
 
 const std::vector<MathInstruction>& math_instructions();
