@@ -38,6 +38,7 @@ std::vector<op::BuiltKernel> Gemm::compile(const std::vector<GemmShape>& shapes,
 
 GemmProblem Gemm::check(const TensorRef& a, const TensorRef& b, const TensorRef& c, const TensorRef& d, double alpha,
                         double beta, const op::Fp8Scales& scales) const {
+  check_not_moved_from();
   GemmProblem p = op::check_gemm(options_, device_, a, b, c, d, alpha, beta);
   scale_pointers(scales, d);
   return p;

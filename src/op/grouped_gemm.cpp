@@ -48,12 +48,14 @@ std::vector<op::ProfileRow> GroupedGemm::profile(const GroupedProblem& problem, 
 GroupedProblem GroupedGemm::check(const std::vector<TensorRef>& a, const std::vector<TensorRef>& b,
                                   const std::vector<TensorRef>& c, const std::vector<TensorRef>& d, double alpha,
                                   double beta) const {
+  check_not_moved_from();
   return op::check_grouped(options_, device_, a, b, c, d, alpha, beta);
 }
 
 GroupedProblem GroupedGemm::check_offsets(const TensorRef& a, const TensorRef& b, const TensorRef& c,
                                           const TensorRef& d, const TensorRef& offsets, double alpha,
                                           double beta) const {
+  check_not_moved_from();
   return op::check_grouped_offsets(options_, device_, a, b, c, d, offsets, alpha, beta);
 }
 

@@ -43,6 +43,13 @@ TEST(GemmPlan, AMovedFromPlanIsAClearError) {
   const std::string error = message_of<InvalidArgumentError>([&] { (void)a.settings(); });
   EXPECT_TRUE(contains(error, "this plan was moved from")) << error;
   EXPECT_THROW((void)a.select(GemmShape{64, 64, 64}), InvalidArgumentError);
+  // Its check of a run's operands too, though it reads no kernels or settings.
+  const auto m = [](uintptr_t at) {
+    return TensorRef::matrix(reinterpret_cast<const void*>(at), DataType::f16, 64, 64, Layout::RowMajor);
+  };
+  const std::string checked =
+      message_of<InvalidArgumentError>([&] { (void)a.check(m(1 << 20), m(2 << 20), {}, m(3 << 20), 1, 0); });
+  EXPECT_TRUE(contains(checked, "this plan was moved from")) << checked;
   EXPECT_EQ(b.settings().splits, GemmOptions{}.settings.splits);
   a = std::move(b);  // assigned a plan again, it runs
   EXPECT_NO_THROW((void)a.select(GemmShape{64, 64, 64}));

@@ -122,6 +122,9 @@ class Plan {
   std::optional<int> last_splits() const;
 
  protected:
+  // Throws InvalidArgumentError on a moved-from plan: a check of a run's operands, which reads no kernels or
+  // settings, refuses it as every other use does.
+  void check_not_moved_from() const { (void)state(); }
   struct Launchable {
     select::GemmCandidate candidate;
     std::shared_ptr<const Kernel> kernel;
