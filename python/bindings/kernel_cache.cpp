@@ -1,7 +1,8 @@
 #include "kernel_cache.hpp"
 
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
-#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
 
 #include <memory>
 #include <string>

@@ -3,6 +3,7 @@ cuforge uses, clearing it, and a missing CUTLASS or nvcc reported when compiling
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -53,6 +54,24 @@ def test_cache_clear_removes_the_kernels_and_keeps_the_tuning_record(tmp_path):
     assert "ENTRIES=0" in result.stdout
     assert not (root / "kernels/some_kernel").exists() and not (root / "failed/a_failed_build").exists()
     assert (root / "tuning/record.json").read_text() == "{}"
+
+
+def test_the_tuning_record_is_read_with_its_measurements(tmp_path):
+    root = tmp_path / "v1"
+    (root / "tuning").mkdir(parents=True, mode=0o700)
+    for d in (tmp_path, root):
+        d.chmod(0o700)
+    entry = {"kernel": "k", "splits": 1, "decomposition": "data_parallel", "us": 10.5,
+             "measured": {"k x1": 10.5, "other x2": 12.0}, "candidates": 2}
+    (root / "tuning/record.json").write_text(json.dumps({"format": 1, "entries": {"a class": entry}}))
+    (root / "tuning/record.json").chmod(0o600)
+    result = run_python("import cuforge, json; print(json.dumps(cuforge.tuning_record(), default=lambda e: e.name))",
+                        CUFORGE_CACHE_DIR=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    path, entries = json.loads(result.stdout)
+    assert path == str(root / "tuning/record.json") and len(entries) == 1, result.stdout
+    assert entries[0] == {"key": "a class", "kernel": "k", "splits": 1, "decomposition": "DataParallel", "us": 10.5,
+                          "measured": [["k x1", 10.5], ["other x2", 12.0]], "candidates": 2}
 
 
 def test_a_cache_clear_waiting_for_a_hold_stops_at_ctrl_c_and_one_under_its_own_hold_is_refused(tmp_path):
