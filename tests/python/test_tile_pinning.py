@@ -52,6 +52,28 @@ def test_a_tile_of_an_impossible_shape_is_refused_when_the_plan_builds(tmp_path,
         assert plan.tile_description is None
 
 
+def test_a_tile_of_the_other_opcode_class_moves_the_plan_to_its_kernels():
+    """The interface built its kernel with the description's instruction: a SIMT one pinned on a tensor-op plan
+    ran on the CUDA cores. So here: the plan's opclass follows it, and a tensor-op tile moves it back (its kernel
+    family cuforge's choice again); a plan whose types have no kernel of that class refuses it."""
+    f32 = cuforge.DataType.f32
+    simt = cuforge.op.Gemm(element=f32, layout=RowMajor, opclass=cuforge.OpcodeClass.Simt).tile_descriptions()[0]
+    tensor_op = cuforge.op.Gemm(element=f32, layout=RowMajor).tile_descriptions()[0]
+    plan = cuforge.op.Gemm(element=f32, layout=RowMajor)
+    assert plan.construct(simt).name.startswith("cuforge_sm80_gemm_simt_")  # for this choice only
+    assert plan.opclass == cuforge.OpcodeClass.TensorOp
+    plan.tile_description = simt
+    assert plan.opclass == cuforge.OpcodeClass.Simt and plan.tile_description == simt
+    assert "_simt_" in plan.construct().name and "_256x128x8_" in plan.construct().name
+    plan.tile_description = tensor_op
+    assert plan.opclass == cuforge.OpcodeClass.TensorOp and plan.kernel_cc == 90
+    assert plan.construct().name.startswith("cuforge_sm90_gemm_tensorop_")
+    bf16 = cuforge.op.Gemm(element=cuforge.DataType.bf16, layout=RowMajor)
+    with pytest.raises(cuforge.InvalidArgumentError, match="its math_instruction is MathInstruction.*simt"):
+        bf16.tile_description = simt
+    assert bf16.opclass == cuforge.OpcodeClass.TensorOp and bf16.tile_description is None
+
+
 def test_a_tile_naming_cutlass_librarys_instruction_is_taken():
     """The interface's tile descriptions held cutlass_library's MathInstruction: one of the plan's own instruction
     pins the tile (it was refused as not cuforge's); another is refused naming its fields."""

@@ -164,8 +164,9 @@ class Conv2d(Plan):
             return None
         settings = self._plan.settings
         settings.tile = None  # an SM90 tile pinned before is no SM80 one
+        core_args = dict(self._core_args, kernel_cc=80)
         try:
-            sm80 = self._core_class(settings=settings, **dict(self._core_args, kernel_cc=80))
+            sm80 = self._core_class(settings=settings, **core_args)
         except InvalidArgumentError:  # no SM80 kernel for these types or settings
             return None
         theirs = sm80.math_instruction()
@@ -176,7 +177,7 @@ class Conv2d(Plan):
             given = named_instruction(value)
             asks = (given is not None and runs_as(given.instruction_shape, theirs)) or (
                 getattr(value, "kernel_schedule", None) == KernelScheduleType.Multistage)
-        return sm80 if asks else None
+        return (sm80, core_args) if asks else None
 
     name = property(lambda self: f"conv2d{self.conv_kind}", doc="The operation, as the CUTLASS Python interface "
                                                                   "names it: conv2dfprop, conv2ddgrad or conv2dwgrad.")

@@ -7,9 +7,10 @@ import numbers
 
 from .. import _core
 from ..emit import Operation
-from .._core import DataType, InvalidArgumentError
+from .._core import DataType, InvalidArgumentError, OpcodeClass
 from ..arrays import current_stream, describe, operand_extents
-from ..arguments import alignments, flag, integer, jobs_count, problem_list, ranked_top, scalar
+from ..arguments import (alignments, enum_value, flag, integer, jobs_count, named_instruction, problem_list,
+                         ranked_top, scalar)
 from .plan import Plan
 
 
@@ -67,6 +68,23 @@ class Gemm(Plan):
                 raise InvalidArgumentError(f"{name}: batch shape {tuple(d[2][:-2])} is not D's {d_batch} (an input is "
                                            f"batched like D, or is one matrix broadcast over the batch)")
         return [fold_batches(d, name) for d, name in zip(descs, "ABCD")]
+
+    def _family_for_tile(self, value):
+        """A tile description naming the other opcode class's instruction (a SIMT one, from a SIMT plan's
+        tile_descriptions() or cutlass_library's, on a tensor-op plan, or back) moves the plan to that class's
+        kernels, as the CUTLASS Python interface emitted its kernel with the description's instruction; None
+        where it names none, the plan's own class, or a class with no kernel for the plan's types. The plan's
+        kernel family stays its own (or cuforge's choice), so that a tile of the first class moves it back."""
+        given = None if isinstance(value, dict) else named_instruction(value)
+        if given is None or given.opcode_class == self._plan.math_instruction().opcode_class:
+            return None
+        settings = self._plan.settings
+        settings.tile = None  # a tile of this class's is none of the other's
+        settings.opclass = enum_value(given.opcode_class, OpcodeClass, "tile_description.math_instruction")
+        try:
+            return self._core_class(settings=settings, **self._core_args), self._core_args
+        except InvalidArgumentError:  # no kernels of that class for these types: refused as another instruction
+            return None
 
     def select(self, M: int, N: int, K: int, batch: int = 1, bias: bool = False, *, alignment_A=None,
                alignment_B=None, alignment_C=None) -> str:

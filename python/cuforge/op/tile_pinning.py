@@ -28,8 +28,9 @@ class TilePinning:
     _pending_tile = None
 
     def _family_for_tile(self, value):
-        """A core plan of another kernel family where the tile description or dict asks for one (None:
-        this plan's family). Conv2d's answer; GEMM plans keep the family they were built for."""
+        """A core plan of another kernel family where the tile description or dict asks for one, with the
+        arguments it was made of (None: this plan's family): Conv2d's SM80 tiles on Hopper, Gemm's tiles of the
+        other opcode class."""
         return None
 
     def _tile_from(self, value, core=None) -> TileDescription:
@@ -105,8 +106,8 @@ class TilePinning:
         """A new core plan of this plan's types and settings (of the family the tile names, where it names
         another) with the tile pinned and `change` made to the settings, checked whole: the plan's own core
         plan, its settings and the kernels it compiled, untouched."""
-        core = (tile_description is not None and self._family_for_tile(tile_description)) or \
-            self._core_class(settings=self._plan.settings, **self._core_args)
+        family = self._family_for_tile(tile_description) if tile_description is not None else None
+        core = family[0] if family is not None else self._core_class(settings=self._plan.settings, **self._core_args)
         settings = core.settings
         if tile_description is not None:
             settings.tile = self._tile_from(tile_description, core)
@@ -136,15 +137,16 @@ class TilePinning:
 
     def _pin(self, value):
         with self._settings_lock:
-            core = None if value is None else self._family_for_tile(value)
-            if core is not None:  # pinned on the new family's plan, which replaces this one once it takes it
+            family = None if value is None else self._family_for_tile(value)
+            if family is not None:  # pinned on the new family's plan, which replaces this one once it takes it
+                core, core_args = family
                 settings = core.settings
                 settings.tile = self._tile_from(value, core)
                 core.settings = settings
-                self._core_args = dict(self._core_args, kernel_cc=core.kernel_cc)
+                self._core_args = core_args
                 self._plan = core
-                _logger.info("tile_description names an sm%d tile: the plan runs sm%d kernels from now on",
-                             core.kernel_cc, core.kernel_cc)
+                _logger.info("tile_description names an sm%d %s tile: the plan runs those kernels from now on",
+                             core.kernel_cc, core.math_instruction().opcode_class.name)
                 return
             value = None if value is None else self._tile_from(value)
 
