@@ -187,13 +187,15 @@ KernelCache& KernelCache::user_cache() {
   return cache;
 }
 
-void KernelCache::check_root() const {
+bool KernelCache::check_root(bool create) const {
   const fs::path base = root_.parent_path();
   if (const std::string c = shell_special(base); !c.empty())
     throw CacheError(fmt::format("the kernel cache {} holds a '{}', which the shell nvcc runs its steps in would "
                                  "expand: set CUFORGE_CACHE_DIR to a path without {}",
                                  base.string(), c, kShellSpecialCharacters));
   std::error_code ec;
+  struct stat st {};
+  if (!create && ::lstat(base.c_str(), &st) != 0 && errno == ENOENT) return false;
   if (!fs::exists(base, ec)) {
     fs::create_directories(base, ec);
     if (ec || ::chmod(base.c_str(), 0700) != 0)
@@ -202,11 +204,13 @@ void KernelCache::check_root() const {
   }
   if (auto why = unsafe_dir(base, /*follow=*/true); !why.empty())
     throw CacheError("the kernel cache is unusable: " + why);
+  if (!create && ::lstat(root_.c_str(), &st) != 0 && errno == ENOENT) return false;
   if (::mkdir(root_.c_str(), 0700) != 0 && errno != EEXIST)
     throw CacheError(fmt::format("cannot create {}: {} (the cache directory is not writable: set CUFORGE_CACHE_DIR to "
                                  "a writable directory)", root_.string(), std::strerror(errno)));
   if (auto why = unsafe_dir(root_, /*follow=*/false); !why.empty())
     throw CacheError("the kernel cache is unusable: " + why);
+  return true;
 }
 
 fs::path KernelCache::private_dir(const fs::path& dir) const {
@@ -422,8 +426,8 @@ fs::path KernelCache::keep_failed(const std::string& key, Build& build) const {
 }
 
 CacheInfo KernelCache::info() const {
-  check_root();
   CacheInfo info{root_};
+  if (!check_root(/*create=*/false)) return info;
   // What is in one of the cache's directories; one that is not a safe directory (a link, say) makes the cache
   // unusable, not empty.
   auto tally = [&](const char* name, size_t& count, uint64_t& bytes) {
@@ -455,9 +459,8 @@ bool KernelCache::holds(const std::string& name) const {
 }
 
 std::vector<CacheCheck> KernelCache::verify() const {
-  check_root();
   std::vector<CacheCheck> checks;
-  if (!holds("kernels")) return checks;
+  if (!check_root(/*create=*/false) || !holds("kernels")) return checks;
   for (const fs::path& dir : list_entries(root_ / "kernels")) {
     std::string key = dir.filename().string();
     const auto entry = entry_json(dir);
@@ -471,7 +474,7 @@ std::vector<CacheCheck> KernelCache::verify() const {
 }
 
 void KernelCache::clear(const std::function<bool()>& stop) const {
-  check_root();
+  if (!check_root(/*create=*/false)) return;
   if (this_thread_holds(root_))
     throw CacheError(fmt::format("cannot clear the cache {} while this thread holds it (a build it runs, or a "
                                  "cache hold): the clear would wait for itself; clear it after the hold ends",
@@ -499,7 +502,7 @@ void KernelCache::clear(const std::function<bool()>& stop) const {
 }
 
 size_t KernelCache::prune(uint64_t max_bytes) const {
-  check_root();
+  if (!check_root(/*create=*/false)) return 0;
   const bool kernels = holds("kernels");  // an unusable cache is refused before anything is removed
   reclaim_staging();
   reclaim_trash(root_, 600);

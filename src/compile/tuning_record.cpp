@@ -152,9 +152,9 @@ void TuningRecord::store(const std::string& key, const TunedKernel& tuned) const
 }
 
 std::vector<std::pair<std::string, TunedKernel>> TuningRecord::entries() const {
-  cache_.check_root();  // as the cache's own listings: an unusable cache is an error, not an empty record
   std::vector<std::pair<std::string, TunedKernel>> out;
-  if (!cache_.holds("tuning")) return out;
+  // As the cache's own listings: an unusable cache is an error, not an empty record.
+  if (!cache_.check_root(/*create=*/false) || !cache_.holds("tuning")) return out;
   const Json entries = read_entries(path());
   for (const auto& [key, value] : entries.items()) {
     if (auto tuned = from_json(value))
@@ -166,8 +166,8 @@ std::vector<std::pair<std::string, TunedKernel>> TuningRecord::entries() const {
 }
 
 size_t TuningRecord::clear() const {
-  cache_.check_root();  // an unusable cache is an error, not a record of nothing cleared
-  if (!cache_.holds("tuning")) return 0;  // never a record.json through a symbolic link
+  // An unusable cache is an error, not a record of nothing cleared; never a record.json through a symbolic link.
+  if (!cache_.check_root(/*create=*/false) || !cache_.holds("tuning")) return 0;
   const int lock = lock_file(cache_.directory("locks") / "tuning.lock", LockMode::exclusive);
   const Json entries = read_entries(path());  // the measured choices it held: its well-formed entries, as listed
   const size_t held = size_t(std::count_if(entries.begin(), entries.end(), [](const Json& e) { return bool(from_json(e)); }));

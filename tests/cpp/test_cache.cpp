@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cache_fixture.hpp"
+#include "cuforge/compile/tuning_record.hpp"
 #include "cuforge/core/error.hpp"
 #include "cuforge/core/log.hpp"
 #include "files.hpp"
@@ -402,6 +403,22 @@ TEST_F(CacheTest, ARootTheShellWouldExpandIsRefused) {
     }
     EXPECT_FALSE(fs::exists(tmp.path() / name)) << name;
   }
+}
+
+// What only lists or removes leaves no cache behind where there was none (`cuforge cache info` created one).
+TEST_F(CacheTest, ListingsAndRemovalsOfAMissingCacheCreateNothing) {
+  const KernelCache missing(tmp.path() / "none");
+  EXPECT_EQ(missing.info().entries, 0u);
+  EXPECT_TRUE(missing.verify().empty());
+  EXPECT_EQ(missing.prune(0), 0u);
+  missing.clear();
+  EXPECT_TRUE(compile::TuningRecord(missing).entries().empty());
+  EXPECT_EQ(compile::TuningRecord(missing).clear(), 0u);
+  EXPECT_EQ(compile::TuningRecord(missing).find("k"), std::nullopt);
+  EXPECT_FALSE(fs::exists(tmp.path() / "none"));
+  fs::create_directories(tmp.path() / "none");  // the directory given, not yet the cache's versioned root
+  EXPECT_EQ(missing.info().entries, 0u);
+  EXPECT_FALSE(fs::exists(missing.root()));
 }
 
 TEST_F(CacheTest, ClearOfAReadOnlyCacheIsAnError) {

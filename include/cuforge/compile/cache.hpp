@@ -124,8 +124,9 @@ class KernelCache {
   // of dead builds; returns how many entries.
   size_t prune(uint64_t max_bytes) const;
   // Throws CacheError when the root cannot be used (missing and uncreatable, not a directory, not this user's
-  // alone).
-  void check_root() const;
+  // alone). `create` makes a missing root; without it a missing root returns false (nothing to list or remove:
+  // listings and removals leave no cache behind where there was none).
+  bool check_root(bool create = true) const;
   // Whether the cache holds its directory `name` (kernels, staging, tuning, ...; false: none yet); CacheError
   // when that is not a directory of this user's alone (a symbolic link, say), which makes the cache unusable:
   // what is read or removed in it would be elsewhere.
