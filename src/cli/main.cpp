@@ -198,7 +198,10 @@ int run_cache(const std::string& action, int64_t max_bytes) {
     const compile::TuningRecord record(cache);
     fmt::print("tuning record {}: {} measured choices\n", record.path().string(), record.entries().size());
   } else if (action == "tuning") {
-    for (const auto& [key, t] : compile::TuningRecord(cache).entries())
+    const compile::TuningRecord record(cache);
+    const auto entries = record.entries();
+    if (entries.empty()) fmt::print("the tuning record {} holds no measured choices\n", record.path().string());
+    for (const auto& [key, t] : entries)
       fmt::print("{}\n  -> {} x{} {} {:.2f} us ({} of the model's best {} timed)\n", printable(key), printable(t.kernel),
                  t.splits, to_string(t.decomposition), t.microseconds, t.measured.size(), t.candidates);
   } else if (action == "clear-tuning") {

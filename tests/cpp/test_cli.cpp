@@ -31,6 +31,12 @@ const test::TempDir& cli_cache() {
   return cache;
 }
 
+// A directory under cli_cache() and those between, private as the cache makes its own (whatever the umask).
+void make_private_directories(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  for (auto d = dir; d != cli_cache().path(); d = d.parent_path()) ::chmod(d.c_str(), 0700);
+}
+
 // `cuforge <command> <args>`, its stdout (and its stderr, with `with_stderr`) as lines, on cli_cache().
 Listed run(const std::string& command_and_args, bool with_stderr = false) {
   auto start = std::chrono::steady_clock::now();
@@ -194,12 +200,11 @@ TEST(CommandLine, MaxBytesIsPrunesOptionAlone) {
 // The tuning record's keys and names are shown with control characters escaped: an ESC from the file cleared the
 // terminal's screen.
 TEST(CommandLine, TheTuningListingEscapesControlCharacters) {
-  ASSERT_EQ(run("cache info").status, 0);  // makes the cache
   const auto record = cli_cache().path() / "v1" / "tuning" / "record.json";
-  std::filesystem::create_directories(record.parent_path());
-  ::chmod(record.parent_path().c_str(), 0700);
+  make_private_directories(record.parent_path());
   test::write_file(record, "{\"format\": 1, \"entries\": {\"key\\u001b[2J\": {\"kernel\": \"k\\u0007\", "
                            "\"splits\": 1, \"decomposition\": \"heuristic\", \"us\": 2.0, \"measured\": {}}}}");
+  ::chmod(record.c_str(), 0600);  // the record is read only where no one else may write it
   Listed l = run("cache tuning");
   ASSERT_EQ(l.status, 0);
   ASSERT_EQ(l.names.size(), 2u);
@@ -209,9 +214,8 @@ TEST(CommandLine, TheTuningListingEscapesControlCharacters) {
 
 // So are a damaged entry's key and name in `cache verify` (a newline in them forged a line of its own).
 TEST(CommandLine, TheVerifyListingEscapesControlCharacters) {
-  ASSERT_EQ(run("cache info").status, 0);
   const auto entry = cli_cache().path() / "v1" / "kernels" / "bad\x1b[31mkey\nnewline";
-  std::filesystem::create_directories(entry);
+  make_private_directories(entry);
   test::write_file(entry / "entry.json", "{\"name\": \"evil\\u001b]0;t\\u0007\\nFAKE OK line\"}");
   Listed l = run("cache verify", true);
   EXPECT_EQ(l.status, 1);
