@@ -165,6 +165,11 @@ def test_compile_builds_the_class_of_the_plans_own_lists(tmp_path):
             run_class = plan.select(len(ms), -(-sum(ms) // len(ms)), 1024, 512, ragged=True)
             floor_class = plan.select(len(ms), sum(ms) // len(ms), 1024, 512)
             print(plan.compile().name == run_class, floor_class == run_class)
+        # The offsets form (one A of every group's rows, B of groups x K x N) is ragged (compile() refused it:
+        # "A: expected a list of one tensor per group").
+        plan = cuforge.op.GroupedGemm(A=np.ones((6324, 512), f16), B=np.ones((4, 512, 1024), f16),
+                                      D=np.zeros((6324, 1024), f16), element_accumulator=np.float32)
+        print(plan.compile().name == plan.select(4, 1581, 1024, 512, ragged=True))
     """, CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["True", "False", "True", "False"], r.stdout
+    assert r.stdout.split() == ["True", "False", "True", "False", "True"], r.stdout

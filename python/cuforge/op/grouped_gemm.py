@@ -90,8 +90,8 @@ class GroupedGemm(Plan):
                 ragged: bool = False, bias: bool | None = None):
         """Build the plan's kernel now (or find it in the disk cache): later runs that it can implement
         use it, whatever their groups. Chosen for the plan's lists if it holds them (the class a run of
-        them is: ragged or not, their alignments, a bias), else for ``groups`` groups of M x N x K, else
-        8 of 1024 x 4096 x 4096; ``problems``, a list of
+        them is: ragged or not, their alignments, a bias), or its offsets form's A and B (ragged, their mean
+        rows), else for ``groups`` groups of M x N x K, else 8 of 1024 x 4096 x 4096; ``problems``, a list of
         (groups, M, N, K), builds several in parallel; ``ragged`` as in select() (for the offsets
         form); ``bias``: the runs' C is a bias row per group (by default, when the plan's own C is).
         Returns the kernel as an :class:`~cuforge.emit.Operation` (a list of them for ``problems``), also
@@ -110,6 +110,9 @@ class GroupedGemm(Plan):
         else:
             if single:
                 problems = [self._problem(groups, M, N, K, "compile")]
+                # A plan of the offsets form (one A of every group's rows) runs ragged: its groups' rows stay
+                # on the device.
+                ragged = ragged or (all(v is None for v in given) and self._offsets_form())
             shapes = []
             for problem in problem_list(problems, "(groups, M, N, K)", (4,)):
                 shapes.append(tuple(integer(v, name) for v, name in zip(problem, ("groups", "M", "N", "K"))))
@@ -122,6 +125,13 @@ class GroupedGemm(Plan):
     def _problem(self, groups, M, N, K, caller: str) -> tuple:
         """(groups, M, N, K) as given, else the mean of the plan's tensors, else the default class."""
         if M is None and N is None and K is None and groups is None:
+            if self._offsets_form():
+                a, b = operand_extents(self.A, "A"), operand_extents(self.B, "B")
+                if len(a) != 2 or len(b) != 3 or b[0] < 1:
+                    raise InvalidArgumentError(f"{caller}: the plan's A and B (the offsets form) size the problem as "
+                                               f"A of rows x K and B of groups x K x N, got shapes {a} and {b}; give "
+                                               "groups, M, N and K")
+                return b[0], -(-a[0] // b[0]), b[2], b[1]  # the mean rows rounded up, as in the lists
             As, Bs = _listed(self.A, "A"), _listed(self.B, "B")
             if As and Bs:
                 if len(As) != len(Bs):
@@ -139,6 +149,11 @@ class GroupedGemm(Plan):
         if None in (groups, M, N, K):
             raise InvalidArgumentError(f"{caller}: give all of groups, M, N and K, or none of them")
         return groups, M, N, K
+
+    def _offsets_form(self) -> bool:
+        """Whether the plan holds the offsets form's operands: one A and one B, not lists."""
+        return self.A is not None and self.B is not None and not isinstance(self.A, (list, tuple)) \
+            and not isinstance(self.B, (list, tuple))
 
     def _bias(self, bias) -> bool:
         """``bias`` as given, else whether the plan's own C is a bias row per group (as a run reads it:
