@@ -317,6 +317,8 @@ def tile_from(value, base: TileDescription, instruction) -> TileDescription:
 
 def scalar(value, name: str) -> float:
     """alpha or beta as a float: a real number, or an array or tensor of one element (on any device)."""
+    if type(value) is float:  # the common case, once per run
+        return value
     if bool_or_complex(value) or isinstance(value, (str, bytes)) or value is None:
         raise InvalidArgumentError(f"{name}: expected a real number, got {value!r} ({type(value).__name__})")
     kind = getattr(getattr(value, "dtype", None), "kind", None)  # NumPy's (torch's dtypes have none)

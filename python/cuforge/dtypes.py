@@ -57,6 +57,10 @@ def interface_instruction(value) -> bool:
     return type(value).__name__ == "MathInstruction" and type(value).__module__.startswith("cutlass_library")
 
 
+# The NumPy dtypes to_datatype has named, each native (a byte-swapped dtype is another key, and refused).
+_BY_NUMPY_DTYPE: dict = {}
+
+
 def to_datatype(element) -> DataType:
     """DataType of a cuforge DataType, a NumPy/CuPy dtype or scalar type, a torch dtype, or a name."""
     if isinstance(element, DataType):
@@ -85,10 +89,14 @@ def to_datatype(element) -> DataType:
             dtype = np.dtype(element)
         except TypeError:
             dtype = None
+        known = _BY_NUMPY_DTYPE.get(dtype)  # NumPy computes a dtype's name in Python (microseconds a run)
+        if known is not None:
+            return known
         if dtype is not None and dtype.name in _NUMPY_NAMES:
             if not dtype.isnative:  # its name drops the byte order: the bytes would be read swapped
                 raise DataTypeError(f"{dtype.str}: a byte order other than this machine's; pass the array's "
                                     f"x.astype(x.dtype.newbyteorder('='))")
+            _BY_NUMPY_DTYPE[dtype] = _NUMPY_NAMES[dtype.name]
             return _NUMPY_NAMES[dtype.name]
     raise DataTypeError(f"cuforge has no element type for {element!r} (known: {', '.join(DataType.__members__)})")
 

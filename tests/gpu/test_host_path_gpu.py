@@ -82,6 +82,21 @@ def test_other_operands_take_the_general_path(gen):
     assert_exact(D, reference(Acol, B, None, 1.0, 0.0, BF16))
 
 
+def test_a_plan_of_void_c_takes_the_one_call_path(gen):
+    """A plan whose element_C is void runs without C in one call (it took the general path every run); a C
+    given is refused there, as before."""
+    A, B = rand_int(M, K, BF16, ROW, gen), rand_int(K, N, BF16, ROW, gen)
+    plan = plan_for(element_C=cuforge.DataType.void)
+    general = plan._run_arguments
+    plan._run_arguments = lambda *args: pytest.fail("the general path ran")
+    D = poisoned(M, N, BF16, ROW)
+    plan.run(A, B, None, D)
+    assert_exact(D, reference(A, B, None, 1.0, 0.0, BF16))
+    plan._run_arguments = general
+    with pytest.raises(cuforge.InvalidArgumentError, match="element_C is void"):
+        plan.run(A, B, rand_int(M, N, BF16, ROW, gen), D)
+
+
 @pytest.mark.parametrize("kernel_cc", [None, 80], ids=["sm90", "sm80"])
 def test_repeated_runs_see_every_change_of_arguments(kernel_cc, gen):
     """The kernel keeps the parameters of its latest run per thread; a run that differs in any

@@ -451,7 +451,7 @@ class Conv2d(Plan):
         """
         if self._pending_tile is not None:
             self._refuse_pending_tile()
-        if print_module is False and not self._no_c:
+        if print_module is False and not self._refuses_c(C):
             # 4-D CUDA torch tensors, int geometry, real scalars, torch's stream or one given (but
             # CuPy's): one call into the core, which returns None (having done nothing) for
             # anything else.

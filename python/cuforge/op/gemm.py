@@ -235,7 +235,8 @@ class Gemm(Plan):
             self._refuse_pending_tile()
         if scale_a is not None or scale_b is not None:
             scale_a, scale_b, alpha = self._scales(scale_a, scale_b, alpha)
-        if visitor_args is None and print_module is False and not self._no_c and scale_a is None and scale_b is None:
+        if (visitor_args is None and print_module is False and not self._refuses_c(C) and scale_a is None
+                and scale_b is None):
             # CUDA torch tensors of rank 2 or 3, real scalars, torch's stream or one given (but CuPy's): one
             # call into the core, which returns None (having done nothing) for anything else.
             handle = self._plan.run_tensors(A, B, self.C if C is None else C, D,

@@ -215,7 +215,7 @@ class GroupedGemm(Plan):
         group it belongs to named, before anything runs."""
         if self._pending_tile is not None:
             self._refuse_pending_tile()
-        if offsets is None and print_module is False and not self._no_c:
+        if offsets is None and print_module is False and not self._refuses_c(C):
             # Lists of CUDA torch tensors, real scalars, torch's stream or one given (but CuPy's):
             # one call into the core, which returns None (having done nothing) for anything else.
             handle = self._plan.run_tensors(A, B, self.C if C is None else C, D,

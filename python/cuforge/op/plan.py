@@ -206,6 +206,11 @@ class Plan(TilePinning):
         return (A, B, C, D, scalar(self.alpha if alpha is None else alpha, "alpha"),
                 scalar(self.beta if beta is None else beta, "beta"), flag(sync, "sync"))
 
+    def _refuses_c(self, C) -> bool:
+        """Whether a run is given a C (else the plan holds one) that the plan refuses, its element_C being void:
+        the one-call paths leave it to _run_arguments' message."""
+        return self._no_c and (C is not None or self.C is not None)
+
     def _on_device(self, x, desc, name: str, output: bool):
         """A run's operand as the core checks it: its descriptor, or a host array's described as if it
         were on the plan's device (None for an absent operand)."""
