@@ -39,6 +39,7 @@ from ._core import (
     tuning_record_clear,
 )
 from .build import build
+from .messages import shown
 from .cutlass_headers import cutlass_path
 from .environment import (check_cuda_versions, cuda_install_path, device_cc, device_id, device_sm_count,
                           initialize_cuda_context, nvcc_version)
@@ -79,7 +80,7 @@ def set_log_level(level) -> None:
     if isinstance(level, str) and isinstance(logging.getLevelName(level.upper()), int):
         level = logging.getLevelName(level.upper())  # a name's number (getLevelNamesMapping is 3.11's)
     if isinstance(level, bool) or not isinstance(level, int):
-        raise InvalidArgumentError(f"set_log_level: expected a logging level (logging.INFO) or its name, got {level!r}")
+        raise InvalidArgumentError(f"set_log_level: expected a logging level (logging.INFO) or its name, got {shown(level)}")
     logger.setLevel(level)
 
 

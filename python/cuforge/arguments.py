@@ -59,7 +59,7 @@ def text(value, name: str, what: str) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as e:
-        raise InvalidArgumentError(f"{name}: {value!r} is not Unicode text (a lone surrogate at position {e.start})") \
+        raise InvalidArgumentError(f"{name}: {shown(value)} is not Unicode text (a lone surrogate at position {e.start})") \
             from None
     return value
 
@@ -72,11 +72,11 @@ def file_path(value, name: str, what: str) -> str:
     if not isinstance(path, str):
         raise InvalidArgumentError(f"{name}: expected {what}, got {type(value).__name__}")
     if "\0" in path:
-        raise InvalidArgumentError(f"{name}: {path!r} holds a NUL character, which no path can")
+        raise InvalidArgumentError(f"{name}: {shown(path)} holds a NUL character, which no path can")
     try:
         os.fsencode(path)
     except UnicodeEncodeError as e:  # a lone surrogate the file system's encoding has no bytes for
-        raise InvalidArgumentError(f"{name}: {path!r} has no bytes in the file system's encoding ({e.reason})") from None
+        raise InvalidArgumentError(f"{name}: {shown(path)} has no bytes in the file system's encoding ({e.reason})") from None
     return path
 
 
@@ -129,7 +129,7 @@ def problem_list(problems, each: str, lengths: tuple) -> list:
     for problem in problems:
         items = fixed_items(problem, lengths)
         if items is None:
-            raise InvalidArgumentError(f"problems: expected {each}, got {problem!r}")
+            raise InvalidArgumentError(f"problems: expected {each}, got {shown(problem)}")
         checked.append(items)
     return checked
 
@@ -153,14 +153,14 @@ def device_ordinal(value) -> int:
 def flag(value, name: str) -> bool:
     """A boolean (Python's or NumPy's bool: numpy.bool_, named numpy.bool since NumPy 2)."""
     if not is_bool(value):
-        raise InvalidArgumentError(f"{name}: expected True or False, got {value!r}")
+        raise InvalidArgumentError(f"{name}: expected True or False, got {shown(value)}")
     return bool(value)
 
 
 def _triple(value, name: str) -> list[int]:
     items = fixed_items(value, (3,))
     if items is None:
-        raise InvalidArgumentError(f"{name}: expected three integers (M, N, K), got {value!r}")
+        raise InvalidArgumentError(f"{name}: expected three integers (M, N, K), got {shown(value)}")
     return [integer(v, name, 0) for v in items]
 
 
@@ -272,7 +272,7 @@ def _instruction_shape(value, name: str, instruction) -> None:
     shape = _triple(value, name)
     if not runs_as(shape, instruction):
         raise InvalidArgumentError(
-            f"{name}: this plan's kernels compute with {instruction!r}, not {'x'.join(map(str, shape))}")
+            f"{name}: this plan's kernels compute with {shown(instruction)}, not {'x'.join(map(str, shape))}")
     _log_narrower(shape, instruction)
 
 
@@ -289,7 +289,7 @@ def tile_from(value, base: TileDescription, instruction) -> TileDescription:
                 given = (f"cutlass_library's MathInstruction({'x'.join(map(str, given.instruction_shape))}, "
                          f"{given.element_a.name} x {given.element_b.name} -> {given.element_accumulator.name}, "
                          f"{given.opcode_class.name}, {getattr(math, 'name', math)})")
-                instruction = f"{instruction!r} ({instruction.math_operation.name})"
+                instruction = f"{shown(instruction)} ({instruction.math_operation.name})"
             raise InvalidArgumentError(f"tile_description: its math_instruction is {given!s}; this plan's kernels "
                                        f"compute with {instruction!s} (plan.tile_descriptions() lists its tiles)")
         if given is not None:
@@ -304,13 +304,13 @@ def tile_from(value, base: TileDescription, instruction) -> TileDescription:
             f"tile_description: expected a cuforge.TileDescription or a dict, got {type(value).__name__}")
     td = copy.copy(base)
     for key, v in value.items():
-        name = f"tile_description[{key!r}]"
+        name = f"tile_description[{shown(key)}]"
         if key == "instruction_shape":
             _instruction_shape(v, name, instruction)
             continue
         if key not in _TILE_FIELDS:
             raise InvalidArgumentError(
-                f"tile_description: unknown key {key!r} (known: {', '.join(_TILE_FIELDS)}, instruction_shape)")
+                f"tile_description: unknown key {shown(key)} (known: {', '.join(_TILE_FIELDS)}, instruction_shape)")
         setattr(td, key, _TILE_FIELDS[key](v, name))
     return td
 
@@ -320,7 +320,7 @@ def scalar(value, name: str) -> float:
     if type(value) is float:  # the common case, once per run
         return value
     if bool_or_complex(value) or isinstance(value, (str, bytes)) or value is None:
-        raise InvalidArgumentError(f"{name}: expected a real number, got {value!r} ({type(value).__name__})")
+        raise InvalidArgumentError(f"{name}: expected a real number, got {shown(value)} ({type(value).__name__})")
     kind = getattr(getattr(value, "dtype", None), "kind", None)  # NumPy's (torch's dtypes have none)
     if isinstance(kind, str) and kind not in "iufbcO":  # text, bytes, dates, times; bool, complex, objects: below: '2' is no number
         raise InvalidArgumentError(f"{name}: expected a real number, got {type(value).__name__} of dtype {value.dtype}")

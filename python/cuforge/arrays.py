@@ -25,7 +25,7 @@ def _torch_type():
 def _extent(value) -> int:
     """An extent or stride of an array protocol: an integer, not a bool (operator.index takes True as 1)."""
     if isinstance(value, bool):
-        raise TypeError(f"{value!r} is a bool, not an integer")
+        raise TypeError(f"{shown(value)} is a bool, not an integer")
     return operator.index(value)
 
 

@@ -8,6 +8,7 @@ import numbers
 import sys
 
 from ._core import DataType, DataTypeError, InvalidArgumentError, LayoutType, size_bits
+from .messages import shown
 
 #: Bits of an element of each type (cutlass_library's table of the name, which the interface's scripts read).
 DataTypeSize = {t: size_bits(t) for t in DataType}
@@ -87,7 +88,7 @@ def to_datatype(element) -> DataType:
             import numpy as np
 
             dtype = np.dtype(element)
-        except TypeError:
+        except (TypeError, ValueError, OverflowError):  # no dtype (10**5000 raises ValueError)
             dtype = None
         known = _BY_NUMPY_DTYPE.get(dtype)  # NumPy computes a dtype's name in Python (microseconds a run)
         if known is not None:
@@ -98,7 +99,7 @@ def to_datatype(element) -> DataType:
                                     f"x.astype(x.dtype.newbyteorder('='))")
             _BY_NUMPY_DTYPE[dtype] = _NUMPY_NAMES[dtype.name]
             return _NUMPY_NAMES[dtype.name]
-    raise DataTypeError(f"cuforge has no element type for {element!r} (known: {', '.join(DataType.__members__)})")
+    raise DataTypeError(f"cuforge has no element type for {shown(element)} (known: {', '.join(DataType.__members__)})")
 
 
 def is_bool(value) -> bool:

@@ -13,6 +13,7 @@ import sys
 
 from ._core import Activation, InvalidArgumentError, default_activation_argument
 from .dtypes import bool_or_complex
+from .messages import shown
 
 
 class NotOfferedError(InvalidArgumentError, ImportError):
@@ -71,7 +72,7 @@ class ActivationFunction:
 
     def __init__(self, kind: Activation):
         if not isinstance(kind, Activation):
-            raise InvalidArgumentError(f"ActivationFunction: expected a cuforge.Activation, got {kind!r}")
+            raise InvalidArgumentError(f"ActivationFunction: expected a cuforge.Activation, got {shown(kind)}")
         self._kind = kind
 
     kind = property(lambda self: self._kind, doc="The core's Activation (read-only).")
@@ -170,7 +171,7 @@ def get_activations() -> list[ActivationFunction]:
 def of_kind(kind: Activation) -> ActivationFunction:
     """The function object of an Activation value (what plan.activation returns)."""
     if not isinstance(kind, Activation):
-        raise InvalidArgumentError(f"of_kind: expected a cuforge.Activation, got {kind!r}")
+        raise InvalidArgumentError(f"of_kind: expected a cuforge.Activation, got {shown(kind)}")
     return _BY_KIND[kind]
 
 
@@ -184,7 +185,7 @@ def resolve(value) -> tuple[ActivationFunction, float | None]:
         value, argument = value
     if isinstance(value, str):
         if value not in _BY_NAME:
-            raise UnknownActivationError(f"activation: unknown {value!r}; known: {', '.join(_BY_NAME)}")
+            raise UnknownActivationError(f"activation: unknown {shown(value)}; known: {', '.join(_BY_NAME)}")
         value = _BY_NAME[value]
     if not isinstance(value, ActivationFunction):
         raise InvalidArgumentError(
@@ -194,14 +195,14 @@ def resolve(value) -> tuple[ActivationFunction, float | None]:
     if argument is None:
         return value, None
     if value.kind != Activation.leaky_relu:
-        raise InvalidArgumentError(f"activation: {value.name} takes no argument, got {argument!r}")
+        raise InvalidArgumentError(f"activation: {value.name} takes no argument, got {shown(argument)}")
     if isinstance(argument, (list, tuple)):  # the interface's "list of parameters"
         if len(argument) != 1:
-            raise InvalidArgumentError(f"activation: leaky_relu takes one slope, got {argument!r}")
+            raise InvalidArgumentError(f"activation: leaky_relu takes one slope, got {shown(argument)}")
         argument = argument[0]
     if isinstance(argument, (str, bytes)) or bool_or_complex(argument):
-        raise InvalidArgumentError(f"activation: leaky_relu's slope must be a real number, got {argument!r}")
+        raise InvalidArgumentError(f"activation: leaky_relu's slope must be a real number, got {shown(argument)}")
     try:
         return value, float(argument)
     except (TypeError, ValueError, OverflowError) as e:
-        raise InvalidArgumentError(f"activation: leaky_relu's slope must be a real number, got {argument!r}: {e}") from None
+        raise InvalidArgumentError(f"activation: leaky_relu's slope must be a real number, got {shown(argument)}: {e}") from None

@@ -22,6 +22,10 @@ def shown(value) -> str:
         text = repr(value)
     except Exception:  # noqa: BLE001 - the user's __repr__, or an int Python will not print
         text = None
+    if not isinstance(text, str) and type(value) in (tuple, list) and len(value) <= 16:
+        items = ", ".join(shown(v) for v in value)  # (an integer of 16610 bits, 1): what in it is wrong
+        text = f"({items},)" if type(value) is tuple and len(value) == 1 else \
+            f"({items})" if type(value) is tuple else f"[{items}]"
     if not isinstance(text, str):
         return f"an object of type {type(value).__name__}"
     return text if len(text) <= _LONGEST else f"{text[:_LONGEST]}... ({len(text)} characters)"

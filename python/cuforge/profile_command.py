@@ -29,7 +29,7 @@ def _plan_from(args):
     layouts = {"r": LayoutType.RowMajor, "c": LayoutType.ColumnMajor}
     given = "rrr" if args.layouts is None else args.layouts
     if len(given) != 3 or any(ch not in layouts for ch in given):
-        raise InvalidArgumentError(f"--layouts takes three letters r/c (A, B, C), got {given!r}")
+        raise InvalidArgumentError(f"--layouts takes three letters r/c (A, B, C), got {shown(given)}")
     plan_class = GroupedGemm if getattr(args, "op", "gemm") == "grouped" else Gemm
     return plan_class(element=args.dtype, element_A=args.a, element_B=args.b, element_C=args.c, element_D=args.d,
                       element_accumulator=args.acc, layout_A=layouts[given[0]], layout_B=layouts[given[1]],
@@ -76,7 +76,7 @@ def _decimal(text: str) -> bool:
 def _integer(text: str) -> int:
     """An option's integer, in ASCII digits (a sign allowed: the plan refuses what it cannot run, by name)."""
     if not _decimal(text.strip().removeprefix("-")):
-        raise argparse.ArgumentTypeError(f"expected an integer in decimal digits, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected an integer in decimal digits, got {shown(text)}")
     return int(text)
 
 
@@ -90,14 +90,14 @@ def _operation(text: str) -> str:
 def _extents(text: str) -> tuple:
     fields = text.split(",")
     if len(fields) != 7 or not all(_decimal(f) for f in fields):
-        raise argparse.ArgumentTypeError(f"expected seven integers N,H,W,C,K,R,S, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected seven integers N,H,W,C,K,R,S, got {shown(text)}")
     return tuple(int(f) for f in fields)
 
 
 def _pair_argument(text: str) -> tuple:
     fields = text.split(",")
     if len(fields) not in (1, 2) or not all(_decimal(f) for f in fields):
-        raise argparse.ArgumentTypeError(f"expected an integer or two (height,width), got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected an integer or two (height,width), got {shown(text)}")
     values = [int(f) for f in fields]
     return (values[0], values[-1])
 

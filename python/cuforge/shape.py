@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 from ._core import InvalidArgumentError, LayoutType
 from .arguments import fixed_items, integer
+from .messages import shown
 
 
 class ConvMode(enum.IntEnum):
@@ -40,7 +41,7 @@ class MatrixCoord(_Extents):
             return self.column
         if layout == LayoutType.ColumnMajor:
             return self.row
-        raise InvalidArgumentError(f"leading_dimension: expected LayoutType.RowMajor or ColumnMajor, got {layout!r}")
+        raise InvalidArgumentError(f"leading_dimension: expected LayoutType.RowMajor or ColumnMajor, got {shown(layout)}")
 
 
 class GemmCoord(NamedTuple):
@@ -81,7 +82,7 @@ class Conv2DProblemSize:
         if not (isinstance(spelt, str) and spelt in ("CrossCorrelation", "cross_correlation") or
                 (type(mode) is int or isinstance(mode, enum.IntEnum)) and mode == ConvMode.CrossCorrelation):
             raise InvalidArgumentError(f"mode: cuforge's kernels compute cross-correlation (ConvMode.CrossCorrelation), "
-                                       f"got {mode!r}")
+                                       f"got {shown(mode)}")
         self.mode = ConvMode.CrossCorrelation
         self.P = (self.H + 2 * self.pad_h - self.dilation_h * (self.R - 1) - 1) // self.stride_h + 1
         self.Q = (self.W + 2 * self.pad_w - self.dilation_w * (self.S - 1) - 1) // self.stride_w + 1
@@ -93,7 +94,7 @@ class Conv2DProblemSize:
         sizes = [fixed_items(v, (4,)) for v in (input_size, weight_size)]
         if None in sizes:
             raise InvalidArgumentError(f"from_sizes: expected input_size (N, H, W, C) and weight_size (K, R, S, C), "
-                                       f"got {input_size!r} and {weight_size!r}")
+                                       f"got {shown(input_size)} and {shown(weight_size)}")
         _, r, s, _ = sizes[1]
         r, s = integer(r, "R", 1), integer(s, "S", 1)
         return Conv2DProblemSize(*sizes[0], *sizes[1], r // 2, s // 2, 1, 1, 1, 1)
@@ -102,7 +103,7 @@ class Conv2DProblemSize:
         """The implicit GEMM's M x N x K of the convolution pass ``kind`` ('fprop', 'dgrad', 'wgrad', or
         cutlass_library's ConvKind member)."""
         if self.P < 1 or self.Q < 1:
-            raise InvalidArgumentError(f"implicit_gemm_size: the output of {self!r} has no pixels (the filter spans "
+            raise InvalidArgumentError(f"implicit_gemm_size: the output of {shown(self)} has no pixels (the filter spans "
                                        "more than the padded input)")
         name = getattr(kind, "name", kind)
         name = name.lower() if isinstance(name, str) else name
@@ -112,7 +113,7 @@ class Conv2DProblemSize:
             return GemmCoord(self.N * self.H * self.W, self.C, self.R * self.S * self.K)
         if name == "wgrad":
             return GemmCoord(self.K, self.R * self.S * self.C, self.N * self.P * self.Q)
-        raise InvalidArgumentError(f"implicit_gemm_size: expected 'fprop', 'dgrad' or 'wgrad', got {kind!r}")
+        raise InvalidArgumentError(f"implicit_gemm_size: expected 'fprop', 'dgrad' or 'wgrad', got {shown(kind)}")
 
     @property
     def stride(self) -> tuple[int, int]:

@@ -261,6 +261,13 @@ def test_conv_bad_arguments(modules):
         modules["cf_fprop"].run(x, _nchw(64, 32, 3, 3), None, (1, 1), (1, 1))
     with pytest.raises(RuntimeError, match="split_k_mode"):  # the operator alone: its kernel's split only
         modules["cf_fprop"].run.operator(x, w, None, (1, 1), (1, 1), split_k_mode="parallel", split_k_slices=2)
+    # Past 32 bits, refused: the kernel took int(stride) = 1 and wrote a 6 x 6 output into a 1 x 1 one.
+    for args in (dict(stride=(2**32 + 1, 2**32 + 1), padding=(0, 0)), dict(stride=(1, 1), padding=(2**31, 0))):
+        for run in (modules["cf_fprop"].run, modules["cf_fprop"].run.operator):
+            with pytest.raises(RuntimeError, match="exceeds the 32-bit range the kernels index"):
+                run(x, w, None, **args)
+    with pytest.raises(RuntimeError, match=r"weight_size: expected extents of 0 to 2147483647"):
+        modules["cf_wgrad"].run.operator([64, 64, 2**32 + 3, 3], _nchw(2, 64, 8, 8), x, None, (1, 1), (1, 1))
 
 
 def test_a_new_process_imports_the_built_module_without_building(modules, tmp_path):

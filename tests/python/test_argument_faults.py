@@ -194,17 +194,45 @@ def test_an_integer_python_will_not_print_is_refused_by_its_size():
                  lambda: setattr(plan, "split_k_slices", -huge),
              "M: an integer of 16610 bits": lambda: plan.select(huge, 4, 4),
              "opclass: .*got an integer of 16610 bits": lambda: setattr(plan, "opclass", huge),
-             "threadblock_shape: expected three integers of 32 bits, got an object of type list":
+             r"threadblock_shape: expected three integers of 32 bits, got \[an integer of 16610 bits, 1, 1\]":
                  lambda: cuforge.TileDescription([huge, 1, 1], 3, [1, 1, 1]),
              r"cluster_shape\[7\]: list assignment index out of range":
                  lambda: plan.tile_descriptions()[0].cluster_shape.__setitem__(7, 1),
              "stream: expected a stream handle .*got an integer of 16610 bits":
                  lambda: current_stream([], huge),
              "use_rmm: expected initial to be a number of bytes below 2\\*\\*64": lambda: cuforge.use_rmm(huge)}
+    # Messages that showed the value by its repr (fault probe 10: ValueError, or a raising __repr__'s error).
+    conv = cuforge.op.Conv2d(kind="fprop", element=np.float16)
+    x, w, y = np.ones((1, 8, 8, 8), np.float16), np.ones((8, 3, 3, 8), np.float16), np.zeros((1, 6, 6, 8), np.float16)
+    calls.update({
+        "deterministic: expected True or False, got an integer of 16610 bits":
+            lambda: setattr(plan, "deterministic", huge),
+        "deterministic: expected True or False, got an object of type _ReprRaises":
+            lambda: setattr(plan, "deterministic", _ReprRaises()),
+        "first_run: expected 'wait' or 'fallback', got an integer of 16610 bits": lambda: setattr(plan, "first_run", huge),
+        "slope must be a real number, got an integer of 16610 bits": lambda: setattr(plan, "activation",
+                                                                                    ("leaky_relu", huge)),
+        r"stride: expected an integer or \(height, width\), got \(an integer of 16610 bits, 1, 1\)":
+            lambda: conv.run(x, w, None, y, stride=(huge, 1, 1)),
+        r"split_k: expected \(mode, slices\).*got an integer of 16610 bits": lambda: conv.run(x, w, None, y, split_k=huge),
+        "kind: expected 'fprop', 'dgrad' or 'wgrad', got an integer of 16610 bits":
+            lambda: cuforge.op.Conv2d(kind=huge, element=np.float16),
+        r"problems: expected \(M, N, K\) or \(M, N, K, batch\), got an integer of 16610 bits":
+            lambda: plan.compile(problems=[huge]),
+    })
     for says, call in calls.items():
         with pytest.raises(cuforge.InvalidArgumentError, match=says):
             call()
+    with pytest.raises(cuforge.DataTypeError, match="no element type for an integer of 16610 bits"):
+        cuforge.op.Gemm(element=huge)
     assert shown("x" * 1000).endswith("... (1002 characters)")
+    assert shown([huge]) == "[an integer of 16610 bits]" and shown((huge,)) == "(an integer of 16610 bits,)"
+    assert shown((1, "a")) == "(1, 'a')"
+
+
+class _ReprRaises:
+    def __repr__(self):
+        raise RuntimeError("boom")
 
 
 class _Raising:

@@ -72,7 +72,7 @@ def _kind(value) -> KernelKind:
     name = getattr(value, "name", value)
     if isinstance(name, str) and name.lower() in _KINDS:
         return _KINDS[name.lower()]
-    raise InvalidArgumentError(f"kind: expected 'fprop', 'dgrad' or 'wgrad', got {value!r}")
+    raise InvalidArgumentError(f"kind: expected 'fprop', 'dgrad' or 'wgrad', got {shown(value)}")
 
 
 def _pair(value, name: str, low: int) -> tuple[int, int]:
@@ -81,7 +81,7 @@ def _pair(value, name: str, low: int) -> tuple[int, int]:
         return integer(value, name, low), integer(value, name, low)
     items = fixed_items(value, (2,))
     if items is None:
-        raise InvalidArgumentError(f"{name}: expected an integer or (height, width), got {value!r}")
+        raise InvalidArgumentError(f"{name}: expected an integer or (height, width), got {shown(value)}")
     return integer(items[0], name, low), integer(items[1], name, low)
 
 
@@ -93,12 +93,12 @@ def _split_k(value) -> tuple[int, bool]:
         return 0, False
     items = fixed_items(value, (2,))
     if items is None:
-        raise InvalidArgumentError(f"split_k: expected (mode, slices), e.g. ('serial', 1), got {value!r}")
+        raise InvalidArgumentError(f"split_k: expected (mode, slices), e.g. ('serial', 1), got {shown(value)}")
     mode, slices = items
     if interface_member(mode, "SplitKMode"):
         mode = mode.name.lower()  # SplitKMode.Serial, the interface's default
     if not isinstance(mode, str) or mode not in ("serial", "parallel"):
-        raise InvalidArgumentError(f"split_k: the mode is 'serial' or 'parallel', got {mode!r}")
+        raise InvalidArgumentError(f"split_k: the mode is 'serial' or 'parallel', got {shown(mode)}")
     slices = integer(slices, "split_k slices", 1)
     if slices > 2**31 - 1:  # the core names the slices it takes; these do not fit its integers
         raise InvalidArgumentError(f"split_k: {slices} slices is more than any convolution can use")
@@ -247,7 +247,7 @@ class Conv2d(Plan):
             name = getattr(stride_support, "name", stride_support)
             if not isinstance(name, str) or name.lower() not in ("strided", "unity"):
                 raise InvalidArgumentError(f"stride_support: expected StrideSupport.Strided or Unity, got "
-                                           f"{stride_support!r}")
+                                           f"{shown(stride_support)}")
             _logger.info("stride_support %s: cuforge chooses unit-stride or strided dgrad kernels per problem", name)
         changes = []
         if iterator_algorithm is not None:
@@ -279,7 +279,7 @@ class Conv2d(Plan):
         sizes = [fixed_items(v, (4,)) for v in (input_size, weight_size)]
         if None in sizes:
             raise InvalidArgumentError(f"output_size: expected input_size (N, H, W, C) and weight_size (K, R, S, C), "
-                                       f"got {input_size!r} and {weight_size!r}")
+                                       f"got {shown(input_size)} and {shown(weight_size)}")
         (n, h, w, c), (k, r, s, c_filter) = ([integer(v, name, 1) for v, name in zip(size, names)]
                                               for size, names in zip(sizes, ("NHWC", "KRSC")))
         if c_filter != c:
@@ -383,7 +383,7 @@ class Conv2d(Plan):
                                      for given, default in zip((stride, padding, dilation), geometry))
         items = fixed_items(problem, (7,))
         if items is None:
-            raise InvalidArgumentError(f"problem: expected (N, H, W, C, K, R, S), got {problem!r}")
+            raise InvalidArgumentError(f"problem: expected (N, H, W, C, K, R, S), got {shown(problem)}")
         extents = [integer(v, name, 1) for v, name in zip(items, "NHWCKRS")]
         return self._construct(tile_description, extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
                                _pair(dilation, "dilation", 1), self._bias(bias),
@@ -430,7 +430,7 @@ class Conv2d(Plan):
             extents, s, p, d = problem
             checked = fixed_items(extents, (7,))
             if checked is None:
-                raise InvalidArgumentError(f"problems: expected extents (N, H, W, C, K, R, S), got {extents!r}")
+                raise InvalidArgumentError(f"problems: expected extents (N, H, W, C, K, R, S), got {shown(extents)}")
             shapes.append(([integer(v, name, 1) for v, name in zip(checked, "NHWCKRS")], _pair(s, "stride", 1),
                            _pair(p, "padding", 0), _pair(d, "dilation", 1)))
         bias, jobs = self._bias(bias), jobs_count(jobs)

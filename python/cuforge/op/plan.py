@@ -21,6 +21,7 @@ from .._core import (
 from ..arrays import completion, host_descriptor, operand_extents, stage
 from ..emit import Operation, kernel_source
 from ..dtypes import to_datatype
+from ..messages import shown
 from ..arguments import capability, device_ordinal, enum_value, flag, integer, layout_of, scalar
 from .tile_pinning import TilePinning
 
@@ -525,7 +526,7 @@ class Plan(TilePinning):
         if isinstance(value, str) and value in _core.FirstRun.__members__:
             value = _core.FirstRun.__members__[value]
         if not isinstance(value, _core.FirstRun):
-            raise InvalidArgumentError(f"first_run: expected 'wait' or 'fallback', got {value!r}")
+            raise InvalidArgumentError(f"first_run: expected 'wait' or 'fallback', got {shown(value)}")
 
         def change(s):
             s.first_run = value
