@@ -14,6 +14,8 @@ def cutlass_path() -> str:
     (the first compile then says what to install)."""
     env = os.environ.get("CUTLASS_PATH")
     if env:
+        if not os.path.isabs(env):  # anchored where cuforge was imported: the core reads it at its first build,
+            os.environ["CUTLASS_PATH"] = env = os.path.abspath(env)  # which may be after os.chdir
         return env
     try:
         dist = importlib.metadata.distribution("nvidia-cutlass")

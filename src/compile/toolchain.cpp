@@ -208,7 +208,10 @@ std::unique_ptr<Toolchain> search(std::chrono::milliseconds nvcc_timeout) {
   ::stat(t->nvcc.c_str(), &st);
   t->nvcc_identity = fmt::format("{}:{}:{}:{}", fs::weakly_canonical(t->nvcc).string(), st.st_size,
                                  st.st_mtime, t->cuda_version);
-  t->cutlass = find_cutlass();
+  // Absolute, as found now: a relative CUTLASS_PATH kept as such named another tree after the process changed
+  // directory (the headers went missing from builds after os.chdir). (nvcc's path is absolute as found.)
+  std::error_code ec;
+  t->cutlass = fs::absolute(find_cutlass(), ec);
   for (const auto& [path, named] : {std::pair{t->nvcc, "the CUDA toolkit (CUDA_INSTALL_PATH or PATH)"},
                                     std::pair{t->cutlass, "CUTLASS_PATH"}})
     if (const std::string c = shell_special(path); !c.empty())

@@ -23,6 +23,17 @@ def test_the_toolkit_and_the_cutlass_tree():
     assert os.path.isfile(os.path.join(cutlass.CUTLASS_PATH, "include", "cutlass", "cutlass.h"))
 
 
+def test_a_relative_cutlass_path_is_taken_from_where_cuforge_is_imported(tmp_path):
+    """Builds after os.chdir found no headers under a relative CUTLASS_PATH (fault probe 10)."""
+    tree = os.path.relpath(cutlass.CUTLASS_PATH, tmp_path)
+    script = ("import os, cuforge; os.chdir('/'); print(cuforge.CUTLASS_PATH); print(os.environ['CUTLASS_PATH']); "
+              "print(cuforge.toolchain()['cutlass'])")
+    r = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env={**os.environ, "CUTLASS_PATH": tree},
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [os.path.abspath(os.path.join(tmp_path, tree))] * 3, r.stdout
+
+
 def test_cuda_versions_name_each_party():
     versions = cutlass.check_cuda_versions()
     assert versions["toolkit"] == cutlass.nvcc_version()
