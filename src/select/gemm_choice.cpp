@@ -204,29 +204,31 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
                        "slices)", to_string(s.decomposition), s.splits);
   if (p.conv.sm80_only && k.arch >= 90 && k.fallback.empty())
     return fmt::format("{}, and this plan's tile is pinned to an SM90 one (kernel_cc=80 plans run it)", kSm80Only);
-  if (s.iterator_algorithm == IteratorAlgorithm::FixedChannels) {
-    // Blamed only where no fixed-channel kernel of the plan takes this many channels.
-    std::vector<int64_t> widths;
-    for (const auto* set : {&k.primary, &k.fallback})
-      for (const auto& c : *set)
-        if (c.fixed_channels && std::find(widths.begin(), widths.end(), c.alignment_a) == widths.end())
-          widths.push_back(c.alignment_a);
-    if (std::find(widths.begin(), widths.end(), p.conv.k_run) == widths.end()) {
-      std::sort(widths.rbegin(), widths.rend());
-      std::string list;
-      for (int64_t w : widths) list += (list.empty() ? "" : ", ") + std::to_string(w);
-      return fmt::format("iterator_algorithm is fixed_channels: its kernels take inputs of exactly one vector of "
-                         "channels ({} here); this convolution's input has {}", list, p.conv.k_run);
-    }
+  // The channels of the inputs the plan's fixed-channel kernels take (each exactly one vector of them).
+  std::vector<int64_t> widths;
+  for (const auto* set : {&k.primary, &k.fallback})
+    for (const auto& c : *set)
+      if (c.fixed_channels && std::find(widths.begin(), widths.end(), c.alignment_a) == widths.end())
+        widths.push_back(c.alignment_a);
+  const bool fixed_width = std::find(widths.begin(), widths.end(), p.conv.k_run) != widths.end();
+  if (s.iterator_algorithm == IteratorAlgorithm::FixedChannels && !fixed_width) {
+    std::sort(widths.rbegin(), widths.rend());
+    std::string list;
+    for (int64_t w : widths) list += (list.empty() ? "" : ", ") + std::to_string(w);
+    return fmt::format("iterator_algorithm is fixed_channels: its kernels take inputs of exactly one vector of "
+                       "channels ({} here); this convolution's input has {}", list, p.conv.k_run);
   }
   // Channels in vectors under 4 bytes (one 16-bit channel): only fprop's fixed-channel kernels read them, unsplit.
+  // (Channels that make 4-byte vectors, read narrower for the operand's address, are the alignment's to say.)
   const GemmConfig* first = k.primary.empty() ? nullptr : &k.primary.front();
   if (first && is_conv(first->kind) && first->opclass == OpcodeClass::TensorOp && p.conv.k_run > 0 &&
-      p.align_a * size_bits(first->element_a) < 32) {
-    if (first->kind != KernelKind::Conv2dFprop)
-      return fmt::format("{} channel of {}: {}'s kernels read channels in vectors of at least 4 bytes; only fprop has "
-                         "kernels that read one, an element at a time (pad the channels with zeros to 8)",
-                         p.conv.k_run, to_string(first->element_a), to_string(first->kind));
+      p.align_a * size_bits(first->element_a) < 32 && p.conv.k_run * size_bits(first->element_a) % 32 != 0) {
+    if (first->kind != KernelKind::Conv2dFprop || !fixed_width)
+      return fmt::format("{} channel{} of {}: {}'s kernels read channels in vectors of at least 4 bytes{} (pad the "
+                         "channels with zeros to 8)", p.conv.k_run, p.conv.k_run == 1 ? "" : "s",
+                         to_string(first->element_a), to_string(first->kind),
+                         first->kind == KernelKind::Conv2dFprop ? "" : "; only fprop has kernels that read one, an "
+                                                                       "element at a time");
     return fmt::format("{} channel of {}: fprop's fixed-channel kernels read it, an element at a time and unsplit; "
                        "this plan's settings (iterator_algorithm {}, decomposition {}, {} slices) leave none of them "
                        "(or pad the channels with zeros to 8)",
@@ -234,7 +236,9 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
                        s.iterator_algorithm ? to_string(*s.iterator_algorithm) : "unset", to_string(s.decomposition),
                        s.splits);
   }
-  auto fit = [&](const GemmConfig& c) { return fits(c, p); };
+  // A fixed-channel kernel serves only inputs of its one vector of channels.
+  auto serves = [&](const GemmConfig& c) { return !c.fixed_channels || c.alignment_a == p.conv.k_run; };
+  auto fit = [&](const GemmConfig& c) { return serves(c) && fits(c, p); };
   const bool conv = first && is_conv(first->kind);
   const bool aligned = std::any_of(k.primary.begin(), k.primary.end(), fit) ||
                        std::any_of(k.fallback.begin(), k.fallback.end(), fit);
@@ -265,6 +269,7 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
   int least[3] = {INT_MAX, INT_MAX, INT_MAX}, most = 1;  // the kernels' alignments of A, B, C (most: of A)
   for (const auto* set : {&k.primary, &k.fallback})
     for (const auto& c : *set) {
+      if (!serves(c)) continue;
       for (auto [i, a] : {std::pair{0, c.alignment_a}, {1, c.alignment_b}, {2, c.alignment_c}})
         least[i] = std::min(least[i], a);
       most = std::max(most, c.alignment_a);

@@ -142,6 +142,19 @@ TEST_F(ConvCheck, OneChannelFpropRunsTheFixedChannelKernelsOfOneElement) {
   EXPECT_REFUSED(dgrad.select(p.shape), "1 channel of f16: dgrad's kernels read channels in vectors of at least");
   EXPECT_REFUSED(op::check_conv(kWgrad, types, 0, y, x, {}, w, same, 0.0, {1}), "B: 1 channels");
   EXPECT_REFUSED(fprop(nhwc(0, 2, 16, 16, 3), nhwc(1, 16, 3, 3, 3), {}, y, same), "pad the channels with zeros to 8");
+  // Chosen for a class (construct(problem=...)): three channels are no fixed-channel kernel's to read (the message
+  // said the plan's settings left none of them), and 32 channels read an element at a time are the operand's
+  // alignment (the message blamed the channels, or said no kernel fit the settings).
+  auto z = p.shape;
+  z.conv.k_run = 3;
+  EXPECT_REFUSED(plan.select(z), "3 channels of f16: fprop's kernels read channels in vectors of at least 4 bytes "
+                                 "(pad the channels with zeros to 8)");
+  Conv2d fresh(kFprop, options(DataType::f16));
+  for (int operand = 0; operand < 3; ++operand) {
+    z = fprop(nhwc(0, 2, 16, 16, 32), nhwc(1, 16, 3, 3, 32), {}, y, same).shape;
+    (operand == 0 ? z.align_a : operand == 1 ? z.align_b : z.align_c) = 1;
+    EXPECT_REFUSED(fresh.select(z), "no kernel of this plan accepts the operands' alignment");
+  }
 }
 
 TEST_F(ConvCheck, ExtentsOfOneGetDenseStridesWhateverTheTensorSays) {
