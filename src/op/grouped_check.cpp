@@ -186,6 +186,9 @@ GroupedProblem check_grouped_offsets(const GemmTypes& plan, int device, const Te
   if (b.empty() || b.rank != 3 || b.shape[0] != groups)
     fail("B", fmt::format("expected one matrix per group, a tensor of shape ({}, K, N), got {}", groups,
                      b.empty() ? "none" : b.describe()));
+  // A as the offsets cut it: one matrix of every group's rows (check_gemm would read a rank-3 A as a batch).
+  if (!a.empty() && a.rank != 2)
+    fail("A", fmt::format("expected the groups' rows as one matrix (total_M, K), got {}", a.describe()));
   if (d.empty()) fail("D", "no output tensor was given");
   if (d.rank != 2) fail("D", fmt::format("expected the groups' rows as one matrix (total_M, N), got {}", d.describe()));
   if (!c.empty() && c.rank != 2 && c.rank != 1)

@@ -278,6 +278,11 @@ TEST(GroupedCheck, TheOffsetsForm) {
   Offsets two_d;
   two_d.b.rank = 2;
   says(two_d, "B: expected one matrix per group, a tensor of shape (8, K, N)", o);
+  Offsets batched;  // a rank-3 A was read as a batch: (1, 1000, 256) accepted, (2, 500, 256) blamed on D
+  batched.a.rank = 3;
+  batched.a.shape = {2, 500, 256};
+  batched.a.strides = {500 * 256, 256, 1};
+  says(batched, "A: expected the groups' rows as one matrix (total_M, K)", o);
   Offsets fewer;
   fewer.b.shape[0] = 7;
   says(fewer, "B: expected one matrix per group", o);
