@@ -130,14 +130,21 @@ int run_list(const FilterFlags& flags, bool json) {
   return 0;
 }
 
-int run_build(const FilterFlags& flags, const std::string& preset, int jobs, int cc, bool dry_run) {
+int run_build(const FilterFlags& flags, const std::string& preset, int jobs, int cc, bool dry_run, bool all) {
   const int target = cc ? cc : runtime::default_target_cc();
   compile::check_known_target(target);  // before any kernel is weighed against it
   std::vector<KernelSource> sources;
   if (!preset.empty()) {
-    if (flags.any()) throw InvalidArgumentError("--preset names its own kernels: give it without filter options");
+    if (flags.any() || all)
+      throw InvalidArgumentError("--preset names its own kernels: give it without filter options or --all");
     sources = op::preset_kernels(preset, target);
   } else {
+    // The whole catalog is hours of nvcc: asked for by name, never by a filter left out.
+    if (!flags.any() && !all && !dry_run)
+      throw InvalidArgumentError(fmt::format("give a filter (e.g. --arch 90 --a bf16 --filter '*128x256*'), a "
+                                             "--preset, or --all to build the whole catalog ({} kernels)",
+                                             library::find_gemms(library::GemmFilter{}).size()));
+    if (flags.any() && all) throw InvalidArgumentError("--all builds the whole catalog: give it without filter options");
     auto found = library::find_gemms(flags.to_filter());
     if (found.empty()) {
       cli::say("no kernel matches the filter\n");
@@ -269,6 +276,8 @@ int main(int argc, char** argv) {
       ->check(kDecimal)
       ->check(CLI::Range(1, std::numeric_limits<int>::max()));
   build->add_flag("--dry-run", dry_run, "print what would be built");
+  bool all = false;
+  build->add_flag("--all", all, "build the whole catalog (without a filter or --preset, `build` refuses to)");
   std::string preset_help = "instead of a filter, the kernels the selection picks for a named set of problems:";
   for (const auto& p : op::presets()) preset_help += fmt::format(" {} ({});", p.name, p.description);
   build->add_option("--preset", preset, preset_help)->check(kNonEmpty);
@@ -308,7 +317,7 @@ int main(int argc, char** argv) {
     } else if (*emit_cmd) {
       std::cout << emit::gemm_source(library::parse_gemm_name(emit_name));
     } else if (*build) {
-      status = run_build(build_flags, preset, jobs, cc, dry_run);
+      status = run_build(build_flags, preset, jobs, cc, dry_run, all);
     } else if (*cache) {
       if (*max_bytes_option && cache_action != "prune") {
         cli::say("cuforge: --max-bytes is prune's limit; cache {} takes none\n", cache_action);

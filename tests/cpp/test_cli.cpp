@@ -84,6 +84,14 @@ TEST(CommandLine, BuildPresetsNameTheirKernels) {
   for (const auto& n : moe.names) EXPECT_EQ(n.rfind("cuforge_sm90_grouped_tensorop_mma_bf16_", 0), 0u) << n;
   EXPECT_EQ(run("build --preset nope --dry-run").status, 2) << "an unknown preset is an error";
   EXPECT_EQ(run("build --preset llm-fp16 --arch 90 --dry-run").status, 2) << "a preset takes no filter";
+  // No filter, no preset: the whole catalog only by name (a bare `cuforge build` started 11,559 nvcc builds).
+  Listed bare = run("build", true);
+  EXPECT_EQ(bare.status, 2);
+  ASSERT_FALSE(bare.names.empty());
+  EXPECT_EQ(bare.names.front().rfind("cuforge: give a filter (e.g. --arch 90 --a bf16 --filter '*128x256*'), a "
+                                     "--preset, or --all to build the whole catalog (", 0), 0u) << bare.names.front();
+  EXPECT_EQ(run("build --all --arch 90 --dry-run").status, 2) << "--all takes no filter";
+  EXPECT_EQ(run("build --all --dry-run --cc 90").names.size(), run("build --dry-run --cc 90").names.size());
   for (const char* bad : {"--jobs -1", "--jobs 99999999999", "--cc 0"})
     EXPECT_NE(run(std::string("build --preset llm-fp16 --dry-run ") + bad).status, 0) << bad << " is out of range";
 }
