@@ -404,6 +404,7 @@ void bind_plans(nb::module_& m) {
            },
            "a"_a, "b"_a, "c"_a, "d"_a, "alpha"_a, "beta"_a, "The checks of run(), without running.");
 
+  m.attr("max_split_k_slices") = kMaxSplits;  // the most slices a plan's split-K takes
   m.def("conv_output_size",
         [](const ConvExtents& extents, const Pair& stride, const Pair& padding, const Pair& dilation) {
           const Conv2dSize z = op::conv_size(extents, {stride, padding, dilation});

@@ -97,6 +97,9 @@ std::string unsafe_dir(const fs::path& dir, bool follow) {
   struct stat st {};
   if ((follow ? ::stat(dir.c_str(), &st) : ::lstat(dir.c_str(), &st)) != 0)
     return fmt::format("{} cannot be read: {}", dir.string(), std::strerror(errno));
+  if (S_ISLNK(st.st_mode))  // the cache's own directories are never links: what is read there would be elsewhere
+    return fmt::format("{} is a symbolic link (the cache's own directories must be real ones: remove the link)",
+                       dir.string());
   if (!S_ISDIR(st.st_mode)) return fmt::format("{} is not a directory", dir.string());
   if (st.st_uid != ::geteuid())
     return fmt::format("{} belongs to another user (uid {}): cuforge loads code from the cache, so it must be yours "

@@ -50,7 +50,8 @@ inline void check_strides(std::string_view name, const TensorRef& t) {
 inline void check_scalars(const GemmTypes& plan, double alpha, double beta) {
   for (auto [name, v] : {std::pair{"alpha", alpha}, {"beta", beta}}) {
     if (plan.element_d == DataType::s32 && (v != std::trunc(v) || std::abs(v) > double(INT32_MAX)))
-      fail(name, fmt::format("s32 outputs are computed in int32: expected a whole number, got {}", v));
+      fail(name, fmt::format("s32 outputs are computed in int32: expected a whole number{}, got {}",
+                             v == std::trunc(v) ? fmt::format(" of int32 (at most {} in magnitude)", INT32_MAX) : "", v));
     if (plan.accumulator() != DataType::f64 && std::isfinite(v) && std::abs(v) > double(FLT_MAX))
       fail(name, fmt::format("the epilogue computes in f32: expected a number within its range (±{}), got {}",
                              double(FLT_MAX), v));

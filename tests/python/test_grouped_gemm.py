@@ -145,6 +145,9 @@ def test_the_offsets_form_runs_on_device_offsets():
         plan.run(A, B, None, D, offsets=moe(offsets_device=1)[3])
     with pytest.raises(cuforge.InvalidArgumentError, match="^offsets: the offsets form runs on GPU tensors"):
         plan.run(A, B, None, D, offsets=np.zeros(8, np.int32))
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"^offsets: expected an int32 tensor on the GPU \(PyTorch or "
+                                                           r"CuPy: the group sizes stay on the device\), got a list$"):
+        plan.run(A, B, None, D, offsets=[125 * g for g in range(1, 9)])
     with pytest.raises(cuforge.InvalidArgumentError, match=r"^B: expected one matrix per group, a tensor of shape \(8"):
         plan.run(A, moe(groups=4)[1], None, D, offsets=offs)
 

@@ -100,8 +100,8 @@ def _split_k(value) -> tuple[int, bool]:
     if not isinstance(mode, str) or mode not in ("serial", "parallel"):
         raise InvalidArgumentError(f"split_k: the mode is 'serial' or 'parallel', got {shown(mode)}")
     slices = integer(slices, "split_k slices", 1)
-    if slices > 2**31 - 1:  # the core names the slices it takes; these do not fit its integers
-        raise InvalidArgumentError(f"split_k: {slices} slices is more than any convolution can use")
+    if slices > 2**31 - 1:  # the core refuses too many slices itself; these do not fit its integers
+        raise InvalidArgumentError(f"split_k: expected 1 to {_core.max_split_k_slices} slices, got {slices}")
     return slices, mode == "parallel"
 
 

@@ -23,7 +23,10 @@ def _listed(value, name):
 
 def _offsets_descriptor(offsets):
     """The offsets' descriptor. An element type cuforge has no name for (int64, say) is refused here as
-    not int32; the core refuses the types it knows (f32, ...) alike."""
+    not int32; the core refuses the types it knows (f32, ...) alike. A Python sequence is no device tensor."""
+    if isinstance(offsets, (list, tuple, range)):
+        raise InvalidArgumentError(f"offsets: expected an int32 tensor on the GPU (PyTorch or CuPy: the group sizes "
+                                   f"stay on the device), got a {type(offsets).__name__}")
     try:
         return describe(offsets, "offsets")
     except DataTypeError:

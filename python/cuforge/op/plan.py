@@ -505,7 +505,7 @@ class Plan(TilePinning):
 
     @autotune_candidates.setter
     def autotune_candidates(self, value):
-        value = integer(value, "autotune_candidates")
+        value = integer(value, "autotune_candidates", 1)  # the core says how many it times at most
 
         def change(s):
             s.autotune_candidates = value
