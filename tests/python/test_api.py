@@ -528,6 +528,8 @@ def test_construct_takes_the_bias_kernel_a_plan_holding_a_bias_c_runs():
     one_row = cuforge.op.Gemm(A=np.ones((1, 32), np.float16), B=np.ones((32, 16), np.float16),
                               C=np.ones((1, 16), np.float16), D=np.ones((1, 16), np.float16))
     assert not one_row.construct().name.endswith("_bias")
+    one_row.C = np.ones(16, np.float16)  # a vector C too (a bias by the Python rule, not the core's run)
+    assert not one_row.construct().name.endswith("_bias")
     assert cuforge.op.Gemm(element=np.float16, layout=RowMajor).construct(M=64, N=16, K=32, bias=True).name.endswith(
         "_bias")
     with pytest.raises(cuforge.InvalidArgumentError, match="^bias: expected True or False"):

@@ -193,15 +193,15 @@ class Gemm(Plan):
         return M, N, K, batch
 
     def _bias(self, bias) -> bool:
-        """``bias`` as given, else whether the plan's own C is a bias row for its A (as a run reads it:
-        a vector, or one row where A has other than one)."""
+        """``bias`` as given, else whether the plan's own C is a bias row for its A (as the core's check reads
+        it: a vector or one row, where A has other than one row)."""
         if bias is not None:
             return flag(bias, "bias")
         if self.A is None or self.C is None:
             return False
         a, c = operand_extents(self.A, "A"), operand_extents(self.C, "C")
         rows = a[-2] if len(a) >= 2 else 1  # a vector A: one row
-        return len(c) == 1 or (len(c) == 2 and c[0] == 1 and rows != 1)
+        return (len(c) == 1 or (len(c) == 2 and c[0] == 1)) and rows != 1
 
     def construct(self, tile_description=None, alignment_A=None, alignment_B=None, alignment_C=None, *,
                   M: int | None = None, N: int | None = None, K: int | None = None, batch: int = 1,
