@@ -27,6 +27,9 @@ _NUMPY_NAMES = {
 }
 
 # Spellings accepted as strings, besides the DataType member names.
+#: The 8-bit floating-point types (per-tensor scales and fast accumulation apply to their plans).
+FP8 = frozenset({DataType.e4m3, DataType.e5m2})
+
 _ALIASES = {"half": DataType.f16, "float": DataType.f32, "double": DataType.f64, "tfloat32": DataType.tf32}
 
 _TORCH: dict = {}  # torch.dtype -> DataType, filled on first use so importing cuforge never imports torch

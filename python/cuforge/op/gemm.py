@@ -7,7 +7,7 @@ import numbers
 
 from .. import _core
 from ..emit import Operation
-from .._core import DataType, InvalidArgumentError, OpcodeClass
+from .._core import InvalidArgumentError, OpcodeClass
 from ..arrays import current_stream, describe, operand_extents
 from ..arguments import (alignments, enum_value, flag, integer, jobs_count, named_instruction, problem_list,
                          ranked_top, scalar)
@@ -109,8 +109,7 @@ class Gemm(Plan):
         """Python numbers among the scales folded into alpha (the plan's where the run gives none). Scales
         of any kind on a plan that is not fp8 are refused by the core's check; numbers here."""
         numbers_given = [x for x in (scale_a, scale_b) if isinstance(x, numbers.Real) and not isinstance(x, bool)]
-        fp8 = {DataType.e4m3, DataType.e5m2}
-        if numbers_given and not {self._types["element_a"], self._types["element_b"]} <= fp8:
+        if numbers_given and not self._fp8():
             raise InvalidArgumentError(
                 f"scale_a, scale_b: per-tensor scales apply to fp8 (e4m3, e5m2) operands; this plan multiplies "
                 f"{self._types['element_a'].name} x {self._types['element_b'].name} (scale alpha instead)")

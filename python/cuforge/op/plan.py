@@ -20,7 +20,7 @@ from .._core import (
 )
 from ..arrays import completion, host_descriptor, operand_extents, stage
 from ..emit import Operation, kernel_source
-from ..dtypes import to_datatype
+from ..dtypes import FP8, to_datatype
 from ..messages import shown
 from ..arguments import capability, device_ordinal, enum_value, flag, integer, layout_of, scalar
 from .tile_pinning import TilePinning
@@ -28,7 +28,7 @@ from .tile_pinning import TilePinning
 
 _logger = logging.getLogger("cuforge")
 
-EIGHT_BIT = {DataType.s8, DataType.e4m3, DataType.e5m2}
+EIGHT_BIT = FP8 | {DataType.s8}
 
 
 class UnknownSettingError(InvalidArgumentError, AttributeError):
@@ -389,6 +389,10 @@ class Plan(TilePinning):
 
         self._update(change)
 
+    def _fp8(self) -> bool:
+        """Whether the plan multiplies fp8 operands (both e4m3 or e5m2)."""
+        return self._types["element_a"] in FP8 and self._types["element_b"] in FP8
+
     @property
     def fp8_fast_accum(self) -> bool:
         """fp8 (e4m3/e5m2) operands only: True runs CUTLASS's fast-accumulation kernels, which keep the
@@ -400,8 +404,7 @@ class Plan(TilePinning):
     @fp8_fast_accum.setter
     def fp8_fast_accum(self, value):
         value = flag(value, "fp8_fast_accum")
-        fp8 = {DataType.e4m3, DataType.e5m2}
-        if self._types["element_a"] not in fp8 or self._types["element_b"] not in fp8:
+        if not self._fp8():
             raise InvalidArgumentError(
                 f"fp8_fast_accum applies to fp8 (e4m3, e5m2) operands; this plan multiplies "
                 f"{self._types['element_a'].name} x {self._types['element_b'].name}")
