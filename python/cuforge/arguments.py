@@ -90,6 +90,16 @@ def integer(value, name: str, low: int | None = None) -> int:
     return int(value)
 
 
+def height_width(value, name: str, low: int) -> tuple[int, int]:
+    """A convolution's stride, padding or dilation: one integer for both axes, or (height, width)."""
+    if isinstance(value, numbers.Integral):
+        return integer(value, name, low), integer(value, name, low)
+    items = fixed_items(value, (2,))
+    if items is None:
+        raise InvalidArgumentError(f"{name}: expected an integer or (height, width), got {shown(value)}")
+    return integer(items[0], name, low), integer(items[1], name, low)
+
+
 def fixed_items(value, lengths) -> tuple | None:
     """The items of a list, tuple or other sized sequence (a NumPy vector) of one of `lengths` items, else None:
     not of a string, a mapping, a set or a 0-d array, whose lengths mean no items."""

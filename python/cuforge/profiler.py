@@ -19,6 +19,7 @@ import numpy as np
 
 from . import _core
 from ._core import DataType, DeviceBuffer, DeviceError, InvalidArgumentError, LayoutType
+from .arguments import file_path, flag, height_width, integer, jobs_count, text
 from .build import progress_line
 from .messages import shown
 
@@ -278,7 +279,6 @@ def profile(plan, M: int, N: int, K: int, batch: int = 1, *, top: int = 6, filte
     """Build and time the cost model's best ``top`` candidates (those matching the shell glob
     ``filter``) for ``plan`` on an M x N x K problem of random operands; torch.matmul beside them.
     ``csv`` and ``plot``: where to write the rows and draw the PNG (Profile.save)."""
-    from .arguments import integer
 
     m, n, k, b = (integer(v, name, 1) for v, name in ((M, "M"), (N, "N"), (K, "K"), (batch, "batch")))
     plan.select(m, n, k, b)  # refuses what no kernel runs before anything is allocated
@@ -303,7 +303,6 @@ def profile_grouped(plan, groups: int, M: int, N: int, K: int, *, offsets: bool 
     ``filter``) for a grouped ``plan`` on ``groups`` groups of M x N x K of random operands: lists of
     one tensor per group, or (``offsets``) the offsets form; torch._grouped_mm (or a loop of
     torch.matmul) beside them. ``csv`` and ``plot`` as for profile()."""
-    from .arguments import flag, integer
 
     g, m, n, k = (integer(v, name, 1) for v, name in ((groups, "groups"), (M, "M"), (N, "N"), (K, "K")))
     offsets = flag(offsets, "offsets")
@@ -340,11 +339,10 @@ def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, s
     ``filter``) for a Conv2d ``plan`` on dense NHWC tensors of random values (x N x H x W x C, filters
     K x R x S x C); cuDNN beside them (through torch, channels_last). ``csv`` and ``plot`` as for
     profile()."""
-    from .op.conv2d import _pair
-    from .arguments import integer
 
     n, h, w, c, k, r, s = (integer(v, name, 1) for v, name in zip((N, H, W, C, K, R, S), "NHWCKRS"))
-    geometry = (_pair(stride, "stride", 1), _pair(padding, "padding", 0), _pair(dilation, "dilation", 1))
+    geometry = (height_width(stride, "stride", 1), height_width(padding, "padding", 0),
+                height_width(dilation, "dilation", 1))
     plan._plan.select([n, h, w, c, k, r, s], *geometry, False)  # the geometry checked before anything is allocated
     p, q = _core.conv_output_size((n, h, w, c, k, r, s), *geometry)
     x_shape, w_shape, y_shape = (n, h, w, c), (k, r, s, c), (n, p, q, k)
@@ -369,7 +367,6 @@ def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, s
 
 def _writable(path, name: str) -> str:
     """A file path the CSV or plot can be written to, else an InvalidArgumentError naming the argument."""
-    from .arguments import file_path
 
     path = file_path(path, name, "a file path")
     if not os.path.isdir(os.path.dirname(path) or "."):
@@ -415,7 +412,6 @@ def _options(top, filter, jobs, csv, plot) -> tuple:
     """The core's (top, filter, jobs). Before anything is built or allocated: a CSV or plot that
     cannot be written refused, and a machine without a GPU (whose host would fill the operands for
     nothing)."""
-    from .arguments import integer, jobs_count, text
 
     check_outputs(csv, plot)
     filter = "" if filter is None else text(filter, "filter", "a shell pattern on kernel names")

@@ -24,6 +24,11 @@ def kernel_source(name: str) -> str:
     return _core.emit(text(name, "name", "a kernel's name (a string)"))
 
 
+class PlanCopyError(_core.InvalidArgumentError, TypeError):
+    """A plan, or the Operation it chose, copied or pickled: a cuforge error, and the TypeError copy and pickle
+    raise for an object they cannot take."""
+
+
 class TensorDescription(NamedTuple):
     """An operand of an operation's kernel as the CUTLASS Python interface describes it: element type, layout
     (TensorNHWC for a convolution's) and alignment in elements."""
@@ -143,8 +148,6 @@ class Operation:
         return f"Operation({self.name}, cc={self.cc})"
 
     def __reduce_ex__(self, protocol):
-        from ..op.plan import PlanCopyError  # the plans import this package: imported on use
-
         raise PlanCopyError("an Operation (the kernel a plan chose) is not copied or pickled: construct it again from "
                             "its plan, or keep its name (op.name) and build that")
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from .. import _core
 from .._core import InvalidArgumentError
+from ..arguments import height_width
 from ..dtypes import _torch_table
 
 # The operator's positional arguments, past dgrad's input_size or wgrad's weight_size.
@@ -131,10 +132,8 @@ def _served(op, kind: str, given: dict, mode: str, slices: int, asked: bool, ans
     """Whether the module's kernel, in `slices`, serves the run: a split asked for is part of the run's problem,
     the kernel's own split by default is the kernel's to make (None where the arguments are not ones to judge:
     the operator's checks then speak). `answers` keeps the core's answer per problem."""
-    from ..op.conv2d import _pair
-
     try:
-        geometry = tuple(_pair(given.get(name, default), name, low) for name, default, low in _GEOMETRY)
+        geometry = tuple(height_width(given.get(name, default), name, low) for name, default, low in _GEOMETRY)
         key = (_extents(kind, given), geometry, mode, slices, asked)
         if key not in answers:
             answers[key] = op._plan.serves(op.name, slices, op._settings, key[0], *geometry,

@@ -13,8 +13,8 @@ from .._core import InvalidArgumentError, IteratorAlgorithm, KernelKind, KernelS
 from ..arrays import current_stream, describe, operand_extents
 from ..dtypes import interface_member
 from ..messages import shown
-from ..arguments import (alignments, enum_value, fixed_items, flag, integer, jobs_count, named_instruction,
-                        problem_list, ranked_top, runs_as)
+from ..arguments import (alignments, enum_value, fixed_items, flag, height_width, integer, jobs_count,
+                         named_instruction, problem_list, ranked_top, runs_as)
 from .plan import Plan
 
 _logger = logging.getLogger("cuforge")
@@ -73,16 +73,6 @@ def _kind(value) -> KernelKind:
     if isinstance(name, str) and name.lower() in _KINDS:
         return _KINDS[name.lower()]
     raise InvalidArgumentError(f"kind: expected 'fprop', 'dgrad' or 'wgrad', got {shown(value)}")
-
-
-def _pair(value, name: str, low: int) -> tuple[int, int]:
-    """stride, padding or dilation: one integer for both axes, or (height, width)."""
-    if isinstance(value, numbers.Integral):
-        return integer(value, name, low), integer(value, name, low)
-    items = fixed_items(value, (2,))
-    if items is None:
-        raise InvalidArgumentError(f"{name}: expected an integer or (height, width), got {shown(value)}")
-    return integer(items[0], name, low), integer(items[1], name, low)
 
 
 def _split_k(value) -> tuple[int, bool]:
@@ -284,8 +274,8 @@ class Conv2d(Plan):
                                               for size, names in zip(sizes, ("NHWC", "KRSC")))
         if c_filter != c:
             raise InvalidArgumentError(f"C: the filters' channels ({c_filter}) must equal the input's ({c})")
-        p, q = _core.conv_output_size((n, h, w, c, k, r, s), _pair(stride, "stride", 1), _pair(padding, "padding", 0),
-                                      _pair(dilation, "dilation", 1))
+        p, q = _core.conv_output_size((n, h, w, c, k, r, s), height_width(stride, "stride", 1), height_width(padding, "padding", 0),
+                                      height_width(dilation, "dilation", 1))
         return n, p, q, k
 
     def _extents(self, A, B, D, geometry) -> tuple:
@@ -321,8 +311,8 @@ class Conv2d(Plan):
         """Name of the kernel a convolution of this size would use (dense tensors on 16-byte aligned
         allocations; C a bias when ``bias``). Compiles nothing."""
         extents = [integer(v, name, 1) for v, name in zip((N, H, W, C, K, R, S), "NHWCKRS")]
-        return self._plan.select(extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
-                                 _pair(dilation, "dilation", 1), flag(bias, "bias")).name
+        return self._plan.select(extents, height_width(stride, "stride", 1), height_width(padding, "padding", 0),
+                                 height_width(dilation, "dilation", 1), flag(bias, "bias")).name
 
     def candidates(self, N: int, H: int, W: int, C: int, K: int, R: int, S: int, stride=(1, 1), padding=(0, 0),
                    dilation=(1, 1), bias: bool = False, *, top: int | None = None) -> list:
@@ -330,8 +320,8 @@ class Conv2d(Plan):
         first: each candidate with its ``name``, ``splits``, ``decomposition`` and ``estimated_us``; the
         first ``top`` only where given. Autotuning times the first ``autotune_candidates``. Compiles nothing."""
         extents = [integer(v, name, 1) for v, name in zip((N, H, W, C, K, R, S), "NHWCKRS")]
-        return ranked_top(self._plan.candidates(extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
-                                                _pair(dilation, "dilation", 1), flag(bias, "bias")), top)
+        return ranked_top(self._plan.candidates(extents, height_width(stride, "stride", 1), height_width(padding, "padding", 0),
+                                                height_width(dilation, "dilation", 1), flag(bias, "bias")), top)
 
     def profile(self, N: int, H: int, W: int, C: int, K: int, R: int, S: int, stride=(1, 1), padding=(0, 0),
                 dilation=(1, 1), *, top: int = 6, filter: str | None = None, jobs: int | None = None,
@@ -385,8 +375,8 @@ class Conv2d(Plan):
         if items is None:
             raise InvalidArgumentError(f"problem: expected (N, H, W, C, K, R, S), got {shown(problem)}")
         extents = [integer(v, name, 1) for v, name in zip(items, "NHWCKRS")]
-        return self._construct(tile_description, extents, _pair(stride, "stride", 1), _pair(padding, "padding", 0),
-                               _pair(dilation, "dilation", 1), self._bias(bias),
+        return self._construct(tile_description, extents, height_width(stride, "stride", 1), height_width(padding, "padding", 0),
+                               height_width(dilation, "dilation", 1), self._bias(bias),
                                alignments(alignment_A, alignment_B, alignment_C),
                                change=self._seed_change(iterator_algorithm, stride_support, swizzling_functor,
                                                         epilogue_functor))
@@ -415,7 +405,7 @@ class Conv2d(Plan):
             if self.A is not None and self.B is not None and self.D is not None:
                 # Without a geometry, unit stride and dilation and no padding, whatever the output (as the CUTLASS
                 # Python interface's compile(), which took none, built for its runs' geometry).
-                geometry = [_pair(g, name, least) if g is not None else default for g, name, least, default
+                geometry = [height_width(g, name, least) if g is not None else default for g, name, least, default
                             in zip(given, ("stride", "padding", "dilation"), (1, 0, 1), ((1, 1), (0, 0), (1, 1)))]
                 told = any(g is not None for g in given)
                 problems = [(self._extents(self.A, self.B, self.D, geometry if told else None), *geometry)]
@@ -431,8 +421,8 @@ class Conv2d(Plan):
             checked = fixed_items(extents, (7,))
             if checked is None:
                 raise InvalidArgumentError(f"problems: expected extents (N, H, W, C, K, R, S), got {shown(extents)}")
-            shapes.append(([integer(v, name, 1) for v, name in zip(checked, "NHWCKRS")], _pair(s, "stride", 1),
-                           _pair(p, "padding", 0), _pair(d, "dilation", 1)))
+            shapes.append(([integer(v, name, 1) for v, name in zip(checked, "NHWCKRS")], height_width(s, "stride", 1),
+                           height_width(p, "padding", 0), height_width(d, "dilation", 1)))
         bias, jobs = self._bias(bias), jobs_count(jobs)
         built = self._pinned_build(tile_description, lambda core: core.compile(shapes, jobs, bias, caps), print_module,
                                    change)
@@ -461,7 +451,7 @@ class Conv2d(Plan):
             if handle is not None:
                 return handle
         A, B, C, D, alpha, beta, sync = self._run_arguments(A, B, C, D, alpha, beta, sync, print_module)
-        geometry = (_pair(stride, "stride", 1), _pair(padding, "padding", 0), _pair(dilation, "dilation", 1))
+        geometry = (height_width(stride, "stride", 1), height_width(padding, "padding", 0), height_width(dilation, "dilation", 1))
         splits, parallel = _split_k(split_k)
         operands = tuple(_nhwc_views((A, B, C, D)))
         descs = [None if x is None else describe(x, name) for x, name in zip(operands, "ABCD")]

@@ -19,7 +19,7 @@ from .._core import (
     OpcodeClass,
 )
 from ..arrays import completion, host_descriptor, operand_extents, stage
-from ..emit import Operation, kernel_source
+from ..emit import Operation, PlanCopyError, kernel_source
 from ..dtypes import FP8, to_datatype
 from ..messages import shown
 from ..arguments import capability, device_ordinal, enum_value, flag, integer, layout_of, scalar
@@ -34,11 +34,6 @@ EIGHT_BIT = FP8 | {DataType.s8}
 class UnknownSettingError(InvalidArgumentError, AttributeError):
     """A setting a plan does not have: a cuforge error, and the AttributeError Python raises for a name
     an object does not have."""
-
-
-class PlanCopyError(InvalidArgumentError, TypeError):
-    """A plan copied or pickled: a cuforge error, and the TypeError copy and pickle raise for an object
-    they cannot take."""
 
 
 class Plan(TilePinning):
