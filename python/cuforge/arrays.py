@@ -3,7 +3,7 @@
 A descriptor is ``(data_ptr, DataType, shape, strides_in_elements, device)``, device -1 for host
 memory. PyTorch tensors, CuPy arrays (``__cuda_array_interface__``) and JAX or other DLPack arrays
 (``__dlpack__``) are used in place (their strides honoured); NumPy arrays are copied to the GPU
-through a staging buffer that the plan keeps and reuses.
+through a staging buffer of each run's own, freed on its stream after the run.
 """
 
 from __future__ import annotations

@@ -209,7 +209,7 @@ def test_an_integer_python_will_not_print_is_refused_by_its_size():
             lambda: setattr(plan, "deterministic", huge),
         "deterministic: expected True or False, got an object of type _ReprRaises":
             lambda: setattr(plan, "deterministic", _ReprRaises()),
-        "first_run: expected 'wait' or 'fallback', got an integer of 16610 bits": lambda: setattr(plan, "first_run", huge),
+        r"first_run: expected a cuforge.FirstRun \(one of wait, fallback\), got an integer of 16610 bits": lambda: setattr(plan, "first_run", huge),
         "slope must be a real number, got an integer of 16610 bits": lambda: setattr(plan, "activation",
                                                                                     ("leaky_relu", huge)),
         r"stride: expected an integer or \(height, width\), got \(an integer of 16610 bits, 1, 1\)":

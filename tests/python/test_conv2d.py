@@ -51,6 +51,9 @@ def test_the_seed_constructors():
     assert all("_fprop_" in n for n in cuforge.list_gemms(kind=cuforge.KernelKind.Conv2dFprop))
     x, w, y = fprop_operands(dtype=np.float32)
     assert cuforge.op.Conv2dFprop(input=x, weight=w, output=y).element_A == cuforge.DataType.f32
+    for named in (cuforge.op.Conv2dFprop, cuforge.op.Conv2dDgrad, cuforge.op.Conv2dWgrad):  # as Conv2d, a device
+        with pytest.raises(cuforge.InvalidArgumentError, match="^device: expected 0 or more, got -1$"):
+            named(element=np.float16, device=-1)
 
 
 @pytest.mark.parametrize("build, says", [

@@ -135,9 +135,11 @@ def test_first_run_waits_by_default_and_takes_fallback(monkeypatch):
     assert plan.first_run == "fallback"
     plan.first_run = cuforge._core.FirstRun.wait
     assert plan.first_run == "wait"
-    with pytest.raises(cuforge.InvalidArgumentError, match="first_run: expected 'wait' or 'fallback'"):
+    with pytest.raises(cuforge.InvalidArgumentError, match=r"first_run: expected a cuforge.FirstRun \(one of wait, fallback\), got 'later'$"):
         plan.first_run = "later"
     assert plan.first_run == "wait"
+    plan.first_run = "Fallback"  # as every enumerated setting takes its names
+    assert plan.first_run == "fallback"
 
 
 @pytest.mark.parametrize("setting, variable, cases", [

@@ -19,7 +19,7 @@ from __future__ import annotations
 from .. import _core
 from .._core import InvalidArgumentError
 from ..arguments import height_width
-from ..dtypes import _torch_table
+from ..dtypes import torch_type
 
 # The operator's positional arguments, past dgrad's input_size or wgrad's weight_size.
 _ARGUMENTS = ("A", "B", "C", "stride", "padding", "dilation", "alpha", "beta", "split_k_mode", "split_k_slices")
@@ -55,7 +55,7 @@ def with_every_split(operator, op, kind: str):
         given = dict(zip(names, args), **kwargs)
         asked = "split_k_mode" in given or "split_k_slices" in given
         A = given.get("A")
-        if not asked and images and hasattr(A, "shape"):  # the kernel's own split: at most a slice per image
+        if not asked and images and len(getattr(A, "shape", ())) >= 1:  # the kernel's own split: a slice per image
             kwargs["split_k_slices"] = given["split_k_slices"] = min(own[1], max(int(A.shape[0]), 1))
         mode, slices = given.get("split_k_mode", own[0]), given.get("split_k_slices", own[1])
         if (mode not in ("serial", "parallel") or isinstance(slices, bool) or not isinstance(slices, int)
@@ -152,7 +152,7 @@ def _on_a_plan(plan, kind: str, given: dict, split_k, bias: bool):
     stride, padding, dilation = (given.get(name, default) for name, default, _ in _GEOMETRY)
     alpha, beta = given.get("alpha", 1.0), given.get("beta", 0.0)
     shape = _output_shape(kind, given)
-    dtype = next(t for t, d in _torch_table(torch).items() if d == plan.element_D)
+    dtype = torch_type(plan.element_D)  # a plan like the module's: of its output's torch type
     D = torch.empty(shape, dtype=dtype, device=A.device, memory_format=torch.channels_last)
     if beta == 0:
         C = None  # never read, as by the operator

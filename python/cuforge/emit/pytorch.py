@@ -188,12 +188,12 @@ def _check_namespace_free(name: str) -> None:
     would abort the process (torch raises inside the library's static initialisers)."""
     import torch
 
-    taken = name in _RESERVED_NAMESPACES
+    taken = False  # torch's and cuforge's own namespaces: refused by pytorch() before this
     all_ops = getattr(torch._C, "_dispatch_get_all_op_names", None)
     find = getattr(torch._C, "_dispatch_find_schema_or_throw", None)
-    if not taken and all_ops is not None:
+    if all_ops is not None:
         taken = any(op.startswith(f"{name}::") for op in all_ops())
-    elif not taken and find is not None:
+    elif find is not None:
         try:
             find(f"{name}::run", "")
             taken = True

@@ -20,10 +20,8 @@ from .plan import Plan
 _logger = logging.getLogger("cuforge")
 
 _KINDS = {"fprop": KernelKind.Conv2dFprop, "dgrad": KernelKind.Conv2dDgrad, "wgrad": KernelKind.Conv2dWgrad}
+_KIND_NAMES = {kind: name for name, kind in _KINDS.items()}
 
-
-# The CUTLASS Python interface's names of the iterators cuforge builds.
-_ITERATOR_NAMES = {"optimized": IteratorAlgorithm.Optimized, "fixed_channels": IteratorAlgorithm.FixedChannels}
 
 
 def _iterators(value, kind: KernelKind) -> IteratorAlgorithm | None:
@@ -36,13 +34,11 @@ def _iterators(value, kind: KernelKind) -> IteratorAlgorithm | None:
         value.replace("_", "").casefold() if isinstance(value, str) else None)
     if unbuilt == "few_channels" and kind != KernelKind.Conv2dFprop:
         raise InvalidArgumentError(f"iterator_algorithm few_channels: fprop's iterators (they read the activation's "
-                                   f"few channels); this plan is Conv2d {kind.name.removeprefix('Conv2d').lower()}")
+                                   f"few channels); this plan is Conv2d {_KIND_NAMES[kind]}")
     if unbuilt:
         _logger.info("iterator_algorithm %s: cuforge builds optimized and fixed_channels iterators; it chooses "
                      "between them per problem", unbuilt)
         return None
-    if isinstance(value, str) and value.lower() in _ITERATOR_NAMES:
-        value = _ITERATOR_NAMES[value.lower()]
     return None if value is None else enum_value(value, IteratorAlgorithm, "iterator_algorithm")
 
 
@@ -175,7 +171,7 @@ class Conv2d(Plan):
     @property
     def conv_kind(self) -> str:
         """'fprop', 'dgrad' or 'wgrad' (equal to cutlass_library's ConvKind member too, as the interface's was one)."""
-        return _ConvKindName({v: k for k, v in _KINDS.items()}[self._plan.kind])
+        return _ConvKindName(_KIND_NAMES[self._plan.kind])
 
     @property
     def swizzling_stride(self) -> int | None:
@@ -476,9 +472,9 @@ class Conv2dFprop(Conv2d):
 
     def __init__(self, input=None, weight=None, C=None, output=None, alpha=1.0, beta=0.0, element=None,
                  element_input=None, element_weight=None, element_C=None, element_output=None,
-                 element_accumulator=None, cc=None, kernel_cc=None):
+                 element_accumulator=None, cc=None, kernel_cc=None, device=None):
         super().__init__("fprop", input, weight, C, output, alpha, beta, element, element_input, element_weight,
-                         element_C, element_output, element_accumulator, cc, kernel_cc)
+                         element_C, element_output, element_accumulator, cc, kernel_cc, device)
 
     def run(self, input=None, weight=None, C=None, output=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
             alpha=None, beta=None, split_k=None, sync=True, print_module=False, stream=None):
@@ -491,9 +487,9 @@ class Conv2dDgrad(Conv2d):
 
     def __init__(self, grad_output=None, weight=None, C=None, grad_input=None, alpha=1.0, beta=0.0, element=None,
                  element_grad_output=None, element_weight=None, element_C=None, element_grad_input=None,
-                 element_accumulator=None, cc=None, kernel_cc=None):
+                 element_accumulator=None, cc=None, kernel_cc=None, device=None):
         super().__init__("dgrad", grad_output, weight, C, grad_input, alpha, beta, element, element_grad_output,
-                         element_weight, element_C, element_grad_input, element_accumulator, cc, kernel_cc)
+                         element_weight, element_C, element_grad_input, element_accumulator, cc, kernel_cc, device)
 
     def run(self, grad_output=None, weight=None, C=None, grad_input=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
             alpha=None, beta=None, split_k=None, sync=True, print_module=False, stream=None):
@@ -507,9 +503,9 @@ class Conv2dWgrad(Conv2d):
 
     def __init__(self, grad_output=None, input=None, C=None, grad_weight=None, alpha=1.0, beta=0.0, element=None,
                  element_grad_output=None, element_input=None, element_C=None, element_grad_weight=None,
-                 element_accumulator=None, cc=None, kernel_cc=None):
+                 element_accumulator=None, cc=None, kernel_cc=None, device=None):
         super().__init__("wgrad", grad_output, input, C, grad_weight, alpha, beta, element, element_grad_output,
-                         element_input, element_C, element_grad_weight, element_accumulator, cc, kernel_cc)
+                         element_input, element_C, element_grad_weight, element_accumulator, cc, kernel_cc, device)
 
     def run(self, grad_output=None, input=None, C=None, grad_weight=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
             alpha=None, beta=None, split_k=None, sync=True, print_module=False, stream=None):

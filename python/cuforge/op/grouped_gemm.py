@@ -265,6 +265,6 @@ class GroupedGemm(Plan):
             for g, x in enumerate(lst):
                 if descs[name][g] is not None or x is None:
                     continue
-                descs[name][g], buf, host = stage(x, f"{name}{g}", device, stream, name != "D" or beta != 0)
+                descs[name][g], buf, host = stage(x, f"{name}[{g}]", device, stream, name != "D" or beta != 0)
                 copies.append((name, buf, host))
         return completion(copies)

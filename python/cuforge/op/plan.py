@@ -21,7 +21,6 @@ from .._core import (
 from ..arrays import completion, host_descriptor, operand_extents, stage
 from ..emit import Operation, PlanCopyError, kernel_source
 from ..dtypes import FP8, to_datatype
-from ..messages import shown
 from ..arguments import capability, device_ordinal, enum_value, flag, integer, layout_of, scalar
 from .tile_pinning import TilePinning
 
@@ -521,10 +520,7 @@ class Plan(TilePinning):
 
     @first_run.setter
     def first_run(self, value):
-        if isinstance(value, str) and value in _core.FirstRun.__members__:
-            value = _core.FirstRun.__members__[value]
-        if not isinstance(value, _core.FirstRun):
-            raise InvalidArgumentError(f"first_run: expected 'wait' or 'fallback', got {shown(value)}")
+        value = enum_value(value, _core.FirstRun, "first_run")
 
         def change(s):
             s.first_run = value
