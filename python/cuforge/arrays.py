@@ -288,6 +288,10 @@ def _given_stream(stream) -> int:
     """The handle of a stream given as current_stream() takes them."""
     if isinstance(stream, int) and not isinstance(stream, bool):
         return _stream_handle(stream, "stream")
+    # torch.cuda.Stream's attribute before the protocol (recent torch has both), in the order the core's one-call
+    # path reads them (operands.cpp's stream_object_handle): one object, one stream on either path.
+    if hasattr(stream, "cuda_stream"):
+        return _stream_handle(stream.cuda_stream, "stream.cuda_stream")
     if hasattr(stream, "__cuda_stream__"):
         if not callable(stream.__cuda_stream__):
             raise InvalidArgumentError(f"stream.__cuda_stream__: expected a method returning (0, handle), got "
@@ -296,9 +300,8 @@ def _given_stream(stream) -> int:
         if not isinstance(protocol, tuple) or len(protocol) != 2 or type(protocol[0]) is not int or protocol[0] != 0:
             raise InvalidArgumentError(f"stream.__cuda_stream__(): expected (0, handle), got {shown(protocol)}")
         return _stream_handle(protocol[1], "stream.__cuda_stream__()")
-    for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
-        if hasattr(stream, attr):
-            return _stream_handle(getattr(stream, attr), f"stream.{attr}")
+    if hasattr(stream, "ptr"):  # cupy.cuda.Stream
+        return _stream_handle(stream.ptr, "stream.ptr")
     kind = type(stream)
     if kind.__module__.split(".")[0] == "cuda" and kind.__name__ in ("CUstream", "cudaStream_t"):
         return _stream_handle(int(stream), "stream")

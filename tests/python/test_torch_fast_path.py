@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import cuforge
+from cuforge.arrays import current_stream
 from fake_arrays import no_gpu
 
 pytestmark = [
@@ -218,6 +219,16 @@ def test_other_streams_are_left_to_python_which_names_the_bad_ones(stream):
         says = r"^stream(\.cuda_stream|\.__cuda_stream__(\(\))?)?: expected"
         with pytest.raises(cuforge.InvalidArgumentError, match=says):
             gemm.run(a, b, None, d, stream=stream)
+
+
+def test_a_stream_of_both_attributes_is_read_alike_on_both_paths():
+    """torch.cuda.Stream has .cuda_stream and __cuda_stream__(): the core reads the attribute first, and so does
+    Python's path now (it called the protocol first: one object could give two streams)."""
+    both = _foreign("Stream", "torch.cuda", cuda_stream=0x5000, __cuda_stream__=lambda self: (0, 0x6000))
+    assert current_stream([], both) == 0x5000
+    x, w, y = CHANNELS_LAST
+    with pytest.raises(cuforge.DeviceError, match="no CUDA GPU was found"):  # the core took it (as 0x5000)
+        plan()._plan.run_tensors(x, w, None, y, 1, 1, 1, 1.0, 0.0, None, True, both)
 
 
 def test_a_bias_and_a_plans_own_tensors():
