@@ -8,6 +8,7 @@ import importlib.machinery
 import importlib.util
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -347,6 +348,21 @@ def test_export_messages_never_stream_numbers(tmp_path):
             for arg in args:
                 assert (arg.startswith('"') or arg.startswith("text(") or arg in allowed_names
                         or ("?" in arg and '"' in arg)), f"TORCH_CHECK streams {arg!r}"
+
+
+def test_exported_bindings_declare_each_constant_once():
+    """The binding is the common part and the operation's pasted into one namespace: a constant of both
+    (kMaxExtent) was a redefinition, and every exported Conv2d module failed to compile (nvcc runs only where
+    torch is: the GPU machine)."""
+    plans = [cuforge.op.Gemm(element=np.float16, layout=ROW, cc=90),
+             cuforge.op.GroupedGemm(element=np.float16, layout=ROW, cc=90),
+             *(cuforge.op.Conv2d(kind, element=np.float16) for kind in ("fprop", "dgrad", "wgrad"))]
+    for plan in plans:
+        binding = plan.construct().pytorch_binding("m")
+        names = [name for line in binding.splitlines() if line.startswith("constexpr ")
+                 for name in re.findall(r"\b(k[A-Z]\w*)\s*=(?!=)", line)]
+        assert "kMaxExtent" in names, names
+        assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
 
 
 def test_exported_operators_refuse_alpha_and_beta_their_epilogue_cannot_hold():
