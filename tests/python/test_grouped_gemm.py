@@ -172,7 +172,11 @@ def test_compile_builds_the_class_of_the_plans_own_lists(tmp_path):
         # "A: expected a list of one tensor per group").
         plan = cuforge.op.GroupedGemm(A=np.ones((6324, 512), f16), B=np.ones((4, 512, 1024), f16),
                                       D=np.zeros((6324, 1024), f16), element_accumulator=np.float32)
-        print(plan.compile().name == plan.select(4, 1581, 1024, 512, ragged=True))
+        ragged, even = plan.select(4, 1581, 1024, 512, ragged=True), plan.select(4, 1581, 1024, 512)
+        print(ragged != even, plan.compile(alignment_A=8).name == ragged, plan.compile().name == ragged)
+        # and a C of one row (as the core reads it: a bias row under more than one row of A)
+        plan.C = np.ones((1, 1024), f16)
+        print(plan.compile().name == plan.select(4, 1581, 1024, 512, ragged=True, bias=True))
     """, CUDA_INSTALL_PATH=fake_toolkit(tmp_path / "cuda"), CUFORGE_CACHE_DIR=str(tmp_path / "cache"))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["True", "False", "True", "False", "True"], r.stdout
+    assert r.stdout.split() == ["True", "False", "True", "False"] + ["True"] * 4, r.stdout

@@ -115,7 +115,8 @@ class GroupedGemm(Plan):
                 problems = [self._problem(groups, M, N, K, "compile")]
                 # A plan of the offsets form (one A of every group's rows) runs ragged: its groups' rows stay
                 # on the device.
-                ragged = ragged or (all(v is None for v in given) and self._offsets_form())
+                ragged = ragged or (groups is None and M is None and N is None and K is None
+                                    and self._offsets_form())
             shapes = []
             for problem in problem_list(problems, "(groups, M, N, K)", (4,)):
                 shapes.append(tuple(integer(v, name) for v, name in zip(problem, ("groups", "M", "N", "K"))))
@@ -165,8 +166,12 @@ class GroupedGemm(Plan):
         if bias is not None:
             return flag(bias, "bias")
         As, Cs = self.A, self.C
-        if not isinstance(Cs, (list, tuple)):
-            return Cs is not None and len(operand_extents(Cs, "C")) == 1
+        if not isinstance(Cs, (list, tuple)):  # the offsets form: a vector, or one row under A of more rows
+            if Cs is None:
+                return False
+            c = operand_extents(Cs, "C")
+            a = operand_extents(As, "A") if As is not None and not isinstance(As, (list, tuple)) else ()
+            return len(c) == 1 or (len(c) == 2 and c[0] == 1 and len(a) == 2 and a[0] > 1)
         if not isinstance(As, (list, tuple)):
             return False
         for g, (a, c) in enumerate(zip(As, Cs)):
