@@ -15,7 +15,10 @@ def cutlass_path() -> str:
     env = os.environ.get("CUTLASS_PATH")
     if env:
         if not os.path.isabs(env):  # anchored where cuforge was imported: the core reads it at its first build,
-            os.environ["CUTLASS_PATH"] = env = os.path.abspath(env)  # which may be after os.chdir
+            try:  # which may be after os.chdir
+                os.environ["CUTLASS_PATH"] = env = os.path.abspath(env)
+            except OSError:  # no current directory (removed): the first build says the headers are missing
+                pass
         return env
     try:
         dist = importlib.metadata.distribution("nvidia-cutlass")

@@ -8,7 +8,7 @@ import numbers
 _LONGEST = 200  # characters of a repr shown; a longer one is cut with its length said
 
 
-def shown(value) -> str:
+def shown(value, _items: bool = True) -> str:
     """``repr(value)`` for an error message: an integer of more than 128 bits as its size in bits (Python prints
     none past 4300 digits), a repr that raises (or is no str) as the value's type, and one past 200 characters cut."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
@@ -22,8 +22,8 @@ def shown(value) -> str:
         text = repr(value)
     except Exception:  # noqa: BLE001 - the user's __repr__, or an int Python will not print
         text = None
-    if not isinstance(text, str) and type(value) in (tuple, list) and len(value) <= 16:
-        items = ", ".join(shown(v) for v in value)  # (an integer of 16610 bits, 1): what in it is wrong
+    if not isinstance(text, str) and _items and type(value) in (tuple, list) and len(value) <= 16:
+        items = ", ".join(shown(v, False) for v in value)  # (an integer of 16610 bits, 1): what in it is wrong
         text = f"({items},)" if type(value) is tuple and len(value) == 1 else \
             f"({items})" if type(value) is tuple else f"[{items}]"
     if not isinstance(text, str):

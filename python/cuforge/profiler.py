@@ -21,7 +21,6 @@ from . import _core
 from ._core import DataType, DeviceBuffer, DeviceError, InvalidArgumentError, LayoutType
 from .arguments import file_path, flag, height_width, integer, jobs_count, text
 from .build import progress_line
-from .messages import shown
 
 #: The CSV's columns, in order.
 COLUMNS = ("kernel", "splits", "decomposition", "predicted_rank", "measured_rank", "predicted_us", "measured_us",
@@ -78,7 +77,7 @@ class Profile:
                 try:
                     write(path)
                 except OSError as e:
-                    raise InvalidArgumentError(f"{name}: cannot write {shown(path)}: {e.strerror or e}") from None
+                    raise InvalidArgumentError(f"{name}: cannot write {path!r}: {e.strerror or e}") from None
         return self
 
     def plot(self, path: str) -> None:
@@ -370,16 +369,16 @@ def _writable(path, name: str) -> str:
 
     path = file_path(path, name, "a file path")
     if not os.path.isdir(os.path.dirname(path) or "."):
-        raise InvalidArgumentError(f"{name}: {shown(path)} is in no directory that exists")
+        raise InvalidArgumentError(f"{name}: {path!r} is in no directory that exists")
     if os.path.isdir(path):
-        raise InvalidArgumentError(f"{name}: {shown(path)} is a directory; name the file to write")
+        raise InvalidArgumentError(f"{name}: {path!r} is a directory; name the file to write")
     if os.path.exists(path) and not os.path.isfile(path):  # a FIFO would block the writer, a device take anything
-        raise InvalidArgumentError(f"{name}: {shown(path)} is not a regular file")
+        raise InvalidArgumentError(f"{name}: {path!r} is not a regular file")
     # Opened as the write will open it (a name too long, a directory or file the user may not write, a link that
     # loops), before minutes of timing are spent. A file that is not there yet (a link's target among them) is made
     # and removed: only one this made (O_EXCL), never one another process made meanwhile.
     def cannot(e: OSError):
-        return InvalidArgumentError(f"{name}: cannot write {shown(path)}: {e.strerror or e}")
+        return InvalidArgumentError(f"{name}: cannot write {path!r}: {e.strerror or e}")
 
     try:
         os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK))

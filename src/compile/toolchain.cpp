@@ -211,7 +211,8 @@ std::unique_ptr<Toolchain> search(std::chrono::milliseconds nvcc_timeout) {
   // Absolute, as found now: a relative CUTLASS_PATH kept as such named another tree after the process changed
   // directory (the headers went missing from builds after os.chdir). (nvcc's path is absolute as found.)
   std::error_code ec;
-  t->cutlass = fs::absolute(find_cutlass(), ec);
+  t->cutlass = find_cutlass();
+  if (fs::path absolute = fs::absolute(t->cutlass, ec); !ec) t->cutlass = absolute;  // else as given (no cwd)
   for (const auto& [path, named] : {std::pair{t->nvcc, "the CUDA toolkit (CUDA_INSTALL_PATH or PATH)"},
                                     std::pair{t->cutlass, "CUTLASS_PATH"}})
     if (const std::string c = shell_special(path); !c.empty())

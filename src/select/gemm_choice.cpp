@@ -274,6 +274,9 @@ std::string why_no_kernel(const GemmKernels& k, const GemmSettings& s, const Gem
         least[i] = std::min(least[i], a);
       most = std::max(most, c.alignment_a);
     }
+  if (least[0] == INT_MAX)  // every kernel of the plan a fixed-channel one of another width (a pinned tile)
+    return fmt::format("this plan's kernels are fixed-channel ones, which take inputs of exactly one vector of "
+                       "channels; this convolution's input has {}", p.conv.k_run);
   return fmt::format(
       "no kernel of this plan accepts the operands' alignment: A allows {}, B {}, C/D {} elements (pointers, "
       "contiguous extents, leading dimensions and batch strides must be multiples); this plan's kernels need at "

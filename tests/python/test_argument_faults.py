@@ -228,6 +228,9 @@ def test_an_integer_python_will_not_print_is_refused_by_its_size():
     assert shown("x" * 1000).endswith("... (1002 characters)")
     assert shown([huge]) == "[an integer of 16610 bits]" and shown((huge,)) == "(an integer of 16610 bits,)"
     assert shown((1, "a")) == "(1, 'a')"
+    looped = [huge]
+    looped.append(looped)  # one level of items: a list holding itself, or nested deep, is not walked
+    assert shown(looped) == "[an integer of 16610 bits, an object of type list]"
 
 
 class _ReprRaises:

@@ -32,6 +32,13 @@ def test_a_relative_cutlass_path_is_taken_from_where_cuforge_is_imported(tmp_pat
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == [os.path.abspath(os.path.join(tmp_path, tree))] * 3, r.stdout
+    # Without a current directory (removed), it stays as given: the import raised FileNotFoundError.
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    r = subprocess.run([sys.executable, "-c", "import os; os.rmdir(os.getcwd()); import cuforge; "
+                                              "print(cuforge.CUTLASS_PATH)"],
+                       cwd=gone, env={**os.environ, "CUTLASS_PATH": "rel"}, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.split() == ["rel"], (r.stdout, r.stderr)
 
 
 def test_cuda_versions_name_each_party():

@@ -25,19 +25,20 @@ def test_a_relative_cache_directory_stays_where_it_was_and_a_relative_xdg_is_ign
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     code = ("import os, cuforge\n"
-            "first = cuforge.cache_dir(); cuforge.cache_info()\n"
+            "first = cuforge.cache_dir()\n"
             "os.chdir('../b')\n"
+            "cuforge._core.cache_subdirectory('locks')  # makes the cache (listings make none)\n"
             "print(first == cuforge.cache_dir() == cuforge.cache_info()['root'], first)\n")
     env = {k: v for k, v in os.environ.items() if k not in ("CUFORGE_CACHE_DIR", "XDG_CACHE_HOME")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path / "a",
                          env=dict(env, CUFORGE_CACHE_DIR="rel"), timeout=120)
     assert out.returncode == 0 and out.stdout.split() == ["True", str(tmp_path / "a" / "rel" / "v1")], out
-    assert not (tmp_path / "b" / "rel").exists()
+    assert (tmp_path / "a" / "rel" / "v1" / "locks").is_dir() and not (tmp_path / "b" / "rel").exists()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path / "a",
                          env=dict(env, XDG_CACHE_HOME="relcache", HOME=str(tmp_path / "home")), timeout=120)
     home_cache = tmp_path / "home" / ".cache" / "cuforge" / "v1"
     assert out.returncode == 0 and out.stdout.split() == ["True", str(home_cache)], out
-    assert not (tmp_path / "a" / "relcache").exists()
+    assert (home_cache / "locks").is_dir() and not (tmp_path / "a" / "relcache").exists()
 
 
 def test_cache_clear_removes_the_kernels_and_keeps_the_tuning_record(tmp_path):

@@ -153,6 +153,8 @@ def _on_a_plan(plan, kind: str, given: dict, split_k, bias: bool):
     alpha, beta = given.get("alpha", 1.0), given.get("beta", 0.0)
     shape = _output_shape(kind, given)
     dtype = torch_type(plan.element_D)  # a plan like the module's: of its output's torch type
+    if dtype is None:
+        raise InvalidArgumentError(f"D: torch has no dtype for the module's output type {plan.element_D.name}")
     D = torch.empty(shape, dtype=dtype, device=A.device, memory_format=torch.channels_last)
     if beta == 0:
         C = None  # never read, as by the operator

@@ -121,25 +121,25 @@ def _check_overwrites(directory: Path, name: str, headers) -> None:
         except (FileNotFoundError, NotADirectoryError):  # nothing there (a file on the way: the write says so)
             continue
         except OSError as e:  # a name too long, a directory on the way this user cannot search
-            raise InvalidArgumentError(f"sourcedir: cannot look at {shown(str(path))}, which the export would write: "
+            raise InvalidArgumentError(f"sourcedir: cannot look at {str(path)!r}, which the export would write: "
                                        f"{e.strerror or e}") from None
         if not path.is_file():  # a FIFO would block the write, a device take it, a directory refuse it
-            raise InvalidArgumentError(f"sourcedir: {shown(str(path))} exists and is not a regular file; export into another "
+            raise InvalidArgumentError(f"sourcedir: {str(path)!r} exists and is not a regular file; export into another "
                                        "directory (sourcedir=...)")
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
                 head = f.read(1024)
         except OSError as e:
-            raise InvalidArgumentError(f"sourcedir: cannot read {shown(str(path))}, which the export would overwrite: "
+            raise InvalidArgumentError(f"sourcedir: cannot read {str(path)!r}, which the export would overwrite: "
                                        f"{e.strerror or e}") from None
         if file == "setup.py":
             own_export = mark in head and f'"""Builds the PyTorch extension {name}:' in head
         if mark not in head and not (own_export and file.startswith("include/")):
-            raise InvalidArgumentError(f"sourcedir: {shown(str(path))} exists and is not written by cuforge.emit.pytorch; "
+            raise InvalidArgumentError(f"sourcedir: {str(path)!r} exists and is not written by cuforge.emit.pytorch; "
                                        f"export into another directory (sourcedir=...) rather than overwrite it")
         other = re.match(r'"""Builds the PyTorch extension (\w+):', head) if file == "setup.py" else None
         if other and other.group(1) != name:
-            raise InvalidArgumentError(f"sourcedir: {shown(str(directory))} holds the export of module {shown(other.group(1))}, "
+            raise InvalidArgumentError(f"sourcedir: {str(directory)!r} holds the export of module {shown(other.group(1))}, "
                                        f"whose setup.py this one would replace; export each module into its own "
                                        f"directory")
 
@@ -328,6 +328,6 @@ def pytorch(op, name: str, cc: int | None = None, jit: bool = False, sourcedir: 
                 needs_driver=kernel["family"] >= 90,
                 binding=f"{name}.cpp", kernel_file=f"{name}_kernel.cu", nvcc_flags=kernel["nvcc_flags"]))
         except OSError as e:
-            raise InvalidArgumentError(f"sourcedir: cannot write the module's sources into {shown(str(directory))}: "
+            raise InvalidArgumentError(f"sourcedir: cannot write the module's sources into {str(directory)!r}: "
                                        f"{e.strerror or e}") from None
     return _jit(op, name, cc, binding, kernel) if jit else directory
