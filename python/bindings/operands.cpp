@@ -93,7 +93,7 @@ const Torch* torch() {
     t->tensor = reinterpret_cast<PyTypeObject*>(tensor.release().ptr());
     t->current_raw_stream = nb::getattr(torch_module.attr("_C"), "_cuda_getCurrentRawStream", nb::none());
     // The table of cuforge.dtypes, so that torch's element types are named in one place.
-    nb::dict table = nb::cast<nb::dict>(nb::module_::import_("cuforge.dtypes").attr("_torch_table")(torch_module));
+    nb::dict table = nb::cast<nb::dict>(nb::module_::import_("cuforge.dtypes").attr("torch_table")(torch_module));
     for (auto [dtype, type] : table) t->dtypes.emplace_back(dtype.inc_ref().ptr(), nb::cast<DataType>(type));
   } catch (const nb::python_error&) {
     return nullptr;  // what was taken is leaked (a few references): this happens at most while torch imports

@@ -35,7 +35,9 @@ _ALIASES = {"half": DataType.f16, "float": DataType.f32, "double": DataType.f64,
 _TORCH: dict = {}  # torch.dtype -> DataType, filled on first use so importing cuforge never imports torch
 
 
-def _torch_table(torch) -> dict:
+def torch_table(torch) -> dict:
+    """torch's dtypes (the module given: never imported here) and their element types; the core's one-call path
+    reads this table too, so that torch's types are named in one place."""
     if not _TORCH:
         for name, dt in _NUMPY_NAMES.items():
             if hasattr(torch, name):
@@ -84,7 +86,7 @@ def to_datatype(element) -> DataType:
     elif type(element).__module__ == "torch":
         import torch
 
-        if element in _torch_table(torch):
+        if element in torch_table(torch):
             return _TORCH[element]
     else:
         try:
@@ -231,7 +233,7 @@ def torch_type(element):
     if torch is None:
         return None
     element = to_datatype(element)
-    return next((t for t, dt in _torch_table(torch).items() if dt == element), None)
+    return next((t for t, dt in torch_table(torch).items() if dt == element), None)
 
 
 def get_datatype_and_layout(tensor) -> tuple:
