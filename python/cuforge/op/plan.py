@@ -9,26 +9,16 @@ import logging
 import threading
 
 from .. import _core, epilogue
-from .._core import (
-    DataType,
-    DataTypeError,
-    Decomposition,
-    InvalidArgumentError,
-    LayoutType,
-    MathOperation,
-    OpcodeClass,
-)
+from .._core import DataTypeError, Decomposition, InvalidArgumentError, MathOperation, OpcodeClass
 from ..arrays import completion, host_descriptor, operand_extents, stage
 from ..emit import Operation, PlanCopyError, kernel_source
-from ..dtypes import FP8, to_datatype
-from ..arguments import capability, device_ordinal, enum_value, flag, integer, layout_of, scalar
+from ..dtypes import FP8
+from ..arguments import capability, device_ordinal, enum_value, flag, integer, scalar
+from .operand_types import OperandTypes, datatype
 from .tile_pinning import TilePinning
 
 
 _logger = logging.getLogger("cuforge")
-
-EIGHT_BIT = FP8 | {DataType.s8}
-
 
 class UnknownSettingError(InvalidArgumentError, AttributeError):
     """A setting a plan does not have: a cuforge error, and the AttributeError Python raises for a name
@@ -91,67 +81,6 @@ class Plan(TilePinning):
                  math_operation=None, kind=None, device=None):
         self.A, self.B, self.C, self.D = A, B, C, D  # each checked as far as its extents (_held)
 
-        # Each operand's type and layout: element_X/layout_X, else its tensor's, else the generic
-        # element/layout (the CUTLASS Python interface's order: a tensor's own type is never overridden
-        # by the generic one); C and D without either take the other's tensor's type (cuforge's own).
-        def datatype(value, label):  # a DataTypeError naming the argument that gave the type
-            try:
-                return to_datatype(value)
-            except DataTypeError as e:
-                raise DataTypeError(f"{label}: {e}") from None
-
-        def first(tensor):  # a grouped plan's operands: the first group's given (C's may be None)
-            if isinstance(tensor, (list, tuple)):
-                return next((t for t in tensor if t is not None), None)
-            return tensor
-
-        def type_of(tensor, tensor_name, name):  # a tensor's dtype, else None where element= stands in
-            dtype = getattr(tensor, "dtype", None)
-            if dtype is not None:
-                given = "" if tensor_name == name else f" (for element_{name})"
-                return datatype(dtype, f"{tensor_name}'s dtype{given}")
-            if element is None:
-                raise InvalidArgumentError(f"{tensor_name}: expected an array or tensor (with a dtype), got "
-                                           f"{type(tensor).__name__}; or give element=")
-            return None
-
-        def element_of(explicit, name, other=None):  # element_X, its tensor's, element, the other's (C, D)
-            tensors = {"A": A, "B": B, "C": C, "D": D}
-            own = first(tensors[name])
-            if explicit is not None:
-                chosen = datatype(explicit, f"element_{name}")
-                dtype = getattr(own, "dtype", None)
-                # A tensor of another type than its element_X could never run (the interface refused both given).
-                if dtype is not None and chosen != _core.DataType.void and datatype(dtype, f"{name}'s dtype") != chosen:
-                    raise DataTypeError(f"element_{name} is {chosen.name}, but the tensor {name} given with it holds "
-                                        f"{datatype(dtype, name).name}: give one of them")
-                return chosen
-            if own is not None and (dtype := type_of(own, name, name)) is not None:
-                return dtype
-            if element is not None:
-                return datatype(element, "element")
-            if other is not None and (tensor := first(tensors[other])) is not None:
-                return type_of(tensor, other, name)
-            raise InvalidArgumentError(f"element_{name}: give element=, element_{name}= or a tensor {name}=")
-
-        def says_layout(x, name):  # a matrix of more than one row and column (a vector's layout is either)
-            shape = operand_extents(x, name)
-            return len(shape) >= 2 and shape[-2] > 1 and shape[-1] > 1
-
-        def layout_for(explicit, tensor, name, element=None):
-            if explicit is not None:
-                return enum_value(explicit, LayoutType, f"layout_{name}")
-            tensors = tensor if isinstance(tensor, (list, tuple)) else [tensor]
-            telling = next((x for x in tensors if x is not None and says_layout(x, name)), None)
-            if telling is not None:
-                return layout_of(telling, name)
-            if layout is not None:
-                return enum_value(layout, LayoutType, "layout")
-            # Vectors only: 8-bit A and B take the layouts their tensor-op kernels read (K-major), either fits.
-            if element in EIGHT_BIT and any(x is not None for x in tensors):
-                return LayoutType.RowMajor if name == "A" else LayoutType.ColumnMajor
-            return LayoutType.RowMajor
-
         self._settings_lock = threading.RLock()
         self._operation = None  # what compile() built last
         settings = _core.GemmSettings()
@@ -159,10 +88,11 @@ class Plan(TilePinning):
             settings.opclass = enum_value(opclass, OpcodeClass, "opclass")
         if math_operation is not None:
             settings.math = enum_value(math_operation, MathOperation, "math_operation")
-        element_a = element_of(element_A, "A")
-        element_b = element_of(element_B, "B")
-        element_c = element_of(element_C, "C", "D")
-        element_d = element_of(element_D, "D", "C")
+        types = OperandTypes(A, B, C, D, element, layout)  # each operand's type and layout, as the interface chose
+        element_a = types.element(element_A, "A")
+        element_b = types.element(element_B, "B")
+        element_c = types.element(element_C, "C", "D")
+        element_d = types.element(element_D, "D", "C")
         # element_C = void (the seed's spelling of "no C"): the kernels take C of D's type, never read.
         self._no_c = element_c == _core.DataType.void
         # What the core plan is made of, kept to make another like it (construct() with a tile).
@@ -173,9 +103,9 @@ class Plan(TilePinning):
             element_d=element_d,
             element_accumulator=None if element_accumulator is None else datatype(element_accumulator,
                                                                                    "element_accumulator"),
-            layout_a=layout_for(layout_A, A, "A", element_a),
-            layout_b=layout_for(layout_B, B, "B", element_b),
-            layout_c=layout_for(layout_C, D if D is not None else C, "C"),
+            layout_a=types.layout(layout_A, "A", element_a),
+            layout_b=types.layout(layout_B, "B", element_b),
+            layout_c=types.layout(layout_C, "C"),
             cc=0 if cc is None else capability(cc, "cc"),
             kernel_cc=0 if kernel_cc is None else capability(kernel_cc, "kernel_cc"),
             device=-1 if device is None else device_ordinal(device),
