@@ -5,10 +5,15 @@
 # the conv binding failed every exported Conv2d module there).
 # Usage: scripts/check-pytorch-bindings.sh TORCH_INCLUDE   (a torch wheel's torch/include directory, e.g.
 #   pip download torch --no-deps -d /tmp/tw && unzip -q /tmp/tw/torch-*.whl 'torch/include/*' -d /tmp/ti
-#   then scripts/check-pytorch-bindings.sh /tmp/ti/torch/include); needs cuforge installed.
+#   then scripts/check-pytorch-bindings.sh /tmp/ti/torch/include). Needs the CUDA toolkit's headers (nvcc on
+#   PATH) and cuforge installed from this tree: the bindings are the installed cuforge's (its templates are
+#   compiled into it), the headers they include this checkout's.
 set -euo pipefail
+usage="usage: scripts/check-pytorch-bindings.sh TORCH_INCLUDE (see the script's first lines for how to fetch it)"
+torch_include=$(realpath -e "${1:?$usage}" 2>/dev/null) || { echo "no directory ${1}; $usage" >&2; exit 2; }
+[ -f "$torch_include/ATen/ATen.h" ] || { echo "$torch_include holds no ATen/ATen.h; $usage" >&2; exit 2; }
+nvcc=$(command -v nvcc) || { echo "needs nvcc on PATH (the CUDA toolkit's headers)" >&2; exit 2; }
 cd "$(dirname "$0")/.."
-torch_include=${1:?usage: scripts/check-pytorch-bindings.sh TORCH_INCLUDE}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -30,7 +35,7 @@ for name, plan in plans.items():
 EOF
 
 python_include=$(python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])")
-cuda_include=$(dirname "$(dirname "$(command -v nvcc)")")/include
+cuda_include=$(dirname "$(dirname "$nvcc")")/include
 failed=0
 for source in "$out"/*.cpp; do
   # C++20: recent torch refuses older standards (torch.utils.cpp_extension chooses its own on the GPU machine).
@@ -39,7 +44,7 @@ for source in "$out"/*.cpp; do
     echo "$(basename "$source" .cpp): compiles"
   else
     echo "$(basename "$source" .cpp): FAILED"
-    grep -m 5 "error" "$source.log" || true
+    grep -m 5 "error" "$source.log" || true  # the first errors (the logs go with the temporary directory)
     failed=1
   fi
 done
