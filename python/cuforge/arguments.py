@@ -72,11 +72,11 @@ def file_path(value, name: str, what: str) -> str:
     if not isinstance(path, str):
         raise InvalidArgumentError(f"{name}: expected {what}, got {type(value).__name__}")
     if "\0" in path:
-        raise InvalidArgumentError(f"{name}: {shown(path)} holds a NUL character, which no path can")
+        raise InvalidArgumentError(f"{name}: {path!r} holds a NUL character, which no path can")
     try:
         os.fsencode(path)
     except UnicodeEncodeError as e:  # a lone surrogate the file system's encoding has no bytes for
-        raise InvalidArgumentError(f"{name}: {shown(path)} has no bytes in the file system's encoding ({e.reason})") from None
+        raise InvalidArgumentError(f"{name}: {path!r} has no bytes in the file system's encoding ({e.reason})") from None
     return path
 
 
@@ -98,6 +98,13 @@ def height_width(value, name: str, low: int) -> tuple[int, int]:
     if items is None:
         raise InvalidArgumentError(f"{name}: expected an integer or (height, width), got {shown(value)}")
     return integer(items[0], name, low), integer(items[1], name, low)
+
+
+def conv_geometry(stride, padding, dilation) -> tuple:
+    """A convolution's (stride, padding, dilation), each as height_width reads it (stride and dilation 1 or more,
+    padding 0 or more)."""
+    return (height_width(stride, "stride", 1), height_width(padding, "padding", 0),
+            height_width(dilation, "dilation", 1))
 
 
 def fixed_items(value, lengths) -> tuple | None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _core
 from ._core import DataType, DeviceBuffer, DeviceError, InvalidArgumentError, LayoutType
-from .arguments import file_path, flag, height_width, integer, jobs_count, text
+from .arguments import conv_geometry, file_path, flag, integer, jobs_count, text
 from .build import progress_line
 
 #: The CSV's columns, in order.
@@ -340,8 +340,7 @@ def profile_conv(plan, N: int, H: int, W: int, C: int, K: int, R: int, S: int, s
     profile()."""
 
     n, h, w, c, k, r, s = (integer(v, name, 1) for v, name in zip((N, H, W, C, K, R, S), "NHWCKRS"))
-    geometry = (height_width(stride, "stride", 1), height_width(padding, "padding", 0),
-                height_width(dilation, "dilation", 1))
+    geometry = conv_geometry(stride, padding, dilation)
     plan._plan.select([n, h, w, c, k, r, s], *geometry, False)  # the geometry checked before anything is allocated
     p, q = _core.conv_output_size((n, h, w, c, k, r, s), *geometry)
     x_shape, w_shape, y_shape = (n, h, w, c), (k, r, s, c), (n, p, q, k)

@@ -13,8 +13,8 @@ from .._core import InvalidArgumentError, IteratorAlgorithm, KernelKind, KernelS
 from ..arrays import current_stream, describe, operand_extents
 from ..dtypes import interface_member
 from ..messages import shown
-from ..arguments import (alignments, enum_value, fixed_items, flag, height_width, integer, jobs_count,
-                         named_instruction, problem_list, ranked_top, runs_as)
+from ..arguments import (alignments, conv_geometry, enum_value, fixed_items, flag, height_width, integer,
+                         jobs_count, named_instruction, problem_list, ranked_top, runs_as)
 from .plan import Plan
 
 _logger = logging.getLogger("cuforge")
@@ -270,8 +270,7 @@ class Conv2d(Plan):
                                               for size, names in zip(sizes, ("NHWC", "KRSC")))
         if c_filter != c:
             raise InvalidArgumentError(f"C: the filters' channels ({c_filter}) must equal the input's ({c})")
-        p, q = _core.conv_output_size((n, h, w, c, k, r, s), height_width(stride, "stride", 1), height_width(padding, "padding", 0),
-                                      height_width(dilation, "dilation", 1))
+        p, q = _core.conv_output_size((n, h, w, c, k, r, s), *conv_geometry(stride, padding, dilation))
         return n, p, q, k
 
     def _extents(self, A, B, D, geometry) -> tuple:
@@ -307,8 +306,7 @@ class Conv2d(Plan):
         """Name of the kernel a convolution of this size would use (dense tensors on 16-byte aligned
         allocations; C a bias when ``bias``). Compiles nothing."""
         extents = [integer(v, name, 1) for v, name in zip((N, H, W, C, K, R, S), "NHWCKRS")]
-        return self._plan.select(extents, height_width(stride, "stride", 1), height_width(padding, "padding", 0),
-                                 height_width(dilation, "dilation", 1), flag(bias, "bias")).name
+        return self._plan.select(extents, *conv_geometry(stride, padding, dilation), flag(bias, "bias")).name
 
     def candidates(self, N: int, H: int, W: int, C: int, K: int, R: int, S: int, stride=(1, 1), padding=(0, 0),
                    dilation=(1, 1), bias: bool = False, *, top: int | None = None) -> list:
@@ -316,8 +314,8 @@ class Conv2d(Plan):
         first: each candidate with its ``name``, ``splits``, ``decomposition`` and ``estimated_us``; the
         first ``top`` only where given. Autotuning times the first ``autotune_candidates``. Compiles nothing."""
         extents = [integer(v, name, 1) for v, name in zip((N, H, W, C, K, R, S), "NHWCKRS")]
-        return ranked_top(self._plan.candidates(extents, height_width(stride, "stride", 1), height_width(padding, "padding", 0),
-                                                height_width(dilation, "dilation", 1), flag(bias, "bias")), top)
+        return ranked_top(self._plan.candidates(extents, *conv_geometry(stride, padding, dilation), flag(bias, "bias")),
+                          top)
 
     def profile(self, N: int, H: int, W: int, C: int, K: int, R: int, S: int, stride=(1, 1), padding=(0, 0),
                 dilation=(1, 1), *, top: int = 6, filter: str | None = None, jobs: int | None = None,
@@ -371,8 +369,7 @@ class Conv2d(Plan):
         if items is None:
             raise InvalidArgumentError(f"problem: expected (N, H, W, C, K, R, S), got {shown(problem)}")
         extents = [integer(v, name, 1) for v, name in zip(items, "NHWCKRS")]
-        return self._construct(tile_description, extents, height_width(stride, "stride", 1), height_width(padding, "padding", 0),
-                               height_width(dilation, "dilation", 1), self._bias(bias),
+        return self._construct(tile_description, extents, *conv_geometry(stride, padding, dilation), self._bias(bias),
                                alignments(alignment_A, alignment_B, alignment_C),
                                change=self._seed_change(iterator_algorithm, stride_support, swizzling_functor,
                                                         epilogue_functor))
@@ -417,8 +414,7 @@ class Conv2d(Plan):
             checked = fixed_items(extents, (7,))
             if checked is None:
                 raise InvalidArgumentError(f"problems: expected extents (N, H, W, C, K, R, S), got {shown(extents)}")
-            shapes.append(([integer(v, name, 1) for v, name in zip(checked, "NHWCKRS")], height_width(s, "stride", 1),
-                           height_width(p, "padding", 0), height_width(d, "dilation", 1)))
+            shapes.append(([integer(v, name, 1) for v, name in zip(checked, "NHWCKRS")], *conv_geometry(s, p, d)))
         bias, jobs = self._bias(bias), jobs_count(jobs)
         built = self._pinned_build(tile_description, lambda core: core.compile(shapes, jobs, bias, caps), print_module,
                                    change)
@@ -447,7 +443,7 @@ class Conv2d(Plan):
             if handle is not None:
                 return handle
         A, B, C, D, alpha, beta, sync = self._run_arguments(A, B, C, D, alpha, beta, sync, print_module)
-        geometry = (height_width(stride, "stride", 1), height_width(padding, "padding", 0), height_width(dilation, "dilation", 1))
+        geometry = conv_geometry(stride, padding, dilation)
         splits, parallel = _split_k(split_k)
         operands = tuple(_nhwc_views((A, B, C, D)))
         descs = [None if x is None else describe(x, name) for x, name in zip(operands, "ABCD")]
